@@ -1,0 +1,188 @@
+import { randomUUID } from 'node:crypto';
+import { createTtlCache } from '../cache/ttlCache.js';
+import { ConflictError, NotFoundError, ValidationError } from '../errors/PatronError.js';
+import { parseInput } from '../errors/parseInput.js';
+import type { Account, AuthTokenRecord, DappRecord } from '../store/records.js';
+import type { Store } from '../store/store.js';
+import { generateApiKey, generateAuthToken, hashSecret, looksLikeApiKey, looksLikeAuthToken } from './credentials.js';
+import { chainIdsSchema, dappNameSchema, emailSchema, tokenNameSchema } from './schemas.js';
+import type { SecretBox } from './secretBox.js';
+
+export interface Logger {
+  warn(obj: object, msg: string): void;
+}
+
+export interface AccountServiceDeps {
+  readonly store: Store;
+  readonly secretBox: SecretBox;
+  readonly cacheTtlMs: number;
+  readonly now: () => number;
+  readonly logger: Logger;
+}
+
+/** A dApp as its owner sees it, API key included. */
+export interface OwnedDapp extends DappRecord {
+  readonly apiKey: string;
+}
+
+/** How often at most one process records a token's `last_used_at`: one write per token per minute. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+export function createAccountService(deps: AccountServiceDeps) {
+  const { store, secretBox, now } = deps;
+  const tokenCache = createTtlCache<{ token: AuthTokenRecord; account: Account } | null>({
+    ttlMs: deps.cacheTtlMs,
+    maxEntries: 10_000,
+  });
+  const apiKeyCache = createTtlCache<DappRecord | null>({ ttlMs: deps.cacheTtlMs, maxEntries: 10_000 });
+  const lastTouched = new Map<string, number>();
+
+  const withApiKey = (d: DappRecord): OwnedDapp => ({ ...d, apiKey: secretBox.open(d.apiKeyCiphertext) });
+
+  const touch = (token: AuthTokenRecord) => {
+    const t = now();
+    const last = Math.max(token.lastUsedAt ?? 0, lastTouched.get(token.id) ?? 0);
+    if (t - last < TOUCH_INTERVAL_MS) return;
+    lastTouched.set(token.id, t);
+    if (lastTouched.size > 10_000) lastTouched.clear();
+    store.accounts.touchToken({ tokenId: token.id, now: t }).catch((err: unknown) => {
+      deps.logger.warn({ err, tokenId: token.id }, 'could not record auth token use');
+    });
+  };
+
+  return {
+    async createAccount(input: { email: unknown }): Promise<Account> {
+      const email = parseInput(emailSchema, input.email);
+      const created = await store.accounts.create({ id: randomUUID(), email, createdAt: now() });
+      if (created === undefined) throw new ConflictError(`An account with email ${email} already exists`);
+      return created;
+    },
+
+    /** Finds an account by id or email. */
+    async findAccount(ref: string): Promise<Account | undefined> {
+      return ref.includes('@') ? store.accounts.findByEmail(ref.trim().toLowerCase()) : store.accounts.findById(ref);
+    },
+
+    listAccounts: () => store.accounts.list(),
+    countAccounts: () => store.accounts.count(),
+
+    async createToken(input: {
+      accountId: string;
+      name?: unknown;
+    }): Promise<{ token: AuthTokenRecord; secret: string }> {
+      const name = input.name === undefined ? 'default' : parseInput(tokenNameSchema, input.name);
+      const g = generateAuthToken();
+      const token: AuthTokenRecord = {
+        id: randomUUID(),
+        accountId: input.accountId,
+        prefix: g.displayPrefix,
+        name,
+        createdAt: now(),
+        lastUsedAt: null,
+        revokedAt: null,
+      };
+      await store.accounts.insertToken({ ...token, tokenHash: g.hash });
+      return { token, secret: g.secret };
+    },
+
+    listTokens: (accountId: string) => store.accounts.listTokens(accountId),
+
+    async revokeToken(input: { accountId: string; tokenId: string }): Promise<void> {
+      const ok = await store.accounts.revokeToken({ ...input, now: now() });
+      if (!ok) throw new NotFoundError('Auth token not found');
+      // Token cache keys are hashes we cannot derive from an id; revocations are rare, so drop them all.
+      tokenCache.clear();
+    },
+
+    /** The account an auth token belongs to, or undefined for an unknown or revoked token. */
+    async authenticateToken(secret: string): Promise<Account | undefined> {
+      if (!looksLikeAuthToken(secret)) return undefined;
+      const hash = hashSecret(secret);
+      const hit = await tokenCache.get(hash, async () => {
+        const token = await store.accounts.findTokenByHash(hash);
+        if (token === undefined || token.revokedAt !== null) return null;
+        const account = await store.accounts.findById(token.accountId);
+        return account === undefined ? null : { token, account };
+      });
+      if (hit === null) return undefined;
+      touch(hit.token);
+      return hit.account;
+    },
+
+    /** The dApp an API key belongs to, or undefined. */
+    async resolveApiKey(apiKey: string): Promise<DappRecord | undefined> {
+      if (!looksLikeApiKey(apiKey)) return undefined;
+      const hash = hashSecret(apiKey);
+      const dapp = await apiKeyCache.get(hash, async () => (await store.dapps.findByApiKeyHash(hash)) ?? null);
+      return dapp ?? undefined;
+    },
+
+    async createDapp(input: { accountId: string; name: unknown; chainIds: unknown }): Promise<OwnedDapp> {
+      const name = parseInput(dappNameSchema, input.name);
+      const chainIds = parseInput(chainIdsSchema, input.chainIds);
+      const key = generateApiKey();
+      const t = now();
+      const dapp: DappRecord = {
+        id: randomUUID(),
+        accountId: input.accountId,
+        name,
+        chainIds,
+        apiKeyPrefix: key.displayPrefix,
+        apiKeyCiphertext: secretBox.seal(key.secret),
+        createdAt: t,
+        updatedAt: t,
+      };
+      await store.dapps.insert({ ...dapp, apiKeyHash: key.hash });
+      return { ...dapp, apiKey: key.secret };
+    },
+
+    async listDapps(accountId: string): Promise<OwnedDapp[]> {
+      return (await store.dapps.listByAccount(accountId)).map(withApiKey);
+    },
+
+    async getDapp(input: { accountId: string; dappId: string }): Promise<OwnedDapp> {
+      const dapp = await store.dapps.findById(input.dappId);
+      // Another account's dApp is reported exactly like a missing one.
+      if (dapp === undefined || dapp.accountId !== input.accountId) throw new NotFoundError('dApp not found');
+      return withApiKey(dapp);
+    },
+
+    async updateDapp(input: {
+      accountId: string;
+      dappId: string;
+      name?: unknown;
+      chainIds?: unknown;
+    }): Promise<OwnedDapp> {
+      const name = input.name === undefined ? undefined : parseInput(dappNameSchema, input.name);
+      const chainIds = input.chainIds === undefined ? undefined : parseInput(chainIdsSchema, input.chainIds);
+      if (name === undefined && chainIds === undefined) throw new ValidationError('give name or chainIds to change');
+      const updated = await store.dapps.update({
+        accountId: input.accountId,
+        dappId: input.dappId,
+        ...(name === undefined ? {} : { name }),
+        ...(chainIds === undefined ? {} : { chainIds }),
+        now: now(),
+      });
+      if (updated === undefined) throw new NotFoundError('dApp not found');
+      apiKeyCache.clear();
+      return withApiKey(updated);
+    },
+
+    /** Replaces the dApp's API key; the old key stops working at once here and within the cache TTL elsewhere. */
+    async rotateApiKey(input: { accountId: string; dappId: string }): Promise<OwnedDapp> {
+      const key = generateApiKey();
+      const updated = await store.dapps.replaceApiKey({
+        ...input,
+        apiKeyHash: key.hash,
+        apiKeyPrefix: key.displayPrefix,
+        apiKeyCiphertext: secretBox.seal(key.secret),
+        now: now(),
+      });
+      if (updated === undefined) throw new NotFoundError('dApp not found');
+      apiKeyCache.clear();
+      return { ...updated, apiKey: key.secret };
+    },
+  };
+}
+
+export type AccountService = ReturnType<typeof createAccountService>;

@@ -1,0 +1,32 @@
+import { ConflictError } from '../errors/PatronError.js';
+import type { AccountService } from './accountService.js';
+
+export const DEMO_EMAIL = 'demo@patron.local';
+export const DEMO_CHAIN_ID = 31337;
+
+export interface DemoCredentials {
+  readonly email: string;
+  readonly authToken: string;
+  readonly apiKey: string;
+  readonly dappId: string;
+  readonly chainId: number;
+}
+
+/**
+ * On the first start of an empty embedded database, creates a demo account with an auth token and a dApp on
+ * the dev chain, so a newcomer can call the API at once. Returns the credentials only when it created them:
+ * the token exists nowhere else in clear, so they are shown exactly once.
+ */
+export async function ensureDemoAccount(accounts: AccountService): Promise<DemoCredentials | undefined> {
+  if ((await accounts.countAccounts()) > 0) return undefined;
+  let account: Awaited<ReturnType<AccountService['createAccount']>>;
+  try {
+    account = await accounts.createAccount({ email: DEMO_EMAIL });
+  } catch (err) {
+    if (err instanceof ConflictError) return undefined; // another process created it first
+    throw err;
+  }
+  const { secret } = await accounts.createToken({ accountId: account.id, name: 'demo' });
+  const dapp = await accounts.createDapp({ accountId: account.id, name: 'Demo dApp', chainIds: [DEMO_CHAIN_ID] });
+  return { email: account.email, authToken: secret, apiKey: dapp.apiKey, dappId: dapp.id, chainId: DEMO_CHAIN_ID };
+}

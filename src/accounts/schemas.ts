@@ -1,0 +1,33 @@
+import { z } from 'zod';
+
+/** Input schemas of account, token and dApp management, shared by the REST API and the CLI. */
+export const emailSchema = z
+  .string({ error: 'email must be a string' })
+  .trim()
+  .toLowerCase()
+  .max(254, { error: 'email must be at most 254 characters' })
+  .regex(/^[^\s@]+@[^\s@]+$/, { error: 'email must be an email address' });
+
+export const tokenNameSchema = z
+  .string({ error: 'name must be a string' })
+  .trim()
+  .min(1, { error: 'name must not be empty' })
+  .max(100, { error: 'name must be at most 100 characters' });
+
+export const dappNameSchema = tokenNameSchema;
+
+export const chainIdSchema = z
+  .number({ error: 'chainIds must be positive integers' })
+  .int({ error: 'chainIds must be positive integers' })
+  .positive({ error: 'chainIds must be positive integers' })
+  .max(Number.MAX_SAFE_INTEGER, { error: 'chainIds must be positive integers' });
+
+export const chainIdsSchema = z
+  .array(chainIdSchema, { error: 'chainIds must be an array of chain ids' })
+  .min(1, { error: 'chainIds must name at least one chain' })
+  .max(64, { error: 'chainIds may name at most 64 chains' })
+  .transform((ids) => [...new Set(ids)].sort((a, b) => a - b));
+
+export const createTokenInput = z.object({ name: tokenNameSchema.optional() });
+export const createDappInput = z.object({ name: dappNameSchema, chainIds: chainIdsSchema });
+export const updateDappInput = z.object({ name: dappNameSchema.optional(), chainIds: chainIdsSchema.optional() });

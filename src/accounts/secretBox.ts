@@ -1,0 +1,59 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+
+/**
+ * Authenticated encryption (AES-256-GCM) of secrets that must be readable again (API keys to show the owner,
+ * later webhook signing secrets), with a master key kept outside the database: a database leak alone does
+ * not reveal them. Format: `v1.<iv>.<ciphertext||tag>`, base64url.
+ */
+export interface SecretBox {
+  seal(plaintext: string): string;
+  open(sealed: string): string;
+}
+
+export function createSecretBox(key: Buffer): SecretBox {
+  if (key.length !== 32) throw new Error('master key must be 32 bytes');
+  return {
+    seal(plaintext) {
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final(), cipher.getAuthTag()]);
+      return `v1.${iv.toString('base64url')}.${body.toString('base64url')}`;
+    },
+    open(sealed) {
+      const [version, ivText, bodyText] = sealed.split('.');
+      if (version !== 'v1' || ivText === undefined || bodyText === undefined) throw new Error('unknown sealed format');
+      const body = Buffer.from(bodyText, 'base64url');
+      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(ivText, 'base64url'));
+      decipher.setAuthTag(body.subarray(body.length - 16));
+      return Buffer.concat([decipher.update(body.subarray(0, body.length - 16)), decipher.final()]).toString('utf8');
+    },
+  };
+}
+
+/**
+ * The master key: from configuration when given, else from `<dataDir>/master.key`, created on first use with
+ * owner-only permissions (embedded mode only; production requires PATRON_MASTER_KEY, see config).
+ */
+export function loadMasterKey(args: { masterKeyHex: string | undefined; dataDir: string }): Buffer {
+  if (args.masterKeyHex !== undefined) return Buffer.from(args.masterKeyHex, 'hex');
+  const file = path.join(args.dataDir, 'master.key');
+  fs.mkdirSync(args.dataDir, { recursive: true, mode: 0o700 });
+  if (!fs.existsSync(file)) {
+    // Write a temporary file, then hard-link it into place: link() fails if the key exists, so two processes
+    // starting together agree on one key and neither can read a half-written file.
+    const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    fs.writeFileSync(tmp, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600 });
+    try {
+      fs.linkSync(tmp, file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    } finally {
+      fs.unlinkSync(tmp);
+    }
+  }
+  const hex = fs.readFileSync(file, 'utf8').trim();
+  if (!/^[0-9a-f]{64}$/i.test(hex)) throw new Error(`${file} does not hold a 32-byte hex key`);
+  return Buffer.from(hex, 'hex');
+}

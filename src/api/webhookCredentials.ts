@@ -1,0 +1,39 @@
+import type { FastifyRequest } from 'fastify';
+import type { AccountService } from '../accounts/accountService.js';
+import { UnauthorizedError } from '../errors/PatronError.js';
+import type { Account, DappRecord } from '../store/records.js';
+
+export const MISSING_BOTH = 'Auth token and API key is required in the headers';
+export const MISSING_TOKEN = 'Auth token is required in the headers';
+/** One message for every wrong credential, so a caller cannot tell which part was wrong. */
+export const INVALID_CREDENTIALS = 'Invalid auth token or API key';
+
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  const s = Array.isArray(v) ? v.join(',') : v;
+  return s === undefined || s.trim() === '' ? undefined : s.trim();
+}
+
+/**
+ * The spec's credential pair (§5): `authToken` names the account, `apiKey` the dApp, and the dApp must be the
+ * account's. A blank header counts as missing. Get has its own message for a missing token (§7); a Get with
+ * the token but no API key gets the general one.
+ */
+export async function authenticateWebhookCaller(args: {
+  req: FastifyRequest;
+  accounts: AccountService;
+  operation: 'get' | 'other';
+}): Promise<{ account: Account; dapp: DappRecord }> {
+  const authToken = header(args.req, 'authtoken');
+  const apiKey = header(args.req, 'apikey');
+  if (authToken === undefined && args.operation === 'get') throw new UnauthorizedError(MISSING_TOKEN);
+  if (authToken === undefined || apiKey === undefined) throw new UnauthorizedError(MISSING_BOTH);
+  const [account, dapp] = await Promise.all([
+    args.accounts.authenticateToken(authToken),
+    args.accounts.resolveApiKey(apiKey),
+  ]);
+  if (account === undefined || dapp === undefined || dapp.accountId !== account.id) {
+    throw new UnauthorizedError(INVALID_CREDENTIALS);
+  }
+  return { account, dapp };
+}

@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { registerAdminAccountRoutes } from './api/adminAccount.js';
+import { registerAdminDappRoutes } from './api/adminDapps.js';
+import { registerAdminTokenRoutes } from './api/adminTokens.js';
+import { sendError, toHttpError } from './api/envelope.js';
+import { registerHealthRoutes } from './api/health.js';
+import { registerJsonBodyParser } from './api/jsonBodyParser.js';
+import { registerOpenApiRoute } from './api/openapi.js';
+import { registerWebhookParametersRoutes } from './api/webhookParameters.js';
+import type { Deps } from './deps.js';
+
+/** Builds the HTTP application. It never listens: main.ts does, tests use `inject()`. */
+export function createApp(deps: Deps): FastifyInstance {
+  const bodyLimit = deps.config.bodyLimitBytes;
+  const loggerInstance: FastifyBaseLogger = deps.logger;
+  const app: FastifyInstance = Fastify({
+    loggerInstance,
+    bodyLimit,
+    genReqId: () => randomUUID(),
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+
+  registerJsonBodyParser(app, bodyLimit);
+
+  app.setErrorHandler((err, req, reply) => {
+    const h = toHttpError(err, bodyLimit);
+    if (h.internal) req.log.error({ err }, 'request failed');
+    else req.log.debug({ err }, 'request refused');
+    return sendError(reply, h.statusCode, h.message);
+  });
+  app.setNotFoundHandler((req, reply) =>
+    sendError(reply, 404, `Route ${req.method} ${req.url.split('?')[0]} not found`),
+  );
+
+  registerHealthRoutes(app, deps);
+  registerOpenApiRoute(app);
+  registerWebhookParametersRoutes(app, deps);
+  registerAdminAccountRoutes(app, deps);
+  registerAdminTokenRoutes(app, deps);
+  registerAdminDappRoutes(app, deps);
+  return app;
+}

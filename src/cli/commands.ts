@@ -1,0 +1,169 @@
+import type { AccountService } from '../accounts/accountService.js';
+import { toAccountView } from '../api/adminAccount.js';
+import { toDappView } from '../api/adminDapps.js';
+import { toTokenView } from '../api/adminTokens.js';
+import { ValidationError } from '../errors/PatronError.js';
+import type { Account } from '../store/records.js';
+import { type CliIo, printResult, table } from './cliOutput.js';
+
+export interface CommandContext {
+  readonly accounts: AccountService;
+  readonly io: CliIo;
+  readonly json: boolean;
+  readonly options: Readonly<Record<string, string | string[] | boolean | undefined>>;
+}
+
+type Command = (ctx: CommandContext) => Promise<void>;
+
+function stringOption(ctx: CommandContext, name: string, required: true): string;
+function stringOption(ctx: CommandContext, name: string, required: false): string | undefined;
+function stringOption(ctx: CommandContext, name: string, required: boolean): string | undefined {
+  const v = ctx.options[name];
+  const s = Array.isArray(v) ? v[v.length - 1] : v;
+  if (typeof s !== 'string' || s === '') {
+    if (required) throw new ValidationError(`--${name} is required`);
+    return undefined;
+  }
+  return s;
+}
+
+function chainOption(ctx: CommandContext, required: boolean): number[] | undefined {
+  const v = ctx.options.chain;
+  const list = (Array.isArray(v) ? v : typeof v === 'string' ? [v] : []).flatMap((s) => s.split(','));
+  if (list.length === 0) {
+    if (required) throw new ValidationError('--chain is required (repeat it or separate ids with commas)');
+    return undefined;
+  }
+  return list.map((s) => {
+    if (!/^\d+$/.test(s.trim())) throw new ValidationError(`--chain takes chain ids, got "${s}"`);
+    return Number(s.trim());
+  });
+}
+
+/** `--account` by id or email; may be left out while there is exactly one account. */
+async function accountOption(ctx: CommandContext): Promise<Account> {
+  const ref = stringOption(ctx, 'account', false);
+  if (ref !== undefined) {
+    const account = await ctx.accounts.findAccount(ref);
+    if (account === undefined) throw new ValidationError(`No account ${ref}`);
+    return account;
+  }
+  const all = await ctx.accounts.listAccounts();
+  if (all.length === 1 && all[0] !== undefined) return all[0];
+  throw new ValidationError(
+    all.length === 0
+      ? 'No account yet: run `patron account create --email …`'
+      : '--account is required when there is more than one account',
+  );
+}
+
+export const commands: Record<string, Command> = {
+  async 'account create'(ctx) {
+    const account = await ctx.accounts.createAccount({ email: stringOption(ctx, 'email', true) });
+    printResult(ctx.io, ctx.json, { account: toAccountView(account) }, [
+      `Created account ${account.email} (${account.id})`,
+    ]);
+  },
+
+  async 'account list'(ctx) {
+    const accounts = (await ctx.accounts.listAccounts()).map(toAccountView);
+    printResult(ctx.io, ctx.json, { accounts }, table(accounts, ['accountId', 'email', 'createdAt']));
+  },
+
+  async 'token create'(ctx) {
+    const account = await accountOption(ctx);
+    const name = stringOption(ctx, 'name', false);
+    const { token, secret } = await ctx.accounts.createToken({
+      accountId: account.id,
+      ...(name === undefined ? {} : { name }),
+    });
+    printResult(ctx.io, ctx.json, { token: { ...toTokenView(token), authToken: secret } }, [
+      `Auth token for ${account.email} (shown only now, store it safely):`,
+      `  ${secret}`,
+      `  id ${token.id}`,
+    ]);
+  },
+
+  async 'token list'(ctx) {
+    const account = await accountOption(ctx);
+    const tokens = (await ctx.accounts.listTokens(account.id)).map(toTokenView);
+    printResult(
+      ctx.io,
+      ctx.json,
+      { tokens },
+      table(tokens, ['tokenId', 'name', 'prefix', 'createdAt', 'lastUsedAt', 'revokedAt']),
+    );
+  },
+
+  async 'token revoke'(ctx) {
+    const account = await accountOption(ctx);
+    const tokenId = stringOption(ctx, 'id', true);
+    await ctx.accounts.revokeToken({ accountId: account.id, tokenId });
+    printResult(ctx.io, ctx.json, { revoked: tokenId }, [`Revoked auth token ${tokenId}`]);
+  },
+
+  async 'dapp create'(ctx) {
+    const account = await accountOption(ctx);
+    const dapp = await ctx.accounts.createDapp({
+      accountId: account.id,
+      name: stringOption(ctx, 'name', true),
+      chainIds: chainOption(ctx, true),
+    });
+    printResult(ctx.io, ctx.json, { dapp: toDappView(dapp) }, [
+      `Created dApp "${dapp.name}" (${dapp.id}) on chains ${dapp.chainIds.join(', ')}`,
+      `  apiKey ${dapp.apiKey}`,
+    ]);
+  },
+
+  async 'dapp list'(ctx) {
+    const account = await accountOption(ctx);
+    const dapps = (await ctx.accounts.listDapps(account.id)).map(toDappView);
+    printResult(
+      ctx.io,
+      ctx.json,
+      { dapps },
+      table(
+        dapps.map((d) => ({ ...d, chainIds: d.chainIds.join(',') })),
+        ['dappId', 'name', 'chainIds', 'apiKey', 'createdAt'],
+      ),
+    );
+  },
+
+  async 'dapp update'(ctx) {
+    const account = await accountOption(ctx);
+    const name = stringOption(ctx, 'name', false);
+    const chainIds = chainOption(ctx, false);
+    const dapp = await ctx.accounts.updateDapp({
+      accountId: account.id,
+      dappId: stringOption(ctx, 'id', true),
+      ...(name === undefined ? {} : { name }),
+      ...(chainIds === undefined ? {} : { chainIds }),
+    });
+    printResult(ctx.io, ctx.json, { dapp: toDappView(dapp) }, [
+      `Updated dApp "${dapp.name}" (${dapp.id}), chains ${dapp.chainIds.join(', ')}`,
+    ]);
+  },
+
+  async 'dapp rotate-key'(ctx) {
+    const account = await accountOption(ctx);
+    const dapp = await ctx.accounts.rotateApiKey({ accountId: account.id, dappId: stringOption(ctx, 'id', true) });
+    printResult(ctx.io, ctx.json, { dapp: toDappView(dapp) }, [`New API key of "${dapp.name}": ${dapp.apiKey}`]);
+  },
+};
+
+export const USAGE = `Usage: patron <command> [options] [--json]
+
+  account create --email E
+  account list
+  token create  [--account ID|EMAIL] [--name N]     prints the token once
+  token list    [--account ID|EMAIL]
+  token revoke  --id TOKEN_ID [--account ID|EMAIL]
+  dapp create   --name N --chain ID [--chain ID …] [--account ID|EMAIL]
+  dapp list     [--account ID|EMAIL]
+  dapp update   --id DAPP_ID [--name N] [--chain ID …] [--account ID|EMAIL]
+  dapp rotate-key --id DAPP_ID [--account ID|EMAIL]
+
+--account may be left out while there is exactly one account.
+--json prints one JSON object (errors too: {"error":{"message":…}}) for scripts.
+Storage: the same PATRON_DATA_DIR or DATABASE_URL as the server; safe while the server runs.
+`;

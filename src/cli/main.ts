@@ -1,0 +1,83 @@
+import { parseArgs } from 'node:util';
+import { createAccountService } from '../accounts/accountService.js';
+import { createSecretBox, loadMasterKey } from '../accounts/secretBox.js';
+import { ConfigError, loadConfig } from '../config/config.js';
+import { PatronError } from '../errors/PatronError.js';
+import { openStore, type Store } from '../store/store.js';
+import type { CliIo } from './cliOutput.js';
+import { commands, USAGE } from './commands.js';
+
+/**
+ * `patron` CLI: runs a command against the same storage as the server and returns the exit code.
+ * `store` may be passed in by tests; otherwise it is opened from the configuration.
+ */
+export async function runCli(args: {
+  argv: readonly string[];
+  env: Readonly<Record<string, string | undefined>>;
+  io: CliIo;
+  store?: Store;
+  masterKey?: Buffer;
+}): Promise<number> {
+  const { io } = args;
+  let json = args.argv.includes('--json');
+  const fail = (message: string, code = 1) => {
+    if (json) io.stdout(`${JSON.stringify({ error: { message } })}\n`);
+    else io.stderr(`patron: ${message}\n`);
+    return code;
+  };
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(args.argv);
+  } catch (err) {
+    return fail(`${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`, 2);
+  }
+  json = parsed.values.json === true;
+  const name = parsed.positionals.slice(0, 2).join(' ');
+  const command = commands[name];
+  if (parsed.values.help === true || parsed.positionals.length === 0) {
+    io.stdout(USAGE);
+    return 0;
+  }
+  if (command === undefined || parsed.positionals.length > 2)
+    return fail(`unknown command "${parsed.positionals.join(' ')}"\n\n${USAGE}`, 2);
+
+  let store = args.store;
+  try {
+    const config = loadConfig(args.env);
+    const masterKey = args.masterKey ?? loadMasterKey({ masterKeyHex: config.masterKeyHex, dataDir: config.dataDir });
+    store ??= await openStore({ storage: config.storage });
+    const accounts = createAccountService({
+      store,
+      secretBox: createSecretBox(masterKey),
+      // The CLI is short-lived and must see other processes' writes: no caching.
+      cacheTtlMs: 0,
+      now: Date.now,
+      logger: { warn: (obj, msg) => io.stderr(`warning: ${msg} ${JSON.stringify(obj)}\n`) },
+    });
+    await command({ accounts, io, json, options: parsed.values });
+    return 0;
+  } catch (err) {
+    if (err instanceof PatronError && err.code !== 'INTERNAL') return fail(err.shortMessage);
+    if (err instanceof ConfigError) return fail(err.message);
+    return fail(`unexpected error: ${err instanceof Error ? err.message : String(err)}`);
+  } finally {
+    if (args.store === undefined) await store?.close();
+  }
+}
+
+function parse(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    strict: true,
+    options: {
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+      email: { type: 'string' },
+      account: { type: 'string' },
+      name: { type: 'string' },
+      id: { type: 'string' },
+      chain: { type: 'string', multiple: true },
+    },
+  });
+}

@@ -1,0 +1,139 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * The whole configuration, parsed once from the environment at start-up and frozen.
+ * This is the only module that reads process.env (see main.ts / cli): everything else receives a Config.
+ */
+
+const booleanFromEnv = (name: string) =>
+  z
+    .enum(['1', '0', 'true', 'false', 'yes', 'no', ''], {
+      error: `${name} must be one of true, false, 1, 0, yes, no`,
+    })
+    .optional()
+    .transform((v) => (v === undefined || v === '' ? undefined : ['1', 'true', 'yes'].includes(v)));
+
+const integerFromEnv = (name: string, min: number, max: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return undefined;
+      const n = Number(v);
+      if (!/^\d+$/.test(v) || !Number.isSafeInteger(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be an integer from ${min} to ${max}, got "${v}"` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const envSchema = z.object({
+  PORT: integerFromEnv('PORT', 0, 65535),
+  HOST: z.string().min(1, { error: 'HOST must not be empty' }).optional(),
+  PATRON_DATA_DIR: z.string().min(1, { error: 'PATRON_DATA_DIR must not be empty' }).optional(),
+  DATABASE_URL: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || v === '' || /^postgres(ql)?:\/\//.test(v), {
+      error: 'DATABASE_URL must be a postgres:// or postgresql:// URL',
+    }),
+  NODE_ENV: z.string().optional(),
+  PATRON_PRODUCTION: booleanFromEnv('PATRON_PRODUCTION'),
+  PATRON_MASTER_KEY: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || v === '' || /^(0x)?[0-9a-fA-F]{64}$/.test(v), {
+      error: 'PATRON_MASTER_KEY must be 32 bytes as 64 hex characters',
+    }),
+  PATRON_PUBLIC_URL: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || v === '' || URL.canParse(v), {
+      error: 'PATRON_PUBLIC_URL must be an absolute URL',
+    }),
+  PATRON_CACHE_TTL_MS: integerFromEnv('PATRON_CACHE_TTL_MS', 0, 60_000),
+  PATRON_MAX_WEBHOOKS_PER_DAPP: integerFromEnv('PATRON_MAX_WEBHOOKS_PER_DAPP', 1, 1000),
+  PATRON_ALLOW_PRIVATE_WEBHOOKS: booleanFromEnv('PATRON_ALLOW_PRIVATE_WEBHOOKS'),
+  PATRON_DB_POOL_SIZE: integerFromEnv('PATRON_DB_POOL_SIZE', 1, 200),
+  PATRON_DEMO: booleanFromEnv('PATRON_DEMO'),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      error: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
+    })
+    .optional(),
+});
+
+export type StorageConfig =
+  | { readonly kind: 'sqlite'; readonly file: string }
+  | { readonly kind: 'postgres'; readonly url: string; readonly poolSize: number };
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  readonly storage: StorageConfig;
+  /** Strict production checks: SSRF guard on webhook URLs, master key from the environment, no demo data. */
+  readonly production: boolean;
+  /** 32-byte key that encrypts stored secrets; undefined means "use or create `<dataDir>/master.key`". */
+  readonly masterKeyHex: string | undefined;
+  readonly publicUrl: string | undefined;
+  /** How long a process may serve a cached credential/webhook lookup: the bound on cross-process staleness. */
+  readonly cacheTtlMs: number;
+  readonly maxWebhooksPerDapp: number;
+  /** Whether webhook URLs may point at loopback/private/link-local addresses. */
+  readonly allowPrivateWebhookUrls: boolean;
+  /** Create a demo account and dApp on first start (embedded defaults only). */
+  readonly demo: boolean;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Largest accepted request body, in bytes. */
+  readonly bodyLimitBytes: number;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+export function loadConfig(env: Readonly<Record<string, string | undefined>>): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => i.message));
+  }
+  const e = parsed.data;
+  const production = e.PATRON_PRODUCTION ?? e.NODE_ENV === 'production';
+  const dataDir = path.resolve(e.PATRON_DATA_DIR ?? './data');
+  const databaseUrl = e.DATABASE_URL === '' ? undefined : e.DATABASE_URL;
+  const masterKeyHex =
+    e.PATRON_MASTER_KEY === '' || e.PATRON_MASTER_KEY === undefined
+      ? undefined
+      : e.PATRON_MASTER_KEY.replace(/^0x/, '');
+  const problems: string[] = [];
+  if (production && masterKeyHex === undefined) {
+    // Every process of a production deployment must decrypt the same secrets, so the key cannot live in one
+    // machine's data directory.
+    problems.push('PATRON_MASTER_KEY is required in production mode (32 bytes as 64 hex characters)');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  const storage: StorageConfig =
+    databaseUrl === undefined
+      ? { kind: 'sqlite', file: path.join(dataDir, 'patron.sqlite') }
+      : { kind: 'postgres', url: databaseUrl, poolSize: e.PATRON_DB_POOL_SIZE ?? 10 };
+  return Object.freeze({
+    port: e.PORT ?? 3000,
+    host: e.HOST ?? '127.0.0.1',
+    dataDir,
+    storage,
+    production,
+    masterKeyHex,
+    publicUrl: e.PATRON_PUBLIC_URL === '' ? undefined : e.PATRON_PUBLIC_URL,
+    cacheTtlMs: e.PATRON_CACHE_TTL_MS ?? 2000,
+    maxWebhooksPerDapp: e.PATRON_MAX_WEBHOOKS_PER_DAPP ?? 10,
+    allowPrivateWebhookUrls: e.PATRON_ALLOW_PRIVATE_WEBHOOKS ?? !production,
+    demo: e.PATRON_DEMO ?? (!production && storage.kind === 'sqlite'),
+    logLevel: e.LOG_LEVEL ?? 'info',
+    bodyLimitBytes: 64 * 1024,
+  });
+}

@@ -1,0 +1,92 @@
+/**
+ * The one base error of the project, shaped after viem's BaseError: a short message meant for the caller,
+ * optional details and cause for the log, and a stable `code` that the transport layers map to the wire
+ * (HTTP status in the REST API, JSON-RPC error code in the RPC API). Domain code throws these; only the edge
+ * decides how they look on the wire.
+ */
+export type PatronErrorCode =
+  | 'VALIDATION'
+  | 'UNAUTHORIZED'
+  | 'NOT_FOUND'
+  | 'LIMIT_EXCEEDED'
+  | 'CONFLICT'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'UNAVAILABLE'
+  | 'INTERNAL';
+
+export interface PatronErrorOptions {
+  readonly details?: string;
+  readonly cause?: unknown;
+}
+
+export class PatronError extends Error {
+  override name = 'PatronError';
+  readonly code: PatronErrorCode;
+  /** The message safe to show to a caller; never contains internals. */
+  readonly shortMessage: string;
+  readonly details: string | undefined;
+
+  constructor(code: PatronErrorCode, shortMessage: string, options: PatronErrorOptions = {}) {
+    super(options.details === undefined ? shortMessage : `${shortMessage}\n\nDetails: ${options.details}`, {
+      cause: options.cause,
+    });
+    this.code = code;
+    this.shortMessage = shortMessage;
+    this.details = options.details;
+  }
+
+  /** Walks the cause chain and returns the first error that matches, like viem's `walk()`. */
+  walk(predicate: (err: unknown) => boolean): unknown {
+    let current: unknown = this;
+    const seen = new Set<unknown>();
+    while (current !== undefined && current !== null && !seen.has(current)) {
+      if (predicate(current)) return current;
+      seen.add(current);
+      current = current instanceof Error ? current.cause : undefined;
+    }
+    return undefined;
+  }
+}
+
+export class ValidationError extends PatronError {
+  override name = 'ValidationError' as const;
+  constructor(message: string, options?: PatronErrorOptions) {
+    super('VALIDATION', message, options);
+  }
+}
+
+export class UnauthorizedError extends PatronError {
+  override name = 'UnauthorizedError' as const;
+  constructor(message: string, options?: PatronErrorOptions) {
+    super('UNAUTHORIZED', message, options);
+  }
+}
+
+export class NotFoundError extends PatronError {
+  override name = 'NotFoundError' as const;
+  constructor(message: string, options?: PatronErrorOptions) {
+    super('NOT_FOUND', message, options);
+  }
+}
+
+export class LimitExceededError extends PatronError {
+  override name = 'LimitExceededError' as const;
+  constructor(message: string, options?: PatronErrorOptions) {
+    super('LIMIT_EXCEEDED', message, options);
+  }
+}
+
+export class ConflictError extends PatronError {
+  override name = 'ConflictError' as const;
+  constructor(message: string, options?: PatronErrorOptions) {
+    super('CONFLICT', message, options);
+  }
+}
+
+export class UnavailableError extends PatronError {
+  override name = 'UnavailableError' as const;
+  constructor(message: string, options?: PatronErrorOptions) {
+    super('UNAVAILABLE', message, options);
+  }
+}

@@ -1,0 +1,115 @@
+import type { Kysely, Selectable } from 'kysely';
+import { z } from 'zod';
+import type { DappRecord } from './records.js';
+import type { DappsTable, Database } from './schema.js';
+
+export interface DappRepository {
+  insert(dapp: DappRecord & { readonly apiKeyHash: string }): Promise<void>;
+  findById(id: string): Promise<DappRecord | undefined>;
+  findByApiKeyHash(apiKeyHash: string): Promise<DappRecord | undefined>;
+  listByAccount(accountId: string): Promise<DappRecord[]>;
+  /** Updates name and/or chains of a dApp of this account; undefined when none matched. */
+  update(args: {
+    accountId: string;
+    dappId: string;
+    name?: string;
+    chainIds?: readonly number[];
+    now: number;
+  }): Promise<DappRecord | undefined>;
+  replaceApiKey(args: {
+    accountId: string;
+    dappId: string;
+    apiKeyHash: string;
+    apiKeyPrefix: string;
+    apiKeyCiphertext: string;
+    now: number;
+  }): Promise<DappRecord | undefined>;
+}
+
+const chainIdsColumn = z.array(z.number().int().positive());
+
+const toDapp = (r: Selectable<DappsTable>): DappRecord => ({
+  id: r.id,
+  accountId: r.account_id,
+  name: r.name,
+  chainIds: chainIdsColumn.parse(JSON.parse(r.chain_ids)),
+  apiKeyPrefix: r.api_key_prefix,
+  apiKeyCiphertext: r.api_key_ciphertext,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export function createDappRepository(db: Kysely<Database>): DappRepository {
+  const findOwned = async (accountId: string, dappId: string) => {
+    const r = await db
+      .selectFrom('dapps')
+      .selectAll()
+      .where('id', '=', dappId)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    return r && toDapp(r);
+  };
+  return {
+    async insert(d) {
+      await db
+        .insertInto('dapps')
+        .values({
+          id: d.id,
+          account_id: d.accountId,
+          name: d.name,
+          chain_ids: JSON.stringify(d.chainIds),
+          api_key_hash: d.apiKeyHash,
+          api_key_prefix: d.apiKeyPrefix,
+          api_key_ciphertext: d.apiKeyCiphertext,
+          created_at: d.createdAt,
+          updated_at: d.updatedAt,
+        })
+        .execute();
+    },
+    async findById(id) {
+      const r = await db.selectFrom('dapps').selectAll().where('id', '=', id).executeTakeFirst();
+      return r && toDapp(r);
+    },
+    async findByApiKeyHash(apiKeyHash) {
+      const r = await db.selectFrom('dapps').selectAll().where('api_key_hash', '=', apiKeyHash).executeTakeFirst();
+      return r && toDapp(r);
+    },
+    async listByAccount(accountId) {
+      const rows = await db
+        .selectFrom('dapps')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
+      return rows.map(toDapp);
+    },
+    async update({ accountId, dappId, name, chainIds, now }) {
+      const res = await db
+        .updateTable('dapps')
+        .set({
+          updated_at: now,
+          ...(name === undefined ? {} : { name }),
+          ...(chainIds === undefined ? {} : { chain_ids: JSON.stringify(chainIds) }),
+        })
+        .where('id', '=', dappId)
+        .where('account_id', '=', accountId)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) > 0 ? findOwned(accountId, dappId) : undefined;
+    },
+    async replaceApiKey({ accountId, dappId, apiKeyHash, apiKeyPrefix, apiKeyCiphertext, now }) {
+      const res = await db
+        .updateTable('dapps')
+        .set({
+          api_key_hash: apiKeyHash,
+          api_key_prefix: apiKeyPrefix,
+          api_key_ciphertext: apiKeyCiphertext,
+          updated_at: now,
+        })
+        .where('id', '=', dappId)
+        .where('account_id', '=', accountId)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) > 0 ? findOwned(accountId, dappId) : undefined;
+    },
+  };
+}

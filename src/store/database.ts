@@ -1,0 +1,117 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { StorageConfig } from '../config/config.js';
+import { runMigrations } from './migrate.js';
+import type { Database } from './schema.js';
+
+export type DatabaseKind = 'sqlite' | 'postgres';
+
+export interface DatabaseHandle {
+  readonly kind: DatabaseKind;
+  readonly db: Kysely<Database>;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  readonly storage: StorageConfig | { readonly kind: 'sqlite-memory' };
+  /** PostgreSQL only: the schema to work in (tests use one schema per test for isolation). */
+  readonly pgSchema?: string;
+}
+
+const PG_INT8_OID = 20;
+
+/** Opens the database, applies pending migrations and returns a Kysely instance over it. */
+export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
+  const { storage } = options;
+  if (storage.kind === 'postgres') return openPostgres(storage.url, storage.poolSize, options.pgSchema);
+  const file = storage.kind === 'sqlite' ? storage.file : ':memory:';
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const sqlite = new BetterSqlite3(file);
+  // WAL lets the CLI and the server share the file; busy_timeout makes a writer wait for another process's
+  // transaction instead of failing at once.
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('synchronous = NORMAL');
+  await runMigrations({
+    kind: 'sqlite',
+    exec: async (sql) => {
+      sqlite.exec(sql);
+    },
+    // IMMEDIATE takes the write lock up front, so two processes starting at once apply migrations in turn.
+    transaction: async (fn) => {
+      sqlite.exec('BEGIN IMMEDIATE');
+      try {
+        await fn();
+        sqlite.exec('COMMIT');
+      } catch (err) {
+        sqlite.exec('ROLLBACK');
+        throw err;
+      }
+    },
+    appliedNames: async () =>
+      (sqlite.prepare('SELECT name FROM patron_migrations').all() as { name: string }[]).map((r) => r.name),
+  });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return {
+    kind: 'sqlite',
+    db,
+    close: async () => {
+      await db.destroy();
+    },
+  };
+}
+
+async function openPostgres(url: string, poolSize: number, schema: string | undefined): Promise<DatabaseHandle> {
+  const types = {
+    getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+      oid === PG_INT8_OID
+        ? (v: string) => Number(v)
+        : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+  };
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    types,
+    ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
+  });
+  // An idle client that loses its connection emits 'error' on the pool; without a listener that kills the process.
+  pool.on('error', () => {});
+  const client = await pool.connect();
+  try {
+    if (schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema.replace(/"/g, '')}"`);
+    await runMigrations({
+      kind: 'postgres',
+      exec: async (sql) => {
+        await client.query(sql);
+      },
+      transaction: async (fn) => {
+        await client.query('BEGIN');
+        try {
+          // Serialises concurrent start-ups of several service processes on one database.
+          await client.query('SELECT pg_advisory_xact_lock(7243001)');
+          await fn();
+          await client.query('COMMIT');
+        } catch (err) {
+          await client.query('ROLLBACK');
+          throw err;
+        }
+      },
+      appliedNames: async () =>
+        (await client.query<{ name: string }>('SELECT name FROM patron_migrations')).rows.map((r) => r.name),
+    });
+  } finally {
+    client.release();
+  }
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    kind: 'postgres',
+    db,
+    close: async () => {
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import type { Generated } from 'kysely';
+
+/** Row types of the tables created by ./migrations. Repositories convert them to domain types. */
+export interface AccountsTable {
+  id: string;
+  email: string;
+  created_at: number;
+}
+
+export interface AuthTokensTable {
+  id: string;
+  account_id: string;
+  token_hash: string;
+  prefix: string;
+  name: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface DappsTable {
+  id: string;
+  account_id: string;
+  name: string;
+  /** JSON array of chain ids. */
+  chain_ids: string;
+  api_key_hash: string;
+  api_key_prefix: string;
+  api_key_ciphertext: string;
+  lock_version: Generated<number>;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhooksTable {
+  id: string;
+  dapp_id: string;
+  url: string;
+  request_type: 'GET' | 'POST';
+  active: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface MigrationsTable {
+  name: string;
+  applied_at: number;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  auth_tokens: AuthTokensTable;
+  dapps: DappsTable;
+  webhooks: WebhooksTable;
+  patron_migrations: MigrationsTable;
+}

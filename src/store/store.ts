@@ -1,0 +1,34 @@
+import { sql } from 'kysely';
+import { type AccountRepository, createAccountRepository } from './accountRepository.js';
+import { createDappRepository, type DappRepository } from './dappRepository.js';
+import { type DatabaseHandle, type DatabaseKind, type OpenDatabaseOptions, openDatabase } from './database.js';
+import { createWebhookRepository, type WebhookRepository } from './webhookRepository.js';
+
+/** Everything the domain needs from storage, the same on SQLite and PostgreSQL. */
+export interface Store {
+  readonly kind: DatabaseKind;
+  readonly accounts: AccountRepository;
+  readonly dapps: DappRepository;
+  readonly webhooks: WebhookRepository;
+  /** Resolves when the database answers a trivial query (used by /readyz). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createStore(handle: DatabaseHandle): Store {
+  const { db } = handle;
+  return {
+    kind: handle.kind,
+    accounts: createAccountRepository(db),
+    dapps: createDappRepository(db),
+    webhooks: createWebhookRepository(db),
+    async ping() {
+      await sql`SELECT 1`.execute(db);
+    },
+    close: () => handle.close(),
+  };
+}
+
+export async function openStore(options: OpenDatabaseOptions): Promise<Store> {
+  return createStore(await openDatabase(options));
+}
