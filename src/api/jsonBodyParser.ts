@@ -10,7 +10,8 @@ import { ValidationError } from '../errors/PatronError.js';
 export function registerJsonBodyParser(app: FastifyInstance, bodyLimit: number): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(
-    /^application\/([a-z0-9.-]+\+)?json$/,
+    // Fastify tests the regexp against the whole header, parameters included.
+    /^application\/([a-z0-9.-]+\+)?json\s*(;|$)/i,
     { parseAs: 'string', bodyLimit },
     (_req, body, done) => {
       const text = String(body);

@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { createApp } from '../../src/app.js';
+import { type Config, loadConfig } from '../../src/config/config.js';
+import { createDeps, type Deps } from '../../src/deps.js';
+import { createLogger } from '../../src/logger.js';
+import { openStore, type Store } from '../../src/store/store.js';
+import type { HostResolver } from '../../src/webhooks/webhookUrlPolicy.js';
+
+/**
+ * Shared test setup. The back end is chosen by PATRON_TEST_DATABASE_URL: unset, every context gets a fresh
+ * in-memory SQLite database; set, every context gets a fresh PostgreSQL schema in that database. CI runs the
+ * whole suite once each way.
+ */
+export const TEST_DATABASE_URL = process.env.PATRON_TEST_DATABASE_URL;
+export const BACKEND: 'sqlite' | 'postgres' = TEST_DATABASE_URL ? 'postgres' : 'sqlite';
+
+export const TEST_MASTER_KEY = Buffer.alloc(32, 7);
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return { ...loadConfig({ PATRON_DATA_DIR: '/nonexistent-patron-test', LOG_LEVEL: 'silent' }), ...overrides };
+}
+
+/** Opens a fresh, migrated store on the configured back end. `schema` reopens an existing PostgreSQL schema. */
+export async function openTestStore(
+  args: { schema?: string; poolSize?: number } = {},
+): Promise<{ store: Store; schema: string | undefined }> {
+  if (TEST_DATABASE_URL === undefined || TEST_DATABASE_URL === '') {
+    return { store: await openStore({ storage: { kind: 'sqlite-memory' } }), schema: undefined };
+  }
+  const schema = args.schema ?? `t_${randomBytes(6).toString('hex')}`;
+  const store = await openStore({
+    storage: { kind: 'postgres', url: TEST_DATABASE_URL, poolSize: args.poolSize ?? 10 },
+    pgSchema: schema,
+  });
+  return { store, schema };
+}
+
+export async function dropTestSchema(schema: string | undefined): Promise<void> {
+  if (schema === undefined || TEST_DATABASE_URL === undefined) return;
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface TestContext {
+  readonly app: FastifyInstance;
+  readonly deps: Deps;
+  /** PostgreSQL schema of this context (undefined on SQLite), to open a second instance on the same data. */
+  readonly schema: string | undefined;
+  close(): Promise<void>;
+}
+
+/** Default resolver for tests: no DNS; maps a few names so the production-mode SSRF guard can be exercised. */
+export const fakeResolver: HostResolver = async (host) => {
+  const table: Record<string, string[]> = {
+    'hooks.example.com': ['93.184.215.14'],
+    'internal.example.com': ['10.1.2.3'],
+    'mixed.example.com': ['93.184.215.14', '127.0.0.1'],
+    'metadata.example.com': ['169.254.169.254'],
+    'v6.example.com': ['2606:2800:21f:cb07:6820:80da:af6b:8b2c'],
+    'v6-private.example.com': ['fd00:ec2::254'],
+  };
+  const found = table[host];
+  if (found === undefined) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+  return found;
+};
+
+export async function createTestContext(
+  args: { config?: Partial<Config>; resolver?: HostResolver; poolSize?: number } = {},
+): Promise<TestContext> {
+  const { store, schema } = await openTestStore({
+    ...(args.poolSize === undefined ? {} : { poolSize: args.poolSize }),
+  });
+  const config = testConfig(args.config);
+  const deps = await createDeps(config, createLogger({ level: 'silent' }), {
+    store,
+    masterKey: TEST_MASTER_KEY,
+    resolver: args.resolver ?? fakeResolver,
+  });
+  const app = createApp(deps);
+  await app.ready();
+  return {
+    app,
+    deps,
+    schema,
+    async close() {
+      await app.close();
+      await deps.close();
+      await dropTestSchema(schema);
+    },
+  };
+}
+
+export interface Tenant {
+  readonly accountId: string;
+  readonly email: string;
+  readonly authToken: string;
+  readonly dappId: string;
+  readonly apiKey: string;
+}
+
+/** An account with one auth token and one dApp, created through the domain service. */
+export async function createTenant(
+  deps: Deps,
+  email = `owner-${randomBytes(4).toString('hex')}@example.com`,
+): Promise<Tenant> {
+  const account = await deps.accounts.createAccount({ email });
+  const { secret } = await deps.accounts.createToken({ accountId: account.id, name: 'test' });
+  const dapp = await deps.accounts.createDapp({ accountId: account.id, name: 'Test dApp', chainIds: [31337] });
+  return { accountId: account.id, email: account.email, authToken: secret, dappId: dapp.id, apiKey: dapp.apiKey };
+}
+
+export const WEBHOOK_PATH = '/api/v2/public/sdk/webhookParameters';
+
+export function webhookHeaders(t: Pick<Tenant, 'authToken' | 'apiKey'>): Record<string, string> {
+  return { authToken: t.authToken, apiKey: t.apiKey };
+}
