@@ -60,7 +60,9 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     kind: 'sqlite',
     db,
     close: async () => {
+      // Kysely only closes what it initialised (nothing, if no query ran through it): close the handle too.
       await db.destroy();
+      if (sqlite.open) sqlite.close();
     },
   };
 }
@@ -111,7 +113,9 @@ async function openPostgres(url: string, poolSize: number, schema: string | unde
     kind: 'postgres',
     db,
     close: async () => {
+      // Kysely only ends a pool it initialised (not ours, if no query ran through it): end it here too.
       await db.destroy();
+      if (!pool.ended) await pool.end();
     },
   };
 }

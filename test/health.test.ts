@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { BACKEND, createTestContext } from './helpers/testContext.js';
+
+test('/healthz answers while the process is up; /readyz follows storage', async () => {
+  const ctx = await createTestContext();
+  try {
+    const health = await ctx.app.inject({ method: 'GET', url: '/healthz' });
+    assert.equal(health.statusCode, 200);
+    assert.deepEqual(health.json(), { status: 'ok' });
+    const ready = await ctx.app.inject({ method: 'GET', url: '/readyz' });
+    assert.equal(ready.statusCode, 200);
+    assert.deepEqual(ready.json(), { status: 'ready', storage: BACKEND });
+
+    // Storage gone: not ready, and no internals in the answer.
+    await ctx.deps.store.close();
+    const down = await ctx.app.inject({ method: 'GET', url: '/readyz' });
+    assert.equal(down.statusCode, 503);
+    assert.deepEqual(down.json(), { status: 'unavailable', storage: BACKEND });
+    assert.equal((await ctx.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
+  } finally {
+    await ctx.app.close();
+  }
+});
+
+test('a storage failure during a request is a 500 with a generic message, never a stack', async () => {
+  const ctx = await createTestContext();
+  try {
+    await ctx.deps.store.close();
+    const res = await ctx.app.inject({
+      method: 'GET',
+      url: '/api/v2/public/sdk/webhookParameters',
+      headers: { authToken: `pat.${'a'.repeat(43)}`, apiKey: `pk.${'b'.repeat(33)}` },
+    });
+    assert.equal(res.statusCode, 500);
+    assert.deepEqual(res.json(), { statusCode: 500, message: 'Internal server error' });
+  } finally {
+    await ctx.app.close();
+  }
+});
