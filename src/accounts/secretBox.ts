@@ -22,8 +22,11 @@ export function createSecretBox(key: Buffer): SecretBox {
       return `v1.${iv.toString('base64url')}.${body.toString('base64url')}`;
     },
     open(sealed) {
-      const [version, ivText, bodyText] = sealed.split('.');
-      if (version !== 'v1' || ivText === undefined || bodyText === undefined) throw new Error('unknown sealed format');
+      const parts = sealed.split('.');
+      const [version, ivText, bodyText] = parts;
+      if (parts.length !== 3 || version !== 'v1' || ivText === undefined || bodyText === undefined) {
+        throw new Error('unknown sealed format');
+      }
       const body = Buffer.from(bodyText, 'base64url');
       const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(ivText, 'base64url'));
       decipher.setAuthTag(body.subarray(body.length - 16));

@@ -99,24 +99,24 @@ export class ConfigError extends Error {
 
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): Config {
   const parsed = envSchema.safeParse(env);
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((i) => i.message));
+  const problems = parsed.success ? [] : parsed.error.issues.map((i) => i.message);
+  // The cross-field rule reads the raw values, so it is reported together with every other problem.
+  const explicitProduction = env.PATRON_PRODUCTION ?? '';
+  const production =
+    explicitProduction === '' ? env.NODE_ENV === 'production' : ['1', 'true', 'yes'].includes(explicitProduction);
+  if (production && (env.PATRON_MASTER_KEY ?? '') === '') {
+    // Every process of a production deployment must decrypt the same secrets, so the key cannot live in one
+    // machine's data directory.
+    problems.push('PATRON_MASTER_KEY is required in production mode (32 bytes as 64 hex characters)');
   }
+  if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const e = parsed.data;
-  const production = e.PATRON_PRODUCTION ?? e.NODE_ENV === 'production';
   const dataDir = path.resolve(e.PATRON_DATA_DIR ?? './data');
   const databaseUrl = e.DATABASE_URL === '' ? undefined : e.DATABASE_URL;
   const masterKeyHex =
     e.PATRON_MASTER_KEY === '' || e.PATRON_MASTER_KEY === undefined
       ? undefined
       : e.PATRON_MASTER_KEY.replace(/^0x/, '');
-  const problems: string[] = [];
-  if (production && masterKeyHex === undefined) {
-    // Every process of a production deployment must decrypt the same secrets, so the key cannot live in one
-    // machine's data directory.
-    problems.push('PATRON_MASTER_KEY is required in production mode (32 bytes as 64 hex characters)');
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
   const storage: StorageConfig =
     databaseUrl === undefined
       ? { kind: 'sqlite', file: path.join(dataDir, 'patron.sqlite') }

@@ -4,7 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { StorageConfig } from '../config/config.js';
-import { runMigrations } from './migrate.js';
+import { runMigrations, runMigrationsSync } from './migrate.js';
 import type { Database } from './schema.js';
 
 export type DatabaseKind = 'sqlite' | 'postgres';
@@ -32,29 +32,16 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   const sqlite = new BetterSqlite3(file);
   // WAL lets the CLI and the server share the file; busy_timeout makes a writer wait for another process's
   // transaction instead of failing at once.
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('busy_timeout = 5000');
-  sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('synchronous = NORMAL');
-  await runMigrations({
-    kind: 'sqlite',
-    exec: async (sql) => {
-      sqlite.exec(sql);
-    },
-    // IMMEDIATE takes the write lock up front, so two processes starting at once apply migrations in turn.
-    transaction: async (fn) => {
-      sqlite.exec('BEGIN IMMEDIATE');
-      try {
-        await fn();
-        sqlite.exec('COMMIT');
-      } catch (err) {
-        sqlite.exec('ROLLBACK');
-        throw err;
-      }
-    },
-    appliedNames: async () =>
-      (sqlite.prepare('SELECT name FROM patron_migrations').all() as { name: string }[]).map((r) => r.name),
-  });
+  try {
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma('foreign_keys = ON');
+    sqlite.pragma('synchronous = NORMAL');
+    runMigrationsSync(sqlite);
+  } catch (err) {
+    sqlite.close();
+    throw err;
+  }
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
   return {
     kind: 'sqlite',
@@ -82,31 +69,37 @@ async function openPostgres(url: string, poolSize: number, schema: string | unde
   });
   // An idle client that loses its connection emits 'error' on the pool; without a listener that kills the process.
   pool.on('error', () => {});
-  const client = await pool.connect();
   try {
-    if (schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema.replace(/"/g, '')}"`);
-    await runMigrations({
-      kind: 'postgres',
-      exec: async (sql) => {
-        await client.query(sql);
-      },
-      transaction: async (fn) => {
-        await client.query('BEGIN');
-        try {
-          // Serialises concurrent start-ups of several service processes on one database.
-          await client.query('SELECT pg_advisory_xact_lock(7243001)');
-          await fn();
-          await client.query('COMMIT');
-        } catch (err) {
-          await client.query('ROLLBACK');
-          throw err;
-        }
-      },
-      appliedNames: async () =>
-        (await client.query<{ name: string }>('SELECT name FROM patron_migrations')).rows.map((r) => r.name),
-    });
-  } finally {
-    client.release();
+    const client = await pool.connect();
+    try {
+      await runMigrations({
+        kind: 'postgres',
+        exec: async (sql) => {
+          await client.query(sql);
+        },
+        transaction: async (fn) => {
+          await client.query('BEGIN');
+          try {
+            // Serialises concurrent start-ups of several service processes on one database; the schema is
+            // created under the lock too (CREATE SCHEMA IF NOT EXISTS is not safe to run concurrently).
+            await client.query('SELECT pg_advisory_xact_lock(7243001)');
+            if (schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema.replace(/"/g, '')}"`);
+            await fn();
+            await client.query('COMMIT');
+          } catch (err) {
+            await client.query('ROLLBACK');
+            throw err;
+          }
+        },
+        appliedNames: async () =>
+          (await client.query<{ name: string }>('SELECT name FROM patron_migrations')).rows.map((r) => r.name),
+      });
+    } finally {
+      client.release();
+    }
+  } catch (err) {
+    await pool.end();
+    throw err;
   }
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {

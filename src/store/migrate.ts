@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type BetterSqlite3 from 'better-sqlite3';
 
 /**
  * Plain-SQL migrations shared by SQLite and PostgreSQL: every `NNNN_name.sql` file in ./migrations, applied in
@@ -14,6 +15,10 @@ export interface MigrationTarget {
 }
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+const CREATE_LEDGER =
+  'CREATE TABLE IF NOT EXISTS patron_migrations (name TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)';
+const recordSql = (name: string) =>
+  `INSERT INTO patron_migrations (name, applied_at) VALUES ('${name}', ${Date.now()})`;
 
 export function listMigrations(dir: string = MIGRATIONS_DIR): { name: string; sql: string }[] {
   return fs
@@ -27,16 +32,37 @@ export async function runMigrations(target: MigrationTarget): Promise<string[]> 
   const migrations = listMigrations();
   const applied: string[] = [];
   await target.transaction(async () => {
-    await target.exec(
-      'CREATE TABLE IF NOT EXISTS patron_migrations (name TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)',
-    );
+    await target.exec(CREATE_LEDGER);
     const done = new Set(await target.appliedNames());
     for (const m of migrations) {
       if (done.has(m.name)) continue;
       await target.exec(m.sql);
-      await target.exec(`INSERT INTO patron_migrations (name, applied_at) VALUES ('${m.name}', ${Date.now()})`);
+      await target.exec(recordSql(m.name));
       applied.push(m.name);
     }
   });
   return applied;
+}
+
+/**
+ * The SQLite variant, fully synchronous: no `await` while the write lock is held, so several opens of one
+ * file in one process cannot wait on each other (better-sqlite3's busy wait would block the event loop).
+ * IMMEDIATE takes the write lock up front, so separate processes starting together apply them in turn.
+ */
+export function runMigrationsSync(sqlite: BetterSqlite3.Database): string[] {
+  const migrations = listMigrations();
+  return sqlite
+    .transaction(() => {
+      sqlite.exec(CREATE_LEDGER);
+      const done = new Set(sqlite.prepare('SELECT name FROM patron_migrations').pluck().all() as string[]);
+      const applied: string[] = [];
+      for (const m of migrations) {
+        if (done.has(m.name)) continue;
+        sqlite.exec(m.sql);
+        sqlite.exec(recordSql(m.name));
+        applied.push(m.name);
+      }
+      return applied;
+    })
+    .immediate();
 }

@@ -1,0 +1,182 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { ConfigError, loadConfig } from './config.js';
+
+const KEY = 'ab'.repeat(32);
+
+/** Runs loadConfig and returns the ConfigError it throws; fails when it throws something else or nothing. */
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `expected a ConfigError, got ${String(err)}`);
+    assert.equal(err.name, 'ConfigError');
+    return err;
+  }
+  assert.fail(`expected loadConfig(${JSON.stringify(env)}) to throw a ConfigError`);
+}
+
+describe('loadConfig defaults', () => {
+  test('an empty environment gives the embedded development defaults', () => {
+    const c = loadConfig({});
+    const dataDir = path.resolve('./data');
+    assert.equal(c.port, 3000);
+    assert.equal(c.host, '127.0.0.1');
+    assert.equal(c.dataDir, dataDir);
+    assert.ok(path.isAbsolute(c.dataDir));
+    assert.deepEqual(c.storage, { kind: 'sqlite', file: path.join(dataDir, 'patron.sqlite') });
+    assert.equal(c.production, false);
+    assert.equal(c.masterKeyHex, undefined);
+    assert.equal(c.publicUrl, undefined);
+    assert.equal(c.cacheTtlMs, 2000);
+    assert.equal(c.maxWebhooksPerDapp, 10);
+    assert.equal(c.demo, true);
+    assert.equal(c.allowPrivateWebhookUrls, true);
+    assert.equal(c.logLevel, 'info');
+    assert.equal(c.bodyLimitBytes, 64 * 1024);
+  });
+
+  test('PATRON_DATA_DIR moves the data directory and the SQLite file with it', () => {
+    const c = loadConfig({ PATRON_DATA_DIR: 'some/where' });
+    assert.equal(c.dataDir, path.resolve('some/where'));
+    assert.deepEqual(c.storage, { kind: 'sqlite', file: path.join(path.resolve('some/where'), 'patron.sqlite') });
+  });
+
+  test('explicit values override the defaults', () => {
+    const c = loadConfig({
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      PATRON_CACHE_TTL_MS: '0',
+      PATRON_MAX_WEBHOOKS_PER_DAPP: '3',
+      LOG_LEVEL: 'debug',
+      PATRON_PUBLIC_URL: 'https://patron.example.com',
+    });
+    assert.equal(c.port, 8080);
+    assert.equal(c.host, '0.0.0.0');
+    assert.equal(c.cacheTtlMs, 0);
+    assert.equal(c.maxWebhooksPerDapp, 3);
+    assert.equal(c.logLevel, 'debug');
+    assert.equal(c.publicUrl, 'https://patron.example.com');
+  });
+
+  test('the result is frozen', () => {
+    const c = loadConfig({});
+    assert.ok(Object.isFrozen(c));
+    assert.throws(() => {
+      (c as { port: number }).port = 1;
+    }, TypeError);
+    assert.equal(c.port, 3000);
+  });
+});
+
+describe('loadConfig storage', () => {
+  test('DATABASE_URL selects PostgreSQL with a default pool of 10 and turns the demo off', () => {
+    const c = loadConfig({ DATABASE_URL: 'postgres://patron@db.example.com:5432/patron' });
+    assert.deepEqual(c.storage, {
+      kind: 'postgres',
+      url: 'postgres://patron@db.example.com:5432/patron',
+      poolSize: 10,
+    });
+    assert.equal(c.demo, false);
+    assert.equal(c.production, false);
+  });
+
+  test('postgresql:// is accepted and PATRON_DB_POOL_SIZE sets the pool', () => {
+    const c = loadConfig({ DATABASE_URL: 'postgresql://db/patron', PATRON_DB_POOL_SIZE: '25' });
+    assert.deepEqual(c.storage, { kind: 'postgres', url: 'postgresql://db/patron', poolSize: 25 });
+  });
+
+  test('an empty DATABASE_URL means SQLite', () => {
+    assert.equal(loadConfig({ DATABASE_URL: '' }).storage.kind, 'sqlite');
+  });
+});
+
+describe('loadConfig production mode', () => {
+  const missingKey = 'PATRON_MASTER_KEY is required in production mode (32 bytes as 64 hex characters)';
+
+  for (const env of [{ NODE_ENV: 'production' }, { PATRON_PRODUCTION: 'true' }]) {
+    const label = Object.entries(env)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ');
+
+    test(`${label} without PATRON_MASTER_KEY is a ConfigError naming it`, () => {
+      const err = configError(env);
+      assert.deepEqual(err.problems, [missingKey]);
+      assert.match(err.message, /PATRON_MASTER_KEY/);
+    });
+
+    test(`${label} with PATRON_MASTER_KEY is production: no private webhooks, no demo`, () => {
+      const c = loadConfig({ ...env, PATRON_MASTER_KEY: KEY });
+      assert.equal(c.production, true);
+      assert.equal(c.masterKeyHex, KEY);
+      assert.equal(c.allowPrivateWebhookUrls, false);
+      assert.equal(c.demo, false);
+    });
+  }
+
+  test('a 0x prefix on PATRON_MASTER_KEY is stripped', () => {
+    assert.equal(loadConfig({ NODE_ENV: 'production', PATRON_MASTER_KEY: `0x${KEY}` }).masterKeyHex, KEY);
+  });
+
+  test('PATRON_PRODUCTION=false overrides NODE_ENV=production', () => {
+    const c = loadConfig({ NODE_ENV: 'production', PATRON_PRODUCTION: 'false' });
+    assert.equal(c.production, false);
+    assert.equal(c.allowPrivateWebhookUrls, true);
+  });
+
+  test('other NODE_ENV values are not production', () => {
+    assert.equal(loadConfig({ NODE_ENV: 'development' }).production, false);
+    assert.equal(loadConfig({ NODE_ENV: 'test' }).production, false);
+  });
+});
+
+describe('loadConfig rejects bad values with a message naming the variable', () => {
+  const cases: [Record<string, string>, string][] = [
+    [{ PORT: 'abc' }, 'PORT must be an integer from 0 to 65535, got "abc"'],
+    [{ PORT: '70000' }, 'PORT must be an integer from 0 to 65535, got "70000"'],
+    [{ PORT: '-1' }, 'PORT must be an integer from 0 to 65535, got "-1"'],
+    [{ PORT: '1e3' }, 'PORT must be an integer from 0 to 65535, got "1e3"'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL must be a postgres:// or postgresql:// URL'],
+    [{ PATRON_MASTER_KEY: 'short' }, 'PATRON_MASTER_KEY must be 32 bytes as 64 hex characters'],
+    [{ PATRON_MASTER_KEY: 'zz'.repeat(32) }, 'PATRON_MASTER_KEY must be 32 bytes as 64 hex characters'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'],
+    [{ PATRON_PRODUCTION: 'maybe' }, 'PATRON_PRODUCTION must be one of true, false, 1, 0, yes, no'],
+    [{ PATRON_CACHE_TTL_MS: '60001' }, 'PATRON_CACHE_TTL_MS must be an integer from 0 to 60000, got "60001"'],
+    [{ PATRON_MAX_WEBHOOKS_PER_DAPP: '0' }, 'PATRON_MAX_WEBHOOKS_PER_DAPP must be an integer from 1 to 1000, got "0"'],
+    [{ PATRON_PUBLIC_URL: 'not a url' }, 'PATRON_PUBLIC_URL must be an absolute URL'],
+  ];
+  for (const [env, problem] of cases) {
+    test(JSON.stringify(env), () => {
+      const err = configError(env);
+      assert.deepEqual(err.problems, [problem]);
+      assert.equal(err.message, `Invalid configuration:\n  - ${problem}`);
+    });
+  }
+
+  test('several bad values are all reported at once', () => {
+    const err = configError({
+      PORT: 'abc',
+      DATABASE_URL: 'mysql://x',
+      PATRON_MASTER_KEY: 'short',
+      LOG_LEVEL: 'loud',
+      PATRON_PRODUCTION: 'maybe',
+    });
+    assert.deepEqual([...err.problems].sort(), [
+      'DATABASE_URL must be a postgres:// or postgresql:// URL',
+      'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
+      'PATRON_MASTER_KEY must be 32 bytes as 64 hex characters',
+      'PATRON_PRODUCTION must be one of true, false, 1, 0, yes, no',
+      'PORT must be an integer from 0 to 65535, got "abc"',
+    ]);
+    for (const p of err.problems) assert.ok(err.message.includes(`  - ${p}`), `message lists "${p}"`);
+  });
+
+  test('a missing production master key is reported together with bad values', {}, () => {
+    const err = configError({ NODE_ENV: 'production', PORT: 'abc' });
+    assert.deepEqual([...err.problems].sort(), [
+      'PATRON_MASTER_KEY is required in production mode (32 bytes as 64 hex characters)',
+      'PORT must be an integer from 0 to 65535, got "abc"',
+    ]);
+  });
+});
