@@ -19,6 +19,12 @@ export function createApp(deps: Deps): FastifyInstance {
     bodyLimit,
     genReqId: () => randomUUID(),
     routerOptions: { ignoreTrailingSlash: true },
+    // Errors raised before routing (a malformed percent-encoding in the URL) get the same envelope.
+    frameworkErrors: (err, _req, reply) => {
+      const h =
+        err.code === 'FST_ERR_BAD_URL' ? { statusCode: 400, message: 'Malformed URL' } : toHttpError(err, bodyLimit);
+      return sendError(reply, h.statusCode, h.message);
+    },
   });
 
   registerJsonBodyParser(app, bodyLimit);

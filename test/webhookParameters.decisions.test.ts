@@ -290,3 +290,43 @@ describe('malformed requests get a clear 4xx in the same shape', () => {
     assert.equal(res.json().statusCode, 404);
   });
 });
+
+describe('ids and URLs PostgreSQL could not store are refused like any other bad input', () => {
+  test('a NUL byte in webhookId is "Webhook not found" on Get, Update and Delete', async () => {
+    const id = 'a\u0000b';
+    const get = await ctx.app.inject({
+      method: 'GET',
+      url: `${WEBHOOK_PATH}?webhookId=a%00b`,
+      headers: webhookHeaders(tenant),
+    });
+    const patch = await ctx.app.inject({
+      method: 'PATCH',
+      url: WEBHOOK_PATH,
+      headers: webhookHeaders(tenant),
+      payload: { webhookId: id, active: true },
+    });
+    const del = await ctx.app.inject({
+      method: 'DELETE',
+      url: WEBHOOK_PATH,
+      headers: webhookHeaders(tenant),
+      payload: { webhookId: id },
+    });
+    for (const res of [get, patch, del]) {
+      assert.equal(res.statusCode, 404);
+      assert.deepEqual(res.json(), { statusCode: 404, message: 'Webhook not found' });
+    }
+  });
+
+  for (const url of [
+    'http://127.0.0.1/a\u0000b',
+    'http://127.0.0.1/a b',
+    'http://127.0.0.1/\n',
+    ' http://127.0.0.1/',
+  ]) {
+    test(`webhookUrl ${JSON.stringify(url)} → 400`, async () => {
+      const res = await create({ webhookUrl: url, requestType: 'POST' });
+      assert.equal(res.statusCode, 400);
+      assert.deepEqual(res.json(), { statusCode: 400, message: 'webhookUrl must be an absolute http or https URL' });
+    });
+  }
+});

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createTtlCache } from '../cache/ttlCache.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/PatronError.js';
 import { parseInput } from '../errors/parseInput.js';
-import type { Account, AuthTokenRecord, DappRecord } from '../store/records.js';
+import { type Account, type AuthTokenRecord, type DappRecord, isRecordId } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { generateApiKey, generateAuthToken, hashSecret, looksLikeApiKey, looksLikeAuthToken } from './credentials.js';
 import { chainIdsSchema, dappNameSchema, emailSchema, tokenNameSchema } from './schemas.js';
@@ -60,7 +60,8 @@ export function createAccountService(deps: AccountServiceDeps) {
 
     /** Finds an account by id or email. */
     async findAccount(ref: string): Promise<Account | undefined> {
-      return ref.includes('@') ? store.accounts.findByEmail(ref.trim().toLowerCase()) : store.accounts.findById(ref);
+      if (ref.includes('@')) return store.accounts.findByEmail(ref.trim().toLowerCase());
+      return isRecordId(ref) ? store.accounts.findById(ref) : undefined;
     },
 
     listAccounts: () => store.accounts.list(),
@@ -88,7 +89,7 @@ export function createAccountService(deps: AccountServiceDeps) {
     listTokens: (accountId: string) => store.accounts.listTokens(accountId),
 
     async revokeToken(input: { accountId: string; tokenId: string }): Promise<void> {
-      const ok = await store.accounts.revokeToken({ ...input, now: now() });
+      const ok = isRecordId(input.tokenId) && (await store.accounts.revokeToken({ ...input, now: now() }));
       if (!ok) throw new NotFoundError('Auth token not found');
       // Token cache keys are hashes we cannot derive from an id; revocations are rare, so drop them all.
       tokenCache.clear();
@@ -141,7 +142,7 @@ export function createAccountService(deps: AccountServiceDeps) {
     },
 
     async getDapp(input: { accountId: string; dappId: string }): Promise<OwnedDapp> {
-      const dapp = await store.dapps.findById(input.dappId);
+      const dapp = isRecordId(input.dappId) ? await store.dapps.findById(input.dappId) : undefined;
       // Another account's dApp is reported exactly like a missing one.
       if (dapp === undefined || dapp.accountId !== input.accountId) throw new NotFoundError('dApp not found');
       return withApiKey(dapp);
@@ -156,6 +157,7 @@ export function createAccountService(deps: AccountServiceDeps) {
       const name = input.name === undefined ? undefined : parseInput(dappNameSchema, input.name);
       const chainIds = input.chainIds === undefined ? undefined : parseInput(chainIdsSchema, input.chainIds);
       if (name === undefined && chainIds === undefined) throw new ValidationError('give name or chainIds to change');
+      if (!isRecordId(input.dappId)) throw new NotFoundError('dApp not found');
       const updated = await store.dapps.update({
         accountId: input.accountId,
         dappId: input.dappId,
@@ -170,6 +172,7 @@ export function createAccountService(deps: AccountServiceDeps) {
 
     /** Replaces the dApp's API key; the old key stops working at once here and within the cache TTL elsewhere. */
     async rotateApiKey(input: { accountId: string; dappId: string }): Promise<OwnedDapp> {
+      if (!isRecordId(input.dappId)) throw new NotFoundError('dApp not found');
       const key = generateApiKey();
       const updated = await store.dapps.replaceApiKey({
         ...input,

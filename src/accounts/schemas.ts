@@ -1,16 +1,23 @@
 import { z } from 'zod';
 
 /** Input schemas of account, token and dApp management, shared by the REST API and the CLI. */
+
+/** C0 controls and DEL: refused in stored text (PostgreSQL cannot store NUL; terminals misrender the rest). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
+export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
+
 export const emailSchema = z
   .string({ error: 'email must be a string' })
   .trim()
   .toLowerCase()
   .max(254, { error: 'email must be at most 254 characters' })
-  .regex(/^[^\s@]+@[^\s@]+$/, { error: 'email must be an email address' });
+  .regex(/^[^\s@]+@[^\s@]+$/, { error: 'email must be an email address' })
+  .refine((v) => !CONTROL_CHARACTERS.test(v), { error: 'email must be an email address' });
 
 export const tokenNameSchema = z
   .string({ error: 'name must be a string' })
   .trim()
+  .refine((v) => !CONTROL_CHARACTERS.test(v), { error: 'name must not contain control characters' })
   .min(1, { error: 'name must not be empty' })
   .max(100, { error: 'name must be at most 100 characters' });
 

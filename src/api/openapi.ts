@@ -42,8 +42,8 @@ const errorResponse = (description: string) => ({
   content: { 'application/json': { schema: envelope() } },
 });
 
-const body = (schema: z.ZodType) => ({
-  required: true,
+const body = (schema: z.ZodType, required = true) => ({
+  required,
   content: { 'application/json': { schema: json(schema, 'input') } },
 });
 
@@ -51,6 +51,8 @@ const webhookHeaders = [
   { name: 'authToken', in: 'header', required: true, schema: { type: 'string' } },
   { name: 'apiKey', in: 'header', required: true, schema: { type: 'string' } },
 ];
+
+const dappIdParameter = { name: 'dappId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
 
 const commonErrors = {
   '400': errorResponse('Invalid body or parameters; the message says which'),
@@ -86,7 +88,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           summary: 'One webhook by webhookId, or all webhooks of the dApp without it',
           parameters: [
             ...webhookHeaders,
-            { name: 'webhookId', in: 'query', required: false, schema: json(getWebhookQuery, 'input') },
+            { name: 'webhookId', in: 'query', required: false, schema: json(getWebhookQuery.shape.webhookId, 'input') },
           ],
           responses: {
             '200': ok('Webhook list fetched', z.array(webhookView)),
@@ -123,7 +125,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         post: {
           summary: 'Create an auth token (the token is in this response only)',
           security: bearer,
-          requestBody: body(createTokenInput),
+          requestBody: body(createTokenInput, false),
           responses: { '200': ok('Auth token created', tokenView.extend({ authToken: z.string() })), ...commonErrors },
         },
       },
@@ -152,11 +154,13 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         get: {
           summary: 'One dApp',
           security: bearer,
+          parameters: [dappIdParameter],
           responses: { '200': ok('dApp fetched', dappView), '404': errorResponse('dApp not found'), ...commonErrors },
         },
         patch: {
           summary: 'Rename a dApp or change its chains',
           security: bearer,
+          parameters: [dappIdParameter],
           requestBody: body(updateDappInput),
           responses: { '200': ok('dApp updated', dappView), '404': errorResponse('dApp not found'), ...commonErrors },
         },
@@ -165,6 +169,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         post: {
           summary: 'Replace the API key',
           security: bearer,
+          parameters: [dappIdParameter],
           responses: {
             '200': ok('API key rotated', dappView),
             '404': errorResponse('dApp not found'),

@@ -1,4 +1,12 @@
 /** Domain records as the repositories return them (camelCase, booleans, parsed JSON). */
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Every record id is a UUID. Anything else cannot name a record, so lookups answer "not found" without a
+ * query (and text PostgreSQL would refuse, such as a NUL byte, never reaches it).
+ */
+export const isRecordId = (id: string): boolean => UUID.test(id);
 export interface Account {
   readonly id: string;
   readonly email: string;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createTtlCache } from '../cache/ttlCache.js';
 import { LimitExceededError, NotFoundError } from '../errors/PatronError.js';
-import type { WebhookRecord, WebhookRequestType } from '../store/records.js';
+import { isRecordId, type WebhookRecord, type WebhookRequestType } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import type { WebhookUrlPolicy } from './webhookUrlPolicy.js';
 
@@ -49,19 +49,20 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     /** One webhook of the dApp when `webhookId` is given (404 if it is not the dApp's), else all of them. */
     async list(input: { dappId: string; webhookId?: string }): Promise<WebhookRecord[]> {
       if (input.webhookId === undefined) return store.webhooks.listByDapp(input.dappId);
+      if (!isRecordId(input.webhookId)) throw new NotFoundError(WEBHOOK_NOT_FOUND);
       const one = await store.webhooks.findInDapp({ dappId: input.dappId, webhookId: input.webhookId });
       if (one === undefined) throw new NotFoundError(WEBHOOK_NOT_FOUND);
       return [one];
     },
 
     async setActive(input: { dappId: string; webhookId: string; active: boolean }): Promise<void> {
-      const ok = await store.webhooks.setActive({ ...input, now: now() });
+      const ok = isRecordId(input.webhookId) && (await store.webhooks.setActive({ ...input, now: now() }));
       if (!ok) throw new NotFoundError(WEBHOOK_NOT_FOUND);
       activeCache.delete(input.dappId);
     },
 
     async delete(input: { dappId: string; webhookId: string }): Promise<void> {
-      const ok = await store.webhooks.delete(input);
+      const ok = isRecordId(input.webhookId) && (await store.webhooks.delete(input));
       if (!ok) throw new NotFoundError(WEBHOOK_NOT_FOUND);
       activeCache.delete(input.dappId);
     },

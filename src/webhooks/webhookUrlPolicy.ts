@@ -35,7 +35,9 @@ export function createWebhookUrlPolicy(args: { allowPrivate: boolean; resolve: H
       if (raw.length > MAX_WEBHOOK_URL_LENGTH) {
         throw new ValidationError(`webhookUrl must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
       }
-      const url = URL.canParse(raw) ? new URL(raw) : undefined;
+      // Stored as sent, so nothing the URL parser would silently strip or escape may be in it.
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
+      const url = URL.canParse(raw) && !/[\s\u0000-\u001f\u007f]/.test(raw) ? new URL(raw) : undefined;
       if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
         throw new ValidationError('webhookUrl must be an absolute http or https URL');
       }
