@@ -20,6 +20,7 @@ import {
   WEBHOOK_PATH,
   webhookHeaders,
 } from './helpers/testContext.js';
+import { accountWire, createdTokenWire, dappWire, tokenWire } from './helpers/wireSchemas.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Helpers
@@ -33,28 +34,8 @@ const envelopeSchema = z.strictObject({
 });
 type Envelope = z.infer<typeof envelopeSchema>;
 
-const isoDate = z.iso.datetime();
-
-const accountSchema = z.strictObject({ accountId: z.uuid(), email: z.string(), createdAt: isoDate });
-const tokenSchema = z.strictObject({
-  tokenId: z.uuid(),
-  name: z.string(),
-  prefix: z.string().length(12),
-  createdAt: isoDate,
-  lastUsedAt: isoDate.nullable(),
-  revokedAt: isoDate.nullable(),
-});
-const createdTokenSchema = tokenSchema.extend({ authToken: z.string().regex(/^pat\.[0-9A-Za-z]{43}$/) });
-const dappSchema = z.strictObject({
-  dappId: z.uuid(),
-  name: z.string(),
-  chainIds: z.array(z.number().int().positive()),
-  apiKey: z.string().regex(/^pk\.[0-9A-Za-z]{33}$/),
-  createdAt: isoDate,
-  updatedAt: isoDate,
-});
-type TokenView = z.infer<typeof tokenSchema>;
-type DappView = z.infer<typeof dappSchema>;
+type TokenView = z.infer<typeof tokenWire>;
+type DappView = z.infer<typeof dappWire>;
 
 /** Anything that looks like a stack frame, a source path or a serialised Error. */
 const STACK_TRACE = /\n\s*at\s|\bat .+:\d+:\d+|file:\/\/|\/work\/|node_modules|\.[cm]?[jt]s:\d+|"stack"/;
@@ -128,11 +109,11 @@ async function pollUntil<T>(what: string, fn: () => Promise<T | undefined>, time
 }
 
 async function listTokens(app: FastifyInstance, auth: Auth): Promise<TokenView[]> {
-  return okData(await call(app, 'GET', '/api/admin/tokens', { auth }), 'Auth tokens fetched', z.array(tokenSchema));
+  return okData(await call(app, 'GET', '/api/admin/tokens', { auth }), 'Auth tokens fetched', z.array(tokenWire));
 }
 
 async function listDapps(app: FastifyInstance, auth: Auth): Promise<DappView[]> {
-  return okData(await call(app, 'GET', '/api/admin/dapps', { auth }), 'dApps fetched', z.array(dappSchema));
+  return okData(await call(app, 'GET', '/api/admin/dapps', { auth }), 'dApps fetched', z.array(dappWire));
 }
 
 async function webhookList(app: FastifyInstance, creds: Pick<Tenant, 'authToken' | 'apiKey'>): Promise<Res> {
@@ -178,7 +159,7 @@ describe('admin API: happy paths', () => {
     const created = okData(
       await call(ctx.app, 'POST', '/api/admin/tokens', { auth: bearer(t), body: { name: '  ci deploy  ' } }),
       'Auth token created',
-      createdTokenSchema,
+      createdTokenWire,
     );
     assert.equal(created.name, 'ci deploy');
     assert.equal(created.prefix, created.authToken.slice(0, 12));
@@ -197,7 +178,7 @@ describe('admin API: happy paths', () => {
     const account = okData(
       await call(ctx.app, 'GET', '/api/admin/account', { auth: { bearer: created.authToken } }),
       'Account fetched',
-      accountSchema,
+      accountWire,
     );
     assert.equal(account.accountId, t.accountId);
 
@@ -206,7 +187,7 @@ describe('admin API: happy paths', () => {
     assert.ok(!res.text.includes(created.authToken), 'list must not contain the new secret');
     assert.ok(!res.text.includes(t.authToken), 'list must not contain the caller secret');
     assert.doesNotMatch(res.text, /pat\.[0-9A-Za-z]{13,}/);
-    const tokens = okData(res, 'Auth tokens fetched', z.array(tokenSchema));
+    const tokens = okData(res, 'Auth tokens fetched', z.array(tokenWire));
     assert.deepEqual(
       // Listed in creation order; two rows made within one millisecond may swap, so compare sorted.
       tokens.map((x) => [x.name, x.prefix]).sort(),
@@ -225,12 +206,12 @@ describe('admin API: happy paths', () => {
     const a = okData(
       await call(ctx.app, 'POST', '/api/admin/tokens', { auth: bearer(t) }),
       'Auth token created',
-      createdTokenSchema,
+      createdTokenWire,
     );
     const b = okData(
       await call(ctx.app, 'POST', '/api/admin/tokens', { auth: bearer(t), body: {} }),
       'Auth token created',
-      createdTokenSchema,
+      createdTokenWire,
     );
     assert.equal(a.name, 'default');
     assert.equal(b.name, 'default');
@@ -243,7 +224,7 @@ describe('admin API: happy paths', () => {
     const victim = okData(
       await call(ctx.app, 'POST', '/api/admin/tokens', { auth: bearer(t), body: { name: 'to revoke' } }),
       'Auth token created',
-      createdTokenSchema,
+      createdTokenWire,
     );
     // Used once, so the token is in the authentication cache when it is revoked.
     assert.equal(
@@ -294,7 +275,7 @@ describe('admin API: happy paths', () => {
         body: { name: '  My dApp  ', chainIds: [137, 1, 137, 10, 1] },
       }),
       'dApp created',
-      dappSchema,
+      dappWire,
     );
     assert.equal(created.name, 'My dApp');
     assert.deepEqual(created.chainIds, [1, 10, 137]);
@@ -331,21 +312,21 @@ describe('admin API: happy paths', () => {
     const renamed = okData(
       await call(ctx.app, 'PATCH', url, { auth: bearer(t), body: { name: ' Renamed ' } }),
       'dApp updated',
-      dappSchema,
+      dappWire,
     );
     assert.deepEqual([renamed.name, renamed.chainIds, renamed.apiKey], ['Renamed', [31337], t.apiKey]);
 
     const rechained = okData(
       await call(ctx.app, 'PATCH', url, { auth: bearer(t), body: { chainIds: [10, 8453, 10] } }),
       'dApp updated',
-      dappSchema,
+      dappWire,
     );
     assert.deepEqual([rechained.name, rechained.chainIds], ['Renamed', [10, 8453]]);
 
     const both = okData(
       await call(ctx.app, 'PATCH', url, { auth: { authToken: t.authToken }, body: { name: 'Both', chainIds: [5] } }),
       'dApp updated',
-      dappSchema,
+      dappWire,
     );
     assert.deepEqual([both.name, both.chainIds, both.dappId, both.apiKey], ['Both', [5], t.dappId, t.apiKey]);
     assert.ok(Date.parse(both.updatedAt) >= Date.parse(both.createdAt));
@@ -367,7 +348,7 @@ describe('admin API: happy paths', () => {
     const rotated = okData(
       await call(ctx.app, 'POST', `/api/admin/dapps/${t.dappId}/rotate-key`, { auth: bearer(t) }),
       'API key rotated',
-      dappSchema,
+      dappWire,
     );
     assert.notEqual(rotated.apiKey, t.apiKey);
     assert.deepEqual([rotated.dappId, rotated.name, rotated.chainIds], [t.dappId, 'Test dApp', [31337]]);
@@ -385,7 +366,7 @@ describe('admin API: happy paths', () => {
     const fetched = okData(
       await call(ctx.app, 'GET', `/api/admin/dapps/${t.dappId}`, { auth: bearer(t) }),
       'dApp fetched',
-      dappSchema,
+      dappWire,
     );
     assert.equal(fetched.apiKey, rotated.apiKey);
   });
@@ -892,7 +873,7 @@ describe('admin API: security', () => {
     const aView = okData(
       await call(ctx.app, 'GET', `/api/admin/dapps/${a.dappId}`, { auth: bearer(a) }),
       'dApp fetched',
-      dappSchema,
+      dappWire,
     );
     assert.deepEqual([aView.name, aView.chainIds, aView.apiKey], ['Test dApp', [31337], a.apiKey]);
     // A's token with B's API key (and the reverse) is refused on the webhook API.

@@ -21,6 +21,7 @@ import {
   testConfig,
   WEBHOOK_PATH,
 } from './helpers/testContext.js';
+import { accountWire, createdTokenWire, dappWire, tokenWire } from './helpers/wireSchemas.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Helpers
@@ -88,33 +89,15 @@ async function cliError(store: Store, argv: readonly string[], message: string, 
   assert.equal(h.stderr, `patron: ${message}\n`, `${what}: stderr`);
 }
 
-const isoDate = z.iso.datetime();
-const accountView = z.strictObject({ accountId: z.uuid(), email: z.string(), createdAt: isoDate });
-const tokenView = z.strictObject({
-  tokenId: z.uuid(),
-  name: z.string(),
-  prefix: z.string().length(12),
-  createdAt: isoDate,
-  lastUsedAt: isoDate.nullable(),
-  revokedAt: isoDate.nullable(),
-});
-const dappView = z.strictObject({
-  dappId: z.uuid(),
-  name: z.string(),
-  chainIds: z.array(z.number().int().positive()),
-  apiKey: z.string().regex(/^pk\.[0-9A-Za-z]{33}$/),
-  createdAt: isoDate,
-  updatedAt: isoDate,
-});
-const accountOut = z.strictObject({ account: accountView });
-const accountsOut = z.strictObject({ accounts: z.array(accountView) });
+const accountOut = z.strictObject({ account: accountWire });
+const accountsOut = z.strictObject({ accounts: z.array(accountWire) });
 const tokenOut = z.strictObject({
-  token: tokenView.extend({ authToken: z.string().regex(/^pat\.[0-9A-Za-z]{43}$/) }),
+  token: createdTokenWire,
 });
-const tokensOut = z.strictObject({ tokens: z.array(tokenView) });
+const tokensOut = z.strictObject({ tokens: z.array(tokenWire) });
 const revokedOut = z.strictObject({ revoked: z.string() });
-const dappOut = z.strictObject({ dapp: dappView });
-const dappsOut = z.strictObject({ dapps: z.array(dappView) });
+const dappOut = z.strictObject({ dapp: dappWire });
+const dappsOut = z.strictObject({ dapps: z.array(dappWire) });
 
 const envelope = z.strictObject({ statusCode: z.number().int(), message: z.string(), data: z.unknown().optional() });
 
