@@ -14,10 +14,11 @@ export function createLogger(args: { level: string; destination?: pino.Destinati
         censor: '[redacted]',
       },
       serializers: {
-        req: (req: { method: string; url: string; id: string }) => ({
+        // Only method, URL (with the API key cut off) and id: headers carry credentials and are never logged.
+        req: (req: { method?: unknown; url?: unknown; id?: unknown }) => ({
           id: req.id,
           method: req.method,
-          url: redactUrl(req.url),
+          url: typeof req.url === 'string' ? redactUrl(req.url) : undefined,
         }),
         err: pino.stdSerializers.err,
       },
