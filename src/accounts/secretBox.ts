@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
+import { ensureSecretFile } from '../config/ensureSecretFile.js';
 
 /**
  * Authenticated encryption (AES-256-GCM) of secrets that must be readable again (API keys to show the owner,
@@ -42,21 +42,7 @@ export function createSecretBox(key: Buffer): SecretBox {
 export function loadMasterKey(args: { masterKeyHex: string | undefined; dataDir: string }): Buffer {
   if (args.masterKeyHex !== undefined) return Buffer.from(args.masterKeyHex, 'hex');
   const file = path.join(args.dataDir, 'master.key');
-  fs.mkdirSync(args.dataDir, { recursive: true, mode: 0o700 });
-  if (!fs.existsSync(file)) {
-    // Write a temporary file, then hard-link it into place: link() fails if the key exists, so two processes
-    // starting together agree on one key and neither can read a half-written file.
-    const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
-    fs.writeFileSync(tmp, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600 });
-    try {
-      fs.linkSync(tmp, file);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    } finally {
-      fs.unlinkSync(tmp);
-    }
-  }
-  const hex = fs.readFileSync(file, 'utf8').trim();
+  const hex = ensureSecretFile(file, () => randomBytes(32).toString('hex'));
   if (!/^[0-9a-f]{64}$/i.test(hex)) throw new Error(`${file} does not hold a 32-byte hex key`);
   return Buffer.from(hex, 'hex');
 }
