@@ -23,6 +23,11 @@ const STATUS_BY_CODE: Record<PatronErrorCode, number> = {
   UNSUPPORTED_MEDIA_TYPE: 415,
   UNAVAILABLE: 503,
   INTERNAL: 500,
+  SPONSORSHIP_DENIED: 403,
+  WEBHOOK_FAILED: 502,
+  SIMULATION_FAILED: 400,
+  UNSUPPORTED: 400,
+  CHAIN_NOT_SERVED: 400,
 };
 
 export function sendOk(reply: FastifyReply, message: string, data?: unknown): FastifyReply {

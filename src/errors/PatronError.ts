@@ -13,7 +13,17 @@ export type PatronErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'UNAVAILABLE'
-  | 'INTERNAL';
+  | 'INTERNAL'
+  /** The dApp's webhook answered that this operation is not to be sponsored. */
+  | 'SPONSORSHIP_DENIED'
+  /** The dApp's webhook could not give a verdict (timeout, error status, malformed answer): fail closed. */
+  | 'WEBHOOK_FAILED'
+  /** Simulating the user operation on chain failed (validation or execution would revert). */
+  | 'SIMULATION_FAILED'
+  /** A well-formed request for something Patron does not do (a mode, an EntryPoint, a dialect). */
+  | 'UNSUPPORTED'
+  /** The dApp does not serve the chain, or the chain is not configured. */
+  | 'CHAIN_NOT_SERVED';
 
 export interface PatronErrorOptions {
   readonly details?: string;
@@ -81,6 +91,50 @@ export class ConflictError extends PatronError {
   override name = 'ConflictError' as const;
   constructor(message: string, options?: PatronErrorOptions) {
     super('CONFLICT', message, options);
+  }
+}
+
+export class SponsorshipDeniedError extends PatronError {
+  override name = 'SponsorshipDeniedError' as const;
+  constructor(message: string, options?: PatronErrorOptions) {
+    super('SPONSORSHIP_DENIED', message, options);
+  }
+}
+
+export class WebhookFailedError extends PatronError {
+  override name = 'WebhookFailedError' as const;
+  constructor(
+    message: string,
+    readonly reason: string,
+    options?: PatronErrorOptions,
+  ) {
+    super('WEBHOOK_FAILED', message, options);
+  }
+}
+
+export class SimulationFailedError extends PatronError {
+  override name = 'SimulationFailedError' as const;
+  constructor(
+    message: string,
+    /** The EntryPoint's reason (e.g. "AA23 reverted (or OOG)") or the decoded revert of the account's call. */
+    readonly reason: string,
+    options?: PatronErrorOptions,
+  ) {
+    super('SIMULATION_FAILED', message, options);
+  }
+}
+
+export class UnsupportedError extends PatronError {
+  override name = 'UnsupportedError' as const;
+  constructor(message: string, options?: PatronErrorOptions) {
+    super('UNSUPPORTED', message, options);
+  }
+}
+
+export class ChainNotServedError extends PatronError {
+  override name = 'ChainNotServedError' as const;
+  constructor(message: string, options?: PatronErrorOptions) {
+    super('CHAIN_NOT_SERVED', message, options);
   }
 }
 

@@ -1,0 +1,60 @@
+import type { FastifyInstance } from 'fastify';
+import type { AccountService } from '../accounts/accountService.js';
+import type { ChainRegistry } from '../chain/chainRegistry.js';
+import { ChainNotServedError, UnauthorizedError } from '../errors/PatronError.js';
+import type { SponsorshipService } from '../paymaster/sponsorshipService.js';
+import { handleJsonRpc } from '../rpc/handleJsonRpc.js';
+import { PAYMASTER_METHODS } from '../rpc/registry.js';
+import { RPC } from '../rpc/rpcErrors.js';
+import type { RpcContext } from '../rpc/rpcMethod.js';
+import { toHttpError } from './envelope.js';
+
+/** Larger than the REST limit: a user operation may carry a whole contract deployment in its initCode. */
+export const RPC_BODY_LIMIT = 512 * 1024;
+
+export interface PaymasterRpcDeps {
+  readonly accounts: AccountService;
+  readonly chains: ChainRegistry;
+  readonly sponsorship: SponsorshipService;
+}
+
+/**
+ * `POST /api/v1/{chainId}/{apiKey}`: the paymaster URL every EntryPoint v0.6 Biconomy SDK builds. The API key
+ * travels only in the path. Registered in its own Fastify scope, so its body parser (raw text, parsed by the
+ * JSON-RPC layer to answer -32700 itself) and its error shape (JSON-RPC, not the REST envelope) stay here.
+ */
+export function registerPaymasterRpcRoutes(app: FastifyInstance, deps: PaymasterRpcDeps): void {
+  void app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: RPC_BODY_LIMIT }, (_req, body, done) => done(null, body));
+    scope.setErrorHandler((err, req, reply) => {
+      const h = toHttpError(err, RPC_BODY_LIMIT);
+      if (h.internal) req.log.error({ err }, 'JSON-RPC transport failed');
+      const code = h.internal ? RPC.INTERNAL_ERROR : RPC.INVALID_REQUEST;
+      return reply.code(h.statusCode).send({ jsonrpc: '2.0', id: null, error: { code, message: h.message } });
+    });
+
+    scope.post<{ Params: { chainId: string; apiKey: string } }>('/api/v1/:chainId/:apiKey', async (req, reply) => {
+      const { chainId, apiKey } = req.params;
+      const out = await handleJsonRpc({
+        body: typeof req.body === 'string' ? req.body : '',
+        methods: PAYMASTER_METHODS,
+        context: () => resolveContext({ deps, chainIdText: chainId, apiKey }),
+        log: req.log,
+      });
+      if (out.body === undefined) return reply.code(204).send();
+      return reply.code(out.status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(out.body));
+    });
+  });
+}
+
+async function resolveContext(args: { deps: PaymasterRpcDeps; chainIdText: string; apiKey: string }): Promise<RpcContext> {
+  const dapp = await args.deps.accounts.resolveApiKey(args.apiKey);
+  if (dapp === undefined) throw new UnauthorizedError('Invalid API key: check the paymaster URL');
+  const chainId = /^\d{1,15}$/.test(args.chainIdText) ? Number(args.chainIdText) : undefined;
+  if (chainId === undefined) throw new ChainNotServedError(`"${args.chainIdText.slice(0, 20)}" is not a chain id`);
+  if (!dapp.chainIds.includes(chainId)) throw new ChainNotServedError(`This dApp does not serve chain ${chainId}`);
+  const chain = args.deps.chains.get(chainId);
+  if (chain === undefined) throw new ChainNotServedError(`Chain ${chainId} is not configured on this Patron`);
+  return { dapp, chain, sponsorship: args.deps.sponsorship };
+}

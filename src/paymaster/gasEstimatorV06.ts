@@ -1,0 +1,109 @@
+import { encodeAbiParameters, type Hex, hexToBytes } from 'viem';
+import type { ChainRuntime } from '../chain/chainRegistry.js';
+import { SimulationFailedError } from '../errors/PatronError.js';
+import type { UserOperationV06 } from './patronPaymasterV06.js';
+import { describeRevert, simulateHandleOpV06 } from './simulateV06.js';
+
+/**
+ * Gas limits for an EntryPoint v0.6 op, found by simulating it with a `paymasterAndData` of the final length
+ * (the signature's offset is part of the op's encoding). Margins, documented in the README:
+ * - preVerificationGas: the calldata formula every v0.6 bundler uses (below) + 5 %, and never less than the
+ *   caller's own value;
+ * - verificationGasLimit: 1.3 × the validation gas used + 10,000 (the first op also deploys the account);
+ * - callGasLimit: 1.2 × the execution gas used + 10,000 (the 63/64 rule and state changes between now and
+ *   inclusion).
+ * The simulation runs at a gas price of 1 wei, so the EntryPoint's `paid` is the gas used and the prefund it
+ * checks against the paymaster's deposit is negligible.
+ */
+export interface GasLimitsV06 {
+  readonly callGasLimit: bigint;
+  readonly verificationGasLimit: bigint;
+  readonly preVerificationGas: bigint;
+}
+
+/** Limits for the simulation itself: generous, and cheap at 1 wei. */
+const SIM_VERIFICATION_GAS = 3_000_000n;
+const SIM_CALL_GAS = 10_000_000n;
+
+/**
+ * A well-formed 65-byte ECDSA signature made by a throwaway key: accounts built on OpenZeppelin 4's ECDSA
+ * revert on malformed signatures instead of failing softly, which would abort the simulation.
+ */
+export const DUMMY_SIGNATURE: Hex =
+  '0xfffffffffffffffffffffffffffffff0000000000000000000000000000000007aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1c';
+
+export async function estimateGasV06(args: {
+  chain: ChainRuntime;
+  userOp: UserOperationV06;
+  /** The caller's preVerificationGas, if any: the result is never lower. */
+  callerPreVerificationGas?: bigint;
+}): Promise<GasLimitsV06> {
+  const signature = hexToBytes(args.userOp.signature).length === 65 ? args.userOp.signature : DUMMY_SIGNATURE;
+  const base: UserOperationV06 = { ...args.userOp, signature };
+  const preVerificationGas = maxBig(
+    (calldataGasV06(base) * 105n + 99n) / 100n,
+    args.callerPreVerificationGas ?? 0n,
+  );
+  const stub: UserOperationV06 = {
+    ...base,
+    preVerificationGas,
+    verificationGasLimit: SIM_VERIFICATION_GAS,
+    callGasLimit: SIM_CALL_GAS,
+    maxFeePerGas: 1n,
+    maxPriorityFeePerGas: 1n,
+  };
+  // Two simulations in parallel: one measures gas; one runs the account's call data as the `target` (with
+  // the op's own call data emptied), because only the target's success and revert data are reported.
+  const [measured, probe] = await Promise.all([
+    simulateHandleOpV06({ chain: args.chain, userOp: stub }),
+    stub.callData === '0x'
+      ? undefined
+      : simulateHandleOpV06({ chain: args.chain, userOp: { ...stub, callData: '0x' }, target: stub.sender, targetCallData: stub.callData }),
+  ]);
+  if (probe !== undefined && !probe.targetSuccess) {
+    const reason = `execution reverted: ${describeRevert(probe.targetResult)}`;
+    throw new SimulationFailedError(`Simulation failed: the account's call ${reason}`, reason);
+  }
+  const verificationUsed = measured.preOpGas - preVerificationGas;
+  const executionUsed = measured.paid - measured.preOpGas;
+  return {
+    preVerificationGas,
+    verificationGasLimit: (verificationUsed * 13n + 9n) / 10n + 10_000n,
+    callGasLimit: (executionUsed * 12n + 9n) / 10n + 10_000n,
+  };
+}
+
+const maxBig = (a: bigint, b: bigint) => (a > b ? a : b);
+
+const userOpTupleV06 = [
+  {
+    type: 'tuple',
+    components: [
+      { name: 'sender', type: 'address' },
+      { name: 'nonce', type: 'uint256' },
+      { name: 'initCode', type: 'bytes' },
+      { name: 'callData', type: 'bytes' },
+      { name: 'callGasLimit', type: 'uint256' },
+      { name: 'verificationGasLimit', type: 'uint256' },
+      { name: 'preVerificationGas', type: 'uint256' },
+      { name: 'maxFeePerGas', type: 'uint256' },
+      { name: 'maxPriorityFeePerGas', type: 'uint256' },
+      { name: 'paymasterAndData', type: 'bytes' },
+      { name: 'signature', type: 'bytes' },
+    ],
+  },
+] as const;
+
+/**
+ * The v0.6 reference formula (eth-infinitism bundler `calcPreVerificationGas`): 21,000 per bundle (one op),
+ * 18,300 per op, 4 per 32-byte word of the packed op, and its calldata bytes at 4 (zero) / 16 (non-zero).
+ * Gas fields are packed at their real size (a non-zero placeholder) so the count does not depend on them.
+ */
+export function calldataGasV06(op: UserOperationV06): bigint {
+  const filled = { ...op, callGasLimit: 0xffffffn, verificationGasLimit: 0xffffffn, preVerificationGas: 0xffffffn };
+  const packed = hexToBytes(encodeAbiParameters(userOpTupleV06, [filled])).subarray(32);
+  let cost = 0n;
+  for (const b of packed) cost += b === 0 ? 4n : 16n;
+  const words = BigInt(Math.ceil(packed.length / 32));
+  return cost + 21_000n + 18_300n + 4n * words;
+}

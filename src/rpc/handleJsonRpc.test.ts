@@ -1,0 +1,184 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { z } from 'zod';
+import { SponsorshipDeniedError, UnauthorizedError, UnavailableError } from '../errors/PatronError.js';
+import { handleJsonRpc, MAX_BATCH } from './handleJsonRpc.js';
+import { defineRpcMethod, type RpcContext, type RpcMethod } from './rpcMethod.js';
+
+const echo = defineRpcMethod({
+  method: 'test_echo',
+  params: z.tuple([z.object({ n: z.number({ error: 'must be a number' }) })]),
+  handler: async ([p]) => ({ n: p.n }),
+});
+const deny = defineRpcMethod({
+  method: 'test_deny',
+  params: z.tuple([]),
+  handler: async () => {
+    throw new SponsorshipDeniedError('no');
+  },
+});
+const boom = defineRpcMethod({
+  method: 'test_boom',
+  params: z.tuple([]),
+  handler: async () => {
+    throw new Error('secret internals at /src/x.ts:1');
+  },
+});
+const down = defineRpcMethod({
+  method: 'test_down',
+  params: z.tuple([]),
+  handler: async () => {
+    throw new UnavailableError('down');
+  },
+});
+const methods = new Map<string, RpcMethod>([echo, deny, boom, down].map((m) => [m.method, m]));
+const logged: unknown[] = [];
+const log = { error: (obj: object) => logged.push(obj) };
+const context = async () => ({}) as RpcContext;
+
+const run = (body: string, ctx: () => Promise<RpcContext> = context) =>
+  handleJsonRpc({ body, methods, context: ctx, log });
+
+test('success echoes the id exactly (number, string, null) and never carries error', async () => {
+  for (const id of [1, 'abc', null, 1_700_000_000, 0]) {
+    const out = await run(JSON.stringify({ jsonrpc: '2.0', id, method: 'test_echo', params: [{ n: 5 }] }));
+    assert.equal(out.status, 200);
+    assert.deepEqual(out.body, { jsonrpc: '2.0', id, result: { n: 5 } });
+  }
+});
+
+test('"2.0.0" is accepted, answered as "2.0"', async () => {
+  const out = await run(JSON.stringify({ jsonrpc: '2.0.0', id: 7, method: 'test_echo', params: [{ n: 1 }] }));
+  assert.deepEqual(out.body, { jsonrpc: '2.0', id: 7, result: { n: 1 } });
+});
+
+const cases: [string, string, number, number, string][] = [
+  ['malformed JSON', '{"jsonrpc":', 400, -32700, 'Parse error: the body is not valid JSON'],
+  ['empty body', '', 400, -32700, 'Parse error: the body is not valid JSON'],
+  ['a bare number', '42', 400, -32600, 'Invalid request: expected a JSON-RPC request object'],
+  ['empty batch', '[]', 400, -32600, 'Invalid request: empty batch'],
+  [
+    'wrong version',
+    '{"jsonrpc":"1.0","id":1,"method":"test_echo"}',
+    400,
+    -32600,
+    'Invalid request: jsonrpc must be "2.0"',
+  ],
+  ['missing method', '{"jsonrpc":"2.0","id":1}', 400, -32600, 'Invalid request: method must be a string'],
+  [
+    'object id',
+    '{"jsonrpc":"2.0","id":{},"method":"test_echo"}',
+    400,
+    -32600,
+    'Invalid request: id must be a string, a number or null',
+  ],
+  [
+    'params object',
+    '{"jsonrpc":"2.0","id":1,"method":"test_echo","params":{}}',
+    400,
+    -32600,
+    'Invalid request: params must be an array',
+  ],
+  [
+    'unknown method',
+    '{"jsonrpc":"2.0","id":1,"method":"eth_nope","params":[]}',
+    400,
+    -32601,
+    'Method not found: eth_nope',
+  ],
+  [
+    'bad params, named field',
+    '{"jsonrpc":"2.0","id":1,"method":"test_echo","params":[{"n":"x"}]}',
+    400,
+    -32602,
+    'Invalid params: params[0].n: must be a number',
+  ],
+  ['domain denial', '{"jsonrpc":"2.0","id":1,"method":"test_deny","params":[]}', 400, -32010, 'no'],
+  [
+    'internal fault: generic message',
+    '{"jsonrpc":"2.0","id":1,"method":"test_boom","params":[]}',
+    500,
+    -32603,
+    'Internal error',
+  ],
+  ['transient outage', '{"jsonrpc":"2.0","id":1,"method":"test_down","params":[]}', 503, -32603, 'Internal error'],
+];
+for (const [name, body, status, code, message] of cases) {
+  test(`${name} → HTTP ${status}, code ${code}`, async () => {
+    const out = await run(body);
+    assert.equal(out.status, status);
+    const r = out.body as { error: { code: number; message: string }; result?: unknown; jsonrpc: string };
+    assert.equal(r.jsonrpc, '2.0');
+    assert.equal(r.error.code, code);
+    assert.equal(r.error.message, message);
+    assert.ok(!('result' in r));
+    assert.doesNotMatch(JSON.stringify(r), /secret internals|\.ts:\d/);
+  });
+}
+
+test('a batch answers each request in order, errors and results mixed, with HTTP 200', async () => {
+  const out = await run(
+    JSON.stringify([
+      { jsonrpc: '2.0', id: 'a', method: 'test_echo', params: [{ n: 1 }] },
+      { jsonrpc: '2.0', id: 'b', method: 'nope', params: [] },
+      { jsonrpc: '2.0', method: 'test_echo', params: [{ n: 2 }] },
+      { jsonrpc: '2.0', id: 'c', method: 'test_echo', params: [{ n: 3 }] },
+    ]),
+  );
+  assert.equal(out.status, 200);
+  const body = out.body as { id: unknown; result?: unknown; error?: { code: number } }[];
+  assert.deepEqual(
+    body.map((r) => r.id),
+    ['a', 'b', 'c'],
+    'the notification gets no answer',
+  );
+  assert.deepEqual(body[0]?.result, { n: 1 });
+  assert.equal(body[1]?.error?.code, -32601);
+  assert.deepEqual(body[2]?.result, { n: 3 });
+});
+
+test(`a batch over ${MAX_BATCH} requests is refused whole`, async () => {
+  const batch = Array.from({ length: MAX_BATCH + 1 }, (_, i) => ({
+    jsonrpc: '2.0',
+    id: i,
+    method: 'test_echo',
+    params: [{ n: i }],
+  }));
+  const out = await run(JSON.stringify(batch));
+  assert.equal(out.status, 400);
+  assert.equal((out.body as { error: { code: number } }).error.code, -32600);
+});
+
+test('a lone notification gets no body (204)', async () => {
+  const out = await run(JSON.stringify({ jsonrpc: '2.0', method: 'test_echo', params: [{ n: 1 }] }));
+  assert.deepEqual(out, { status: 204, body: undefined });
+});
+
+test('the context (API key → dApp) is resolved once per body and its error answers every request', async () => {
+  let calls = 0;
+  const failing = async () => {
+    calls++;
+    throw new UnauthorizedError('Invalid API key: check the paymaster URL');
+  };
+  const single = await run(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'test_echo', params: [{ n: 1 }] }), failing);
+  assert.equal(single.status, 401);
+  assert.deepEqual(single.body, {
+    jsonrpc: '2.0',
+    id: 1,
+    error: { code: -32001, message: 'Invalid API key: check the paymaster URL' },
+  });
+  calls = 0;
+  const batch = await run(
+    JSON.stringify([1, 2, 3].map((id) => ({ jsonrpc: '2.0', id, method: 'test_echo', params: [{ n: id }] }))),
+    failing,
+  );
+  assert.equal(calls, 1);
+  assert.deepEqual(
+    (batch.body as { error: { code: number } }[]).map((r) => r.error.code),
+    [-32001, -32001, -32001],
+  );
+});
+
+test('internal faults are logged with the cause', () => {
+  assert.ok(logged.length >= 1);
+});

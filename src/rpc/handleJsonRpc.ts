@@ -1,0 +1,137 @@
+import type { z } from 'zod';
+import { ValidationError } from '../errors/PatronError.js';
+import { RPC, type RpcErrorObject, toRpcError } from './rpcErrors.js';
+import type { RpcContext, RpcMethod } from './rpcMethod.js';
+
+/**
+ * JSON-RPC 2.0 over one HTTP body (https://www.jsonrpc.org/specification): single requests and batches,
+ * `id` echoed exactly as parsed, never `result` and `error` together, notifications (no `id`) answered with
+ * nothing. `jsonrpc` may be "2.0" or the spec's "2.0.0"; answers always say "2.0".
+ */
+export type RpcId = string | number | null;
+export type RpcResponse =
+  | { jsonrpc: '2.0'; id: RpcId; result: unknown }
+  | { jsonrpc: '2.0'; id: RpcId; error: RpcErrorObject };
+
+export const MAX_BATCH = 20;
+
+export interface RpcLogger {
+  error(obj: object, msg: string): void;
+}
+
+export interface HandleJsonRpcArgs {
+  readonly body: string;
+  readonly methods: ReadonlyMap<string, RpcMethod>;
+  /** Resolves the dApp/chain context once per HTTP request; its error answers every request of the body. */
+  readonly context: () => Promise<RpcContext>;
+  readonly log: RpcLogger;
+}
+
+/** The HTTP status and body to send; `body` undefined means "nothing" (a batch of notifications). */
+export async function handleJsonRpc(args: HandleJsonRpcArgs): Promise<{ status: number; body: unknown }> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(args.body);
+  } catch {
+    return {
+      status: 400,
+      body: errorResponse(null, { code: RPC.PARSE_ERROR, message: 'Parse error: the body is not valid JSON' }),
+    };
+  }
+  let contextPromise: Promise<RpcContext> | undefined;
+  const context = () => {
+    contextPromise ??= args.context();
+    return contextPromise;
+  };
+  if (!Array.isArray(parsed)) {
+    const r = await handleOne({ ...args, context }, parsed);
+    if (r === undefined) return { status: 204, body: undefined };
+    return { status: 'error' in r.response ? r.status : 200, body: r.response };
+  }
+  if (parsed.length === 0) {
+    return {
+      status: 400,
+      body: errorResponse(null, { code: RPC.INVALID_REQUEST, message: 'Invalid request: empty batch' }),
+    };
+  }
+  if (parsed.length > MAX_BATCH) {
+    return {
+      status: 400,
+      body: errorResponse(null, {
+        code: RPC.INVALID_REQUEST,
+        message: `Invalid request: a batch may hold at most ${MAX_BATCH} requests`,
+      }),
+    };
+  }
+  const results = await Promise.all(parsed.map((item) => handleOne({ ...args, context }, item)));
+  const responses = results.flatMap((r) => (r === undefined ? [] : [r.response]));
+  return responses.length === 0 ? { status: 204, body: undefined } : { status: 200, body: responses };
+}
+
+function errorResponse(id: RpcId, error: RpcErrorObject): RpcResponse {
+  return { jsonrpc: '2.0', id, error };
+}
+
+function isRpcId(v: unknown): v is RpcId {
+  return v === null || typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
+}
+
+async function handleOne(
+  args: HandleJsonRpcArgs,
+  item: unknown,
+): Promise<{ response: RpcResponse; status: number } | undefined> {
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) {
+    return {
+      response: errorResponse(null, {
+        code: RPC.INVALID_REQUEST,
+        message: 'Invalid request: expected a JSON-RPC request object',
+      }),
+      status: 400,
+    };
+  }
+  const req = item as Record<string, unknown>;
+  const hasId = 'id' in req;
+  const id: RpcId = hasId && isRpcId(req.id) ? req.id : null;
+  const invalid = (message: string) => ({
+    response: errorResponse(id, { code: RPC.INVALID_REQUEST, message: `Invalid request: ${message}` }),
+    status: 400,
+  });
+  if (hasId && !isRpcId(req.id)) return invalid('id must be a string, a number or null');
+  if (req.jsonrpc !== '2.0' && req.jsonrpc !== '2.0.0') return invalid('jsonrpc must be "2.0"');
+  if (typeof req.method !== 'string') return invalid('method must be a string');
+  if (req.params !== undefined && !Array.isArray(req.params)) return invalid('params must be an array');
+  // A notification asks for no answer; a paymaster has nothing to do without one.
+  if (!hasId) return undefined;
+  const method = args.methods.get(req.method);
+  if (method === undefined) {
+    return {
+      response: errorResponse(id, {
+        code: RPC.METHOD_NOT_FOUND,
+        message: `Method not found: ${req.method.slice(0, 100)}`,
+      }),
+      status: 400,
+    };
+  }
+  try {
+    const params = parseParams(method.params, req.params ?? []);
+    const result = await method.handler(params, await args.context());
+    return { response: { jsonrpc: '2.0', id, result }, status: 200 };
+  } catch (err) {
+    const mapped = toRpcError(err);
+    if (mapped.internal) args.log.error({ err, method: req.method }, 'JSON-RPC request failed');
+    return { response: errorResponse(id, mapped.error), status: mapped.http };
+  }
+}
+
+/** Parses `params`; the -32602 message names the failing field (`params[0].sender`) and what was wrong. */
+function parseParams<P>(schema: z.ZodType<P>, params: unknown): P {
+  const r = schema.safeParse(params);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const where = issue === undefined ? 'params' : formatPath(issue.path);
+  throw new ValidationError(`Invalid params: ${where}: ${issue?.message ?? 'invalid'}`);
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((acc, p) => (typeof p === 'number' ? `${acc}[${p}]` : `${acc}.${String(p)}`), 'params');
+}

@@ -1,0 +1,68 @@
+import { PatronError, type PatronErrorCode } from '../errors/PatronError.js';
+
+/**
+ * JSON-RPC error codes of the paymaster endpoints: a stable, documented table (README, "JSON-RPC errors").
+ * -32700..-32603 are JSON-RPC 2.0's own; -32001..-32030 are Patron's, inside the server range.
+ *
+ * HTTP status: deterministic failures of a single request are answered with HTTP 400 (401 for a bad API key)
+ * and the JSON-RPC error in the body, because `@biconomy/paymaster@4` / `@biconomy/account@4` only read an
+ * error body on a non-2xx status, while viem surfaces the body's message either way. viem *retries* HTTP
+ * 408/413/429/500/502/503/504 and codes -1/-32005/-32603, so those are reserved for transient faults.
+ */
+export const RPC = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+  UNAUTHORIZED: -32001,
+  CHAIN_NOT_SERVED: -32002,
+  NOT_FOUND: -32004,
+  RATE_LIMITED: -32005,
+  SPONSORSHIP_DENIED: -32010,
+  WEBHOOK_FAILED: -32011,
+  SIMULATION_FAILED: -32020,
+  UNSUPPORTED: -32030,
+} as const;
+
+export interface RpcErrorObject {
+  readonly code: number;
+  readonly message: string;
+  readonly data?: unknown;
+}
+
+const BY_DOMAIN_CODE: Record<PatronErrorCode, { code: number; http: number }> = {
+  VALIDATION: { code: RPC.INVALID_PARAMS, http: 400 },
+  UNAUTHORIZED: { code: RPC.UNAUTHORIZED, http: 401 },
+  CHAIN_NOT_SERVED: { code: RPC.CHAIN_NOT_SERVED, http: 400 },
+  NOT_FOUND: { code: RPC.NOT_FOUND, http: 400 },
+  CONFLICT: { code: RPC.INVALID_PARAMS, http: 400 },
+  LIMIT_EXCEEDED: { code: RPC.RATE_LIMITED, http: 429 },
+  SPONSORSHIP_DENIED: { code: RPC.SPONSORSHIP_DENIED, http: 400 },
+  WEBHOOK_FAILED: { code: RPC.WEBHOOK_FAILED, http: 400 },
+  SIMULATION_FAILED: { code: RPC.SIMULATION_FAILED, http: 400 },
+  UNSUPPORTED: { code: RPC.UNSUPPORTED, http: 400 },
+  PAYLOAD_TOO_LARGE: { code: RPC.INVALID_REQUEST, http: 413 },
+  UNSUPPORTED_MEDIA_TYPE: { code: RPC.INVALID_REQUEST, http: 415 },
+  UNAVAILABLE: { code: RPC.INTERNAL_ERROR, http: 503 },
+  INTERNAL: { code: RPC.INTERNAL_ERROR, http: 500 },
+};
+
+/** Maps any thrown value to a JSON-RPC error and the HTTP status a lone request would get. */
+export function toRpcError(err: unknown): { error: RpcErrorObject; http: number; internal: boolean } {
+  if (err instanceof PatronError) {
+    const m = BY_DOMAIN_CODE[err.code];
+    const internal = m.code === RPC.INTERNAL_ERROR;
+    const reason = (err as { reason?: unknown }).reason;
+    return {
+      error: {
+        code: m.code,
+        message: internal ? 'Internal error' : err.shortMessage,
+        ...(typeof reason === 'string' ? { data: { reason } } : {}),
+      },
+      http: m.http,
+      internal,
+    };
+  }
+  return { error: { code: RPC.INTERNAL_ERROR, message: 'Internal error' }, http: 500, internal: true };
+}

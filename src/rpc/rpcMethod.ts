@@ -1,0 +1,25 @@
+import type { z } from 'zod';
+import type { ChainRuntime } from '../chain/chainRegistry.js';
+import type { SponsorshipService } from '../paymaster/sponsorshipService.js';
+import type { DappRecord } from '../store/records.js';
+
+/** What every method handler gets: the dApp and chain selected by the URL, and the domain services. */
+export interface RpcContext {
+  readonly dapp: DappRecord;
+  readonly chain: ChainRuntime;
+  readonly sponsorship: SponsorshipService;
+}
+
+/**
+ * One JSON-RPC method: its wire name, the zod schema of its `params` (which drives parsing, typing and the
+ * -32602 messages), and a thin handler that calls the domain. Registered in an explicit list (registry.ts).
+ */
+export interface RpcMethod<P = unknown> {
+  readonly method: string;
+  readonly params: z.ZodType<P>;
+  handler(params: P, ctx: RpcContext): Promise<unknown>;
+}
+
+export function defineRpcMethod<P>(m: RpcMethod<P>): RpcMethod<unknown> {
+  return m as unknown as RpcMethod<unknown>;
+}
