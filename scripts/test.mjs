@@ -12,6 +12,10 @@ function find(dir) {
   });
 }
 
+// Contract tests load build/contracts/*.json; the build is a no-op (~0.1 s) when the sources are unchanged.
+const build = spawnSync(process.execPath, ['scripts/build-contracts.mjs'], { stdio: 'inherit' });
+if (build.status !== 0) process.exit(build.status ?? 1);
+
 const files = [...find('src'), ...find('test')].sort();
 const backend = process.env.PATRON_TEST_DATABASE_URL ? 'PostgreSQL' : 'SQLite';
 console.log(`# ${files.length} test files, storage back end: ${backend}`);

@@ -1,0 +1,121 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { type Abi, type Hex, parseAbi } from 'viem';
+import { z } from 'zod';
+
+/**
+ * Contract artifacts: Patron's own paymaster from build/contracts (written by scripts/build-contracts.mjs), and
+ * the eth-infinitism EntryPoint v0.6 stack read from node_modules at run time. The latter are never copied
+ * into this repository: the sample sources are GPL-3.0, and the npm artifacts are byte-identical to the
+ * canonical deployments, so depending on the package keeps us honest about both.
+ */
+
+const hexSchema = z.string().regex(/^0x(?:[0-9a-fA-F]{2})*$/, 'expected 0x-prefixed even-length hex');
+
+// A light structural check: every ABI item is an object with a known `type`. Validating the full ABI grammar
+// would duplicate abitype; the contract tests compare the ABI with the typed one below instead.
+const abiSchema = z.array(
+  z.looseObject({ type: z.enum(['function', 'constructor', 'event', 'error', 'fallback', 'receive']) }),
+);
+
+const artifactSchema = z.object({
+  contractName: z.string().min(1),
+  abi: abiSchema,
+  bytecode: hexSchema,
+  deployedBytecode: hexSchema,
+});
+
+const patronArtifactSchema = artifactSchema.extend({
+  solcVersion: z.string().min(1),
+  sourceHash: z.string().regex(/^0x[0-9a-f]{64}$/),
+});
+
+export interface ContractArtifact {
+  readonly contractName: string;
+  readonly abi: Abi;
+  readonly bytecode: Hex;
+  readonly deployedBytecode: Hex;
+}
+
+export interface PatronArtifact extends ContractArtifact {
+  readonly solcVersion: string;
+  readonly sourceHash: string;
+}
+
+function toArtifact(parsed: z.infer<typeof artifactSchema>): ContractArtifact {
+  return {
+    contractName: parsed.contractName,
+    // The zod check above guarantees the shape viem relies on; the item-level grammar is abitype's concern.
+    abi: parsed.abi as unknown as Abi,
+    bytecode: parsed.bytecode as Hex,
+    deployedBytecode: parsed.deployedBytecode as Hex,
+  };
+}
+
+function readJson(path: string, hint: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (cause) {
+    throw new Error(`contract artifact not found: ${path} (${hint})`, { cause });
+  }
+  return JSON.parse(text);
+}
+
+// This file is src/chain/artifacts.ts under tsx and dist/chain/artifacts.js when built: both are two levels
+// below the package root, so one relative URL serves both.
+const patronArtifactPath = fileURLToPath(new URL('../../build/contracts/PatronPaymaster.json', import.meta.url));
+
+/** build/contracts/PatronPaymaster.json; throws with the fix when it was never built. */
+export function loadPatronPaymasterArtifact(): PatronArtifact {
+  const raw = readJson(patronArtifactPath, 'run `npm run build:contracts`');
+  const parsed = patronArtifactSchema.parse(raw);
+  return { ...toArtifact(parsed), solcVersion: parsed.solcVersion, sourceHash: parsed.sourceHash };
+}
+
+export type AccountAbstractionV06ContractName = 'EntryPoint' | 'SimpleAccountFactory' | 'SimpleAccount';
+
+/** An artifact of @account-abstraction/contracts@0.6.0, resolved through Node's module resolution. */
+export function loadAccountAbstractionV06Artifact(name: AccountAbstractionV06ContractName): ContractArtifact {
+  const require = createRequire(import.meta.url);
+  const path = require.resolve(`@account-abstraction/contracts/artifacts/${name}.json`);
+  return toArtifact(artifactSchema.parse(readJson(path, 'install @account-abstraction/contracts@0.6.0')));
+}
+
+/**
+ * The ABI of contracts/PatronPaymaster.sol, written out so viem infers argument and return types. The
+ * contract tests assert that it equals the compiled artifact's ABI, so drift fails CI instead of a call.
+ */
+export const patronPaymasterAbi = parseAbi([
+  'struct UserOperation { address sender; uint256 nonce; bytes initCode; bytes callData; uint256 callGasLimit; uint256 verificationGasLimit; uint256 preVerificationGas; uint256 maxFeePerGas; uint256 maxPriorityFeePerGas; bytes paymasterAndData; bytes signature; }',
+  'constructor(address entryPoint_, address owner_, address verifyingSigner_)',
+  'function MODE_SPONSORED() view returns (uint8)',
+  'function entryPoint() view returns (address)',
+  'function verifyingSigner() view returns (address)',
+  'function owner() view returns (address)',
+  'function pendingOwner() view returns (address)',
+  'function validatePaymasterUserOp(UserOperation userOp, bytes32, uint256) view returns (bytes context, uint256 validationData)',
+  'function postOp(uint8, bytes, uint256) view',
+  'function getSponsoredHash(UserOperation userOp, uint48 validUntil, uint48 validAfter) view returns (bytes32)',
+  'function setVerifyingSigner(address newSigner)',
+  'function transferOwnership(address newOwner)',
+  'function acceptOwnership()',
+  'function renounceOwnership() view',
+  'function deposit() payable',
+  'function getDeposit() view returns (uint256)',
+  'function withdrawTo(address withdrawAddress, uint256 amount)',
+  'function addStake(uint32 unstakeDelaySec) payable',
+  'function unlockStake()',
+  'function withdrawStake(address withdrawAddress)',
+  'event VerifyingSignerChanged(address indexed previousSigner, address indexed newSigner)',
+  'event OwnershipTransferStarted(address indexed previousOwner, address indexed newOwner)',
+  'event OwnershipTransferred(address indexed previousOwner, address indexed newOwner)',
+  'error NotEntryPoint(address caller)',
+  'error ZeroAddress()',
+  'error UnknownMode(uint8 mode)',
+  'error InvalidPaymasterDataLength(uint256 length, uint256 expected)',
+  'error RenounceOwnershipDisabled()',
+  'error OwnableInvalidOwner(address owner)',
+  'error OwnableUnauthorizedAccount(address account)',
+]);

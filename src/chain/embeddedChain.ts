@@ -1,0 +1,291 @@
+import type { Provider, ProviderConfig } from '@nomicfoundation/edr';
+import {
+  type Account,
+  type Address,
+  concat,
+  createWalletClient,
+  custom,
+  defineChain,
+  getAddress,
+  getContractAddress,
+  type Hash,
+  type Hex,
+  hexToBytes,
+  isAddressEqual,
+  publicActions,
+  testActions,
+  zeroAddress,
+  zeroHash,
+} from 'viem';
+import { entryPoint06Address } from 'viem/account-abstraction';
+import { privateKeyToAccount } from 'viem/accounts';
+import { loadAccountAbstractionV06Artifact, loadPatronPaymasterArtifact, patronPaymasterAbi } from './artifacts.js';
+
+/**
+ * The in-process dev chain: Hardhat's Rust EVM (`@nomicfoundation/edr`, pinned to 0.13.0, the last release
+ * that runs on Node 20) behind an EIP-1193 `request` function, so viem talks to it like to any node. No port,
+ * no child process; a chain boots in ~25 ms and a round trip costs ~0.04 ms. EDR's API is internal to Hardhat
+ * and changes between versions, which is why every EDR call lives in this one file.
+ */
+
+type Edr = typeof import('@nomicfoundation/edr');
+type EdrRuntime = { readonly edr: Edr; readonly context: InstanceType<Edr['EdrContext']> };
+
+// The one module-level singleton in the project, on purpose: EDR documents `new EdrContext()` as "should only
+// be called once" per process (it owns the native runtime and the provider-factory registry), so it cannot be
+// a dependency created per caller. It is lazy so that importing this module never loads the 30 MB addon.
+let edrRuntime: Promise<EdrRuntime> | undefined;
+
+function loadEdr(): Promise<EdrRuntime> {
+  edrRuntime ??= (async () => {
+    const edr = await import('@nomicfoundation/edr');
+    const context = new edr.EdrContext();
+    await context.registerProviderFactory(edr.L1_CHAIN_TYPE, edr.l1ProviderFactory());
+    return { edr, context };
+  })();
+  return edrRuntime;
+}
+
+/** A JSON-RPC error as EIP-1193 shapes it; viem reads `code` and finds revert data in `data`. */
+export class EmbeddedChainRpcError extends Error {
+  override name = 'EmbeddedChainRpcError' as const;
+  readonly code: number;
+  readonly data: unknown;
+  constructor(code: number, message: string, data?: unknown) {
+    super(message);
+    this.code = code;
+    this.data = data;
+  }
+}
+
+/**
+ * EDR reports a revert as code -32000 with `data: { data: '0x…', reason: { Revert: '0x…' } }`. Geth (and
+ * EIP-1474's code 3) use `{ code: 3, message: 'execution reverted', data: '0x…' }`, the shape viem decodes
+ * into ContractFunctionRevertedError; so reverts are reshaped to it and everything else passes through.
+ */
+function toRpcError(error: { code: number; message: string; data?: unknown }): EmbeddedChainRpcError {
+  const data = error.data;
+  if (typeof data === 'object' && data !== null && 'reason' in data && 'data' in data) {
+    const { reason, data: revertData } = data;
+    if (typeof reason === 'object' && reason !== null && 'Revert' in reason && typeof revertData === 'string') {
+      return new EmbeddedChainRpcError(3, `execution reverted: ${error.message}`, revertData);
+    }
+  }
+  return new EmbeddedChainRpcError(error.code, error.message, error.data);
+}
+
+export interface EmbeddedChain {
+  readonly chainId: number;
+  request(args: { method: string; params?: readonly unknown[] | undefined }): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+export interface EmbeddedChainOptions {
+  readonly chainId?: number;
+  /** Addresses that start with `balance` wei; transactions are signed locally (viem local accounts). */
+  readonly fundedAccounts: readonly Hex[];
+  readonly balance?: bigint;
+}
+
+interface JsonRpcResponse {
+  result?: unknown;
+  error?: { code: number; message: string; data?: unknown };
+}
+
+/** EDR's provider configuration for a local (non-forked) Prague chain that behaves like a real node. */
+function providerConfig(edr: Edr, options: EmbeddedChainOptions): ProviderConfig {
+  const chainId = BigInt(options.chainId ?? 31337);
+  const balance = options.balance ?? 10n ** 24n;
+  const gasLimit = 60_000_000n;
+  return {
+    chainId,
+    networkId: chainId,
+    hardfork: edr.PRAGUE,
+    genesisState: [
+      ...edr.l1GenesisState(edr.l1HardforkFromString(edr.PRAGUE)),
+      ...options.fundedAccounts.map((address) => ({ address: hexToBytes(address), balance })),
+    ],
+    // Transactions are signed by viem local accounts (eth_sendRawTransaction), so the node holds no keys.
+    ownedAccounts: [],
+    initialBaseFeePerGas: 1_000_000_000n,
+    minGasPrice: 0n,
+    mining: { autoMine: true, memPool: { order: edr.MineOrdering.Priority }, blockGasLimit: gasLimit },
+    network: { genesisBlockGasLimit: gasLimit },
+    defaultTransactionGasLimit: 30_000_000n,
+    // A reverting eth_call must be a JSON-RPC error (else EDR returns the revert data as a result).
+    bailOnCallFailure: true,
+    // A reverting transaction is mined with status 0, as on a real node.
+    bailOnTransactionFailure: false,
+    allowBlocksWithSameTimestamp: true,
+    allowUnlimitedContractSize: false,
+    coinbase: hexToBytes(zeroAddress),
+    observability: {},
+    precompileOverrides: [],
+  };
+}
+
+export async function createEmbeddedChain(options: EmbeddedChainOptions): Promise<EmbeddedChain> {
+  const { edr, context } = await loadEdr();
+  let provider: Provider | undefined = await context.createProvider(
+    edr.L1_CHAIN_TYPE,
+    providerConfig(edr, options),
+    { enable: false, decodeConsoleLogInputsCallback: () => [], printLineCallback: () => {} },
+    { subscriptionCallback: () => {} },
+    new edr.ContractDecoder(),
+  );
+  let nextId = 1;
+  return {
+    chainId: options.chainId ?? 31337,
+    async request({ method, params }) {
+      // 4900 is EIP-1193's "disconnected" code.
+      if (provider === undefined) throw new EmbeddedChainRpcError(4900, 'the embedded chain is closed');
+      const id = nextId++;
+      const response = await provider.handleRequest(
+        JSON.stringify({ jsonrpc: '2.0', id, method, params: params ?? [] }),
+      );
+      const raw: unknown = response.data;
+      const body = (typeof raw === 'string' ? JSON.parse(raw) : raw) as JsonRpcResponse;
+      if (body.error !== undefined) throw toRpcError(body.error);
+      return body.result;
+    },
+    async close() {
+      // EDR has no provider shutdown and keeps no handles open; dropping the reference lets it be freed.
+      provider = undefined;
+    },
+  };
+}
+
+/** A viem wallet + public + test (hardhat_*, evm_*) client for one account on an embedded chain. */
+export function createDevClient({ chain, account }: { chain: EmbeddedChain; account: Account }) {
+  return createWalletClient({
+    account,
+    chain: defineChain({
+      id: chain.chainId,
+      name: 'Patron embedded chain',
+      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [] } },
+    }),
+    // No retries: the chain is in-process, so an error is an answer, not a network hiccup.
+    transport: custom(chain, { retryCount: 0 }),
+    pollingInterval: 10,
+  })
+    .extend(publicActions)
+    .extend(testActions({ mode: 'hardhat' }));
+}
+
+export type DevClient = ReturnType<typeof createDevClient>;
+
+async function waitForSuccess(client: DevClient, hash: Hash, what: string) {
+  const receipt = await client.waitForTransactionReceipt({ hash });
+  if (receipt.status !== 'success') throw new Error(`${what} failed (tx ${hash})`);
+  return receipt;
+}
+
+async function hasCode(client: DevClient, address: Address): Promise<boolean> {
+  const code = await client.getCode({ address });
+  return code !== undefined && code !== '0x';
+}
+
+/** Arachnid's deterministic deployment proxy, used by the canonical EntryPoint deployments. */
+const DETERMINISTIC_DEPLOYER: Address = '0x4e59b44847b379578588920ca78fbf26c0b4956c';
+const DETERMINISTIC_DEPLOYER_RUNTIME: Hex =
+  '0x7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe03601600081602082378035828234f58015156039578182fd5b8082525050506014600cf3';
+
+/**
+ * Deploys EntryPoint v0.6 at its canonical address (0x5FF137D4…2789) so SDKs work unchanged: install the
+ * deployer proxy's runtime with hardhat_setCode (no pre-signed tx needed), then CREATE2 with salt 0.
+ */
+export async function deployEntryPointV06(client: DevClient): Promise<Address> {
+  if (await hasCode(client, entryPoint06Address)) return entryPoint06Address;
+  const { bytecode } = loadAccountAbstractionV06Artifact('EntryPoint');
+  const predicted = getContractAddress({ opcode: 'CREATE2', from: DETERMINISTIC_DEPLOYER, salt: zeroHash, bytecode });
+  if (!isAddressEqual(predicted, entryPoint06Address)) {
+    throw new Error(`EntryPoint artifact would deploy to ${predicted}, not ${entryPoint06Address}: wrong version?`);
+  }
+  if (!(await hasCode(client, DETERMINISTIC_DEPLOYER))) {
+    await client.setCode({ address: DETERMINISTIC_DEPLOYER, bytecode: DETERMINISTIC_DEPLOYER_RUNTIME });
+  }
+  const hash = await client.sendTransaction({
+    to: DETERMINISTIC_DEPLOYER,
+    data: concat([zeroHash, bytecode]),
+    gas: 10_000_000n,
+  });
+  await waitForSuccess(client, hash, 'EntryPoint v0.6 deployment');
+  if (!(await hasCode(client, entryPoint06Address))) throw new Error('EntryPoint v0.6 deployment left no code');
+  return entryPoint06Address;
+}
+
+export interface DeployPatronPaymasterParams {
+  readonly client: DevClient;
+  readonly entryPoint: Address;
+  readonly owner: Address;
+  readonly verifyingSigner: Address;
+}
+
+export async function deployPatronPaymaster(params: DeployPatronPaymasterParams): Promise<Address> {
+  const { client, entryPoint, owner, verifyingSigner } = params;
+  const hash = await client.deployContract({
+    abi: patronPaymasterAbi,
+    bytecode: loadPatronPaymasterArtifact().bytecode,
+    args: [entryPoint, owner, verifyingSigner],
+  });
+  const receipt = await waitForSuccess(client, hash, 'PatronPaymaster deployment');
+  if (receipt.contractAddress == null) throw new Error('PatronPaymaster deployment returned no address');
+  return getAddress(receipt.contractAddress);
+}
+
+export async function deploySimpleAccountFactory(params: { client: DevClient; entryPoint: Address }): Promise<Address> {
+  const { abi, bytecode } = loadAccountAbstractionV06Artifact('SimpleAccountFactory');
+  const hash = await params.client.deployContract({ abi, bytecode, args: [params.entryPoint] });
+  const receipt = await waitForSuccess(params.client, hash, 'SimpleAccountFactory deployment');
+  if (receipt.contractAddress == null) throw new Error('SimpleAccountFactory deployment returned no address');
+  return getAddress(receipt.contractAddress);
+}
+
+export interface StartDevChainParams {
+  /** The service's verifying signer, written into the paymaster. */
+  readonly signerAddress: Address;
+  /** Funded; deploys everything and owns the paymaster. */
+  readonly ownerPrivateKey: Hex;
+  /** Paid into the paymaster's EntryPoint deposit, which sponsored operations draw from. */
+  readonly depositWei: bigint;
+  readonly chainId?: number;
+}
+
+export interface DevChain {
+  readonly chain: EmbeddedChain;
+  /** The owner's client. */
+  readonly client: DevClient;
+  readonly entryPoint: Address;
+  readonly paymaster: Address;
+  readonly simpleAccountFactory: Address;
+  close(): Promise<void>;
+}
+
+/** One embedded chain with EntryPoint v0.6, a funded PatronPaymaster and a SimpleAccountFactory. */
+export async function startDevChain(params: StartDevChainParams): Promise<DevChain> {
+  const owner = privateKeyToAccount(params.ownerPrivateKey);
+  const chain = await createEmbeddedChain({
+    ...(params.chainId === undefined ? {} : { chainId: params.chainId }),
+    fundedAccounts: [owner.address],
+  });
+  const client = createDevClient({ chain, account: owner });
+  const entryPoint = await deployEntryPointV06(client);
+  const paymaster = await deployPatronPaymaster({
+    client,
+    entryPoint,
+    owner: owner.address,
+    verifyingSigner: params.signerAddress,
+  });
+  const simpleAccountFactory = await deploySimpleAccountFactory({ client, entryPoint });
+  if (params.depositWei > 0n) {
+    const hash = await client.writeContract({
+      address: paymaster,
+      abi: patronPaymasterAbi,
+      functionName: 'deposit',
+      value: params.depositWei,
+    });
+    await waitForSuccess(client, hash, 'paymaster deposit');
+  }
+  return { chain, client, entryPoint, paymaster, simpleAccountFactory, close: () => chain.close() };
+}

@@ -1,0 +1,181 @@
+import { type Address, getAddress, type Hex, keccak256 } from 'viem';
+import { ValidationError } from '../errors/PatronError.js';
+
+/**
+ * The wire format shared with contracts/PatronPaymaster.sol (EntryPoint v0.6, ERC-4337:
+ * https://eips.ethereum.org/EIPS/eip-4337). This runs on every sponsorship request, so it writes the ABI words
+ * into preallocated buffers itself instead of going through viem's generic `encodeAbiParameters` (tens of µs
+ * and many intermediate strings); the unit tests pin it to that generic encoder.
+ *
+ * sponsored paymasterAndData (98 bytes):
+ *   [0:20] paymaster | [20] mode = 0 | [21:27] uint48 validUntil BE | [27:33] uint48 validAfter BE | [33:98] r||s||v
+ */
+
+export type UserOperationV06 = {
+  sender: Address;
+  nonce: bigint;
+  initCode: Hex;
+  callData: Hex;
+  callGasLimit: bigint;
+  verificationGasLimit: bigint;
+  preVerificationGas: bigint;
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+  paymasterAndData: Hex;
+  signature: Hex;
+};
+
+/** The hash function is injected so the hot path can use the native addon and tests the JS reference. */
+export interface Keccak {
+  keccak256(data: Uint8Array): Uint8Array;
+}
+
+export const viemKeccak: Keccak = { keccak256: (data) => keccak256(data, 'bytes') };
+
+export const MODE_SPONSORED = 0;
+export const SPONSORED_PAYMASTER_AND_DATA_LENGTH = 98;
+
+const MODE_OFFSET = 20;
+const VALID_UNTIL_OFFSET = 21;
+const VALID_AFTER_OFFSET = 27;
+const SIGNATURE_OFFSET = 33;
+const SIGNATURE_LENGTH = 65;
+const MAX_UINT48 = 2 ** 48 - 1;
+const MAX_UINT64 = (1n << 64n) - 1n;
+const MAX_UINT256 = (1n << 256n) - 1n;
+const EIP191_PREFIX = Buffer.from('\x19Ethereum Signed Message:\n32', 'latin1');
+
+/** Decodes 0x-hex strictly (Buffer's decoder silently stops at the first bad character, so count bytes). */
+function hexToBuffer(hex: string, field: string): Buffer {
+  if (!hex.startsWith('0x') || hex.length % 2 !== 0) throw new ValidationError(`${field} must be 0x-prefixed hex`);
+  const out = Buffer.from(hex.slice(2), 'hex');
+  if (out.length * 2 !== hex.length - 2) throw new ValidationError(`${field} must be 0x-prefixed hex`);
+  return out;
+}
+
+/** Writes a 20-byte address right-aligned in the 32-byte word at `offset` (the buffer is zero-filled). */
+function writeAddressWord(buf: Buffer, offset: number, address: string, field: string): void {
+  if (address.length !== 42 || !address.startsWith('0x')) throw new ValidationError(`${field} must be an address`);
+  if (buf.write(address.slice(2), offset + 12, 20, 'hex') !== 20) {
+    throw new ValidationError(`${field} must be an address`);
+  }
+}
+
+/** Writes a uint256 big-endian as four 64-bit limbs; most values (gas, nonce) fit the first limb. */
+function writeUint256Word(buf: Buffer, offset: number, value: bigint, field: string): void {
+  if (value < 0n || value > MAX_UINT256) throw new ValidationError(`${field} is out of the uint256 range`);
+  if (value <= MAX_UINT64) {
+    buf.writeBigUInt64BE(value, offset + 24);
+    return;
+  }
+  for (let limb = 3; limb >= 0; limb--) {
+    buf.writeBigUInt64BE(BigInt.asUintN(64, value), offset + limb * 8);
+    value >>= 64n;
+  }
+}
+
+function checkUint48(value: number, field: string): void {
+  if (!Number.isSafeInteger(value) || value < 0 || value > MAX_UINT48) {
+    throw new ValidationError(`${field} must be an integer in the uint48 range`);
+  }
+}
+
+/**
+ * keccak256(abi.encode(sender, nonce, keccak256(initCode), keccak256(callData), callGasLimit,
+ * verificationGasLimit, preVerificationGas, maxFeePerGas, maxPriorityFeePerGas)): the contract's `_opHash`,
+ * shared by every mode.
+ */
+export function opHashV06(userOp: UserOperationV06, keccak: Keccak): Uint8Array {
+  const buf = Buffer.alloc(9 * 32);
+  writeAddressWord(buf, 0, userOp.sender, 'sender');
+  writeUint256Word(buf, 32, userOp.nonce, 'nonce');
+  buf.set(keccak.keccak256(hexToBuffer(userOp.initCode, 'initCode')), 64);
+  buf.set(keccak.keccak256(hexToBuffer(userOp.callData, 'callData')), 96);
+  writeUint256Word(buf, 128, userOp.callGasLimit, 'callGasLimit');
+  writeUint256Word(buf, 160, userOp.verificationGasLimit, 'verificationGasLimit');
+  writeUint256Word(buf, 192, userOp.preVerificationGas, 'preVerificationGas');
+  writeUint256Word(buf, 224, userOp.maxFeePerGas, 'maxFeePerGas');
+  writeUint256Word(buf, 256, userOp.maxPriorityFeePerGas, 'maxPriorityFeePerGas');
+  return keccak.keccak256(buf);
+}
+
+export interface SponsoredHashParams {
+  readonly userOp: UserOperationV06;
+  readonly chainId: bigint;
+  readonly paymaster: Address;
+  /** Unix seconds; 0 means no expiry (ERC-4337 validationData convention). */
+  readonly validUntil: number;
+  readonly validAfter: number;
+}
+
+/**
+ * keccak256(abi.encode(opHash, chainId, paymaster, uint8 mode, uint48 validUntil, uint48 validAfter)): the
+ * contract's `getSponsoredHash`. The verifying signer signs its EIP-191 digest (see `eip191Digest`).
+ */
+export function sponsoredHashV06(params: SponsoredHashParams, keccak: Keccak): Uint8Array {
+  checkUint48(params.validUntil, 'validUntil');
+  checkUint48(params.validAfter, 'validAfter');
+  const buf = Buffer.alloc(6 * 32);
+  buf.set(opHashV06(params.userOp, keccak), 0);
+  writeUint256Word(buf, 32, params.chainId, 'chainId');
+  writeAddressWord(buf, 64, params.paymaster, 'paymaster');
+  buf[127] = MODE_SPONSORED;
+  buf.writeUIntBE(params.validUntil, 160 - 6, 6);
+  buf.writeUIntBE(params.validAfter, 192 - 6, 6);
+  return keccak.keccak256(buf);
+}
+
+/** keccak256("\x19Ethereum Signed Message:\n32" || hash), what OpenZeppelin's toEthSignedMessageHash computes. */
+export function eip191Digest(hash: Uint8Array, keccak: Keccak): Uint8Array {
+  if (hash.length !== 32) throw new ValidationError('the hash to sign must be 32 bytes');
+  const buf = Buffer.alloc(EIP191_PREFIX.length + 32);
+  buf.set(EIP191_PREFIX, 0);
+  buf.set(hash, EIP191_PREFIX.length);
+  return keccak.keccak256(buf);
+}
+
+export interface SponsoredPaymasterData {
+  readonly paymaster: Address;
+  readonly validUntil: number;
+  readonly validAfter: number;
+  /** r || s || v, 65 bytes. */
+  readonly signature: Uint8Array;
+}
+
+export function encodeSponsoredPaymasterAndData(data: SponsoredPaymasterData): Hex {
+  checkUint48(data.validUntil, 'validUntil');
+  checkUint48(data.validAfter, 'validAfter');
+  if (data.signature.length !== SIGNATURE_LENGTH) throw new ValidationError('signature must be 65 bytes (r||s||v)');
+  const buf = Buffer.alloc(SPONSORED_PAYMASTER_AND_DATA_LENGTH);
+  if (data.paymaster.length !== 42 || buf.write(data.paymaster.slice(2), 0, 20, 'hex') !== 20) {
+    throw new ValidationError('paymaster must be an address');
+  }
+  buf[MODE_OFFSET] = MODE_SPONSORED;
+  buf.writeUIntBE(data.validUntil, VALID_UNTIL_OFFSET, 6);
+  buf.writeUIntBE(data.validAfter, VALID_AFTER_OFFSET, 6);
+  buf.set(data.signature, SIGNATURE_OFFSET);
+  return `0x${buf.toString('hex')}`;
+}
+
+/** A decoded `paymasterAndData`; a union once the token mode exists. */
+export type PatronPaymasterDataV06 = SponsoredPaymasterData & { readonly mode: typeof MODE_SPONSORED };
+
+/** Parses Patron `paymasterAndData`, rejecting what the contract would revert on (unknown mode, bad length). */
+export function decodePaymasterAndData(paymasterAndData: Hex): PatronPaymasterDataV06 {
+  const buf = hexToBuffer(paymasterAndData, 'paymasterAndData');
+  if (buf.length <= MODE_OFFSET) throw new ValidationError('paymasterAndData is too short to carry a mode');
+  const mode = buf[MODE_OFFSET];
+  if (mode !== MODE_SPONSORED) throw new ValidationError(`unknown paymaster mode ${String(mode)}`);
+  if (buf.length !== SPONSORED_PAYMASTER_AND_DATA_LENGTH) {
+    throw new ValidationError(
+      `sponsored paymasterAndData must be ${SPONSORED_PAYMASTER_AND_DATA_LENGTH} bytes, got ${buf.length}`,
+    );
+  }
+  return {
+    paymaster: getAddress(`0x${buf.toString('hex', 0, 20)}`),
+    mode,
+    validUntil: buf.readUIntBE(VALID_UNTIL_OFFSET, 6),
+    validAfter: buf.readUIntBE(VALID_AFTER_OFFSET, 6),
+    signature: new Uint8Array(buf.subarray(SIGNATURE_OFFSET)),
+  };
+}

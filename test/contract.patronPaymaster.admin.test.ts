@@ -1,0 +1,215 @@
+import assert from 'node:assert/strict';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import {
+  type Address,
+  type Hash,
+  type Hex,
+  isAddressEqual,
+  parseEther,
+  parseEventLogs,
+  toFunctionSelector,
+  zeroAddress,
+} from 'viem';
+import { entryPoint06Abi } from 'viem/account-abstraction';
+import { privateKeyToAccount } from 'viem/accounts';
+import { patronPaymasterAbi } from '../src/chain/artifacts.js';
+import { type DevClient, deployPatronPaymaster } from '../src/chain/embeddedChain.js';
+import {
+  buildDeployingOp,
+  failedOpReason,
+  KEYS,
+  latestTimestamp,
+  type PatronFixture,
+  revertOf,
+  signAccount,
+  signPaymaster,
+  startPatronFixture,
+} from './helpers/patronPaymasterV06.js';
+
+/** Ownership, signer rotation, deposit and stake of PatronPaymaster: the owner-only surface. */
+describe('PatronPaymaster administration', () => {
+  let fx: PatronFixture;
+  let snapshot: Hex;
+  const recipient: Address = '0x000000000000000000000000000000000000f00d';
+
+  before(async () => {
+    fx = await startPatronFixture();
+  });
+  after(async () => {
+    await fx.close();
+  });
+  beforeEach(async () => {
+    snapshot = await fx.client.snapshot();
+  });
+  afterEach(async () => {
+    await fx.client.revert({ id: snapshot });
+  });
+
+  type Write = (client: DevClient) => Promise<Hash>;
+  const paymaster = () => ({ address: fx.paymaster, abi: patronPaymasterAbi }) as const;
+
+  /** Sends a paymaster call and waits for success; a revert surfaces decoded (writeContract estimates first). */
+  async function send(client: DevClient, write: Write) {
+    const receipt = await client.waitForTransactionReceipt({ hash: await write(client) });
+    assert.equal(receipt.status, 'success');
+    return receipt;
+  }
+
+  async function revertWith(client: DevClient, write: Write) {
+    return write(client).then(() => assert.fail('the call should revert'), revertOf);
+  }
+
+  const read = <F extends 'owner' | 'pendingOwner' | 'verifyingSigner' | 'getDeposit'>(functionName: F) =>
+    fx.client.readContract({ address: fx.paymaster, abi: patronPaymasterAbi, functionName });
+
+  async function sponsoredBy(key: Hex): Promise<string> {
+    const now = await latestTimestamp(fx);
+    const op = await signPaymaster(fx, await buildDeployingOp(fx), { validUntil: now + 600, validAfter: 0, key });
+    return failedOpReason(fx, await signAccount(fx, op));
+  }
+
+  it('refuses every owner-only function to anyone else (OwnableUnauthorizedAccount)', async () => {
+    const who = fx.stranger.account.address;
+    const calls: Array<[string, Write]> = [
+      [
+        'setVerifyingSigner',
+        (c) => c.writeContract({ ...paymaster(), functionName: 'setVerifyingSigner', args: [who] }),
+      ],
+      ['withdrawTo', (c) => c.writeContract({ ...paymaster(), functionName: 'withdrawTo', args: [who, 1n] })],
+      [
+        'addStake',
+        (c) => c.writeContract({ ...paymaster(), functionName: 'addStake', args: [86_400], value: parseEther('1') }),
+      ],
+      ['unlockStake', (c) => c.writeContract({ ...paymaster(), functionName: 'unlockStake' })],
+      ['withdrawStake', (c) => c.writeContract({ ...paymaster(), functionName: 'withdrawStake', args: [who] })],
+      ['transferOwnership', (c) => c.writeContract({ ...paymaster(), functionName: 'transferOwnership', args: [who] })],
+    ];
+    for (const [label, call] of calls) {
+      assert.deepEqual(
+        await revertWith(fx.stranger, call),
+        { errorName: 'OwnableUnauthorizedAccount', args: [who] },
+        label,
+      );
+    }
+  });
+
+  it('rotates the verifying signer: event, old signer AA34, new signer accepted', async () => {
+    const oldSigner = privateKeyToAccount(KEYS.signer).address;
+    const newSigner = privateKeyToAccount(KEYS.stranger).address;
+    assert.equal(await sponsoredBy(KEYS.signer), 'ok');
+    assert.equal(await sponsoredBy(KEYS.stranger), 'AA34 signature error');
+    const receipt = await send(fx.client, (c) =>
+      c.writeContract({ ...paymaster(), functionName: 'setVerifyingSigner', args: [newSigner] }),
+    );
+    const [event] = parseEventLogs({
+      abi: patronPaymasterAbi,
+      eventName: 'VerifyingSignerChanged',
+      logs: receipt.logs,
+    });
+    assert.ok(event !== undefined);
+    assert.ok(isAddressEqual(event.args.previousSigner, oldSigner) && isAddressEqual(event.args.newSigner, newSigner));
+    assert.ok(isAddressEqual(await read('verifyingSigner'), newSigner));
+    assert.equal(await sponsoredBy(KEYS.signer), 'AA34 signature error');
+    assert.equal(await sponsoredBy(KEYS.stranger), 'ok');
+  });
+
+  it('refuses the zero address as signer, at deployment and in setVerifyingSigner', async () => {
+    const err = await revertWith(fx.client, (c) =>
+      c.writeContract({ ...paymaster(), functionName: 'setVerifyingSigner', args: [zeroAddress] }),
+    );
+    assert.deepEqual(err, { errorName: 'ZeroAddress', args: [] });
+    const deploy = deployPatronPaymaster({
+      client: fx.client,
+      entryPoint: fx.entryPoint,
+      owner: fx.client.account.address,
+      verifyingSigner: zeroAddress,
+    });
+    // viem does not decode constructor reverts; the revert data is the ZeroAddress() selector.
+    await assert.rejects(deploy, (err: Error) => err.message.includes(toFunctionSelector('ZeroAddress()')));
+  });
+
+  it('transfers ownership in two steps (Ownable2Step)', async () => {
+    const owner = fx.client.account.address;
+    const next = fx.stranger.account.address;
+    await send(fx.client, (c) => c.writeContract({ ...paymaster(), functionName: 'transferOwnership', args: [next] }));
+    assert.ok(isAddressEqual(await read('owner'), owner), 'the owner stays until the new one accepts');
+    assert.ok(isAddressEqual(await read('pendingOwner'), next));
+    assert.deepEqual(
+      await revertWith(fx.bundler, (c) => c.writeContract({ ...paymaster(), functionName: 'acceptOwnership' })),
+      {
+        errorName: 'OwnableUnauthorizedAccount',
+        args: [fx.bundler.account.address],
+      },
+    );
+    await send(fx.stranger, (c) => c.writeContract({ ...paymaster(), functionName: 'acceptOwnership' }));
+    assert.ok(isAddressEqual(await read('owner'), next));
+    assert.equal(await read('pendingOwner'), zeroAddress);
+    assert.deepEqual(
+      await revertWith(fx.client, (c) =>
+        c.writeContract({ ...paymaster(), functionName: 'setVerifyingSigner', args: [owner] }),
+      ),
+      {
+        errorName: 'OwnableUnauthorizedAccount',
+        args: [owner],
+      },
+    );
+    await send(fx.stranger, (c) =>
+      c.writeContract({ ...paymaster(), functionName: 'setVerifyingSigner', args: [owner] }),
+    );
+  });
+
+  it('refuses renounceOwnership (the deposit would be stranded)', async () => {
+    const err = await fx.client
+      .readContract({
+        address: fx.paymaster,
+        abi: patronPaymasterAbi,
+        functionName: 'renounceOwnership',
+        account: fx.client.account,
+      })
+      .then(() => undefined, revertOf);
+    assert.deepEqual(err, { errorName: 'RenounceOwnershipDisabled', args: [] });
+  });
+
+  it('takes deposits from anyone and withdraws them only to the owner’s order', async () => {
+    const before = await read('getDeposit');
+    await send(fx.stranger, (c) =>
+      c.writeContract({ ...paymaster(), functionName: 'deposit', value: parseEther('2') }),
+    );
+    assert.equal(await read('getDeposit'), before + parseEther('2'));
+    const balanceOf = await fx.client.readContract({
+      address: fx.entryPoint,
+      abi: entryPoint06Abi,
+      functionName: 'balanceOf',
+      args: [fx.paymaster],
+    });
+    assert.equal(balanceOf, before + parseEther('2'), 'getDeposit reads the EntryPoint balance');
+    await send(fx.client, (c) =>
+      c.writeContract({ ...paymaster(), functionName: 'withdrawTo', args: [recipient, parseEther('3')] }),
+    );
+    assert.equal(await read('getDeposit'), before - parseEther('1'));
+    assert.equal(await fx.client.getBalance({ address: recipient }), parseEther('3'));
+  });
+
+  it('adds, unlocks and withdraws the EntryPoint stake', async () => {
+    const depositInfo = () =>
+      fx.client.readContract({
+        address: fx.entryPoint,
+        abi: entryPoint06Abi,
+        functionName: 'getDepositInfo',
+        args: [fx.paymaster],
+      });
+    await send(fx.client, (c) =>
+      c.writeContract({ ...paymaster(), functionName: 'addStake', args: [60], value: parseEther('1') }),
+    );
+    const staked = await depositInfo();
+    assert.equal(staked.staked, true);
+    assert.equal(staked.stake, parseEther('1'));
+    assert.equal(staked.unstakeDelaySec, 60);
+    await send(fx.client, (c) => c.writeContract({ ...paymaster(), functionName: 'unlockStake' }));
+    await fx.client.increaseTime({ seconds: 61 });
+    await fx.client.mine({ blocks: 1 });
+    await send(fx.client, (c) => c.writeContract({ ...paymaster(), functionName: 'withdrawStake', args: [recipient] }));
+    assert.equal((await depositInfo()).stake, 0n);
+    assert.equal(await fx.client.getBalance({ address: recipient }), parseEther('1'));
+  });
+});

@@ -1,0 +1,187 @@
+import {
+  type Address,
+  BaseError,
+  bytesToHex,
+  ContractFunctionRevertedError,
+  concat,
+  encodeFunctionData,
+  type Hex,
+  keccak256,
+  parseAbi,
+  parseEther,
+  stringToHex,
+} from 'viem';
+import { entryPoint06Abi, getUserOperationHash } from 'viem/account-abstraction';
+import { privateKeyToAccount, sign } from 'viem/accounts';
+import { createDevClient, type DevChain, type DevClient, startDevChain } from '../../src/chain/embeddedChain.js';
+import {
+  eip191Digest,
+  encodeSponsoredPaymasterAndData,
+  SPONSORED_PAYMASTER_AND_DATA_LENGTH,
+  sponsoredHashV06,
+  type UserOperationV06,
+  viemKeccak,
+} from '../../src/paymaster/patronPaymasterV06.js';
+
+/**
+ * Fixtures for PatronPaymaster on the embedded chain: throwaway keys derived from labels, a SimpleAccount v0.6
+ * op with account deployment, and helpers to sign it the way the service does.
+ */
+const testKey = (label: string): Hex => keccak256(stringToHex(`patron-test-${label}`));
+export const KEYS = {
+  owner: testKey('owner'),
+  signer: testKey('signer'),
+  bundler: testKey('bundler'),
+  accountOwner: testKey('account-owner'),
+  stranger: testKey('stranger'),
+} as const satisfies Record<string, Hex>;
+
+export const simpleAccountFactoryAbi = parseAbi([
+  'function createAccount(address owner, uint256 salt) returns (address)',
+  'function getAddress(address owner, uint256 salt) view returns (address)',
+]);
+export const simpleAccountAbi = parseAbi(['function execute(address dest, uint256 value, bytes func)']);
+
+/** Any call increments storage slot 0 (PUSH0 SLOAD, +1, PUSH0 SSTORE), so execution is observable. */
+export const COUNTER_ADDRESS: Address = '0x00000000000000000000000000000000c0c0c0c0';
+const COUNTER_RUNTIME: Hex = '0x60005460010160005500';
+
+export interface PatronFixture extends DevChain {
+  readonly bundler: DevClient;
+  readonly stranger: DevClient;
+}
+
+export async function startPatronFixture(): Promise<PatronFixture> {
+  const dev = await startDevChain({
+    signerAddress: privateKeyToAccount(KEYS.signer).address,
+    ownerPrivateKey: KEYS.owner,
+    depositWei: parseEther('10'),
+  });
+  const bundler = createDevClient({ chain: dev.chain, account: privateKeyToAccount(KEYS.bundler) });
+  const stranger = createDevClient({ chain: dev.chain, account: privateKeyToAccount(KEYS.stranger) });
+  await dev.client.setBalance({ address: bundler.account.address, value: parseEther('100') });
+  await dev.client.setBalance({ address: stranger.account.address, value: parseEther('100') });
+  await dev.client.setCode({ address: COUNTER_ADDRESS, bytecode: COUNTER_RUNTIME });
+  return { ...dev, bundler, stranger };
+}
+
+export function executeCallData(data: Hex): Hex {
+  return encodeFunctionData({ abi: simpleAccountAbi, functionName: 'execute', args: [COUNTER_ADDRESS, 0n, data] });
+}
+
+/** An unsigned op that deploys a SimpleAccount (factory initCode) and calls the counter through it. */
+export async function buildDeployingOp(fx: PatronFixture, salt = 0n): Promise<UserOperationV06> {
+  const owner = privateKeyToAccount(KEYS.accountOwner).address;
+  const args = [owner, salt] as const;
+  const sender = await fx.client.readContract({
+    address: fx.simpleAccountFactory,
+    abi: simpleAccountFactoryAbi,
+    functionName: 'getAddress',
+    args,
+  });
+  const nonce = await fx.client.readContract({
+    address: fx.entryPoint,
+    abi: entryPoint06Abi,
+    functionName: 'getNonce',
+    args: [sender, 0n],
+  });
+  const createAccount = encodeFunctionData({ abi: simpleAccountFactoryAbi, functionName: 'createAccount', args });
+  return {
+    sender,
+    nonce,
+    initCode: concat([fx.simpleAccountFactory, createAccount]),
+    callData: executeCallData('0x'),
+    callGasLimit: 100_000n,
+    verificationGasLimit: 600_000n,
+    preVerificationGas: 60_000n,
+    maxFeePerGas: 2_000_000_000n,
+    maxPriorityFeePerGas: 1_000_000_000n,
+    paymasterAndData: `0x${'00'.repeat(SPONSORED_PAYMASTER_AND_DATA_LENGTH)}`,
+    signature: '0x',
+  };
+}
+
+export interface PaymasterSigning {
+  readonly validUntil: number;
+  readonly validAfter: number;
+  /** Defaults to the verifying signer. */
+  readonly key?: Hex;
+  /** What the signature is made for; default: the fixture's chain and paymaster. */
+  readonly signedChainId?: bigint;
+  readonly signedPaymaster?: Address;
+}
+
+/** Signs paymasterAndData as the service does: local hash, EIP-191 digest, raw ECDSA, r||s||v. */
+export async function signPaymaster(
+  fx: PatronFixture,
+  op: UserOperationV06,
+  s: PaymasterSigning,
+): Promise<UserOperationV06> {
+  const hash = sponsoredHashV06(
+    {
+      userOp: op,
+      chainId: s.signedChainId ?? BigInt(fx.chain.chainId),
+      paymaster: s.signedPaymaster ?? fx.paymaster,
+      validUntil: s.validUntil,
+      validAfter: s.validAfter,
+    },
+    viemKeccak,
+  );
+  const digest = bytesToHex(eip191Digest(hash, viemKeccak));
+  const signature = await sign({ hash: digest, privateKey: s.key ?? KEYS.signer, to: 'bytes' });
+  const { validUntil, validAfter } = s;
+  return {
+    ...op,
+    paymasterAndData: encodeSponsoredPaymasterAndData({ paymaster: fx.paymaster, validUntil, validAfter, signature }),
+  };
+}
+
+/** SimpleAccount v0.6 checks an EIP-191 signature of the owner over the EntryPoint's userOpHash. */
+export async function signAccount(fx: PatronFixture, op: UserOperationV06): Promise<UserOperationV06> {
+  const hash = getUserOperationHash({
+    chainId: fx.chain.chainId,
+    entryPointAddress: fx.entryPoint,
+    entryPointVersion: '0.6',
+    userOperation: op,
+  });
+  const signature = await privateKeyToAccount(KEYS.accountOwner).signMessage({ message: { raw: hash } });
+  return { ...op, signature };
+}
+
+export type Simulation = { ok: true } | { ok: false; errorName: string | undefined; args: readonly unknown[] };
+
+/** The revert of a failed contract call, decoded with the called ABI (viem walks the cause chain). */
+export function revertOf(err: unknown): { errorName: string | undefined; args: readonly unknown[] } {
+  if (!(err instanceof BaseError)) throw err;
+  const reverted = err.walk((e) => e instanceof ContractFunctionRevertedError);
+  if (!(reverted instanceof ContractFunctionRevertedError)) throw err;
+  return { errorName: reverted.data?.errorName, args: reverted.data?.args ?? [] };
+}
+
+/** eth_call of handleOps from the bundler: what a bundler's pre-check sees. */
+export async function simulateHandleOps(fx: PatronFixture, op: UserOperationV06): Promise<Simulation> {
+  try {
+    await fx.bundler.simulateContract({
+      address: fx.entryPoint,
+      abi: entryPoint06Abi,
+      functionName: 'handleOps',
+      args: [[op], fx.bundler.account.address],
+    });
+    return { ok: true };
+  } catch (err) {
+    return { ok: false, ...revertOf(err) };
+  }
+}
+
+/** The FailedOp reason, or 'ok' when the simulation passed; anything else is rethrown as a test failure. */
+export async function failedOpReason(fx: PatronFixture, op: UserOperationV06): Promise<string> {
+  const sim = await simulateHandleOps(fx, op);
+  if (sim.ok) return 'ok';
+  if (sim.errorName !== 'FailedOp') throw new Error(`expected FailedOp, got ${String(sim.errorName)}`);
+  return String(sim.args[1]);
+}
+
+export async function latestTimestamp(fx: PatronFixture): Promise<number> {
+  const block = await fx.client.getBlock();
+  return Number(block.timestamp);
+}
