@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { registerAdminAccountRoutes } from './api/adminAccount.js';
 import { registerAdminDappRoutes } from './api/adminDapps.js';
 import { registerAdminTokenRoutes } from './api/adminTokens.js';
+import { registerAdminWebhookRoutes } from './api/adminWebhooks.js';
 import { sendError, toHttpError } from './api/envelope.js';
 import { registerHealthRoutes } from './api/health.js';
 import { registerJsonBodyParser } from './api/jsonBodyParser.js';
@@ -45,5 +46,6 @@ export function createApp(deps: Deps): FastifyInstance {
   registerAdminAccountRoutes(app, deps);
   registerAdminTokenRoutes(app, deps);
   registerAdminDappRoutes(app, deps);
+  registerAdminWebhookRoutes(app, deps);
   return app;
 }

@@ -3,6 +3,7 @@ import { type AccountService, createAccountService } from './accounts/accountSer
 import { createSecretBox, loadMasterKey } from './accounts/secretBox.js';
 import type { Config } from './config/config.js';
 import { openStore, type Store } from './store/store.js';
+import { createWebhookCaller, type WebhookCaller } from './webhooks/webhookCaller.js';
 import { createWebhookService, type WebhookService } from './webhooks/webhookService.js';
 import { createWebhookUrlPolicy, type HostResolver, systemResolver } from './webhooks/webhookUrlPolicy.js';
 
@@ -13,6 +14,8 @@ export interface Deps {
   readonly store: Store;
   readonly accounts: AccountService;
   readonly webhooks: WebhookService;
+  /** The outbound webhook check's HTTP client (keep-alive pools); closed with the rest. */
+  readonly webhookCaller: WebhookCaller;
   readonly now: () => number;
   close(): Promise<void>;
 }
@@ -31,9 +34,11 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
   const masterKey =
     overrides.masterKey ?? loadMasterKey({ masterKeyHex: config.masterKeyHex, dataDir: config.dataDir });
   const store = overrides.store ?? (await openStore({ storage: config.storage }));
+  const secretBox = createSecretBox(masterKey);
+  const resolve = overrides.resolver ?? systemResolver;
   const accounts = createAccountService({
     store,
-    secretBox: createSecretBox(masterKey),
+    secretBox,
     cacheTtlMs: config.cacheTtlMs,
     now,
     logger,
@@ -42,11 +47,28 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     store,
     urlPolicy: createWebhookUrlPolicy({
       allowPrivate: config.allowPrivateWebhookUrls,
-      resolve: overrides.resolver ?? systemResolver,
+      resolve,
     }),
+    secretBox,
     maxWebhooksPerDapp: config.maxWebhooksPerDapp,
     cacheTtlMs: config.cacheTtlMs,
     now,
   });
-  return { config, logger, store, accounts, webhooks, now, close: () => store.close() };
+  const webhookCaller = createWebhookCaller({
+    timeoutMs: config.webhookTimeoutMs,
+    maxResponseBytes: config.webhookMaxResponseBytes,
+    allowPrivate: config.allowPrivateWebhookUrls,
+    resolve,
+    secretBox,
+    now,
+    logger,
+  });
+  const close = async () => {
+    try {
+      await webhookCaller.close();
+    } finally {
+      await store.close();
+    }
+  };
+  return { config, logger, store, accounts, webhooks, webhookCaller, now, close };
 }

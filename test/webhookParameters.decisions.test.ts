@@ -108,7 +108,14 @@ describe('Create', () => {
       extra: { a: 1 },
     });
     assert.equal(res.statusCode, 200);
-    assert.deepEqual(Object.keys(res.json().data).sort(), ['active', 'requestType', 'webhookId', 'webhookUrl']);
+    // signingSecret: the Standard Webhooks secret, added to the Create answer only (see test/adminWebhooks.test.ts).
+    assert.deepEqual(Object.keys(res.json().data).sort(), [
+      'active',
+      'requestType',
+      'signingSecret',
+      'webhookId',
+      'webhookUrl',
+    ]);
     assert.equal(res.json().data.active, true);
   });
 

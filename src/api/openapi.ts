@@ -4,7 +4,9 @@ import { createDappInput, createTokenInput, updateDappInput } from '../accounts/
 import { accountView } from './adminAccount.js';
 import { dappView } from './adminDapps.js';
 import { tokenView } from './adminTokens.js';
+import { adminWebhookView } from './adminWebhooks.js';
 import {
+  createdWebhookView,
   createWebhookBody,
   deleteWebhookBody,
   getWebhookQuery,
@@ -54,6 +56,13 @@ const webhookHeaders = [
 
 const dappIdParameter = { name: 'dappId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
 
+const webhookIdParameter = {
+  name: 'webhookId',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', format: 'uuid' },
+};
+
 const commonErrors = {
   '400': errorResponse('Invalid body or parameters; the message says which'),
   '401': errorResponse('Missing or invalid credentials'),
@@ -75,11 +84,11 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     paths: {
       [WEBHOOK_PARAMETERS_PATH]: {
         post: {
-          summary: 'Register a webhook (active on creation)',
+          summary: 'Register a webhook (active on creation); the response holds its signing secret, shown only here',
           parameters: webhookHeaders,
           requestBody: body(createWebhookBody),
           responses: {
-            '200': ok('Webhook created', webhookView),
+            '200': ok('Webhook created', createdWebhookView),
             '409': errorResponse('Webhook limit reached'),
             ...commonErrors,
           },
@@ -173,6 +182,30 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           responses: {
             '200': ok('API key rotated', dappView),
             '404': errorResponse('dApp not found'),
+            ...commonErrors,
+          },
+        },
+      },
+      '/api/admin/dapps/{dappId}/webhooks': {
+        get: {
+          summary: "The dApp's webhooks (never their signing secrets)",
+          security: bearer,
+          parameters: [dappIdParameter],
+          responses: {
+            '200': ok('Webhooks fetched', z.array(adminWebhookView)),
+            '404': errorResponse('dApp not found'),
+            ...commonErrors,
+          },
+        },
+      },
+      '/api/admin/dapps/{dappId}/webhooks/{webhookId}/rotate-secret': {
+        post: {
+          summary: 'Replace the Standard Webhooks signing secret of a webhook (the new one is in this response only)',
+          security: bearer,
+          parameters: [dappIdParameter, webhookIdParameter],
+          responses: {
+            '200': ok('Webhook signing secret rotated', adminWebhookView.extend({ signingSecret: z.string() })),
+            '404': errorResponse('Webhook not found'),
             ...commonErrors,
           },
         },

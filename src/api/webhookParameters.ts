@@ -43,7 +43,13 @@ export const webhookView = z.object({
   active: z.boolean(),
 });
 
-const view = (w: WebhookRecord): z.infer<typeof webhookView> => ({
+/**
+ * The Create answer: the view plus the webhook's Standard Webhooks signing secret
+ * (https://www.standardwebhooks.com/), shown in this response only; it verifies the calls Patron makes.
+ */
+export const createdWebhookView = webhookView.extend({ signingSecret: z.string() });
+
+export const view = (w: WebhookRecord): z.infer<typeof webhookView> => ({
   webhookId: w.id,
   webhookUrl: w.url,
   requestType: w.requestType,
@@ -60,7 +66,8 @@ export function registerWebhookParametersRoutes(
     const { dapp } = await authenticateWebhookCaller({ req, accounts, operation: 'other' });
     const body = parse(createWebhookBody, bodyObject(req.body));
     const created = await webhooks.create({ dappId: dapp.id, url: body.webhookUrl, requestType: body.requestType });
-    return sendOk(reply, 'Webhook created', view(created));
+    const data: z.infer<typeof createdWebhookView> = { ...view(created.webhook), signingSecret: created.signingSecret };
+    return sendOk(reply, 'Webhook created', data);
   });
 
   // A GET body (the spec's `webhookUrl: ""`) is accepted and ignored: Fastify does not read GET bodies.

@@ -180,3 +180,24 @@ describe('loadConfig rejects bad values with a message naming the variable', () 
     ]);
   });
 });
+
+describe('PATRON_WEBHOOK_TIMEOUT_MS', () => {
+  test('defaults to 2000 ms, with a 64 KiB answer limit', () => {
+    const c = loadConfig({});
+    assert.equal(c.webhookTimeoutMs, 2000);
+    assert.equal(c.webhookMaxResponseBytes, 64 * 1024);
+  });
+
+  test('accepts 100 to 30000', () => {
+    assert.equal(loadConfig({ PATRON_WEBHOOK_TIMEOUT_MS: '100' }).webhookTimeoutMs, 100);
+    assert.equal(loadConfig({ PATRON_WEBHOOK_TIMEOUT_MS: '30000' }).webhookTimeoutMs, 30_000);
+  });
+
+  for (const value of ['99', '30001', '1.5', 'abc', '-5']) {
+    test(`refuses "${value}"`, () => {
+      assert.deepEqual(configError({ PATRON_WEBHOOK_TIMEOUT_MS: value }).problems, [
+        `PATRON_WEBHOOK_TIMEOUT_MS must be an integer from 100 to 30000, got "${value}"`,
+      ]);
+    });
+  }
+});

@@ -55,6 +55,7 @@ const envSchema = z.object({
   PATRON_CACHE_TTL_MS: integerFromEnv('PATRON_CACHE_TTL_MS', 0, 60_000),
   PATRON_MAX_WEBHOOKS_PER_DAPP: integerFromEnv('PATRON_MAX_WEBHOOKS_PER_DAPP', 1, 1000),
   PATRON_ALLOW_PRIVATE_WEBHOOKS: booleanFromEnv('PATRON_ALLOW_PRIVATE_WEBHOOKS'),
+  PATRON_WEBHOOK_TIMEOUT_MS: integerFromEnv('PATRON_WEBHOOK_TIMEOUT_MS', 100, 30_000),
   PATRON_DB_POOL_SIZE: integerFromEnv('PATRON_DB_POOL_SIZE', 1, 200),
   PATRON_DEMO: booleanFromEnv('PATRON_DEMO'),
   LOG_LEVEL: z
@@ -83,6 +84,10 @@ export interface Config {
   readonly maxWebhooksPerDapp: number;
   /** Whether webhook URLs may point at loopback/private/link-local addresses. */
   readonly allowPrivateWebhookUrls: boolean;
+  /** Budget of one outbound webhook call (DNS, connect, headers and body); past it the check fails closed. */
+  readonly webhookTimeoutMs: number;
+  /** Largest webhook answer read, in bytes; a larger one fails the check. */
+  readonly webhookMaxResponseBytes: number;
   /** Create a demo account and dApp on first start (embedded defaults only). */
   readonly demo: boolean;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -132,6 +137,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     cacheTtlMs: e.PATRON_CACHE_TTL_MS ?? 2000,
     maxWebhooksPerDapp: e.PATRON_MAX_WEBHOOKS_PER_DAPP ?? 10,
     allowPrivateWebhookUrls: e.PATRON_ALLOW_PRIVATE_WEBHOOKS ?? !production,
+    webhookTimeoutMs: e.PATRON_WEBHOOK_TIMEOUT_MS ?? 2000,
+    webhookMaxResponseBytes: 64 * 1024,
     demo: e.PATRON_DEMO ?? (!production && storage.kind === 'sqlite'),
     logLevel: e.LOG_LEVEL ?? 'info',
     bodyLimitBytes: 64 * 1024,

@@ -46,3 +46,12 @@ export interface WebhookRecord {
   readonly createdAt: number;
   readonly updatedAt: number;
 }
+
+/**
+ * A webhook with its sealed signing secret. Only the outbound caller and the secret routes need it, so the
+ * list/find queries do not even select it. `null`: created before migration 0002, filled lazily before the
+ * webhook's first call (see webhookService.activeWebhooks).
+ */
+export interface SealedWebhookRecord extends WebhookRecord {
+  readonly signingSecretCiphertext: string | null;
+}

@@ -40,6 +40,8 @@ export interface WebhooksTable {
   active: number;
   created_at: number;
   updated_at: number;
+  /** Sealed Standard Webhooks secret (migration 0002); null on rows older than it until first filled. */
+  signing_secret_ciphertext: string | null;
 }
 
 export interface MigrationsTable {

@@ -1,5 +1,5 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
-import type { WebhookRecord } from './records.js';
+import type { SealedWebhookRecord, WebhookRecord } from './records.js';
 import type { Database, WebhooksTable } from './schema.js';
 
 export interface WebhookRepository {
@@ -8,14 +8,33 @@ export interface WebhookRepository {
    * transaction first writes the dApp row (a row lock on PostgreSQL, the write lock on SQLite), so concurrent
    * creates for one dApp count and insert one after another.
    */
-  insertWithinLimit(args: { webhook: WebhookRecord; limit: number }): Promise<'created' | 'limit' | 'no-dapp'>;
+  insertWithinLimit(args: { webhook: SealedWebhookRecord; limit: number }): Promise<'created' | 'limit' | 'no-dapp'>;
+  /** The dApp's webhooks without their secrets (list views). */
   listByDapp(dappId: string): Promise<WebhookRecord[]>;
   findInDapp(args: { dappId: string; webhookId: string }): Promise<WebhookRecord | undefined>;
+  /** The dApp's active webhooks with their sealed secrets: what the outbound caller needs. */
+  listActiveSealed(dappId: string): Promise<SealedWebhookRecord[]>;
+  /** Replaces the sealed secret of a webhook of this dApp (rotation); undefined when none matched. */
+  replaceSigningSecret(args: {
+    dappId: string;
+    webhookId: string;
+    signingSecretCiphertext: string;
+    now: number;
+  }): Promise<WebhookRecord | undefined>;
+  /**
+   * Sets the sealed secret only where there is none yet (rows older than migration 0002); false when the row
+   * already has one (another process won the race) or is gone. Not a user change: updated_at stays.
+   */
+  fillMissingSigningSecret(args: { webhookId: string; signingSecretCiphertext: string }): Promise<boolean>;
   setActive(args: { dappId: string; webhookId: string; active: boolean; now: number }): Promise<boolean>;
   delete(args: { dappId: string; webhookId: string }): Promise<boolean>;
 }
 
-const toWebhook = (r: Selectable<WebhooksTable>): WebhookRecord => ({
+/** Every column but the secret: list and find queries select only these, so the secret cannot leak through them. */
+const PUBLIC_COLUMNS = ['id', 'dapp_id', 'url', 'request_type', 'active', 'created_at', 'updated_at'] as const;
+type PublicRow = Pick<Selectable<WebhooksTable>, (typeof PUBLIC_COLUMNS)[number]>;
+
+const toWebhook = (r: PublicRow): WebhookRecord => ({
   id: r.id,
   dappId: r.dapp_id,
   url: r.url,
@@ -23,6 +42,11 @@ const toWebhook = (r: Selectable<WebhooksTable>): WebhookRecord => ({
   active: r.active === 1,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
+});
+
+const toSealedWebhook = (r: Selectable<WebhooksTable>): SealedWebhookRecord => ({
+  ...toWebhook(r),
+  signingSecretCiphertext: r.signing_secret_ciphertext,
 });
 
 export function createWebhookRepository(db: Kysely<Database>): WebhookRepository {
@@ -51,6 +75,7 @@ export function createWebhookRepository(db: Kysely<Database>): WebhookRepository
             active: webhook.active ? 1 : 0,
             created_at: webhook.createdAt,
             updated_at: webhook.updatedAt,
+            signing_secret_ciphertext: webhook.signingSecretCiphertext,
           })
           .execute();
         return 'created' as const;
@@ -59,7 +84,7 @@ export function createWebhookRepository(db: Kysely<Database>): WebhookRepository
     async listByDapp(dappId) {
       const rows = await db
         .selectFrom('webhooks')
-        .selectAll()
+        .select(PUBLIC_COLUMNS)
         .where('dapp_id', '=', dappId)
         .orderBy('created_at')
         .orderBy('id')
@@ -69,11 +94,41 @@ export function createWebhookRepository(db: Kysely<Database>): WebhookRepository
     async findInDapp({ dappId, webhookId }) {
       const r = await db
         .selectFrom('webhooks')
-        .selectAll()
+        .select(PUBLIC_COLUMNS)
         .where('id', '=', webhookId)
         .where('dapp_id', '=', dappId)
         .executeTakeFirst();
       return r && toWebhook(r);
+    },
+    async listActiveSealed(dappId) {
+      const rows = await db
+        .selectFrom('webhooks')
+        .selectAll()
+        .where('dapp_id', '=', dappId)
+        .where('active', '=', 1)
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
+      return rows.map(toSealedWebhook);
+    },
+    async replaceSigningSecret({ dappId, webhookId, signingSecretCiphertext, now }) {
+      const r = await db
+        .updateTable('webhooks')
+        .set({ signing_secret_ciphertext: signingSecretCiphertext, updated_at: now })
+        .where('id', '=', webhookId)
+        .where('dapp_id', '=', dappId)
+        .returning(PUBLIC_COLUMNS)
+        .executeTakeFirst();
+      return r && toWebhook(r);
+    },
+    async fillMissingSigningSecret({ webhookId, signingSecretCiphertext }) {
+      const res = await db
+        .updateTable('webhooks')
+        .set({ signing_secret_ciphertext: signingSecretCiphertext })
+        .where('id', '=', webhookId)
+        .where('signing_secret_ciphertext', 'is', null)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) > 0;
     },
     async setActive({ dappId, webhookId, active, now }) {
       const res = await db

@@ -1,13 +1,18 @@
 import { randomUUID } from 'node:crypto';
+import type { SecretBox } from '../accounts/secretBox.js';
 import { createTtlCache } from '../cache/ttlCache.js';
 import { LimitExceededError, NotFoundError } from '../errors/PatronError.js';
-import { isRecordId, type WebhookRecord, type WebhookRequestType } from '../store/records.js';
+import { isRecordId, type SealedWebhookRecord, type WebhookRecord, type WebhookRequestType } from '../store/records.js';
 import type { Store } from '../store/store.js';
+import { generateSigningSecret } from './standardWebhooks.js';
+import type { SignableWebhook } from './webhookCaller.js';
 import type { WebhookUrlPolicy } from './webhookUrlPolicy.js';
 
 export interface WebhookServiceDeps {
   readonly store: Store;
   readonly urlPolicy: WebhookUrlPolicy;
+  /** Seals the Standard Webhooks signing secrets (https://www.standardwebhooks.com/) at rest. */
+  readonly secretBox: SecretBox;
   readonly maxWebhooksPerDapp: number;
   readonly cacheTtlMs: number;
   readonly now: () => number;
@@ -16,15 +21,54 @@ export interface WebhookServiceDeps {
 /** Message of every lookup miss, including another tenant's id: the two must be indistinguishable. */
 export const WEBHOOK_NOT_FOUND = 'Webhook not found';
 
+/** A webhook together with its signing secret in clear: returned once, on creation or rotation. */
+export interface WebhookWithSecret {
+  readonly webhook: WebhookRecord;
+  readonly signingSecret: string;
+}
+
+type ActiveWebhook = WebhookRecord & SignableWebhook;
+
 /** Registration and lifecycle of a dApp's condition webhooks (spec §2.1, §3, §4.1). */
 export function createWebhookService(deps: WebhookServiceDeps) {
-  const { store, now } = deps;
-  const activeCache = createTtlCache<WebhookRecord[]>({ ttlMs: deps.cacheTtlMs, maxEntries: 10_000 });
+  const { store, now, secretBox } = deps;
+  const activeCache = createTtlCache<ActiveWebhook[]>({ ttlMs: deps.cacheTtlMs, maxEntries: 10_000 });
+
+  /** Admin routes act on a dApp of the signed-in account; another account's dApp reads as missing. */
+  const assertOwnedDapp = async (args: { accountId: string; dappId: string; message: string }) => {
+    const dapp = isRecordId(args.dappId) ? await store.dapps.findById(args.dappId) : undefined;
+    if (dapp === undefined || dapp.accountId !== args.accountId) throw new NotFoundError(args.message);
+  };
+
+  /**
+   * Active webhooks, each with a sealed secret. Rows older than migration 0002 have none: one is generated and
+   * stored where still missing (compare-and-set, so concurrent processes keep one), then the list is re-read.
+   */
+  const loadActive = async (dappId: string): Promise<ActiveWebhook[]> => {
+    let rows = await store.webhooks.listActiveSealed(dappId);
+    const missing = rows.filter((w) => w.signingSecretCiphertext === null);
+    if (missing.length > 0) {
+      const fill = (w: SealedWebhookRecord) =>
+        store.webhooks.fillMissingSigningSecret({
+          webhookId: w.id,
+          signingSecretCiphertext: secretBox.seal(generateSigningSecret()),
+        });
+      await Promise.all(missing.map(fill));
+      rows = await store.webhooks.listActiveSealed(dappId);
+    }
+    return rows.map(({ signingSecretCiphertext, ...w }) => {
+      // Never skip a webhook (that would let a request through unchecked): a missing secret here is a bug.
+      if (signingSecretCiphertext === null) throw new Error(`webhook ${w.id} has no signing secret`);
+      return { ...w, signingSecretCiphertext };
+    });
+  };
 
   return {
-    async create(input: { dappId: string; url: string; requestType: WebhookRequestType }): Promise<WebhookRecord> {
+    /** Registers a webhook with a new signing secret, returned here in clear and never again. */
+    async create(input: { dappId: string; url: string; requestType: WebhookRequestType }): Promise<WebhookWithSecret> {
       const url = await deps.urlPolicy.check(input.url);
       const t = now();
+      const signingSecret = generateSigningSecret();
       // Decision: a newly registered webhook is active; registering one is asking for it to be used.
       const webhook: WebhookRecord = {
         id: randomUUID(),
@@ -35,7 +79,10 @@ export function createWebhookService(deps: WebhookServiceDeps) {
         createdAt: t,
         updatedAt: t,
       };
-      const outcome = await store.webhooks.insertWithinLimit({ webhook, limit: deps.maxWebhooksPerDapp });
+      const outcome = await store.webhooks.insertWithinLimit({
+        webhook: { ...webhook, signingSecretCiphertext: secretBox.seal(signingSecret) },
+        limit: deps.maxWebhooksPerDapp,
+      });
       if (outcome === 'limit') {
         throw new LimitExceededError(
           `Webhook limit reached: a dApp can have at most ${deps.maxWebhooksPerDapp} webhooks`,
@@ -43,7 +90,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       }
       if (outcome === 'no-dapp') throw new NotFoundError('dApp not found');
       activeCache.delete(input.dappId);
-      return webhook;
+      return { webhook, signingSecret };
     },
 
     /** One webhook of the dApp when `webhookId` is given (404 if it is not the dApp's), else all of them. */
@@ -67,9 +114,41 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       activeCache.delete(input.dappId);
     },
 
-    /** The dApp's active webhooks, from the cache: the hot-path read of sponsorship requests. */
-    async activeWebhooks(dappId: string): Promise<WebhookRecord[]> {
-      return activeCache.get(dappId, async () => (await store.webhooks.listByDapp(dappId)).filter((w) => w.active));
+    /**
+     * The dApp's active webhooks with their sealed secrets, from the cache: the hot-path read of sponsorship
+     * requests. After a rotation, another process signs with the old secret for at most the cache TTL.
+     */
+    async activeWebhooks(dappId: string): Promise<ActiveWebhook[]> {
+      return activeCache.get(dappId, () => loadActive(dappId));
+    },
+
+    /** The webhooks of a dApp of this account (no secrets); another account's dApp is "dApp not found". */
+    async listForAccount(input: { accountId: string; dappId: string }): Promise<WebhookRecord[]> {
+      await assertOwnedDapp({ ...input, message: 'dApp not found' });
+      return store.webhooks.listByDapp(input.dappId);
+    },
+
+    /**
+     * Replaces a webhook's signing secret; the old one stops being used at once here. Another account's
+     * dApp or webhook is "Webhook not found", exactly like a missing one.
+     */
+    async rotateSigningSecret(input: {
+      accountId: string;
+      dappId: string;
+      webhookId: string;
+    }): Promise<WebhookWithSecret> {
+      await assertOwnedDapp({ ...input, message: WEBHOOK_NOT_FOUND });
+      if (!isRecordId(input.webhookId)) throw new NotFoundError(WEBHOOK_NOT_FOUND);
+      const signingSecret = generateSigningSecret();
+      const webhook = await store.webhooks.replaceSigningSecret({
+        dappId: input.dappId,
+        webhookId: input.webhookId,
+        signingSecretCiphertext: secretBox.seal(signingSecret),
+        now: now(),
+      });
+      if (webhook === undefined) throw new NotFoundError(WEBHOOK_NOT_FOUND);
+      activeCache.delete(input.dappId);
+      return { webhook, signingSecret };
     },
   };
 }
