@@ -4,10 +4,12 @@ import { registerAdminAccountRoutes } from './api/adminAccount.js';
 import { registerAdminDappRoutes } from './api/adminDapps.js';
 import { registerAdminTokenRoutes } from './api/adminTokens.js';
 import { registerAdminWebhookRoutes } from './api/adminWebhooks.js';
+import { registerDevChainRoutes } from './api/devChainRpc.js';
 import { sendError, toHttpError } from './api/envelope.js';
 import { registerHealthRoutes } from './api/health.js';
 import { registerJsonBodyParser } from './api/jsonBodyParser.js';
 import { registerOpenApiRoute } from './api/openapi.js';
+import { registerPaymasterRpcRoutes } from './api/paymasterRpc.js';
 import { registerWebhookParametersRoutes } from './api/webhookParameters.js';
 import type { Deps } from './deps.js';
 
@@ -47,5 +49,7 @@ export function createApp(deps: Deps): FastifyInstance {
   registerAdminTokenRoutes(app, deps);
   registerAdminDappRoutes(app, deps);
   registerAdminWebhookRoutes(app, deps);
+  registerPaymasterRpcRoutes(app, deps);
+  registerDevChainRoutes(app, deps);
   return app;
 }

@@ -30,7 +30,7 @@ after(async () => {
  * on SQLite in a data directory, or on PostgreSQL in one schema that survives the restart.
  */
 async function start(): Promise<Deps> {
-  const config = loadConfig({ PATRON_DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
+  const config = loadConfig({ PATRON_DATA_DIR: dataDir, LOG_LEVEL: 'silent', PATRON_DEV_CHAIN: 'false' });
   const logger = createLogger({ level: 'silent' });
   if (BACKEND === 'sqlite') return createDeps(config, logger, { resolver: fakeResolver });
   const opened = await openTestStore(schema === undefined ? {} : { schema });

@@ -10,11 +10,16 @@ const CANONICAL_ENTRY_POINT_V06 = '0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789';
 
 const chainEntry = z.object(
   {
-    chainId: z.number({ error: 'chainId must be a number' }).int().positive({ error: 'chainId must be a positive integer' }),
+    chainId: z
+      .number({ error: 'chainId must be a number' })
+      .int()
+      .positive({ error: 'chainId must be a positive integer' }),
     rpcUrl: z.string({ error: 'rpcUrl must be a string' }).refine((v) => /^https?:\/\//.test(v) && URL.canParse(v), {
       error: 'rpcUrl must be an http(s) URL',
     }),
-    paymaster: z.string({ error: 'paymaster must be an address' }).regex(ADDRESS, { error: 'paymaster must be an address' }),
+    paymaster: z
+      .string({ error: 'paymaster must be an address' })
+      .regex(ADDRESS, { error: 'paymaster must be an address' }),
     entryPoint: z
       .string()
       .regex(ADDRESS, { error: 'entryPoint must be an address' })
@@ -32,13 +37,19 @@ export const chainsFromEnv = z
     try {
       json = JSON.parse(v);
     } catch {
-      ctx.addIssue({ code: 'custom', message: 'PATRON_CHAINS must be a JSON array of {chainId, rpcUrl, paymaster, entryPoint?}' });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'PATRON_CHAINS must be a JSON array of {chainId, rpcUrl, paymaster, entryPoint?}',
+      });
       return z.NEVER;
     }
     const r = z.array(chainEntry, { error: 'PATRON_CHAINS must be a JSON array' }).safeParse(json);
     if (!r.success) {
       const issue = r.error.issues[0];
-      ctx.addIssue({ code: 'custom', message: `PATRON_CHAINS[${String(issue?.path[0] ?? '')}]: ${issue?.message ?? 'invalid'}` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `PATRON_CHAINS[${String(issue?.path[0] ?? '')}]: ${issue?.message ?? 'invalid'}`,
+      });
       return z.NEVER;
     }
     const ids = r.data.map((c) => c.chainId);

@@ -92,11 +92,17 @@ describe('loadConfig storage', () => {
   });
 });
 
+const SIGNER = 'ab'.repeat(32);
+
 describe('loadConfig production mode', () => {
   const missingKey = 'PATRON_MASTER_KEY is required in production mode (32 bytes as 64 hex characters)';
 
-  for (const env of [{ NODE_ENV: 'production' }, { PATRON_PRODUCTION: 'true' }]) {
+  for (const env of [
+    { NODE_ENV: 'production', PATRON_SIGNER_PRIVATE_KEY: SIGNER },
+    { PATRON_PRODUCTION: 'true', PATRON_SIGNER_PRIVATE_KEY: SIGNER },
+  ]) {
     const label = Object.entries(env)
+      .filter(([k]) => k !== 'PATRON_SIGNER_PRIVATE_KEY')
       .map(([k, v]) => `${k}=${v}`)
       .join(' ');
 
@@ -116,7 +122,11 @@ describe('loadConfig production mode', () => {
   }
 
   test('a 0x prefix on PATRON_MASTER_KEY is stripped', () => {
-    assert.equal(loadConfig({ NODE_ENV: 'production', PATRON_MASTER_KEY: `0x${KEY}` }).masterKeyHex, KEY);
+    assert.equal(
+      loadConfig({ NODE_ENV: 'production', PATRON_MASTER_KEY: `0x${KEY}`, PATRON_SIGNER_PRIVATE_KEY: SIGNER })
+        .masterKeyHex,
+      KEY,
+    );
   });
 
   test('PATRON_PRODUCTION=false overrides NODE_ENV=production', () => {
@@ -173,7 +183,7 @@ describe('loadConfig rejects bad values with a message naming the variable', () 
   });
 
   test('a missing production master key is reported together with bad values', {}, () => {
-    const err = configError({ NODE_ENV: 'production', PORT: 'abc' });
+    const err = configError({ NODE_ENV: 'production', PORT: 'abc', PATRON_SIGNER_PRIVATE_KEY: SIGNER });
     assert.deepEqual([...err.problems].sort(), [
       'PATRON_MASTER_KEY is required in production mode (32 bytes as 64 hex characters)',
       'PORT must be an integer from 0 to 65535, got "abc"',
@@ -200,4 +210,74 @@ describe('PATRON_WEBHOOK_TIMEOUT_MS', () => {
       ]);
     });
   }
+});
+
+describe('chains, signer and sponsorship window', () => {
+  test('defaults: dev chain outside production, signer key in the data directory, 300 s / 3600 s / 30 s', () => {
+    const c = loadConfig({ PATRON_DATA_DIR: '/tmp/x' });
+    assert.equal(c.paymaster.devChain, true);
+    assert.deepEqual(c.paymaster.chains, []);
+    assert.deepEqual(c.paymaster.signer, { kind: 'dataDir', dataDir: '/tmp/x' });
+    assert.deepEqual(c.paymaster.sponsorship, {
+      defaultExpirySeconds: 300,
+      maxExpirySeconds: 3600,
+      validAfterSkewSeconds: 30,
+    });
+  });
+
+  test('production: no dev chain by default, and a signer key is required', () => {
+    const err = configError({ NODE_ENV: 'production', PATRON_MASTER_KEY: KEY });
+    assert.deepEqual(err.problems, [
+      'PATRON_SIGNER_PRIVATE_KEY or PATRON_SIGNER_KEYSTORE is required in production mode',
+    ]);
+    const c = loadConfig({
+      NODE_ENV: 'production',
+      PATRON_MASTER_KEY: KEY,
+      PATRON_SIGNER_KEYSTORE: 'ks.json',
+      PATRON_SIGNER_KEYSTORE_PASSWORD: 'pw',
+    });
+    assert.equal(c.paymaster.devChain, false);
+    assert.equal(c.paymaster.signer.kind, 'keystore');
+  });
+
+  test('a keystore needs its password', () => {
+    assert.deepEqual(configError({ PATRON_SIGNER_KEYSTORE: 'ks.json' }).problems, [
+      'PATRON_SIGNER_KEYSTORE_PASSWORD is required with PATRON_SIGNER_KEYSTORE',
+    ]);
+  });
+
+  test('PATRON_CHAINS: parsed, EntryPoint defaulted to the canonical v0.6 address, errors name the entry', () => {
+    const c = loadConfig({
+      PATRON_CHAINS: JSON.stringify([
+        { chainId: 8453, rpcUrl: 'https://rpc.example.com', paymaster: `0x${'1'.repeat(40)}` },
+      ]),
+    });
+    assert.deepEqual(c.paymaster.chains, [
+      {
+        chainId: 8453,
+        rpcUrl: 'https://rpc.example.com',
+        paymaster: `0x${'1'.repeat(40)}`,
+        entryPoint: '0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789',
+      },
+    ]);
+    assert.deepEqual(configError({ PATRON_CHAINS: '{not json' }).problems, [
+      'PATRON_CHAINS must be a JSON array of {chainId, rpcUrl, paymaster, entryPoint?}',
+    ]);
+    assert.deepEqual(
+      configError({
+        PATRON_CHAINS: JSON.stringify([{ chainId: 1, rpcUrl: 'ftp://x', paymaster: `0x${'1'.repeat(40)}` }]),
+      }).problems,
+      ['PATRON_CHAINS[0]: rpcUrl must be an http(s) URL'],
+    );
+    const twice = JSON.stringify(
+      [1, 1].map((chainId) => ({ chainId, rpcUrl: 'http://a', paymaster: `0x${'1'.repeat(40)}` })),
+    );
+    assert.deepEqual(configError({ PATRON_CHAINS: twice }).problems, ['PATRON_CHAINS names a chain id twice']);
+  });
+
+  test('expiry bounds are checked', () => {
+    assert.deepEqual(configError({ PATRON_EXPIRY_DEFAULT_SECONDS: '900', PATRON_EXPIRY_MAX_SECONDS: '600' }).problems, [
+      'PATRON_EXPIRY_DEFAULT_SECONDS must not exceed PATRON_EXPIRY_MAX_SECONDS',
+    ]);
+  });
 });

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { type ChainSettings, chainsFromEnv, type SignerSetting } from './chainSettings.js';
 
 /**
  * The whole configuration, parsed once from the environment at start-up and frozen.
@@ -56,6 +57,19 @@ const envSchema = z.object({
   PATRON_MAX_WEBHOOKS_PER_DAPP: integerFromEnv('PATRON_MAX_WEBHOOKS_PER_DAPP', 1, 1000),
   PATRON_ALLOW_PRIVATE_WEBHOOKS: booleanFromEnv('PATRON_ALLOW_PRIVATE_WEBHOOKS'),
   PATRON_WEBHOOK_TIMEOUT_MS: integerFromEnv('PATRON_WEBHOOK_TIMEOUT_MS', 100, 30_000),
+  PATRON_DEV_CHAIN: booleanFromEnv('PATRON_DEV_CHAIN'),
+  PATRON_CHAINS: chainsFromEnv,
+  PATRON_SIGNER_PRIVATE_KEY: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || v === '' || /^(0x)?[0-9a-fA-F]{64}$/.test(v), {
+      error: 'PATRON_SIGNER_PRIVATE_KEY must be 32 bytes as 64 hex characters',
+    }),
+  PATRON_SIGNER_KEYSTORE: z.string().optional(),
+  PATRON_SIGNER_KEYSTORE_PASSWORD: z.string().optional(),
+  PATRON_EXPIRY_DEFAULT_SECONDS: integerFromEnv('PATRON_EXPIRY_DEFAULT_SECONDS', 30, 7 * 86_400),
+  PATRON_EXPIRY_MAX_SECONDS: integerFromEnv('PATRON_EXPIRY_MAX_SECONDS', 30, 7 * 86_400),
+  PATRON_VALID_AFTER_SKEW_SECONDS: integerFromEnv('PATRON_VALID_AFTER_SKEW_SECONDS', 0, 3600),
   PATRON_DB_POOL_SIZE: integerFromEnv('PATRON_DB_POOL_SIZE', 1, 200),
   PATRON_DEMO: booleanFromEnv('PATRON_DEMO'),
   LOG_LEVEL: z
@@ -93,6 +107,8 @@ export interface Config {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Largest accepted request body, in bytes. */
   readonly bodyLimitBytes: number;
+  /** Chains, the paymaster signer and the sponsorship validity window. */
+  readonly paymaster: ChainSettings;
 }
 
 export class ConfigError extends Error {
@@ -114,6 +130,14 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     // machine's data directory.
     problems.push('PATRON_MASTER_KEY is required in production mode (32 bytes as 64 hex characters)');
   }
+  const keystore = env.PATRON_SIGNER_KEYSTORE ?? '';
+  if (keystore !== '' && (env.PATRON_SIGNER_KEYSTORE_PASSWORD ?? '') === '') {
+    problems.push('PATRON_SIGNER_KEYSTORE_PASSWORD is required with PATRON_SIGNER_KEYSTORE');
+  }
+  if (production && keystore === '' && (env.PATRON_SIGNER_PRIVATE_KEY ?? '') === '') {
+    // A signer generated into one machine's data directory would differ between the deployment's processes.
+    problems.push('PATRON_SIGNER_PRIVATE_KEY or PATRON_SIGNER_KEYSTORE is required in production mode');
+  }
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const e = parsed.data;
   const dataDir = path.resolve(e.PATRON_DATA_DIR ?? './data');
@@ -126,6 +150,17 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     databaseUrl === undefined
       ? { kind: 'sqlite', file: path.join(dataDir, 'patron.sqlite') }
       : { kind: 'postgres', url: databaseUrl, poolSize: e.PATRON_DB_POOL_SIZE ?? 10 };
+  const defaultExpirySeconds = e.PATRON_EXPIRY_DEFAULT_SECONDS ?? 300;
+  const maxExpirySeconds = e.PATRON_EXPIRY_MAX_SECONDS ?? 3600;
+  if (defaultExpirySeconds > maxExpirySeconds) {
+    throw new ConfigError(['PATRON_EXPIRY_DEFAULT_SECONDS must not exceed PATRON_EXPIRY_MAX_SECONDS']);
+  }
+  const signer: SignerSetting =
+    keystore !== ''
+      ? { kind: 'keystore', file: path.resolve(keystore), password: env.PATRON_SIGNER_KEYSTORE_PASSWORD ?? '' }
+      : e.PATRON_SIGNER_PRIVATE_KEY !== undefined && e.PATRON_SIGNER_PRIVATE_KEY !== ''
+        ? { kind: 'privateKey', privateKeyHex: e.PATRON_SIGNER_PRIVATE_KEY }
+        : { kind: 'dataDir', dataDir };
   return Object.freeze({
     port: e.PORT ?? 3000,
     host: e.HOST ?? '127.0.0.1',
@@ -142,5 +177,15 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     demo: e.PATRON_DEMO ?? (!production && storage.kind === 'sqlite'),
     logLevel: e.LOG_LEVEL ?? 'info',
     bodyLimitBytes: 64 * 1024,
+    paymaster: Object.freeze({
+      devChain: e.PATRON_DEV_CHAIN ?? !production,
+      chains: e.PATRON_CHAINS,
+      signer,
+      sponsorship: {
+        defaultExpirySeconds,
+        maxExpirySeconds,
+        validAfterSkewSeconds: e.PATRON_VALID_AFTER_SKEW_SECONDS ?? 30,
+      },
+    }),
   });
 }

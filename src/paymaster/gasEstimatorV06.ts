@@ -1,6 +1,7 @@
-import { encodeAbiParameters, type Hex, hexToBytes } from 'viem';
+import { bytesToHex, encodeAbiParameters, type Hex, hexToBytes, stringToBytes } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import { SimulationFailedError } from '../errors/PatronError.js';
+import { jsCryptoBackend } from './cryptoBackend.js';
 import type { UserOperationV06 } from './patronPaymasterV06.js';
 import { describeRevert, simulateHandleOpV06 } from './simulateV06.js';
 
@@ -26,11 +27,16 @@ const SIM_VERIFICATION_GAS = 3_000_000n;
 const SIM_CALL_GAS = 10_000_000n;
 
 /**
- * A well-formed 65-byte ECDSA signature made by a throwaway key: accounts built on OpenZeppelin 4's ECDSA
- * revert on malformed signatures instead of failing softly, which would abort the simulation.
+ * A well-formed 65-byte ECDSA signature (low s, v 27/28) made by a throwaway key over a fixed digest:
+ * accounts built on OpenZeppelin 4's ECDSA revert on malformed signatures instead of failing softly, which
+ * would abort the simulation. Its content is irrelevant; its form and length are not.
  */
-export const DUMMY_SIGNATURE: Hex =
-  '0xfffffffffffffffffffffffffffffff0000000000000000000000000000000007aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1c';
+export const DUMMY_SIGNATURE: Hex = bytesToHex(
+  jsCryptoBackend.signDigest(
+    jsCryptoBackend.keccak256(stringToBytes('patron dummy digest')),
+    jsCryptoBackend.keccak256(stringToBytes('patron dummy key')),
+  ),
+);
 
 export async function estimateGasV06(args: {
   chain: ChainRuntime;
@@ -40,10 +46,7 @@ export async function estimateGasV06(args: {
 }): Promise<GasLimitsV06> {
   const signature = hexToBytes(args.userOp.signature).length === 65 ? args.userOp.signature : DUMMY_SIGNATURE;
   const base: UserOperationV06 = { ...args.userOp, signature };
-  const preVerificationGas = maxBig(
-    (calldataGasV06(base) * 105n + 99n) / 100n,
-    args.callerPreVerificationGas ?? 0n,
-  );
+  const preVerificationGas = maxBig((calldataGasV06(base) * 105n + 99n) / 100n, args.callerPreVerificationGas ?? 0n);
   const stub: UserOperationV06 = {
     ...base,
     preVerificationGas,
@@ -58,7 +61,12 @@ export async function estimateGasV06(args: {
     simulateHandleOpV06({ chain: args.chain, userOp: stub }),
     stub.callData === '0x'
       ? undefined
-      : simulateHandleOpV06({ chain: args.chain, userOp: { ...stub, callData: '0x' }, target: stub.sender, targetCallData: stub.callData }),
+      : simulateHandleOpV06({
+          chain: args.chain,
+          userOp: { ...stub, callData: '0x' },
+          target: stub.sender,
+          targetCallData: stub.callData,
+        }),
   ]);
   if (probe !== undefined && !probe.targetSuccess) {
     const reason = `execution reverted: ${describeRevert(probe.targetResult)}`;

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type Address, bytesToHex, hexToBytes } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
+import type { SignerSetting } from '../config/chainSettings.js';
 import { ensureSecretFile } from '../config/ensureSecretFile.js';
 import type { CryptoBackend } from './cryptoBackend.js';
 import { decryptKeystore } from './keystore.js';
@@ -32,10 +33,7 @@ export function createPaymasterSigner(args: { privateKey: Uint8Array; crypto: Cr
   return signer;
 }
 
-export type SignerKeySource =
-  | { readonly kind: 'privateKey'; readonly privateKeyHex: string }
-  | { readonly kind: 'keystore'; readonly file: string; readonly password: string }
-  | { readonly kind: 'dataDir'; readonly dataDir: string };
+export type SignerKeySource = SignerSetting;
 
 const KEY_HEX = /^(0x)?[0-9a-fA-F]{64}$/;
 

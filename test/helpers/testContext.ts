@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { createApp } from '../../src/app.js';
+import type { ChainRuntime } from '../../src/chain/chainRegistry.js';
 import { type Config, loadConfig } from '../../src/config/config.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { createLogger } from '../../src/logger.js';
@@ -17,9 +18,14 @@ export const TEST_DATABASE_URL = process.env.PATRON_TEST_DATABASE_URL;
 export const BACKEND: 'sqlite' | 'postgres' = TEST_DATABASE_URL ? 'postgres' : 'sqlite';
 
 export const TEST_MASTER_KEY = Buffer.alloc(32, 7);
+/** The paymaster signer of test contexts (a fixed key: nothing is ever worth anything on test chains). */
+export const TEST_SIGNER_KEY = new Uint8Array(32).fill(9);
 
 export function testConfig(overrides: Partial<Config> = {}): Config {
-  return { ...loadConfig({ PATRON_DATA_DIR: '/nonexistent-patron-test', LOG_LEVEL: 'silent' }), ...overrides };
+  return {
+    ...loadConfig({ PATRON_DATA_DIR: '/nonexistent-patron-test', LOG_LEVEL: 'silent', PATRON_DEV_CHAIN: 'false' }),
+    ...overrides,
+  };
 }
 
 /** Opens a fresh, migrated store on the configured back end. `schema` reopens an existing PostgreSQL schema. */
@@ -72,7 +78,13 @@ export const fakeResolver: HostResolver = async (host) => {
 };
 
 export async function createTestContext(
-  args: { config?: Partial<Config>; resolver?: HostResolver; poolSize?: number } = {},
+  args: {
+    config?: Partial<Config>;
+    resolver?: HostResolver;
+    poolSize?: number;
+    chains?: readonly ChainRuntime[];
+    signerKey?: Uint8Array;
+  } = {},
 ): Promise<TestContext> {
   const { store, schema } = await openTestStore({
     ...(args.poolSize === undefined ? {} : { poolSize: args.poolSize }),
@@ -81,7 +93,9 @@ export async function createTestContext(
   const deps = await createDeps(config, createLogger({ level: 'silent' }), {
     store,
     masterKey: TEST_MASTER_KEY,
+    signerKey: args.signerKey ?? TEST_SIGNER_KEY,
     resolver: args.resolver ?? fakeResolver,
+    ...(args.chains === undefined ? {} : { chains: args.chains }),
   });
   const app = createApp(deps);
   await app.ready();
