@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { decodeEventLog, type Hex, hexToBytes, parseEventLogs } from 'viem';
+import { encodeFunctionData, type Hex, hexToBytes, parseEventLogs } from 'viem';
 import { entryPoint06Abi } from 'viem/account-abstraction';
 import { eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
 import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
 import {
   buildDeployingOp,
-  executeCallData,
   KEYS,
   type PatronFixture,
   signAccount,
+  simpleAccountAbi,
   startPatronFixture,
 } from './helpers/patronPaymasterV06.js';
 import {
@@ -182,12 +182,14 @@ describe('sponsored mode through the paymaster URL', () => {
 
   test('an op whose call reverts is refused with -32020 and the revert reason, nothing signed', async () => {
     const op = await buildDeployingOp(fx, 4n);
-    // SimpleAccount.execute to the EntryPoint with junk data reverts inside the call.
-    const bad = { ...op, callData: executeCallData('0xdeadbeef').replace('c0c0c0c0', 'c0c0c0c0') as Hex };
+    // SimpleAccount.execute → the EntryPoint with an unknown selector: the account's call reverts.
     const reverting = {
-      ...bad,
-      callData:
-        `0xb61d27f6${'0'.repeat(24)}${fx.entryPoint.slice(2).toLowerCase()}${'0'.repeat(64)}${'0'.repeat(62)}60${'0'.repeat(63)}4deadbeef${'0'.repeat(56)}` as Hex,
+      ...op,
+      callData: encodeFunctionData({
+        abi: simpleAccountAbi,
+        functionName: 'execute',
+        args: [fx.entryPoint, 0n, '0xdeadbeef'],
+      }),
     };
     const { status, body } = await rpc('pm_sponsorUserOperation', [
       wire(reverting, false),
@@ -364,5 +366,3 @@ describe('errors on the paymaster URL', () => {
     });
   });
 });
-
-void decodeEventLog;
