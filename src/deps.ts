@@ -100,7 +100,13 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     overrides.chains ?? [
       ...(devChain === undefined
         ? []
-        : [eip1193ChainRuntime({ chainId: devChain.chain.chainId, request: devChain.chain.request, entryPoint: devChain.entryPoint, paymaster: devChain.paymaster })]),
+        : [eip1193ChainRuntime({
+              chainId: devChain.chain.chainId,
+              request: devChain.chain.request,
+              entryPoint: devChain.entryPoint,
+              paymaster: devChain.paymaster,
+              simpleAccountFactory: devChain.simpleAccountFactory,
+            })]),
       ...config.paymaster.chains.map((c) =>
         httpChainRuntime({ chainId: c.chainId, rpcUrl: c.rpcUrl, entryPoint: c.entryPoint as `0x${string}`, paymaster: c.paymaster as `0x${string}` }),
       ),

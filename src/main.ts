@@ -1,13 +1,18 @@
+import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
-import { ensureDemoAccount } from './accounts/ensureDemoAccount.js';
+import { type DemoCredentials, ensureDemoAccount } from './accounts/ensureDemoAccount.js';
 import { createApp } from './app.js';
-import { ConfigError, loadConfig } from './config/config.js';
-import { createDeps } from './deps.js';
+import { type Config, ConfigError, loadConfig } from './config/config.js';
+import { createDeps, type Deps } from './deps.js';
 import { createLogger } from './logger.js';
 
-/** Process entry: loadConfig → createDeps → createApp → listen, and a graceful shutdown on SIGINT/SIGTERM. */
+/**
+ * Process entry: loadConfig → createDeps → createApp → listen, with a graceful shutdown on SIGINT/SIGTERM.
+ * With PATRON_WORKERS > 1 the primary forks that many workers (node:cluster), which share the port and one
+ * PostgreSQL database, and replaces any that dies.
+ */
 async function main(): Promise<void> {
-  let config: ReturnType<typeof loadConfig>;
+  let config: Config;
   try {
     config = loadConfig(process.env);
   } catch (err) {
@@ -18,36 +23,31 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger({ level: config.logLevel });
+  if (config.workers > 1 && cluster.isPrimary) {
+    runPrimary(config, logger);
+    return;
+  }
   const deps = await createDeps(config, logger);
+  if (deps.crypto.backend.name !== 'native') {
+    logger.warn({ reason: deps.crypto.reason }, 'signing with the JavaScript backend: about 10x the CPU per signature');
+  }
   const demo = config.demo ? await ensureDemoAccount(deps.accounts) : undefined;
   const app = createApp(deps);
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const baseUrl = config.publicUrl ?? `http://${host}:${address.port}`;
-  logger.info({ baseUrl, storage: deps.store.kind, production: config.production }, 'Patron is listening');
-  process.stdout.write(
-    `\nPatron is running at ${baseUrl}  (storage: ${deps.store.kind}${config.storage.kind === 'sqlite' ? ` in ${config.dataDir}` : ''})\n`,
+  logger.info(
+    {
+      baseUrl,
+      storage: deps.store.kind,
+      production: config.production,
+      signer: deps.signer.address,
+      crypto: deps.crypto.backend.name,
+    },
+    'Patron is listening',
   );
-  if (demo !== undefined) {
-    // Printed once, to the terminal rather than the log: the auth token is stored only as a hash.
-    process.stdout.write(
-      [
-        '',
-        'First start: created a demo account. These credentials are shown only now:',
-        `  account     ${demo.email}`,
-        `  authToken   ${demo.authToken}`,
-        `  apiKey      ${demo.apiKey}   (dApp "Demo dApp", chain ${demo.chainId})`,
-        '',
-        'Try:',
-        `  curl -s -X POST ${baseUrl}/api/v2/public/sdk/webhookParameters \\`,
-        `    -H 'authToken: ${demo.authToken}' -H 'apiKey: ${demo.apiKey}' \\`,
-        `    -H 'content-type: application/json' -d '{"webhookUrl":"http://127.0.0.1:4000/hook","requestType":"POST"}'`,
-        '',
-        '',
-      ].join('\n'),
-    );
-  }
+  if (cluster.isPrimary) process.stdout.write(banner({ config, deps, baseUrl, demo }));
 
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -60,6 +60,57 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+function runPrimary(config: Config, logger: ReturnType<typeof createLogger>): void {
+  let stopping = false;
+  for (let i = 0; i < config.workers; i++) cluster.fork();
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) return;
+    logger.error({ pid: worker.process.pid, code, signal }, 'worker died; starting another');
+    cluster.fork();
+  });
+  const stop = () => {
+    stopping = true;
+    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  process.stdout.write(`Patron: ${config.workers} workers on ${config.host}:${config.port}\n`);
+}
+
+/** What a newcomer needs on the terminal; the auth token is shown only on the start that created it. */
+function banner(args: { config: Config; deps: Deps; baseUrl: string; demo: DemoCredentials | undefined }): string {
+  const { deps, baseUrl, demo } = args;
+  const lines = [
+    '',
+    `Patron is running at ${baseUrl}  (storage: ${deps.store.kind}${args.config.storage.kind === 'sqlite' ? ` in ${args.config.dataDir}` : ''})`,
+    `  paymaster signer  ${deps.signer.address}  (${deps.crypto.backend.name} signing)`,
+  ];
+  for (const c of deps.chains.list()) {
+    lines.push(
+      `  chain ${c.chainId}${c.embedded ? ` (embedded dev chain, JSON-RPC at ${baseUrl}/chain/${c.chainId})` : ''}`,
+      `    EntryPoint v0.6  ${c.entryPoint}`,
+      `    paymaster        ${c.paymaster}`,
+    );
+  }
+  if (demo !== undefined) {
+    lines.push(
+      '',
+      'First start: created a demo account. These credentials are shown only now:',
+      `  account     ${demo.email}`,
+      `  authToken   ${demo.authToken}`,
+      `  apiKey      ${demo.apiKey}   (dApp "Demo dApp", chain ${demo.chainId})`,
+      `  paymaster   ${baseUrl}/api/v1/${demo.chainId}/${demo.apiKey}   (the SDKs' paymasterUrl)`,
+      '',
+      'Try the whole flow (webhook, sponsorship, handleOps):  npm run demo',
+      'Or register a webhook by hand:',
+      `  curl -s -X POST ${baseUrl}/api/v2/public/sdk/webhookParameters \\`,
+      `    -H 'authToken: ${demo.authToken}' -H 'apiKey: ${demo.apiKey}' \\`,
+      `    -H 'content-type: application/json' -d '{"webhookUrl":"http://127.0.0.1:4000/hook","requestType":"POST"}'`,
+    );
+  }
+  return `${lines.join('\n')}\n\n`;
 }
 
 main().catch((err: unknown) => {

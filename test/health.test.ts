@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { httpChainRuntime } from '../src/chain/chainRegistry.js';
 import { BACKEND, createTestContext } from './helpers/testContext.js';
 
 test('/healthz answers while the process is up; /readyz follows storage', async () => {
@@ -10,13 +11,18 @@ test('/healthz answers while the process is up; /readyz follows storage', async 
     assert.deepEqual(health.json(), { status: 'ok' });
     const ready = await ctx.app.inject({ method: 'GET', url: '/readyz' });
     assert.equal(ready.statusCode, 200);
-    assert.deepEqual(ready.json(), { status: 'ready', storage: BACKEND });
+    assert.deepEqual(ready.json(), {
+      status: 'ready',
+      storage: BACKEND,
+      crypto: { backend: 'native', reason: 'native secp256k1 and keccak addons loaded and passed the self-check' },
+    });
 
     // Storage gone: not ready, and no internals in the answer.
     await ctx.deps.store.close();
     const down = await ctx.app.inject({ method: 'GET', url: '/readyz' });
     assert.equal(down.statusCode, 503);
-    assert.deepEqual(down.json(), { status: 'unavailable', storage: BACKEND });
+    assert.equal(down.json().status, 'unavailable');
+    assert.equal(down.json().storage, BACKEND);
     assert.equal((await ctx.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
   } finally {
     await ctx.app.close();
@@ -36,5 +42,23 @@ test('a storage failure during a request is a 500 with a generic message, never 
     assert.deepEqual(res.json(), { statusCode: 500, message: 'Internal server error' });
   } finally {
     await ctx.app.close();
+  }
+});
+
+test('/api/chains lists the served chains with public addresses only', async () => {
+  const chain = {
+    chainId: 8453,
+    entryPoint: '0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789',
+    paymaster: '0x1111111111111111111111111111111111111111',
+    embedded: false,
+  } as const;
+  // Never contacted: listing chains reads configuration only.
+  const ctx = await createTestContext({ chains: [httpChainRuntime({ ...chain, rpcUrl: 'http://127.0.0.1:9/' })] });
+  try {
+    const res = await ctx.app.inject({ method: 'GET', url: '/api/chains' });
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(res.json(), { signer: ctx.deps.signer.address, chains: [chain] });
+  } finally {
+    await ctx.close();
   }
 });

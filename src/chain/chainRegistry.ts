@@ -12,6 +12,8 @@ export interface ChainRuntime {
   /** Raw JSON-RPC access; the embedded dev chain is also served to local clients through it. */
   readonly request: Eip1193Request;
   readonly embedded: boolean;
+  /** On the dev chain: the SimpleAccount v0.6 factory deployed with it, for demos and local SDK use. */
+  readonly simpleAccountFactory?: Address;
 }
 
 export interface ChainRegistry {
@@ -50,6 +52,7 @@ export function eip1193ChainRuntime(args: {
   request: Eip1193Request;
   entryPoint: Address;
   paymaster: Address;
+  simpleAccountFactory?: Address;
 }): ChainRuntime {
   const client = createPublicClient({ transport: custom({ request: args.request }) });
   return { ...args, client, embedded: true };

@@ -281,3 +281,15 @@ describe('chains, signer and sponsorship window', () => {
     ]);
   });
 });
+
+describe('PATRON_WORKERS', () => {
+  test('defaults to 1; more needs PostgreSQL and no dev chain', () => {
+    assert.equal(loadConfig({}).workers, 1);
+    assert.deepEqual(configError({ PATRON_WORKERS: '2' }).problems, [
+      'PATRON_WORKERS above 1 needs DATABASE_URL (PostgreSQL) and PATRON_DEV_CHAIN=false',
+    ]);
+    const c = loadConfig({ PATRON_WORKERS: '2', DATABASE_URL: 'postgres://db/p', PATRON_DEV_CHAIN: 'false' });
+    assert.equal(c.workers, 2);
+    assert.deepEqual(configError({ PATRON_WORKERS: '0' }).problems, ['PATRON_WORKERS must be an integer from 1 to 64, got "0"']);
+  });
+});

@@ -58,6 +58,7 @@ const envSchema = z.object({
   PATRON_ALLOW_PRIVATE_WEBHOOKS: booleanFromEnv('PATRON_ALLOW_PRIVATE_WEBHOOKS'),
   PATRON_WEBHOOK_TIMEOUT_MS: integerFromEnv('PATRON_WEBHOOK_TIMEOUT_MS', 100, 30_000),
   PATRON_DEV_CHAIN: booleanFromEnv('PATRON_DEV_CHAIN'),
+  PATRON_WORKERS: integerFromEnv('PATRON_WORKERS', 1, 64),
   PATRON_CHAINS: chainsFromEnv,
   PATRON_SIGNER_PRIVATE_KEY: z
     .string()
@@ -109,6 +110,8 @@ export interface Config {
   readonly bodyLimitBytes: number;
   /** Chains, the paymaster signer and the sponsorship validity window. */
   readonly paymaster: ChainSettings;
+  /** Server processes (node:cluster) sharing the port; more than 1 needs PostgreSQL and no dev chain. */
+  readonly workers: number;
 }
 
 export class ConfigError extends Error {
@@ -155,6 +158,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   if (defaultExpirySeconds > maxExpirySeconds) {
     throw new ConfigError(['PATRON_EXPIRY_DEFAULT_SECONDS must not exceed PATRON_EXPIRY_MAX_SECONDS']);
   }
+  const workers = e.PATRON_WORKERS ?? 1;
+  const devChain = e.PATRON_DEV_CHAIN ?? !production;
+  if (workers > 1 && (storage.kind !== 'postgres' || devChain)) {
+    // Each worker would open its own SQLite writer and its own in-process chain: state must be shared.
+    throw new ConfigError(['PATRON_WORKERS above 1 needs DATABASE_URL (PostgreSQL) and PATRON_DEV_CHAIN=false']);
+  }
   const signer: SignerSetting =
     keystore !== ''
       ? { kind: 'keystore', file: path.resolve(keystore), password: env.PATRON_SIGNER_KEYSTORE_PASSWORD ?? '' }
@@ -177,8 +186,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     demo: e.PATRON_DEMO ?? (!production && storage.kind === 'sqlite'),
     logLevel: e.LOG_LEVEL ?? 'info',
     bodyLimitBytes: 64 * 1024,
+    workers,
     paymaster: Object.freeze({
-      devChain: e.PATRON_DEV_CHAIN ?? !production,
+      devChain,
       chains: e.PATRON_CHAINS,
       signer,
       sponsorship: {
