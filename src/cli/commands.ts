@@ -5,9 +5,12 @@ import { toTokenView } from '../api/adminTokens.js';
 import { ValidationError } from '../errors/PatronError.js';
 import type { Account } from '../store/records.js';
 import { type CliIo, printResult, table } from './cliOutput.js';
+import { runDemo } from './demo.js';
 
 export interface CommandContext {
   readonly accounts: AccountService;
+  /** Where the running service answers (PATRON_PUBLIC_URL, else HOST:PORT), for commands that call it. */
+  readonly serviceUrl: string;
   readonly io: CliIo;
   readonly json: boolean;
   readonly options: Readonly<Record<string, string | string[] | boolean | undefined>>;
@@ -144,6 +147,19 @@ export const commands: Record<string, Command> = {
     ]);
   },
 
+  async demo(ctx) {
+    const url = stringOption(ctx, 'url', false) ?? ctx.serviceUrl;
+    const account = stringOption(ctx, 'account', false);
+    const lines: string[] = [];
+    await runDemo({
+      baseUrl: url.replace(/\/$/, ''),
+      accounts: ctx.accounts,
+      ...(account === undefined ? {} : { accountRef: account }),
+      print: (line) => (ctx.json ? lines.push(line) : ctx.io.stdout(`${line}\n`)),
+    });
+    if (ctx.json) ctx.io.stdout(`${JSON.stringify({ demo: lines })}\n`);
+  },
+
   async 'dapp rotate-key'(ctx) {
     const account = await accountOption(ctx);
     const dapp = await ctx.accounts.rotateApiKey({ accountId: account.id, dappId: stringOption(ctx, 'id', true) });
@@ -152,6 +168,8 @@ export const commands: Record<string, Command> = {
 };
 
 export const USAGE = `Usage: patron <command> [options] [--json]
+
+  demo          [--url URL] [--account ID|EMAIL]      the sponsored flow against a running Patron
 
   account create --email E
   account list

@@ -54,7 +54,9 @@ export async function runCli(args: {
       now: Date.now,
       logger: { warn: (obj, msg) => io.stderr(`warning: ${msg} ${JSON.stringify(obj)}\n`) },
     });
-    await command({ accounts, io, json, options: parsed.values });
+    const serviceUrl =
+      config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+    await command({ accounts, io, json, options: parsed.values, serviceUrl });
     return 0;
   } catch (err) {
     if (err instanceof PatronError && err.code !== 'INTERNAL') return fail(err.shortMessage);
@@ -78,6 +80,7 @@ function parse(argv: readonly string[]) {
       name: { type: 'string' },
       id: { type: 'string' },
       chain: { type: 'string', multiple: true },
+      url: { type: 'string' },
     },
   });
 }

@@ -1,0 +1,236 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  type Address,
+  concat,
+  createPublicClient,
+  createWalletClient,
+  encodeFunctionData,
+  type Hex,
+  http,
+  parseAbi,
+  parseEther,
+  parseEventLogs,
+} from 'viem';
+import { entryPoint06Abi, getUserOperationHash } from 'viem/account-abstraction';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import type { AccountService } from '../accounts/accountService.js';
+import { DEMO_EMAIL } from '../accounts/ensureDemoAccount.js';
+import { ValidationError } from '../errors/PatronError.js';
+import type { UserOperationV06 } from '../paymaster/patronPaymasterV06.js';
+
+/**
+ * `patron demo`: the whole sponsored flow against a running Patron with its embedded dev chain, printed step by
+ * step: a webhook that accepts even `num` values, a refused request (`num: 3`), a sponsored one (`num: 2`),
+ * the op signed as a SimpleAccount owner and submitted with `handleOps`, and the receipt.
+ */
+const factoryAbi = parseAbi([
+  'function getAddress(address owner, uint256 salt) view returns (address)',
+  'function createAccount(address owner, uint256 salt) returns (address)',
+]);
+const accountAbi = parseAbi(['function execute(address dest, uint256 value, bytes func)']);
+
+interface ChainInfo {
+  chainId: number;
+  entryPoint: Address;
+  paymaster: Address;
+  embedded: boolean;
+  rpcPath?: string;
+  simpleAccountFactory?: Address;
+}
+
+export async function runDemo(args: {
+  baseUrl: string;
+  accounts: AccountService;
+  accountRef?: string;
+  print: (line: string) => void;
+}) {
+  const { baseUrl, print } = args;
+  const info = (await (await fetch(`${baseUrl}/api/chains`)).json()) as { chains: ChainInfo[] };
+  const dev = info.chains.find((c) => c.embedded && c.simpleAccountFactory !== undefined);
+  if (dev?.rpcPath === undefined || dev.simpleAccountFactory === undefined) {
+    throw new ValidationError(`${baseUrl} runs no embedded dev chain: start it with the defaults (npm start)`);
+  }
+  const account = await args.accounts.findAccount(args.accountRef ?? DEMO_EMAIL);
+  if (account === undefined)
+    throw new ValidationError(`No account ${args.accountRef ?? DEMO_EMAIL} in this data directory`);
+  const dapp = (await args.accounts.listDapps(account.id)).find((d) => d.chainIds.includes(dev.chainId));
+  if (dapp === undefined)
+    throw new ValidationError(`Account ${account.email} has no dApp serving chain ${dev.chainId}`);
+  const { token, secret } = await args.accounts.createToken({ accountId: account.id, name: 'patron demo' });
+  const headers = { authToken: secret, apiKey: dapp.apiKey, 'content-type': 'application/json' };
+  const receiver = await startEvenNumberWebhook(print);
+  let webhookId: string | undefined;
+  try {
+    print(`1. Webhook receiver on ${receiver.url}: answers arePoliciesVerified = (data.num is even)`);
+    const created = await postJson(`${baseUrl}/api/v2/public/sdk/webhookParameters`, headers, {
+      webhookUrl: receiver.url,
+      requestType: 'POST',
+    });
+    webhookId = (created.data as { webhookId: string }).webhookId;
+    print(`2. Registered it: ${created.message}, webhookId ${webhookId}`);
+
+    const chainUrl = `${baseUrl}${dev.rpcPath}`;
+    const client = createPublicClient({ transport: http(chainUrl) });
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const sender = await client.readContract({
+      address: dev.simpleAccountFactory,
+      abi: factoryAbi,
+      functionName: 'getAddress',
+      args: [owner.address, 0n],
+    });
+    const block = await client.getBlock();
+    const baseFee = block.baseFeePerGas ?? 1_000_000_000n;
+    const op = {
+      sender,
+      nonce: 0n,
+      initCode: concat([
+        dev.simpleAccountFactory,
+        encodeFunctionData({ abi: factoryAbi, functionName: 'createAccount', args: [owner.address, 0n] }),
+      ]),
+      callData: encodeFunctionData({ abi: accountAbi, functionName: 'execute', args: [owner.address, 0n, '0x'] }),
+      maxFeePerGas: baseFee * 2n + 1_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000_000n,
+    };
+    print(`3. A new SimpleAccount ${sender} (owner ${owner.address}), deployed by this op through its initCode`);
+    const paymasterUrl = `${baseUrl}/api/v1/${dev.chainId}/${dapp.apiKey}`;
+    const wireOp = {
+      ...op,
+      nonce: '0x0',
+      maxFeePerGas: `0x${op.maxFeePerGas.toString(16)}`,
+      maxPriorityFeePerGas: `0x${op.maxPriorityFeePerGas.toString(16)}`,
+      signature: '0x',
+    };
+    const denied = await rpc(paymasterUrl, 'pm_getFeeQuoteOrData', [
+      wireOp,
+      { mode: 'SPONSORED', calculateGasLimits: true, sponsorshipInfo: { webhookData: { num: 3 } } },
+    ]);
+    print(
+      `4. pm_getFeeQuoteOrData with webhookData {num: 3} → ${denied.error ? `error ${denied.error.code}: ${denied.error.message}` : 'unexpectedly sponsored'}`,
+    );
+    const granted = await rpc(paymasterUrl, 'pm_getFeeQuoteOrData', [
+      wireOp,
+      { mode: 'SPONSORED', calculateGasLimits: true, sponsorshipInfo: { webhookData: { num: 2 } } },
+    ]);
+    if (granted.result === undefined)
+      throw new ValidationError(`sponsorship failed: ${granted.error?.message ?? 'no result'}`);
+    const r = granted.result as {
+      paymasterAndData: Hex;
+      callGasLimit: number;
+      verificationGasLimit: number;
+      preVerificationGas: string;
+    };
+    print(
+      `5. pm_getFeeQuoteOrData with webhookData {num: 2} → mode ${String((granted.result as { mode?: string }).mode)}`,
+    );
+    print(
+      `   callGasLimit ${r.callGasLimit}, verificationGasLimit ${r.verificationGasLimit}, preVerificationGas ${r.preVerificationGas}`,
+    );
+    print(`   paymasterAndData ${r.paymasterAndData}`);
+    const full: UserOperationV06 = {
+      ...op,
+      callGasLimit: BigInt(r.callGasLimit),
+      verificationGasLimit: BigInt(r.verificationGasLimit),
+      preVerificationGas: BigInt(r.preVerificationGas),
+      paymasterAndData: r.paymasterAndData,
+      signature: '0x' as Hex,
+    };
+    const userOpHash = getUserOperationHash({
+      chainId: dev.chainId,
+      entryPointAddress: dev.entryPoint,
+      entryPointVersion: '0.6',
+      userOperation: full,
+    });
+    const signed = { ...full, signature: await owner.signMessage({ message: { raw: userOpHash } }) };
+    print(`6. Signed by the account owner: userOpHash ${userOpHash}`);
+    await submit({ chainUrl, client, dev, signed, print });
+  } finally {
+    if (webhookId !== undefined)
+      await deleteJson(`${baseUrl}/api/v2/public/sdk/webhookParameters`, headers, { webhookId });
+    await args.accounts.revokeToken({ accountId: account.id, tokenId: token.id });
+    await new Promise<void>((resolve) => receiver.server.close(() => resolve()));
+  }
+}
+
+async function submit(args: {
+  chainUrl: string;
+  client: ReturnType<typeof createPublicClient>;
+  dev: ChainInfo;
+  signed: UserOperationV06;
+  print: (line: string) => void;
+}) {
+  const { client, dev, print } = args;
+  // A throwaway bundler, funded through the dev chain's test RPC.
+  const bundler = privateKeyToAccount(generatePrivateKey());
+  await client.request({
+    method: 'hardhat_setBalance' as 'eth_chainId',
+    params: [bundler.address, `0x${parseEther('1').toString(16)}`] as never,
+  });
+  const wallet = createWalletClient({ account: bundler, transport: http(args.chainUrl) });
+  const before = await client.readContract({
+    address: dev.entryPoint,
+    abi: entryPoint06Abi,
+    functionName: 'balanceOf',
+    args: [dev.paymaster],
+  });
+  const hash = await wallet.writeContract({
+    chain: null,
+    address: dev.entryPoint,
+    abi: entryPoint06Abi,
+    functionName: 'handleOps',
+    args: [[args.signed], bundler.address],
+  });
+  const receipt = await client.waitForTransactionReceipt({ hash });
+  const after = await client.readContract({
+    address: dev.entryPoint,
+    abi: entryPoint06Abi,
+    functionName: 'balanceOf',
+    args: [dev.paymaster],
+  });
+  const [event] = parseEventLogs({ abi: entryPoint06Abi, eventName: 'UserOperationEvent', logs: receipt.logs });
+  print(`7. handleOps by bundler ${bundler.address}: tx ${hash}`);
+  print(`   block ${receipt.blockNumber}, status ${receipt.status}, gasUsed ${receipt.gasUsed}`);
+  print(
+    `   UserOperationEvent: success ${String(event?.args.success)}, paymaster ${String(event?.args.paymaster)}, actualGasCost ${String(event?.args.actualGasCost)} wei`,
+  );
+  print(`   paymaster deposit ${before} → ${after} wei (paid ${before - after})`);
+}
+
+async function startEvenNumberWebhook(print: (line: string) => void): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => {
+      body += c.toString('utf8');
+    });
+    req.on('end', () => {
+      const num = (JSON.parse(body || '{}') as { data?: { num?: unknown } }).data?.num;
+      const ok = typeof num === 'number' && num % 2 === 0;
+      print(
+        `   webhook called (${req.headers['webhook-signature'] === undefined ? 'unsigned' : 'signed, Standard Webhooks'}) with ${body} → ${ok}`,
+      );
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ arePoliciesVerified: ok }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/verify` };
+}
+
+async function postJson(url: string, headers: Record<string, string>, body: unknown) {
+  const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
+  const json = (await res.json()) as { statusCode: number; message: string; data?: unknown };
+  if (!res.ok) throw new ValidationError(`${url}: ${res.status} ${json.message}`);
+  return json;
+}
+
+async function deleteJson(url: string, headers: Record<string, string>, body: unknown) {
+  await fetch(url, { method: 'DELETE', headers, body: JSON.stringify(body) });
+}
+
+async function rpc(url: string, method: string, params: unknown[]) {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  return (await res.json()) as { result?: unknown; error?: { code: number; message: string } };
+}

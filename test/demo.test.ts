@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { test } from 'node:test';
+import { runCli } from '../src/cli/main.js';
+import { createTenant, createTestContext, TEST_MASTER_KEY, testConfig } from './helpers/testContext.js';
+
+test('`patron demo` runs the whole sponsored flow against a listening Patron with its dev chain', async () => {
+  const base = testConfig();
+  const ctx = await createTestContext({ config: { paymaster: { ...base.paymaster, devChain: true } } });
+  try {
+    const tenant = await createTenant(ctx.deps);
+    await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+    const url = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
+    let out = '';
+    const code = await runCli({
+      argv: ['demo', '--url', url, '--account', tenant.email, '--json'],
+      env: { PATRON_DATA_DIR: '/nonexistent-patron-test', PATRON_DEV_CHAIN: 'false' },
+      io: { stdout: (t) => (out += t), stderr: (t) => (out += t) },
+      store: ctx.deps.store,
+      masterKey: TEST_MASTER_KEY,
+    });
+    assert.equal(code, 0, out);
+    const lines = (JSON.parse(out) as { demo: string[] }).demo.join('\n');
+    assert.match(lines, /with \{"data":\{"num":3\}\} → false/);
+    assert.match(lines, /error -32010: Sponsorship denied/);
+    assert.match(lines, /with \{"data":\{"num":2\}\} → true/);
+    assert.match(lines, /status success/);
+    assert.match(lines, /UserOperationEvent: success true/);
+    const paid = /paid (\d+)\)/.exec(lines)?.[1];
+    const cost = /actualGasCost (\d+) wei/.exec(lines)?.[1];
+    assert.ok(paid !== undefined && paid === cost, 'the deposit dropped by exactly actualGasCost');
+    // The demo cleans up after itself: its webhook and its auth token are gone.
+    assert.deepEqual(await ctx.deps.store.webhooks.listByDapp(tenant.dappId), []);
+    const tokens = await ctx.deps.accounts.listTokens(tenant.accountId);
+    assert.ok(tokens.filter((t) => t.name === 'patron demo').every((t) => t.revokedAt !== null));
+  } finally {
+    await ctx.close();
+  }
+});
+
+test('`patron demo` explains itself when the service has no dev chain', async () => {
+  const ctx = await createTestContext();
+  try {
+    await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+    const url = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
+    let out = '';
+    const code = await runCli({
+      argv: ['demo', '--url', url],
+      env: { PATRON_DATA_DIR: '/nonexistent-patron-test' },
+      io: { stdout: (t) => (out += t), stderr: (t) => (out += t) },
+      store: ctx.deps.store,
+      masterKey: TEST_MASTER_KEY,
+    });
+    assert.equal(code, 1);
+    assert.equal(out, `patron: ${url} runs no embedded dev chain: start it with the defaults (npm start)\n`);
+  } finally {
+    await ctx.close();
+  }
+});
