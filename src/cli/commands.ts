@@ -2,6 +2,7 @@ import type { AccountService } from '../accounts/accountService.js';
 import { toAccountView } from '../api/adminAccount.js';
 import { toDappView } from '../api/adminDapps.js';
 import { toTokenView } from '../api/adminTokens.js';
+import type { Config } from '../config/config.js';
 import { ValidationError } from '../errors/PatronError.js';
 import type { Account } from '../store/records.js';
 import { type CliIo, printResult, table } from './cliOutput.js';
@@ -11,6 +12,9 @@ export interface CommandContext {
   readonly accounts: AccountService;
   /** Where the running service answers (PATRON_PUBLIC_URL, else HOST:PORT), for commands that call it. */
   readonly serviceUrl: string;
+  readonly config: Config;
+  /** The environment, for secrets that must not be command-line arguments (they would show in `ps`). */
+  readonly env: Readonly<Record<string, string | undefined>>;
   readonly io: CliIo;
   readonly json: boolean;
   readonly options: Readonly<Record<string, string | string[] | boolean | undefined>>;
@@ -170,6 +174,11 @@ export const commands: Record<string, Command> = {
 export const USAGE = `Usage: patron <command> [options] [--json]
 
   demo          [--url URL] [--account ID|EMAIL]      the sponsored flow against a running Patron
+  signer address                                     the configured paymaster signer
+  signer keystore --out FILE                          encrypt it (password: PATRON_KEYSTORE_PASSWORD)
+  paymaster deploy  --rpc URL [--entry-point A] [--owner A] [--signer A]   (key: PATRON_DEPLOYER_PRIVATE_KEY)
+  paymaster deposit --rpc URL --paymaster A --amount ETH                   (key: PATRON_DEPLOYER_PRIVATE_KEY)
+  paymaster info    --rpc URL --paymaster A             deposit, owner, signer, stake
 
   account create --email E
   account list

@@ -5,7 +5,8 @@ import { ConfigError, loadConfig } from '../config/config.js';
 import { PatronError } from '../errors/PatronError.js';
 import { openStore, type Store } from '../store/store.js';
 import type { CliIo } from './cliOutput.js';
-import { commands, USAGE } from './commands.js';
+import { commands as accountCommands, USAGE } from './commands.js';
+import { paymasterCommands } from './paymasterCommands.js';
 
 /**
  * `patron` CLI: runs a command against the same storage as the server and returns the exit code.
@@ -33,7 +34,7 @@ export async function runCli(args: {
   }
   json = parsed.values.json === true;
   const name = parsed.positionals.slice(0, 2).join(' ');
-  const command = commands[name];
+  const command = accountCommands[name] ?? paymasterCommands[name];
   if (parsed.values.help === true || parsed.positionals.length === 0) {
     io.stdout(USAGE);
     return 0;
@@ -56,7 +57,7 @@ export async function runCli(args: {
     });
     const serviceUrl =
       config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
-    await command({ accounts, io, json, options: parsed.values, serviceUrl });
+    await command({ accounts, io, json, options: parsed.values, serviceUrl, config, env: args.env });
     return 0;
   } catch (err) {
     if (err instanceof PatronError && err.code !== 'INTERNAL') return fail(err.shortMessage);
@@ -81,6 +82,13 @@ function parse(argv: readonly string[]) {
       id: { type: 'string' },
       chain: { type: 'string', multiple: true },
       url: { type: 'string' },
+      rpc: { type: 'string' },
+      paymaster: { type: 'string' },
+      amount: { type: 'string' },
+      owner: { type: 'string' },
+      signer: { type: 'string' },
+      'entry-point': { type: 'string' },
+      out: { type: 'string' },
     },
   });
 }

@@ -1,0 +1,177 @@
+import fs from 'node:fs';
+import {
+  type Address,
+  createPublicClient,
+  createWalletClient,
+  formatEther,
+  getAddress,
+  type Hex,
+  http,
+  parseEther,
+} from 'viem';
+import { entryPoint06Abi } from 'viem/account-abstraction';
+import { privateKeyToAccount } from 'viem/accounts';
+import { loadPatronPaymasterArtifact, patronPaymasterAbi } from '../chain/artifacts.js';
+import type { Config } from '../config/config.js';
+import { ValidationError } from '../errors/PatronError.js';
+import { selectCryptoBackend } from '../paymaster/cryptoBackend.js';
+import { encryptKeystore } from '../paymaster/keystore.js';
+import { createPaymasterSigner, loadSignerKey } from '../paymaster/paymasterSigner.js';
+import { printResult } from './cliOutput.js';
+import type { CommandContext } from './commands.js';
+
+/**
+ * Operator commands for Patron's paymaster on any chain: deploy it, fund its EntryPoint deposit, inspect it,
+ * and manage the signer key. Keys come from the environment, never from the command line (where `ps` and
+ * shell history would see them): PATRON_DEPLOYER_PRIVATE_KEY pays for deployments and deposits.
+ */
+const CANONICAL_ENTRY_POINT_V06: Address = '0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789';
+
+function option(ctx: CommandContext, name: string): string | undefined {
+  const v = ctx.options[name];
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+function requireOption(ctx: CommandContext, name: string): string {
+  const v = option(ctx, name);
+  if (v === undefined) throw new ValidationError(`--${name} is required`);
+  return v;
+}
+
+function addressOption(ctx: CommandContext, name: string, fallback?: Address): Address {
+  const v = option(ctx, name);
+  if (v === undefined) {
+    if (fallback !== undefined) return fallback;
+    throw new ValidationError(`--${name} is required`);
+  }
+  if (!/^0x[0-9a-fA-F]{40}$/.test(v)) throw new ValidationError(`--${name} must be an address`);
+  return getAddress(v);
+}
+
+function rpcClients(ctx: CommandContext, needsKey: boolean) {
+  const rpcUrl = requireOption(ctx, 'rpc');
+  if (!/^https?:\/\//.test(rpcUrl)) throw new ValidationError('--rpc must be an http(s) JSON-RPC URL');
+  const publicClient = createPublicClient({ transport: http(rpcUrl) });
+  if (!needsKey) return { publicClient, wallet: undefined };
+  const key = ctx.env.PATRON_DEPLOYER_PRIVATE_KEY ?? '';
+  if (!/^(0x)?[0-9a-fA-F]{64}$/.test(key))
+    throw new ValidationError('PATRON_DEPLOYER_PRIVATE_KEY (a funded key, 64 hex characters) is required');
+  const account = privateKeyToAccount(`0x${key.replace(/^0x/, '')}` as Hex);
+  return { publicClient, wallet: createWalletClient({ account, transport: http(rpcUrl) }) };
+}
+
+function configuredSigner(config: Config) {
+  const { backend } = selectCryptoBackend();
+  return createPaymasterSigner({ privateKey: loadSignerKey(config.paymaster.signer, backend), crypto: backend });
+}
+
+export const paymasterCommands: Record<string, (ctx: CommandContext) => Promise<void>> = {
+  async 'signer address'(ctx) {
+    const signer = configuredSigner(ctx.config);
+    printResult(ctx.io, ctx.json, { signer: signer.address, source: ctx.config.paymaster.signer.kind }, [
+      signer.address,
+    ]);
+  },
+
+  async 'signer keystore'(ctx) {
+    const out = requireOption(ctx, 'out');
+    const password = ctx.env.PATRON_KEYSTORE_PASSWORD ?? '';
+    if (password.length < 8) throw new ValidationError('PATRON_KEYSTORE_PASSWORD (at least 8 characters) is required');
+    const { backend } = selectCryptoBackend();
+    const privateKey = loadSignerKey(ctx.config.paymaster.signer, backend);
+    const signer = createPaymasterSigner({ privateKey, crypto: backend });
+    const keystore = encryptKeystore({ privateKey, password, address: signer.address, crypto: backend });
+    fs.writeFileSync(out, `${JSON.stringify(keystore, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+    printResult(ctx.io, ctx.json, { keystore: out, signer: signer.address }, [
+      `Wrote ${out} (signer ${signer.address}); use it with PATRON_SIGNER_KEYSTORE and PATRON_SIGNER_KEYSTORE_PASSWORD`,
+    ]);
+  },
+
+  async 'paymaster deploy'(ctx) {
+    const { publicClient, wallet } = rpcClients(ctx, true);
+    if (wallet === undefined) return;
+    const entryPoint = addressOption(ctx, 'entry-point', CANONICAL_ENTRY_POINT_V06);
+    const owner = addressOption(ctx, 'owner', wallet.account.address);
+    const signer =
+      option(ctx, 'signer') === undefined ? configuredSigner(ctx.config).address : addressOption(ctx, 'signer');
+    if ((await publicClient.getCode({ address: entryPoint })) === undefined) {
+      throw new ValidationError(`No contract at the EntryPoint address ${entryPoint} on this chain`);
+    }
+    const { abi, bytecode } = loadPatronPaymasterArtifact();
+    const chainId = await publicClient.getChainId();
+    const hash = await wallet.deployContract({ abi, bytecode, args: [entryPoint, owner, signer], chain: null });
+    const receipt = await publicClient.waitForTransactionReceipt({ hash });
+    if (receipt.status !== 'success' || receipt.contractAddress == null)
+      throw new ValidationError(`Deployment failed: tx ${hash}`);
+    const paymaster = getAddress(receipt.contractAddress);
+    printResult(ctx.io, ctx.json, { paymaster, chainId, entryPoint, owner, signer, txHash: hash }, [
+      `Deployed PatronPaymaster ${paymaster} on chain ${chainId} (tx ${hash})`,
+      `  EntryPoint ${entryPoint}, owner ${owner}, verifying signer ${signer}`,
+      `  Add it to PATRON_CHAINS: {"chainId": ${chainId}, "rpcUrl": "…", "paymaster": "${paymaster}"}`,
+    ]);
+  },
+
+  async 'paymaster deposit'(ctx) {
+    const { publicClient, wallet } = rpcClients(ctx, true);
+    if (wallet === undefined) return;
+    const paymaster = addressOption(ctx, 'paymaster');
+    const amountText = requireOption(ctx, 'amount');
+    if (!/^\d+(\.\d{1,18})?$/.test(amountText)) throw new ValidationError('--amount is in ether, e.g. 0.5');
+    const hash = await wallet.writeContract({
+      address: paymaster,
+      abi: patronPaymasterAbi,
+      functionName: 'deposit',
+      value: parseEther(amountText),
+      chain: null,
+    });
+    const receipt = await publicClient.waitForTransactionReceipt({ hash });
+    if (receipt.status !== 'success') throw new ValidationError(`Deposit failed: tx ${hash}`);
+    const deposit = await publicClient.readContract({
+      address: paymaster,
+      abi: patronPaymasterAbi,
+      functionName: 'getDeposit',
+    });
+    printResult(ctx.io, ctx.json, { paymaster, txHash: hash, deposit: deposit.toString() }, [
+      `Deposited ${amountText} ETH for ${paymaster} (tx ${hash}); deposit now ${formatEther(deposit)} ETH`,
+    ]);
+  },
+
+  async 'paymaster info'(ctx) {
+    const { publicClient } = rpcClients(ctx, false);
+    const paymaster = addressOption(ctx, 'paymaster');
+    const read = <F extends 'owner' | 'verifyingSigner' | 'entryPoint' | 'getDeposit'>(functionName: F) =>
+      publicClient.readContract({ address: paymaster, abi: patronPaymasterAbi, functionName });
+    const [chainId, owner, signer, entryPoint, deposit] = await Promise.all([
+      publicClient.getChainId(),
+      read('owner'),
+      read('verifyingSigner'),
+      read('entryPoint'),
+      read('getDeposit'),
+    ]);
+    const info = await publicClient.readContract({
+      address: entryPoint as Address,
+      abi: entryPoint06Abi,
+      functionName: 'getDepositInfo',
+      args: [paymaster],
+    });
+    const result = {
+      chainId,
+      paymaster,
+      entryPoint,
+      owner,
+      verifyingSigner: signer,
+      deposit: deposit.toString(),
+      stake: info.stake.toString(),
+      staked: info.staked,
+      unstakeDelaySec: info.unstakeDelaySec,
+    };
+    printResult(ctx.io, ctx.json, result, [
+      `PatronPaymaster ${paymaster} on chain ${chainId}`,
+      `  EntryPoint        ${String(entryPoint)}`,
+      `  owner             ${String(owner)}`,
+      `  verifying signer  ${String(signer)}`,
+      `  deposit           ${formatEther(deposit)} ETH`,
+      `  stake             ${formatEther(info.stake)} ETH${info.staked ? `, unstake delay ${info.unstakeDelaySec} s` : ' (not staked: public bundlers need a staked paymaster)'}`,
+    ]);
+  },
+};
