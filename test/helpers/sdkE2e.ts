@@ -1,0 +1,266 @@
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { type Hex, hexToBigInt, hexToBytes, isHex, parseEventLogs } from 'viem';
+import { entryPoint06Abi } from 'viem/account-abstraction';
+import { eip1193ChainRuntime } from '../../src/chain/chainRegistry.js';
+import type { UserOperationV06 } from '../../src/paymaster/patronPaymasterV06.js';
+import {
+  buildDeployingOp,
+  COUNTER_ADDRESS,
+  KEYS,
+  type PatronFixture,
+  signAccount,
+  startPatronFixture,
+} from './patronPaymasterV06.js';
+import {
+  createTenant,
+  createTestContext,
+  type Tenant,
+  type TestContext,
+  WEBHOOK_PATH,
+  webhookHeaders,
+} from './testContext.js';
+import { answer, type Receiver, startReceiver } from './webhookReceiver.js';
+
+/**
+ * End-to-end setup for the real client SDKs: the in-process chain (EntryPoint v0.6, PatronPaymaster,
+ * SimpleAccountFactory from @account-abstraction/contracts@0.6.0), the app LISTENING on 127.0.0.1 (the SDKs
+ * talk to it over real HTTP with their own fetch), three dApps (no webhook; a webhook that refuses
+ * everything; a webhook that accepts even `num` only) whose webhooks are registered through the public webhook
+ * API over HTTP, and helpers to run the signed op with `handleOps` and check who paid.
+ */
+export const DENIAL_MESSAGE = "Sponsorship denied: the dApp's webhook did not approve this user operation";
+export const SPONSORED_PAYMASTER_AND_DATA_HEX_LENGTH = 2 + 98 * 2;
+
+export interface SdkE2e {
+  readonly fx: PatronFixture;
+  readonly ctx: TestContext;
+  /** `http://127.0.0.1:<port>` of the listening app. */
+  readonly base: string;
+  /** A dApp with no webhook: every well-formed op is sponsored. */
+  readonly open: Tenant;
+  /** A dApp whose webhook answers `{"arePoliciesVerified": false}` to everything. */
+  readonly denying: Tenant;
+  /** A dApp whose webhook approves when `webhookData.num` is an even number. */
+  readonly even: Tenant;
+  /** The one receiver behind both webhooks (`/deny`, `/even`). */
+  readonly receiver: Receiver;
+  /** `{base}/api/v1/{chainId}/{apiKey}`: the URL every EntryPoint v0.6 SDK is configured with. */
+  paymasterUrl(tenant: Tenant): string;
+  /** A fresh SimpleAccount (new CREATE2 salt) each call, so tests never share a sender. */
+  nextOp(): Promise<UserOperationV06>;
+  close(): Promise<void>;
+}
+
+export async function startSdkE2e(): Promise<SdkE2e> {
+  const fx = await startPatronFixture();
+  const chain = eip1193ChainRuntime({
+    chainId: fx.chain.chainId,
+    request: fx.chain.request,
+    entryPoint: fx.entryPoint,
+    paymaster: fx.paymaster,
+  });
+  const ctx = await createTestContext({ chains: [chain], signerKey: hexToBytes(KEYS.signer) });
+  await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = ctx.app.server.address() as AddressInfo;
+  const base = `http://127.0.0.1:${port}`;
+
+  const receiver = await startReceiver((req, res) => {
+    if (req.url.startsWith('/deny')) return answer({ arePoliciesVerified: false })(req, res);
+    const data = (JSON.parse(req.body || '{}') as { data?: { num?: unknown } }).data ?? {};
+    return answer({ arePoliciesVerified: typeof data.num === 'number' && data.num % 2 === 0 })(req, res);
+  });
+  const [open, denying, even] = await Promise.all([
+    createTenant(ctx.deps),
+    createTenant(ctx.deps),
+    createTenant(ctx.deps),
+  ]);
+  await registerWebhook(base, denying, receiver.url('/deny'));
+  await registerWebhook(base, even, receiver.url('/even'));
+
+  let salt = 0n;
+  return {
+    fx,
+    ctx,
+    base,
+    open,
+    denying,
+    even,
+    receiver,
+    paymasterUrl: (tenant) => `${base}/api/v1/${fx.chain.chainId}/${tenant.apiKey}`,
+    nextOp: () => {
+      salt += 1n;
+      return buildDeployingOp(fx, salt);
+    },
+    async close() {
+      await ctx.close();
+      await receiver.close();
+      await fx.close();
+    },
+  };
+}
+
+/** `POST /api/v2/public/sdk/webhookParameters` over real HTTP, as a dApp's backend registers its webhook. */
+async function registerWebhook(base: string, tenant: Tenant, webhookUrl: string): Promise<string> {
+  const res = await fetch(`${base}${WEBHOOK_PATH}`, {
+    method: 'POST',
+    headers: { ...webhookHeaders(tenant), 'content-type': 'application/json' },
+    body: JSON.stringify({ webhookUrl, requestType: 'POST' }),
+  });
+  const body = (await res.json()) as { data?: { webhookId?: unknown } };
+  assert.equal(res.status, 200, JSON.stringify(body));
+  const id = body.data?.webhookId;
+  assert.equal(typeof id, 'string');
+  return String(id);
+}
+
+/** The sponsored fields as an SDK hands them back (numbers, decimal strings, hex, bigint: whatever it chose). */
+export interface SdkSponsoredFields {
+  readonly paymasterAndData?: unknown;
+  readonly callGasLimit?: unknown;
+  readonly verificationGasLimit?: unknown;
+  readonly preVerificationGas?: unknown;
+}
+
+/** What a bundler/SDK does with such a value: `BigInt()` it; anything BigInt cannot take fails the test. */
+function toBigInt(field: string, v: unknown): bigint {
+  if (typeof v === 'bigint') return v;
+  if (typeof v === 'number' || typeof v === 'string') return BigInt(v);
+  return assert.fail(`${field}: expected a number, string or bigint, got ${JSON.stringify(v)}`);
+}
+
+/** Puts the SDK's answer into the op unchanged (no re-encoding beyond `BigInt()`). */
+export function applySdkFields(op: UserOperationV06, r: SdkSponsoredFields): UserOperationV06 {
+  const pnd = r.paymasterAndData;
+  assert.ok(typeof pnd === 'string' && isHex(pnd), `paymasterAndData: expected hex, got ${JSON.stringify(pnd)}`);
+  assert.equal(pnd.length, SPONSORED_PAYMASTER_AND_DATA_HEX_LENGTH);
+  return {
+    ...op,
+    paymasterAndData: pnd,
+    callGasLimit: toBigInt('callGasLimit', r.callGasLimit),
+    verificationGasLimit: toBigInt('verificationGasLimit', r.verificationGasLimit),
+    preVerificationGas: toBigInt('preVerificationGas', r.preVerificationGas),
+  };
+}
+
+export interface OnChainResult {
+  readonly actualGasCost: bigint;
+  readonly actualGasUsed: bigint;
+}
+
+/**
+ * Signs the op as the SimpleAccount owner, submits it with `handleOps` from the bundler EOA and checks the
+ * outcome: `UserOperationEvent.success`, our paymaster named in it, its EntryPoint deposit lowered by exactly
+ * `actualGasCost`, the account deployed and the counter call executed. A bad `paymasterAndData` makes
+ * `handleOps` revert (FailedOp AA3x), which throws here.
+ */
+export async function assertSponsoredOnChain(fx: PatronFixture, op: UserOperationV06): Promise<OnChainResult> {
+  const signed = await signAccount(fx, op);
+  const deposit = () =>
+    fx.client.readContract({
+      address: fx.entryPoint,
+      abi: entryPoint06Abi,
+      functionName: 'balanceOf',
+      args: [fx.paymaster],
+    });
+  const counter = async () =>
+    hexToBigInt((await fx.client.getStorageAt({ address: COUNTER_ADDRESS, slot: '0x0' })) ?? '0x0');
+  const depositBefore = await deposit();
+  const counterBefore = await counter();
+  assert.equal(await fx.client.getCode({ address: op.sender }), undefined, 'the account is not deployed yet');
+
+  const hash = await fx.bundler.writeContract({
+    address: fx.entryPoint,
+    abi: entryPoint06Abi,
+    functionName: 'handleOps',
+    args: [[signed], fx.bundler.account.address],
+  });
+  const receipt = await fx.client.waitForTransactionReceipt({ hash });
+  assert.equal(receipt.status, 'success');
+  const events = parseEventLogs({ abi: entryPoint06Abi, eventName: 'UserOperationEvent', logs: receipt.logs });
+  assert.equal(events.length, 1, 'one UserOperationEvent');
+  const [event] = events;
+  assert.ok(event);
+  assert.equal(event.args.success, true, 'UserOperationEvent.success');
+  assert.equal(event.args.sender.toLowerCase(), op.sender.toLowerCase());
+  assert.equal(event.args.paymaster.toLowerCase(), fx.paymaster.toLowerCase(), 'paid by our paymaster');
+  assert.equal(depositBefore - (await deposit()), event.args.actualGasCost, 'deposit dropped by actualGasCost');
+  assert.notEqual(await fx.client.getCode({ address: op.sender }), undefined, 'the account was deployed');
+  assert.equal(await counter(), counterBefore + 1n, 'the call was executed');
+  return { actualGasCost: event.args.actualGasCost, actualGasUsed: event.args.actualGasUsed };
+}
+
+/** The webhook requests that reached `path` since `from` (an index into `receiver.requests`). */
+export function webhookBodies(receiver: Receiver, path: string, from: number): unknown[] {
+  return receiver.requests
+    .slice(from)
+    .filter((r) => r.url.startsWith(path))
+    .map((r) => JSON.parse(r.body) as unknown);
+}
+
+export interface RecordedCall {
+  readonly url: string;
+  readonly body: unknown;
+  readonly status: number;
+  readonly response: unknown;
+}
+
+/**
+ * Observes the SDKs' own `fetch` calls to the paymaster URLs (request body as sent, status and body as
+ * answered) without altering them, so each test can state what the SDK put on the wire.
+ */
+export function recordPaymasterFetches(base: string): { calls: RecordedCall[]; restore(): void } {
+  const realFetch = globalThis.fetch;
+  const calls: RecordedCall[] = [];
+  globalThis.fetch = async (input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const res = await realFetch(input, init);
+    if (!url.startsWith(`${base}/api/v1/`)) return res;
+    const text = await res.clone().text();
+    const sent = typeof init?.body === 'string' ? (JSON.parse(init.body) as unknown) : undefined;
+    calls.push({
+      url,
+      body: sent,
+      status: res.status,
+      response: text === '' ? undefined : (JSON.parse(text) as unknown),
+    });
+    return res;
+  };
+  return {
+    calls,
+    restore: () => {
+      globalThis.fetch = realFetch;
+    },
+  };
+}
+
+/** A recorded JSON-RPC request as the SDK sent it, checked to have the `[userOp, second, ...]` shape. */
+export interface SentRpc {
+  readonly id: unknown;
+  readonly method: string;
+  readonly userOp: Record<string, unknown>;
+  readonly params: readonly unknown[];
+  readonly status: number;
+  readonly response: unknown;
+}
+
+/** The last request an SDK sent to a paymaster URL, with Patron's answer. */
+export function lastSent(calls: readonly RecordedCall[]): SentRpc {
+  const call = calls.at(-1);
+  assert.ok(call, 'the SDK called the paymaster URL');
+  const body = call.body as { id?: unknown; method?: unknown; params?: unknown } | undefined;
+  assert.equal(typeof body?.method, 'string');
+  const params = body?.params;
+  assert.ok(Array.isArray(params) && typeof params[0] === 'object' && params[0] !== null, 'params[0] is the userOp');
+  return {
+    id: body?.id,
+    method: String(body?.method),
+    userOp: params[0] as Record<string, unknown>,
+    params,
+    status: call.status,
+    response: call.response,
+  };
+}
+
+/** `0x`-hex of a quantity, as the Biconomy SDKs send nonce and fees (`toHex`). */
+export const hex = (n: bigint): Hex => `0x${n.toString(16)}`;
