@@ -2,15 +2,21 @@ import type { Logger } from 'pino';
 import { keccak256, stringToBytes } from 'viem';
 import { type AccountService, createAccountService } from './accounts/accountService.js';
 import { createSecretBox, loadMasterKey } from './accounts/secretBox.js';
-import type { Config } from './config/config.js';
-import { type ChainRegistry, type ChainRuntime, createChainRegistry, eip1193ChainRuntime, httpChainRuntime } from './chain/chainRegistry.js';
+import {
+  type ChainRegistry,
+  type ChainRuntime,
+  createChainRegistry,
+  eip1193ChainRuntime,
+  httpChainRuntime,
+} from './chain/chainRegistry.js';
 import { type DevChain, startDevChain } from './chain/embeddedChain.js';
+import type { Config } from './config/config.js';
 import { type CryptoBackend, selectCryptoBackend } from './paymaster/cryptoBackend.js';
 import { createPaymasterSigner, loadSignerKey, type PaymasterSigner } from './paymaster/paymasterSigner.js';
 import { createSponsorshipService, type SponsorshipService } from './paymaster/sponsorshipService.js';
 import { openStore, type Store } from './store/store.js';
-import { checkSponsorshipWebhooks } from './webhooks/webhookCheck.js';
 import { createWebhookCaller, type WebhookCaller } from './webhooks/webhookCaller.js';
+import { checkSponsorshipWebhooks } from './webhooks/webhookCheck.js';
 import { createWebhookService, type WebhookService } from './webhooks/webhookService.js';
 import { createWebhookUrlPolicy, type HostResolver, systemResolver } from './webhooks/webhookUrlPolicy.js';
 
@@ -94,21 +100,32 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
   });
   const devChain =
     overrides.chains === undefined && config.paymaster.devChain
-      ? await startDevChain({ signerAddress: signer.address, ownerPrivateKey: DEV_CHAIN_OWNER_KEY, depositWei: DEV_CHAIN_DEPOSIT_WEI })
+      ? await startDevChain({
+          signerAddress: signer.address,
+          ownerPrivateKey: DEV_CHAIN_OWNER_KEY,
+          depositWei: DEV_CHAIN_DEPOSIT_WEI,
+        })
       : undefined;
   const chains = createChainRegistry(
     overrides.chains ?? [
       ...(devChain === undefined
         ? []
-        : [eip1193ChainRuntime({
+        : [
+            eip1193ChainRuntime({
               chainId: devChain.chain.chainId,
               request: devChain.chain.request,
               entryPoint: devChain.entryPoint,
               paymaster: devChain.paymaster,
               simpleAccountFactory: devChain.simpleAccountFactory,
-            })]),
+            }),
+          ]),
       ...config.paymaster.chains.map((c) =>
-        httpChainRuntime({ chainId: c.chainId, rpcUrl: c.rpcUrl, entryPoint: c.entryPoint as `0x${string}`, paymaster: c.paymaster as `0x${string}` }),
+        httpChainRuntime({
+          chainId: c.chainId,
+          rpcUrl: c.rpcUrl,
+          entryPoint: c.entryPoint,
+          paymaster: c.paymaster,
+        }),
       ),
     ],
   );
@@ -117,7 +134,8 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     crypto: crypto.backend,
     policy: config.paymaster.sponsorship,
     now,
-    checkWebhooks: ({ dappId, webhookData }) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, dappId, webhookData }),
+    checkWebhooks: ({ dappId, webhookData }) =>
+      checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, dappId, webhookData }),
   });
   const close = async () => {
     try {
@@ -127,5 +145,19 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
       await store.close();
     }
   };
-  return { config, logger, store, accounts, webhooks, webhookCaller, crypto, signer, chains, devChain, sponsorship, now, close };
+  return {
+    config,
+    logger,
+    store,
+    accounts,
+    webhooks,
+    webhookCaller,
+    crypto,
+    signer,
+    chains,
+    devChain,
+    sponsorship,
+    now,
+    close,
+  };
 }

@@ -1,3 +1,4 @@
+import { getAddress } from 'viem';
 import { z } from 'zod';
 
 /**
@@ -19,11 +20,13 @@ const chainEntry = z.object(
     }),
     paymaster: z
       .string({ error: 'paymaster must be an address' })
-      .regex(ADDRESS, { error: 'paymaster must be an address' }),
+      .regex(ADDRESS, { error: 'paymaster must be an address' })
+      .transform((v) => getAddress(v.toLowerCase())),
     entryPoint: z
       .string()
       .regex(ADDRESS, { error: 'entryPoint must be an address' })
-      .default(CANONICAL_ENTRY_POINT_V06),
+      .default(CANONICAL_ENTRY_POINT_V06)
+      .transform((v) => getAddress(v.toLowerCase())),
   },
   { error: 'each chain must be an object {chainId, rpcUrl, paymaster, entryPoint?}' },
 );
