@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { test } from 'node:test';
+import { TEST_DATABASE_URL } from './helpers/testContext.js';
+
+/**
+ * PATRON_WORKERS=2 on PostgreSQL: the primary forks two workers that share the port and the database, both
+ * run migrations under the advisory lock, and SIGTERM stops the whole group.
+ */
+test('two cluster workers serve one port on PostgreSQL and stop on SIGTERM', {
+  skip: TEST_DATABASE_URL === undefined && 'needs PATRON_TEST_DATABASE_URL',
+  timeout: 60_000,
+}, async () => {
+  const port = 40_000 + Math.floor(Math.random() * 10_000);
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: String(TEST_DATABASE_URL),
+      PATRON_WORKERS: '2',
+      PATRON_DEV_CHAIN: 'false',
+      PATRON_DATA_DIR: `/tmp/patron-cluster-${port}`,
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (c: Buffer) => {
+    out += c.toString();
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    out += c.toString();
+  });
+  try {
+    const deadline = Date.now() + 40_000;
+    while ((out.match(/"msg":"Patron is listening"/g) ?? []).length < 2) {
+      assert.ok(Date.now() < deadline, `two workers did not start:\n${out}`);
+      assert.equal(child.exitCode, null, `the primary exited:\n${out}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const pids = new Set([...out.matchAll(/"pid":(\d+)[^\n]*"msg":"Patron is listening"/g)].map((m) => m[1]));
+    assert.equal(pids.size, 2, 'two distinct worker processes');
+    const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+    assert.equal(res.status, 200);
+    assert.equal(((await res.json()) as { storage: string }).storage, 'postgres');
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 0);
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
+});
