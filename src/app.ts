@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { registerAdminAccountRoutes } from './api/adminAccount.js';
 import { registerAdminDappRoutes } from './api/adminDapps.js';
 import { registerAdminTokenRoutes } from './api/adminTokens.js';
@@ -9,9 +9,10 @@ import { sendError, toHttpError } from './api/envelope.js';
 import { registerHealthRoutes } from './api/health.js';
 import { registerJsonBodyParser } from './api/jsonBodyParser.js';
 import { registerOpenApiRoute } from './api/openapi.js';
-import { registerPaymasterRpcRoutes } from './api/paymasterRpc.js';
+import { isPaymasterRpcUrl, registerPaymasterRpcRoutes } from './api/paymasterRpc.js';
 import { registerWebhookParametersRoutes } from './api/webhookParameters.js';
 import type { Deps } from './deps.js';
+import { lazyChildLoggerFactory } from './logger.js';
 
 /** Builds the HTTP application. It never listens: main.ts does, tests use `inject()`. */
 export function createApp(deps: Deps): FastifyInstance {
@@ -19,6 +20,15 @@ export function createApp(deps: Deps): FastifyInstance {
   const loggerInstance: FastifyBaseLogger = deps.logger;
   const app: FastifyInstance = Fastify({
     loggerInstance,
+    // Access log decision. REST routes keep Fastify's two info lines per request (incoming, completed): they
+    // are low-volume management calls worth an audit trail. Paymaster traffic (`/api/v1/{chainId}/{apiKey}`) is
+    // the hot path: two info lines per sponsorship cost ~400 bytes and a measurable share of its CPU (see
+    // bench/README.md), which at 1,000 req/s is ~35 GB of logs a day, so its access line is at debug
+    // (paymasterRpc.ts; LOG_LEVEL=debug shows it). What an operator needs stays at higher levels: internal
+    // errors (error), webhook failures (warn), and start-up facts (info).
+    logController: new LogController({ disableRequestLogging: (req) => isPaymasterRpcUrl(req.url) }),
+    // Request loggers are built on their first line (logger.ts): a paymaster request usually logs none.
+    childLoggerFactory: lazyChildLoggerFactory,
     bodyLimit,
     genReqId: () => randomUUID(),
     routerOptions: { ignoreTrailingSlash: true },

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
-import { createLogger, redactUrl } from './logger.js';
+import { createLogger, lazyChildLoggerFactory, redactUrl } from './logger.js';
 
 test('redactUrl keeps the route but not the API key of a paymaster URL', () => {
   const key = `pk.${'A1b2C3'.repeat(5)}xyz`;
@@ -25,4 +25,39 @@ test('credential headers are redacted in logs', () => {
   logger.info({ req: { headers: { authtoken: 'pat.secret', apikey: 'pk.secret', authorization: 'Bearer x' } } }, 'm');
   assert.equal(lines.length, 1);
   assert.doesNotMatch(lines[0] ?? '', /secret|Bearer/);
+});
+
+test('request loggers are built on their first line; lines carry the bindings; lines below the level build none', () => {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(String(chunk));
+      cb();
+    },
+  });
+  const parent = createLogger({ level: 'info', destination: sink });
+  let built = 0;
+  const counting = Object.assign(Object.create(parent) as typeof parent, {
+    child: (...args: Parameters<typeof parent.child>) => {
+      built++;
+      return parent.child(...args);
+    },
+  });
+  const quiet = lazyChildLoggerFactory(counting, { reqId: 'r1' }, {});
+  quiet.debug({ a: 1 }, 'below the level');
+  assert.equal(quiet.level, 'info');
+  assert.equal(built, 0, 'nothing logged, no child');
+  assert.equal(lines.length, 0);
+
+  const loud = lazyChildLoggerFactory(counting, { reqId: 'r2' }, {});
+  loud.info({ a: 1 }, 'first');
+  loud.warn('second %s', 'formatted');
+  assert.equal(built, 1, 'one child for the request');
+  const [first, second] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.deepEqual([first?.reqId, first?.a, first?.msg], ['r2', 1, 'first']);
+  assert.deepEqual([second?.reqId, second?.msg, second?.level], ['r2', 'second formatted', 40]);
+
+  const debugRoute = lazyChildLoggerFactory(counting, { reqId: 'r3' }, { level: 'debug' });
+  debugRoute.debug('a route at debug');
+  assert.equal(JSON.parse(lines.at(-1) ?? '{}').msg, 'a route at debug');
 });

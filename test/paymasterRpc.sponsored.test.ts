@@ -295,7 +295,7 @@ describe('ERC-7677 on the v0.6 endpoint', () => {
     const chainHex = `0x${fx.chain.chainId.toString(16)}`;
     const stub = await rpc('pm_getPaymasterStubData', [wire(op), fx.entryPoint, chainHex, { mode: 'SPONSORED' }]);
     assert.equal(stub.status, 200, JSON.stringify(stub.body));
-    assert.equal((stub.body.result?.paymasterAndData as string).length, 2 + 98 * 2);
+    assert.equal(String(stub.body.result?.paymasterAndData).length, 2 + 98 * 2);
     assert.equal(stub.body.result?.isFinal, false);
     const data = await rpc('pm_getPaymasterData', [wire(op), fx.entryPoint, chainHex]);
     assert.equal(data.status, 200, JSON.stringify(data.body));

@@ -110,11 +110,17 @@ export function createAccountService(deps: AccountServiceDeps) {
       return hit.account;
     },
 
-    /** The dApp an API key belongs to, or undefined. */
+    /**
+     * The dApp an API key belongs to, or undefined. On every sponsorship request, so the in-process cache is
+     * keyed by the key itself: a hit costs no hashing. (The database holds only the hash; an API key travels
+     * in every paymaster URL, and dApps ship it in their front ends, so it is not kept from this process.)
+     */
     async resolveApiKey(apiKey: string): Promise<DappRecord | undefined> {
       if (!looksLikeApiKey(apiKey)) return undefined;
-      const hash = hashSecret(apiKey);
-      const dapp = await apiKeyCache.get(hash, async () => (await store.dapps.findByApiKeyHash(hash)) ?? null);
+      const dapp = await apiKeyCache.get(
+        apiKey,
+        async () => (await store.dapps.findByApiKeyHash(hashSecret(apiKey))) ?? null,
+      );
       return dapp ?? undefined;
     },
 

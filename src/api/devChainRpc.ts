@@ -8,12 +8,16 @@ import type { ChainRegistry } from '../chain/chainRegistry.js';
 export function registerDevChainRoutes(app: FastifyInstance, deps: { chains: ChainRegistry }): void {
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: 4 * 1024 * 1024 }, (_req, body, done) => done(null, body));
+    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: 4 * 1024 * 1024 }, (_req, body, done) =>
+      done(null, body),
+    );
 
     scope.post<{ Params: { chainId: string } }>('/chain/:chainId', async (req, reply) => {
       const chain = deps.chains.list().find((c) => c.embedded && String(c.chainId) === req.params.chainId);
       if (chain === undefined) {
-        return reply.code(404).send({ jsonrpc: '2.0', id: null, error: { code: -32601, message: 'No embedded chain with that id' } });
+        return reply
+          .code(404)
+          .send({ jsonrpc: '2.0', id: null, error: { code: -32601, message: 'No embedded chain with that id' } });
       }
       let body: unknown;
       try {
@@ -23,7 +27,8 @@ export function registerDevChainRoutes(app: FastifyInstance, deps: { chains: Cha
       }
       const one = async (r: unknown) => {
         const { id = null, method, params } = (r ?? {}) as { id?: unknown; method?: unknown; params?: unknown };
-        if (typeof method !== 'string') return { jsonrpc: '2.0', id, error: { code: -32600, message: 'Invalid request' } };
+        if (typeof method !== 'string')
+          return { jsonrpc: '2.0', id, error: { code: -32600, message: 'Invalid request' } };
         try {
           const result = await chain.request({ method, params: Array.isArray(params) ? params : [] });
           return { jsonrpc: '2.0', id, result };
@@ -32,7 +37,11 @@ export function registerDevChainRoutes(app: FastifyInstance, deps: { chains: Cha
           return {
             jsonrpc: '2.0',
             id,
-            error: { code: typeof e.code === 'number' ? e.code : -32603, message: String(e.message ?? 'error'), ...(e.data === undefined ? {} : { data: e.data }) },
+            error: {
+              code: typeof e.code === 'number' ? e.code : -32603,
+              message: String(e.message ?? 'error'),
+              ...(e.data === undefined ? {} : { data: e.data }),
+            },
           };
         }
       };

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBodyParser, FastifyInstance } from 'fastify';
 import type { AccountService } from '../accounts/accountService.js';
 import type { ChainRegistry } from '../chain/chainRegistry.js';
 import { ChainNotServedError, UnauthorizedError } from '../errors/PatronError.js';
@@ -11,6 +11,16 @@ import { toHttpError } from './envelope.js';
 
 /** Larger than the REST limit: a user operation may carry a whole contract deployment in its initCode. */
 export const RPC_BODY_LIMIT = 512 * 1024;
+
+const PAYMASTER_URL_PREFIX = '/api/v1/';
+
+/**
+ * Whether a request is paymaster traffic (`/api/v1/…`: the JSON-RPC route, and junk under its prefix). Its
+ * access log is at debug, not info; see the logger options in app.ts for why.
+ */
+export function isPaymasterRpcUrl(url: string): boolean {
+  return url.startsWith(PAYMASTER_URL_PREFIX);
+}
 
 export interface PaymasterRpcDeps {
   readonly accounts: AccountService;
@@ -26,7 +36,11 @@ export interface PaymasterRpcDeps {
 export function registerPaymasterRpcRoutes(app: FastifyInstance, deps: PaymasterRpcDeps): void {
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: RPC_BODY_LIMIT }, (_req, body, done) => done(null, body));
+    const asText: FastifyBodyParser<string> = (_req, body, done) => done(null, body);
+    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: RPC_BODY_LIMIT }, asText);
+    // The same parser under the type clients send: Fastify caches the lookup of a named type, but re-parses
+    // the Content-Type header on every request that falls through to '*'.
+    scope.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: RPC_BODY_LIMIT }, asText);
     scope.setErrorHandler((err, req, reply) => {
       const h = toHttpError(err, RPC_BODY_LIMIT);
       if (h.internal) req.log.error({ err }, 'JSON-RPC transport failed');
@@ -42,13 +56,21 @@ export function registerPaymasterRpcRoutes(app: FastifyInstance, deps: Paymaster
         context: () => resolveContext({ deps, chainIdText: chainId, apiKey }),
         log: req.log,
       });
-      if (out.body === undefined) return reply.code(204).send();
-      return reply.code(out.status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(out.body));
+      if (out.body === undefined) reply.code(204).send();
+      else
+        reply.code(out.status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(out.body));
+      // The access log of this route (Fastify's own request lines are off for it, see app.ts).
+      req.log.debug({ req, res: reply, responseTime: reply.elapsedTime }, 'paymaster request answered');
+      return reply;
     });
   });
 }
 
-async function resolveContext(args: { deps: PaymasterRpcDeps; chainIdText: string; apiKey: string }): Promise<RpcContext> {
+async function resolveContext(args: {
+  deps: PaymasterRpcDeps;
+  chainIdText: string;
+  apiKey: string;
+}): Promise<RpcContext> {
   const dapp = await args.deps.accounts.resolveApiKey(args.apiKey);
   if (dapp === undefined) throw new UnauthorizedError('Invalid API key: check the paymaster URL');
   const chainId = /^\d{1,15}$/.test(args.chainIdText) ? Number(args.chainIdText) : undefined;

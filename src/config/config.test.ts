@@ -290,6 +290,8 @@ describe('PATRON_WORKERS', () => {
     ]);
     const c = loadConfig({ PATRON_WORKERS: '2', DATABASE_URL: 'postgres://db/p', PATRON_DEV_CHAIN: 'false' });
     assert.equal(c.workers, 2);
-    assert.deepEqual(configError({ PATRON_WORKERS: '0' }).problems, ['PATRON_WORKERS must be an integer from 1 to 64, got "0"']);
+    assert.deepEqual(configError({ PATRON_WORKERS: '0' }).problems, [
+      'PATRON_WORKERS must be an integer from 1 to 64, got "0"',
+    ]);
   });
 });

@@ -1,13 +1,16 @@
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { secp256k1 } from '@noble/curves/secp256k1';
 import { hexToBytes, keccak256 as viemKeccak256 } from 'viem';
 
 /**
  * Hashing and signing behind one small interface, so the hot path uses the fastest implementation that loads
- * here. Measured on this machine kind: a signature with noble (pure JS, what viem uses) costs ~370 µs of CPU,
- * the native `secp256k1` addon ~30 µs. Both npm addons fall back to JavaScript *silently* when their native
- * part fails to load, so the native backend requires their `bindings` entry points directly (which throw
- * instead of falling back), and the active backend is reported at start-up and on /readyz.
+ * here. Measured on this machine kind (`npm run bench:hash-sign`): a signature with noble (pure JS, what viem
+ * uses) costs ~370-480 µs of CPU, the native `secp256k1` addon ~55 µs; a keccak256 of a few hundred bytes
+ * ~30-90 µs in JS, ~11 µs through the `keccak` package's API (it builds a Transform stream per hash) and ~3 µs
+ * on one reused native sponge. Both npm addons fall back to JavaScript *silently* when their native part fails
+ * to load, so the native backend loads their native parts directly (which throws instead of falling back), and
+ * the active backend is reported at start-up and on /readyz.
  */
 export interface CryptoBackend {
   readonly name: 'native' | 'js';
@@ -26,7 +29,7 @@ function toRsv(r: Uint8Array, s: Uint8Array, recovery: number): Uint8Array {
 
 export const jsCryptoBackend: CryptoBackend = {
   name: 'js',
-  keccak256: (data) => hexToBytes(viemKeccak256(data)),
+  keccak256: (data) => viemKeccak256(data, 'bytes'),
   signDigest(digest, privateKey) {
     const sig = secp256k1.sign(digest, privateKey, { lowS: true });
     const compact = sig.toCompactRawBytes();
@@ -37,26 +40,54 @@ export const jsCryptoBackend: CryptoBackend = {
 interface NativeSecp256k1 {
   ecdsaSign(msg32: Uint8Array, seckey: Uint8Array): { signature: Uint8Array; recid: number };
 }
-type NativeKeccakFactory = (algorithm: 'keccak256') => { update(data: Uint8Array): { digest(): Buffer } };
+
+/** The `keccak` addon's sponge (XKCP KeccakWidth1600), without the package's stream wrapper around it. */
+interface NativeKeccakSponge {
+  initialize(rate: number, capacity: number): void;
+  absorb(data: Buffer): void;
+  /** Pads (Keccak's 0x01 suffix) on the first call, then returns `length` new bytes. */
+  squeeze(length: number): Buffer;
+}
+type NativeKeccakSpongeClass = new () => NativeKeccakSponge;
+
+/** Keccak-256: rate 1088 bits, capacity 512 bits, no SHA-3 domain suffix (what `keccak('keccak256')` sets up). */
+const KECCAK256_RATE = 1088;
+const KECCAK256_CAPACITY = 512;
+
+/**
+ * Loads the sponge class the way `keccak/bindings.js` does (node-gyp-build on the package directory, resolved
+ * from the package itself), or throws. `keccak/bindings` would wrap every hash in a Transform stream.
+ */
+function loadKeccakSponge(require: NodeJS.Require): NativeKeccakSpongeClass {
+  const packageJson = require.resolve('keccak/package.json');
+  const nodeGypBuild = createRequire(packageJson)('node-gyp-build') as (dir: string) => unknown;
+  const addon = nodeGypBuild(path.dirname(packageJson));
+  if (typeof addon !== 'function') throw new Error('the keccak native addon did not load');
+  return addon as NativeKeccakSpongeClass;
+}
 
 /** The native backend, or undefined when either addon does not load. */
 export function loadNativeCryptoBackend(): CryptoBackend | undefined {
   const require = createRequire(import.meta.url);
   let secp: NativeSecp256k1;
-  let createKeccak: NativeKeccakFactory;
+  let Sponge: NativeKeccakSpongeClass;
   try {
     secp = require('secp256k1/bindings') as NativeSecp256k1;
-    createKeccak = require('keccak/bindings') as NativeKeccakFactory;
+    Sponge = loadKeccakSponge(require);
   } catch {
     return undefined;
   }
+  // One sponge, re-initialised per hash: every call runs to completion synchronously, so calls never interleave
+  // (each worker thread loads its own copy of this module). squeeze() returns a new Buffer each time.
+  const sponge = new Sponge();
   return {
     name: 'native',
-    // The addon accepts Buffers only; wrapping shares memory, no copy.
-    keccak256: (data) =>
-      createKeccak('keccak256')
-        .update(Buffer.from(data.buffer, data.byteOffset, data.byteLength))
-        .digest(),
+    keccak256(data) {
+      sponge.initialize(KECCAK256_RATE, KECCAK256_CAPACITY);
+      // The addon accepts Buffers only; wrapping shares memory, no copy.
+      sponge.absorb(Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+      return sponge.squeeze(32);
+    },
     signDigest(digest, privateKey) {
       const { signature, recid } = secp.ecdsaSign(digest, privateKey);
       return toRsv(signature.subarray(0, 32), signature.subarray(32, 64), recid);
@@ -75,8 +106,11 @@ export function selectCryptoBackend(): { backend: CryptoBackend; reason: string 
   if (native === undefined) return { backend: jsCryptoBackend, reason: 'native secp256k1/keccak addons did not load' };
   const message = new TextEncoder().encode('patron crypto self-check');
   const digest = jsCryptoBackend.keccak256(message);
+  // Longer than one 136-byte block, so the sponge's multi-block absorb is checked too.
+  const long = new TextEncoder().encode('patron crypto self-check '.repeat(13));
   const agrees =
     Buffer.from(native.keccak256(message)).equals(Buffer.from(digest)) &&
+    Buffer.from(native.keccak256(long)).equals(Buffer.from(jsCryptoBackend.keccak256(long))) &&
     Buffer.from(native.signDigest(digest, SELF_CHECK_KEY)).equals(
       Buffer.from(jsCryptoBackend.signDigest(digest, SELF_CHECK_KEY)),
     );

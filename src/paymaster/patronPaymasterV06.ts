@@ -25,7 +25,10 @@ export type UserOperationV06 = {
   signature: Hex;
 };
 
-/** The hash function is injected so the hot path can use the native addon and tests the JS reference. */
+/**
+ * The hash function is injected so the hot path can use the native addon and tests the JS reference. It must
+ * not keep `data` after it returns: the preimages below are written into buffers reused by the next call.
+ */
 export interface Keccak {
   keccak256(data: Uint8Array): Uint8Array;
 }
@@ -44,6 +47,16 @@ const MAX_UINT48 = 2 ** 48 - 1;
 const MAX_UINT64 = (1n << 64n) - 1n;
 const MAX_UINT256 = (1n << 256n) - 1n;
 const EIP191_PREFIX = Buffer.from('\x19Ethereum Signed Message:\n32', 'latin1');
+
+/**
+ * Preimage buffers, reused: every function below fills one completely (zeroes first) and hashes it before
+ * returning, all synchronously, so calls never see each other's bytes; a new zeroed Buffer per hash was three
+ * allocations per request for nothing.
+ */
+const OP_PREIMAGE = Buffer.alloc(9 * 32);
+const SPONSORED_PREIMAGE = Buffer.alloc(6 * 32);
+const EIP191_PREIMAGE = Buffer.alloc(EIP191_PREFIX.length + 32);
+EIP191_PREFIX.copy(EIP191_PREIMAGE, 0);
 
 /** Decodes 0x-hex strictly (Buffer's decoder silently stops at the first bad character, so count bytes). */
 function hexToBuffer(hex: string, field: string): Buffer {
@@ -86,7 +99,7 @@ function checkUint48(value: number, field: string): void {
  * shared by every mode.
  */
 export function opHashV06(userOp: UserOperationV06, keccak: Keccak): Uint8Array {
-  const buf = Buffer.alloc(9 * 32);
+  const buf = OP_PREIMAGE.fill(0);
   writeAddressWord(buf, 0, userOp.sender, 'sender');
   writeUint256Word(buf, 32, userOp.nonce, 'nonce');
   buf.set(keccak.keccak256(hexToBuffer(userOp.initCode, 'initCode')), 64);
@@ -115,8 +128,9 @@ export interface SponsoredHashParams {
 export function sponsoredHashV06(params: SponsoredHashParams, keccak: Keccak): Uint8Array {
   checkUint48(params.validUntil, 'validUntil');
   checkUint48(params.validAfter, 'validAfter');
-  const buf = Buffer.alloc(6 * 32);
-  buf.set(opHashV06(params.userOp, keccak), 0);
+  const opHash = opHashV06(params.userOp, keccak);
+  const buf = SPONSORED_PREIMAGE.fill(0);
+  buf.set(opHash, 0);
   writeUint256Word(buf, 32, params.chainId, 'chainId');
   writeAddressWord(buf, 64, params.paymaster, 'paymaster');
   buf[127] = MODE_SPONSORED;
@@ -128,10 +142,8 @@ export function sponsoredHashV06(params: SponsoredHashParams, keccak: Keccak): U
 /** keccak256("\x19Ethereum Signed Message:\n32" || hash), what OpenZeppelin's toEthSignedMessageHash computes. */
 export function eip191Digest(hash: Uint8Array, keccak: Keccak): Uint8Array {
   if (hash.length !== 32) throw new ValidationError('the hash to sign must be 32 bytes');
-  const buf = Buffer.alloc(EIP191_PREFIX.length + 32);
-  buf.set(EIP191_PREFIX, 0);
-  buf.set(hash, EIP191_PREFIX.length);
-  return keccak.keccak256(buf);
+  EIP191_PREIMAGE.set(hash, EIP191_PREFIX.length);
+  return keccak.keccak256(EIP191_PREIMAGE);
 }
 
 export interface SponsoredPaymasterData {

@@ -36,12 +36,15 @@ export async function simulateHandleOpV06(args: {
       throw new UnavailableError('The chain could not simulate the user operation', { cause: err });
     }
   }
-  if (revertData === undefined) throw new UnavailableError('simulateHandleOp returned instead of reverting: is this an EntryPoint v0.6?');
+  if (revertData === undefined)
+    throw new UnavailableError('simulateHandleOp returned instead of reverting: is this an EntryPoint v0.6?');
   let decoded: ReturnType<typeof decodeErrorResult<typeof entryPoint06Abi>>;
   try {
     decoded = decodeErrorResult({ abi: entryPoint06Abi, data: revertData });
   } catch (err) {
-    throw new SimulationFailedError('Simulation failed: the EntryPoint reverted with an unknown error', revertData, { cause: err });
+    throw new SimulationFailedError('Simulation failed: the EntryPoint reverted with an unknown error', revertData, {
+      cause: err,
+    });
   }
   if (decoded.errorName === 'ExecutionResult') {
     const [preOpGas, paid, , , targetSuccess, targetResult] = decoded.args;

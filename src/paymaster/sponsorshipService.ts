@@ -4,7 +4,7 @@ import { SponsorshipDeniedError, ValidationError, WebhookFailedError } from '../
 import type { WebhookFailureReason } from '../webhooks/webhookCaller.js';
 import type { WebhookCheckResult } from '../webhooks/webhookCheck.js';
 import type { CryptoBackend } from './cryptoBackend.js';
-import { DUMMY_SIGNATURE, estimateGasV06 } from './gasEstimatorV06.js';
+import { DUMMY_SIGNATURE, estimateGasV06, type GasLimitsV06 } from './gasEstimatorV06.js';
 import {
   eip191Digest,
   encodeSponsoredPaymasterAndData,
@@ -29,7 +29,10 @@ export interface SponsorshipDeps {
   readonly policy: SponsorshipPolicy;
   readonly now: () => number;
   /** Spec §6: the dApp's webhooks decide; see webhooks/webhookCheck.ts. */
-  readonly checkWebhooks: (args: { dappId: string; webhookData: Record<string, unknown> }) => Promise<WebhookCheckResult>;
+  readonly checkWebhooks: (args: {
+    dappId: string;
+    webhookData: Record<string, unknown>;
+  }) => Promise<WebhookCheckResult>;
 }
 
 export interface SponsorRequest {
@@ -61,6 +64,17 @@ const WEBHOOK_FAILURES: Record<Exclude<WebhookFailureReason, 'denied'>, string> 
   forbidden_address: "the dApp's webhook URL points at an address Patron may not call",
 };
 
+/** DUMMY_SIGNATURE as bytes, decoded once. */
+const DUMMY_SIGNATURE_BYTES = hexBytes(DUMMY_SIGNATURE);
+
+/** The first gas limit the caller left out, in the order the error names them. */
+function firstMissingLimit(op: PartialUserOperation): string | undefined {
+  if (op.callGasLimit === undefined) return 'callGasLimit';
+  if (op.verificationGasLimit === undefined) return 'verificationGasLimit';
+  if (op.preVerificationGas === undefined) return 'preVerificationGas';
+  return undefined;
+}
+
 /** The sponsored mode: webhook verdict → gas limits → validity window → hash → signature. */
 export function createSponsorshipService(deps: SponsorshipDeps) {
   const nowSeconds = () => Math.floor(deps.now() / 1000);
@@ -72,51 +86,85 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   };
 
   const sign = (args: { chain: ChainRuntime; userOp: UserOperationV06; validUntil: number; validAfter: number }) => {
+    const { chain, validUntil, validAfter } = args;
     const hash = sponsoredHashV06(
-      { userOp: args.userOp, chainId: BigInt(args.chain.chainId), paymaster: args.chain.paymaster, validUntil: args.validUntil, validAfter: args.validAfter },
+      { userOp: args.userOp, chainId: BigInt(chain.chainId), paymaster: chain.paymaster, validUntil, validAfter },
       deps.crypto,
     );
     const signature = deps.signer.sign(eip191Digest(hash, deps.crypto));
-    return encodeSponsoredPaymasterAndData({ paymaster: args.chain.paymaster, validUntil: args.validUntil, validAfter: args.validAfter, signature });
+    return encodeSponsoredPaymasterAndData({ paymaster: chain.paymaster, validUntil, validAfter, signature });
   };
 
-  /** A `paymasterAndData` of the final length with a dummy signature, for estimation (ERC-7677 stub). */
-  const stubPaymasterAndData = (paymaster: Address, expiryDuration?: number): Hex => {
-    const { validUntil, validAfter } = window(expiryDuration);
-    return encodeSponsoredPaymasterAndData({ paymaster, validUntil, validAfter, signature: hexBytes(DUMMY_SIGNATURE) });
-  };
+  /** A `paymasterAndData` of the final length with a dummy signature, for estimation. */
+  const stub = (paymaster: Address, validity: { validUntil: number; validAfter: number }): Hex =>
+    encodeSponsoredPaymasterAndData({ paymaster, ...validity, signature: DUMMY_SIGNATURE_BYTES });
 
   return {
-    stubPaymasterAndData,
+    /** The ERC-7677 stub: the final length, a dummy signature. */
+    stubPaymasterAndData: (paymaster: Address, expiryDuration?: number): Hex => stub(paymaster, window(expiryDuration)),
 
     async sponsor(req: SponsorRequest): Promise<SponsoredUserOperation> {
       const verdict = await deps.checkWebhooks({ dappId: req.dappId, webhookData: req.webhookData });
       if (!verdict.allowed) {
         const { reason } = verdict.failure;
-        if (reason === 'denied') throw new SponsorshipDeniedError("Sponsorship denied: the dApp's webhook did not approve this user operation");
+        if (reason === 'denied') {
+          throw new SponsorshipDeniedError(
+            "Sponsorship denied: the dApp's webhook did not approve this user operation",
+          );
+        }
         throw new WebhookFailedError(`Sponsorship denied: ${WEBHOOK_FAILURES[reason]}`, reason);
       }
       const { validUntil, validAfter } = window(req.expiryDuration);
       const op = req.userOp;
-      const given = { callGasLimit: op.callGasLimit, verificationGasLimit: op.verificationGasLimit, preVerificationGas: op.preVerificationGas };
-      const missing = Object.entries(given).find(([, v]) => v === undefined)?.[0];
+      const missing = firstMissingLimit(op);
       if (req.calculateGasLimits === false && missing !== undefined) {
         throw new ValidationError(`Invalid params: params[0].${missing}: required when calculateGasLimits is false`);
       }
-      const base: UserOperationV06 = {
-        ...op,
-        callGasLimit: op.callGasLimit ?? 0n,
-        verificationGasLimit: op.verificationGasLimit ?? 0n,
-        preVerificationGas: op.preVerificationGas ?? 0n,
-        paymasterAndData: stubPaymasterAndData(req.chain.paymaster, req.expiryDuration),
+      let limits: GasLimitsV06;
+      if (req.calculateGasLimits === true || missing !== undefined) {
+        // Simulated with a paymasterAndData of the final length: its bytes are part of what the op costs.
+        const base: UserOperationV06 = {
+          ...op,
+          callGasLimit: op.callGasLimit ?? 0n,
+          verificationGasLimit: op.verificationGasLimit ?? 0n,
+          preVerificationGas: op.preVerificationGas ?? 0n,
+          paymasterAndData: stub(req.chain.paymaster, { validUntil, validAfter }),
+        };
+        limits = await estimateGasV06({
+          chain: req.chain,
+          userOp: base,
+          ...(op.preVerificationGas === undefined ? {} : { callerPreVerificationGas: op.preVerificationGas }),
+        });
+      } else {
+        limits = {
+          callGasLimit: op.callGasLimit ?? 0n,
+          verificationGasLimit: op.verificationGasLimit ?? 0n,
+          preVerificationGas: op.preVerificationGas ?? 0n,
+        };
+      }
+      // Spelled out rather than spread: one object shape on every request (a spread of an op with optional
+      // fields re-derived hidden classes per call). paymasterAndData is not part of the signed hash.
+      const final: UserOperationV06 = {
+        sender: op.sender,
+        nonce: op.nonce,
+        initCode: op.initCode,
+        callData: op.callData,
+        callGasLimit: limits.callGasLimit,
+        verificationGasLimit: limits.verificationGasLimit,
+        preVerificationGas: limits.preVerificationGas,
+        maxFeePerGas: op.maxFeePerGas,
+        maxPriorityFeePerGas: op.maxPriorityFeePerGas,
+        paymasterAndData: '0x',
+        signature: op.signature,
       };
-      const limits =
-        req.calculateGasLimits === true || missing !== undefined
-          ? await estimateGasV06({ chain: req.chain, userOp: base, ...(op.preVerificationGas === undefined ? {} : { callerPreVerificationGas: op.preVerificationGas }) })
-          : { callGasLimit: base.callGasLimit, verificationGasLimit: base.verificationGasLimit, preVerificationGas: base.preVerificationGas };
-      const final: UserOperationV06 = { ...base, ...limits };
-      const paymasterAndData = sign({ chain: req.chain, userOp: final, validUntil, validAfter });
-      return { paymasterAndData, ...limits, validUntil, validAfter };
+      return {
+        paymasterAndData: sign({ chain: req.chain, userOp: final, validUntil, validAfter }),
+        callGasLimit: limits.callGasLimit,
+        verificationGasLimit: limits.verificationGasLimit,
+        preVerificationGas: limits.preVerificationGas,
+        validUntil,
+        validAfter,
+      };
     },
   };
 }

@@ -8,14 +8,29 @@ import { z } from 'zod';
  * and lower-case bytes; anything else is refused with a message naming the field.
  */
 const MAX_UINT256 = 2n ** 256n - 1n;
+const HEX_QUANTITY = /^0x[0-9a-fA-F]{0,64}$/;
+const DECIMAL_QUANTITY = /^\d{1,78}$/;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const BYTES = /^0x([0-9a-fA-F]{2})*$/;
+/** BYTES for the fast path: the same language (0x, hex digits, an even count) without a repeated group. */
+const HEX_DIGITS = /^0x[0-9a-fA-F]*$/;
+
+/** The uint256 a quantity (string or number) stands for, or undefined when it is not one. */
+function quantityValue(v: string | number): bigint | undefined {
+  const text = typeof v === 'number' ? (Number.isSafeInteger(v) && v >= 0 ? String(v) : '') : v.trim();
+  const ok = HEX_QUANTITY.test(text) || DECIMAL_QUANTITY.test(text);
+  const n = ok ? BigInt(text === '0x' ? 0 : text) : -1n;
+  return n < 0n || n > MAX_UINT256 ? undefined : n;
+}
+
+const toAddress = (v: string): Address => getAddress(v.toLowerCase());
+const toBytes = (v: string): Hex => v.toLowerCase() as Hex;
 
 export const quantity = z
   .union([z.string(), z.number()], { error: 'must be a hex or decimal quantity' })
   .transform((v, ctx) => {
-    const text = typeof v === 'number' ? (Number.isSafeInteger(v) && v >= 0 ? String(v) : '') : v.trim();
-    const ok = /^0x[0-9a-fA-F]{0,64}$/.test(text) || /^\d{1,78}$/.test(text);
-    const n = ok ? BigInt(text === '0x' ? 0 : text) : -1n;
-    if (n < 0n || n > MAX_UINT256) {
+    const n = quantityValue(v);
+    if (n === undefined) {
       ctx.addIssue({ code: 'custom', message: 'must be a hex or decimal quantity (uint256)' });
       return z.NEVER;
     }
@@ -24,16 +39,17 @@ export const quantity = z
 
 export const address = z
   .string({ error: 'must be an address' })
-  .regex(/^0x[0-9a-fA-F]{40}$/, { error: 'must be a 20-byte hex address' })
-  .transform((v) => getAddress(v.toLowerCase()) as Address);
+  .regex(ADDRESS, { error: 'must be a 20-byte hex address' })
+  .transform(toAddress);
 
 export const bytes = z
   .string({ error: 'must be a hex string' })
-  .regex(/^0x([0-9a-fA-F]{2})*$/, { error: 'must be 0x-prefixed hex with an even number of digits' })
-  .transform((v) => v.toLowerCase() as Hex);
+  .regex(BYTES, { error: 'must be 0x-prefixed hex with an even number of digits' })
+  .transform(toBytes);
 
 /** Gas fields: absent and zero both mean "not given" (viem stubs send "0x0"). */
-const optionalGas = quantity.optional().transform((v) => (v === undefined || v === 0n ? undefined : v));
+const gasGiven = (v: bigint | undefined) => (v === undefined || v === 0n ? undefined : v);
+const optionalGas = quantity.optional().transform(gasGiven);
 
 export const partialUserOperationSchema = z
   .object(
@@ -55,7 +71,24 @@ export const partialUserOperationSchema = z
     },
     { error: 'must be a user operation object' },
   )
-  .transform((op) => ({
+  .transform(toPartialUserOperation);
+
+/** The parsed fields as the rest of Patron sees them (shared by the schema and the fast path below). */
+function toPartialUserOperation(op: {
+  sender: Address;
+  nonce: bigint;
+  initCode?: Hex | undefined;
+  factory?: Address | undefined;
+  factoryData?: Hex | undefined;
+  callData: Hex;
+  callGasLimit?: bigint | undefined;
+  verificationGasLimit?: bigint | undefined;
+  preVerificationGas?: bigint | undefined;
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+  signature?: Hex | undefined;
+}) {
+  return {
     sender: op.sender,
     nonce: op.nonce,
     // v0.7 clients split initCode into factory + factoryData; v0.6 concatenates them.
@@ -68,8 +101,9 @@ export const partialUserOperationSchema = z
     preVerificationGas: op.preVerificationGas,
     maxFeePerGas: op.maxFeePerGas,
     maxPriorityFeePerGas: op.maxPriorityFeePerGas,
-    signature: op.signature ?? '0x',
-  }));
+    signature: op.signature ?? ('0x' as Hex),
+  };
+}
 
 export type PartialUserOperation = z.infer<typeof partialUserOperationSchema>;
 
@@ -106,12 +140,174 @@ export const modeObjectSchema = z
     },
     { error: 'must be a mode object' },
   )
-  .transform((m) => ({
+  .transform(toModeObject);
+
+function toModeObject(m: {
+  mode?: 'SPONSORED' | 'ERC20' | undefined;
+  calculateGasLimits?: boolean | undefined;
+  expiryDuration?: number | undefined;
+  sponsorshipInfo?: { webhookData?: Record<string, unknown> | undefined } | undefined;
+  webhookData?: Record<string, unknown> | undefined;
+  tokenInfo?: unknown;
+}) {
+  return {
     mode: m.mode,
     calculateGasLimits: m.calculateGasLimits,
     expiryDuration: m.expiryDuration,
     webhookData: m.sponsorshipInfo?.webhookData ?? m.webhookData ?? {},
     tokenInfo: m.tokenInfo,
-  }));
+  };
+}
 
 export type ModeObject = z.infer<typeof modeObjectSchema>;
+
+/*
+ * The fast path. Every sponsorship request parses `[userOperation, modeObject]`; through zod that is tens of µs
+ * of the ~200 µs a request may cost, so the common shape (what every SDK sends) is checked by hand first. The
+ * contract: a fast parser either returns exactly what the schema would return for the same input, or undefined
+ * ("not sure"), and the caller then runs the schema, which produces the value or the error message. So it only
+ * accepts a subset of what the schema accepts (plain objects and the field types the schema allows, nothing
+ * else), builds its result with the schema's own transforms, and leaves every refusal to the schema. A test
+ * pins the two to each other (userOperationInput.test.ts).
+ */
+
+/** An object as JSON.parse makes it; zod's object and record checks accept every such value. */
+function isJsonObject(v: unknown): v is Record<string, unknown> {
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    Object.getPrototypeOf(v) === Object.prototype &&
+    !Object.hasOwn(v, 'constructor')
+  );
+}
+
+/** Field readers: the parsed value, NOT_SURE when the schema must decide; `undefined` input means absent. */
+const NOT_SURE = Symbol('not sure');
+type Read<T> = T | typeof NOT_SURE;
+
+function readQuantity(v: unknown): Read<bigint> {
+  if (typeof v !== 'string' && typeof v !== 'number') return NOT_SURE;
+  return quantityValue(v) ?? NOT_SURE;
+}
+function readOptionalGas(v: unknown): Read<bigint | undefined> {
+  if (v === undefined) return undefined;
+  const n = readQuantity(v);
+  return n === NOT_SURE ? NOT_SURE : gasGiven(n);
+}
+function readAddress(v: unknown): Read<Address> {
+  return typeof v === 'string' && ADDRESS.test(v) ? toAddress(v) : NOT_SURE;
+}
+function readOptionalAddress(v: unknown): Read<Address | undefined> {
+  return v === undefined ? undefined : readAddress(v);
+}
+function readBytes(v: unknown): Read<Hex> {
+  return typeof v === 'string' && v.length % 2 === 0 && HEX_DIGITS.test(v) ? toBytes(v) : NOT_SURE;
+}
+function readOptionalBytes(v: unknown): Read<Hex | undefined> {
+  return v === undefined ? undefined : readBytes(v);
+}
+/** z.record(z.string(), z.unknown()): a copy of the own enumerable keys, `__proto__` left out. */
+function readOptionalRecord(v: unknown): Read<Record<string, unknown> | undefined> {
+  if (v === undefined) return undefined;
+  if (!isJsonObject(v)) return NOT_SURE;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(v)) if (key !== '__proto__') out[key] = v[key];
+  return out;
+}
+
+/** `partialUserOperationSchema` for the common shape, or undefined (run the schema). */
+export function parsePartialUserOperationFast(v: unknown): PartialUserOperation | undefined {
+  if (!isJsonObject(v)) return undefined;
+  const sender = readAddress(v.sender);
+  const nonce = readQuantity(v.nonce);
+  const initCode = readOptionalBytes(v.initCode);
+  const factory = readOptionalAddress(v.factory);
+  const factoryData = readOptionalBytes(v.factoryData);
+  const callData = readBytes(v.callData);
+  const callGasLimit = readOptionalGas(v.callGasLimit);
+  const verificationGasLimit = readOptionalGas(v.verificationGasLimit);
+  const preVerificationGas = readOptionalGas(v.preVerificationGas);
+  const maxFeePerGas = readQuantity(v.maxFeePerGas);
+  const maxPriorityFeePerGas = readQuantity(v.maxPriorityFeePerGas);
+  const paymasterAndData = readOptionalBytes(v.paymasterAndData);
+  const signature = readOptionalBytes(v.signature);
+  if (
+    sender === NOT_SURE ||
+    nonce === NOT_SURE ||
+    initCode === NOT_SURE ||
+    factory === NOT_SURE ||
+    factoryData === NOT_SURE ||
+    callData === NOT_SURE ||
+    callGasLimit === NOT_SURE ||
+    verificationGasLimit === NOT_SURE ||
+    preVerificationGas === NOT_SURE ||
+    maxFeePerGas === NOT_SURE ||
+    maxPriorityFeePerGas === NOT_SURE ||
+    paymasterAndData === NOT_SURE ||
+    signature === NOT_SURE
+  ) {
+    return undefined;
+  }
+  return toPartialUserOperation({
+    sender,
+    nonce,
+    initCode,
+    factory,
+    factoryData,
+    callData,
+    callGasLimit,
+    verificationGasLimit,
+    preVerificationGas,
+    maxFeePerGas,
+    maxPriorityFeePerGas,
+    signature,
+  });
+}
+
+const MODES: Readonly<Record<string, 'SPONSORED' | 'ERC20'>> = {
+  SPONSORED: 'SPONSORED',
+  SPONSORSHIP: 'SPONSORED',
+  ERC20: 'ERC20',
+};
+
+/** `modeObjectSchema` for the common shape, or undefined (run the schema). */
+export function parseModeObjectFast(v: unknown): ModeObject | undefined {
+  if (!isJsonObject(v)) return undefined;
+  let mode: 'SPONSORED' | 'ERC20' | undefined;
+  if (v.mode !== undefined) {
+    if (typeof v.mode !== 'string') return undefined;
+    mode = Object.hasOwn(MODES, v.mode.trim().toUpperCase()) ? MODES[v.mode.trim().toUpperCase()] : undefined;
+    if (mode === undefined) return undefined;
+  }
+  const { calculateGasLimits, expiryDuration, sponsorshipInfo } = v;
+  if (calculateGasLimits !== undefined && typeof calculateGasLimits !== 'boolean') return undefined;
+  if (
+    expiryDuration !== undefined &&
+    !(typeof expiryDuration === 'number' && Number.isSafeInteger(expiryDuration) && expiryDuration > 0)
+  ) {
+    return undefined;
+  }
+  let infoWebhookData: Read<Record<string, unknown> | undefined>;
+  if (sponsorshipInfo !== undefined) {
+    if (!isJsonObject(sponsorshipInfo)) return undefined;
+    infoWebhookData = readOptionalRecord(sponsorshipInfo.webhookData);
+  }
+  const webhookData = readOptionalRecord(v.webhookData);
+  if (infoWebhookData === NOT_SURE || webhookData === NOT_SURE) return undefined;
+  return toModeObject({
+    mode,
+    calculateGasLimits,
+    expiryDuration,
+    sponsorshipInfo: sponsorshipInfo === undefined ? undefined : { webhookData: infoWebhookData },
+    webhookData,
+    tokenInfo: v.tokenInfo,
+  });
+}
+
+/** `[userOperation, modeObject]` (the Biconomy dialect's params) for the common shape, or undefined. */
+export function parseUserOperationAndModeFast(params: unknown): [PartialUserOperation, ModeObject] | undefined {
+  if (!Array.isArray(params) || params.length !== 2) return undefined;
+  const op = parsePartialUserOperationFast(params[0]);
+  const mode = op === undefined ? undefined : parseModeObjectFast(params[1]);
+  return op === undefined || mode === undefined ? undefined : [op, mode];
+}

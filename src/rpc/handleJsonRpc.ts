@@ -1,4 +1,3 @@
-import type { z } from 'zod';
 import { ValidationError } from '../errors/PatronError.js';
 import { RPC, type RpcErrorObject, toRpcError } from './rpcErrors.js';
 import type { RpcContext, RpcMethod } from './rpcMethod.js';
@@ -43,8 +42,9 @@ export async function handleJsonRpc(args: HandleJsonRpcArgs): Promise<{ status: 
     contextPromise ??= args.context();
     return contextPromise;
   };
+  const withContext: HandleJsonRpcArgs = { body: args.body, methods: args.methods, context, log: args.log };
   if (!Array.isArray(parsed)) {
-    const r = await handleOne({ ...args, context }, parsed);
+    const r = await handleOne(withContext, parsed);
     if (r === undefined) return { status: 204, body: undefined };
     return { status: 'error' in r.response ? r.status : 200, body: r.response };
   }
@@ -63,7 +63,7 @@ export async function handleJsonRpc(args: HandleJsonRpcArgs): Promise<{ status: 
       }),
     };
   }
-  const results = await Promise.all(parsed.map((item) => handleOne({ ...args, context }, item)));
+  const results = await Promise.all(parsed.map((item) => handleOne(withContext, item)));
   const responses = results.flatMap((r) => (r === undefined ? [] : [r.response]));
   return responses.length === 0 ? { status: 204, body: undefined } : { status: 200, body: responses };
 }
@@ -113,7 +113,7 @@ async function handleOne(
     };
   }
   try {
-    const params = parseParams(method.params, req.params ?? []);
+    const params = parseParams(method, req.params ?? []);
     const result = await method.handler(params, await args.context());
     return { response: { jsonrpc: '2.0', id, result }, status: 200 };
   } catch (err) {
@@ -124,8 +124,10 @@ async function handleOne(
 }
 
 /** Parses `params`; the -32602 message names the failing field (`params[0].sender`) and what was wrong. */
-function parseParams<P>(schema: z.ZodType<P>, params: unknown): P {
-  const r = schema.safeParse(params);
+function parseParams<P>(method: RpcMethod<P>, params: unknown): P {
+  const fast = method.fastParams?.(params);
+  if (fast !== undefined) return fast;
+  const r = method.params.safeParse(params);
   if (r.success) return r.data;
   const issue = r.error.issues[0];
   const where = issue === undefined ? 'params' : formatPath(issue.path);

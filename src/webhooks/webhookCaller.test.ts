@@ -15,6 +15,7 @@ import type { WebhookRequestType } from '../store/records.js';
 import {
   createWebhookCaller,
   generateSigningSecret,
+  messageIds,
   type SignableWebhook,
   verifyStandardWebhookSignature,
   type WebhookCallerOptions,
@@ -83,6 +84,13 @@ describe('POST webhooks', () => {
     assert.equal(r.headers['webhook-timestamp'], String(Math.floor(FIXED_NOW / 1000)));
     assert.equal(verifies(r), true);
     assert.equal(verifies({ ...r, body: r.body.replace('4', '5') }), false, 'a tampered body fails');
+  });
+
+  test('message ids from the pooled generator: the Standard Webhooks format, unique across pool refills', () => {
+    const next = messageIds();
+    const ids = new Set(Array.from({ length: 1000 }, next));
+    assert.equal(ids.size, 1000);
+    for (const id of ids) assert.match(id, /^msg_[A-Za-z0-9_-]{22}$/);
   });
 
   test('each call has its own webhook-id', async () => {
@@ -214,6 +222,44 @@ describe('answers', () => {
     receiver.handler = answer(padded(1025));
     const verdict = await caller.call({ webhook: hook(receiver.url()), webhookData: {} });
     assert.equal(verdict.verified === false && verdict.reason, 'response_too_large');
+  });
+
+  test('a 1xx informational response before the answer is skipped (103 Early Hints, then 200)', async () => {
+    receiver.handler = (_q, res) => {
+      res.writeEarlyHints({ link: '</x.css>; rel=preload; as=style' });
+      verifiedAnswer(_q, res);
+    };
+    const { latencyMs: _l, ...verdict } = await caller.call({ webhook: hook(receiver.url()), webhookData: {} });
+    assert.deepEqual(verdict, { verified: true, status: 200 });
+  });
+
+  test('a refusal with a large body is still decided by its status, and the next call works', async () => {
+    receiver.handler = answer('x'.repeat(100 * 1024), 503, 'text/plain');
+    const { latencyMs: _l, ...verdict } = await caller.call({ webhook: hook(receiver.url()), webhookData: {} });
+    assert.deepEqual(verdict, { verified: false, reason: 'http_status', status: 503 });
+    receiver.handler = verifiedAnswer;
+    assert.equal((await caller.call({ webhook: hook(receiver.url()), webhookData: {} })).verified, true);
+  });
+
+  test('a declared Content-Length over the limit is response_too_large before the body is read', async () => {
+    receiver.handler = (_q, res) => {
+      // Promises more than it sends: only the header can make this too large.
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '5000' });
+      res.write('{"arePoliciesVerified":true}');
+    };
+    const verdict = await caller.call({ webhook: hook(receiver.url()), webhookData: {} });
+    assert.equal(verdict.verified === false && verdict.reason, 'response_too_large');
+    assert.ok(verdict.latencyMs < 1000, `${verdict.latencyMs}`);
+  });
+
+  test('a connection closed before the declared Content-Length arrived → connection_failed', async () => {
+    receiver.handler = (_q, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      res.end('{"arePoliciesVerified":true}');
+      res.socket?.destroy();
+    };
+    const verdict = await caller.call({ webhook: hook(receiver.url()), webhookData: {} });
+    assert.equal(verdict.verified === false && verdict.reason, 'connection_failed');
   });
 
   test('an endless chunked body is cut off at the limit (response_too_large, not a timeout)', async () => {

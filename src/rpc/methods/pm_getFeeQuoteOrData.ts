@@ -1,5 +1,9 @@
 import { z } from 'zod';
-import { modeObjectSchema, partialUserOperationSchema } from '../../paymaster/userOperationInput.js';
+import {
+  modeObjectSchema,
+  parseUserOperationAndModeFast,
+  partialUserOperationSchema,
+} from '../../paymaster/userOperationInput.js';
 import { defineRpcMethod } from '../rpcMethod.js';
 import { sponsorWithModeObject } from '../sponsoredResult.js';
 
@@ -7,5 +11,6 @@ import { sponsorWithModeObject } from '../sponsoredResult.js';
 export const pm_getFeeQuoteOrData = defineRpcMethod({
   method: 'pm_getFeeQuoteOrData',
   params: z.tuple([partialUserOperationSchema, modeObjectSchema], { error: 'must be [userOperation, modeObject]' }),
+  fastParams: parseUserOperationAndModeFast,
   handler: ([userOp, mode], ctx) => sponsorWithModeObject(userOp, mode, ctx),
 });

@@ -1,5 +1,9 @@
 import { z } from 'zod';
-import { modeObjectSchema, partialUserOperationSchema } from '../../paymaster/userOperationInput.js';
+import {
+  modeObjectSchema,
+  parseUserOperationAndModeFast,
+  partialUserOperationSchema,
+} from '../../paymaster/userOperationInput.js';
 import { defineRpcMethod } from '../rpcMethod.js';
 import { sponsorWithModeObject } from '../sponsoredResult.js';
 
@@ -22,5 +26,6 @@ export const pm_sponsorUserOperation = defineRpcMethod({
     ],
     { error: 'must be [userOperation, modeObject]' },
   ),
+  fastParams: parseUserOperationAndModeFast,
   handler: ([userOp, mode], ctx) => sponsorWithModeObject(userOp, mode, ctx),
 });

@@ -1,0 +1,81 @@
+import { type Address, concat, encodeFunctionData, parseAbi } from 'viem';
+import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
+
+/**
+ * The user operation every sponsorship benchmark sends: a SimpleAccount v0.6 that is deployed by its first op
+ * (factory `initCode`) and calls `execute(target, 0, 0x)`, with the limits a Biconomy SDK would send. Only the
+ * nonce changes between requests: its 192-bit key (`i << 64`), so each one is a fresh, valid nonce on chain
+ * (sequence 0 of a new key) and no two requests hash the same.
+ */
+const factoryAbi = parseAbi(['function createAccount(address owner, uint256 salt) returns (address)']);
+const accountAbi = parseAbi(['function execute(address dest, uint256 value, bytes func)']);
+
+export function simpleAccountOp(args: {
+  factory: Address;
+  owner: Address;
+  salt: bigint;
+  sender: Address;
+  target: Address;
+}): UserOperationV06 {
+  return {
+    sender: args.sender,
+    nonce: 0n,
+    initCode: concat([
+      args.factory,
+      encodeFunctionData({ abi: factoryAbi, functionName: 'createAccount', args: [args.owner, args.salt] }),
+    ]),
+    callData: encodeFunctionData({ abi: accountAbi, functionName: 'execute', args: [args.target, 0n, '0x'] }),
+    callGasLimit: 100_000n,
+    verificationGasLimit: 600_000n,
+    preVerificationGas: 60_000n,
+    maxFeePerGas: 2_000_000_000n,
+    maxPriorityFeePerGas: 1_000_000_000n,
+    paymasterAndData: '0x',
+    signature: '0x',
+  };
+}
+
+/** The nonce of request `i`: key i, sequence 0. */
+export const nonceOf = (i: number): bigint => BigInt(i) << 64n;
+
+/** The op on the wire as the Biconomy v0.6 SDK sends it: hex nonce and fees, decimal gas strings. */
+export function wireOp(op: UserOperationV06, withGas: boolean): Record<string, string> {
+  return {
+    sender: op.sender,
+    nonce: `0x${op.nonce.toString(16)}`,
+    initCode: op.initCode,
+    callData: op.callData,
+    ...(withGas
+      ? {
+          callGasLimit: op.callGasLimit.toString(),
+          verificationGasLimit: op.verificationGasLimit.toString(),
+          preVerificationGas: op.preVerificationGas.toString(),
+        }
+      : {}),
+    maxFeePerGas: `0x${op.maxFeePerGas.toString(16)}`,
+    maxPriorityFeePerGas: `0x${op.maxPriorityFeePerGas.toString(16)}`,
+    paymasterAndData: '0x',
+    signature: '0x',
+  };
+}
+
+/**
+ * A JSON-RPC body whose nonce is spliced in per request: built once, then each request costs one string
+ * concatenation in the load generator. `body(i)` carries nonce `nonceOf(i)`.
+ */
+export function rpcBodyTemplate(args: {
+  op: UserOperationV06;
+  method: string;
+  modeObject: Record<string, unknown>;
+  withGas: boolean;
+}): (i: number) => string {
+  const marker = '0xNONCE';
+  const text = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: args.method,
+    params: [{ ...wireOp(args.op, args.withGas), nonce: marker }, args.modeObject],
+  });
+  const [head, tail] = text.split(marker) as [string, string];
+  return (i) => `${head}0x${nonceOf(i).toString(16)}${tail}`;
+}

@@ -1,0 +1,330 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
+import { benchRuntime, compileForBench } from './compiled.js';
+import { rpcBodyTemplate } from './sampleOp.js';
+import type { SponsorServerReady } from './sponsorServer.js';
+
+/**
+ * Benchmark of the sponsorship hot path, `pm_getFeeQuoteOrData` in SPONSORED mode on chain 31337, at 50
+ * connections:
+ *   a. calculateGasLimits: false (the caller gives every limit), no webhook;
+ *   b. the same for a dApp with one active webhook (a local node:http receiver in its own process);
+ *   c. calculateGasLimits: true: two simulateHandleOp calls on the embedded dev chain (EDR, in-process);
+ *   d. the ceiling: a bare node:http server that only parses the body and hashes + signs the op with the same
+ *      signing code;
+ *   e. (diagnostic) the ceiling's handler served by Fastify configured as Patron's app: the framework's share;
+ * then (a) and (b) again at a fixed 1,000 req/s (autocannon overallRate), for their p99.
+ *
+ * Each request carries a fresh nonce (see sampleOp.ts). Prints req/s, p50, p99, the server's CPU µs per
+ * request (process.cpuUsage over IPC, so the load generator's CPU is not counted), the log bytes it wrote per
+ * request, and the failures (non-2xx, errors and timeouts: must be 0).
+ *
+ * Method. The servers run tsc's output with plain node, as `npm start` does (see compiled.ts; BENCH_RUNTIME=tsx
+ * runs the sources through tsx instead). On a small VM, CPU time per request drifts with whatever else the
+ * host runs, so the saturated runs are interleaved: BENCH_ROUNDS rounds (default 2) of a, b, c, d, e, each
+ * slice `seconds / rounds` long; CPU µs/req and req/s are totals over a scenario's slices, p50 is the median
+ * and p99 the worst of its slices. Before each slice the machine must be quiet (see waitForQuietMachine).
+ *
+ * Usage: `npm run bench:sponsor [-- seconds]` (default 10 per scenario). LOG_LEVEL sets the service's log
+ * level (default info, the service's default); BENCH_SCENARIOS=a,d,a@rate picks a subset.
+ */
+const seconds = Number(process.argv[2] ?? 10);
+const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2));
+const connections = 50;
+const fixedRate = 1000;
+const only = new Set((process.env.BENCH_SCENARIOS ?? 'a,b,c,d,e,a@rate,b@rate').split(','));
+const runtime = benchRuntime();
+const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
+
+const ENTRIES = ['bench/sponsorServer.ts', 'bench/ceilingServer.ts', 'bench/webhookReceiver.ts'] as const;
+if (runtime === 'tsc') process.stdout.write('# compiling src/ and the bench servers with tsc… ');
+const compiled = runtime === 'tsc' ? compileForBench(ENTRIES) : undefined;
+if (runtime === 'tsc') process.stdout.write('done\n');
+
+function forkChild(entry: (typeof ENTRIES)[number], args: string[] = [], pipeStdout = false): ChildProcess {
+  const file = compiled?.[ENTRIES.indexOf(entry)] ?? path.join(root, entry);
+  return fork(file, args, {
+    execArgv: compiled === undefined ? ['--import', 'tsx'] : [],
+    stdio: ['ignore', pipeStdout ? 'pipe' : 'inherit', 'inherit', 'ipc'],
+  });
+}
+
+async function ask<T>(child: ChildProcess, msg: string): Promise<T> {
+  child.send(msg);
+  const [answer] = (await once(child, 'message')) as [T];
+  return answer;
+}
+
+const cpuMicros = async (child: ChildProcess) => {
+  const { cpu } = await ask<{ cpu: NodeJS.CpuUsage }>(child, 'cpu');
+  return cpu.user + cpu.system;
+};
+
+/** Busy fraction of all CPUs over `ms` (Linux /proc/stat; undefined elsewhere). */
+async function machineBusy(ms: number): Promise<number | undefined> {
+  const read = () => {
+    try {
+      const line = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+      const fields = line.trim().split(/\s+/).slice(1).map(Number);
+      return { idle: (fields[3] ?? 0) + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0) };
+    } catch {
+      return undefined;
+    }
+  };
+  const a = read();
+  await new Promise((r) => setTimeout(r, ms));
+  const b = read();
+  if (a === undefined || b === undefined || b.total === a.total) return undefined;
+  return 1 - (b.idle - a.idle) / (b.total - a.total);
+}
+
+/**
+ * CPU time per request is only comparable on an otherwise idle machine: on a small VM, other processes (a test
+ * run, a compiler) inflate it through shared caches and vCPU contention. Waits up to 60 s for the machine to be
+ * quiet (< 10 % busy, our idle children included) and says so when it is not.
+ */
+let busyWarnings = 0;
+async function waitForQuietMachine(): Promise<void> {
+  for (let waited = 0; waited < 60; waited++) {
+    const busy = await machineBusy(500);
+    if (busy === undefined || busy < 0.1) return;
+  }
+  busyWarnings++;
+}
+
+// The service, with its log drained the way a log shipper reads a container's stdout.
+const patron = forkChild('bench/sponsorServer.ts', [], true);
+let logBytes = 0;
+patron.stdout?.on('data', (chunk: Buffer) => {
+  logBytes += chunk.length;
+});
+const [ready] = (await once(patron, 'message')) as [SponsorServerReady];
+
+const receiver = forkChild('bench/webhookReceiver.ts');
+const [{ url: webhookUrl }] = (await once(receiver, 'message')) as [{ url: string }];
+const ceiling = forkChild('bench/ceilingServer.ts', [String(ready.chainId), ready.paymaster, 'http']);
+const [ceilingReady] = (await once(ceiling, 'message')) as [{ url: string }];
+// Its log goes nowhere: it writes none (request lines are off), as Patron's paymaster route.
+const framework = forkChild('bench/ceilingServer.ts', [String(ready.chainId), ready.paymaster, 'fastify'], true);
+framework.stdout?.resume();
+const [frameworkReady] = (await once(framework, 'message')) as [{ url: string }];
+
+// The webhook is registered through the webhook API, as a dApp would.
+const created = await fetch(`${ready.url}/api/v2/public/sdk/webhookParameters`, {
+  method: 'POST',
+  headers: { authToken: ready.authToken, apiKey: ready.hookedApiKey, 'content-type': 'application/json' },
+  body: JSON.stringify({ webhookUrl, requestType: 'POST' }),
+});
+if (created.status !== 200) throw new Error(`webhook registration failed: ${created.status} ${await created.text()}`);
+
+const op: UserOperationV06 = {
+  sender: ready.op.sender as UserOperationV06['sender'],
+  nonce: BigInt(ready.op.nonce),
+  initCode: ready.op.initCode as UserOperationV06['initCode'],
+  callData: ready.op.callData as UserOperationV06['callData'],
+  callGasLimit: BigInt(ready.op.callGasLimit),
+  verificationGasLimit: BigInt(ready.op.verificationGasLimit),
+  preVerificationGas: BigInt(ready.op.preVerificationGas),
+  maxFeePerGas: BigInt(ready.op.maxFeePerGas),
+  maxPriorityFeePerGas: BigInt(ready.op.maxPriorityFeePerGas),
+  paymasterAndData: '0x',
+  signature: '0x',
+};
+const method = 'pm_getFeeQuoteOrData';
+const givenLimits = rpcBodyTemplate({
+  op,
+  method,
+  modeObject: { mode: 'SPONSORED', calculateGasLimits: false, sponsorshipInfo: { webhookData: {} } },
+  withGas: true,
+});
+const computedLimits = rpcBodyTemplate({
+  op,
+  method,
+  modeObject: { mode: 'SPONSORED', calculateGasLimits: true, sponsorshipInfo: { webhookData: {} } },
+  withGas: false,
+});
+
+interface Target {
+  readonly name: string;
+  readonly server: ChildProcess;
+  readonly url: string;
+  readonly body: (i: number) => string;
+  /** Log bytes are counted for the service only. */
+  readonly logged: boolean;
+}
+
+const targets = {
+  a: {
+    name: 'a. SPONSORED, limits given, no webhook',
+    server: patron,
+    url: `${ready.url}/api/v1/${ready.chainId}/${ready.plainApiKey}`,
+    body: givenLimits,
+    logged: true,
+  },
+  b: {
+    name: 'b. SPONSORED, limits given, 1 webhook',
+    server: patron,
+    url: `${ready.url}/api/v1/${ready.chainId}/${ready.hookedApiKey}`,
+    body: givenLimits,
+    logged: true,
+  },
+  c: {
+    name: 'c. SPONSORED, calculateGasLimits (dev chain)',
+    server: patron,
+    url: `${ready.url}/api/v1/${ready.chainId}/${ready.plainApiKey}`,
+    body: computedLimits,
+    logged: true,
+  },
+  d: {
+    name: 'd. ceiling: node:http + parse + hash + sign',
+    server: ceiling,
+    url: ceilingReady.url,
+    body: givenLimits,
+    logged: false,
+  },
+  e: {
+    name: "e. (diagnostic) d's handler in Fastify",
+    server: framework,
+    url: frameworkReady.url,
+    body: givenLimits,
+    logged: false,
+  },
+} satisfies Record<string, Target>;
+type Key = keyof typeof targets;
+
+let nonce = 1;
+
+/** One request through fetch: the answer must be a sponsored result, else the benchmark is meaningless. */
+async function smokeTest(t: Target): Promise<void> {
+  const res = await fetch(t.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: t.body(nonce++),
+  });
+  const text = await res.text();
+  const json = JSON.parse(text) as { result?: { paymasterAndData?: string } };
+  if (res.status !== 200 || json.result?.paymasterAndData?.length !== 2 + 98 * 2) {
+    throw new Error(`${t.name}: unexpected answer ${res.status} ${text}`);
+  }
+}
+
+interface Slice {
+  readonly requests: number;
+  readonly seconds: number;
+  readonly cpu: number;
+  readonly logBytes: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly failed: number;
+}
+
+async function slice(t: Target, opts: { duration: number; overallRate?: number }): Promise<Slice> {
+  await waitForQuietMachine();
+  const cpuBefore = await cpuMicros(t.server);
+  const logBefore = logBytes;
+  const started = performance.now();
+  const result = await autocannon({
+    url: t.url,
+    connections,
+    duration: opts.duration,
+    ...(opts.overallRate === undefined ? {} : { overallRate: opts.overallRate }),
+    requests: [
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (req) => {
+          req.body = t.body(nonce++);
+          return req;
+        },
+      },
+    ],
+  });
+  return {
+    requests: result.requests.total,
+    seconds: (performance.now() - started) / 1000,
+    cpu: (await cpuMicros(t.server)) - cpuBefore,
+    logBytes: t.logged ? logBytes - logBefore : 0,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    failed: result.non2xx + result.errors + result.timeouts,
+  };
+}
+
+function row(name: string, slices: readonly Slice[], extra = ''): { rps: number; text: string } {
+  const requests = slices.reduce((n, s) => n + s.requests, 0);
+  const rps = requests / slices.reduce((n, s) => n + s.seconds, 0);
+  const cpu = slices.reduce((n, s) => n + s.cpu, 0) / Math.max(1, requests);
+  const log = slices.reduce((n, s) => n + s.logBytes, 0) / Math.max(1, requests);
+  const p50s = slices.map((s) => s.p50).sort((x, y) => x - y);
+  const p50 = p50s[Math.floor((p50s.length - 1) / 2)] ?? 0;
+  const p99 = Math.max(...slices.map((s) => s.p99));
+  const failed = slices.reduce((n, s) => n + s.failed, 0);
+  const text = [
+    name.padEnd(46),
+    `${Math.round(rps)}`.padStart(6),
+    ' req/s  p50 ',
+    `${p50}`.padStart(4),
+    ' ms  p99 ',
+    `${p99}`.padStart(4),
+    ' ms  CPU ',
+    `${cpu.toFixed(0)}`.padStart(5),
+    ' µs/req  log ',
+    `${log.toFixed(0)}`.padStart(4),
+    ` B/req  (${requests} requests, ${failed} failed)`,
+    extra,
+  ].join('');
+  return { rps, text };
+}
+
+console.log(
+  `# ${method} SPONSORED, ${connections} connections, ${seconds} s per scenario in ${rounds} interleaved rounds; ` +
+    `storage ${ready.storage}, crypto ${ready.cryptoBackend}, log level ${ready.logLevel}, ${runtime === 'tsc' ? 'tsc output' : 'tsx'}, node ${process.version}`,
+);
+const keys = (Object.keys(targets) as Key[]).filter((k) => only.has(k));
+for (const k of keys) {
+  await smokeTest(targets[k]);
+  await slice(targets[k], { duration: 2 }); // warm-up (JIT, pools, caches), not reported
+}
+const slices = new Map<Key, Slice[]>(keys.map((k) => [k, []]));
+let webhookCalls = 0;
+for (let r = 0; r < rounds; r++) {
+  for (const k of keys) {
+    const before = k === 'b' ? (await ask<{ calls: number }>(receiver, 'count')).calls : 0;
+    slices.get(k)?.push(await slice(targets[k], { duration: seconds / rounds }));
+    if (k === 'b') webhookCalls += (await ask<{ calls: number }>(receiver, 'count')).calls - before;
+  }
+}
+const rps = new Map<Key, number>();
+for (const k of keys) {
+  const r = row(targets[k].name, slices.get(k) ?? [], k === 'b' ? `  webhook calls ${webhookCalls}` : '');
+  rps.set(k, r.rps);
+  console.log(r.text);
+}
+const a = rps.get('a');
+const d = rps.get('d');
+if (a !== undefined && d !== undefined)
+  console.log(`(a) reaches ${((100 * a) / d).toFixed(0)} % of the ceiling's throughput`);
+
+const rated = (['a', 'b'] as const).filter((k) => only.has(`${k}@rate`));
+if (rated.length > 0) {
+  console.log(`# fixed rate: ${fixedRate} req/s (autocannon overallRate), ${connections} connections, ${seconds} s`);
+}
+for (const k of rated) {
+  const t = targets[k];
+  console.log(row(`${t.name} @ ${fixedRate}/s`, [await slice(t, { duration: seconds, overallRate: fixedRate })]).text);
+}
+if (busyWarnings > 0) {
+  console.log(
+    `! ${busyWarnings} slice(s) started on a busy machine (another process?): their CPU µs/req may be inflated`,
+  );
+}
+
+for (const child of [patron, receiver, ceiling, framework]) {
+  child.send('stop');
+  await once(child, 'exit');
+}

@@ -1,0 +1,92 @@
+import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { type Address, parseAbi } from 'viem';
+import { privateKeyToAddress } from 'viem/accounts';
+import { createApp } from '../src/app.js';
+import { loadConfig } from '../src/config/config.js';
+import { createDeps } from '../src/deps.js';
+import { createLogger } from '../src/logger.js';
+import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
+import { simpleAccountOp } from './sampleOp.js';
+
+/**
+ * Patron for the sponsorship benchmark, as a child process: the whole service (createDeps + createApp) with
+ * the embedded dev chain (chain 31337, EntryPoint v0.6 and Patron's paymaster deployed at start), a fresh
+ * SQLite data directory (or PostgreSQL with DATABASE_URL), and the service's default log level (info; set
+ * LOG_LEVEL to change it) writing to stdout, which the parent drains like a log shipper would. Two dApps are
+ * created through the domain services: `plain` (no webhook) and `hooked` (the parent registers one). Speaks
+ * over IPC: sends `Ready`; answers 'cpu' with process.cpuUsage(); exits on 'stop'.
+ */
+export interface SponsorServerReady {
+  readonly url: string;
+  readonly storage: string;
+  readonly cryptoBackend: string;
+  readonly logLevel: string;
+  readonly chainId: number;
+  readonly paymaster: Address;
+  readonly authToken: string;
+  readonly plainApiKey: string;
+  readonly hookedApiKey: string;
+  /** The sample op with its real counterfactual sender; bigints as decimal strings (IPC is JSON). */
+  readonly op: Record<keyof UserOperationV06, string>;
+}
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'patron-bench-sponsor-'));
+const logLevel = process.env.LOG_LEVEL ?? 'info';
+const config = loadConfig({
+  ...process.env,
+  PATRON_DATA_DIR: dataDir,
+  LOG_LEVEL: logLevel,
+  PORT: '0',
+  PATRON_DEV_CHAIN: 'true',
+  PATRON_DEMO: 'false',
+});
+const deps = await createDeps(config, createLogger({ level: config.logLevel }));
+const devChain = deps.devChain;
+if (devChain === undefined) throw new Error('the dev chain did not start');
+
+const account = await deps.accounts.createAccount({ email: `bench-${Date.now()}@example.com` });
+const { secret } = await deps.accounts.createToken({ accountId: account.id });
+const plain = await deps.accounts.createDapp({ accountId: account.id, name: 'bench plain', chainIds: [31337] });
+const hooked = await deps.accounts.createDapp({ accountId: account.id, name: 'bench hooked', chainIds: [31337] });
+
+// The counterfactual SimpleAccount of a throwaway owner, read from the deployed factory.
+const owner = privateKeyToAddress(`0x${'11'.repeat(32)}`);
+const salt = 0n;
+const sender = await devChain.client.readContract({
+  address: devChain.simpleAccountFactory,
+  abi: parseAbi(['function getAddress(address owner, uint256 salt) view returns (address)']),
+  functionName: 'getAddress',
+  args: [owner, salt],
+});
+const op = simpleAccountOp({ factory: devChain.simpleAccountFactory, owner, salt, sender, target: owner });
+
+const app = createApp(deps);
+await app.listen({ port: 0, host: '127.0.0.1' });
+const { port } = app.server.address() as AddressInfo;
+
+process.on('message', (msg) => {
+  if (msg === 'cpu') process.send?.({ cpu: process.cpuUsage() });
+  if (msg === 'stop') {
+    void app.close().then(async () => {
+      await deps.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      process.exit(0);
+    });
+  }
+});
+const ready: SponsorServerReady = {
+  url: `http://127.0.0.1:${port}`,
+  storage: deps.store.kind,
+  cryptoBackend: deps.crypto.backend.name,
+  logLevel,
+  chainId: devChain.chain.chainId,
+  paymaster: devChain.paymaster,
+  authToken: secret,
+  plainApiKey: plain.apiKey,
+  hookedApiKey: hooked.apiKey,
+  op: Object.fromEntries(Object.entries(op).map(([k, v]) => [k, String(v)])) as SponsorServerReady['op'],
+};
+process.send?.(ready);
