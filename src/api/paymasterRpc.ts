@@ -13,6 +13,7 @@ import { toHttpError } from './envelope.js';
 export const RPC_BODY_LIMIT = 512 * 1024;
 
 const PAYMASTER_URL_PREFIX = '/api/v1/';
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /**
  * Whether a request is paymaster traffic (`/api/v1/…`: the JSON-RPC route, and junk under its prefix). Its
@@ -57,8 +58,7 @@ export function registerPaymasterRpcRoutes(app: FastifyInstance, deps: Paymaster
         log: req.log,
       });
       if (out.body === undefined) reply.code(204).send();
-      else
-        reply.code(out.status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(out.body));
+      else reply.code(out.status).header('content-type', JSON_CONTENT_TYPE).send(JSON.stringify(out.body));
       // The access log of this route (Fastify's own request lines are off for it, see app.ts).
       req.log.debug({ req, res: reply, responseTime: reply.elapsedTime }, 'paymaster request answered');
       return reply;
