@@ -43,6 +43,20 @@ export interface SponsorRequest {
   readonly calculateGasLimits: boolean | undefined;
   readonly expiryDuration: number | undefined;
   readonly webhookData: Record<string, unknown>;
+  /** Filled in as the request goes, for the request log (see RequestTrace). */
+  readonly trace?: RequestTrace;
+}
+
+/**
+ * What the domain reports about one paymaster request for the request log, written as it happens (a request
+ * that fails half-way still reports what it got to). Mutable on purpose: one object per JSON-RPC call, owned
+ * by the transport that created it.
+ */
+export interface RequestTrace {
+  mode?: 'SPONSORED' | 'ERC20';
+  sender?: string;
+  /** The webhook check: allowed or not, the failure reason, and its wall-clock time. */
+  webhook?: { allowed: boolean; reason?: string; latencyMs: number; calls: number };
 }
 
 export interface SponsoredUserOperation {
@@ -104,7 +118,21 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     stubPaymasterAndData: (paymaster: Address, expiryDuration?: number): Hex => stub(paymaster, window(expiryDuration)),
 
     async sponsor(req: SponsorRequest): Promise<SponsoredUserOperation> {
+      const trace = req.trace;
+      if (trace !== undefined) {
+        trace.mode = 'SPONSORED';
+        trace.sender = req.userOp.sender;
+      }
+      const started = trace === undefined ? 0 : performance.now();
       const verdict = await deps.checkWebhooks({ dappId: req.dappId, webhookData: req.webhookData });
+      if (trace !== undefined && verdict.calls.length > 0) {
+        trace.webhook = {
+          allowed: verdict.allowed,
+          ...(verdict.allowed ? {} : { reason: verdict.failure.reason }),
+          latencyMs: performance.now() - started,
+          calls: verdict.calls.length,
+        };
+      }
       if (!verdict.allowed) {
         const { reason } = verdict.failure;
         if (reason === 'denied') {

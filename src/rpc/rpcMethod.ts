@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
-import type { SponsorshipService } from '../paymaster/sponsorshipService.js';
+import type { RequestTrace, SponsorshipService } from '../paymaster/sponsorshipService.js';
 import type { DappRecord } from '../store/records.js';
 
 /** What every method handler gets: the dApp and chain selected by the URL, and the domain services. */
@@ -8,6 +8,8 @@ export interface RpcContext {
   readonly dapp: DappRecord;
   readonly chain: ChainRuntime;
   readonly sponsorship: SponsorshipService;
+  /** This call's entry for the request log, when one is kept (one object per JSON-RPC call). */
+  readonly trace?: RequestTrace;
 }
 
 /**

@@ -33,6 +33,7 @@ export async function sponsorWithModeObject(userOp: PartialUserOperation, mode: 
     calculateGasLimits: mode.calculateGasLimits,
     expiryDuration: mode.expiryDuration,
     webhookData: mode.webhookData,
+    ...(ctx.trace === undefined ? {} : { trace: ctx.trace }),
   });
   return sponsoredResult(sponsored);
 }
