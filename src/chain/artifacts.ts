@@ -74,6 +74,32 @@ export function loadPatronPaymasterArtifact(): PatronArtifact {
   return { ...toArtifact(parsed), solcVersion: parsed.solcVersion, sourceHash: parsed.sourceHash };
 }
 
+/** Contracts of ours that exist for the dev chain and tests only (never deployed to a real chain). */
+export type DevContractName = 'DevToken' | 'DevPriceFeed';
+
+/** build/contracts/<name>.json for a dev-only contract of ours. */
+export function loadDevContractArtifact(name: DevContractName): ContractArtifact {
+  const path = fileURLToPath(new URL(`../../build/contracts/${name}.json`, import.meta.url));
+  return toArtifact(artifactSchema.parse(readJson(path, 'run `npm run build:contracts`')));
+}
+
+/** contracts/DevToken.sol: a standard ERC-20 plus an open `mint` and deploy-time decimals. */
+export const devTokenAbi = parseAbi([
+  'constructor(string name_, string symbol_, uint8 decimals_)',
+  'function name() view returns (string)',
+  'function symbol() view returns (string)',
+  'function decimals() view returns (uint8)',
+  'function totalSupply() view returns (uint256)',
+  'function balanceOf(address account) view returns (uint256)',
+  'function allowance(address owner, address spender) view returns (uint256)',
+  'function approve(address spender, uint256 value) returns (bool)',
+  'function transfer(address to, uint256 value) returns (bool)',
+  'function transferFrom(address from, address to, uint256 value) returns (bool)',
+  'function mint(address to, uint256 amount)',
+  'event Transfer(address indexed from, address indexed to, uint256 value)',
+  'event Approval(address indexed owner, address indexed spender, uint256 value)',
+]);
+
 export type AccountAbstractionV06ContractName = 'EntryPoint' | 'SimpleAccountFactory' | 'SimpleAccount';
 
 /** An artifact of @account-abstraction/contracts@0.6.0, resolved through Node's module resolution. */
