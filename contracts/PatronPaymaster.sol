@@ -3,7 +3,10 @@ pragma solidity 0.8.28;
 
 import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
 import {Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step.sol";
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
+import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/MessageHashUtils.sol";
 
 /// The ERC-4337 v0.6 user operation, declared here (not imported from the GPL eth-infinitism sources) so this
@@ -23,6 +26,14 @@ struct UserOperation {
     bytes signature;
 }
 
+/// EntryPoint v0.6's IPaymaster.PostOpMode: the op succeeded, the op reverted, or the first postOp reverted
+/// (then the EntryPoint has undone the op's execution and calls postOp once more, outside it).
+enum PostOpMode {
+    opSucceeded,
+    opReverted,
+    postOpReverted
+}
+
 /// The subset of EntryPoint v0.6 (its StakeManager part) that the paymaster calls.
 interface IEntryPoint {
     function depositTo(address account) external payable;
@@ -34,43 +45,83 @@ interface IEntryPoint {
 }
 
 /// @title Patron's paymaster for EntryPoint v0.6.
-/// @notice A hybrid paymaster: byte 20 of `paymasterAndData` selects the mode. Only mode 0 (sponsored: the
-/// paymaster pays, authorised by an off-chain signature of the Patron service) exists today. A token mode
-/// (1) will be a new branch in `validatePaymasterUserOp`, a new hash function reusing `_opHash`, and a
-/// `postOp` body; the sponsored path does not change.
-/// @dev Sponsored `paymasterAndData` (98 bytes), all integers big-endian:
+/// @notice A hybrid paymaster: byte 20 of `paymasterAndData` selects the mode. Mode 0 (sponsored): the paymaster
+/// pays, authorised by an off-chain signature of the Patron service. Mode 1 (token): the paymaster pays the
+/// EntryPoint and charges the account in an ERC-20, at an exchange rate signed by the service.
+/// @dev All integers big-endian, all signatures EIP-191 (`toEthSignedMessageHash`) by `verifyingSigner`.
+/// Sponsored `paymasterAndData` (98 bytes):
 ///   [0:20] paymaster | [20] mode = 0 | [21:27] uint48 validUntil | [27:33] uint48 validAfter | [33:98] r||s||v
-/// The signature is EIP-191 (`toEthSignedMessageHash`) over
-///   sponsoredHash = keccak256(abi.encode(opHash, chainid, address(this), uint8 mode, validUntil, validAfter))
-///   opHash = keccak256(abi.encode(sender, nonce, keccak256(initCode), keccak256(callData), callGasLimit,
-///            verificationGasLimit, preVerificationGas, maxFeePerGas, maxPriorityFeePerGas))
-/// Every field the sponsor pays for is signed, so a bundler cannot inflate gas after approval. Replay is
+///   sponsoredHash = keccak256(abi.encode(opHash, chainid, address(this), uint8 0, validUntil, validAfter))
+/// Token `paymasterAndData` (154 bytes):
+///   [0:20] paymaster | [20] mode = 1 | [21:27] validUntil | [27:33] validAfter | [33:53] token
+///   | [53:69] uint128 exchangeRate | [69:73] uint32 priceMarkup | [73:89] uint128 maxTokenCost | [89:154] r||s||v
+///   tokenHash = keccak256(abi.encode(opHash, chainid, address(this), uint8 1, validUntil, validAfter, token,
+///               exchangeRate, priceMarkup, maxTokenCost))
+/// opHash = keccak256(abi.encode(sender, nonce, keccak256(initCode), keccak256(callData), callGasLimit,
+///          verificationGasLimit, preVerificationGas, maxFeePerGas, maxPriorityFeePerGas))
+/// Every field the paymaster pays for is signed, so a bundler cannot inflate gas after approval. Replay is
 /// prevented by the account nonce (in opHash) instead of a paymaster nonce, so the service needs no chain
 /// read to sign and may sign several ops of one sender in parallel.
-/// Note: `verifyingSigner` is a storage read during validation; ERC-7562 (STO-031) lets bundlers accept that
+/// Token charge (rounded up, in the paymaster's favour), never more than the signed maxTokenCost:
+///   charge = ceil((actualGasCost + POST_OP_OVERHEAD * gasPrice) * exchangeRate * priceMarkup / (1e18 * 1e6))
+///   exchangeRate: token base units per 1e18 wei; priceMarkup: parts per million (1e6 = no premium).
+/// Note: `verifyingSigner` and `feeReceiver` are storage reads; ERC-7562 (STO-031) lets bundlers accept that
 /// only from a staked paymaster, hence `addStake`.
 contract PatronPaymaster is Ownable2Step {
+    using SafeERC20 for IERC20;
+
     uint8 public constant MODE_SPONSORED = 0;
+    uint8 public constant MODE_TOKEN = 1;
+
+    /// Gas the token mode's postOp and the EntryPoint's work after it use, which the `actualGasCost` handed to
+    /// postOp does not include yet; it is charged at the op's gas price. Measured on the contract tests (postOp
+    /// with an ERC-20 transfer to a fee receiver that holds no balance yet ≈ 40k); the service quotes with it.
+    uint256 public constant POST_OP_OVERHEAD = 50_000;
+    /// priceMarkup bounds: 1e6 is the plain exchange rate, 2e6 doubles it (a 100 % premium).
+    uint32 public constant MIN_PRICE_MARKUP = 1e6;
+    uint32 public constant MAX_PRICE_MARKUP = 2e6;
 
     uint256 private constant MODE_OFFSET = 20;
     uint256 private constant VALID_UNTIL_OFFSET = 21;
     uint256 private constant VALID_AFTER_OFFSET = 27;
     uint256 private constant SIGNATURE_OFFSET = 33;
     uint256 private constant SPONSORED_LENGTH = 98;
+    uint256 private constant TOKEN_OFFSET = 33;
+    uint256 private constant RATE_OFFSET = 53;
+    uint256 private constant MARKUP_OFFSET = 69;
+    uint256 private constant MAX_COST_OFFSET = 73;
+    uint256 private constant TOKEN_SIGNATURE_OFFSET = 89;
+    uint256 private constant TOKEN_LENGTH = 154;
+    /// ERC-20 approve(address,uint256)
+    bytes4 private constant APPROVE_SELECTOR = 0x095ea7b3;
 
     /// ERC-4337 validationData: bit 0 (the low 160-bit "aggregator" field = 1) means signature failure.
     uint256 private constant SIG_VALIDATION_FAILED = 1;
 
     IEntryPoint public immutable entryPoint;
     address public verifyingSigner;
+    /// Receives the token mode's charges.
+    address public feeReceiver;
+    /// Token charges that could not be collected (the account's approval or balance was gone when postOp ran
+    /// after its execution had been reverted): account => token => amount. Anyone may collect them later with
+    /// `collectUnpaidCharge`; the Patron service refuses token mode to an account that owes one.
+    mapping(address account => mapping(address token => uint256 amount)) public unpaidCharges;
 
     event VerifyingSignerChanged(address indexed previousSigner, address indexed newSigner);
+    event FeeReceiverChanged(address indexed previousReceiver, address indexed newReceiver);
+    /// A token-mode op was charged `charge` of `token` for `actualGasCost` wei of gas.
+    event TokenCharged(address indexed account, address indexed token, uint256 charge, uint256 actualGasCost);
+    /// The charge of a token-mode op could not be collected; it is recorded in `unpaidCharges`.
+    event TokenChargeFailed(address indexed account, address indexed token, uint256 charge, uint256 actualGasCost);
+    event UnpaidChargeCollected(address indexed account, address indexed token, uint256 amount);
 
     error NotEntryPoint(address caller);
     error ZeroAddress();
     error UnknownMode(uint8 mode);
     error InvalidPaymasterDataLength(uint256 length, uint256 expected);
     error RenounceOwnershipDisabled();
+    error PriceMarkupOutOfRange(uint32 priceMarkup);
+    error NothingToCollect();
 
     modifier onlyEntryPoint() {
         if (msg.sender != address(entryPoint)) revert NotEntryPoint(msg.sender);
@@ -81,16 +132,17 @@ contract PatronPaymaster is Ownable2Step {
         if (address(entryPoint_) == address(0) || verifyingSigner_ == address(0)) revert ZeroAddress();
         entryPoint = entryPoint_;
         verifyingSigner = verifyingSigner_;
+        feeReceiver = owner_;
         emit VerifyingSignerChanged(address(0), verifyingSigner_);
+        emit FeeReceiverChanged(address(0), owner_);
     }
 
     // ---------------------------------------------------------------- ERC-4337 IPaymaster (v0.6)
 
-    /// @notice Called by the EntryPoint during validation. Reverts only on data it cannot parse (the
-    /// EntryPoint reports AA33); a wrong signature returns SIG_VALIDATION_FAILED (AA34) and the time window
-    /// goes into validationData (AA32), as ERC-4337 requires so bundlers can simulate without reverting.
-    /// @dev `view` while only the sponsored mode exists; the token mode will use the third parameter (maxCost)
-    /// to check the account's token allowance and balance, and return a context for postOp.
+    /// @notice Called by the EntryPoint during validation. A wrong signature returns SIG_VALIDATION_FAILED
+    /// (AA34) and the time window goes into validationData (AA32), as ERC-4337 requires so bundlers can
+    /// simulate without reverting. It reverts (the EntryPoint reports AA33 with the reason) on data it cannot
+    /// parse and, in token mode, when the account cannot pay the signed maximum.
     function validatePaymasterUserOp(UserOperation calldata userOp, bytes32, /* userOpHash */ uint256 /* maxCost */ )
         external
         view
@@ -101,17 +153,15 @@ contract PatronPaymaster is Ownable2Step {
         if (data.length <= MODE_OFFSET) revert InvalidPaymasterDataLength(data.length, SPONSORED_LENGTH);
         uint8 mode = uint8(data[MODE_OFFSET]);
         if (mode == MODE_SPONSORED) return _validateSponsored(userOp, data);
+        if (mode == MODE_TOKEN) return _validateToken(userOp, data);
         revert UnknownMode(mode);
     }
 
-    /// @notice Post-operation hook. v0.6 calls it only when validation returned a non-empty context, and the
-    /// sponsored mode returns none, so today it never runs. It is the place where the token mode will charge
-    /// the account in ERC-20 after execution (mode, context, actualGasCost).
-    function postOp(uint8, /* mode */ bytes calldata, /* context */ uint256 /* actualGasCost */ )
-        external
-        view
-        onlyEntryPoint
-    {}
+    /// @notice v0.6 calls postOp only when validation returned a context: the token mode's, never the
+    /// sponsored mode's. It charges the account; see `_postOpToken`.
+    function postOp(PostOpMode mode, bytes calldata context, uint256 actualGasCost) external onlyEntryPoint {
+        _postOpToken(mode, context, actualGasCost);
+    }
 
     // ---------------------------------------------------------------- hashes (shared with the TS service)
 
@@ -122,6 +172,19 @@ contract PatronPaymaster is Ownable2Step {
         returns (bytes32)
     {
         return _sponsoredHash(userOp, validUntil, validAfter);
+    }
+
+    /// @notice The hash the verifying signer signs (EIP-191) for a token-mode operation.
+    function getTokenHash(
+        UserOperation calldata userOp,
+        uint48 validUntil,
+        uint48 validAfter,
+        address token,
+        uint128 exchangeRate,
+        uint32 priceMarkup,
+        uint128 maxTokenCost
+    ) external view returns (bytes32) {
+        return _tokenHash(userOp, validUntil, validAfter, token, exchangeRate, priceMarkup, maxTokenCost);
     }
 
     /// Every gas and fee field plus the account nonce; `paymasterAndData` and `signature` are excluded
@@ -154,6 +217,31 @@ contract PatronPaymaster is Ownable2Step {
         );
     }
 
+    function _tokenHash(
+        UserOperation calldata userOp,
+        uint48 validUntil,
+        uint48 validAfter,
+        address token,
+        uint128 exchangeRate,
+        uint32 priceMarkup,
+        uint128 maxTokenCost
+    ) internal view returns (bytes32) {
+        return keccak256(
+            abi.encode(
+                _opHash(userOp),
+                block.chainid,
+                address(this),
+                MODE_TOKEN,
+                validUntil,
+                validAfter,
+                token,
+                exchangeRate,
+                priceMarkup,
+                maxTokenCost
+            )
+        );
+    }
+
     // ---------------------------------------------------------------- mode 0: sponsored
 
     function _validateSponsored(UserOperation calldata userOp, bytes calldata data)
@@ -168,6 +256,142 @@ contract PatronPaymaster is Ownable2Step {
         bool sigFailed = !_isSignedBy(digest, data[SIGNATURE_OFFSET:], verifyingSigner);
         // Empty context: v0.6 then skips postOp entirely, saving its gas.
         return ("", _packValidationData(sigFailed, validUntil, validAfter));
+    }
+
+    // ---------------------------------------------------------------- mode 1: token
+
+    struct TokenData {
+        uint48 validUntil;
+        uint48 validAfter;
+        address token;
+        uint128 exchangeRate;
+        uint32 priceMarkup;
+        uint128 maxTokenCost;
+    }
+
+    function _decodeToken(bytes calldata data) internal pure returns (TokenData memory d) {
+        if (data.length != TOKEN_LENGTH) revert InvalidPaymasterDataLength(data.length, TOKEN_LENGTH);
+        d.validUntil = uint48(bytes6(data[VALID_UNTIL_OFFSET:VALID_AFTER_OFFSET]));
+        d.validAfter = uint48(bytes6(data[VALID_AFTER_OFFSET:TOKEN_OFFSET]));
+        d.token = address(bytes20(data[TOKEN_OFFSET:RATE_OFFSET]));
+        d.exchangeRate = uint128(bytes16(data[RATE_OFFSET:MARKUP_OFFSET]));
+        d.priceMarkup = uint32(bytes4(data[MARKUP_OFFSET:MAX_COST_OFFSET]));
+        d.maxTokenCost = uint128(bytes16(data[MAX_COST_OFFSET:TOKEN_SIGNATURE_OFFSET]));
+    }
+
+    /// The signature is checked first: a tampered op fails as AA34 whatever its token says. Then the account
+    /// must be able to pay the signed maximum: its balance, and either an allowance already in place or an
+    /// `approve(paymaster, >= maxTokenCost)` inside its own callData (the usual flow batches the approval with
+    /// the user's call, and callData runs after validation, before postOp).
+    function _validateToken(UserOperation calldata userOp, bytes calldata data)
+        internal
+        view
+        returns (bytes memory, uint256)
+    {
+        TokenData memory d = _decodeToken(data);
+        if (d.priceMarkup < MIN_PRICE_MARKUP || d.priceMarkup > MAX_PRICE_MARKUP) {
+            revert PriceMarkupOutOfRange(d.priceMarkup);
+        }
+        bytes32 digest = MessageHashUtils.toEthSignedMessageHash(
+            _tokenHash(userOp, d.validUntil, d.validAfter, d.token, d.exchangeRate, d.priceMarkup, d.maxTokenCost)
+        );
+        if (!_isSignedBy(digest, data[TOKEN_SIGNATURE_OFFSET:], verifyingSigner)) {
+            return ("", _packValidationData(true, d.validUntil, d.validAfter));
+        }
+        IERC20 token = IERC20(d.token);
+        require(token.balanceOf(userOp.sender) >= d.maxTokenCost, "Patron: token balance below the maximum charge");
+        require(
+            token.allowance(userOp.sender, address(this)) >= d.maxTokenCost
+                || _approvesPaymaster(userOp.callData, d.maxTokenCost),
+            "Patron: token allowance below the maximum charge"
+        );
+        bytes memory context = abi.encode(
+            userOp.sender,
+            d.token,
+            d.exchangeRate,
+            d.priceMarkup,
+            d.maxTokenCost,
+            userOp.maxFeePerGas,
+            userOp.maxPriorityFeePerGas
+        );
+        return (context, _packValidationData(false, d.validUntil, d.validAfter));
+    }
+
+    /// Whether callData carries `approve(address(this), amount >= minAmount)`. Account call formats (SimpleAccount
+    /// `execute`/`executeBatch`, Biconomy's `execute_ncC`/`executeBatch_y6U`, ...) ABI-encode inner calls as
+    /// `bytes`, whose contents start on a 32-byte boundary after the 4-byte selector: so only offsets 4 + 32k
+    /// are inspected. Which token the approval goes to is not checked here (the account's encoding of targets
+    /// varies): an approval of the wrong token fails the charge in postOp and is recorded as unpaid, and the
+    /// service simulates every token op before signing to refuse exactly that.
+    function _approvesPaymaster(bytes calldata callData, uint256 minAmount) internal view returns (bool) {
+        bytes32 spender = bytes32(uint256(uint160(address(this))));
+        uint256 end = callData.length;
+        for (uint256 i = 4; i + 68 <= end; i += 32) {
+            if (
+                bytes4(callData[i:i + 4]) == APPROVE_SELECTOR && bytes32(callData[i + 4:i + 36]) == spender
+                    && uint256(bytes32(callData[i + 36:i + 68])) >= minAmount
+            ) return true;
+        }
+        return false;
+    }
+
+    /// The charge for `actualGasCost`: plus POST_OP_OVERHEAD at the op's gas price (what the EntryPoint uses:
+    /// min(maxFeePerGas, maxPriorityFeePerGas + basefee)), converted and marked up, rounded up, capped by the
+    /// signed maximum. First call (opSucceeded / opReverted): a failed transfer reverts, so the EntryPoint
+    /// undoes the op's execution and calls again with postOpReverted; an op whose fee cannot be collected does
+    /// not get to keep its effects. That second call must not revert (v0.6 would revert the whole bundle with
+    /// AA50): it tries once more and, failing, records the charge as unpaid and emits TokenChargeFailed. The
+    /// EntryPoint has charged the paymaster's deposit for the gas either way.
+    function _postOpToken(PostOpMode mode, bytes calldata context, uint256 actualGasCost) internal {
+        (
+            address account,
+            address token,
+            uint128 exchangeRate,
+            uint32 priceMarkup,
+            uint128 maxTokenCost,
+            uint256 maxFeePerGas,
+            uint256 maxPriorityFeePerGas
+        ) = abi.decode(context, (address, address, uint128, uint32, uint128, uint256, uint256));
+        uint256 gasPrice = maxFeePerGas == maxPriorityFeePerGas
+            ? maxFeePerGas
+            : Math.min(maxFeePerGas, maxPriorityFeePerGas + block.basefee);
+        uint256 charge = Math.mulDiv(
+            actualGasCost + POST_OP_OVERHEAD * gasPrice,
+            uint256(exchangeRate) * priceMarkup,
+            1e24,
+            Math.Rounding.Ceil
+        );
+        if (charge > maxTokenCost) charge = maxTokenCost;
+        address receiver = feeReceiver;
+        if (mode != PostOpMode.postOpReverted) {
+            IERC20(token).safeTransferFrom(account, receiver, charge);
+            emit TokenCharged(account, token, charge, actualGasCost);
+            return;
+        }
+        if (_tryTransferFrom(token, account, receiver, charge)) {
+            emit TokenCharged(account, token, charge, actualGasCost);
+        } else {
+            unpaidCharges[account][token] += charge;
+            emit TokenChargeFailed(account, token, charge, actualGasCost);
+        }
+    }
+
+    /// transferFrom that reports failure instead of reverting (no return value counts as success, as
+    /// SafeERC20 does for tokens that return nothing).
+    function _tryTransferFrom(address token, address from, address to, uint256 amount) internal returns (bool) {
+        (bool ok, bytes memory ret) = token.call(abi.encodeCall(IERC20.transferFrom, (from, to, amount)));
+        // A return value other than exactly `true` is a failure; decoding it as uint256 cannot revert.
+        return ok && (ret.length == 0 ? token.code.length > 0 : (ret.length == 32 && abi.decode(ret, (uint256)) == 1));
+    }
+
+    /// Collects a recorded unpaid charge from the account (which must have approved it again); anyone may
+    /// call it, the tokens go to the fee receiver.
+    function collectUnpaidCharge(address account, address token) external {
+        uint256 amount = unpaidCharges[account][token];
+        if (amount == 0) revert NothingToCollect();
+        unpaidCharges[account][token] = 0;
+        IERC20(token).safeTransferFrom(account, feeReceiver, amount);
+        emit UnpaidChargeCollected(account, token, amount);
     }
 
     // ---------------------------------------------------------------- helpers
@@ -198,6 +422,12 @@ contract PatronPaymaster is Ownable2Step {
         if (newSigner == address(0)) revert ZeroAddress();
         emit VerifyingSignerChanged(verifyingSigner, newSigner);
         verifyingSigner = newSigner;
+    }
+
+    function setFeeReceiver(address newReceiver) external onlyOwner {
+        if (newReceiver == address(0)) revert ZeroAddress();
+        emit FeeReceiverChanged(feeReceiver, newReceiver);
+        feeReceiver = newReceiver;
     }
 
     /// Without an owner nobody could withdraw the deposit or stake, so renouncing is refused.

@@ -100,6 +100,21 @@ export const devTokenAbi = parseAbi([
   'event Approval(address indexed owner, address indexed spender, uint256 value)',
 ]);
 
+/** contracts/DevPriceFeed.sol: Chainlink's AggregatorV3Interface plus open setters for tests and the dev chain. */
+export const devPriceFeedAbi = parseAbi([
+  'constructor(uint8 decimals_, string description_, int256 initialAnswer)',
+  'function decimals() view returns (uint8)',
+  'function description() view returns (string)',
+  'function version() view returns (uint256)',
+  'function getRoundData(uint80 roundId) view returns (uint80, int256 answer, uint256 startedAt, uint256 updatedAt, uint80 answeredInRound)',
+  'function latestRoundData() view returns (uint80 roundId, int256 answer, uint256 startedAt, uint256 updatedAt, uint80 answeredInRound)',
+  'function setAnswer(int256 answer, uint256 updatedAt)',
+  'function setRound(int256 answer, uint256 startedAt, uint256 updatedAt, uint80 answeredInRound)',
+  'event AnswerUpdated(int256 indexed current, uint256 indexed roundId, uint256 updatedAt)',
+  'event NewRound(uint256 indexed roundId, address indexed startedBy, uint256 startedAt)',
+  'error NoDataPresent()',
+]);
+
 export type AccountAbstractionV06ContractName = 'EntryPoint' | 'SimpleAccountFactory' | 'SimpleAccount';
 
 /** An artifact of @account-abstraction/contracts@0.6.0, resolved through Node's module resolution. */
@@ -117,12 +132,28 @@ export const patronPaymasterAbi = parseAbi([
   'struct UserOperation { address sender; uint256 nonce; bytes initCode; bytes callData; uint256 callGasLimit; uint256 verificationGasLimit; uint256 preVerificationGas; uint256 maxFeePerGas; uint256 maxPriorityFeePerGas; bytes paymasterAndData; bytes signature; }',
   'constructor(address entryPoint_, address owner_, address verifyingSigner_)',
   'function MODE_SPONSORED() view returns (uint8)',
+  'function MODE_TOKEN() view returns (uint8)',
+  'function POST_OP_OVERHEAD() view returns (uint256)',
+  'function MIN_PRICE_MARKUP() view returns (uint32)',
+  'function MAX_PRICE_MARKUP() view returns (uint32)',
+  'function feeReceiver() view returns (address)',
+  'function setFeeReceiver(address newReceiver)',
+  'function unpaidCharges(address account, address token) view returns (uint256 amount)',
+  'function collectUnpaidCharge(address account, address token)',
+  'function getTokenHash(UserOperation userOp, uint48 validUntil, uint48 validAfter, address token, uint128 exchangeRate, uint32 priceMarkup, uint128 maxTokenCost) view returns (bytes32)',
+  'event FeeReceiverChanged(address indexed previousReceiver, address indexed newReceiver)',
+  'event TokenCharged(address indexed account, address indexed token, uint256 charge, uint256 actualGasCost)',
+  'event TokenChargeFailed(address indexed account, address indexed token, uint256 charge, uint256 actualGasCost)',
+  'event UnpaidChargeCollected(address indexed account, address indexed token, uint256 amount)',
+  'error PriceMarkupOutOfRange(uint32 priceMarkup)',
+  'error NothingToCollect()',
+  'error SafeERC20FailedOperation(address token)',
   'function entryPoint() view returns (address)',
   'function verifyingSigner() view returns (address)',
   'function owner() view returns (address)',
   'function pendingOwner() view returns (address)',
   'function validatePaymasterUserOp(UserOperation userOp, bytes32, uint256) view returns (bytes context, uint256 validationData)',
-  'function postOp(uint8, bytes, uint256) view',
+  'function postOp(uint8 mode, bytes context, uint256 actualGasCost)',
   'function getSponsoredHash(UserOperation userOp, uint48 validUntil, uint48 validAfter) view returns (bytes32)',
   'function setVerifyingSigner(address newSigner)',
   'function transferOwnership(address newOwner)',

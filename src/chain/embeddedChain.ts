@@ -19,7 +19,13 @@ import {
 } from 'viem';
 import { entryPoint06Address } from 'viem/account-abstraction';
 import { privateKeyToAccount } from 'viem/accounts';
-import { loadAccountAbstractionV06Artifact, loadPatronPaymasterArtifact, patronPaymasterAbi } from './artifacts.js';
+import {
+  devTokenAbi,
+  loadAccountAbstractionV06Artifact,
+  loadDevContractArtifact,
+  loadPatronPaymasterArtifact,
+  patronPaymasterAbi,
+} from './artifacts.js';
 
 /**
  * The in-process dev chain: Hardhat's Rust EVM (`@nomicfoundation/edr`, pinned to 0.13.0, the last release
@@ -242,6 +248,35 @@ export async function deploySimpleAccountFactory(params: { client: DevClient; en
   return getAddress(receipt.contractAddress);
 }
 
+export interface DevTokenInfo {
+  readonly address: Address;
+  readonly symbol: string;
+  readonly decimals: number;
+}
+
+/** Deploys contracts/DevToken.sol (an open-mint ERC-20, dev chain and tests only). */
+export async function deployDevToken(params: {
+  client: DevClient;
+  name: string;
+  symbol: string;
+  decimals: number;
+}): Promise<DevTokenInfo> {
+  const hash = await params.client.deployContract({
+    abi: devTokenAbi,
+    bytecode: loadDevContractArtifact('DevToken').bytecode,
+    args: [params.name, params.symbol, params.decimals],
+  });
+  const receipt = await waitForSuccess(params.client, hash, `${params.symbol} deployment`);
+  if (receipt.contractAddress == null) throw new Error(`${params.symbol} deployment returned no address`);
+  return { address: getAddress(receipt.contractAddress), symbol: params.symbol, decimals: params.decimals };
+}
+
+/** The dev chain's fee tokens: a 6-decimal stand-in for USDC and an 18-decimal token. */
+export const DEV_TOKENS = [
+  { name: 'USD Coin (Patron dev chain)', symbol: 'USDC', decimals: 6 },
+  { name: 'Patron Dev Token', symbol: 'PDT', decimals: 18 },
+] as const;
+
 export interface StartDevChainParams {
   /** The service's verifying signer, written into the paymaster. */
   readonly signerAddress: Address;
@@ -259,6 +294,8 @@ export interface DevChain {
   readonly entryPoint: Address;
   readonly paymaster: Address;
   readonly simpleAccountFactory: Address;
+  /** DEV_TOKENS, deployed (same order). */
+  readonly tokens: readonly DevTokenInfo[];
   close(): Promise<void>;
 }
 
@@ -278,6 +315,8 @@ export async function startDevChain(params: StartDevChainParams): Promise<DevCha
     verifyingSigner: params.signerAddress,
   });
   const simpleAccountFactory = await deploySimpleAccountFactory({ client, entryPoint });
+  const tokens: DevTokenInfo[] = [];
+  for (const t of DEV_TOKENS) tokens.push(await deployDevToken({ client, ...t }));
   if (params.depositWei > 0n) {
     const hash = await client.writeContract({
       address: paymaster,
@@ -287,5 +326,5 @@ export async function startDevChain(params: StartDevChainParams): Promise<DevCha
     });
     await waitForSuccess(client, hash, 'paymaster deposit');
   }
-  return { chain, client, entryPoint, paymaster, simpleAccountFactory, close: () => chain.close() };
+  return { chain, client, entryPoint, paymaster, simpleAccountFactory, tokens, close: () => chain.close() };
 }

@@ -9,6 +9,9 @@ import { ValidationError } from '../errors/PatronError.js';
  *
  * sponsored paymasterAndData (98 bytes):
  *   [0:20] paymaster | [20] mode = 0 | [21:27] uint48 validUntil BE | [27:33] uint48 validAfter BE | [33:98] r||s||v
+ * token paymasterAndData (154 bytes):
+ *   [0:20] paymaster | [20] mode = 1 | [21:27] validUntil | [27:33] validAfter | [33:53] token
+ *   | [53:69] uint128 exchangeRate | [69:73] uint32 priceMarkup | [73:89] uint128 maxTokenCost | [89:154] r||s||v
  */
 
 export type UserOperationV06 = {
@@ -36,12 +39,21 @@ export interface Keccak {
 export const viemKeccak: Keccak = { keccak256: (data) => keccak256(data, 'bytes') };
 
 export const MODE_SPONSORED = 0;
+export const MODE_TOKEN = 1;
 export const SPONSORED_PAYMASTER_AND_DATA_LENGTH = 98;
+export const TOKEN_PAYMASTER_AND_DATA_LENGTH = 154;
 
 const MODE_OFFSET = 20;
 const VALID_UNTIL_OFFSET = 21;
 const VALID_AFTER_OFFSET = 27;
 const SIGNATURE_OFFSET = 33;
+const TOKEN_OFFSET = 33;
+const RATE_OFFSET = 53;
+const MARKUP_OFFSET = 69;
+const MAX_COST_OFFSET = 73;
+const TOKEN_SIGNATURE_OFFSET = 89;
+const MAX_UINT32 = 2 ** 32 - 1;
+const MAX_UINT128 = (1n << 128n) - 1n;
 const SIGNATURE_LENGTH = 65;
 const MAX_UINT48 = 2 ** 48 - 1;
 const MAX_UINT64 = (1n << 64n) - 1n;
@@ -55,6 +67,7 @@ const EIP191_PREFIX = Buffer.from('\x19Ethereum Signed Message:\n32', 'latin1');
  */
 const OP_PREIMAGE = Buffer.alloc(9 * 32);
 const SPONSORED_PREIMAGE = Buffer.alloc(6 * 32);
+const TOKEN_PREIMAGE = Buffer.alloc(10 * 32);
 const EIP191_PREIMAGE = Buffer.alloc(EIP191_PREFIX.length + 32);
 EIP191_PREFIX.copy(EIP191_PREIMAGE, 0);
 
@@ -139,6 +152,48 @@ export function sponsoredHashV06(params: SponsoredHashParams, keccak: Keccak): U
   return keccak.keccak256(buf);
 }
 
+/** What the token mode signs beyond the sponsored mode's fields. */
+export interface TokenPaymasterFields {
+  readonly token: Address;
+  /** Token base units per 1e18 wei (uint128). */
+  readonly exchangeRate: bigint;
+  /** Parts per million, 1e6 = no premium (uint32, the contract accepts 1e6..2e6). */
+  readonly priceMarkup: number;
+  /** The most the op may be charged, in token base units (uint128). */
+  readonly maxTokenCost: bigint;
+}
+
+function checkTokenFields(f: TokenPaymasterFields): void {
+  if (f.exchangeRate < 0n || f.exchangeRate > MAX_UINT128) throw new ValidationError('exchangeRate must fit uint128');
+  if (f.maxTokenCost < 0n || f.maxTokenCost > MAX_UINT128) throw new ValidationError('maxTokenCost must fit uint128');
+  if (!Number.isSafeInteger(f.priceMarkup) || f.priceMarkup < 0 || f.priceMarkup > MAX_UINT32) {
+    throw new ValidationError('priceMarkup must be an integer in the uint32 range');
+  }
+}
+
+/**
+ * keccak256(abi.encode(opHash, chainId, paymaster, uint8 1, uint48 validUntil, uint48 validAfter, token,
+ * uint128 exchangeRate, uint32 priceMarkup, uint128 maxTokenCost)): the contract's `getTokenHash`.
+ */
+export function tokenHashV06(params: SponsoredHashParams & TokenPaymasterFields, keccak: Keccak): Uint8Array {
+  checkUint48(params.validUntil, 'validUntil');
+  checkUint48(params.validAfter, 'validAfter');
+  checkTokenFields(params);
+  const opHash = opHashV06(params.userOp, keccak);
+  const buf = TOKEN_PREIMAGE.fill(0);
+  buf.set(opHash, 0);
+  writeUint256Word(buf, 32, params.chainId, 'chainId');
+  writeAddressWord(buf, 64, params.paymaster, 'paymaster');
+  buf[127] = MODE_TOKEN;
+  buf.writeUIntBE(params.validUntil, 160 - 6, 6);
+  buf.writeUIntBE(params.validAfter, 192 - 6, 6);
+  writeAddressWord(buf, 192, params.token, 'token');
+  writeUint256Word(buf, 224, params.exchangeRate, 'exchangeRate');
+  buf.writeUInt32BE(params.priceMarkup, 288 - 4);
+  writeUint256Word(buf, 288, params.maxTokenCost, 'maxTokenCost');
+  return keccak.keccak256(buf);
+}
+
 /** keccak256("\x19Ethereum Signed Message:\n32" || hash), what OpenZeppelin's toEthSignedMessageHash computes. */
 export function eip191Digest(hash: Uint8Array, keccak: Keccak): Uint8Array {
   if (hash.length !== 32) throw new ValidationError('the hash to sign must be 32 bytes');
@@ -169,14 +224,43 @@ export function encodeSponsoredPaymasterAndData(data: SponsoredPaymasterData): H
   return `0x${buf.toString('hex')}`;
 }
 
-/** A decoded `paymasterAndData`; a union once the token mode exists. */
-export type PatronPaymasterDataV06 = SponsoredPaymasterData & { readonly mode: typeof MODE_SPONSORED };
+export type TokenPaymasterData = SponsoredPaymasterData & TokenPaymasterFields;
+
+export function encodeTokenPaymasterAndData(data: TokenPaymasterData): Hex {
+  checkUint48(data.validUntil, 'validUntil');
+  checkUint48(data.validAfter, 'validAfter');
+  checkTokenFields(data);
+  if (data.signature.length !== SIGNATURE_LENGTH) throw new ValidationError('signature must be 65 bytes (r||s||v)');
+  const buf = Buffer.alloc(TOKEN_PAYMASTER_AND_DATA_LENGTH);
+  if (data.paymaster.length !== 42 || buf.write(data.paymaster.slice(2), 0, 20, 'hex') !== 20) {
+    throw new ValidationError('paymaster must be an address');
+  }
+  buf[MODE_OFFSET] = MODE_TOKEN;
+  buf.writeUIntBE(data.validUntil, VALID_UNTIL_OFFSET, 6);
+  buf.writeUIntBE(data.validAfter, VALID_AFTER_OFFSET, 6);
+  if (data.token.length !== 42 || buf.write(data.token.slice(2), TOKEN_OFFSET, 20, 'hex') !== 20) {
+    throw new ValidationError('token must be an address');
+  }
+  buf.writeBigUInt64BE(data.exchangeRate >> 64n, RATE_OFFSET);
+  buf.writeBigUInt64BE(BigInt.asUintN(64, data.exchangeRate), RATE_OFFSET + 8);
+  buf.writeUInt32BE(data.priceMarkup, MARKUP_OFFSET);
+  buf.writeBigUInt64BE(data.maxTokenCost >> 64n, MAX_COST_OFFSET);
+  buf.writeBigUInt64BE(BigInt.asUintN(64, data.maxTokenCost), MAX_COST_OFFSET + 8);
+  buf.set(data.signature, TOKEN_SIGNATURE_OFFSET);
+  return `0x${buf.toString('hex')}`;
+}
+
+/** A decoded `paymasterAndData` of either mode. */
+export type PatronPaymasterDataV06 =
+  | (SponsoredPaymasterData & { readonly mode: typeof MODE_SPONSORED })
+  | (TokenPaymasterData & { readonly mode: typeof MODE_TOKEN });
 
 /** Parses Patron `paymasterAndData`, rejecting what the contract would revert on (unknown mode, bad length). */
 export function decodePaymasterAndData(paymasterAndData: Hex): PatronPaymasterDataV06 {
   const buf = hexToBuffer(paymasterAndData, 'paymasterAndData');
   if (buf.length <= MODE_OFFSET) throw new ValidationError('paymasterAndData is too short to carry a mode');
   const mode = buf[MODE_OFFSET];
+  if (mode === MODE_TOKEN) return decodeTokenPaymasterAndData(buf);
   if (mode !== MODE_SPONSORED) throw new ValidationError(`unknown paymaster mode ${String(mode)}`);
   if (buf.length !== SPONSORED_PAYMASTER_AND_DATA_LENGTH) {
     throw new ValidationError(
@@ -189,5 +273,25 @@ export function decodePaymasterAndData(paymasterAndData: Hex): PatronPaymasterDa
     validUntil: buf.readUIntBE(VALID_UNTIL_OFFSET, 6),
     validAfter: buf.readUIntBE(VALID_AFTER_OFFSET, 6),
     signature: new Uint8Array(buf.subarray(SIGNATURE_OFFSET)),
+  };
+}
+
+function decodeTokenPaymasterAndData(buf: Buffer): TokenPaymasterData & { readonly mode: typeof MODE_TOKEN } {
+  if (buf.length !== TOKEN_PAYMASTER_AND_DATA_LENGTH) {
+    throw new ValidationError(
+      `token paymasterAndData must be ${TOKEN_PAYMASTER_AND_DATA_LENGTH} bytes, got ${buf.length}`,
+    );
+  }
+  const uint128At = (offset: number) => (buf.readBigUInt64BE(offset) << 64n) | buf.readBigUInt64BE(offset + 8);
+  return {
+    paymaster: getAddress(`0x${buf.toString('hex', 0, 20)}`),
+    mode: MODE_TOKEN,
+    validUntil: buf.readUIntBE(VALID_UNTIL_OFFSET, 6),
+    validAfter: buf.readUIntBE(VALID_AFTER_OFFSET, 6),
+    token: getAddress(`0x${buf.toString('hex', TOKEN_OFFSET, RATE_OFFSET)}`),
+    exchangeRate: uint128At(RATE_OFFSET),
+    priceMarkup: buf.readUInt32BE(MARKUP_OFFSET),
+    maxTokenCost: uint128At(MAX_COST_OFFSET),
+    signature: new Uint8Array(buf.subarray(TOKEN_SIGNATURE_OFFSET)),
   };
 }

@@ -17,8 +17,11 @@ import { createDevClient, type DevChain, type DevClient, startDevChain } from '.
 import {
   eip191Digest,
   encodeSponsoredPaymasterAndData,
+  encodeTokenPaymasterAndData,
   SPONSORED_PAYMASTER_AND_DATA_LENGTH,
   sponsoredHashV06,
+  type TokenPaymasterFields,
+  tokenHashV06,
   type UserOperationV06,
   viemKeccak,
 } from '../../src/paymaster/patronPaymasterV06.js';
@@ -40,7 +43,10 @@ export const simpleAccountFactoryAbi = parseAbi([
   'function createAccount(address owner, uint256 salt) returns (address)',
   'function getAddress(address owner, uint256 salt) view returns (address)',
 ]);
-export const simpleAccountAbi = parseAbi(['function execute(address dest, uint256 value, bytes func)']);
+export const simpleAccountAbi = parseAbi([
+  'function execute(address dest, uint256 value, bytes func)',
+  'function executeBatch(address[] dest, bytes[] func)',
+]);
 
 /** Any call increments storage slot 0 (PUSH0 SLOAD, +1, PUSH0 SSTORE), so execution is observable. */
 export const COUNTER_ADDRESS: Address = '0x00000000000000000000000000000000c0c0c0c0';
@@ -133,6 +139,44 @@ export async function signPaymaster(
   return {
     ...op,
     paymasterAndData: encodeSponsoredPaymasterAndData({ paymaster: fx.paymaster, validUntil, validAfter, signature }),
+  };
+}
+
+/** Signs token-mode paymasterAndData as the service does. */
+export async function signTokenPaymaster(
+  fx: PatronFixture,
+  op: UserOperationV06,
+  s: PaymasterSigning & TokenPaymasterFields,
+): Promise<UserOperationV06> {
+  const hash = tokenHashV06(
+    {
+      userOp: op,
+      chainId: s.signedChainId ?? BigInt(fx.chain.chainId),
+      paymaster: s.signedPaymaster ?? fx.paymaster,
+      validUntil: s.validUntil,
+      validAfter: s.validAfter,
+      token: s.token,
+      exchangeRate: s.exchangeRate,
+      priceMarkup: s.priceMarkup,
+      maxTokenCost: s.maxTokenCost,
+    },
+    viemKeccak,
+  );
+  const digest = bytesToHex(eip191Digest(hash, viemKeccak));
+  const signature = await sign({ hash: digest, privateKey: s.key ?? KEYS.signer, to: 'bytes' });
+  const { validUntil, validAfter, token, exchangeRate, priceMarkup, maxTokenCost } = s;
+  return {
+    ...op,
+    paymasterAndData: encodeTokenPaymasterAndData({
+      paymaster: fx.paymaster,
+      validUntil,
+      validAfter,
+      token,
+      exchangeRate,
+      priceMarkup,
+      maxTokenCost,
+      signature,
+    }),
   };
 }
 

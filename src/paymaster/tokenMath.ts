@@ -1,0 +1,96 @@
+import { ValidationError } from '../errors/PatronError.js';
+
+/**
+ * The token mode's arithmetic, in bigint, shared by quotes and signing; it mirrors contracts/PatronPaymaster.sol
+ * (the contract tests check every value against what the chain charged). README, "Token mode: the arithmetic".
+ *
+ *   maxGas       = callGasLimit + 3 × verificationGasLimit + preVerificationGas + POST_OP_OVERHEAD
+ *                  (EntryPoint v0.6 prefunds verificationGasLimit three times when a paymaster is used: the
+ *                  account's and the paymaster's validation, and postOp)
+ *   maxTokenCost = ceil(maxGas × maxFeePerGas × exchangeRate × priceMarkup / (1e18 × 1e6))
+ *   charge       = min(maxTokenCost, ceil((actualGasCost + POST_OP_OVERHEAD × gasPrice) × exchangeRate × priceMarkup / 1e24))
+ *
+ * exchangeRate: token base units per 1 native coin (1e18 wei); priceMarkup: parts per million (1e6 = no premium).
+ * Every division rounds up: the paymaster is never short by a rounding.
+ */
+
+/** Gas the token mode's postOp (and the EntryPoint after it) uses beyond actualGasCost; the contract's constant. */
+export const POST_OP_OVERHEAD = 50_000n;
+/** EntryPoint v0.6: requiredPrefund counts verificationGasLimit three times when the op has a paymaster. */
+export const VERIFICATION_GAS_MULTIPLIER_V06 = 3n;
+export const PRICE_MARKUP_ONE = 1_000_000;
+export const MIN_PRICE_MARKUP = 1_000_000;
+export const MAX_PRICE_MARKUP = 2_000_000;
+const SCALE = 10n ** 24n; // 1e18 (wei per native coin) × 1e6 (markup scale)
+const MAX_UINT128 = (1n << 128n) - 1n;
+
+export interface GasLimits {
+  readonly callGasLimit: bigint;
+  readonly verificationGasLimit: bigint;
+  readonly preVerificationGas: bigint;
+}
+
+export interface TokenPrice {
+  readonly exchangeRate: bigint;
+  readonly priceMarkup: number;
+}
+
+const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
+
+/** The most gas the EntryPoint can charge the paymaster for an op with these limits, plus the postOp overhead. */
+export function maxGasV06(limits: GasLimits): bigint {
+  return (
+    limits.callGasLimit +
+    VERIFICATION_GAS_MULTIPLIER_V06 * limits.verificationGasLimit +
+    limits.preVerificationGas +
+    POST_OP_OVERHEAD
+  );
+}
+
+/** Native wei → token base units at the price, marked up, rounded up. */
+export function weiToTokenUnits(wei: bigint, price: TokenPrice): bigint {
+  if (price.priceMarkup < MIN_PRICE_MARKUP || price.priceMarkup > MAX_PRICE_MARKUP) {
+    throw new ValidationError(`priceMarkup must be within ${MIN_PRICE_MARKUP}..${MAX_PRICE_MARKUP}`);
+  }
+  return ceilDiv(wei * price.exchangeRate * BigInt(price.priceMarkup), SCALE);
+}
+
+/** The signed cap of an op: what it costs in the token when every gas limit is used at maxFeePerGas. */
+export function maxTokenCostV06(limits: GasLimits, maxFeePerGas: bigint, price: TokenPrice): bigint {
+  const cost = weiToTokenUnits(maxGasV06(limits) * maxFeePerGas, price);
+  if (cost > MAX_UINT128) throw new ValidationError('the maximum token cost does not fit uint128');
+  return cost;
+}
+
+/** What the contract's postOp charges (for tests and estimates): actual cost + overhead, capped. */
+export function tokenCharge(args: {
+  actualGasCost: bigint;
+  gasPrice: bigint;
+  price: TokenPrice;
+  maxTokenCost: bigint;
+}): bigint {
+  const charge = weiToTokenUnits(args.actualGasCost + POST_OP_OVERHEAD * args.gasPrice, args.price);
+  // biome-ignore lint/complexity/useMathMinMax: bigint, which Math.min does not take
+  return charge > args.maxTokenCost ? args.maxTokenCost : charge;
+}
+
+/** The gas price the EntryPoint v0.6 uses for an op: min(maxFeePerGas, maxPriorityFeePerGas + basefee). */
+export function userOpGasPrice(maxFeePerGas: bigint, maxPriorityFeePerGas: bigint, baseFee: bigint): bigint {
+  if (maxFeePerGas === maxPriorityFeePerGas) return maxFeePerGas;
+  const withBase = maxPriorityFeePerGas + baseFee;
+  return withBase < maxFeePerGas ? withBase : maxFeePerGas;
+}
+
+/** priceMarkup (ppm) for a premium percentage given as a decimal string ("10", "0.5"): 1e6 + ceil(p × 1e4). */
+export function priceMarkupForPremium(premiumPercentage: string): number {
+  const m = /^(\d{1,3})(?:\.(\d{1,12}))?$/.exec(premiumPercentage);
+  if (m === null) throw new ValidationError('premiumPercentage must be a decimal number from 0 to 100');
+  const whole = BigInt(m[1] ?? '0');
+  const frac = m[2] ?? '';
+  // p × 1e4 in integers: p = whole.frac, so p × 1e4 = (whole × 10^len + frac) × 1e4 / 10^len, rounded up.
+  const den = 10n ** BigInt(frac.length);
+  const ppm = ceilDiv((whole * den + BigInt(frac === '' ? '0' : frac)) * 10_000n, den);
+  const markup = 1_000_000n + ppm;
+  if (markup > BigInt(MAX_PRICE_MARKUP)) throw new ValidationError('premiumPercentage must not exceed 100');
+  return Number(markup);
+}

@@ -1,0 +1,376 @@
+import assert from 'node:assert/strict';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import {
+  type Address,
+  encodeFunctionData,
+  getAddress,
+  type Hex,
+  isAddressEqual,
+  maxUint256,
+  parseEventLogs,
+  zeroHash,
+} from 'viem';
+import { entryPoint06Abi } from 'viem/account-abstraction';
+import { devTokenAbi, patronPaymasterAbi } from '../src/chain/artifacts.js';
+import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
+import {
+  decodePaymasterAndData,
+  encodeTokenPaymasterAndData,
+  TOKEN_PAYMASTER_AND_DATA_LENGTH,
+  tokenHashV06,
+  type UserOperationV06,
+  viemKeccak,
+} from '../src/paymaster/patronPaymasterV06.js';
+import { maxTokenCostV06, POST_OP_OVERHEAD, tokenCharge, userOpGasPrice } from '../src/paymaster/tokenMath.js';
+import {
+  buildDeployingOp,
+  COUNTER_ADDRESS,
+  failedOpReason,
+  latestTimestamp,
+  type PatronFixture,
+  revertOf,
+  signAccount,
+  signTokenPaymaster,
+  simpleAccountAbi,
+  startPatronFixture,
+} from './helpers/patronPaymasterV06.js';
+
+const AA34 = 'AA34 signature error';
+const AA32 = 'AA32 paymaster expired or not due';
+const BALANCE_LOW = 'AA33 reverted: Patron: token balance below the maximum charge';
+const ALLOWANCE_LOW = 'AA33 reverted: Patron: token allowance below the maximum charge';
+
+/** 3000 USD per ETH, 1 USD per token, 6 decimals: 3000e6 base units per 1e18 wei. */
+const RATE_USDC = 3000n * 10n ** 6n;
+const MARKUP_10_PERCENT = 1_100_000;
+
+describe('PatronPaymaster (EntryPoint v0.6, token mode)', () => {
+  let fx: PatronFixture;
+  let usdc: DevTokenInfo;
+  let other: DevTokenInfo;
+  let snapshot: Hex;
+  let window: { validUntil: number; validAfter: number };
+  const feeReceiver: Address = getAddress('0x00000000000000000000000000000000fee0fee0');
+
+  before(async () => {
+    fx = await startPatronFixture();
+    [usdc, other] = fx.tokens as [DevTokenInfo, DevTokenInfo];
+    const hash = await fx.client.writeContract({
+      address: fx.paymaster,
+      abi: patronPaymasterAbi,
+      functionName: 'setFeeReceiver',
+      args: [feeReceiver],
+    });
+    await fx.client.waitForTransactionReceipt({ hash });
+  });
+  after(async () => {
+    await fx.close();
+  });
+  beforeEach(async () => {
+    snapshot = await fx.client.snapshot();
+    const now = await latestTimestamp(fx);
+    window = { validUntil: now + 3600, validAfter: now - 60 };
+  });
+  afterEach(async () => {
+    await fx.client.revert({ id: snapshot });
+  });
+
+  const balanceOf = (token: Address, who: Address) =>
+    fx.client.readContract({ address: token, abi: devTokenAbi, functionName: 'balanceOf', args: [who] });
+  const mint = async (token: Address, to: Address, amount: bigint) => {
+    const hash = await fx.client.writeContract({
+      address: token,
+      abi: devTokenAbi,
+      functionName: 'mint',
+      args: [to, amount],
+    });
+    await fx.client.waitForTransactionReceipt({ hash });
+  };
+  const approveCall = (amount: bigint) =>
+    encodeFunctionData({ abi: devTokenAbi, functionName: 'approve', args: [fx.paymaster, amount] });
+  /** SimpleAccount.executeBatch: the approval first, then the user's call (the counter), as Biconomy batches it. */
+  const batchWithApproval = (approveToken: Address, amount: bigint) =>
+    encodeFunctionData({
+      abi: simpleAccountAbi,
+      functionName: 'executeBatch',
+      args: [
+        [approveToken, COUNTER_ADDRESS],
+        [approveCall(amount), '0x'],
+      ],
+    });
+
+  interface TokenOpOptions {
+    readonly approve?: { token: Address; amount: bigint } | null;
+    readonly maxTokenCost?: bigint;
+    readonly token?: Address;
+    readonly priceMarkup?: number;
+    readonly mutate?: (op: UserOperationV06) => UserOperationV06;
+  }
+
+  /** A deploying SimpleAccount op paying in USDC, signed by the paymaster and the account. */
+  async function tokenOp(o: TokenOpOptions = {}) {
+    const base = await buildDeployingOp(fx);
+    const price = { exchangeRate: RATE_USDC, priceMarkup: o.priceMarkup ?? MARKUP_10_PERCENT };
+    const cap = o.maxTokenCost ?? maxTokenCostV06(base, base.maxFeePerGas, price);
+    const approve = o.approve === undefined ? { token: usdc.address, amount: cap } : o.approve;
+    const op: UserOperationV06 = {
+      ...base,
+      callData: approve === null ? base.callData : batchWithApproval(approve.token, approve.amount),
+      paymasterAndData: `0x${'00'.repeat(TOKEN_PAYMASTER_AND_DATA_LENGTH)}`,
+    };
+    const signed = await signTokenPaymaster(fx, op, {
+      ...window,
+      token: o.token ?? usdc.address,
+      ...price,
+      maxTokenCost: cap,
+    });
+    return { op: await signAccount(fx, (o.mutate ?? ((x) => x))(signed)), cap, price };
+  }
+
+  async function handleOps(op: UserOperationV06) {
+    const hash = await fx.bundler.writeContract({
+      address: fx.entryPoint,
+      abi: entryPoint06Abi,
+      functionName: 'handleOps',
+      args: [[op], fx.bundler.account.address],
+      gas: 3_000_000n,
+    });
+    const receipt = await fx.bundler.waitForTransactionReceipt({ hash });
+    assert.equal(receipt.status, 'success');
+    const [event] = parseEventLogs({ abi: entryPoint06Abi, eventName: 'UserOperationEvent', logs: receipt.logs });
+    assert.ok(event !== undefined);
+    const block = await fx.client.getBlock({ blockNumber: receipt.blockNumber });
+    return { receipt, event, baseFee: block.baseFeePerGas ?? 0n };
+  }
+
+  it('computes the same hash as getTokenHash', async () => {
+    const userOp = await buildDeployingOp(fx);
+    const fields = {
+      validUntil: 2 ** 48 - 1,
+      validAfter: 1_700_000_000,
+      token: usdc.address,
+      exchangeRate: (1n << 128n) - 1n,
+      priceMarkup: 2_000_000,
+      maxTokenCost: 123_456_789n,
+    };
+    const onChain = await fx.client.readContract({
+      address: fx.paymaster,
+      abi: patronPaymasterAbi,
+      functionName: 'getTokenHash',
+      args: [
+        userOp,
+        fields.validUntil,
+        fields.validAfter,
+        fields.token,
+        fields.exchangeRate,
+        fields.priceMarkup,
+        fields.maxTokenCost,
+      ],
+    });
+    const local = tokenHashV06({ userOp, chainId: 31337n, paymaster: fx.paymaster, ...fields }, viemKeccak);
+    assert.equal(`0x${Buffer.from(local).toString('hex')}`, onChain);
+    assert.equal(
+      await fx.client.readContract({
+        address: fx.paymaster,
+        abi: patronPaymasterAbi,
+        functionName: 'POST_OP_OVERHEAD',
+      }),
+      POST_OP_OVERHEAD,
+    );
+  });
+
+  it('charges the formula to the fee receiver (approval batched with the call), ≤ the signed maximum', async (t) => {
+    const { op, cap, price } = await tokenOp();
+    await mint(usdc.address, op.sender, 1_000n * 10n ** 6n);
+    const depositBefore = await fx.client.readContract({
+      address: fx.paymaster,
+      abi: patronPaymasterAbi,
+      functionName: 'getDeposit',
+    });
+    const { receipt, event, baseFee } = await handleOps(op);
+    assert.equal(event.args.success, true);
+    const [charged] = parseEventLogs({ abi: patronPaymasterAbi, eventName: 'TokenCharged', logs: receipt.logs });
+    assert.ok(charged !== undefined, 'TokenCharged emitted');
+    // postOp sees actualGasCost before its own gas; the event's actualGasCost includes it, so recompute from
+    // the charged event's own figure, which the formula must reproduce exactly.
+    const gasPrice = userOpGasPrice(op.maxFeePerGas, op.maxPriorityFeePerGas, baseFee);
+    const expected = tokenCharge({ actualGasCost: charged.args.actualGasCost, gasPrice, price, maxTokenCost: cap });
+    assert.equal(charged.args.charge, expected);
+    assert.equal(await balanceOf(usdc.address, feeReceiver), expected);
+    assert.equal(await balanceOf(usdc.address, op.sender), 1_000n * 10n ** 6n - expected);
+    assert.ok(expected <= cap, 'never more than the signed maximum');
+    // The overhead covers what postOp costs: the charge is at least the deposit the paymaster lost, converted.
+    const depositAfter = await fx.client.readContract({
+      address: fx.paymaster,
+      abi: patronPaymasterAbi,
+      functionName: 'getDeposit',
+    });
+    const spent = depositBefore - depositAfter;
+    assert.equal(spent, event.args.actualGasCost);
+    const spentInToken = (spent * price.exchangeRate * BigInt(price.priceMarkup) + 10n ** 24n - 1n) / 10n ** 24n;
+    assert.ok(expected >= spentInToken, `charge ${expected} covers the deposit spent (${spentInToken})`);
+    assert.equal(await fx.client.getStorageAt({ address: COUNTER_ADDRESS, slot: zeroHash }), `0x${'0'.repeat(63)}1`);
+    t.diagnostic(
+      `charged ${expected} of cap ${cap}; postOp + overhead margin ${(expected - spentInToken).toString()} units; gas used ${event.args.actualGasUsed}`,
+    );
+  });
+
+  it('accepts an allowance already in place (no approval in callData)', async () => {
+    const first = await tokenOp({ approve: { token: usdc.address, amount: maxUint256 } });
+    await mint(usdc.address, first.op.sender, 1_000n * 10n ** 6n);
+    assert.equal((await handleOps(first.op)).event.args.success, true);
+    // The account now exists: a plain call with nonce 1 and no initCode.
+    const base = await buildDeployingOp(fx);
+    const second: UserOperationV06 = { ...base, initCode: '0x', verificationGasLimit: 200_000n };
+    const price = { exchangeRate: RATE_USDC, priceMarkup: MARKUP_10_PERCENT };
+    const cap = maxTokenCostV06(second, second.maxFeePerGas, price);
+    const signed = await signTokenPaymaster(fx, second, {
+      ...window,
+      token: usdc.address,
+      ...price,
+      maxTokenCost: cap,
+    });
+    const { event } = await handleOps(await signAccount(fx, signed));
+    assert.equal(event.args.success, true);
+  });
+
+  it('refuses at validation an account whose balance is below the maximum charge', async () => {
+    const { op, cap } = await tokenOp();
+    await mint(usdc.address, op.sender, cap - 1n);
+    assert.equal(await failedOpReason(fx, op), BALANCE_LOW);
+    await mint(usdc.address, op.sender, 1n);
+    assert.equal(await failedOpReason(fx, op), 'ok');
+  });
+
+  it('refuses at validation without an allowance or an approval in callData', async () => {
+    const { op } = await tokenOp({ approve: null });
+    await mint(usdc.address, op.sender, 10n ** 12n);
+    assert.equal(await failedOpReason(fx, op), ALLOWANCE_LOW);
+  });
+
+  it('refuses at validation an approval in callData below the maximum charge', async () => {
+    const base = await tokenOp();
+    const { op } = await tokenOp({ approve: { token: usdc.address, amount: base.cap - 1n } });
+    await mint(usdc.address, op.sender, 10n ** 12n);
+    assert.equal(await failedOpReason(fx, op), ALLOWANCE_LOW);
+  });
+
+  const tampers: Array<[string, (d: ReturnType<typeof decodeTokenData>) => ReturnType<typeof decodeTokenData>]> = [
+    ['exchangeRate', (d) => ({ ...d, exchangeRate: d.exchangeRate - 1n })],
+    ['token', (d) => ({ ...d, token: other.address })],
+    ['priceMarkup', (d) => ({ ...d, priceMarkup: d.priceMarkup - 1 })],
+    ['maxTokenCost', (d) => ({ ...d, maxTokenCost: d.maxTokenCost + 1n })],
+    ['validUntil', (d) => ({ ...d, validUntil: d.validUntil + 1 })],
+  ];
+  function decodeTokenData(paymasterAndData: Hex) {
+    const d = decodePaymasterAndData(paymasterAndData);
+    if (d.mode !== 1) throw new Error('expected token mode');
+    return d;
+  }
+  for (const [field, change] of tampers) {
+    it(`rejects ${field} changed after the paymaster signed with ${AA34}`, async () => {
+      const { op } = await tokenOp({
+        mutate: (signed) => ({
+          ...signed,
+          paymasterAndData: encodeTokenPaymasterAndData(change(decodeTokenData(signed.paymasterAndData))),
+        }),
+      });
+      await mint(usdc.address, op.sender, 10n ** 12n);
+      await mint(other.address, op.sender, 10n ** 30n);
+      assert.equal(await failedOpReason(fx, op), AA34);
+    });
+  }
+
+  it(`rejects an expired quote with ${AA32}`, async () => {
+    const now = await latestTimestamp(fx);
+    window = { validUntil: now - 60, validAfter: 0 };
+    const { op } = await tokenOp();
+    await mint(usdc.address, op.sender, 10n ** 12n);
+    assert.equal(await failedOpReason(fx, op), AA32);
+  });
+
+  it('refuses a price markup outside 1e6..2e6 (AA33)', async () => {
+    const { op } = await tokenOp({ priceMarkup: 999_999, maxTokenCost: 10n ** 6n });
+    await mint(usdc.address, op.sender, 10n ** 12n);
+    assert.equal(await failedOpReason(fx, op), 'AA33 reverted (or OOG)');
+  });
+
+  it('never charges more than the signed maximum', async () => {
+    const { op } = await tokenOp({ maxTokenCost: 7n });
+    await mint(usdc.address, op.sender, 10n ** 12n);
+    const { receipt, event } = await handleOps(op);
+    assert.equal(event.args.success, true);
+    const [charged] = parseEventLogs({ abi: patronPaymasterAbi, eventName: 'TokenCharged', logs: receipt.logs });
+    assert.equal(charged?.args.charge, 7n);
+    assert.equal(await balanceOf(usdc.address, feeReceiver), 7n);
+  });
+
+  it('records an uncollectable charge (postOpReverted) instead of reverting the bundle, and collects it later', async () => {
+    // The approval goes to the wrong token: validation sees an approval of the paymaster and passes, the first
+    // postOp cannot transfer USDC and reverts, the EntryPoint undoes the call and retries postOp, which records.
+    const { op, cap } = await tokenOp({ approve: { token: other.address, amount: maxUint256 } });
+    await mint(usdc.address, op.sender, 10n ** 12n);
+    const { receipt, event } = await handleOps(op);
+    assert.equal(event.args.success, false, 'the op is reported failed');
+    assert.equal(
+      await fx.client.getStorageAt({ address: COUNTER_ADDRESS, slot: zeroHash }),
+      `0x${'0'.repeat(64)}`,
+      "the op's effects were undone",
+    );
+    const [failed] = parseEventLogs({ abi: patronPaymasterAbi, eventName: 'TokenChargeFailed', logs: receipt.logs });
+    assert.ok(failed !== undefined && isAddressEqual(failed.args.account, op.sender));
+    assert.ok(failed.args.charge > 0n && failed.args.charge <= cap);
+    const owed = await fx.client.readContract({
+      address: fx.paymaster,
+      abi: patronPaymasterAbi,
+      functionName: 'unpaidCharges',
+      args: [op.sender, usdc.address],
+    });
+    assert.equal(owed, failed.args.charge);
+    // Collecting needs the account's approval; without it the call reverts and the debt stays.
+    const collect = () =>
+      fx.stranger.simulateContract({
+        address: fx.paymaster,
+        abi: patronPaymasterAbi,
+        functionName: 'collectUnpaidCharge',
+        args: [op.sender, usdc.address],
+      });
+    await assert.rejects(collect());
+    await fx.client.impersonateAccount({ address: op.sender });
+    await fx.client.setBalance({ address: op.sender, value: 10n ** 18n });
+    const approveHash = await fx.client.writeContract({
+      account: op.sender,
+      address: usdc.address,
+      abi: devTokenAbi,
+      functionName: 'approve',
+      args: [fx.paymaster, maxUint256],
+    });
+    await fx.client.waitForTransactionReceipt({ hash: approveHash });
+    const { request } = await collect();
+    await fx.stranger.waitForTransactionReceipt({ hash: await fx.stranger.writeContract(request) });
+    assert.equal(await balanceOf(usdc.address, feeReceiver), owed);
+    const after = await fx.client.readContract({
+      address: fx.paymaster,
+      abi: patronPaymasterAbi,
+      functionName: 'unpaidCharges',
+      args: [op.sender, usdc.address],
+    });
+    assert.equal(after, 0n);
+  });
+
+  it('lets only the owner set the fee receiver', async () => {
+    const outcome = await fx.stranger
+      .simulateContract({
+        address: fx.paymaster,
+        abi: patronPaymasterAbi,
+        functionName: 'setFeeReceiver',
+        args: [fx.stranger.account.address],
+      })
+      .then(() => undefined, revertOf);
+    assert.deepEqual(outcome, { errorName: 'OwnableUnauthorizedAccount', args: [fx.stranger.account.address] });
+    assert.equal(
+      await fx.client.readContract({ address: fx.paymaster, abi: patronPaymasterAbi, functionName: 'feeReceiver' }),
+      feeReceiver,
+    );
+  });
+});
