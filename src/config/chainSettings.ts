@@ -1,4 +1,4 @@
-import { getAddress } from 'viem';
+import { formatUnits, getAddress, parseUnits } from 'viem';
 import { z } from 'zod';
 
 /**
@@ -9,27 +9,163 @@ import { z } from 'zod';
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const CANONICAL_ENTRY_POINT_V06 = '0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789';
 
-const chainEntry = z.object(
+const address = (what: string) =>
+  z
+    .string({ error: `${what} must be an address` })
+    .regex(ADDRESS, { error: `${what} must be an address` })
+    .transform((v) => getAddress(v.toLowerCase()));
+
+const maxAgeSeconds = z
+  .number({ error: 'maxAgeSeconds must be a number of seconds' })
+  .int({ error: 'maxAgeSeconds must be a whole number of seconds' })
+  .min(1, { error: 'maxAgeSeconds must be from 1 to 2592000' })
+  .max(2_592_000, { error: 'maxAgeSeconds must be from 1 to 2592000' });
+
+/** A decimal with at most 18 fractional digits, as text, so no value passes through a float. */
+const DECIMAL_18 = /^\d+(\.\d{1,18})?$/;
+const canonicalDecimal = (v: string) => formatUnits(parseUnits(v, 18), 18);
+
+const fixedPriceSpec = z.object({
+  type: z.literal('fixed'),
+  usd: z
+    .string({ error: 'usd must be a decimal string such as "1.00"' })
+    .regex(DECIMAL_18, { error: 'usd must be a decimal string such as "1.00" (at most 18 decimals)' })
+    .refine((v) => parseUnits(v, 18) > 0n, { error: 'usd must be positive' })
+    .transform(canonicalDecimal),
+});
+
+const chainlinkPriceSpec = z.object({
+  type: z.literal('chainlink'),
+  aggregator: address('aggregator'),
+  // Required: the right bound is the feed's heartbeat, which differs per feed (3600 s, 86400 s, ...).
+  maxAgeSeconds,
+});
+
+const coinGeckoPriceSpec = z.object({
+  type: z.literal('coingecko'),
+  // CoinGecko ids are lower-case slugs ("usd-coin"); the restriction keeps them safe inside `ids=a,b`.
+  id: z
+    .string({ error: 'id must be a CoinGecko coin id such as "usd-coin"' })
+    .regex(/^[a-z0-9][a-z0-9._-]{0,99}$/, { error: 'id must be a CoinGecko coin id such as "usd-coin"' }),
+  baseUrl: z
+    .string({ error: 'baseUrl must be an http(s) URL' })
+    .default('https://api.coingecko.com/api/v3')
+    .refine(
+      (v) => {
+        if (!/^https?:\/\//.test(v) || !URL.canParse(v)) return false;
+        const u = new URL(v);
+        // Credentials belong in apiKey (sent as a header, never logged), not in a URL that ends up in logs.
+        return u.username === '' && u.password === '' && u.search === '' && u.hash === '';
+      },
+      { error: 'baseUrl must be an http(s) URL without credentials, query or fragment' },
+    )
+    .transform((v) => v.replace(/\/+$/, '')),
+  apiKey: z.string({ error: 'apiKey must be a string' }).min(1, { error: 'apiKey must not be empty' }).optional(),
+  apiKeyHeader: z
+    .string({ error: 'apiKeyHeader must be an HTTP header name' })
+    .regex(/^[A-Za-z0-9-]{1,100}$/, { error: 'apiKeyHeader must be an HTTP header name' })
+    .default('x-cg-demo-api-key'),
+  maxAgeSeconds: maxAgeSeconds.default(600),
+});
+
+/** Where a USD price comes from: `fixed` (dev chain), `chainlink` (a feed on the same chain) or `coingecko`. */
+export const priceSourceSpecSchema = z.discriminatedUnion(
+  'type',
+  [fixedPriceSpec, chainlinkPriceSpec, coinGeckoPriceSpec],
   {
-    chainId: z
-      .number({ error: 'chainId must be a number' })
-      .int()
-      .positive({ error: 'chainId must be a positive integer' }),
-    rpcUrl: z.string({ error: 'rpcUrl must be a string' }).refine((v) => /^https?:\/\//.test(v) && URL.canParse(v), {
-      error: 'rpcUrl must be an http(s) URL',
-    }),
-    paymaster: z
-      .string({ error: 'paymaster must be an address' })
-      .regex(ADDRESS, { error: 'paymaster must be an address' })
-      .transform((v) => getAddress(v.toLowerCase())),
-    entryPoint: z
-      .string()
-      .regex(ADDRESS, { error: 'entryPoint must be an address' })
-      .default(CANONICAL_ENTRY_POINT_V06)
-      .transform((v) => getAddress(v.toLowerCase())),
+    error: 'price source must be an object with "type" one of "fixed", "chainlink", "coingecko"',
   },
-  { error: 'each chain must be an object {chainId, rpcUrl, paymaster, entryPoint?}' },
 );
+/** A price source after validation and defaults (what the pricing code receives). */
+export type PriceSourceSpec = z.output<typeof priceSourceSpecSchema>;
+/** A price source as written in PATRON_CHAINS (defaults not yet applied). */
+export type PriceSourceSpecInput = z.input<typeof priceSourceSpecSchema>;
+
+/** A percentage in [0, 100] as a canonical decimal string ("10", "0.5"): exact, never a float. */
+const premiumPercentage = z
+  .union([z.string(), z.number()], { error: 'premiumPercentage must be a number or a decimal string' })
+  .default('0')
+  .transform((v, ctx) => {
+    // A JSON number's shortest text; tiny numbers print in exponent form ("1e-7"), refused below.
+    const text = typeof v === 'number' ? String(v) : v.trim();
+    if (!DECIMAL_18.test(text) || parseUnits(text, 18) > 100n * 10n ** 18n) {
+      ctx.addIssue({ code: 'custom', message: 'premiumPercentage must be a decimal from 0 to 100' });
+      return z.NEVER;
+    }
+    return canonicalDecimal(text);
+  });
+
+export const tokenSettingSchema = z.object(
+  {
+    address: address('address'),
+    logoUrl: z
+      .string({ error: 'logoUrl must be an http(s) URL' })
+      .refine((v) => v === '' || (/^https?:\/\//.test(v) && URL.canParse(v)), {
+        error: 'logoUrl must be an http(s) URL',
+      })
+      .default(''),
+    premiumPercentage,
+    price: priceSourceSpecSchema,
+  },
+  { error: 'each token must be an object {address, price, logoUrl?, premiumPercentage?}' },
+);
+/** One token accepted for gas payment on a chain, after validation and defaults. */
+export type TokenSetting = z.output<typeof tokenSettingSchema>;
+
+const chainEntry = z
+  .object(
+    {
+      chainId: z
+        .number({ error: 'chainId must be a number' })
+        .int()
+        .positive({ error: 'chainId must be a positive integer' }),
+      rpcUrl: z.string({ error: 'rpcUrl must be a string' }).refine((v) => /^https?:\/\//.test(v) && URL.canParse(v), {
+        error: 'rpcUrl must be an http(s) URL',
+      }),
+      paymaster: z
+        .string({ error: 'paymaster must be an address' })
+        .regex(ADDRESS, { error: 'paymaster must be an address' })
+        .transform((v) => getAddress(v.toLowerCase())),
+      entryPoint: z
+        .string()
+        .regex(ADDRESS, { error: 'entryPoint must be an address' })
+        .default(CANONICAL_ENTRY_POINT_V06)
+        .transform((v) => getAddress(v.toLowerCase())),
+      /** The native coin's USD price; required when tokens are listed (exchange rates are native-relative). */
+      nativeUsd: priceSourceSpecSchema.optional(),
+      tokens: z.array(tokenSettingSchema, { error: 'tokens must be an array' }).optional(),
+    },
+    { error: 'each chain must be an object {chainId, rpcUrl, paymaster, entryPoint?}' },
+  )
+  .superRefine((chain, ctx) => {
+    const tokens = chain.tokens ?? [];
+    if (tokens.length > 0 && chain.nativeUsd === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['nativeUsd'], message: 'nativeUsd is required when tokens are listed' });
+    }
+    const seen = new Set<string>();
+    tokens.forEach((token, i) => {
+      if (seen.has(token.address)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tokens', i, 'address'],
+          message: `token ${token.address} is listed twice`,
+        });
+      }
+      seen.add(token.address);
+    });
+  });
+
+/**
+ * `PATRON_CHAINS[0].tokens[1]`: the object holding the problem. A trailing field name is left to the message,
+ * which names the field itself ("premiumPercentage must be ...").
+ */
+function issuePath(path: readonly PropertyKey[]): string {
+  const shown = typeof path[path.length - 1] === 'string' ? path.slice(0, -1) : path;
+  return shown.reduce<string>(
+    (acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : `${acc}.${String(key)}`),
+    'PATRON_CHAINS',
+  );
+}
 
 export const chainsFromEnv = z
   .string()
@@ -49,10 +185,7 @@ export const chainsFromEnv = z
     const r = z.array(chainEntry, { error: 'PATRON_CHAINS must be a JSON array' }).safeParse(json);
     if (!r.success) {
       const issue = r.error.issues[0];
-      ctx.addIssue({
-        code: 'custom',
-        message: `PATRON_CHAINS[${String(issue?.path[0] ?? '')}]: ${issue?.message ?? 'invalid'}`,
-      });
+      ctx.addIssue({ code: 'custom', message: `${issuePath(issue?.path ?? [])}: ${issue?.message ?? 'invalid'}` });
       return z.NEVER;
     }
     const ids = r.data.map((c) => c.chainId);
@@ -74,6 +207,8 @@ export interface ChainSettings {
   readonly devChain: boolean;
   readonly chains: readonly ChainSetting[];
   readonly signer: SignerSetting;
+  /** How often token prices and metadata are refreshed in the background (PATRON_PRICE_REFRESH_SECONDS). */
+  readonly priceRefreshSeconds: number;
   readonly sponsorship: {
     readonly defaultExpirySeconds: number;
     readonly maxExpirySeconds: number;
