@@ -79,6 +79,8 @@ test('deploy, deposit and info on a chain reached over HTTP', async () => {
       entryPoint: '0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789',
       owner: privateKeyToAddress(deployerKey),
       verifyingSigner: privateKeyToAddress(signerKey),
+      // The owner receives token-mode charges until it names another receiver.
+      feeReceiver: privateKeyToAddress(deployerKey),
       deposit: '1500000000000000000',
       stake: '0',
       staked: false,

@@ -343,12 +343,13 @@ describe('errors on the paymaster URL', () => {
     assert.match(r.body.error?.message ?? '', /Pimlico\/Stackup/);
   });
 
-  test('mode ERC20 is -32030 until the token mode exists', async () => {
+  test('mode ERC20 on a chain without fee tokens configured is -32030, named', async () => {
     const r = await rpc('pm_getFeeQuoteOrData', [
       wire(await buildDeployingOp(fx, 14n)),
       { mode: 'ERC20', tokenInfo: { tokenList: [] } },
     ]);
     assert.equal(r.body.error?.code, -32030);
+    assert.equal(r.body.error?.message, 'ERC20 mode: chain 31337 has no fee tokens configured');
   });
 
   test('a malformed body is -32700 in the JSON-RPC shape, never the REST envelope', async () => {

@@ -1,4 +1,4 @@
-import { type Address, createPublicClient, custom, http, type PublicClient } from 'viem';
+import { type Address, createPublicClient, custom, type Hex, http, type PublicClient } from 'viem';
 
 /** An EIP-1193 request function: how Patron talks to a chain, in-process (EDR) or over HTTP. */
 export type Eip1193Request = (args: { method: string; params?: readonly unknown[] }) => Promise<unknown>;
@@ -14,6 +14,8 @@ export interface ChainRuntime {
   readonly embedded: boolean;
   /** On the dev chain: the SimpleAccount v0.6 factory deployed with it, for demos and local SDK use. */
   readonly simpleAccountFactory?: Address;
+  /** On the dev chain: a SimpleAccount funded with the dev tokens, and its owner's (public, dev-only) key. */
+  readonly demoAccount?: { readonly address: Address; readonly owner: Address; readonly ownerPrivateKey: Hex };
 }
 
 export interface ChainRegistry {
@@ -53,6 +55,7 @@ export function eip1193ChainRuntime(args: {
   entryPoint: Address;
   paymaster: Address;
   simpleAccountFactory?: Address;
+  demoAccount?: NonNullable<ChainRuntime['demoAccount']>;
 }): ChainRuntime {
   const client = createPublicClient({ transport: custom({ request: args.request }) });
   return { ...args, client, embedded: true };

@@ -12,6 +12,7 @@ import {
   type Hex,
   hexToBytes,
   isAddressEqual,
+  parseAbi,
   publicActions,
   testActions,
   zeroAddress,
@@ -254,6 +255,8 @@ export interface DevTokenInfo {
   readonly decimals: number;
 }
 
+const simpleAccountFactoryAbi = parseAbi(['function getAddress(address owner, uint256 salt) view returns (address)']);
+
 /** Deploys contracts/DevToken.sol (an open-mint ERC-20, dev chain and tests only). */
 export async function deployDevToken(params: {
   client: DevClient;
@@ -285,7 +288,15 @@ export interface StartDevChainParams {
   /** Paid into the paymaster's EntryPoint deposit, which sponsored operations draw from. */
   readonly depositWei: bigint;
   readonly chainId?: number;
+  /**
+   * Owner of the dev chain's demo SimpleAccount (salt 0): its counterfactual address gets 1,000,000 of each dev
+   * token, so token-paid operations work on the first try.
+   */
+  readonly demoAccountOwner?: Address;
 }
+
+/** Whole tokens of each DEV_TOKENS minted to the demo account at start. */
+export const DEMO_ACCOUNT_TOKEN_GRANT = 1_000_000n;
 
 export interface DevChain {
   readonly chain: EmbeddedChain;
@@ -296,6 +307,8 @@ export interface DevChain {
   readonly simpleAccountFactory: Address;
   /** DEV_TOKENS, deployed (same order). */
   readonly tokens: readonly DevTokenInfo[];
+  /** The demo SimpleAccount funded with the dev tokens, when an owner was given. */
+  readonly demoAccount?: { readonly owner: Address; readonly address: Address };
   close(): Promise<void>;
 }
 
@@ -317,6 +330,25 @@ export async function startDevChain(params: StartDevChainParams): Promise<DevCha
   const simpleAccountFactory = await deploySimpleAccountFactory({ client, entryPoint });
   const tokens: DevTokenInfo[] = [];
   for (const t of DEV_TOKENS) tokens.push(await deployDevToken({ client, ...t }));
+  let demoAccount: DevChain['demoAccount'];
+  if (params.demoAccountOwner !== undefined) {
+    const address = await client.readContract({
+      address: simpleAccountFactory,
+      abi: simpleAccountFactoryAbi,
+      functionName: 'getAddress',
+      args: [params.demoAccountOwner, 0n],
+    });
+    for (const t of tokens) {
+      const hash = await client.writeContract({
+        address: t.address,
+        abi: devTokenAbi,
+        functionName: 'mint',
+        args: [address, DEMO_ACCOUNT_TOKEN_GRANT * 10n ** BigInt(t.decimals)],
+      });
+      await waitForSuccess(client, hash, `${t.symbol} grant to the demo account`);
+    }
+    demoAccount = { owner: params.demoAccountOwner, address };
+  }
   if (params.depositWei > 0n) {
     const hash = await client.writeContract({
       address: paymaster,
@@ -326,5 +358,14 @@ export async function startDevChain(params: StartDevChainParams): Promise<DevCha
     });
     await waitForSuccess(client, hash, 'paymaster deposit');
   }
-  return { chain, client, entryPoint, paymaster, simpleAccountFactory, tokens, close: () => chain.close() };
+  return {
+    chain,
+    client,
+    entryPoint,
+    paymaster,
+    simpleAccountFactory,
+    tokens,
+    ...(demoAccount === undefined ? {} : { demoAccount }),
+    close: () => chain.close(),
+  };
 }

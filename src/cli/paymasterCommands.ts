@@ -139,14 +139,16 @@ export const paymasterCommands: Record<string, (ctx: CommandContext) => Promise<
   async 'paymaster info'(ctx) {
     const { publicClient } = rpcClients(ctx, false);
     const paymaster = addressOption(ctx, 'paymaster');
-    const read = <F extends 'owner' | 'verifyingSigner' | 'entryPoint' | 'getDeposit'>(functionName: F) =>
-      publicClient.readContract({ address: paymaster, abi: patronPaymasterAbi, functionName });
-    const [chainId, owner, signer, entryPoint, deposit] = await Promise.all([
+    const read = <F extends 'owner' | 'verifyingSigner' | 'entryPoint' | 'getDeposit' | 'feeReceiver'>(
+      functionName: F,
+    ) => publicClient.readContract({ address: paymaster, abi: patronPaymasterAbi, functionName });
+    const [chainId, owner, signer, entryPoint, deposit, feeReceiver] = await Promise.all([
       publicClient.getChainId(),
       read('owner'),
       read('verifyingSigner'),
       read('entryPoint'),
       read('getDeposit'),
+      read('feeReceiver'),
     ]);
     const info = await publicClient.readContract({
       address: entryPoint as Address,
@@ -160,6 +162,7 @@ export const paymasterCommands: Record<string, (ctx: CommandContext) => Promise<
       entryPoint,
       owner,
       verifyingSigner: signer,
+      feeReceiver,
       deposit: deposit.toString(),
       stake: info.stake.toString(),
       staked: info.staked,
@@ -170,6 +173,7 @@ export const paymasterCommands: Record<string, (ctx: CommandContext) => Promise<
       `  EntryPoint        ${String(entryPoint)}`,
       `  owner             ${String(owner)}`,
       `  verifying signer  ${String(signer)}`,
+      `  fee receiver      ${String(feeReceiver)} (token-mode charges)`,
       `  deposit           ${formatEther(deposit)} ETH`,
       `  stake             ${formatEther(info.stake)} ETH${info.staked ? `, unstake delay ${info.unstakeDelaySec} s` : ' (not staked: public bundlers need a staked paymaster)'}`,
     ]);

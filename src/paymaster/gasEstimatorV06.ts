@@ -1,4 +1,4 @@
-import { bytesToHex, encodeAbiParameters, type Hex, hexToBytes, stringToBytes } from 'viem';
+import { type Address, bytesToHex, encodeAbiParameters, type Hex, hexToBytes, stringToBytes } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import { SimulationFailedError } from '../errors/PatronError.js';
 import { jsCryptoBackend } from './cryptoBackend.js';
@@ -38,16 +38,32 @@ export const DUMMY_SIGNATURE: Hex = bytesToHex(
   ),
 );
 
-export async function estimateGasV06(args: {
+export interface EstimateGasV06Args {
   chain: ChainRuntime;
   userOp: UserOperationV06;
   /** The caller's preVerificationGas, if any: the result is never lower. */
   callerPreVerificationGas?: bigint;
-}): Promise<GasLimitsV06> {
+  /**
+   * The paymasterAndData to simulate with, made from the simulated op (the token mode signs it for real, so
+   * the paymaster's whole validation and postOp run); default: the op's own, whose signature may be a dummy.
+   */
+  simulationPaymasterAndData?: (simulated: UserOperationV06) => Hex;
+  /** A call made from the EntryPoint after the op, whose result is reported (e.g. a view of the paymaster). */
+  after?: { target: Address; callData: Hex };
+}
+
+export interface GasEstimateV06 extends GasLimitsV06 {
+  /** Gas the simulated op used in all (what the EntryPoint charged at 1 wei). */
+  readonly gasUsed: bigint;
+  /** The `after` call's outcome. */
+  readonly after?: { readonly success: boolean; readonly result: Hex };
+}
+
+export async function estimateGasV06(args: EstimateGasV06Args): Promise<GasEstimateV06> {
   const signature = hexToBytes(args.userOp.signature).length === 65 ? args.userOp.signature : DUMMY_SIGNATURE;
   const base: UserOperationV06 = { ...args.userOp, signature };
   const preVerificationGas = maxBig((calldataGasV06(base) * 105n + 99n) / 100n, args.callerPreVerificationGas ?? 0n);
-  const stub: UserOperationV06 = {
+  const unsigned: UserOperationV06 = {
     ...base,
     preVerificationGas,
     verificationGasLimit: SIM_VERIFICATION_GAS,
@@ -55,10 +71,18 @@ export async function estimateGasV06(args: {
     maxFeePerGas: 1n,
     maxPriorityFeePerGas: 1n,
   };
+  const stub: UserOperationV06 =
+    args.simulationPaymasterAndData === undefined
+      ? unsigned
+      : { ...unsigned, paymasterAndData: args.simulationPaymasterAndData(unsigned) };
   // Two simulations in parallel: one measures gas; one runs the account's call data as the `target` (with
   // the op's own call data emptied), because only the target's success and revert data are reported.
   const [measured, probe] = await Promise.all([
-    simulateHandleOpV06({ chain: args.chain, userOp: stub }),
+    simulateHandleOpV06({
+      chain: args.chain,
+      userOp: stub,
+      ...(args.after === undefined ? {} : { target: args.after.target, targetCallData: args.after.callData }),
+    }),
     stub.callData === '0x'
       ? undefined
       : simulateHandleOpV06({
@@ -78,7 +102,14 @@ export async function estimateGasV06(args: {
     preVerificationGas,
     verificationGasLimit: (verificationUsed * 13n + 9n) / 10n + 10_000n,
     callGasLimit: (executionUsed * 12n + 9n) / 10n + 10_000n,
+    gasUsed: measured.paid,
+    ...(args.after === undefined ? {} : { after: { success: measured.targetSuccess, result: measured.targetResult } }),
   };
+}
+
+/** preVerificationGas for an op as it will be sent (its paymasterAndData at the final length): formula + 5 %. */
+export function preVerificationGasV06(op: UserOperationV06): bigint {
+  return (calldataGasV06(op) * 105n + 99n) / 100n;
 }
 
 const maxBig = (a: bigint, b: bigint) => (a > b ? a : b);

@@ -18,7 +18,6 @@ import { ValidationError } from '../errors/PatronError.js';
 export const POST_OP_OVERHEAD = 50_000n;
 /** EntryPoint v0.6: requiredPrefund counts verificationGasLimit three times when the op has a paymaster. */
 export const VERIFICATION_GAS_MULTIPLIER_V06 = 3n;
-export const PRICE_MARKUP_ONE = 1_000_000;
 export const MIN_PRICE_MARKUP = 1_000_000;
 export const MAX_PRICE_MARKUP = 2_000_000;
 const SCALE = 10n ** 24n; // 1e18 (wei per native coin) × 1e6 (markup scale)
@@ -79,18 +78,4 @@ export function userOpGasPrice(maxFeePerGas: bigint, maxPriorityFeePerGas: bigin
   if (maxFeePerGas === maxPriorityFeePerGas) return maxFeePerGas;
   const withBase = maxPriorityFeePerGas + baseFee;
   return withBase < maxFeePerGas ? withBase : maxFeePerGas;
-}
-
-/** priceMarkup (ppm) for a premium percentage given as a decimal string ("10", "0.5"): 1e6 + ceil(p × 1e4). */
-export function priceMarkupForPremium(premiumPercentage: string): number {
-  const m = /^(\d{1,3})(?:\.(\d{1,12}))?$/.exec(premiumPercentage);
-  if (m === null) throw new ValidationError('premiumPercentage must be a decimal number from 0 to 100');
-  const whole = BigInt(m[1] ?? '0');
-  const frac = m[2] ?? '';
-  // p × 1e4 in integers: p = whole.frac, so p × 1e4 = (whole × 10^len + frac) × 1e4 / 10^len, rounded up.
-  const den = 10n ** BigInt(frac.length);
-  const ppm = ceilDiv((whole * den + BigInt(frac === '' ? '0' : frac)) * 10_000n, den);
-  const markup = 1_000_000n + ppm;
-  if (markup > BigInt(MAX_PRICE_MARKUP)) throw new ValidationError('premiumPercentage must not exceed 100');
-  return Number(markup);
 }

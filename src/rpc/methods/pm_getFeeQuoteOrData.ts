@@ -5,12 +5,12 @@ import {
   partialUserOperationSchema,
 } from '../../paymaster/userOperationInput.js';
 import { defineRpcMethod } from '../rpcMethod.js';
-import { sponsorWithModeObject } from '../sponsoredResult.js';
+import { feeQuoteOrData } from '../sponsoredResult.js';
 
 /** Spec §4.2: sponsored data (mode SPONSORED, or no mode) or token fee quotes (mode ERC20). */
 export const pm_getFeeQuoteOrData = defineRpcMethod({
   method: 'pm_getFeeQuoteOrData',
   params: z.tuple([partialUserOperationSchema, modeObjectSchema], { error: 'must be [userOperation, modeObject]' }),
   fastParams: parseUserOperationAndModeFast,
-  handler: ([userOp, mode], ctx) => sponsorWithModeObject(userOp, mode, ctx),
+  handler: ([userOp, mode], ctx) => feeQuoteOrData(userOp, mode, ctx),
 });

@@ -1,5 +1,5 @@
-import { UnsupportedError } from '../../errors/PatronError.js';
 import { defineRpcMethod } from '../rpcMethod.js';
+import { tokenPaid } from '../sponsoredResult.js';
 import { assertErc7677Target, erc7677Params } from './erc7677Params.js';
 
 /**
@@ -11,7 +11,10 @@ export const pm_getPaymasterData = defineRpcMethod({
   params: erc7677Params,
   async handler(params, ctx) {
     const mode = assertErc7677Target(params, ctx);
-    if (mode.mode === 'ERC20') throw new UnsupportedError('ERC20 mode is not available on this Patron yet');
+    if (mode.mode === 'ERC20') {
+      const paid = await tokenPaid(params[0], { ...mode, calculateGasLimits: false }, ctx);
+      return { paymasterAndData: paid.paymasterAndData };
+    }
     const sponsored = await ctx.sponsorship.sponsor({
       dappId: ctx.dapp.id,
       chain: ctx.chain,

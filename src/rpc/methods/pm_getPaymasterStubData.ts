@@ -1,9 +1,10 @@
-import { UnsupportedError } from '../../errors/PatronError.js';
+import { parseTokenInfo } from '../../paymaster/tokenInfo.js';
 import { defineRpcMethod } from '../rpcMethod.js';
 import { assertErc7677Target, erc7677Params } from './erc7677Params.js';
 
 /**
- * ERC-7677 stub: a `paymasterAndData` of the final length (98 bytes) with a dummy signature, so the wallet's
+ * ERC-7677 stub: a `paymasterAndData` of the final length (98 bytes sponsored, 154 in ERC20 mode) with a
+ * dummy signature, so the wallet's
  * gas estimation (and the preVerificationGas it derives from the op's size) stays valid for the real data.
  * The webhook is consulted when the real data is signed (pm_getPaymasterData), not here.
  */
@@ -12,7 +13,18 @@ export const pm_getPaymasterStubData = defineRpcMethod({
   params: erc7677Params,
   async handler(params, ctx) {
     const mode = assertErc7677Target(params, ctx);
-    if (mode.mode === 'ERC20') throw new UnsupportedError('ERC20 mode is not available on this Patron yet');
+    if (mode.mode === 'ERC20') {
+      const info = parseTokenInfo(mode.tokenInfo);
+      return {
+        paymasterAndData: ctx.tokens.stubPaymasterAndData(
+          ctx.chain,
+          info.feeTokenAddress ?? info.preferredToken,
+          mode.expiryDuration,
+        ),
+        sponsor: { name: 'Patron' },
+        isFinal: false,
+      };
+    }
     return {
       paymasterAndData: ctx.sponsorship.stubPaymasterAndData(ctx.chain.paymaster, mode.expiryDuration),
       sponsor: { name: 'Patron' },

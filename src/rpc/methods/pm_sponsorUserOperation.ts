@@ -5,7 +5,7 @@ import {
   partialUserOperationSchema,
 } from '../../paymaster/userOperationInput.js';
 import { defineRpcMethod } from '../rpcMethod.js';
-import { sponsorWithModeObject } from '../sponsoredResult.js';
+import { sponsorUserOperation } from '../sponsoredResult.js';
 
 const PIMLICO_DIALECT =
   'params[1] is an EntryPoint address (the Pimlico/Stackup pm_sponsorUserOperation dialect), which Patron does not serve: ' +
@@ -27,5 +27,5 @@ export const pm_sponsorUserOperation = defineRpcMethod({
     { error: 'must be [userOperation, modeObject]' },
   ),
   fastParams: parseUserOperationAndModeFast,
-  handler: ([userOp, mode], ctx) => sponsorWithModeObject(userOp, mode, ctx),
+  handler: ([userOp, mode], ctx) => sponsorUserOperation(userOp, mode, ctx),
 });

@@ -1,0 +1,490 @@
+import { type Address, decodeFunctionResult, encodeFunctionData, erc20Abi, type Hex } from 'viem';
+import { patronPaymasterAbi } from '../chain/artifacts.js';
+import type { ChainRuntime } from '../chain/chainRegistry.js';
+import { SimulationFailedError, TokenPaymentError, UnsupportedError, ValidationError } from '../errors/PatronError.js';
+import type { ChainTokens, QuotableToken } from '../tokens/tokenCatalog.js';
+import { approvalInCallData } from './callDataApproval.js';
+import type { CryptoBackend } from './cryptoBackend.js';
+import { DUMMY_SIGNATURE, estimateGasV06, type GasLimitsV06, preVerificationGasV06 } from './gasEstimatorV06.js';
+import {
+  eip191Digest,
+  encodeSponsoredPaymasterAndData,
+  encodeTokenPaymasterAndData,
+  type TokenPaymasterFields,
+  tokenHashV06,
+  type UserOperationV06,
+} from './patronPaymasterV06.js';
+import type { PaymasterSigner } from './paymasterSigner.js';
+import type { RequestTrace, SponsoredUserOperation, SponsorshipPolicy } from './sponsorshipService.js';
+import { maxGasV06, maxTokenCostV06, POST_OP_OVERHEAD, weiToTokenUnits } from './tokenMath.js';
+import type { PartialUserOperation } from './userOperationInput.js';
+
+/**
+ * The token mode (spec §2.5/§2.7): fee quotes per token, and the final `paymasterAndData` of mode 1 of
+ * Patron's paymaster. Prices come from the token catalog's snapshot (refreshed in the background), so a quote
+ * with the op's own gas limits does no I/O at all. The arithmetic is tokenMath.ts; README "Token mode".
+ */
+
+/** The part of the token catalog this service reads: a synchronous snapshot per chain. */
+export interface TokenSnapshots {
+  snapshot(chainId: number): ChainTokens | undefined;
+}
+
+export interface TokenPaymasterDeps {
+  readonly signer: PaymasterSigner;
+  readonly crypto: CryptoBackend;
+  readonly policy: SponsorshipPolicy;
+  readonly now: () => number;
+  readonly tokens: TokenSnapshots;
+}
+
+/** What a quote adds for the approval the client batches into the op after quoting (README, "Token mode"). */
+export const QUOTE_APPROVAL_CALL_GAS = 50_000n;
+export const QUOTE_APPROVAL_CALLDATA_GAS = 6_000n;
+/** The token mode's extra validation work (two ERC-20 reads and the callData scan), with margin. */
+export const TOKEN_VALIDATION_GAS = 20_000n;
+/** v0.6 gives postOp the op's verificationGasLimit: enough for an ERC-20 transferFrom, with margin. */
+export const TOKEN_MIN_VERIFICATION_GAS = 90_000n;
+
+export interface FeeQuote {
+  readonly symbol: string;
+  readonly decimal: number;
+  readonly tokenAddress: Address;
+  /** Token units (decimal fraction), rounded up so that ceil(maxGasFee × 10^decimal) covers the charge. */
+  readonly maxGasFee: number;
+  readonly maxGasFeeUSD: number;
+  /** Token base units per 1 native coin: a number while exact in a double, else a decimal string. */
+  readonly exchangeRate: number | string;
+  readonly premiumPercentage: number;
+  readonly validUntil: number;
+  readonly logoUrl: string;
+}
+
+export interface TokenQuotes {
+  readonly paymasterAddress: Address;
+  readonly feeQuotes: readonly FeeQuote[];
+  readonly unsupportedTokens: readonly string[];
+}
+
+export interface TokenSelection {
+  readonly preferredToken?: string | undefined;
+  readonly tokenList?: readonly string[] | undefined;
+}
+
+export interface QuoteRequest {
+  readonly chain: ChainRuntime;
+  readonly userOp: PartialUserOperation;
+  readonly tokens: TokenSelection;
+  readonly calculateGasLimits: boolean | undefined;
+  readonly expiryDuration: number | undefined;
+  readonly trace?: RequestTrace | undefined;
+}
+
+export interface TokenSponsorRequest {
+  readonly chain: ChainRuntime;
+  readonly userOp: PartialUserOperation;
+  readonly feeToken: string;
+  readonly calculateGasLimits: boolean | undefined;
+  readonly expiryDuration: number | undefined;
+  readonly trace?: RequestTrace | undefined;
+}
+
+export interface TokenSponsoredUserOperation extends SponsoredUserOperation {
+  readonly token: Address;
+  readonly maxTokenCost: bigint;
+}
+
+const DUMMY_SIGNATURE_BYTES = Buffer.from(DUMMY_SIGNATURE.slice(2), 'hex');
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const MARKUP_SCALE = 10n ** 24n; // 1e18 wei per native coin × 1e6 markup scale
+
+/** What a quote needs of a token, computed once per catalog snapshot (snapshots are immutable). */
+interface PreparedToken {
+  readonly token: QuotableToken;
+  /** exchangeRate × priceMarkup: one multiplication per token and request instead of two. */
+  readonly rateTimesMarkup: bigint;
+  readonly unitScale: bigint;
+  readonly exchangeRateWire: number | string;
+  readonly premiumPercentage: number;
+}
+
+interface PreparedSnapshot {
+  readonly all: readonly PreparedToken[];
+  /** Lower-case address → token. */
+  readonly byKey: ReadonlyMap<string, PreparedToken>;
+}
+
+const prepared = new WeakMap<ChainTokens, PreparedSnapshot>();
+
+function prepare(snapshot: ChainTokens): PreparedSnapshot {
+  let p = prepared.get(snapshot);
+  if (p === undefined) {
+    const all = snapshot.tokens.map(
+      (token): PreparedToken => ({
+        token,
+        rateTimesMarkup: token.exchangeRate * BigInt(token.priceMarkup),
+        unitScale: 10n ** BigInt(token.decimals),
+        exchangeRateWire: token.exchangeRate <= MAX_SAFE ? Number(token.exchangeRate) : token.exchangeRate.toString(10),
+        premiumPercentage: Number(token.premiumPercentage),
+      }),
+    );
+    p = { all, byKey: new Map(all.map((t) => [t.token.address.toLowerCase(), t])) };
+    prepared.set(snapshot, p);
+  }
+  return p;
+}
+const ZERO_ADDRESS: Address = '0x0000000000000000000000000000000000000000';
+
+export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
+  const nowSeconds = () => Math.floor(deps.now() / 1000);
+  const window = (expiryDuration: number | undefined) => {
+    const now = nowSeconds();
+    const expiry = Math.min(expiryDuration ?? deps.policy.defaultExpirySeconds, deps.policy.maxExpirySeconds);
+    return { validUntil: now + expiry, validAfter: Math.max(0, now - deps.policy.validAfterSkewSeconds) };
+  };
+
+  const chainTokens = (chain: ChainRuntime): ChainTokens => {
+    const s = deps.tokens.snapshot(chain.chainId);
+    if (s === undefined) throw new UnsupportedError(`ERC20 mode: chain ${chain.chainId} has no fee tokens configured`);
+    return s;
+  };
+
+  const signToken = (
+    chain: ChainRuntime,
+    userOp: UserOperationV06,
+    v: { validUntil: number; validAfter: number },
+    fields: TokenPaymasterFields,
+  ): Hex => {
+    const hash = tokenHashV06(
+      { userOp, chainId: BigInt(chain.chainId), paymaster: chain.paymaster, ...v, ...fields },
+      deps.crypto,
+    );
+    const signature = deps.signer.sign(eip191Digest(hash, deps.crypto));
+    return encodeTokenPaymasterAndData({ paymaster: chain.paymaster, ...v, ...fields, signature });
+  };
+
+  const tokenStub = (chain: ChainRuntime, v: { validUntil: number; validAfter: number }, token: Address): Hex =>
+    encodeTokenPaymasterAndData({
+      paymaster: chain.paymaster,
+      ...v,
+      token,
+      exchangeRate: 1n,
+      priceMarkup: 1_000_000,
+      maxTokenCost: 1n,
+      signature: DUMMY_SIGNATURE_BYTES,
+    });
+
+  return {
+    /** Whether the chain has fee tokens configured at all (usable now or not). */
+    hasTokens: (chain: ChainRuntime): boolean => deps.tokens.snapshot(chain.chainId) !== undefined,
+
+    /** The ERC-7677 stub for token mode: the final length (154 bytes), a dummy signature. */
+    stubPaymasterAndData(chain: ChainRuntime, feeToken: string | undefined, expiryDuration?: number): Hex {
+      const token = feeToken === undefined ? ZERO_ADDRESS : findToken(chainTokens(chain), feeToken).address;
+      return tokenStub(chain, window(expiryDuration), token);
+    },
+
+    /** Fee quotes: one per usable requested token (preferred first), the rest listed as unsupported. */
+    async quote(req: QuoteRequest): Promise<TokenQuotes> {
+      if (req.trace !== undefined) {
+        req.trace.mode = 'ERC20';
+        req.trace.sender = req.userOp.sender;
+      }
+      const { selected, unsupported } = selectTokens(prepare(chainTokens(req.chain)), req.tokens);
+      const op = req.userOp;
+      if (op.maxFeePerGas === 0n) {
+        throw new ValidationError('Invalid params: params[0].maxFeePerGas: must be set to quote a fee in tokens');
+      }
+      const v = window(req.expiryDuration);
+      let limits: GasLimitsV06;
+      if (req.calculateGasLimits !== true && hasAllLimits(op)) {
+        limits = {
+          callGasLimit: op.callGasLimit,
+          verificationGasLimit: op.verificationGasLimit,
+          preVerificationGas: op.preVerificationGas,
+        };
+      } else if (selected.length === 0) {
+        limits = { callGasLimit: 0n, verificationGasLimit: 0n, preVerificationGas: 0n };
+      } else {
+        // Measured with the sponsored stub: it needs no token balance, so a user can see a quote before
+        // holding the token. The token mode's extra validation and postOp are added below.
+        const base = withLimits(op, {
+          paymasterAndData: encodeSponsoredPaymasterAndData({
+            paymaster: req.chain.paymaster,
+            ...v,
+            signature: DUMMY_SIGNATURE_BYTES,
+          }),
+        });
+        const estimate = await estimateGasV06({
+          chain: req.chain,
+          userOp: base,
+          ...(op.preVerificationGas === undefined ? {} : { callerPreVerificationGas: op.preVerificationGas }),
+        });
+        const tokenSized = { ...base, paymasterAndData: tokenStub(req.chain, v, ZERO_ADDRESS) };
+        limits = {
+          callGasLimit: estimate.callGasLimit,
+          verificationGasLimit: estimate.verificationGasLimit,
+          preVerificationGas: maxBig(estimate.preVerificationGas, preVerificationGasV06(tokenSized)),
+        };
+      }
+      // The client batches approve(paymaster, maxGasFee) into the op after this quote, and the op is then
+      // estimated again: the quote covers that approval so that the final maximum stays under it.
+      const approves = approvalInCallData(op.callData, req.chain.paymaster) !== undefined;
+      const quoted: GasLimitsV06 = {
+        callGasLimit: limits.callGasLimit + (approves ? 0n : QUOTE_APPROVAL_CALL_GAS),
+        verificationGasLimit: maxBig(limits.verificationGasLimit + TOKEN_VALIDATION_GAS, TOKEN_MIN_VERIFICATION_GAS),
+        preVerificationGas: limits.preVerificationGas + (approves ? 0n : QUOTE_APPROVAL_CALLDATA_GAS),
+      };
+      const maxWei = maxGasV06(quoted) * op.maxFeePerGas;
+      const feeQuotes = selected.map((t) =>
+        feeQuote(t, ceilDiv(maxWei * t.rateTimesMarkup, MARKUP_SCALE), v.validUntil),
+      );
+      return { paymasterAddress: req.chain.paymaster, feeQuotes, unsupportedTokens: unsupported };
+    },
+
+    /**
+     * Final token-mode data for an op that pays in `feeToken`. The op is always simulated with a real
+     * signature (at 1 wei, maximum charge 1 unit): the paymaster's validation and postOp run, and the
+     * paymaster's `unpaidCharges` for the account is read after it, so an op whose charge would fail (an
+     * approval of the wrong token, a balance spent by the call) is refused here instead of costing the deposit.
+     */
+    async sponsor(req: TokenSponsorRequest): Promise<TokenSponsoredUserOperation> {
+      if (req.trace !== undefined) {
+        req.trace.mode = 'ERC20';
+        req.trace.sender = req.userOp.sender;
+      }
+      const token = findToken(chainTokens(req.chain), req.feeToken);
+      const op = req.userOp;
+      const v = window(req.expiryDuration);
+      if (req.calculateGasLimits === false && !hasAllLimits(op)) {
+        throw new ValidationError(
+          'Invalid params: params[0]: callGasLimit, verificationGasLimit and preVerificationGas are required when calculateGasLimits is false',
+        );
+      }
+      const price = { exchangeRate: token.exchangeRate, priceMarkup: token.priceMarkup };
+      const base = withLimits(op, { paymasterAndData: tokenStub(req.chain, v, token.address) });
+      const simFields = {
+        token: token.address,
+        exchangeRate: token.exchangeRate,
+        priceMarkup: token.priceMarkup,
+        maxTokenCost: 1n,
+      };
+      const [estimate, balance, allowance] = await Promise.all([
+        estimateGasV06({
+          chain: req.chain,
+          userOp: base,
+          ...(op.preVerificationGas === undefined ? {} : { callerPreVerificationGas: op.preVerificationGas }),
+          simulationPaymasterAndData: (simulated) => signToken(req.chain, simulated, v, simFields),
+          after: {
+            target: req.chain.paymaster,
+            callData: encodeFunctionData({
+              abi: patronPaymasterAbi,
+              functionName: 'unpaidCharges',
+              args: [op.sender, token.address],
+            }),
+          },
+        }),
+        readToken(req.chain, token.address, 'balanceOf', [op.sender]),
+        readToken(req.chain, token.address, 'allowance', [op.sender, req.chain.paymaster]),
+      ]);
+      const owed = estimate.after?.success
+        ? decodeFunctionResult({ abi: patronPaymasterAbi, functionName: 'unpaidCharges', data: estimate.after.result })
+        : undefined;
+      if (owed === undefined || owed > 0n) {
+        throw new SimulationFailedError(
+          `Simulation failed: the ${token.symbol} charge of this operation could not be collected; approve the paymaster ${req.chain.paymaster} for ${token.symbol} in the operation (or before it), and settle any unpaid charge`,
+          'token charge failed',
+        );
+      }
+      const useCallerLimits = req.calculateGasLimits !== true && hasAllLimits(op);
+      const limits: GasLimitsV06 = {
+        callGasLimit: useCallerLimits ? op.callGasLimit : estimate.callGasLimit,
+        verificationGasLimit: useCallerLimits
+          ? op.verificationGasLimit
+          : maxBig(estimate.verificationGasLimit, TOKEN_MIN_VERIFICATION_GAS),
+        preVerificationGas: useCallerLimits ? op.preVerificationGas : estimate.preVerificationGas,
+      };
+      let maxTokenCost = maxTokenCostV06(limits, op.maxFeePerGas, price);
+      const approved = approvalInCallData(op.callData, req.chain.paymaster);
+      const available = approved ?? allowance;
+      if (available < maxTokenCost) {
+        // The user approved a quote made before the approval joined the op: accept it as the cap if it still
+        // covers what the op is expected to cost (simulated gas, plus the postOp overhead, at maxFeePerGas).
+        const expected = weiToTokenUnits((estimate.gasUsed + POST_OP_OVERHEAD) * op.maxFeePerGas, price);
+        if (available < expected) {
+          throw new TokenPaymentError(
+            `The ${token.symbol} approval for the paymaster (${available} base units) is below this operation's expected fee (${expected}); request a new quote and approve its maxGasFee`,
+          );
+        }
+        maxTokenCost = available;
+      }
+      if (balance < maxTokenCost) {
+        throw new TokenPaymentError(
+          `The account holds ${balance} base units of ${token.symbol}, below the maximum charge of ${maxTokenCost}`,
+        );
+      }
+      const final: UserOperationV06 = {
+        sender: op.sender,
+        nonce: op.nonce,
+        initCode: op.initCode,
+        callData: op.callData,
+        callGasLimit: limits.callGasLimit,
+        verificationGasLimit: limits.verificationGasLimit,
+        preVerificationGas: limits.preVerificationGas,
+        maxFeePerGas: op.maxFeePerGas,
+        maxPriorityFeePerGas: op.maxPriorityFeePerGas,
+        paymasterAndData: '0x',
+        signature: op.signature,
+      };
+      const fields = {
+        token: token.address,
+        exchangeRate: token.exchangeRate,
+        priceMarkup: token.priceMarkup,
+        maxTokenCost,
+      };
+      return {
+        paymasterAndData: signToken(req.chain, final, v, fields),
+        ...limits,
+        ...v,
+        token: token.address,
+        maxTokenCost,
+      };
+    },
+  };
+}
+
+export type TokenPaymasterService = ReturnType<typeof createTokenPaymasterService>;
+
+type WithLimits = PartialUserOperation & {
+  callGasLimit: bigint;
+  verificationGasLimit: bigint;
+  preVerificationGas: bigint;
+};
+
+function hasAllLimits(op: PartialUserOperation): op is WithLimits {
+  return op.callGasLimit !== undefined && op.verificationGasLimit !== undefined && op.preVerificationGas !== undefined;
+}
+
+function withLimits(op: PartialUserOperation, extra: { paymasterAndData: Hex }): UserOperationV06 {
+  return {
+    sender: op.sender,
+    nonce: op.nonce,
+    initCode: op.initCode,
+    callData: op.callData,
+    callGasLimit: op.callGasLimit ?? 0n,
+    verificationGasLimit: op.verificationGasLimit ?? 0n,
+    preVerificationGas: op.preVerificationGas ?? 0n,
+    maxFeePerGas: op.maxFeePerGas,
+    maxPriorityFeePerGas: op.maxPriorityFeePerGas,
+    paymasterAndData: extra.paymasterAndData,
+    signature: op.signature,
+  };
+}
+
+const maxBig = (a: bigint, b: bigint) => (a > b ? a : b);
+
+function findToken(snapshot: ChainTokens, address: string): QuotableToken {
+  const key = address.toLowerCase();
+  const token = prepare(snapshot).byKey.get(key)?.token;
+  if (token !== undefined) return token;
+  const reason = snapshot.unusable.get(key);
+  if (reason !== undefined) {
+    throw new UnsupportedError(`Fee token ${address} cannot be used right now: ${reason}`);
+  }
+  throw new UnsupportedError(`Fee token ${address} is not supported on this chain`);
+}
+
+/**
+ * preferredToken first, then tokenList in order, duplicates (any letter case) once. An empty or absent
+ * tokenList means every token of the chain (clients.md), still with preferredToken first.
+ */
+function selectTokens(
+  snapshot: PreparedSnapshot,
+  sel: TokenSelection,
+): { selected: PreparedToken[]; unsupported: string[] } {
+  const list = sel.tokenList ?? [];
+  if (sel.preferredToken === undefined && list.length === 0) return { selected: [...snapshot.all], unsupported: [] };
+  const selected: PreparedToken[] = [];
+  const unsupported: string[] = [];
+  const seen = new Set<string>();
+  const add = (address: string) => {
+    const key = address.toLowerCase();
+    if (seen.has(key)) return;
+    seen.add(key);
+    const token = snapshot.byKey.get(key);
+    if (token === undefined) unsupported.push(address);
+    else selected.push(token);
+  };
+  if (sel.preferredToken !== undefined) add(sel.preferredToken);
+  if (list.length === 0) for (const t of snapshot.all) add(t.token.address);
+  else for (const address of list) add(address);
+  return { selected, unsupported };
+}
+
+function feeQuote(p: PreparedToken, maxTokenCost: bigint, validUntil: number): FeeQuote {
+  const t = p.token;
+  return {
+    symbol: t.symbol,
+    decimal: t.decimals,
+    tokenAddress: t.address,
+    maxGasFee: tokenUnitsToNumberUp(maxTokenCost, t.decimals),
+    maxGasFeeUSD: usdNumberUp((maxTokenCost * t.tokenUsdE18) / p.unitScale),
+    exchangeRate: p.exchangeRateWire,
+    premiumPercentage: p.premiumPercentage,
+    validUntil,
+    logoUrl: t.logoUrl,
+  };
+}
+
+const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
+
+/**
+ * `units / 10^decimals` as the smallest double d (to 15 significant digits, rounded up) for which a client's
+ * `Math.ceil(d * 10 ** decimals)` is at least `units`: Biconomy's SDK approves exactly that, so a value rounded
+ * down by the double conversion would approve less than the quote requires.
+ */
+export function tokenUnitsToNumberUp(units: bigint, decimals: number): number {
+  if (units === 0n) return 0;
+  if (units <= MAX_SAFE && decimals <= 22) {
+    // Both exact in a double: one division, checked the way the client will use it.
+    const scale = 10 ** decimals;
+    const value = Number(units) / scale;
+    if (Math.ceil(value * scale) >= Number(units)) return value;
+  }
+  const digits = units.toString(10);
+  const keep = 15;
+  let mantissa = digits.length <= keep ? units : BigInt(digits.slice(0, keep));
+  let exponent = digits.length <= keep ? 0 : digits.length - keep;
+  if (exponent > 0 && BigInt(digits.slice(keep)) > 0n) mantissa += 1n;
+  const scale = 10 ** decimals;
+  for (;;) {
+    const value = Number(`${mantissa}e${exponent - decimals}`);
+    if (BigInt(Math.ceil(value * scale)) >= units) return value;
+    mantissa += 1n;
+    if (mantissa.toString(10).length > keep) {
+      mantissa /= 10n;
+      exponent += 1;
+      mantissa += 1n;
+    }
+  }
+}
+
+/** A USD amount (18-decimal fixed point) as a number rounded up to 6 decimals. */
+function usdNumberUp(usdE18: bigint): number {
+  const micro = (usdE18 + 10n ** 12n - 1n) / 10n ** 12n;
+  return Number(micro) / 1e6;
+}
+
+async function readToken(
+  chain: ChainRuntime,
+  token: Address,
+  functionName: 'balanceOf' | 'allowance',
+  args: readonly [Address] | readonly [Address, Address],
+): Promise<bigint> {
+  const data =
+    functionName === 'balanceOf'
+      ? encodeFunctionData({ abi: erc20Abi, functionName, args: [args[0]] })
+      : encodeFunctionData({ abi: erc20Abi, functionName, args: [args[0], args[1] ?? ZERO_ADDRESS] });
+  const result = (await chain.request({ method: 'eth_call', params: [{ to: token, data }, 'latest'] })) as Hex;
+  return decodeFunctionResult({ abi: erc20Abi, functionName, data: result });
+}
