@@ -68,8 +68,11 @@ export function compileForBench(entries: readonly string[]): string[] {
     if (missing.length > 0) throw new Error(`tsc emitted no ${missing.join(', ')}`, { cause: err });
   }
   fs.cpSync(path.join(root, 'src/store/migrations'), path.join(out, 'src/store/migrations'), { recursive: true });
-  const build = path.join(out, 'build');
-  if (!fs.existsSync(build)) fs.symlinkSync(path.join(root, 'build'), build, 'dir');
+  // Read at run time relative to the compiled files: contract artifacts, and the dashboard's static files.
+  for (const dir of ['build', 'dashboard']) {
+    const link = path.join(out, dir);
+    if (!fs.existsSync(link)) fs.symlinkSync(path.join(root, dir), link, 'dir');
+  }
   return entries.map(compiledPath);
 }
 

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
+import { devTokenAbi, patronPaymasterAbi } from '../src/chain/artifacts.js';
 import { runCli } from '../src/cli/main.js';
 import { createTenant, createTestContext, TEST_MASTER_KEY, testConfig } from './helpers/testContext.js';
 
-test('`patron demo` runs the whole sponsored flow against a listening Patron with its dev chain', async () => {
+test('`patron demo` runs the sponsored flow, then a USDC-paid op, against a listening Patron with its dev chain', async () => {
   const base = testConfig();
   const ctx = await createTestContext({ config: { paymaster: { ...base.paymaster, devChain: true } } });
   try {
@@ -24,11 +25,37 @@ test('`patron demo` runs the whole sponsored flow against a listening Patron wit
     assert.match(lines, /with \{"data":\{"num":3\}\} → false/);
     assert.match(lines, /error -32010: Sponsorship denied/);
     assert.match(lines, /with \{"data":\{"num":2\}\} → true/);
-    assert.match(lines, /status success/);
-    assert.match(lines, /UserOperationEvent: success true/);
+    assert.equal(lines.match(/status success/g)?.length, 2, 'both operations mined');
+    assert.equal(lines.match(/UserOperationEvent: success true/g)?.length, 2, 'both operations executed');
     const paid = /paid (\d+)\)/.exec(lines)?.[1];
     const cost = /actualGasCost (\d+) wei/.exec(lines)?.[1];
     assert.ok(paid !== undefined && paid === cost, 'the deposit dropped by exactly actualGasCost');
+
+    // The token-paid op: quotes for both dev tokens, the approval batched, a charge within it.
+    assert.match(lines, /8\. .*mode ERC20.*nonce 1/);
+    assert.match(lines, /USDC \(6 decimals\): at most [\d.]+ USDC/);
+    assert.match(lines, /PDT \(18 decimals\): at most [\d.]+ PDT/);
+    assert.match(lines, /11\. pm_sponsorUserOperation .* → mode ERC20/);
+    const charge = /TokenCharged charge (\d+) base units/.exec(lines)?.[1];
+    const approved = /approve\(paymaster, (\d+)\)/.exec(lines)?.[1];
+    assert.ok(charge !== undefined && approved !== undefined, lines);
+    assert.ok(BigInt(charge) > 0n && BigInt(charge) <= BigInt(approved), `charge ${charge} ≤ approved ${approved}`);
+    // On chain: the fee receiver of the fresh dev chain holds exactly the printed charge.
+    const dev = ctx.deps.devChain;
+    const usdc = dev?.tokens.find((t) => t.symbol === 'USDC');
+    assert.ok(dev !== undefined && usdc !== undefined);
+    const feeReceiver = await dev.client.readContract({
+      address: dev.paymaster,
+      abi: patronPaymasterAbi,
+      functionName: 'feeReceiver',
+    });
+    const received = await dev.client.readContract({
+      address: usdc.address,
+      abi: devTokenAbi,
+      functionName: 'balanceOf',
+      args: [feeReceiver],
+    });
+    assert.equal(received, BigInt(charge), 'the printed charge is what the fee receiver got');
     // The demo cleans up after itself: its webhook and its auth token are gone.
     assert.deepEqual(await ctx.deps.store.webhooks.listByDapp(tenant.dappId), []);
     const tokens = await ctx.deps.accounts.listTokens(tenant.accountId);

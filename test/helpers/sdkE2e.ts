@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
-import { type Hex, hexToBigInt, hexToBytes, isHex, parseEventLogs } from 'viem';
+import { type Hex, hexToBigInt, hexToBytes, isHex, type Log, parseEventLogs } from 'viem';
 import { entryPoint06Abi } from 'viem/account-abstraction';
 import { eip1193ChainRuntime } from '../../src/chain/chainRegistry.js';
-import type { UserOperationV06 } from '../../src/paymaster/patronPaymasterV06.js';
+import { TOKEN_PAYMASTER_AND_DATA_LENGTH, type UserOperationV06 } from '../../src/paymaster/patronPaymasterV06.js';
+import { devChainTokenSettings } from '../../src/tokens/devChainTokens.js';
 import {
   buildDeployingOp,
   COUNTER_ADDRESS,
@@ -24,13 +25,15 @@ import { answer, type Receiver, startReceiver } from './webhookReceiver.js';
 
 /**
  * End-to-end setup for the real client SDKs: the in-process chain (EntryPoint v0.6, PatronPaymaster,
- * SimpleAccountFactory from @account-abstraction/contracts@0.6.0), the app LISTENING on 127.0.0.1 (the SDKs
+ * SimpleAccountFactory from @account-abstraction/contracts@0.6.0, the dev fee tokens USDC and PDT at their
+ * fixed dev prices, so the ERC20 mode is served too), the app LISTENING on 127.0.0.1 (the SDKs
  * talk to it over real HTTP with their own fetch), three dApps (no webhook; a webhook that refuses
  * everything; a webhook that accepts even `num` only) whose webhooks are registered through the public webhook
  * API over HTTP, and helpers to run the signed op with `handleOps` and check who paid.
  */
 export const DENIAL_MESSAGE = "Sponsorship denied: the dApp's webhook did not approve this user operation";
 export const SPONSORED_PAYMASTER_AND_DATA_HEX_LENGTH = 2 + 98 * 2;
+export const TOKEN_PAYMASTER_AND_DATA_HEX_LENGTH = 2 + TOKEN_PAYMASTER_AND_DATA_LENGTH * 2;
 
 export interface SdkE2e {
   readonly fx: PatronFixture;
@@ -60,7 +63,11 @@ export async function startSdkE2e(): Promise<SdkE2e> {
     entryPoint: fx.entryPoint,
     paymaster: fx.paymaster,
   });
-  const ctx = await createTestContext({ chains: [chain], signerKey: hexToBytes(KEYS.signer) });
+  const ctx = await createTestContext({
+    chains: [chain],
+    tokenChains: [devChainTokenSettings({ chainId: chain.chainId, client: chain.client, tokens: fx.tokens })],
+    signerKey: hexToBytes(KEYS.signer),
+  });
   await ctx.app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = ctx.app.server.address() as AddressInfo;
   const base = `http://127.0.0.1:${port}`;
@@ -129,11 +136,19 @@ function toBigInt(field: string, v: unknown): bigint {
   return assert.fail(`${field}: expected a number, string or bigint, got ${JSON.stringify(v)}`);
 }
 
-/** Puts the SDK's answer into the op unchanged (no re-encoding beyond `BigInt()`). */
-export function applySdkFields(op: UserOperationV06, r: SdkSponsoredFields): UserOperationV06 {
+/**
+ * Puts the SDK's answer into the op unchanged (no re-encoding beyond `BigInt()`). `hexLength` is the expected
+ * length of `paymasterAndData` as hex: the sponsored mode's by default, TOKEN_PAYMASTER_AND_DATA_HEX_LENGTH for
+ * the ERC20 mode.
+ */
+export function applySdkFields(
+  op: UserOperationV06,
+  r: SdkSponsoredFields,
+  hexLength = SPONSORED_PAYMASTER_AND_DATA_HEX_LENGTH,
+): UserOperationV06 {
   const pnd = r.paymasterAndData;
   assert.ok(typeof pnd === 'string' && isHex(pnd), `paymasterAndData: expected hex, got ${JSON.stringify(pnd)}`);
-  assert.equal(pnd.length, SPONSORED_PAYMASTER_AND_DATA_HEX_LENGTH);
+  assert.equal(pnd.length, hexLength);
   return {
     ...op,
     paymasterAndData: pnd,
@@ -146,13 +161,16 @@ export function applySdkFields(op: UserOperationV06, r: SdkSponsoredFields): Use
 export interface OnChainResult {
   readonly actualGasCost: bigint;
   readonly actualGasUsed: bigint;
+  /** Every log of the handleOps transaction (the token mode's `TokenCharged` is among them). */
+  readonly logs: readonly Log[];
 }
 
 /**
  * Signs the op as the SimpleAccount owner, submits it with `handleOps` from the bundler EOA and checks the
  * outcome: `UserOperationEvent.success`, our paymaster named in it, its EntryPoint deposit lowered by exactly
  * `actualGasCost`, the account deployed and the counter call executed. A bad `paymasterAndData` makes
- * `handleOps` revert (FailedOp AA3x), which throws here.
+ * `handleOps` revert (FailedOp AA3x), which throws here. Holds for both modes: in the ERC20 mode the deposit
+ * pays the gas too, and the paymaster's postOp takes the token from the account.
  */
 export async function assertSponsoredOnChain(fx: PatronFixture, op: UserOperationV06): Promise<OnChainResult> {
   const signed = await signAccount(fx, op);
@@ -187,7 +205,7 @@ export async function assertSponsoredOnChain(fx: PatronFixture, op: UserOperatio
   assert.equal(depositBefore - (await deposit()), event.args.actualGasCost, 'deposit dropped by actualGasCost');
   assert.notEqual(await fx.client.getCode({ address: op.sender }), undefined, 'the account was deployed');
   assert.equal(await counter(), counterBefore + 1n, 'the call was executed');
-  return { actualGasCost: event.args.actualGasCost, actualGasUsed: event.args.actualGasUsed };
+  return { actualGasCost: event.args.actualGasCost, actualGasUsed: event.args.actualGasUsed, logs: receipt.logs };
 }
 
 /** The webhook requests that reached `path` since `from` (an index into `receiver.requests`). */
@@ -264,3 +282,36 @@ export function lastSent(calls: readonly RecordedCall[]): SentRpc {
 
 /** `0x`-hex of a quantity, as the Biconomy SDKs send nonce and fees (`toHex`). */
 export const hex = (n: bigint): Hex => `0x${n.toString(16)}`;
+
+const ERRORS_CATALOGUE = 'https://raw.githubusercontent.com/bcnmy/aa-errors/main/docs/errors.json';
+
+/**
+ * `@biconomy/account` 4.x words a non-2xx paymaster answer with `getAAError`, which first downloads Biconomy's
+ * error catalogue with the global `fetch` (see e2e.biconomyAccount.test.ts). This answers that download with
+ * `[]` (no network here), or, while `offline` is set, fails it the way fetch fails without a network; every
+ * other request goes out untouched. Counts how often the catalogue was asked for.
+ */
+export function stubErrorCatalogue(): { fetches(): number; offline: boolean; restore(): void } {
+  const realFetch = globalThis.fetch;
+  let count = 0;
+  const stub = {
+    offline: false,
+    fetches: () => count,
+    restore: () => {
+      globalThis.fetch = realFetch;
+    },
+  };
+  globalThis.fetch = async (input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    if (url !== ERRORS_CATALOGUE) return realFetch(input, init);
+    count += 1;
+    if (stub.offline) throw new TypeError('fetch failed');
+    return new Response('[]', { headers: { 'content-type': 'application/json' } });
+  };
+  return stub;
+}
+
+/** How `@biconomy/account` 4.x words a paymaster's JSON-RPC error message (getAAError, empty catalogue). */
+export function accountSdkError(message: string): string {
+  return `Unknown Error\n520\nhttps://docs.biconomy.io/troubleshooting/commonerrors\n\n${JSON.stringify(`Error coming from Paymaster: ${message}`)}`;
+}

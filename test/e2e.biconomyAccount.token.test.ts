@@ -1,0 +1,344 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import * as accountSdk from '@biconomy/account';
+import {
+  type Address,
+  decodeFunctionData,
+  encodeFunctionData,
+  erc20Abi,
+  getAddress,
+  type Hex,
+  isAddress,
+  parseEventLogs,
+} from 'viem';
+import { devTokenAbi, patronPaymasterAbi } from '../src/chain/artifacts.js';
+import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
+import { decodePaymasterAndData, type UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
+import { simpleAccountAbi } from './helpers/patronPaymasterV06.js';
+import {
+  accountSdkError,
+  applySdkFields,
+  assertSponsoredOnChain,
+  hex,
+  lastSent,
+  type RecordedCall,
+  recordPaymasterFetches,
+  type SdkE2e,
+  type SdkSponsoredFields,
+  startSdkE2e,
+  stubErrorCatalogue,
+  TOKEN_PAYMASTER_AND_DATA_HEX_LENGTH,
+} from './helpers/sdkE2e.js';
+
+/**
+ * `@biconomy/account` 4.x, unmodified, paying gas in an ERC-20 through Patron listening on 127.0.0.1: the
+ * paymaster half (`createPaymaster`) asks for quotes, builds the token approval, and gets the final
+ * `paymasterAndData`; the op then runs through `handleOps` on the in-process EntryPoint v0.6 and the fee
+ * receiver must gain exactly what the paymaster's `TokenCharged` event says, never more than was approved.
+ *
+ * What the SDK's smart account does between those calls (BiconomySmartAccountV2.buildTokenPaymasterUserOp) is
+ * reproduced here: it decodes its own `execute` call and re-encodes `executeBatch` with the approval FIRST.
+ * Biconomy's account contracts are not published on npm, so SimpleAccount v0.6 stands in: its
+ * `executeBatch(address[] dest, bytes[] func)` takes no values, which loses nothing (the approval's value is 0).
+ * The SDK's typings do not resolve under NodeNext (see e2e.biconomyAccount.test.ts): the slice used is typed
+ * by hand below and checked at run time by the first test.
+ */
+type Erc20Mode = 'ERC20';
+interface PartialUserOp {
+  readonly sender: string;
+  readonly nonce: string;
+  readonly initCode: string;
+  readonly callData: string;
+  readonly maxFeePerGas: string;
+  readonly maxPriorityFeePerGas: string;
+  readonly paymasterAndData: string;
+  readonly signature: string;
+}
+/** A fee quote as the SDK hands it over (it passes Patron's objects through untouched). */
+interface FeeQuote {
+  readonly symbol: string;
+  readonly tokenAddress: string;
+  readonly decimal: number;
+  readonly maxGasFee: number;
+  readonly maxGasFeeUSD: number;
+  readonly exchangeRate: number | string;
+  readonly premiumPercentage: number;
+  readonly validUntil: number;
+  readonly logoUrl: string;
+}
+interface AccountSdkTokenPaymaster {
+  getPaymasterFeeQuotesOrData(
+    userOp: PartialUserOp,
+    dto: { mode: Erc20Mode; tokenList: string[]; preferredToken: string; calculateGasLimits?: boolean },
+  ): Promise<{ feeQuotes?: FeeQuote[]; tokenPaymasterAddress?: string }>;
+  buildTokenApprovalTransaction(req: {
+    feeQuote: FeeQuote;
+    spender: string;
+    maxApproval?: boolean;
+  }): Promise<{ to: string; value: unknown; data: Hex }>;
+  getPaymasterAndData(
+    userOp: PartialUserOp,
+    dto: { mode: Erc20Mode; feeTokenAddress: string; calculateGasLimits?: boolean },
+  ): Promise<SdkSponsoredFields>;
+}
+interface AccountSdk {
+  createPaymaster(config: { paymasterUrl: string }): Promise<AccountSdkTokenPaymaster>;
+  readonly PaymasterMode: { readonly ERC20: Erc20Mode };
+}
+const { createPaymaster, PaymasterMode } = accountSdk as unknown as AccountSdk;
+
+const SMART_ACCOUNT_INFO = { name: 'BICONOMY', version: '2.0.0' };
+/** Receives the token charges, apart from the paymaster's owner, so its balance change is the charge alone. */
+const FEE_RECEIVER = getAddress('0x00000000000000000000000000000000000fee01');
+
+let e2e: SdkE2e;
+let wire: { calls: RecordedCall[]; restore(): void };
+let catalogue: ReturnType<typeof stubErrorCatalogue>;
+let pm: AccountSdkTokenPaymaster;
+
+before(async () => {
+  e2e = await startSdkE2e();
+  catalogue = stubErrorCatalogue();
+  wire = recordPaymasterFetches(e2e.base);
+  const hash = await e2e.fx.client.writeContract({
+    address: e2e.fx.paymaster,
+    abi: patronPaymasterAbi,
+    functionName: 'setFeeReceiver',
+    args: [FEE_RECEIVER],
+  });
+  await e2e.fx.client.waitForTransactionReceipt({ hash });
+  pm = await createPaymaster({ paymasterUrl: e2e.paymasterUrl(e2e.open) });
+});
+after(async () => {
+  wire.restore();
+  catalogue.restore();
+  await e2e.close();
+});
+
+const devToken = (symbol: string): DevTokenInfo => {
+  const t = e2e.fx.tokens.find((x) => x.symbol === symbol);
+  assert.ok(t, `the dev chain deployed ${symbol}`);
+  return t;
+};
+
+/** The partial op as `buildUserOp` hands it to the paymaster: hex nonce/fees, no gas limits. */
+function partialOp(op: UserOperationV06): PartialUserOp {
+  return {
+    sender: op.sender,
+    nonce: hex(op.nonce),
+    initCode: op.initCode,
+    callData: op.callData,
+    maxFeePerGas: hex(op.maxFeePerGas),
+    maxPriorityFeePerGas: hex(op.maxPriorityFeePerGas),
+    paymasterAndData: '0x',
+    signature: '0x',
+  };
+}
+
+const balanceOf = (token: Address, who: Address) =>
+  e2e.fx.client.readContract({ address: token, abi: devTokenAbi, functionName: 'balanceOf', args: [who] });
+
+async function mint(token: Address, to: Address, amount: bigint): Promise<void> {
+  const hash = await e2e.fx.client.writeContract({
+    address: token,
+    abi: devTokenAbi,
+    functionName: 'mint',
+    args: [to, amount],
+  });
+  await e2e.fx.client.waitForTransactionReceipt({ hash });
+}
+
+/** Quotes for `token` as preferred token, with what went on the wire checked. */
+async function quoteFor(op: UserOperationV06, token: DevTokenInfo) {
+  const r = await pm.getPaymasterFeeQuotesOrData(partialOp(op), {
+    mode: PaymasterMode.ERC20,
+    tokenList: [],
+    preferredToken: token.address,
+  });
+  const sent = lastSent(wire.calls);
+  assert.equal(sent.method, 'pm_getFeeQuoteOrData');
+  assert.equal(sent.status, 200, JSON.stringify(sent.response));
+  const feeQuote = r.feeQuotes?.[0];
+  assert.ok(feeQuote !== undefined, 'a quote for the preferred token');
+  return { r, sent, feeQuote };
+}
+
+/**
+ * BiconomySmartAccountV2.buildTokenPaymasterUserOp on SimpleAccount: the SDK's approval transaction first,
+ * then the op's own call (decoded from its `execute`), as one `executeBatch`.
+ */
+async function withSdkApproval(op: UserOperationV06, feeQuote: FeeQuote, spender: string) {
+  const approval = await pm.buildTokenApprovalTransaction({ feeQuote, spender });
+  const own = decodeFunctionData({ abi: simpleAccountAbi, data: op.callData });
+  assert.equal(own.functionName, 'execute');
+  const [dest, , func] = own.args as readonly [Address, bigint, Hex];
+  const callData = encodeFunctionData({
+    abi: simpleAccountAbi,
+    functionName: 'executeBatch',
+    args: [
+      [getAddress(approval.to), dest],
+      [approval.data, func],
+    ],
+  });
+  return { approval, op: { ...op, callData } };
+}
+
+describe('@biconomy/account 4.x createPaymaster, ERC20 mode', () => {
+  test('quotes: the SDK’s answer shape, the preferred token first, and the quote fields as sent', async () => {
+    assert.equal(PaymasterMode.ERC20, 'ERC20');
+    assert.equal(typeof pm.buildTokenApprovalTransaction, 'function');
+    const usdc = devToken('USDC');
+    const pdt = devToken('PDT');
+    const { r, sent, feeQuote } = await quoteFor(await e2e.nextOp(), pdt);
+
+    // The SDK keeps exactly two fields of Patron's ERC20 result, renaming paymasterAddress.
+    assert.deepEqual(Object.keys(r).sort(), ['feeQuotes', 'tokenPaymasterAddress']);
+    assert.equal(r.tokenPaymasterAddress, e2e.fx.paymaster);
+    assert.equal(feeQuote.tokenAddress, pdt.address, 'feeQuotes[0] is the preferred token');
+    // With a preferredToken, Patron quotes the requested tokens only (README "Quotes": only a request with
+    // neither preferredToken nor tokenList gets every token); any further quote would be another dev token.
+    const quoted = r.feeQuotes?.map((q) => q.tokenAddress) ?? [];
+    assert.deepEqual(new Set(quoted).size, quoted.length, 'no token quoted twice');
+    assert.ok(quoted.every((a) => a === pdt.address || a === usdc.address));
+
+    // `tokenList: []` is sent as is (the SDK keeps an empty list), preferredToken beside it.
+    assert.deepEqual(sent.params[1], {
+      mode: 'ERC20',
+      calculateGasLimits: true,
+      tokenInfo: { tokenList: [], preferredToken: pdt.address },
+      sponsorshipInfo: { smartAccountInfo: SMART_ACCOUNT_INFO },
+    });
+    const result = (sent.response as { result?: Record<string, unknown> }).result ?? {};
+    assert.equal(result.mode, 'ERC20', 'the SDK reads the lower-case mode');
+    assert.equal(result.MODE, 'ERC20');
+    assert.deepEqual(result.unsupportedTokens, []);
+    assert.deepEqual(result.feeQuotes, r.feeQuotes, 'the SDK passes the quotes through untouched');
+
+    const now = Date.now() / 1000;
+    // Both dev tokens' quotes (6 and 18 decimals: PDT's exchange rate is beyond 2^53), asked for by tokenList.
+    const both = await pm.getPaymasterFeeQuotesOrData(partialOp(await e2e.nextOp()), {
+      mode: PaymasterMode.ERC20,
+      tokenList: [usdc.address, pdt.address],
+      preferredToken: pdt.address,
+    });
+    assert.deepEqual(
+      both.feeQuotes?.map((q) => q.symbol),
+      ['PDT', 'USDC'],
+      'preferredToken first, then tokenList, each once',
+    );
+    const bothSent = (lastSent(wire.calls).response as { result?: { feeQuotes?: unknown } }).result;
+    assert.deepEqual(bothSent?.feeQuotes, both.feeQuotes, 'as on the wire');
+    for (const [q, token] of [
+      [both.feeQuotes?.[0], pdt],
+      [both.feeQuotes?.[1], usdc],
+    ] as const) {
+      assert.ok(q !== undefined);
+      assert.equal(q.symbol, token.symbol);
+      assert.ok(isAddress(q.tokenAddress, { strict: true }) && q.tokenAddress === token.address);
+      assert.ok(Number.isInteger(q.decimal) && q.decimal === token.decimals, 'decimal: an integer number');
+      assert.ok(typeof q.maxGasFee === 'number' && Number.isFinite(q.maxGasFee) && q.maxGasFee > 0);
+      assert.ok(typeof q.maxGasFeeUSD === 'number' && q.maxGasFeeUSD > 0);
+      assert.equal(typeof q.premiumPercentage, 'number');
+      assert.ok(
+        (typeof q.exchangeRate === 'number' && Number.isSafeInteger(q.exchangeRate)) ||
+          (typeof q.exchangeRate === 'string' && /^\d+$/.test(q.exchangeRate)),
+        `exchangeRate ${JSON.stringify(q.exchangeRate)}: an integer, as a string beyond 2^53`,
+      );
+      assert.ok(Number.isInteger(q.validUntil) && q.validUntil > now && q.validUntil < now + 3600, 'unix seconds');
+      assert.equal(typeof q.logoUrl, 'string');
+    }
+  });
+
+  for (const symbol of ['USDC', 'PDT'] as const) {
+    test(`${symbol}: quote → SDK approval batched first → getPaymasterAndData → handleOps charges ≤ the approval`, async () => {
+      const token = devToken(symbol);
+      const plain = await e2e.nextOp();
+      const { r, feeQuote } = await quoteFor(plain, token);
+      assert.equal(feeQuote.tokenAddress, token.address);
+      const spender = r.tokenPaymasterAddress;
+      assert.ok(spender !== undefined);
+
+      const { approval, op } = await withSdkApproval(plain, feeQuote, spender);
+      assert.equal(approval.to, token.address);
+      const approve = decodeFunctionData({ abi: erc20Abi, data: approval.data });
+      assert.equal(approve.functionName, 'approve');
+      const [approvedSpender, approved] = approve.args as readonly [Address, bigint];
+      assert.equal(approvedSpender, e2e.fx.paymaster);
+      assert.equal(approved, BigInt(Math.ceil(feeQuote.maxGasFee * 10 ** feeQuote.decimal)));
+      // The account holds exactly what it approves: the signed maximum must fit in it.
+      await mint(token.address, op.sender, approved);
+
+      const final = await pm.getPaymasterAndData(partialOp(op), {
+        mode: PaymasterMode.ERC20,
+        feeTokenAddress: token.address,
+        calculateGasLimits: true,
+      });
+      const sent = lastSent(wire.calls);
+      assert.equal(sent.method, 'pm_sponsorUserOperation');
+      assert.equal(sent.status, 200, JSON.stringify(sent.response));
+      assert.deepEqual(sent.params[1], {
+        mode: 'ERC20',
+        calculateGasLimits: true,
+        tokenInfo: { feeTokenAddress: token.address },
+        sponsorshipInfo: { smartAccountInfo: SMART_ACCOUNT_INFO },
+      });
+      assert.equal(sent.userOp.callData, op.callData, 'the batched call data went to Patron');
+
+      const ready = applySdkFields(op, final, TOKEN_PAYMASTER_AND_DATA_HEX_LENGTH);
+      const data = decodePaymasterAndData(ready.paymasterAndData);
+      assert.ok(data.mode === 1, 'token mode');
+      assert.equal(data.token, token.address);
+      assert.equal(data.paymaster, e2e.fx.paymaster);
+      assert.ok(data.maxTokenCost <= approved, `signed maximum ${data.maxTokenCost} ≤ approved ${approved}`);
+
+      const receiverBefore = await balanceOf(token.address, FEE_RECEIVER);
+      const { logs } = await assertSponsoredOnChain(e2e.fx, ready);
+      const charges = parseEventLogs({ abi: patronPaymasterAbi, eventName: 'TokenCharged', logs: [...logs] });
+      assert.equal(charges.length, 1, 'one TokenCharged');
+      const [charged] = charges;
+      assert.ok(charged !== undefined);
+      assert.equal(charged.args.account, op.sender);
+      assert.equal(charged.args.token, token.address);
+      const { charge } = charged.args;
+      assert.equal(
+        (await balanceOf(token.address, FEE_RECEIVER)) - receiverBefore,
+        charge,
+        'receiver gained the charge',
+      );
+      assert.ok(charge > 0n && charge <= data.maxTokenCost && charge <= approved, `charge ${charge} ≤ ${approved}`);
+      assert.equal(await balanceOf(token.address, op.sender), approved - charge, 'the account paid the charge only');
+    });
+  }
+
+  test('an account holding none of the token: the SDK throws with Patron’s reason inside, nothing is signed', async () => {
+    const usdc = devToken('USDC');
+    const plain = await e2e.nextOp();
+    const { r, feeQuote } = await quoteFor(plain, usdc);
+    const { op } = await withSdkApproval(plain, feeQuote, String(r.tokenPaymasterAddress));
+    assert.equal(await balanceOf(usdc.address, op.sender), 0n);
+    const catalogueFetches = catalogue.fetches();
+
+    let thrown: unknown;
+    await assert.rejects(
+      pm.getPaymasterAndData(partialOp(op), {
+        mode: PaymasterMode.ERC20,
+        feeTokenAddress: usdc.address,
+        calculateGasLimits: true,
+      }),
+      (err: unknown) => {
+        thrown = err;
+        return err instanceof Error;
+      },
+    );
+    const sent = lastSent(wire.calls);
+    assert.equal(sent.status, 400, 'a deterministic refusal: HTTP 400, which this SDK needs to read the reason');
+    const error = (sent.response as { error?: { code?: unknown; message?: unknown } }).error;
+    assert.equal(error?.code, -32020);
+    const message = String(error?.message);
+    assert.match(message, /token balance below the maximum charge/);
+    assert.ok(thrown instanceof Error);
+    assert.ok(thrown.message.includes(JSON.stringify(`Error coming from Paymaster: ${message}`)), thrown.message);
+    assert.equal(thrown.message, accountSdkError(message));
+    assert.equal(catalogue.fetches(), catalogueFetches + 1, 'the SDK fetched its error catalogue to word it');
+  });
+});
