@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
 import { keccak256, stringToBytes } from 'viem';
+import { privateKeyToAddress } from 'viem/accounts';
 import { type AccountService, createAccountService } from './accounts/accountService.js';
 import { createSecretBox, loadMasterKey } from './accounts/secretBox.js';
+import { createSessionService, type SessionService } from './accounts/sessionService.js';
 import {
   type ChainRegistry,
   type ChainRuntime,
@@ -14,7 +16,11 @@ import type { Config } from './config/config.js';
 import { type CryptoBackend, selectCryptoBackend } from './paymaster/cryptoBackend.js';
 import { createPaymasterSigner, loadSignerKey, type PaymasterSigner } from './paymaster/paymasterSigner.js';
 import { createSponsorshipService, type SponsorshipService } from './paymaster/sponsorshipService.js';
+import { createTokenPaymasterService, type TokenPaymasterService } from './paymaster/tokenPaymasterService.js';
+import { createRequestLogRecorder, type RequestLogRecorder } from './requestLog/requestLogRecorder.js';
 import { openStore, type Store } from './store/store.js';
+import { devChainTokenSettings } from './tokens/devChainTokens.js';
+import { type ChainTokenSettings, createTokenCatalog, type TokenCatalog } from './tokens/tokenCatalog.js';
 import { createWebhookCaller, type WebhookCaller } from './webhooks/webhookCaller.js';
 import { checkSponsorshipWebhooks } from './webhooks/webhookCheck.js';
 import { createWebhookService, type WebhookService } from './webhooks/webhookService.js';
@@ -35,6 +41,14 @@ export interface Deps {
   /** The in-process dev chain, when this process runs one. */
   readonly devChain: DevChain | undefined;
   readonly sponsorship: SponsorshipService;
+  /** Fee tokens per chain with background-refreshed prices. */
+  readonly tokenCatalog: TokenCatalog;
+  /** The token mode: quotes and token-paid paymasterAndData. */
+  readonly tokenPaymaster: TokenPaymasterService;
+  /** Dashboard sign-in and sessions. */
+  readonly sessions: SessionService;
+  /** The paymaster request log (batched writes off the request path); flushed on close. */
+  readonly requestLog: RequestLogRecorder;
   readonly now: () => number;
   close(): Promise<void>;
 }
@@ -50,6 +64,8 @@ export interface DepsOverrides {
   readonly signerKey?: Uint8Array;
   /** Chains built by the caller (tests start their own dev chain), instead of the configured ones. */
   readonly chains?: readonly ChainRuntime[];
+  /** Fee tokens of the caller's chains (tests), instead of the configured ones. */
+  readonly tokenChains?: readonly ChainTokenSettings[];
 }
 
 /**
@@ -58,6 +74,8 @@ export interface DepsOverrides {
  */
 const DEV_CHAIN_OWNER_KEY = keccak256(stringToBytes('patron embedded dev chain owner'));
 const DEV_CHAIN_DEPOSIT_WEI = 1000n * 10n ** 18n;
+/** Owns the dev chain's demo SimpleAccount (funded with the dev tokens); public on purpose, like the above. */
+const DEV_DEMO_ACCOUNT_OWNER_KEY = keccak256(stringToBytes('patron embedded dev chain demo account'));
 
 export async function createDeps(config: Config, logger: Logger, overrides: DepsOverrides = {}): Promise<Deps> {
   const now = overrides.now ?? Date.now;
@@ -104,6 +122,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
           signerAddress: signer.address,
           ownerPrivateKey: DEV_CHAIN_OWNER_KEY,
           depositWei: DEV_CHAIN_DEPOSIT_WEI,
+          demoAccountOwner: privateKeyToAddress(DEV_DEMO_ACCOUNT_OWNER_KEY),
         })
       : undefined;
   const chains = createChainRegistry(
@@ -117,6 +136,9 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
               entryPoint: devChain.entryPoint,
               paymaster: devChain.paymaster,
               simpleAccountFactory: devChain.simpleAccountFactory,
+              ...(devChain.demoAccount === undefined
+                ? {}
+                : { demoAccount: { ...devChain.demoAccount, ownerPrivateKey: DEV_DEMO_ACCOUNT_OWNER_KEY } }),
             }),
           ]),
       ...config.paymaster.chains.map((c) =>
@@ -137,9 +159,55 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     checkWebhooks: ({ dappId, webhookData }) =>
       checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, dappId, webhookData }),
   });
+  const tokenCatalog = createTokenCatalog({
+    chains:
+      overrides.tokenChains ??
+      chains.list().flatMap((c): ChainTokenSettings[] => {
+        if (devChain !== undefined && c.embedded && c.chainId === devChain.chain.chainId) {
+          return [devChainTokenSettings({ chainId: c.chainId, client: c.client, tokens: devChain.tokens })];
+        }
+        const setting = config.paymaster.chains.find((s) => s.chainId === c.chainId);
+        if (setting?.nativeUsd === undefined || (setting.tokens ?? []).length === 0) return [];
+        return [{ chainId: c.chainId, client: c.client, nativeUsd: setting.nativeUsd, tokens: setting.tokens ?? [] }];
+      }),
+    logger,
+    now,
+    refreshMs: config.paymaster.priceRefreshSeconds * 1000,
+  });
+  // The first requests should find prices, not "unavailable"; but a chain RPC that does not answer must not
+  // hold the start up, so the wait is bounded (the refresh goes on in the background either way).
+  await Promise.race([tokenCatalog.ready(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
+  const tokenPaymaster = createTokenPaymasterService({
+    signer,
+    crypto: crypto.backend,
+    policy: config.paymaster.sponsorship,
+    now,
+    tokens: tokenCatalog,
+  });
+  const sessions = createSessionService({
+    store,
+    now,
+    idleMs: config.dashboard.sessionIdleMs,
+    absoluteMs: config.dashboard.sessionMaxMs,
+  });
+  const requestLog = createRequestLogRecorder({
+    repository: store.requestLog,
+    now,
+    logger,
+    retentionDays: config.requestLog.retentionDays,
+    maxRows: config.requestLog.maxRows,
+  });
+  // Ended sessions and old sign-in failures are deleted in the background (unref: never keeps the process up).
+  const sessionPruner = setInterval(() => {
+    sessions.prune().catch((err: unknown) => logger.warn({ err }, 'could not prune dashboard sessions'));
+  }, 10 * 60_000);
+  sessionPruner.unref();
   const close = async () => {
     try {
+      clearInterval(sessionPruner);
+      await requestLog.close();
       await webhookCaller.close();
+      await tokenCatalog.close();
       await devChain?.close();
     } finally {
       await store.close();
@@ -157,6 +225,10 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     chains,
     devChain,
     sponsorship,
+    tokenCatalog,
+    tokenPaymaster,
+    sessions,
+    requestLog,
     now,
     close,
   };

@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   if (deps.crypto.backend.name !== 'native') {
     logger.warn({ reason: deps.crypto.reason }, 'signing with the JavaScript backend: about 10x the CPU per signature');
   }
-  const demo = config.demo ? await ensureDemoAccount(deps.accounts) : undefined;
+  const demo = config.demo ? await ensureDemoAccount(deps.accounts, deps.sessions) : undefined;
   const app = createApp(deps);
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address() as AddressInfo;
@@ -86,6 +86,7 @@ function banner(args: { config: Config; deps: Deps; baseUrl: string; demo: DemoC
     '',
     `Patron is running at ${baseUrl}  (storage: ${deps.store.kind}${args.config.storage.kind === 'sqlite' ? ` in ${args.config.dataDir}` : ''})`,
     `  paymaster signer  ${deps.signer.address}  (${deps.crypto.backend.name} signing)`,
+    `  dashboard         ${baseUrl}${args.config.dashboard.basePath}`,
   ];
   for (const c of deps.chains.list()) {
     lines.push(
@@ -93,6 +94,15 @@ function banner(args: { config: Config; deps: Deps; baseUrl: string; demo: DemoC
       `    EntryPoint v0.6  ${c.entryPoint}`,
       `    paymaster        ${c.paymaster}`,
     );
+    const feeTokens = deps.tokenCatalog.snapshot(c.chainId)?.tokens ?? [];
+    if (feeTokens.length > 0) {
+      lines.push(`    fee tokens       ${feeTokens.map((t) => `${t.symbol} ${t.address}`).join(', ')}`);
+    }
+    if (c.demoAccount !== undefined) {
+      lines.push(
+        `    demo account     ${c.demoAccount.address}  (SimpleAccount holding the fee tokens; owner key in /api/chains, dev only)`,
+      );
+    }
   }
   if (demo !== undefined) {
     lines.push(
@@ -102,6 +112,7 @@ function banner(args: { config: Config; deps: Deps; baseUrl: string; demo: DemoC
       `  authToken   ${demo.authToken}`,
       `  apiKey      ${demo.apiKey}   (dApp "Demo dApp", chain ${demo.chainId})`,
       `  paymaster   ${baseUrl}/api/v1/${demo.chainId}/${demo.apiKey}   (the SDKs' paymasterUrl)`,
+      `  dashboard   ${baseUrl}${args.config.dashboard.basePath}   (email ${demo.email}, password ${demo.password ?? '(set one with patron account set-password)'})`,
       '',
       'Try the whole flow (webhook, sponsorship, handleOps):  npm run demo',
       'Or register a webhook by hand:',

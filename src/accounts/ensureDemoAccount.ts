@@ -1,5 +1,7 @@
 import { ConflictError } from '../errors/PatronError.js';
 import type { AccountService } from './accountService.js';
+import { generatePassword } from './passwordHash.js';
+import type { SessionService } from './sessionService.js';
 
 export const DEMO_EMAIL = 'demo@patron.local';
 export const DEMO_CHAIN_ID = 31337;
@@ -10,6 +12,8 @@ export interface DemoCredentials {
   readonly apiKey: string;
   readonly dappId: string;
   readonly chainId: number;
+  /** The dashboard password, generated when a session service is given. */
+  readonly password?: string;
 }
 
 /**
@@ -17,7 +21,10 @@ export interface DemoCredentials {
  * the dev chain, so a newcomer can call the API at once. Returns the credentials only when it created them:
  * the token exists nowhere else in clear, so they are shown exactly once.
  */
-export async function ensureDemoAccount(accounts: AccountService): Promise<DemoCredentials | undefined> {
+export async function ensureDemoAccount(
+  accounts: AccountService,
+  sessions?: SessionService,
+): Promise<DemoCredentials | undefined> {
   if ((await accounts.countAccounts()) > 0) return undefined;
   let account: Awaited<ReturnType<AccountService['createAccount']>>;
   try {
@@ -28,5 +35,16 @@ export async function ensureDemoAccount(accounts: AccountService): Promise<DemoC
   }
   const { secret } = await accounts.createToken({ accountId: account.id, name: 'demo' });
   const dapp = await accounts.createDapp({ accountId: account.id, name: 'Demo dApp', chainIds: [DEMO_CHAIN_ID] });
-  return { email: account.email, authToken: secret, apiKey: dapp.apiKey, dappId: dapp.id, chainId: DEMO_CHAIN_ID };
+  const creds = {
+    email: account.email,
+    authToken: secret,
+    apiKey: dapp.apiKey,
+    dappId: dapp.id,
+    chainId: DEMO_CHAIN_ID,
+  };
+  if (sessions === undefined) return creds;
+  // The dashboard's sign-in on first start, so a newcomer can open it without the CLI.
+  const password = generatePassword();
+  await sessions.setPassword({ accountId: account.id, password });
+  return { ...creds, password };
 }

@@ -38,3 +38,17 @@ export const chainIdsSchema = z
 export const createTokenInput = z.object({ name: tokenNameSchema.optional() });
 export const createDappInput = z.object({ name: dappNameSchema, chainIds: chainIdsSchema });
 export const updateDappInput = z.object({ name: dappNameSchema.optional(), chainIds: chainIdsSchema.optional() });
+
+/** A dashboard password being set: long enough to resist guessing, bounded so hashing cost is too. */
+export const newPasswordSchema = z
+  .string({ error: 'password must be a string' })
+  .min(12, { error: 'password must be at least 12 characters' })
+  .max(256, { error: 'password must be at most 256 characters' });
+
+export const signInInput = z.object({
+  email: emailSchema,
+  password: z
+    .string({ error: 'password must be a string' })
+    .min(1, { error: 'password must not be empty' })
+    .max(256, { error: 'password must be at most 256 characters' }),
+});

@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { AccountService } from '../accounts/accountService.js';
 import type { Account } from '../store/records.js';
-import { authenticateAccount } from './adminAuth.js';
+import { type AdminAuth, authenticateAccount } from './adminAuth.js';
 import { sendOk } from './envelope.js';
 
 export const accountView = z.object({ accountId: z.string(), email: z.string(), createdAt: z.string() });
@@ -13,9 +12,9 @@ export const toAccountView = (a: Account): z.infer<typeof accountView> => ({
   createdAt: new Date(a.createdAt).toISOString(),
 });
 
-export function registerAdminAccountRoutes(app: FastifyInstance, deps: { accounts: AccountService }): void {
+export function registerAdminAccountRoutes(app: FastifyInstance, deps: AdminAuth): void {
   app.get('/api/admin/account', async (req, reply) => {
-    const account = await authenticateAccount(req, deps.accounts);
+    const account = await authenticateAccount(req, deps);
     return sendOk(reply, 'Account fetched', toAccountView(account));
   });
 }

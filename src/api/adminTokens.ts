@@ -1,10 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { AccountService } from '../accounts/accountService.js';
 import { createTokenInput } from '../accounts/schemas.js';
 import { parseInput } from '../errors/parseInput.js';
 import type { AuthTokenRecord } from '../store/records.js';
-import { authenticateAccount } from './adminAuth.js';
+import { type AdminAuth, authenticateAccount } from './adminAuth.js';
 import { sendOk } from './envelope.js';
 import { bodyObject } from './jsonBodyParser.js';
 
@@ -28,24 +27,24 @@ export const toTokenView = (t: AuthTokenRecord): z.infer<typeof tokenView> => ({
   revokedAt: iso(t.revokedAt),
 });
 
-export function registerAdminTokenRoutes(app: FastifyInstance, deps: { accounts: AccountService }): void {
+export function registerAdminTokenRoutes(app: FastifyInstance, deps: AdminAuth): void {
   const { accounts } = deps;
 
   app.get('/api/admin/tokens', async (req, reply) => {
-    const account = await authenticateAccount(req, accounts);
+    const account = await authenticateAccount(req, deps);
     return sendOk(reply, 'Auth tokens fetched', (await accounts.listTokens(account.id)).map(toTokenView));
   });
 
   // The token itself is in this response only; the service keeps just its hash.
   app.post('/api/admin/tokens', async (req, reply) => {
-    const account = await authenticateAccount(req, accounts);
+    const account = await authenticateAccount(req, deps);
     const body = parseInput(createTokenInput, bodyObject(req.body));
     const { token, secret } = await accounts.createToken({ accountId: account.id, name: body.name });
     return sendOk(reply, 'Auth token created', { ...toTokenView(token), authToken: secret });
   });
 
   app.delete<{ Params: { tokenId: string } }>('/api/admin/tokens/:tokenId', async (req, reply) => {
-    const account = await authenticateAccount(req, accounts);
+    const account = await authenticateAccount(req, deps);
     await accounts.revokeToken({ accountId: account.id, tokenId: req.params.tokenId });
     return sendOk(reply, 'Auth token revoked');
   });

@@ -16,8 +16,10 @@ export type Envelope = z.infer<typeof envelopeSchema>;
 const STATUS_BY_CODE: Record<PatronErrorCode, number> = {
   VALIDATION: 400,
   UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
   NOT_FOUND: 404,
   CONFLICT: 409,
+  TOKEN_PAYMENT: 400,
   LIMIT_EXCEEDED: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,

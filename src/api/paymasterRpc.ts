@@ -3,6 +3,8 @@ import type { AccountService } from '../accounts/accountService.js';
 import type { ChainRegistry } from '../chain/chainRegistry.js';
 import { ChainNotServedError, UnauthorizedError } from '../errors/PatronError.js';
 import type { SponsorshipService } from '../paymaster/sponsorshipService.js';
+import type { TokenPaymasterService } from '../paymaster/tokenPaymasterService.js';
+import type { RequestLogSink } from '../requestLog/requestLogRecorder.js';
 import { handleJsonRpc } from '../rpc/handleJsonRpc.js';
 import { PAYMASTER_METHODS } from '../rpc/registry.js';
 import { RPC } from '../rpc/rpcErrors.js';
@@ -27,6 +29,9 @@ export interface PaymasterRpcDeps {
   readonly accounts: AccountService;
   readonly chains: ChainRegistry;
   readonly sponsorship: SponsorshipService;
+  readonly tokenPaymaster: TokenPaymasterService;
+  /** The dashboard's request log; every call with a resolved dApp is recorded there. */
+  readonly requestLog?: RequestLogSink;
 }
 
 /**
@@ -56,6 +61,7 @@ export function registerPaymasterRpcRoutes(app: FastifyInstance, deps: Paymaster
         methods: PAYMASTER_METHODS,
         context: () => resolveContext({ deps, chainIdText: chainId, apiKey }),
         log: req.log,
+        ...(deps.requestLog === undefined ? {} : { requestLog: deps.requestLog }),
       });
       if (out.body === undefined) reply.code(204).send();
       else reply.code(out.status).header('content-type', JSON_CONTENT_TYPE).send(JSON.stringify(out.body));
@@ -78,5 +84,6 @@ async function resolveContext(args: {
   if (!dapp.chainIds.includes(chainId)) throw new ChainNotServedError(`This dApp does not serve chain ${chainId}`);
   const chain = args.deps.chains.get(chainId);
   if (chain === undefined) throw new ChainNotServedError(`Chain ${chainId} is not configured on this Patron`);
-  return { dapp, chain, sponsorship: args.deps.sponsorship };
+  // `trace: undefined` reserves the request log's slot (see RpcContext.trace).
+  return { dapp, chain, sponsorship: args.deps.sponsorship, tokens: args.deps.tokenPaymaster, trace: undefined };
 }

@@ -2,6 +2,8 @@
 export interface CliIo {
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
+  /** All of standard input (secrets such as a password are read from it, never from argv). */
+  readonly readStdin?: () => Promise<string>;
 }
 
 /** Prints a result: one JSON object with --json (for scripts), else the human lines. */

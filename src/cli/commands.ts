@@ -1,4 +1,5 @@
 import type { AccountService } from '../accounts/accountService.js';
+import type { SessionService } from '../accounts/sessionService.js';
 import { toAccountView } from '../api/adminAccount.js';
 import { toDappView } from '../api/adminDapps.js';
 import { toTokenView } from '../api/adminTokens.js';
@@ -10,6 +11,8 @@ import { runDemo } from './demo.js';
 
 export interface CommandContext {
   readonly accounts: AccountService;
+  /** Dashboard passwords and sessions. */
+  readonly sessions: SessionService;
   /** Where the running service answers (PATRON_PUBLIC_URL, else HOST:PORT), for commands that call it. */
   readonly serviceUrl: string;
   readonly config: Config;
@@ -69,6 +72,25 @@ export const commands: Record<string, Command> = {
     const account = await ctx.accounts.createAccount({ email: stringOption(ctx, 'email', true) });
     printResult(ctx.io, ctx.json, { account: toAccountView(account) }, [
       `Created account ${account.email} (${account.id})`,
+    ]);
+  },
+
+  // The password comes from PATRON_PASSWORD or standard input, never argv (it would show in `ps` and history).
+  async 'account set-password'(ctx) {
+    const email = stringOption(ctx, 'email', true);
+    const account = await ctx.accounts.findAccount(email);
+    if (account === undefined) throw new ValidationError(`No account ${email}`);
+    let password = ctx.env.PATRON_PASSWORD;
+    if (ctx.options['password-stdin'] === true) {
+      if (ctx.io.readStdin === undefined) throw new ValidationError('standard input is not available');
+      password = (await ctx.io.readStdin()).replace(/\r?\n$/, '');
+    }
+    if (password === undefined || password === '') {
+      throw new ValidationError('give the password in PATRON_PASSWORD or on standard input with --password-stdin');
+    }
+    await ctx.sessions.setPassword({ accountId: account.id, password });
+    printResult(ctx.io, ctx.json, { account: toAccountView(account), passwordSet: true }, [
+      `Dashboard password set for ${account.email}; its dashboard sessions were signed out.`,
     ]);
   },
 
@@ -181,6 +203,7 @@ export const USAGE = `Usage: patron <command> [options] [--json]
   paymaster info    --rpc URL --paymaster A             deposit, owner, signer, stake
 
   account create --email E
+  account set-password --email E [--password-stdin]   dashboard sign-in (else PATRON_PASSWORD)
   account list
   token create  [--account ID|EMAIL] [--name N]     prints the token once
   token list    [--account ID|EMAIL]

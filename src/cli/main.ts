@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { createAccountService } from '../accounts/accountService.js';
 import { createSecretBox, loadMasterKey } from '../accounts/secretBox.js';
+import { createSessionService } from '../accounts/sessionService.js';
 import { ConfigError, loadConfig } from '../config/config.js';
 import { PatronError } from '../errors/PatronError.js';
 import { openStore, type Store } from '../store/store.js';
@@ -55,9 +56,15 @@ export async function runCli(args: {
       now: Date.now,
       logger: { warn: (obj, msg) => io.stderr(`warning: ${msg} ${JSON.stringify(obj)}\n`) },
     });
+    const sessions = createSessionService({
+      store,
+      now: Date.now,
+      idleMs: config.dashboard.sessionIdleMs,
+      absoluteMs: config.dashboard.sessionMaxMs,
+    });
     const serviceUrl =
       config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
-    await command({ accounts, io, json, options: parsed.values, serviceUrl, config, env: args.env });
+    await command({ accounts, sessions, io, json, options: parsed.values, serviceUrl, config, env: args.env });
     return 0;
   } catch (err) {
     if (err instanceof PatronError && err.code !== 'INTERNAL') return fail(err.shortMessage);
@@ -89,6 +96,7 @@ function parse(argv: readonly string[]) {
       signer: { type: 'string' },
       'entry-point': { type: 'string' },
       out: { type: 'string' },
+      'password-stdin': { type: 'boolean' },
     },
   });
 }

@@ -295,3 +295,188 @@ describe('PATRON_WORKERS', () => {
     ]);
   });
 });
+
+describe('dashboard and request log settings', () => {
+  test('defaults: /dashboard, 60 min idle, 12 h sessions, 0.1 ETH warning, 7 days and 5M rows of request log', () => {
+    const c = loadConfig({});
+    assert.deepEqual(c.dashboard, {
+      basePath: '/dashboard',
+      sessionIdleMs: 60 * 60_000,
+      sessionMaxMs: 12 * 3_600_000,
+      depositWarningWei: 10n ** 17n,
+    });
+    assert.deepEqual(c.requestLog, { retentionDays: 7, maxRows: 5_000_000 });
+  });
+
+  test('every setting is read', () => {
+    const c = loadConfig({
+      PATRON_DASHBOARD_BASE_PATH: '/ops/patron-ui',
+      PATRON_SESSION_IDLE_MINUTES: '15',
+      PATRON_SESSION_MAX_HOURS: '2',
+      PATRON_DEPOSIT_WARNING_ETH: '2.5',
+      PATRON_REQUEST_LOG_RETENTION_DAYS: '0',
+      PATRON_REQUEST_LOG_MAX_ROWS: '20000',
+    });
+    assert.equal(c.dashboard.basePath, '/ops/patron-ui');
+    assert.equal(c.dashboard.sessionIdleMs, 15 * 60_000);
+    assert.equal(c.dashboard.sessionMaxMs, 2 * 3_600_000);
+    assert.equal(c.dashboard.depositWarningWei, 2_500_000_000_000_000_000n);
+    assert.deepEqual(c.requestLog, { retentionDays: 0, maxRows: 20_000 });
+  });
+
+  test('bad values are named', () => {
+    for (const [name, value, pattern] of [
+      ['PATRON_DASHBOARD_BASE_PATH', 'dashboard', /PATRON_DASHBOARD_BASE_PATH must be a path/],
+      ['PATRON_DASHBOARD_BASE_PATH', '/dashboard/', /PATRON_DASHBOARD_BASE_PATH must be a path/],
+      ['PATRON_DASHBOARD_BASE_PATH', '/api/ui', /PATRON_DASHBOARD_BASE_PATH must be a path/],
+      ['PATRON_DASHBOARD_BASE_PATH', '/healthz', /PATRON_DASHBOARD_BASE_PATH must be a path/],
+      ['PATRON_SESSION_IDLE_MINUTES', '0', /PATRON_SESSION_IDLE_MINUTES must be an integer from 1/],
+      ['PATRON_SESSION_MAX_HOURS', 'x', /PATRON_SESSION_MAX_HOURS must be an integer/],
+      ['PATRON_DEPOSIT_WARNING_ETH', '-1', /PATRON_DEPOSIT_WARNING_ETH must be an amount of ETH/],
+      ['PATRON_DEPOSIT_WARNING_ETH', '1e18', /PATRON_DEPOSIT_WARNING_ETH must be an amount of ETH/],
+      [
+        'PATRON_REQUEST_LOG_RETENTION_DAYS',
+        '4000',
+        /PATRON_REQUEST_LOG_RETENTION_DAYS must be an integer from 0 to 3650/,
+      ],
+      ['PATRON_REQUEST_LOG_MAX_ROWS', '10', /PATRON_REQUEST_LOG_MAX_ROWS must be an integer from 1000/],
+    ] as const) {
+      assert.match(configError({ [name]: value }).message, pattern, `${name}=${value}`);
+    }
+  });
+});
+
+describe('token mode: PATRON_CHAINS tokens and prices, PATRON_PRICE_REFRESH_SECONDS', () => {
+  const PAYMASTER = `0x${'1'.repeat(40)}`;
+  const USDC = '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48';
+  const FEED = '0x5f4ec3df9cbd43714fe2740f5e3616155c5b8419';
+  const chainsEnv = (extra: Record<string, unknown>) =>
+    JSON.stringify([{ chainId: 1, rpcUrl: 'https://rpc.example.com', paymaster: PAYMASTER, ...extra }]);
+  const problems = (extra: Record<string, unknown>) => configError({ PATRON_CHAINS: chainsEnv(extra) }).problems;
+
+  test('prices refresh every 30 s unless PATRON_PRICE_REFRESH_SECONDS says otherwise', () => {
+    assert.equal(loadConfig({}).paymaster.priceRefreshSeconds, 30);
+    assert.equal(loadConfig({ PATRON_PRICE_REFRESH_SECONDS: '5' }).paymaster.priceRefreshSeconds, 5);
+    assert.deepEqual(configError({ PATRON_PRICE_REFRESH_SECONDS: '0' }).problems, [
+      'PATRON_PRICE_REFRESH_SECONDS must be an integer from 1 to 3600, got "0"',
+    ]);
+  });
+
+  test('tokens and price sources are parsed, checksummed, defaulted and made canonical', () => {
+    const c = loadConfig({
+      PATRON_CHAINS: chainsEnv({
+        nativeUsd: { type: 'chainlink', aggregator: FEED, maxAgeSeconds: 3600 },
+        tokens: [
+          { address: USDC, price: { type: 'coingecko', id: 'usd-coin' }, premiumPercentage: 10 },
+          {
+            address: `0x${'2'.repeat(40)}`,
+            logoUrl: 'https://example.com/t.png',
+            premiumPercentage: '0.50',
+            price: {
+              type: 'coingecko',
+              id: 'tether',
+              baseUrl: 'https://pro-api.coingecko.com/api/v3/',
+              apiKey: 'k',
+              apiKeyHeader: 'x-cg-pro-api-key',
+              maxAgeSeconds: 120,
+            },
+          },
+          { address: `0x${'3'.repeat(40)}`, price: { type: 'fixed', usd: '1.00' } },
+        ],
+      }),
+    });
+    const chain = c.paymaster.chains[0];
+    assert.deepEqual(chain?.nativeUsd, {
+      type: 'chainlink',
+      aggregator: '0x5f4eC3Df9cbd43714FE2740f5E3616155c5b8419',
+      maxAgeSeconds: 3600,
+    });
+    assert.deepEqual(chain?.tokens, [
+      {
+        address: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48',
+        logoUrl: '',
+        premiumPercentage: '10',
+        price: {
+          type: 'coingecko',
+          id: 'usd-coin',
+          baseUrl: 'https://api.coingecko.com/api/v3',
+          apiKeyHeader: 'x-cg-demo-api-key',
+          maxAgeSeconds: 600,
+        },
+      },
+      {
+        address: `0x${'2'.repeat(40)}`,
+        logoUrl: 'https://example.com/t.png',
+        premiumPercentage: '0.5',
+        price: {
+          type: 'coingecko',
+          id: 'tether',
+          baseUrl: 'https://pro-api.coingecko.com/api/v3',
+          apiKey: 'k',
+          apiKeyHeader: 'x-cg-pro-api-key',
+          maxAgeSeconds: 120,
+        },
+      },
+      { address: `0x${'3'.repeat(40)}`, logoUrl: '', premiumPercentage: '0', price: { type: 'fixed', usd: '1' } },
+    ]);
+  });
+
+  test('a chain without tokens has neither key', () => {
+    const chain = loadConfig({ PATRON_CHAINS: chainsEnv({}) }).paymaster.chains[0];
+    assert.ok(chain !== undefined && !('tokens' in chain) && !('nativeUsd' in chain));
+  });
+
+  test('errors name the path inside PATRON_CHAINS', () => {
+    const native = { type: 'fixed', usd: '3000' };
+    const token = (extra: Record<string, unknown>) => ({ address: USDC, price: { type: 'fixed', usd: '1' }, ...extra });
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ tokens: [token({})] }, 'PATRON_CHAINS[0]: nativeUsd is required when tokens are listed'],
+      [
+        { nativeUsd: native, tokens: [token({}), token({ address: USDC.toUpperCase().replace('0X', '0x') })] },
+        'PATRON_CHAINS[0].tokens[1]: token 0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48 is listed twice',
+      ],
+      [
+        { nativeUsd: native, tokens: [token({ premiumPercentage: '100.5' })] },
+        'PATRON_CHAINS[0].tokens[0]: premiumPercentage must be a decimal from 0 to 100',
+      ],
+      [
+        { nativeUsd: native, tokens: [token({ premiumPercentage: -1 })] },
+        'PATRON_CHAINS[0].tokens[0]: premiumPercentage must be a decimal from 0 to 100',
+      ],
+      [
+        { nativeUsd: { type: 'oracle' } },
+        'PATRON_CHAINS[0].nativeUsd: price source must be an object with "type" one of "fixed", "chainlink", "coingecko"',
+      ],
+      [{ nativeUsd: { type: 'fixed', usd: '0' } }, 'PATRON_CHAINS[0].nativeUsd: usd must be positive'],
+      [
+        { nativeUsd: { type: 'fixed', usd: 3000 } },
+        'PATRON_CHAINS[0].nativeUsd: usd must be a decimal string such as "1.00"',
+      ],
+      [
+        { nativeUsd: { type: 'chainlink', aggregator: FEED } },
+        'PATRON_CHAINS[0].nativeUsd: maxAgeSeconds must be a number of seconds',
+      ],
+      [
+        { nativeUsd: { type: 'chainlink', aggregator: '0x12', maxAgeSeconds: 60 } },
+        'PATRON_CHAINS[0].nativeUsd: aggregator must be an address',
+      ],
+      [
+        { nativeUsd: { type: 'coingecko', id: 'Ethereum,bitcoin' } },
+        'PATRON_CHAINS[0].nativeUsd: id must be a CoinGecko coin id such as "usd-coin"',
+      ],
+      [
+        { nativeUsd: { type: 'coingecko', id: 'ethereum', baseUrl: 'https://api.example.com/v3?x_cg_demo_api_key=k' } },
+        'PATRON_CHAINS[0].nativeUsd: baseUrl must be an http(s) URL without credentials, query or fragment',
+      ],
+      [
+        { nativeUsd: native, tokens: [token({ logoUrl: 'javascript:alert(1)' })] },
+        'PATRON_CHAINS[0].tokens[0]: logoUrl must be an http(s) URL',
+      ],
+      [
+        { nativeUsd: native, tokens: [{ address: USDC }] },
+        'PATRON_CHAINS[0].tokens[0]: price source must be an object with "type" one of "fixed", "chainlink", "coingecko"',
+      ],
+    ];
+    for (const [extra, message] of cases) assert.deepEqual(problems(extra), [message], JSON.stringify(extra));
+  });
+});

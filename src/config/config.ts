@@ -1,6 +1,13 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { type ChainSettings, chainsFromEnv, type SignerSetting } from './chainSettings.js';
+import {
+  type DashboardSettings,
+  dashboardEnv,
+  dashboardSettingsFrom,
+  type RequestLogSettings,
+  requestLogSettingsFrom,
+} from './dashboardSettings.js';
 
 /**
  * The whole configuration, parsed once from the environment at start-up and frozen.
@@ -71,8 +78,10 @@ const envSchema = z.object({
   PATRON_EXPIRY_DEFAULT_SECONDS: integerFromEnv('PATRON_EXPIRY_DEFAULT_SECONDS', 30, 7 * 86_400),
   PATRON_EXPIRY_MAX_SECONDS: integerFromEnv('PATRON_EXPIRY_MAX_SECONDS', 30, 7 * 86_400),
   PATRON_VALID_AFTER_SKEW_SECONDS: integerFromEnv('PATRON_VALID_AFTER_SKEW_SECONDS', 0, 3600),
+  PATRON_PRICE_REFRESH_SECONDS: integerFromEnv('PATRON_PRICE_REFRESH_SECONDS', 1, 3600),
   PATRON_DB_POOL_SIZE: integerFromEnv('PATRON_DB_POOL_SIZE', 1, 200),
   PATRON_DEMO: booleanFromEnv('PATRON_DEMO'),
+  ...dashboardEnv,
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       error: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
@@ -112,6 +121,10 @@ export interface Config {
   readonly paymaster: ChainSettings;
   /** Server processes (node:cluster) sharing the port; more than 1 needs PostgreSQL and no dev chain. */
   readonly workers: number;
+  /** The web dashboard: base path, sessions, the deposit warning. */
+  readonly dashboard: DashboardSettings;
+  /** The paymaster request log's retention. */
+  readonly requestLog: RequestLogSettings;
 }
 
 export class ConfigError extends Error {
@@ -187,10 +200,13 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     logLevel: e.LOG_LEVEL ?? 'info',
     bodyLimitBytes: 64 * 1024,
     workers,
+    dashboard: dashboardSettingsFrom(e),
+    requestLog: requestLogSettingsFrom(e),
     paymaster: Object.freeze({
       devChain,
       chains: e.PATRON_CHAINS,
       signer,
+      priceRefreshSeconds: e.PATRON_PRICE_REFRESH_SECONDS ?? 30,
       sponsorship: {
         defaultExpirySeconds,
         maxExpirySeconds,

@@ -7,6 +7,8 @@
 export type PatronErrorCode =
   | 'VALIDATION'
   | 'UNAUTHORIZED'
+  /** Authenticated, but the request may not be made this way (a cookie-authenticated write without its CSRF token). */
+  | 'FORBIDDEN'
   | 'NOT_FOUND'
   | 'LIMIT_EXCEEDED'
   | 'CONFLICT'
@@ -23,7 +25,9 @@ export type PatronErrorCode =
   /** A well-formed request for something Patron does not do (a mode, an EntryPoint, a dialect). */
   | 'UNSUPPORTED'
   /** The dApp does not serve the chain, or the chain is not configured. */
-  | 'CHAIN_NOT_SERVED';
+  | 'CHAIN_NOT_SERVED'
+  /** Token mode: the account cannot pay the fee (balance or approval below what the op may be charged). */
+  | 'TOKEN_PAYMENT';
 
 export interface PatronErrorOptions {
   readonly details?: string;
@@ -70,6 +74,13 @@ export class UnauthorizedError extends PatronError {
   override name = 'UnauthorizedError' as const;
   constructor(message: string, options?: PatronErrorOptions) {
     super('UNAUTHORIZED', message, options);
+  }
+}
+
+export class ForbiddenError extends PatronError {
+  override name = 'ForbiddenError' as const;
+  constructor(message: string, options?: PatronErrorOptions) {
+    super('FORBIDDEN', message, options);
   }
 }
 
@@ -128,6 +139,13 @@ export class UnsupportedError extends PatronError {
   override name = 'UnsupportedError' as const;
   constructor(message: string, options?: PatronErrorOptions) {
     super('UNSUPPORTED', message, options);
+  }
+}
+
+export class TokenPaymentError extends PatronError {
+  override name = 'TokenPaymentError' as const;
+  constructor(message: string, options?: PatronErrorOptions) {
+    super('TOKEN_PAYMENT', message, options);
   }
 }
 

@@ -1,4 +1,7 @@
 import { ValidationError } from '../errors/PatronError.js';
+import type { RequestTrace } from '../paymaster/sponsorshipService.js';
+import type { RequestLogSink } from '../requestLog/requestLogRecorder.js';
+import { recordCall } from './recordCall.js';
 import { RPC, type RpcErrorObject, toRpcError } from './rpcErrors.js';
 import type { RpcContext, RpcMethod } from './rpcMethod.js';
 
@@ -24,6 +27,8 @@ export interface HandleJsonRpcArgs {
   /** Resolves the dApp/chain context once per HTTP request; its error answers every request of the body. */
   readonly context: () => Promise<RpcContext>;
   readonly log: RpcLogger;
+  /** Where each call with a resolved dApp is recorded (the dashboard's request log); absent: not recorded. */
+  readonly requestLog?: RequestLogSink;
 }
 
 /** The HTTP status and body to send; `body` undefined means "nothing" (a batch of notifications). */
@@ -42,7 +47,13 @@ export async function handleJsonRpc(args: HandleJsonRpcArgs): Promise<{ status: 
     contextPromise ??= args.context();
     return contextPromise;
   };
-  const withContext: HandleJsonRpcArgs = { body: args.body, methods: args.methods, context, log: args.log };
+  const withContext: HandleJsonRpcArgs = {
+    body: args.body,
+    methods: args.methods,
+    context,
+    log: args.log,
+    ...(args.requestLog === undefined ? {} : { requestLog: args.requestLog }),
+  };
   if (!Array.isArray(parsed)) {
     const r = await handleOne(withContext, parsed);
     if (r === undefined) return { status: 204, body: undefined };
@@ -112,15 +123,39 @@ async function handleOne(
       status: 400,
     };
   }
+  // The request log: one trace per call, filled by the domain, recorded when the call ends.
+  const sink = args.requestLog;
+  const startedAt = sink === undefined ? 0 : performance.now();
+  const trace: RequestTrace = {};
+  let ctx: RpcContext | undefined;
   try {
     const params = parseParams(method, req.params ?? []);
-    const result = await method.handler(params, await args.context());
+    ctx = await args.context();
+    const result = await method.handler(params, sink === undefined ? ctx : traced(ctx, trace));
+    if (sink !== undefined) {
+      recordCall({ sink, ctx, method: req.method, trace, latencyMs: performance.now() - startedAt, result });
+    }
     return { response: { jsonrpc: '2.0', id, result }, status: 200 };
   } catch (err) {
     const mapped = toRpcError(err);
     if (mapped.internal) args.log.error({ err, method: req.method }, 'JSON-RPC request failed');
+    if (sink !== undefined) {
+      // Invalid params fail before the context is asked for; the call still belongs to its dApp's log.
+      ctx ??= await args.context().catch(() => undefined);
+      if (ctx !== undefined) {
+        const latencyMs = performance.now() - startedAt;
+        recordCall({ sink, ctx, method: req.method, trace, latencyMs, error: mapped.error });
+      }
+    }
     return { response: errorResponse(id, mapped.error), status: mapped.http };
   }
+}
+
+/** A per-call copy of the context carrying this call's trace (a copy: batch calls run concurrently). */
+function traced(ctx: RpcContext, trace: RequestTrace): RpcContext {
+  const copy: { -readonly [K in keyof RpcContext]: RpcContext[K] } = { ...ctx };
+  copy.trace = trace;
+  return copy;
 }
 
 /** Parses `params`; the -32602 message names the failing field (`params[0].sender`) and what was wrong. */

@@ -22,6 +22,7 @@ export const RPC = {
   SPONSORSHIP_DENIED: -32010,
   WEBHOOK_FAILED: -32011,
   SIMULATION_FAILED: -32020,
+  TOKEN_PAYMENT: -32021,
   UNSUPPORTED: -32030,
 } as const;
 
@@ -34,6 +35,7 @@ export interface RpcErrorObject {
 const BY_DOMAIN_CODE: Record<PatronErrorCode, { code: number; http: number }> = {
   VALIDATION: { code: RPC.INVALID_PARAMS, http: 400 },
   UNAUTHORIZED: { code: RPC.UNAUTHORIZED, http: 401 },
+  FORBIDDEN: { code: RPC.UNAUTHORIZED, http: 403 },
   CHAIN_NOT_SERVED: { code: RPC.CHAIN_NOT_SERVED, http: 400 },
   NOT_FOUND: { code: RPC.NOT_FOUND, http: 400 },
   CONFLICT: { code: RPC.INVALID_PARAMS, http: 400 },
@@ -42,6 +44,7 @@ const BY_DOMAIN_CODE: Record<PatronErrorCode, { code: number; http: number }> = 
   WEBHOOK_FAILED: { code: RPC.WEBHOOK_FAILED, http: 400 },
   SIMULATION_FAILED: { code: RPC.SIMULATION_FAILED, http: 400 },
   UNSUPPORTED: { code: RPC.UNSUPPORTED, http: 400 },
+  TOKEN_PAYMENT: { code: RPC.TOKEN_PAYMENT, http: 400 },
   PAYLOAD_TOO_LARGE: { code: RPC.INVALID_REQUEST, http: 413 },
   UNSUPPORTED_MEDIA_TYPE: { code: RPC.INVALID_REQUEST, http: 415 },
   UNAVAILABLE: { code: RPC.INTERNAL_ERROR, http: 503 },

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { RequestTrace, SponsorshipService } from '../paymaster/sponsorshipService.js';
+import type { TokenPaymasterService } from '../paymaster/tokenPaymasterService.js';
 import type { DappRecord } from '../store/records.js';
 
 /** What every method handler gets: the dApp and chain selected by the URL, and the domain services. */
@@ -8,8 +9,13 @@ export interface RpcContext {
   readonly dapp: DappRecord;
   readonly chain: ChainRuntime;
   readonly sponsorship: SponsorshipService;
-  /** This call's entry for the request log, when one is kept (one object per JSON-RPC call). */
-  readonly trace?: RequestTrace;
+  readonly tokens: TokenPaymasterService;
+  /**
+   * This call's entry for the request log, when one is kept (one object per JSON-RPC call). Context builders
+   * set it to undefined up front: handleJsonRpc copies the context per call and sets it, and a copy whose
+   * shape already has the slot costs ~40 ns, one that gains a property ~900 ns (V8).
+   */
+  readonly trace?: RequestTrace | undefined;
 }
 
 /**

@@ -12,6 +12,8 @@ export type DatabaseKind = 'sqlite' | 'postgres';
 export interface DatabaseHandle {
   readonly kind: DatabaseKind;
   readonly db: Kysely<Database>;
+  /** SQLite only: the better-sqlite3 handle, for the few hot writes that want a cached prepared statement. */
+  readonly sqlite?: BetterSqlite3.Database;
   close(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return {
     kind: 'sqlite',
     db,
+    sqlite,
     close: async () => {
       // Kysely only closes what it initialised (nothing, if no query ran through it): close the handle too.
       await db.destroy();

@@ -55,3 +55,48 @@ export interface WebhookRecord {
 export interface SealedWebhookRecord extends WebhookRecord {
   readonly signingSecretCiphertext: string | null;
 }
+
+/** A dashboard session; the cookie's secret is not here (the store keeps only its hash). */
+export interface SessionRecord {
+  readonly id: string;
+  readonly accountId: string;
+  readonly createdAt: number;
+  readonly lastSeenAt: number;
+  /** The absolute end, whatever the activity. */
+  readonly expiresAt: number;
+}
+
+/**
+ * How a paymaster JSON-RPC call ended: `sponsored` (a signed paymasterAndData, in either mode), `quoted`
+ * (answered without a usable signature: an ERC-20 fee quote, or an ERC-7677 stub), `denied` (the dApp's
+ * webhook said no or gave no verdict: -32010, -32011), `error` (anything else).
+ */
+export type RequestOutcome = 'sponsored' | 'quoted' | 'denied' | 'error';
+export const REQUEST_OUTCOMES: readonly RequestOutcome[] = ['sponsored', 'quoted', 'denied', 'error'];
+
+/** One request-log row. */
+export interface RequestLogEntry {
+  readonly at: number;
+  readonly accountId: string;
+  readonly dappId: string;
+  readonly chainId: number;
+  readonly method: string;
+  readonly mode: string | null;
+  readonly sender: string | null;
+  readonly outcome: RequestOutcome;
+  /** The JSON-RPC error code, null on success. */
+  readonly errorCode: number | null;
+  /** Why it failed: the error's `data.reason` when it has one, else its message. */
+  readonly reason: string | null;
+  readonly webhook: {
+    readonly allowed: boolean;
+    readonly reason: string | null;
+    readonly latencyMs: number;
+    readonly calls: number;
+  } | null;
+  readonly latencyMs: number;
+}
+
+export interface StoredRequestLogEntry extends RequestLogEntry {
+  readonly id: string;
+}

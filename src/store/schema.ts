@@ -44,6 +44,46 @@ export interface WebhooksTable {
   signing_secret_ciphertext: string | null;
 }
 
+export interface AccountPasswordsTable {
+  account_id: string;
+  password_hash: string;
+  updated_at: number;
+}
+
+export interface DashboardSessionsTable {
+  id: string;
+  session_hash: string;
+  account_id: string;
+  created_at: number;
+  last_seen_at: number;
+  expires_at: number;
+}
+
+export interface LoginFailuresTable {
+  email: string;
+  failed_at: number;
+}
+
+export interface RequestLogTable {
+  id: string;
+  at: number;
+  account_id: string;
+  dapp_id: string;
+  chain_id: number;
+  method: string;
+  mode: string | null;
+  sender: string | null;
+  outcome: string;
+  error_code: number | null;
+  reason: string | null;
+  /** 0/1, null when no webhook was called. */
+  webhook_allowed: number | null;
+  webhook_reason: string | null;
+  webhook_latency_ms: number | null;
+  webhook_calls: number | null;
+  latency_ms: number;
+}
+
 export interface MigrationsTable {
   name: string;
   applied_at: number;
@@ -54,5 +94,9 @@ export interface Database {
   auth_tokens: AuthTokensTable;
   dapps: DappsTable;
   webhooks: WebhooksTable;
+  account_passwords: AccountPasswordsTable;
+  dashboard_sessions: DashboardSessionsTable;
+  login_failures: LoginFailuresTable;
+  request_log: RequestLogTable;
   patron_migrations: MigrationsTable;
 }

@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import { type AccountRepository, createAccountRepository } from './accountRepository.js';
 import { createDappRepository, type DappRepository } from './dappRepository.js';
 import { type DatabaseHandle, type DatabaseKind, type OpenDatabaseOptions, openDatabase } from './database.js';
+import { createRequestLogRepository, type RequestLogRepository } from './requestLogRepository.js';
+import { createSessionRepository, type SessionRepository } from './sessionRepository.js';
 import { createWebhookRepository, type WebhookRepository } from './webhookRepository.js';
 
 /** Everything the domain needs from storage, the same on SQLite and PostgreSQL. */
@@ -10,6 +12,8 @@ export interface Store {
   readonly accounts: AccountRepository;
   readonly dapps: DappRepository;
   readonly webhooks: WebhookRepository;
+  readonly sessions: SessionRepository;
+  readonly requestLog: RequestLogRepository;
   /** Resolves when the database answers a trivial query (used by /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -22,6 +26,8 @@ export function createStore(handle: DatabaseHandle): Store {
     accounts: createAccountRepository(db),
     dapps: createDappRepository(db),
     webhooks: createWebhookRepository(db),
+    sessions: createSessionRepository(db),
+    requestLog: createRequestLogRepository(db, handle.sqlite),
     async ping() {
       await sql`SELECT 1`.execute(db);
     },

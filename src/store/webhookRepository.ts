@@ -12,6 +12,8 @@ export interface WebhookRepository {
   /** The dApp's webhooks without their secrets (list views). */
   listByDapp(dappId: string): Promise<WebhookRecord[]>;
   findInDapp(args: { dappId: string; webhookId: string }): Promise<WebhookRecord | undefined>;
+  /** One webhook of the dApp with its sealed secret (the owner's test call and secret reveal). */
+  findSealedInDapp(args: { dappId: string; webhookId: string }): Promise<SealedWebhookRecord | undefined>;
   /** The dApp's active webhooks with their sealed secrets: what the outbound caller needs. */
   listActiveSealed(dappId: string): Promise<SealedWebhookRecord[]>;
   /** Replaces the sealed secret of a webhook of this dApp (rotation); undefined when none matched. */
@@ -99,6 +101,15 @@ export function createWebhookRepository(db: Kysely<Database>): WebhookRepository
         .where('dapp_id', '=', dappId)
         .executeTakeFirst();
       return r && toWebhook(r);
+    },
+    async findSealedInDapp({ dappId, webhookId }) {
+      const r = await db
+        .selectFrom('webhooks')
+        .selectAll()
+        .where('id', '=', webhookId)
+        .where('dapp_id', '=', dappId)
+        .executeTakeFirst();
+      return r && toSealedWebhook(r);
     },
     async listActiveSealed(dappId) {
       const rows = await db

@@ -63,7 +63,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     });
   };
 
-  return {
+  const service = {
     /** Registers a webhook with a new signing secret, returned here in clear and never again. */
     async create(input: { dappId: string; url: string; requestType: WebhookRequestType }): Promise<WebhookWithSecret> {
       const url = await deps.urlPolicy.check(input.url);
@@ -150,6 +150,59 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       activeCache.delete(input.dappId);
       return { webhook, signingSecret };
     },
+  };
+
+  /**
+   * The admin API's (the dashboard's) account-scoped forms of the spec operations: the dApp must be the
+   * account's, and another account's dApp or webhook reads exactly like a missing one.
+   */
+  return {
+    ...service,
+
+    async createForAccount(input: {
+      accountId: string;
+      dappId: string;
+      url: string;
+      requestType: WebhookRequestType;
+    }): Promise<WebhookWithSecret> {
+      await assertOwnedDapp({ ...input, message: 'dApp not found' });
+      return service.create(input);
+    },
+
+    async setActiveForAccount(input: { accountId: string; dappId: string; webhookId: string; active: boolean }) {
+      await assertOwnedDapp({ ...input, message: WEBHOOK_NOT_FOUND });
+      await service.setActive(input);
+    },
+
+    async deleteForAccount(input: { accountId: string; dappId: string; webhookId: string }) {
+      await assertOwnedDapp({ ...input, message: WEBHOOK_NOT_FOUND });
+      await service.delete(input);
+    },
+
+    /**
+     * A webhook of the account's dApp with its sealed secret (filled first if it predates migration 0002):
+     * for a test call, or to show the secret on the owner's explicit request.
+     */
+    async sealedForAccount(input: {
+      accountId: string;
+      dappId: string;
+      webhookId: string;
+    }): Promise<WebhookRecord & SignableWebhook> {
+      await assertOwnedDapp({ ...input, message: WEBHOOK_NOT_FOUND });
+      if (!isRecordId(input.webhookId)) throw new NotFoundError(WEBHOOK_NOT_FOUND);
+      const find = () => store.webhooks.findSealedInDapp(input);
+      let found = await find();
+      if (found !== undefined && found.signingSecretCiphertext === null) {
+        const signingSecretCiphertext = secretBox.seal(generateSigningSecret());
+        await store.webhooks.fillMissingSigningSecret({ webhookId: found.id, signingSecretCiphertext });
+        found = await find();
+      }
+      if (found === undefined || found.signingSecretCiphertext === null) throw new NotFoundError(WEBHOOK_NOT_FOUND);
+      return { ...found, signingSecretCiphertext: found.signingSecretCiphertext };
+    },
+
+    /** Opens a sealed signing secret (the owner asked to see it). */
+    revealSigningSecret: (sealed: SignableWebhook): string => secretBox.open(sealed.signingSecretCiphertext),
   };
 }
 

@@ -7,6 +7,7 @@ import { type Config, loadConfig } from '../../src/config/config.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { createLogger } from '../../src/logger.js';
 import { openStore, type Store } from '../../src/store/store.js';
+import type { ChainTokenSettings } from '../../src/tokens/tokenCatalog.js';
 import type { HostResolver } from '../../src/webhooks/webhookUrlPolicy.js';
 
 /**
@@ -83,7 +84,10 @@ export async function createTestContext(
     resolver?: HostResolver;
     poolSize?: number;
     chains?: readonly ChainRuntime[];
+    tokenChains?: readonly ChainTokenSettings[];
     signerKey?: Uint8Array;
+    /** A clock of the test's own (sessions, lock-out, request log times). */
+    now?: () => number;
   } = {},
 ): Promise<TestContext> {
   const { store, schema } = await openTestStore({
@@ -96,6 +100,8 @@ export async function createTestContext(
     signerKey: args.signerKey ?? TEST_SIGNER_KEY,
     resolver: args.resolver ?? fakeResolver,
     ...(args.chains === undefined ? {} : { chains: args.chains }),
+    ...(args.tokenChains === undefined ? {} : { tokenChains: args.tokenChains }),
+    ...(args.now === undefined ? {} : { now: args.now }),
   });
   const app = createApp(deps);
   await app.ready();

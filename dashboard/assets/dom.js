@@ -1,0 +1,187 @@
+// @ts-check
+/**
+ * DOM helpers. Everything the dashboard shows is built with createElement and textContent, never innerHTML,
+ * so a string from the API (a dApp name, a webhook URL, an error reason) can never become markup.
+ */
+
+/**
+ * @param {string} tag
+ * @param {Record<string, unknown> | null} [attrs]
+ * @param {...(Node | string | number | null | undefined | false | Array<Node | string | null | undefined | false>)} children
+ * @returns {HTMLElement}
+ */
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs ?? {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith('on') && typeof value === 'function') {
+      el.addEventListener(key.slice(2).toLowerCase(), /** @type {EventListener} */ (value));
+    } else if (key === 'className') {
+      el.className = String(value);
+    } else if (key === 'value' && 'value' in el) {
+      /** @type {HTMLInputElement} */ (el).value = String(value);
+    } else if (key === 'checked' && el instanceof HTMLInputElement) {
+      el.checked = Boolean(value);
+    } else {
+      el.setAttribute(key, value === true ? '' : String(value));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+/**
+ * @param {HTMLElement} el
+ * @param {Array<unknown>} children
+ */
+function append(el, children) {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    if (Array.isArray(child)) append(el, child);
+    else if (child instanceof Node) el.append(child);
+    else el.append(document.createTextNode(String(child)));
+  }
+}
+
+/** @param {HTMLElement} el */
+export function clear(el) {
+  el.replaceChildren();
+  return el;
+}
+
+/** Says something to screen readers (the polite live region). @param {string} text */
+export function announce(text) {
+  const region = document.getElementById('announce');
+  if (region === null) return;
+  region.textContent = '';
+  // A fresh text node on the next frame is announced even when the text repeats.
+  requestAnimationFrame(() => {
+    region.textContent = text;
+  });
+}
+
+/** @param {string | null | undefined} iso */
+export function formatTime(iso) {
+  if (iso === null || iso === undefined) return '—';
+  const d = new Date(iso);
+  return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+}
+
+/** @param {string | null | undefined} address */
+export function shortAddress(address) {
+  if (address === null || address === undefined) return '—';
+  return address.length > 14 ? `${address.slice(0, 8)}…${address.slice(-6)}` : address;
+}
+
+/**
+ * Copies text; falls back to selecting it when the Clipboard API is unavailable (plain-HTTP hosts).
+ * @param {string} text
+ * @param {HTMLInputElement | HTMLTextAreaElement} [field]
+ */
+export async function copyText(text, field) {
+  try {
+    await navigator.clipboard.writeText(text);
+    announce('Copied to the clipboard');
+    return true;
+  } catch {
+    field?.focus();
+    field?.select();
+    announce('Copy is unavailable here: the text is selected, press Ctrl+C');
+    return false;
+  }
+}
+
+/**
+ * A button that copies `get()`; says "Copied" for a moment.
+ * @param {() => string} get
+ * @param {string} [label]
+ * @param {HTMLInputElement | HTMLTextAreaElement} [field]
+ */
+export function copyButton(get, label = 'Copy', field) {
+  const button = h(
+    'button',
+    {
+      type: 'button',
+      className: 'secondary',
+      onclick: async () => {
+        if (await copyText(get(), field)) {
+          button.textContent = 'Copied';
+          setTimeout(() => {
+            button.textContent = label;
+          }, 1500);
+        }
+      },
+    },
+    label,
+  );
+  return button;
+}
+
+/** A message box: role=alert for errors (read at once), status otherwise.
+ * @param {'error' | 'ok' | 'warn' | 'info'} kind
+ * @param {...(Node | string)} content
+ */
+export function notice(kind, ...content) {
+  return h(
+    'div',
+    { className: `notice ${kind}`, role: kind === 'error' || kind === 'warn' ? 'alert' : 'status' },
+    ...content,
+  );
+}
+
+/**
+ * A "shown once" box for a new secret, with a copy button.
+ * @param {{ title: string, secret: string, hint: string, onDone: () => void }} args
+ */
+export function secretOnce({ title, secret, hint, onDone }) {
+  const field = /** @type {HTMLInputElement} */ (
+    h('input', {
+      type: 'text',
+      readonly: true,
+      value: secret,
+      className: 'mono',
+      'aria-label': title,
+      spellcheck: 'false',
+    })
+  );
+  const box = h(
+    'section',
+    { className: 'secret-once', 'aria-label': title },
+    h('h3', null, title),
+    h('p', null, hint),
+    h(
+      'div',
+      { className: 'row' },
+      field,
+      copyButton(() => secret, 'Copy', field),
+    ),
+    h('button', { type: 'button', onclick: onDone }, 'Done, I stored it'),
+  );
+  queueMicrotask(() => field.focus());
+  return box;
+}
+
+/** @param {string} text */
+export function title(text) {
+  document.title = `${text} · Patron`;
+  return h('h1', { tabindex: '-1' }, text);
+}
+
+/**
+ * Runs an action from a button: disables it meanwhile, shows errors in `out`.
+ * @param {HTMLButtonElement | HTMLElement} button
+ * @param {HTMLElement} out
+ * @param {() => Promise<void>} action
+ */
+export async function busy(button, out, action) {
+  button.setAttribute('disabled', '');
+  button.setAttribute('aria-busy', 'true');
+  try {
+    await action();
+  } catch (err) {
+    clear(out).append(notice('error', err instanceof Error ? err.message : String(err)));
+  } finally {
+    button.removeAttribute('disabled');
+    button.removeAttribute('aria-busy');
+  }
+}

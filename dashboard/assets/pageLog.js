@@ -1,0 +1,182 @@
+// @ts-check
+import { api, query } from './api.js';
+import { OUTCOMES, requestChart } from './chart.js';
+import { busy, clear, formatTime, h, shortAddress, title } from './dom.js';
+
+/**
+ * @typedef {{id: string, at: string, dappId: string, chainId: number, method: string, mode: string | null, sender: string | null, outcome: string, errorCode: number | null, reason: string | null, webhook: {allowed: boolean, reason: string | null, latencyMs: number, calls: number} | null, latencyMs: number}} Entry
+ */
+
+/**
+ * The request log: every paymaster JSON-RPC call of the account's dApps, filterable by dApp, outcome and
+ * sender, with a chart of outcomes over time. @param {HTMLElement} main @param {import('./app.js').PageContext} ctx
+ */
+export async function renderLog(main, ctx) {
+  /** @type {Array<{dappId: string, name: string}>} */
+  const dapps = await api('GET', '/api/admin/dapps');
+  const names = new Map(dapps.map((d) => [d.dappId, d.name]));
+  const filters = {
+    dappId: ctx.search.get('dappId') ?? '',
+    outcome: ctx.search.get('outcome') ?? '',
+    sender: ctx.search.get('sender') ?? '',
+    range: ctx.search.get('range') ?? '24h',
+  };
+  const out = h('div', { className: 'messages' });
+  const chartBox = h('div', { className: 'chart-box' });
+  const tbody = h('tbody');
+  const more = h('button', { type: 'button', className: 'secondary', hidden: true }, 'Load older requests');
+  /** @type {string | null} */
+  let cursor = null;
+
+  const dappSelect = /** @type {HTMLSelectElement} */ (
+    h(
+      'select',
+      { id: 'f-dapp', name: 'dappId' },
+      h('option', { value: '' }, 'All dApps'),
+      dapps.map((d) => h('option', { value: d.dappId }, d.name)),
+    )
+  );
+  dappSelect.value = filters.dappId;
+  const outcomeSelect = /** @type {HTMLSelectElement} */ (
+    h(
+      'select',
+      { id: 'f-outcome', name: 'outcome' },
+      h('option', { value: '' }, 'All outcomes'),
+      OUTCOMES.map((o) => h('option', { value: o }, o)),
+    )
+  );
+  outcomeSelect.value = filters.outcome;
+  const sender = /** @type {HTMLInputElement} */ (
+    h('input', {
+      id: 'f-sender',
+      name: 'sender',
+      placeholder: '0x…',
+      value: filters.sender,
+      pattern: '0x[0-9a-fA-F]{40}',
+      title: 'An address: 0x and 40 hex digits',
+      className: 'mono',
+    })
+  );
+  const range = /** @type {HTMLSelectElement} */ (
+    h(
+      'select',
+      { id: 'f-range', name: 'range' },
+      h('option', { value: '1h' }, 'Last hour'),
+      h('option', { value: '24h' }, 'Last 24 hours'),
+      h('option', { value: '7d' }, 'Last 7 days'),
+    )
+  );
+  range.value = filters.range;
+
+  /** @param {Entry} e */
+  const row = (e) =>
+    h(
+      'tr',
+      { 'data-outcome': e.outcome },
+      h('td', null, formatTime(e.at)),
+      h('td', null, names.get(e.dappId) ?? e.dappId.slice(0, 8)),
+      h('td', null, String(e.chainId)),
+      h('td', { className: 'mono' }, e.method),
+      h('td', null, e.mode ?? '—'),
+      h('td', { className: 'mono', title: e.sender ?? '' }, shortAddress(e.sender)),
+      h('td', null, h('span', { className: `badge ${e.outcome}` }, e.outcome)),
+      h('td', { className: 'wrap' }, e.errorCode === null ? '' : `${e.errorCode} `, e.reason ?? ''),
+      h(
+        'td',
+        null,
+        e.webhook === null
+          ? '—'
+          : `${e.webhook.allowed ? 'allowed' : `refused${e.webhook.reason ? ` (${e.webhook.reason})` : ''}`} · ${e.webhook.latencyMs} ms`,
+      ),
+      h('td', { className: 'num' }, `${e.latencyMs} ms`),
+    );
+
+  const loadEntries = async (/** @type {boolean} */ append) => {
+    const data = await api(
+      'GET',
+      `/api/admin/request-log${query({ dappId: filters.dappId, outcome: filters.outcome, sender: filters.sender, before: append ? cursor : undefined, limit: 50 })}`,
+    );
+    if (!append) clear(tbody);
+    tbody.append(...data.entries.map(row));
+    if (tbody.childElementCount === 0) tbody.append(h('tr', null, h('td', { colspan: '10' }, 'No requests match.')));
+    cursor = data.nextCursor;
+    more.hidden = cursor === null;
+  };
+  const loadChart = async () => {
+    const stats = await api(
+      'GET',
+      `/api/admin/request-log/stats${query({ dappId: filters.dappId, range: filters.range })}`,
+    );
+    const legend = h(
+      'ul',
+      { className: 'legend' },
+      OUTCOMES.map((o) => h('li', null, h('span', { className: `swatch ${o}`, 'aria-hidden': 'true' }), o)),
+    );
+    clear(chartBox).append(requestChart(stats), legend);
+  };
+
+  more.addEventListener('click', () => busy(more, out, () => loadEntries(true)));
+  const apply = h('button', { type: 'submit' }, 'Apply');
+  const refresh = h('button', { type: 'button', className: 'secondary' }, 'Refresh');
+  const reload = () => Promise.all([loadEntries(false), loadChart()]).then(() => undefined);
+  refresh.addEventListener('click', () => busy(refresh, out, reload));
+  const form = h(
+    'form',
+    {
+      className: 'filters',
+      onsubmit: (/** @type {SubmitEvent} */ e) => {
+        e.preventDefault();
+        filters.dappId = dappSelect.value;
+        filters.outcome = outcomeSelect.value;
+        filters.sender = sender.value.trim();
+        filters.range = range.value;
+        history.replaceState(null, '', `${ctx.base}/log${query(filters)}`);
+        void busy(apply, out, reload);
+      },
+    },
+    h('div', null, h('label', { for: 'f-dapp' }, 'dApp'), dappSelect),
+    h('div', null, h('label', { for: 'f-outcome' }, 'Outcome'), outcomeSelect),
+    h('div', null, h('label', { for: 'f-sender' }, 'Sender'), sender),
+    h('div', null, h('label', { for: 'f-range' }, 'Chart range'), range),
+    h('div', { className: 'buttons' }, apply, refresh),
+  );
+
+  await reload();
+  main.append(
+    title('Request log'),
+    h(
+      'p',
+      { className: 'hint' },
+      'Every paymaster JSON-RPC call of your dApps. Outcomes: sponsored (signed paymasterAndData), quoted (a token quote or an ERC-7677 stub), denied (your webhook said no or gave no verdict), error (anything else).',
+    ),
+    out,
+    form,
+    h('section', { 'aria-labelledby': 'chart-h' }, h('h2', { id: 'chart-h' }, 'Requests over time'), chartBox),
+    h(
+      'section',
+      { 'aria-labelledby': 'entries-h' },
+      h('h2', { id: 'entries-h' }, 'Requests'),
+      h(
+        'div',
+        { className: 'table-wrap' },
+        h(
+          'table',
+          { id: 'log' },
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              ['Time', 'dApp', 'Chain', 'Method', 'Mode', 'Sender', 'Outcome', 'Reason', 'Webhook', 'Latency'].map(
+                (c) => h('th', { scope: 'col' }, c),
+              ),
+            ),
+          ),
+          tbody,
+        ),
+      ),
+      more,
+    ),
+  );
+}

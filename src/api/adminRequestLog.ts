@@ -1,0 +1,132 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { parseInput } from '../errors/parseInput.js';
+import { REQUEST_OUTCOMES, type RequestOutcome, type StoredRequestLogEntry } from '../store/records.js';
+import type { Store } from '../store/store.js';
+import { type AdminAuth, authenticateAccount } from './adminAuth.js';
+import { sendOk } from './envelope.js';
+
+/**
+ * The request log of the signed-in account's dApps: `GET /api/admin/request-log` (newest first, filtered by
+ * dApp, outcome and sender, paged with `before`), and `GET /api/admin/request-log/stats` (counts per outcome
+ * over time, for the chart). Every query is scoped to the account; another account's dApp id finds nothing.
+ */
+const outcomeSchema = z.enum(REQUEST_OUTCOMES as [RequestOutcome, ...RequestOutcome[]], {
+  error: `outcome must be one of ${REQUEST_OUTCOMES.join(', ')}`,
+});
+const dappIdSchema = z.string().max(64, { error: 'dappId must be a dApp id' });
+
+export const requestLogQuery = z.object({
+  dappId: dappIdSchema.optional(),
+  outcome: outcomeSchema.optional(),
+  sender: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{40}$/, { error: 'sender must be an address (0x and 40 hex digits)' })
+    .transform((s) => s.toLowerCase())
+    .optional(),
+  before: z
+    .string()
+    .regex(/^\d{1,15}_[0-9a-f-]{36}$/, { error: 'before must be a cursor from nextCursor' })
+    .optional(),
+  limit: z.coerce
+    .number({ error: 'limit must be an integer from 1 to 200' })
+    .int({ error: 'limit must be an integer from 1 to 200' })
+    .min(1, { error: 'limit must be an integer from 1 to 200' })
+    .max(200, { error: 'limit must be an integer from 1 to 200' })
+    .default(50),
+});
+
+const RANGES = {
+  '1h': { spanMs: 3_600_000, bucketMs: 5 * 60_000 },
+  '24h': { spanMs: 86_400_000, bucketMs: 3_600_000 },
+  '7d': { spanMs: 7 * 86_400_000, bucketMs: 6 * 3_600_000 },
+} as const;
+
+export const requestLogStatsQuery = z.object({
+  dappId: dappIdSchema.optional(),
+  range: z.enum(['1h', '24h', '7d'], { error: 'range must be one of 1h, 24h, 7d' }).default('24h'),
+});
+
+export const requestLogEntryView = z.object({
+  id: z.string(),
+  at: z.string(),
+  dappId: z.string(),
+  chainId: z.number().int(),
+  method: z.string(),
+  mode: z.string().nullable(),
+  sender: z.string().nullable(),
+  outcome: outcomeSchema,
+  errorCode: z.number().int().nullable(),
+  reason: z.string().nullable(),
+  webhook: z
+    .object({ allowed: z.boolean(), reason: z.string().nullable(), latencyMs: z.number(), calls: z.number().int() })
+    .nullable(),
+  latencyMs: z.number(),
+});
+
+const round1 = (n: number) => Math.round(n * 10) / 10;
+
+const toView = (e: StoredRequestLogEntry): z.infer<typeof requestLogEntryView> => ({
+  id: e.id,
+  at: new Date(e.at).toISOString(),
+  dappId: e.dappId,
+  chainId: e.chainId,
+  method: e.method,
+  mode: e.mode,
+  sender: e.sender,
+  outcome: e.outcome,
+  errorCode: e.errorCode,
+  reason: e.reason,
+  webhook: e.webhook === null ? null : { ...e.webhook, latencyMs: round1(e.webhook.latencyMs) },
+  latencyMs: round1(e.latencyMs),
+});
+
+export function registerAdminRequestLogRoutes(
+  app: FastifyInstance,
+  deps: AdminAuth & { store: Store; now: () => number },
+): void {
+  app.get('/api/admin/request-log', async (req, reply) => {
+    const account = await authenticateAccount(req, deps);
+    const q = parseInput(requestLogQuery, req.query);
+    const cursor = q.before?.split('_');
+    const rows = await deps.store.requestLog.query({
+      accountId: account.id,
+      ...(q.dappId === undefined ? {} : { dappId: q.dappId }),
+      ...(q.outcome === undefined ? {} : { outcome: q.outcome }),
+      ...(q.sender === undefined ? {} : { sender: q.sender }),
+      ...(cursor === undefined ? {} : { before: { at: Number(cursor[0]), id: cursor[1] ?? '' } }),
+      limit: q.limit,
+    });
+    const last = rows.at(-1);
+    return sendOk(reply, 'Request log fetched', {
+      entries: rows.map(toView),
+      nextCursor: rows.length === q.limit && last !== undefined ? `${last.at}_${last.id}` : null,
+    });
+  });
+
+  app.get('/api/admin/request-log/stats', async (req, reply) => {
+    const account = await authenticateAccount(req, deps);
+    const q = parseInput(requestLogStatsQuery, req.query);
+    const { spanMs, bucketMs } = RANGES[q.range];
+    const end = Math.floor(deps.now() / bucketMs) * bucketMs + bucketMs;
+    const since = end - spanMs;
+    const rows = await deps.store.requestLog.buckets({
+      accountId: account.id,
+      ...(q.dappId === undefined ? {} : { dappId: q.dappId }),
+      since,
+      bucketMs,
+    });
+    // Every bucket of the range, empty ones included, so the chart's time axis is even.
+    const buckets = new Map<number, Record<RequestOutcome, number>>();
+    for (let t = since; t < end; t += bucketMs) buckets.set(t, { sponsored: 0, quoted: 0, denied: 0, error: 0 });
+    for (const r of rows) {
+      const b = buckets.get(r.start);
+      if (b !== undefined) b[r.outcome] += r.count;
+    }
+    return sendOk(reply, 'Request log stats fetched', {
+      range: q.range,
+      bucketMs,
+      buckets: [...buckets].map(([t, counts]) => ({ start: new Date(t).toISOString(), ...counts })),
+    });
+  });
+}

@@ -1,0 +1,103 @@
+import { type Address, isAddressEqual, parseAbi } from 'viem';
+import { entryPoint06Abi } from 'viem/account-abstraction';
+import type { ChainRuntime } from './chainRegistry.js';
+
+/**
+ * What an operator checks about a paymaster on one chain: its EntryPoint deposit (what sponsored gas is paid
+ * from), its stake (public bundlers require a staked paymaster, ERC-7562), and whether the contract's
+ * verifying signer is the key this Patron signs with (otherwise every sponsorship fails with AA34).
+ */
+export type PaymasterWarning =
+  | { readonly code: 'deposit_low'; readonly message: string }
+  | { readonly code: 'signer_mismatch'; readonly message: string }
+  | { readonly code: 'not_staked'; readonly message: string }
+  | { readonly code: 'unreachable'; readonly message: string };
+
+export interface PaymasterStatus {
+  readonly chainId: number;
+  readonly embedded: boolean;
+  readonly entryPoint: Address;
+  readonly paymaster: Address;
+  /** The signer this Patron signs with. */
+  readonly signer: Address;
+  /** The contract's `verifyingSigner`, when it could be read. */
+  readonly onChainSigner: Address | undefined;
+  readonly depositWei: bigint | undefined;
+  readonly staked: boolean | undefined;
+  readonly stakeWei: bigint | undefined;
+  readonly unstakeDelaySec: number | undefined;
+  readonly warnings: readonly PaymasterWarning[];
+}
+
+const verifyingSignerAbi = parseAbi(['function verifyingSigner() view returns (address)']);
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+export async function readPaymasterStatus(args: {
+  chain: ChainRuntime;
+  signer: Address;
+  depositWarningWei: bigint;
+  timeoutMs?: number;
+}): Promise<PaymasterStatus> {
+  const { chain } = args;
+  const base = {
+    chainId: chain.chainId,
+    embedded: chain.embedded,
+    entryPoint: chain.entryPoint,
+    paymaster: chain.paymaster,
+    signer: args.signer,
+  };
+  const timeoutMs = args.timeoutMs ?? 5000;
+  const [info, onChainSigner] = await Promise.allSettled([
+    withTimeout(
+      chain.client.readContract({
+        address: chain.entryPoint,
+        abi: entryPoint06Abi,
+        functionName: 'getDepositInfo',
+        args: [chain.paymaster],
+      }),
+      timeoutMs,
+    ),
+    withTimeout(
+      chain.client.readContract({ address: chain.paymaster, abi: verifyingSignerAbi, functionName: 'verifyingSigner' }),
+      timeoutMs,
+    ),
+  ]);
+  const warnings: PaymasterWarning[] = [];
+  const deposit = info.status === 'fulfilled' ? info.value : undefined;
+  const signer = onChainSigner.status === 'fulfilled' ? onChainSigner.value : undefined;
+  if (deposit === undefined) {
+    warnings.push({ code: 'unreachable', message: `Could not read the EntryPoint deposit on chain ${chain.chainId}` });
+  } else {
+    if (deposit.deposit < args.depositWarningWei) {
+      warnings.push({
+        code: 'deposit_low',
+        message: 'The deposit is below the warning threshold: top it up (patron paymaster deposit)',
+      });
+    }
+    if (!deposit.staked && !chain.embedded) {
+      warnings.push({ code: 'not_staked', message: 'Not staked: public bundlers may refuse this paymaster' });
+    }
+  }
+  if (signer !== undefined && !isAddressEqual(signer, args.signer)) {
+    warnings.push({
+      code: 'signer_mismatch',
+      message: "The contract's verifying signer is not this Patron's signer: every sponsorship will fail (AA34)",
+    });
+  }
+  return {
+    ...base,
+    onChainSigner: signer,
+    depositWei: deposit?.deposit,
+    staked: deposit?.staked,
+    stakeWei: deposit === undefined ? undefined : BigInt(deposit.stake),
+    unstakeDelaySec: deposit?.unstakeDelaySec,
+    warnings,
+  };
+}

@@ -1,0 +1,107 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { SessionRecord } from './records.js';
+import type { DashboardSessionsTable, Database } from './schema.js';
+
+/** Dashboard sign-in: passwords, sessions (by the hash of their secret) and failed attempts. */
+export interface SessionRepository {
+  setPasswordHash(args: { accountId: string; passwordHash: string; now: number }): Promise<void>;
+  findPasswordHash(accountId: string): Promise<string | undefined>;
+  insertSession(session: SessionRecord & { readonly sessionHash: string }): Promise<void>;
+  findSessionByHash(sessionHash: string): Promise<SessionRecord | undefined>;
+  touchSession(args: { sessionId: string; now: number }): Promise<void>;
+  deleteSessionByHash(sessionHash: string): Promise<void>;
+  deleteSessionsOfAccount(accountId: string): Promise<void>;
+  /** Sessions past their absolute end or idle since before `idleBefore`. */
+  deleteExpiredSessions(args: { now: number; idleBefore: number }): Promise<number>;
+  recordLoginFailure(args: { email: string; at: number }): Promise<void>;
+  /** Failure times of this email since `since`, newest first. */
+  loginFailuresSince(args: { email: string; since: number }): Promise<number[]>;
+  clearLoginFailures(email: string): Promise<void>;
+  deleteLoginFailuresBefore(before: number): Promise<number>;
+}
+
+const toSession = (r: Selectable<DashboardSessionsTable>): SessionRecord => ({
+  id: r.id,
+  accountId: r.account_id,
+  createdAt: r.created_at,
+  lastSeenAt: r.last_seen_at,
+  expiresAt: r.expires_at,
+});
+
+export function createSessionRepository(db: Kysely<Database>): SessionRepository {
+  return {
+    async setPasswordHash({ accountId, passwordHash, now }) {
+      await db
+        .insertInto('account_passwords')
+        .values({ account_id: accountId, password_hash: passwordHash, updated_at: now })
+        .onConflict((oc) => oc.column('account_id').doUpdateSet({ password_hash: passwordHash, updated_at: now }))
+        .execute();
+    },
+    async findPasswordHash(accountId) {
+      const r = await db
+        .selectFrom('account_passwords')
+        .select('password_hash')
+        .where('account_id', '=', accountId)
+        .executeTakeFirst();
+      return r?.password_hash;
+    },
+    async insertSession(s) {
+      await db
+        .insertInto('dashboard_sessions')
+        .values({
+          id: s.id,
+          session_hash: s.sessionHash,
+          account_id: s.accountId,
+          created_at: s.createdAt,
+          last_seen_at: s.lastSeenAt,
+          expires_at: s.expiresAt,
+        })
+        .execute();
+    },
+    async findSessionByHash(sessionHash) {
+      const r = await db
+        .selectFrom('dashboard_sessions')
+        .selectAll()
+        .where('session_hash', '=', sessionHash)
+        .executeTakeFirst();
+      return r && toSession(r);
+    },
+    async touchSession({ sessionId, now }) {
+      await db.updateTable('dashboard_sessions').set({ last_seen_at: now }).where('id', '=', sessionId).execute();
+    },
+    async deleteSessionByHash(sessionHash) {
+      await db.deleteFrom('dashboard_sessions').where('session_hash', '=', sessionHash).execute();
+    },
+    async deleteSessionsOfAccount(accountId) {
+      await db.deleteFrom('dashboard_sessions').where('account_id', '=', accountId).execute();
+    },
+    async deleteExpiredSessions({ now, idleBefore }) {
+      const r = await db
+        .deleteFrom('dashboard_sessions')
+        .where((eb) => eb.or([eb('expires_at', '<=', now), eb('last_seen_at', '<', idleBefore)]))
+        .executeTakeFirst();
+      return Number(r.numDeletedRows);
+    },
+    async recordLoginFailure({ email, at }) {
+      await db.insertInto('login_failures').values({ email, failed_at: at }).execute();
+    },
+    async loginFailuresSince({ email, since }) {
+      const rows = await db
+        .selectFrom('login_failures')
+        .select('failed_at')
+        .where('email', '=', email)
+        .where('failed_at', '>', since)
+        .orderBy('failed_at', 'desc')
+        .limit(100)
+        .execute();
+      return rows.map((r) => r.failed_at);
+    },
+    async clearLoginFailures(email) {
+      await db.deleteFrom('login_failures').where('email', '=', email).execute();
+    },
+    async deleteLoginFailuresBefore(before) {
+      const r = await db.deleteFrom('login_failures').where('failed_at', '<', before).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    },
+  };
+}

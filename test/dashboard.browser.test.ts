@@ -1,0 +1,315 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { hexToBytes } from 'viem';
+import { eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
+import { setTenantPassword, TEST_PASSWORD } from './helpers/dashboardSession.js';
+import { buildDeployingOp, KEYS, type PatronFixture, startPatronFixture } from './helpers/patronPaymasterV06.js';
+import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
+import { answer, type Receiver, startReceiver } from './helpers/webhookReceiver.js';
+
+/**
+ * The dashboard in a real browser: Debian's Chromium driven by playwright-core (no browser download), against
+ * the real service listening on 127.0.0.1 with the in-process chain and a real local webhook receiver. One
+ * walk through the product as an owner would do it; a screenshot of each page goes to test-artifacts/dashboard/.
+ */
+const CHROMIUM = process.env.PATRON_CHROMIUM ?? '/usr/bin/chromium';
+const ARTIFACTS = path.resolve(import.meta.dirname, '..', 'test-artifacts', 'dashboard');
+const skip = fs.existsSync(CHROMIUM)
+  ? false
+  : `${CHROMIUM} is missing: install Debian's chromium (.ci/run does) to run the browser tests`;
+
+let fx: PatronFixture;
+let ctx: TestContext;
+let tenant: Tenant;
+let receiver: Receiver;
+let browser: Browser;
+let page: Page;
+let base: string;
+let clockOffset = 0;
+
+before(async () => {
+  if (skip !== false) return;
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  fx = await startPatronFixture();
+  const chain = eip1193ChainRuntime({
+    chainId: fx.chain.chainId,
+    request: fx.chain.request,
+    entryPoint: fx.entryPoint,
+    paymaster: fx.paymaster,
+  });
+  ctx = await createTestContext({
+    chains: [chain],
+    signerKey: hexToBytes(KEYS.signer),
+    now: () => Date.now() + clockOffset,
+  });
+  tenant = await createTenant(ctx.deps, 'owner@example.com');
+  await setTenantPassword(ctx.deps, tenant);
+  await ctx.app.listen({ host: '127.0.0.1', port: 0 });
+  base = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
+  receiver = await startReceiver((req, res) => {
+    const data = (JSON.parse(req.body || '{}') as { data?: { num?: number } }).data ?? {};
+    answer({ arePoliciesVerified: typeof data.num === 'number' && data.num % 2 === 0 })(req, res);
+  });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    // Flags for a closed network and a container: no sandbox (root), no GPU, no background fetches.
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+    ],
+  });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  page.on('dialog', (d) => void d.accept());
+});
+after(async () => {
+  if (skip !== false) return;
+  await browser?.close();
+  await receiver?.close();
+  await ctx?.close();
+  await fx?.close();
+});
+
+const shot = (name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+const heading = () => page.locator('main h1');
+
+test('an owner runs the product from the browser', { skip, timeout: 90_000 }, async (t) => {
+  await t.test('the dashboard asks to sign in; a wrong password is refused', async () => {
+    await page.goto(`${base}/dashboard`);
+    await page.waitForURL(/\/dashboard\/login$/);
+    assert.equal(await heading().textContent(), 'Sign in to Patron');
+    await page.fill('#email', tenant.email);
+    await page.fill('#password', 'not the password');
+    await page.click('button[type=submit]');
+    await page.getByText('Wrong email or password').waitFor();
+    assert.equal(await page.inputValue('#password'), '', 'the field is cleared');
+    await shot('01-sign-in-wrong-password');
+  });
+
+  await t.test('signing in with the keyboard only lands on the dApps', async () => {
+    await page.focus('#email');
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type(tenant.email);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(TEST_PASSWORD);
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/dashboard\/dapps$/);
+    assert.equal(await heading().textContent(), 'dApps');
+    assert.equal(await page.locator('#who-email').textContent(), tenant.email);
+    const cookies = await page.context().cookies();
+    const session = cookies.find((c) => c.name === 'patron_session');
+    assert.ok(session);
+    assert.equal(session.httpOnly, true);
+    assert.equal(session.sameSite, 'Strict');
+    assert.equal(await page.evaluate('document.cookie'), '', 'scripts cannot read the session');
+    await shot('02-dapps');
+  });
+
+  await t.test('account: generate an auth token, see it once, it works, revoke it', async () => {
+    await page.click('nav >> text=Account');
+    await page.waitForURL(/\/dashboard\/account$/);
+    await page.fill('#token-name', 'browser-token');
+    await page.click('text=Generate auth token');
+    const field = page.locator('.secret-once input');
+    await field.waitFor();
+    const token = await field.inputValue();
+    assert.match(token, /^pat\.[0-9A-Za-z]{43}$/);
+    await page.locator('.secret-once').getByRole('button', { name: 'Copy' }).waitFor();
+    await shot('03-account-new-token');
+    const me = await fetch(`${base}/api/admin/account`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(me.status, 200);
+    await page.click('text=Done, I stored it');
+    assert.equal((await page.content()).includes(token), false, 'never shown again');
+    const row = page.locator('#tokens tr', { hasText: 'browser-token' });
+    await row.waitFor();
+    assert.match((await row.textContent()) ?? '', new RegExp(`${token.slice(0, 12)}…`));
+    await page.reload();
+    assert.equal((await page.content()).includes(token), false, 'not after a reload either');
+    await page
+      .locator('#tokens tr', { hasText: 'browser-token' })
+      .getByRole('button', { name: /Revoke/ })
+      .click();
+    await page.getByText(/^Revoked pat\./).waitFor();
+    const revoked = await fetch(`${base}/api/admin/account`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(revoked.status, 401);
+    await shot('04-account-tokens');
+  });
+
+  let apiKey = '';
+  await t.test('dApps: create one, see its API key on request and its paymaster URL and snippet', async () => {
+    await page.click('nav >> text=dApps');
+    await page.fill('#dapp-name', 'Browser dApp');
+    await page.check('#new-chain-31337');
+    await page.click('text=Create dApp');
+    await page.waitForURL(/\/dashboard\/dapps\/[0-9a-f-]{36}\?created=1$/);
+    assert.equal(await heading().textContent(), 'Browser dApp');
+    assert.match((await page.locator('#api-key').textContent()) ?? '', /^pk\.[0-9A-Za-z]{4}•+$/, 'masked until asked');
+    await page.getByRole('button', { name: 'Show', exact: true }).click();
+    apiKey = (await page.locator('#api-key').textContent()) ?? '';
+    assert.match(apiKey, /^pk\.[0-9A-Za-z]{33}$/);
+    const url = await page.locator('[data-chain="31337"]').textContent();
+    assert.equal(url, `${base}/api/v1/31337/${apiKey}`);
+    await page.getByText('Biconomy SDK (@biconomy/account 4)').click();
+    assert.match(
+      await page.locator('textarea.code').first().inputValue(),
+      new RegExp(`paymasterUrl: '${base}/api/v1/31337/${apiKey}'`),
+    );
+    await page.fill('#rename', 'Browser dApp (renamed)');
+    await page.click('text=Rename');
+    await page.getByText('Renamed.').waitFor();
+    assert.equal(await heading().textContent(), 'Browser dApp (renamed)');
+    await shot('05-dapp');
+  });
+
+  await t.test('webhooks: register one, send a test call to a local receiver, see the verdict', async () => {
+    await page.fill('#webhook-url', receiver.url('/verify'));
+    await page.selectOption('#webhook-method', 'POST');
+    await page.click('text=Register webhook');
+    const secret = await page.locator('.secret-once input').inputValue();
+    assert.match(secret, /^whsec_/);
+    await page.click('text=Done, I stored it');
+    await page.locator('#webhooks tr', { hasText: receiver.url('/verify') }).waitFor();
+    receiver.requests.length = 0;
+    await page.getByRole('button', { name: `Send a test call to ${receiver.url('/verify')}` }).click();
+    const verdict = page.locator('#test-result [data-verdict]');
+    await verdict.waitFor();
+    assert.equal(await verdict.getAttribute('data-verdict'), 'verified');
+    assert.match(
+      (await verdict.textContent()) ?? '',
+      /^Verified: the webhook would allow sponsorship · HTTP 200 · [\d.]+ ms$/,
+    );
+    assert.deepEqual(JSON.parse(receiver.requests[0]?.body ?? ''), { data: { patronTest: true, num: 2 } });
+    // The owner's own webhookData: an odd number is denied, and that is shown as such.
+    await page.fill('#test-data', '{"num": 3}');
+    await page.getByRole('button', { name: `Send a test call to ${receiver.url('/verify')}` }).click();
+    await page.locator('#test-result [data-verdict="denied"]').waitFor();
+    await shot('06-webhooks-test-call');
+  });
+
+  await t.test('a sponsored call appears in the request log, with the chart', async () => {
+    const op = await buildDeployingOp(fx, 77n);
+    const body = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'pm_getFeeQuoteOrData',
+      params: [
+        {
+          sender: op.sender,
+          nonce: `0x${op.nonce.toString(16)}`,
+          initCode: op.initCode,
+          callData: op.callData,
+          callGasLimit: op.callGasLimit.toString(),
+          verificationGasLimit: op.verificationGasLimit.toString(),
+          preVerificationGas: op.preVerificationGas.toString(),
+          maxFeePerGas: `0x${op.maxFeePerGas.toString(16)}`,
+          maxPriorityFeePerGas: `0x${op.maxPriorityFeePerGas.toString(16)}`,
+          signature: '0x',
+        },
+        { mode: 'SPONSORED', calculateGasLimits: false, sponsorshipInfo: { webhookData: { num: 2 } } },
+      ],
+    };
+    const res = await fetch(`${base}/api/v1/31337/${apiKey}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    await ctx.deps.requestLog.flush();
+    await page.click('nav >> text=Request log');
+    await page.waitForURL(/\/dashboard\/log$/);
+    const row = page.locator('#log tbody tr[data-outcome="sponsored"]').first();
+    await row.waitFor();
+    const text = (await row.textContent()) ?? '';
+    assert.match(text, /Browser dApp \(renamed\)/);
+    assert.match(text, /pm_getFeeQuoteOrData/);
+    assert.match(text, /SPONSORED/);
+    assert.match(text, /allowed · [\d.]+ ms/);
+    assert.equal(await row.locator('td[title]').getAttribute('title'), op.sender.toLowerCase());
+    assert.match(
+      (await page.locator('svg.chart title#chart-title').textContent()) ?? '',
+      /^Requests over time: 1 sponsored/,
+    );
+    await page.selectOption('#f-outcome', 'denied');
+    await page.click('text=Apply');
+    await page.getByText('No requests match.').waitFor();
+    await shot('07-request-log');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.selectOption('#f-outcome', '');
+    await page.click('text=Apply');
+    await page.locator('#log tbody tr[data-outcome="sponsored"]').first().waitFor();
+    await shot('08-request-log-phone');
+    await page.setViewportSize({ width: 1280, height: 860 });
+  });
+
+  await t.test('paymaster status: deposit, addresses, signer', async () => {
+    await page.click('nav >> text=Paymaster status');
+    const card = page.locator('[data-chain="31337"]');
+    await card.waitFor();
+    assert.match((await card.locator('.deposit').textContent()) ?? '', /^\d+(\.\d+)? ETH$/);
+    assert.match((await card.textContent()) ?? '', new RegExp(fx.paymaster));
+    await shot('09-paymaster-status');
+  });
+
+  await t.test('CSRF: a write without the token, or from another origin, changes nothing', async () => {
+    const before = (await ctx.deps.accounts.listTokens(tenant.accountId)).length;
+    const sameOriginNoToken = await page.evaluate(async () => {
+      const r = await fetch('/api/admin/tokens', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
+      return { status: r.status, body: (await r.json()) as { message: string } };
+    });
+    assert.equal(sameOriginNoToken.status, 403);
+    assert.equal(sameOriginNoToken.body.message, 'CSRF token missing or invalid: reload the dashboard');
+    // Another origin (the receiver's port) posting with the browser's cookies.
+    const attacker = await page.context().newPage();
+    receiver.handler = answer('<!doctype html><title>evil</title>', 200, 'text/html');
+    await attacker.goto(receiver.url('/evil'));
+    await attacker.evaluate(async (target) => {
+      for (const type of ['application/json', 'text/plain']) {
+        await fetch(`${target}/api/admin/tokens`, {
+          method: 'POST',
+          credentials: 'include',
+          mode: 'no-cors',
+          headers: { 'content-type': type },
+          body: '{"name":"evil"}',
+        }).catch(() => undefined);
+      }
+    }, base);
+    await attacker.close();
+    assert.equal((await ctx.deps.accounts.listTokens(tenant.accountId)).length, before, 'no token was created');
+  });
+
+  await t.test('an expired session sends the owner back to sign-in', async () => {
+    clockOffset += 2 * 3_600_000; // past the idle limit (60 min)
+    await page.click('nav >> text=Account');
+    await page.waitForURL(/\/dashboard\/login\?expired=1&next=%2Faccount$/);
+    await page.getByText('Your session has expired. Sign in again.').waitFor();
+    await shot('10-session-expired');
+    await page.fill('#email', tenant.email);
+    await page.fill('#password', TEST_PASSWORD);
+    await page.click('button[type=submit]');
+    await page.waitForURL(/\/dashboard\/account$/, { timeout: 15_000 });
+  });
+
+  await t.test('sign out', async () => {
+    await page.click('#sign-out');
+    await page.waitForURL(/\/dashboard\/login\?signedOut=1$/);
+    await page.getByText('You are signed out.').waitFor();
+    const after = await page.evaluate(async () => (await fetch('/api/admin/session')).status);
+    assert.equal(after, 401);
+  });
+});

@@ -1,0 +1,328 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { hexToBytes, parseEther } from 'viem';
+import { eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
+import { verifyStandardWebhookSignature } from '../src/webhooks/webhookCaller.js';
+import { type SignedIn, setTenantPassword, signIn, writeHeaders } from './helpers/dashboardSession.js';
+import { KEYS, type PatronFixture, startPatronFixture } from './helpers/patronPaymasterV06.js';
+import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
+import { answer, type Receiver, startReceiver } from './helpers/webhookReceiver.js';
+
+/**
+ * The admin endpoints the dashboard adds, through a signed-in session: webhook register / activate / delete /
+ * reveal / test call, paymaster status; the static dashboard itself; and tenancy (another account's ids are
+ * answered exactly like unknown ones).
+ */
+let fx: PatronFixture;
+let ctx: TestContext;
+let a: Tenant;
+let b: Tenant;
+let sa: SignedIn;
+let sb: SignedIn;
+let receiver: Receiver;
+
+before(async () => {
+  fx = await startPatronFixture(); // paymaster deposit: 10 ETH
+  const chain = eip1193ChainRuntime({
+    chainId: fx.chain.chainId,
+    request: fx.chain.request,
+    entryPoint: fx.entryPoint,
+    paymaster: fx.paymaster,
+  });
+  ctx = await createTestContext({
+    chains: [chain],
+    signerKey: hexToBytes(KEYS.signer),
+    config: {
+      dashboard: {
+        basePath: '/ops/ui',
+        sessionIdleMs: 3_600_000,
+        sessionMaxMs: 7_200_000,
+        depositWarningWei: parseEther('20'),
+      },
+    },
+  });
+  a = await createTenant(ctx.deps, `a-${randomUUID()}@example.com`);
+  b = await createTenant(ctx.deps, `b-${randomUUID()}@example.com`);
+  await setTenantPassword(ctx.deps, a);
+  await setTenantPassword(ctx.deps, b);
+  sa = await signIn(ctx.app, a.email);
+  sb = await signIn(ctx.app, b.email);
+  receiver = await startReceiver(answer({ arePoliciesVerified: true }));
+});
+after(async () => {
+  await receiver.close();
+  await ctx.close();
+  await fx.close();
+});
+
+const as = (s: SignedIn) => ({
+  get: (url: string) => ctx.app.inject({ method: 'GET', url, headers: { cookie: s.cookie } }),
+  send: (method: 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
+    ctx.app.inject({
+      method,
+      url,
+      headers: writeHeaders(s),
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    }),
+});
+
+describe('webhooks from the dashboard', () => {
+  let webhookId: string;
+  let secret: string;
+  const hooks = () => `/api/admin/dapps/${a.dappId}/webhooks`;
+
+  test('register: the URL policy and the signing secret, shown in this answer', async () => {
+    const res = await as(sa).send('POST', hooks(), { webhookUrl: receiver.url('/hook'), requestType: 'post' });
+    assert.equal(res.statusCode, 200, res.body);
+    const d = res.json().data;
+    assert.equal(d.requestType, 'POST');
+    assert.equal(d.active, true);
+    assert.match(d.signingSecret, /^whsec_/);
+    webhookId = d.webhookId;
+    secret = d.signingSecret;
+    const list = await as(sa).get(hooks());
+    assert.equal(list.json().data.length, 1);
+    assert.equal(JSON.stringify(list.json()).includes('whsec_'), false, 'listing never shows secrets');
+  });
+
+  test('register refuses what the spec API refuses', async () => {
+    const bad = await as(sa).send('POST', hooks(), { webhookUrl: 'ftp://x', requestType: 'POST' });
+    assert.equal(bad.statusCode, 400);
+    const method = await as(sa).send('POST', hooks(), { webhookUrl: receiver.url(), requestType: 'PUT' });
+    assert.equal(method.json().message, 'requestType must be one of GET, POST');
+  });
+
+  test('reveal shows the same secret again, on an explicit POST only', async () => {
+    const res = await as(sa).send('POST', `${hooks()}/${webhookId}/reveal-secret`);
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.json().data.signingSecret, secret);
+    const noCsrf = await ctx.app.inject({
+      method: 'POST',
+      url: `${hooks()}/${webhookId}/reveal-secret`,
+      headers: { cookie: sa.cookie },
+    });
+    assert.equal(noCsrf.statusCode, 403);
+  });
+
+  test('send test: the signed call with sample webhookData, and its verdict, status and latency', async () => {
+    receiver.requests.length = 0;
+    const res = await as(sa).send('POST', `${hooks()}/${webhookId}/test`, {});
+    assert.equal(res.statusCode, 200, res.body);
+    const v = res.json().data;
+    assert.equal(v.verified, true);
+    assert.equal(v.status, 200);
+    assert.equal(typeof v.latencyMs, 'number');
+    const req = receiver.requests[0];
+    assert.ok(req);
+    assert.deepEqual(JSON.parse(req.body), { data: { patronTest: true, num: 2 } });
+    assert.equal(
+      verifyStandardWebhookSignature({
+        secret,
+        id: String(req.headers['webhook-id']),
+        timestamp: String(req.headers['webhook-timestamp']),
+        body: req.body,
+        signature: String(req.headers['webhook-signature']),
+      }),
+      true,
+    );
+  });
+
+  test('send test with the owner’s webhookData; a denial and a failure are verdicts, not errors', async () => {
+    receiver.handler = answer({ arePoliciesVerified: false });
+    const denied = await as(sa).send('POST', `${hooks()}/${webhookId}/test`, { webhookData: { num: 3 } });
+    assert.equal(denied.statusCode, 200);
+    assert.equal(denied.json().data.verified, false);
+    assert.equal(denied.json().data.reason, 'denied');
+    assert.deepEqual(JSON.parse(receiver.requests.at(-1)?.body ?? ''), { data: { num: 3 } });
+    receiver.handler = answer('nope', 503);
+    const failed = await as(sa).send('POST', `${hooks()}/${webhookId}/test`);
+    assert.deepEqual(
+      { ...failed.json().data, latencyMs: 0 },
+      { verified: false, reason: 'http_status', status: 503, latencyMs: 0 },
+    );
+    receiver.handler = answer({ arePoliciesVerified: true });
+    const bad = await as(sa).send('POST', `${hooks()}/${webhookId}/test`, { webhookData: [1] });
+    assert.equal(bad.statusCode, 400);
+  });
+
+  test('deactivate, activate (an inactive webhook can still be tested), delete', async () => {
+    const off = await as(sa).send('PATCH', `${hooks()}/${webhookId}`, { active: false });
+    assert.equal(off.statusCode, 200, off.body);
+    assert.equal(off.json().data.active, false);
+    const test = await as(sa).send('POST', `${hooks()}/${webhookId}/test`);
+    assert.equal(test.json().data.verified, true);
+    assert.equal((await as(sa).send('PATCH', `${hooks()}/${webhookId}`, { active: 'yes' })).statusCode, 400);
+    const on = await as(sa).send('PATCH', `${hooks()}/${webhookId}`, { active: true });
+    assert.equal(on.json().data.active, true);
+    assert.equal((await as(sa).send('DELETE', `${hooks()}/${webhookId}`)).statusCode, 200);
+    assert.equal((await as(sa).get(hooks())).json().data.length, 0);
+    assert.equal((await as(sa).send('DELETE', `${hooks()}/${webhookId}`)).statusCode, 404);
+  });
+});
+
+describe('tenancy: another account’s dApp and webhooks are not found', () => {
+  let theirHook: string;
+  before(async () => {
+    const res = await as(sb).send('POST', `/api/admin/dapps/${b.dappId}/webhooks`, {
+      webhookUrl: receiver.url('/b'),
+      requestType: 'POST',
+    });
+    theirHook = res.json().data.webhookId;
+  });
+
+  test('every webhook route with B’s ids, signed in as A, answers 404 and changes nothing', async () => {
+    receiver.requests.length = 0;
+    const base = `/api/admin/dapps/${b.dappId}/webhooks`;
+    const attempts = [
+      as(sa).get(base),
+      as(sa).send('POST', base, { webhookUrl: receiver.url('/a'), requestType: 'POST' }),
+      as(sa).send('PATCH', `${base}/${theirHook}`, { active: false }),
+      as(sa).send('POST', `${base}/${theirHook}/reveal-secret`),
+      as(sa).send('POST', `${base}/${theirHook}/rotate-secret`),
+      as(sa).send('POST', `${base}/${theirHook}/test`),
+      as(sa).send('DELETE', `${base}/${theirHook}`),
+      // A's own dApp with B's webhook id.
+      as(sa).send('POST', `/api/admin/dapps/${a.dappId}/webhooks/${theirHook}/test`),
+      as(sa).send('POST', `/api/admin/dapps/${a.dappId}/webhooks/${theirHook}/reveal-secret`),
+      as(sa).get(`/api/admin/dapps/${b.dappId}`),
+      as(sa).send('PATCH', `/api/admin/dapps/${b.dappId}`, { name: 'mine now' }),
+      as(sa).send('POST', `/api/admin/dapps/${b.dappId}/rotate-key`),
+    ];
+    for (const res of await Promise.all(attempts)) {
+      assert.equal(res.statusCode, 404, res.body);
+      assert.equal(res.body.includes('whsec_'), false);
+    }
+    assert.equal(receiver.requests.length, 0, 'no test call went out');
+    const theirs = await as(sb).get(base);
+    assert.equal(theirs.json().data.length, 1);
+    assert.equal(theirs.json().data[0].active, true);
+    assert.equal((await as(sb).get(`/api/admin/dapps/${b.dappId}`)).json().data.name, 'Test dApp');
+  });
+
+  test('lists are the account’s own', async () => {
+    const dapps = (await as(sa).get('/api/admin/dapps')).json().data as Array<{ dappId: string }>;
+    assert.deepEqual(
+      dapps.map((d) => d.dappId),
+      [a.dappId],
+    );
+    const tokens = (await as(sa).get('/api/admin/tokens')).json().data as Array<{ tokenId: string }>;
+    const theirTokens = (await as(sb).get('/api/admin/tokens')).json().data as Array<{ tokenId: string }>;
+    assert.equal(
+      tokens.some((t) => theirTokens.some((u) => u.tokenId === t.tokenId)),
+      false,
+    );
+    const revoke = await as(sa).send('DELETE', `/api/admin/tokens/${theirTokens[0]?.tokenId}`);
+    assert.equal(revoke.statusCode, 404);
+  });
+});
+
+describe('paymaster status', () => {
+  test('per chain: addresses, deposit, signer; a deposit below the threshold is flagged', async () => {
+    const res = await as(sa).get('/api/admin/paymaster-status');
+    assert.equal(res.statusCode, 200, res.body);
+    const d = res.json().data;
+    assert.deepEqual(d.depositWarning, { wei: parseEther('20').toString(), eth: '20' });
+    const [c] = d.chains;
+    assert.equal(c.chainId, fx.chain.chainId);
+    assert.equal(c.paymaster, fx.paymaster);
+    assert.equal(c.entryPoint, fx.entryPoint);
+    assert.equal(c.deposit.eth, '10');
+    assert.equal(c.signer, ctx.deps.signer.address);
+    assert.equal(c.onChainSigner, ctx.deps.signer.address);
+    assert.deepEqual(
+      c.warnings.map((w: { code: string }) => w.code),
+      ['deposit_low'],
+    );
+  });
+
+  test('a signer that is not the contract’s is flagged; an unreachable chain is a warning, not a failure', async () => {
+    const other = await createTestContext({
+      chains: [
+        eip1193ChainRuntime({
+          chainId: fx.chain.chainId,
+          request: fx.chain.request,
+          entryPoint: fx.entryPoint,
+          paymaster: fx.paymaster,
+        }),
+        eip1193ChainRuntime({
+          chainId: 999,
+          request: async () => {
+            throw new Error('down');
+          },
+          entryPoint: fx.entryPoint,
+          paymaster: fx.paymaster,
+        }),
+      ],
+    });
+    try {
+      const t = await createTenant(other.deps);
+      const res = await other.app.inject({
+        method: 'GET',
+        url: '/api/admin/paymaster-status',
+        headers: { authorization: `Bearer ${t.authToken}` },
+      });
+      const [dev, down] = res.json().data.chains;
+      assert.ok(dev.warnings.some((w: { code: string }) => w.code === 'signer_mismatch'));
+      assert.equal(
+        dev.warnings.some((w: { code: string }) => w.code === 'deposit_low'),
+        false,
+        'default threshold 0.1 ETH',
+      );
+      assert.deepEqual(
+        down.warnings.map((w: { code: string }) => w.code),
+        ['unreachable'],
+      );
+      assert.equal(down.deposit, null);
+    } finally {
+      await other.close();
+    }
+  });
+
+  test('needs a signed-in account', async () => {
+    assert.equal((await ctx.app.inject({ method: 'GET', url: '/api/admin/paymaster-status' })).statusCode, 401);
+  });
+});
+
+describe('the dashboard itself', () => {
+  test('every page path serves the HTML with a strict CSP under the configured base path', async () => {
+    for (const url of [
+      '/ops/ui',
+      '/ops/ui/',
+      '/ops/ui/account',
+      `/ops/ui/dapps/${a.dappId}`,
+      '/ops/ui/log?outcome=denied',
+    ]) {
+      const res = await ctx.app.inject({ method: 'GET', url });
+      assert.equal(res.statusCode, 200, url);
+      assert.match(String(res.headers['content-type']), /^text\/html/);
+      assert.match(String(res.headers['content-security-policy']), /default-src 'none'; script-src 'self'/);
+      assert.equal(res.headers['x-frame-options'], 'DENY');
+      assert.equal(res.headers['cache-control'], 'no-store');
+      assert.match(res.body, /data-base="\/ops\/ui"/);
+      assert.match(res.body, /<script type="module" src="\/ops\/ui\/assets\/app\.js"><\/script>/);
+    }
+    assert.equal((await ctx.app.inject({ method: 'GET', url: '/dashboard' })).statusCode, 404);
+  });
+
+  test('assets: JavaScript and CSS with ETags (304 when unchanged); unknown files 404; no path escapes', async () => {
+    const js = await ctx.app.inject({ method: 'GET', url: '/ops/ui/assets/app.js' });
+    assert.equal(js.statusCode, 200);
+    assert.match(String(js.headers['content-type']), /^text\/javascript/);
+    const again = await ctx.app.inject({
+      method: 'GET',
+      url: '/ops/ui/assets/app.js',
+      headers: { 'if-none-match': String(js.headers.etag) },
+    });
+    assert.equal(again.statusCode, 304);
+    const css = await ctx.app.inject({ method: 'GET', url: '/ops/ui/assets/style.css' });
+    assert.match(String(css.headers['content-type']), /^text\/css/);
+    for (const url of [
+      '/ops/ui/assets/nope.js',
+      '/ops/ui/assets/..%2F..%2Fpackage.json',
+      '/ops/ui/assets/%2e%2e%2findex.html',
+    ]) {
+      assert.equal((await ctx.app.inject({ method: 'GET', url })).statusCode, 404, url);
+    }
+  });
+});
