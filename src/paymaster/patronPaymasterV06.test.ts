@@ -17,11 +17,16 @@ import {
   decodePaymasterAndData,
   eip191Digest,
   encodeSponsoredPaymasterAndData,
+  encodeTokenPaymasterAndData,
   type Keccak,
   MODE_SPONSORED,
+  MODE_TOKEN,
   SPONSORED_PAYMASTER_AND_DATA_LENGTH,
   type SponsoredHashParams,
   sponsoredHashV06,
+  TOKEN_PAYMASTER_AND_DATA_LENGTH,
+  type TokenPaymasterFields,
+  tokenHashV06,
   type UserOperationV06,
   viemKeccak,
 } from './patronPaymasterV06.js';
@@ -265,7 +270,8 @@ describe('encodeSponsoredPaymasterAndData / decodePaymasterAndData', () => {
       ['one byte long', `${encoded}00`, /must be 98 bytes, got 99/],
       ['paymaster only', encoded.slice(0, 42) as Hex, /too short/],
       ['empty', '0x', /too short/],
-      ['mode 1', withMode('01'), /unknown paymaster mode 1/],
+      ['mode 1 at the sponsored length', withMode('01'), /token paymasterAndData must be 154 bytes, got 98/],
+      ['mode 2', withMode('02'), /unknown paymaster mode 2/],
       ['mode 255', withMode('ff'), /unknown paymaster mode 255/],
       ['non-hex', `${encoded.slice(0, -2)}zz` as Hex, /hex/],
       ['odd length', `${encoded}0` as Hex, /hex/],
@@ -280,5 +286,91 @@ describe('encodeSponsoredPaymasterAndData / decodePaymasterAndData', () => {
         },
       );
     }
+  });
+});
+
+/** The token mode's hash with viem's generic encoder: the independent reference for tokenHashV06. */
+function referenceTokenHash(p: SponsoredHashParams & TokenPaymasterFields): Hex {
+  const sponsoredPreimageOpHash = keccak256(
+    encodeAbiParameters(
+      parseAbiParameters('address, uint256, bytes32, bytes32, uint256, uint256, uint256, uint256, uint256'),
+      [
+        p.userOp.sender,
+        p.userOp.nonce,
+        keccak256(p.userOp.initCode),
+        keccak256(p.userOp.callData),
+        p.userOp.callGasLimit,
+        p.userOp.verificationGasLimit,
+        p.userOp.preVerificationGas,
+        p.userOp.maxFeePerGas,
+        p.userOp.maxPriorityFeePerGas,
+      ],
+    ),
+  );
+  return keccak256(
+    encodeAbiParameters(
+      parseAbiParameters('bytes32, uint256, address, uint8, uint48, uint48, address, uint128, uint32, uint128'),
+      [
+        sponsoredPreimageOpHash,
+        p.chainId,
+        p.paymaster,
+        MODE_TOKEN,
+        p.validUntil,
+        p.validAfter,
+        p.token,
+        p.exchangeRate,
+        p.priceMarkup,
+        p.maxTokenCost,
+      ],
+    ),
+  );
+}
+
+describe('tokenHashV06 / encodeTokenPaymasterAndData', () => {
+  const MAX_UINT128 = (1n << 128n) - 1n;
+  for (const seed of [7, 99, 2024]) {
+    it(`equals the viem encodeAbiParameters reference for 40 random ops (seed ${seed})`, () => {
+      const rng = prng(seed);
+      for (let i = 0; i < 40; i++) {
+        const params = {
+          ...randomParams(rng),
+          token: getAddress(bytesToHex(rng.bytes(20))),
+          exchangeRate: rng.pick([0n, 1n, 3_000_000_000n, MAX_UINT128]),
+          priceMarkup: rng.pick([1_000_000, 1_100_000, 2_000_000, 2 ** 32 - 1]),
+          maxTokenCost: rng.pick([0n, 1n, 14_031_600n, MAX_UINT128]),
+        };
+        const expected = referenceTokenHash(params);
+        assert.equal(bytesToHex(tokenHashV06(params, viemKeccak)), expected, `op ${i}`);
+        assert.equal(bytesToHex(tokenHashV06(params, nativeKeccak)), expected, `op ${i} (native keccak)`);
+      }
+    });
+  }
+
+  it('is not the sponsored hash of the same op and window (the mode byte is signed)', () => {
+    const fields = { token: baseParams.paymaster, exchangeRate: 1n, priceMarkup: 1_000_000, maxTokenCost: 1n };
+    assert.notEqual(
+      bytesToHex(tokenHashV06({ ...baseParams, ...fields }, viemKeccak)),
+      bytesToHex(sponsoredHashV06(baseParams, viemKeccak)),
+    );
+  });
+
+  it('round-trips 154 bytes with the uint128 and uint32 extremes, and rejects out-of-range fields', () => {
+    const data = {
+      paymaster: baseParams.paymaster,
+      validUntil: MAX_UINT48,
+      validAfter: 1,
+      token: getAddress('0x833589fcd6edb6e08f4c7c32d4f71b54bda02913'),
+      exchangeRate: MAX_UINT128,
+      priceMarkup: 2 ** 32 - 1,
+      maxTokenCost: (1n << 127n) + 5n,
+      signature,
+    };
+    const encoded = encodeTokenPaymasterAndData(data);
+    assert.equal((encoded.length - 2) / 2, TOKEN_PAYMASTER_AND_DATA_LENGTH);
+    assert.deepEqual(decodePaymasterAndData(encoded), { ...data, mode: MODE_TOKEN });
+    assert.throws(() => encodeTokenPaymasterAndData({ ...data, exchangeRate: MAX_UINT128 + 1n }), /uint128/);
+    assert.throws(() => encodeTokenPaymasterAndData({ ...data, maxTokenCost: -1n }), /uint128/);
+    assert.throws(() => encodeTokenPaymasterAndData({ ...data, priceMarkup: 2 ** 32 }), /uint32/);
+    assert.throws(() => decodePaymasterAndData(`${encoded}00`), /must be 154 bytes, got 155/);
   });
 });
