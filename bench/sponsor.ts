@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
 import { benchRuntime, compileForBench } from './compiled.js';
+import { pacedLoad } from './pacedLoad.js';
 import { rpcBodyTemplate } from './sampleOp.js';
 import type { SponsorServerReady } from './sponsorServer.js';
 
@@ -48,8 +49,13 @@ if (runtime === 'tsc') process.stdout.write('done\n');
 
 function forkChild(entry: (typeof ENTRIES)[number], args: string[] = [], pipeStdout = false): ChildProcess {
   const file = compiled?.[ENTRIES.indexOf(entry)] ?? path.join(root, entry);
+  // BENCH_CPU_PROF=<dir>: V8's CPU profile of Patron's server, written when it stops (open it in DevTools).
+  const profile =
+    entry === 'bench/sponsorServer.ts' && process.env.BENCH_CPU_PROF !== undefined
+      ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF]
+      : [];
   return fork(file, args, {
-    execArgv: compiled === undefined ? ['--import', 'tsx'] : [],
+    execArgv: [...(compiled === undefined ? ['--import', 'tsx'] : []), ...profile],
     stdio: ['ignore', pipeStdout ? 'pipe' : 'inherit', 'inherit', 'ipc'],
   });
 }
@@ -343,6 +349,24 @@ for (const k of rated) {
   const t = targets[k];
   const s = await slice(t, { duration: seconds, overallRate: fixedRate });
   console.log(row(`${t.name} @ ${fixedRate}/s`, [s], `  raw p99 ${s.rawP99.toFixed(1)} ms`).text);
+}
+if (rated.length > 0) {
+  console.log(
+    `# paced: ${fixedRate} req/s scheduled evenly (open loop, pacedLoad.ts), up to ${connections} connections, ` +
+      `${seconds} s; latency from each request's scheduled time`,
+  );
+}
+for (const k of rated) {
+  const t = targets[k];
+  await waitForQuietMachine();
+  const cpuBefore = await cpuMicros(t.server);
+  const r = await pacedLoad({ url: t.url, body: (i) => t.body(nonce + i), rate: fixedRate, seconds, connections });
+  nonce += r.sent;
+  const cpu = ((await cpuMicros(t.server)) - cpuBefore) / Math.max(1, r.sent);
+  console.log(
+    `${`${t.name} paced`.padEnd(48)} ${(r.sent / r.seconds).toFixed(0).padStart(5)} req/s  p50 ${r.p50.toFixed(1).padStart(5)} ms  ` +
+      `p99 ${r.p99.toFixed(1).padStart(5)} ms  max ${r.max.toFixed(1)} ms  CPU ${cpu.toFixed(0).padStart(5)} µs/req  (${r.sent} requests, ${r.failed} failed)`,
+  );
 }
 if (busyWarnings > 0) {
   console.log(

@@ -32,6 +32,9 @@ export interface RequestLogRepository {
   deleteBeyond(maxRows: number): Promise<number>;
 }
 
+/** Rows per synchronous SQLite write (see insertMany). */
+const SQLITE_SLICE = 50;
+
 /** Columns per row; a batch of 500 rows binds 8,000 values (SQLite allows 32,766, PostgreSQL 65,535). */
 export const REQUEST_LOG_COLUMNS = 16;
 
@@ -140,7 +143,13 @@ export function createRequestLogRepository(
     async insertMany(entries) {
       if (entries.length === 0) return;
       if (insertBatch !== undefined) {
-        insertBatch(entries);
+        // Synchronous on the event loop: in slices of SQLITE_SLICE rows with a turn of the loop between them, so
+        // a 500-row flush never holds requests up for more than ~1 ms at a time (it was ~10 ms in one piece,
+        // which showed as the p99 of a paced 1,000 req/s load).
+        for (let i = 0; i < entries.length; i += SQLITE_SLICE) {
+          if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+          insertBatch(entries.slice(i, i + SQLITE_SLICE));
+        }
         return;
       }
       const params: unknown[] = [];
