@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import * as accountSdk from '@biconomy/account';
 import { decodePaymasterAndData, type UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
 import {
+  accountSdkError,
   applySdkFields,
   assertSponsoredOnChain,
   DENIAL_MESSAGE,
@@ -13,6 +14,7 @@ import {
   type SdkE2e,
   type SdkSponsoredFields,
   startSdkE2e,
+  stubErrorCatalogue,
   webhookBodies,
 } from './helpers/sdkE2e.js';
 
@@ -76,37 +78,6 @@ interface AccountSdk {
   readonly PaymasterMode: { readonly SPONSORED: SponsoredMode };
 }
 const { createPaymaster, extractChainIdFromPaymasterUrl, PaymasterMode } = accountSdk as unknown as AccountSdk;
-
-const ERRORS_CATALOGUE = 'https://raw.githubusercontent.com/bcnmy/aa-errors/main/docs/errors.json';
-
-/**
- * Answers the SDK's error-catalogue download (see above) with `[]`, or, while `offline` is set, fails it the
- * way fetch fails without a network; counts how often it was asked.
- */
-function stubErrorCatalogue(): { fetches(): number; offline: boolean; restore(): void } {
-  const realFetch = globalThis.fetch;
-  let count = 0;
-  const stub = {
-    offline: false,
-    fetches: () => count,
-    restore: () => {
-      globalThis.fetch = realFetch;
-    },
-  };
-  globalThis.fetch = async (input, init) => {
-    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    if (url !== ERRORS_CATALOGUE) return realFetch(input, init);
-    count += 1;
-    if (stub.offline) throw new TypeError('fetch failed');
-    return new Response('[]', { headers: { 'content-type': 'application/json' } });
-  };
-  return stub;
-}
-
-/** How `@biconomy/account` words a paymaster refusal (getAAError with an empty catalogue). */
-function sdkDenial(message: string): string {
-  return `Unknown Error\n520\nhttps://docs.biconomy.io/troubleshooting/commonerrors\n\n${JSON.stringify(`Error coming from Paymaster: ${message}`)}`;
-}
 
 let e2e: SdkE2e;
 let wire: { calls: RecordedCall[]; restore(): void };
@@ -260,7 +231,7 @@ describe('@biconomy/account 4.x createPaymaster with the dApp’s webhook', () =
           : pm.getPaymasterFeeQuotesOrData(partialOp(op), dto);
       await assert.rejects(call, (err: unknown) => {
         assert.ok(err instanceof Error);
-        assert.equal(err.message, sdkDenial(DENIAL_MESSAGE));
+        assert.equal(err.message, accountSdkError(DENIAL_MESSAGE));
         return true;
       });
       const sent = lastCall();
@@ -295,7 +266,7 @@ describe('@biconomy/account 4.x createPaymaster with the dApp’s webhook', () =
       );
       await assertSponsoredOnChain(e2e.fx, applySdkFields(yes, r));
 
-      await assert.rejects(run(await e2e.nextOp(), 3), { message: sdkDenial(DENIAL_MESSAGE) });
+      await assert.rejects(run(await e2e.nextOp(), 3), { message: accountSdkError(DENIAL_MESSAGE) });
       assert.equal(lastCall().status, 400);
       assert.deepEqual(
         webhookBodies(e2e.receiver, '/even', seen),

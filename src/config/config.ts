@@ -8,33 +8,12 @@ import {
   type RequestLogSettings,
   requestLogSettingsFrom,
 } from './dashboardSettings.js';
+import { booleanFromEnv, integerFromEnv } from './envValues.js';
 
 /**
  * The whole configuration, parsed once from the environment at start-up and frozen.
  * This is the only module that reads process.env (see main.ts / cli): everything else receives a Config.
  */
-
-const booleanFromEnv = (name: string) =>
-  z
-    .enum(['1', '0', 'true', 'false', 'yes', 'no', ''], {
-      error: `${name} must be one of true, false, 1, 0, yes, no`,
-    })
-    .optional()
-    .transform((v) => (v === undefined || v === '' ? undefined : ['1', 'true', 'yes'].includes(v)));
-
-const integerFromEnv = (name: string, min: number, max: number) =>
-  z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v === '') return undefined;
-      const n = Number(v);
-      if (!/^\d+$/.test(v) || !Number.isSafeInteger(n) || n < min || n > max) {
-        ctx.addIssue({ code: 'custom', message: `${name} must be an integer from ${min} to ${max}, got "${v}"` });
-        return z.NEVER;
-      }
-      return n;
-    });
 
 const envSchema = z.object({
   PORT: integerFromEnv('PORT', 0, 65535),

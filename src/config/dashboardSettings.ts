@@ -1,5 +1,6 @@
 import { parseEther } from 'viem';
 import { z } from 'zod';
+import { integerFromEnv } from './envValues.js';
 
 /**
  * The dashboard's settings and the request log's retention, from the environment (part of loadConfig, the
@@ -23,20 +24,6 @@ export interface RequestLogSettings {
   readonly maxRows: number;
 }
 
-const integer = (name: string, min: number, max: number) =>
-  z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v === '') return undefined;
-      const n = Number(v);
-      if (!/^\d+$/.test(v) || !Number.isSafeInteger(n) || n < min || n > max) {
-        ctx.addIssue({ code: 'custom', message: `${name} must be an integer from ${min} to ${max}, got "${v}"` });
-        return z.NEVER;
-      }
-      return n;
-    });
-
 /** Paths the service itself answers under; the dashboard must not shadow them. */
 const RESERVED = /^\/(api|chain|healthz|readyz|openapi\.json)(\/|$)/;
 
@@ -48,16 +35,16 @@ export const dashboardEnv = {
       error:
         'PATRON_DASHBOARD_BASE_PATH must be a path like /dashboard (letters, digits, . _ ~ -, no trailing slash) outside /api, /chain, /healthz, /readyz',
     }),
-  PATRON_SESSION_IDLE_MINUTES: integer('PATRON_SESSION_IDLE_MINUTES', 1, 7 * 24 * 60),
-  PATRON_SESSION_MAX_HOURS: integer('PATRON_SESSION_MAX_HOURS', 1, 30 * 24),
+  PATRON_SESSION_IDLE_MINUTES: integerFromEnv('PATRON_SESSION_IDLE_MINUTES', 1, 7 * 24 * 60),
+  PATRON_SESSION_MAX_HOURS: integerFromEnv('PATRON_SESSION_MAX_HOURS', 1, 30 * 24),
   PATRON_DEPOSIT_WARNING_ETH: z
     .string()
     .optional()
     .refine((v) => v === undefined || v === '' || /^\d{1,12}(\.\d{1,18})?$/.test(v), {
       error: 'PATRON_DEPOSIT_WARNING_ETH must be an amount of ETH such as 0.5',
     }),
-  PATRON_REQUEST_LOG_RETENTION_DAYS: integer('PATRON_REQUEST_LOG_RETENTION_DAYS', 0, 3650),
-  PATRON_REQUEST_LOG_MAX_ROWS: integer('PATRON_REQUEST_LOG_MAX_ROWS', 1000, 1_000_000_000),
+  PATRON_REQUEST_LOG_RETENTION_DAYS: integerFromEnv('PATRON_REQUEST_LOG_RETENTION_DAYS', 0, 3650),
+  PATRON_REQUEST_LOG_MAX_ROWS: integerFromEnv('PATRON_REQUEST_LOG_MAX_ROWS', 1000, 1_000_000_000),
 };
 
 type DashboardEnv = z.infer<z.ZodObject<typeof dashboardEnv>>;

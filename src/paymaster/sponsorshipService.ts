@@ -3,6 +3,7 @@ import type { ChainRuntime } from '../chain/chainRegistry.js';
 import { SponsorshipDeniedError, ValidationError, WebhookFailedError } from '../errors/PatronError.js';
 import type { WebhookFailureReason } from '../webhooks/webhookCaller.js';
 import type { WebhookCheckResult } from '../webhooks/webhookCheck.js';
+import { completeUserOperation, validityWindow } from './completeUserOperation.js';
 import type { CryptoBackend } from './cryptoBackend.js';
 import { DUMMY_SIGNATURE, estimateGasV06, type GasLimitsV06 } from './gasEstimatorV06.js';
 import {
@@ -91,13 +92,7 @@ function firstMissingLimit(op: PartialUserOperation): string | undefined {
 
 /** The sponsored mode: webhook verdict → gas limits → validity window → hash → signature. */
 export function createSponsorshipService(deps: SponsorshipDeps) {
-  const nowSeconds = () => Math.floor(deps.now() / 1000);
-
-  const window = (expiryDuration: number | undefined) => {
-    const now = nowSeconds();
-    const expiry = Math.min(expiryDuration ?? deps.policy.defaultExpirySeconds, deps.policy.maxExpirySeconds);
-    return { validUntil: now + expiry, validAfter: Math.max(0, now - deps.policy.validAfterSkewSeconds) };
-  };
+  const window = (expiryDuration: number | undefined) => validityWindow(deps.policy, deps.now(), expiryDuration);
 
   const sign = (args: { chain: ChainRuntime; userOp: UserOperationV06; validUntil: number; validAfter: number }) => {
     const { chain, validUntil, validAfter } = args;
@@ -151,13 +146,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       let limits: GasLimitsV06;
       if (req.calculateGasLimits === true || missing !== undefined) {
         // Simulated with a paymasterAndData of the final length: its bytes are part of what the op costs.
-        const base: UserOperationV06 = {
-          ...op,
-          callGasLimit: op.callGasLimit ?? 0n,
-          verificationGasLimit: op.verificationGasLimit ?? 0n,
-          preVerificationGas: op.preVerificationGas ?? 0n,
-          paymasterAndData: stub(req.chain.paymaster, { validUntil, validAfter }),
-        };
+        const base = completeUserOperation(op, op, stub(req.chain.paymaster, { validUntil, validAfter }));
         limits = await estimateGasV06({
           chain: req.chain,
           userOp: base,
@@ -170,21 +159,8 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
           preVerificationGas: op.preVerificationGas ?? 0n,
         };
       }
-      // Spelled out rather than spread: one object shape on every request (a spread of an op with optional
-      // fields re-derived hidden classes per call). paymasterAndData is not part of the signed hash.
-      const final: UserOperationV06 = {
-        sender: op.sender,
-        nonce: op.nonce,
-        initCode: op.initCode,
-        callData: op.callData,
-        callGasLimit: limits.callGasLimit,
-        verificationGasLimit: limits.verificationGasLimit,
-        preVerificationGas: limits.preVerificationGas,
-        maxFeePerGas: op.maxFeePerGas,
-        maxPriorityFeePerGas: op.maxPriorityFeePerGas,
-        paymasterAndData: '0x',
-        signature: op.signature,
-      };
+      // paymasterAndData is not part of the signed hash.
+      const final = completeUserOperation(op, limits, '0x');
       return {
         paymasterAndData: sign({ chain: req.chain, userOp: final, validUntil, validAfter }),
         callGasLimit: limits.callGasLimit,

@@ -4,6 +4,7 @@ import type { ChainRuntime } from '../chain/chainRegistry.js';
 import { SimulationFailedError, TokenPaymentError, UnsupportedError, ValidationError } from '../errors/PatronError.js';
 import type { ChainTokens, QuotableToken } from '../tokens/tokenCatalog.js';
 import { approvalInCallData } from './callDataApproval.js';
+import { completeUserOperation, validityWindow } from './completeUserOperation.js';
 import type { CryptoBackend } from './cryptoBackend.js';
 import { DUMMY_SIGNATURE, estimateGasV06, type GasLimitsV06, preVerificationGasV06 } from './gasEstimatorV06.js';
 import {
@@ -136,12 +137,7 @@ function prepare(snapshot: ChainTokens): PreparedSnapshot {
 const ZERO_ADDRESS: Address = '0x0000000000000000000000000000000000000000';
 
 export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
-  const nowSeconds = () => Math.floor(deps.now() / 1000);
-  const window = (expiryDuration: number | undefined) => {
-    const now = nowSeconds();
-    const expiry = Math.min(expiryDuration ?? deps.policy.defaultExpirySeconds, deps.policy.maxExpirySeconds);
-    return { validUntil: now + expiry, validAfter: Math.max(0, now - deps.policy.validAfterSkewSeconds) };
-  };
+  const window = (expiryDuration: number | undefined) => validityWindow(deps.policy, deps.now(), expiryDuration);
 
   const chainTokens = (chain: ChainRuntime): ChainTokens => {
     const s = deps.tokens.snapshot(chain.chainId);
@@ -208,13 +204,11 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       } else {
         // Measured with the sponsored stub: it needs no token balance, so a user can see a quote before
         // holding the token. The token mode's extra validation and postOp are added below.
-        const base = withLimits(op, {
-          paymasterAndData: encodeSponsoredPaymasterAndData({
-            paymaster: req.chain.paymaster,
-            ...v,
-            signature: DUMMY_SIGNATURE_BYTES,
-          }),
-        });
+        const base = completeUserOperation(
+          op,
+          op,
+          encodeSponsoredPaymasterAndData({ paymaster: req.chain.paymaster, ...v, signature: DUMMY_SIGNATURE_BYTES }),
+        );
         const estimate = await estimateGasV06({
           chain: req.chain,
           userOp: base,
@@ -262,7 +256,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         );
       }
       const price = { exchangeRate: token.exchangeRate, priceMarkup: token.priceMarkup };
-      const base = withLimits(op, { paymasterAndData: tokenStub(req.chain, v, token.address) });
+      const base = completeUserOperation(op, op, tokenStub(req.chain, v, token.address));
       const simFields = {
         token: token.address,
         exchangeRate: token.exchangeRate,
@@ -323,19 +317,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
           `The account holds ${balance} base units of ${token.symbol}, below the maximum charge of ${maxTokenCost}`,
         );
       }
-      const final: UserOperationV06 = {
-        sender: op.sender,
-        nonce: op.nonce,
-        initCode: op.initCode,
-        callData: op.callData,
-        callGasLimit: limits.callGasLimit,
-        verificationGasLimit: limits.verificationGasLimit,
-        preVerificationGas: limits.preVerificationGas,
-        maxFeePerGas: op.maxFeePerGas,
-        maxPriorityFeePerGas: op.maxPriorityFeePerGas,
-        paymasterAndData: '0x',
-        signature: op.signature,
-      };
+      const final = completeUserOperation(op, limits, '0x');
       const fields = {
         token: token.address,
         exchangeRate: token.exchangeRate,
@@ -363,22 +345,6 @@ type WithLimits = PartialUserOperation & {
 
 function hasAllLimits(op: PartialUserOperation): op is WithLimits {
   return op.callGasLimit !== undefined && op.verificationGasLimit !== undefined && op.preVerificationGas !== undefined;
-}
-
-function withLimits(op: PartialUserOperation, extra: { paymasterAndData: Hex }): UserOperationV06 {
-  return {
-    sender: op.sender,
-    nonce: op.nonce,
-    initCode: op.initCode,
-    callData: op.callData,
-    callGasLimit: op.callGasLimit ?? 0n,
-    verificationGasLimit: op.verificationGasLimit ?? 0n,
-    preVerificationGas: op.preVerificationGas ?? 0n,
-    maxFeePerGas: op.maxFeePerGas,
-    maxPriorityFeePerGas: op.maxPriorityFeePerGas,
-    paymasterAndData: extra.paymasterAndData,
-    signature: op.signature,
-  };
 }
 
 const maxBig = (a: bigint, b: bigint) => (a > b ? a : b);
