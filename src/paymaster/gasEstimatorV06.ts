@@ -59,10 +59,13 @@ export interface GasEstimateV06 extends GasLimitsV06 {
   readonly after?: { readonly success: boolean; readonly result: Hex };
 }
 
+/** DUMMY_SIGNATURE as bytes, for the stubs' encoders. */
+export const DUMMY_SIGNATURE_BYTES: Uint8Array = hexToBytes(DUMMY_SIGNATURE);
+
 export async function estimateGasV06(args: EstimateGasV06Args): Promise<GasEstimateV06> {
   const signature = hexToBytes(args.userOp.signature).length === 65 ? args.userOp.signature : DUMMY_SIGNATURE;
   const base: UserOperationV06 = { ...args.userOp, signature };
-  const preVerificationGas = maxBig((calldataGasV06(base) * 105n + 99n) / 100n, args.callerPreVerificationGas ?? 0n);
+  const preVerificationGas = maxBig(preVerificationGasV06(base), args.callerPreVerificationGas ?? 0n);
   const unsigned: UserOperationV06 = {
     ...base,
     preVerificationGas,

@@ -5,7 +5,7 @@ import type { WebhookFailureReason } from '../webhooks/webhookCaller.js';
 import type { WebhookCheckResult } from '../webhooks/webhookCheck.js';
 import { completeUserOperation, validityWindow } from './completeUserOperation.js';
 import type { CryptoBackend } from './cryptoBackend.js';
-import { DUMMY_SIGNATURE, estimateGasV06, type GasLimitsV06 } from './gasEstimatorV06.js';
+import { DUMMY_SIGNATURE_BYTES, estimateGasV06, type GasLimitsV06 } from './gasEstimatorV06.js';
 import {
   eip191Digest,
   encodeSponsoredPaymasterAndData,
@@ -78,9 +78,6 @@ const WEBHOOK_FAILURES: Record<Exclude<WebhookFailureReason, 'denied'>, string> 
   connection_failed: "the dApp's webhook could not be reached",
   forbidden_address: "the dApp's webhook URL points at an address Patron may not call",
 };
-
-/** DUMMY_SIGNATURE as bytes, decoded once. */
-const DUMMY_SIGNATURE_BYTES = hexBytes(DUMMY_SIGNATURE);
 
 /** The first gas limit the caller left out, in the order the error names them. */
 function firstMissingLimit(op: PartialUserOperation): string | undefined {
@@ -174,7 +171,3 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
 }
 
 export type SponsorshipService = ReturnType<typeof createSponsorshipService>;
-
-function hexBytes(hex: Hex): Uint8Array {
-  return Buffer.from(hex.slice(2), 'hex');
-}

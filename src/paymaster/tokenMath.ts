@@ -51,7 +51,15 @@ export function weiToTokenUnits(wei: bigint, price: TokenPrice): bigint {
   if (price.priceMarkup < MIN_PRICE_MARKUP || price.priceMarkup > MAX_PRICE_MARKUP) {
     throw new ValidationError(`priceMarkup must be within ${MIN_PRICE_MARKUP}..${MAX_PRICE_MARKUP}`);
   }
-  return ceilDiv(wei * price.exchangeRate * BigInt(price.priceMarkup), SCALE);
+  return weiToTokenUnitsAt(wei, price.exchangeRate * BigInt(price.priceMarkup));
+}
+
+/**
+ * The same conversion with `exchangeRate × priceMarkup` already multiplied and its markup already checked:
+ * quotes compute the product once per price snapshot and convert one wei amount for every token.
+ */
+export function weiToTokenUnitsAt(wei: bigint, rateTimesMarkup: bigint): bigint {
+  return ceilDiv(wei * rateTimesMarkup, SCALE);
 }
 
 /** The signed cap of an op: what it costs in the token when every gas limit is used at maxFeePerGas. */

@@ -6,7 +6,7 @@ import type { ChainTokens, QuotableToken } from '../tokens/tokenCatalog.js';
 import { approvalInCallData } from './callDataApproval.js';
 import { completeUserOperation, validityWindow } from './completeUserOperation.js';
 import type { CryptoBackend } from './cryptoBackend.js';
-import { DUMMY_SIGNATURE, estimateGasV06, type GasLimitsV06, preVerificationGasV06 } from './gasEstimatorV06.js';
+import { DUMMY_SIGNATURE_BYTES, estimateGasV06, type GasLimitsV06, preVerificationGasV06 } from './gasEstimatorV06.js';
 import {
   eip191Digest,
   encodeSponsoredPaymasterAndData,
@@ -17,7 +17,7 @@ import {
 } from './patronPaymasterV06.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
 import type { RequestTrace, SponsoredUserOperation, SponsorshipPolicy } from './sponsorshipService.js';
-import { maxGasV06, maxTokenCostV06, POST_OP_OVERHEAD, weiToTokenUnits } from './tokenMath.js';
+import { maxGasV06, maxTokenCostV06, POST_OP_OVERHEAD, weiToTokenUnits, weiToTokenUnitsAt } from './tokenMath.js';
 import type { PartialUserOperation } from './userOperationInput.js';
 
 /**
@@ -95,9 +95,7 @@ export interface TokenSponsoredUserOperation extends SponsoredUserOperation {
   readonly maxTokenCost: bigint;
 }
 
-const DUMMY_SIGNATURE_BYTES = Buffer.from(DUMMY_SIGNATURE.slice(2), 'hex');
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-const MARKUP_SCALE = 10n ** 24n; // 1e18 wei per native coin × 1e6 markup scale
 
 /** What a quote needs of a token, computed once per catalog snapshot (snapshots are immutable). */
 interface PreparedToken {
@@ -230,9 +228,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         preVerificationGas: limits.preVerificationGas + (approves ? 0n : QUOTE_APPROVAL_CALLDATA_GAS),
       };
       const maxWei = maxGasV06(quoted) * op.maxFeePerGas;
-      const feeQuotes = selected.map((t) =>
-        feeQuote(t, ceilDiv(maxWei * t.rateTimesMarkup, MARKUP_SCALE), v.validUntil),
-      );
+      const feeQuotes = selected.map((t) => feeQuote(t, weiToTokenUnitsAt(maxWei, t.rateTimesMarkup), v.validUntil));
       return { paymasterAddress: req.chain.paymaster, feeQuotes, unsupportedTokens: unsupported };
     },
 
@@ -263,7 +259,9 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         priceMarkup: token.priceMarkup,
         maxTokenCost: 1n,
       };
-      const [estimate, balance, allowance] = await Promise.all([
+      const approved = approvalInCallData(op.callData, req.chain.paymaster);
+      const erc20 = { address: token.address, abi: erc20Abi } as const;
+      const [estimate, balance, available] = await Promise.all([
         estimateGasV06({
           chain: req.chain,
           userOp: base,
@@ -278,8 +276,14 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
             }),
           },
         }),
-        readToken(req.chain, token.address, 'balanceOf', [op.sender]),
-        readToken(req.chain, token.address, 'allowance', [op.sender, req.chain.paymaster]),
+        req.chain.client.readContract({ ...erc20, functionName: 'balanceOf', args: [op.sender] }),
+        // An approval inside the op is what counts; only without one does the allowance already given matter.
+        approved ??
+          req.chain.client.readContract({
+            ...erc20,
+            functionName: 'allowance',
+            args: [op.sender, req.chain.paymaster],
+          }),
       ]);
       const owed = estimate.after?.success
         ? decodeFunctionResult({ abi: patronPaymasterAbi, functionName: 'unpaidCharges', data: estimate.after.result })
@@ -299,8 +303,6 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         preVerificationGas: useCallerLimits ? op.preVerificationGas : estimate.preVerificationGas,
       };
       let maxTokenCost = maxTokenCostV06(limits, op.maxFeePerGas, price);
-      const approved = approvalInCallData(op.callData, req.chain.paymaster);
-      const available = approved ?? allowance;
       if (available < maxTokenCost) {
         // The user approved a quote made before the approval joined the op: accept it as the cap if it still
         // covers what the op is expected to cost (simulated gas, plus the postOp overhead, at maxFeePerGas).
@@ -402,8 +404,6 @@ function feeQuote(p: PreparedToken, maxTokenCost: bigint, validUntil: number): F
   };
 }
 
-const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
-
 /**
  * `units / 10^decimals` as the smallest double d (to 15 significant digits, rounded up) for which a client's
  * `Math.ceil(d * 10 ** decimals)` is at least `units`: Biconomy's SDK approves exactly that, so a value rounded
@@ -439,18 +439,4 @@ export function tokenUnitsToNumberUp(units: bigint, decimals: number): number {
 function usdNumberUp(usdE18: bigint): number {
   const micro = (usdE18 + 10n ** 12n - 1n) / 10n ** 12n;
   return Number(micro) / 1e6;
-}
-
-async function readToken(
-  chain: ChainRuntime,
-  token: Address,
-  functionName: 'balanceOf' | 'allowance',
-  args: readonly [Address] | readonly [Address, Address],
-): Promise<bigint> {
-  const data =
-    functionName === 'balanceOf'
-      ? encodeFunctionData({ abi: erc20Abi, functionName, args: [args[0]] })
-      : encodeFunctionData({ abi: erc20Abi, functionName, args: [args[0], args[1] ?? ZERO_ADDRESS] });
-  const result = (await chain.request({ method: 'eth_call', params: [{ to: token, data }, 'latest'] })) as Hex;
-  return decodeFunctionResult({ abi: erc20Abi, functionName, data: result });
 }
