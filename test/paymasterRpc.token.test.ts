@@ -2,10 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Address, encodeFunctionData, getAddress, type Hex, hexToBytes, parseEventLogs } from 'viem';
 import { entryPoint06Abi } from 'viem/account-abstraction';
+import { privateKeyToAddress } from 'viem/accounts';
 import { devTokenAbi, patronPaymasterAbi } from '../src/chain/artifacts.js';
 import { eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import { decodePaymasterAndData, type UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
+import { maxTokenCostV06 } from '../src/paymaster/tokenMath.js';
 import { tokenUnitsToNumberUp } from '../src/paymaster/tokenPaymasterService.js';
 import { devChainTokenSettings } from '../src/tokens/devChainTokens.js';
 import {
@@ -15,6 +17,7 @@ import {
   type PatronFixture,
   signAccount,
   simpleAccountAbi,
+  simpleAccountFactoryAbi,
   startPatronFixture,
 } from './helpers/patronPaymasterV06.js';
 import {
@@ -280,6 +283,65 @@ describe('ERC20 final data (pm_sponsorUserOperation) accepted by the EntryPoint'
       assert.ok(gained > 0n && gained <= approved, `charged ${gained} ≤ approved ${approved}`);
     });
   }
+
+  test('an allowance given before the op (no approval in it) is used: the cap is the formula, handleOps succeeds', async () => {
+    // An account that already exists (approving from its address first would burn the CREATE2 slot: AA13).
+    const deploying = await buildDeployingOp(fx, 112n);
+    const createHash = await fx.client.writeContract({
+      address: fx.simpleAccountFactory,
+      abi: simpleAccountFactoryAbi,
+      functionName: 'createAccount',
+      args: [privateKeyToAddress(KEYS.accountOwner), 112n],
+    });
+    await fx.client.waitForTransactionReceipt({ hash: createHash });
+    const op: UserOperationV06 = { ...deploying, initCode: '0x' };
+    await mint(usdc.address, op.sender, 10n ** 9n);
+    // Without the allowance the charge cannot be collected: refused before signing.
+    const refused = await rpc('pm_sponsorUserOperation', [
+      wire(op, false),
+      { mode: 'ERC20', calculateGasLimits: true, tokenInfo: { feeTokenAddress: usdc.address } },
+    ]);
+    assert.equal(refused.body.error?.code, -32020);
+    await fx.client.impersonateAccount({ address: op.sender });
+    await fx.client.setBalance({ address: op.sender, value: 10n ** 18n });
+    const approveHash = await fx.client.writeContract({
+      account: op.sender,
+      address: usdc.address,
+      abi: devTokenAbi,
+      functionName: 'approve',
+      args: [fx.paymaster, 10n ** 9n],
+    });
+    await fx.client.waitForTransactionReceipt({ hash: approveHash });
+    await fx.client.stopImpersonatingAccount({ address: op.sender });
+    await fx.client.setBalance({ address: op.sender, value: 0n });
+    const { status, body } = await rpc('pm_sponsorUserOperation', [
+      wire(op, false),
+      { mode: 'ERC20', calculateGasLimits: true, tokenInfo: { feeTokenAddress: usdc.address } },
+    ]);
+    assert.equal(status, 200, JSON.stringify(body));
+    const r = body.result ?? {};
+    const data = decodePaymasterAndData(r.paymasterAndData as Hex);
+    const limits = {
+      callGasLimit: BigInt(r.callGasLimit as number),
+      verificationGasLimit: BigInt(r.verificationGasLimit as number),
+      preVerificationGas: BigInt(r.preVerificationGas as string),
+    };
+    assert.ok(data.mode === 1);
+    assert.equal(
+      data.maxTokenCost,
+      maxTokenCostV06(limits, op.maxFeePerGas, { exchangeRate: data.exchangeRate, priceMarkup: data.priceMarkup }),
+    );
+    const final = await signAccount(fx, { ...op, ...limits, paymasterAndData: r.paymasterAndData as Hex });
+    const hash = await fx.bundler.writeContract({
+      address: fx.entryPoint,
+      abi: entryPoint06Abi,
+      functionName: 'handleOps',
+      args: [[final], fx.bundler.account.address],
+    });
+    const receipt = await fx.client.waitForTransactionReceipt({ hash });
+    const [event] = parseEventLogs({ abi: entryPoint06Abi, eventName: 'UserOperationEvent', logs: receipt.logs });
+    assert.equal(event?.args.success, true);
+  });
 
   test('an account without the token is refused before signing, with the reason', async () => {
     const plain = await buildDeployingOp(fx, 120n);
