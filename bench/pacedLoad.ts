@@ -16,6 +16,12 @@ export interface PacedResult {
   readonly p50: number;
   readonly p99: number;
   readonly max: number;
+  /**
+   * How late the generator itself sent: the 99th percentile and the maximum of (sent − scheduled), ms. When
+   * these are not small against p99, the generator's own pauses (its GC, a busy core) are in the latencies.
+   */
+  readonly sendLagP99: number;
+  readonly sendLagMax: number;
 }
 
 export async function pacedLoad(args: {
@@ -32,6 +38,7 @@ export async function pacedLoad(args: {
   const total = Math.round(args.rate * args.seconds);
   const intervalMs = 1000 / args.rate;
   const latencies: number[] = [];
+  const sendLags: number[] = [];
   let ok = 0;
   let failed = 0;
   const inflight: Promise<void>[] = [];
@@ -60,7 +67,9 @@ export async function pacedLoad(args: {
     const timer = setInterval(() => {
       const now = performance.now();
       while (next < total && started + next * intervalMs <= now) {
-        inflight.push(send(next, started + next * intervalMs));
+        const scheduledAt = started + next * intervalMs;
+        sendLags.push(now - scheduledAt);
+        inflight.push(send(next, scheduledAt));
         next += 1;
       }
       if (next >= total) {
@@ -72,7 +81,19 @@ export async function pacedLoad(args: {
   await Promise.all(inflight);
   const seconds = (performance.now() - started) / 1000;
   await pool.close();
-  latencies.sort((x, y) => x - y);
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? 0;
-  return { sent: total, ok, failed, seconds, p50: at(0.5), p99: at(0.99), max: latencies.at(-1) ?? 0 };
+  const sorted = (xs: number[]) => xs.sort((x, y) => x - y);
+  const at = (xs: readonly number[], q: number) => xs[Math.min(xs.length - 1, Math.floor(xs.length * q))] ?? 0;
+  sorted(latencies);
+  sorted(sendLags);
+  return {
+    sent: total,
+    ok,
+    failed,
+    seconds,
+    p50: at(latencies, 0.5),
+    p99: at(latencies, 0.99),
+    max: latencies.at(-1) ?? 0,
+    sendLagP99: at(sendLags, 0.99),
+    sendLagMax: sendLags.at(-1) ?? 0,
+  };
 }

@@ -59,16 +59,18 @@ export function wireOp(op: UserOperationV06, withGas: boolean): Record<string, s
   };
 }
 
-/**
- * A JSON-RPC body whose nonce is spliced in per request: built once, then each request costs one string
- * concatenation in the load generator. `body(i)` carries nonce `nonceOf(i)`.
- */
-export function rpcBodyTemplate(args: {
+/** A JSON-RPC body split around its nonce: plain strings, so it can be sent to a load generator's process. */
+export interface BodyParts {
+  readonly head: string;
+  readonly tail: string;
+}
+
+export function rpcBodyParts(args: {
   op: UserOperationV06;
   method: string;
   modeObject: Record<string, unknown>;
   withGas: boolean;
-}): (i: number) => string {
+}): BodyParts {
   const marker = '0xNONCE';
   const text = JSON.stringify({
     jsonrpc: '2.0',
@@ -77,5 +79,17 @@ export function rpcBodyTemplate(args: {
     params: [{ ...wireOp(args.op, args.withGas), nonce: marker }, args.modeObject],
   });
   const [head, tail] = text.split(marker) as [string, string];
+  return { head, tail };
+}
+
+/**
+ * A JSON-RPC body whose nonce is spliced in per request: built once, then each request costs one string
+ * concatenation in the load generator. `body(i)` carries nonce `nonceOf(i)`.
+ */
+export function bodyFromParts({ head, tail }: BodyParts): (i: number) => string {
   return (i) => `${head}0x${nonceOf(i).toString(16)}${tail}`;
+}
+
+export function rpcBodyTemplate(args: Parameters<typeof rpcBodyParts>[0]): (i: number) => string {
+  return bodyFromParts(rpcBodyParts(args));
 }

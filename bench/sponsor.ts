@@ -6,8 +6,9 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
 import { benchRuntime, compileForBench } from './compiled.js';
-import { pacedLoad } from './pacedLoad.js';
-import { rpcBodyTemplate } from './sampleOp.js';
+import type { PacedRun } from './pacedClient.js';
+import type { PacedResult } from './pacedLoad.js';
+import { type BodyParts, bodyFromParts, rpcBodyParts } from './sampleOp.js';
 import type { SponsorServerReady } from './sponsorServer.js';
 
 /**
@@ -42,7 +43,12 @@ const only = new Set((process.env.BENCH_SCENARIOS ?? 'a,b,c,d,e,a@rate,b@rate,d@
 const runtime = benchRuntime();
 const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 
-const ENTRIES = ['bench/sponsorServer.ts', 'bench/ceilingServer.ts', 'bench/webhookReceiver.ts'] as const;
+const ENTRIES = [
+  'bench/sponsorServer.ts',
+  'bench/ceilingServer.ts',
+  'bench/webhookReceiver.ts',
+  'bench/pacedClient.ts',
+] as const;
 if (runtime === 'tsc') process.stdout.write('# compiling src/ and the bench servers with tsc… ');
 const compiled = runtime === 'tsc' ? compileForBench(ENTRIES) : undefined;
 if (runtime === 'tsc') process.stdout.write('done\n');
@@ -60,7 +66,7 @@ function forkChild(entry: (typeof ENTRIES)[number], args: string[] = [], pipeStd
   });
 }
 
-async function ask<T>(child: ChildProcess, msg: string): Promise<T> {
+async function ask<T>(child: ChildProcess, msg: string | PacedRun): Promise<T> {
   child.send(msg);
   const [answer] = (await once(child, 'message')) as [T];
   return answer;
@@ -71,20 +77,37 @@ const cpuMicros = async (child: ChildProcess) => {
   return cpu.user + cpu.system;
 };
 
-/** Busy fraction of all CPUs over `ms` (Linux /proc/stat; undefined elsewhere). */
+/** Jiffies of all CPUs since boot (Linux /proc/stat's first line; undefined elsewhere). */
+interface CpuTimes {
+  readonly idle: number;
+  readonly steal: number;
+  readonly total: number;
+}
+function cpuTimes(): CpuTimes | undefined {
+  try {
+    const line = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+    const f = line.trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal …
+    return { idle: (f[3] ?? 0) + (f[4] ?? 0), steal: f[7] ?? 0, total: f.slice(0, 8).reduce((a, b) => a + b, 0) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The share of the interval in which the hypervisor ran something else on our vCPUs (steal). On this VM it
+ * was 1-5 % idle and up to 55 % under load: no process runs then, so a latency percentile of that interval
+ * measures the host, not the service. Printed next to every measurement.
+ */
+const stealShare = (a: CpuTimes | undefined, b: CpuTimes | undefined): number | undefined =>
+  a === undefined || b === undefined || b.total === a.total ? undefined : (b.steal - a.steal) / (b.total - a.total);
+const stealText = (share: number | undefined) => (share === undefined ? '' : `  steal ${(100 * share).toFixed(0)} %`);
+
+/** Busy fraction of all CPUs over `ms`, steal included. */
 async function machineBusy(ms: number): Promise<number | undefined> {
-  const read = () => {
-    try {
-      const line = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
-      const fields = line.trim().split(/\s+/).slice(1).map(Number);
-      return { idle: (fields[3] ?? 0) + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0) };
-    } catch {
-      return undefined;
-    }
-  };
-  const a = read();
+  const a = cpuTimes();
   await new Promise((r) => setTimeout(r, ms));
-  const b = read();
+  const b = cpuTimes();
   if (a === undefined || b === undefined || b.total === a.total) return undefined;
   return 1 - (b.idle - a.idle) / (b.total - a.total);
 }
@@ -118,6 +141,9 @@ const [ceilingReady] = (await once(ceiling, 'message')) as [{ url: string }];
 // Its log goes nowhere: it writes none (request lines are off), as Patron's paymaster route.
 const framework = forkChild('bench/ceilingServer.ts', [String(ready.chainId), ready.paymaster, 'fastify'], true);
 framework.stdout?.resume();
+// The paced load generator, in a process of its own (see pacedClient.ts).
+const pacer = forkChild('bench/pacedClient.ts');
+await once(pacer, 'message');
 const [frameworkReady] = (await once(framework, 'message')) as [{ url: string }];
 
 // The webhook is registered through the webhook API, as a dApp would.
@@ -142,13 +168,13 @@ const op: UserOperationV06 = {
   signature: '0x',
 };
 const method = 'pm_getFeeQuoteOrData';
-const givenLimits = rpcBodyTemplate({
+const givenLimits = rpcBodyParts({
   op,
   method,
   modeObject: { mode: 'SPONSORED', calculateGasLimits: false, sponsorshipInfo: { webhookData: {} } },
   withGas: true,
 });
-const computedLimits = rpcBodyTemplate({
+const computedLimits = rpcBodyParts({
   op,
   method,
   modeObject: { mode: 'SPONSORED', calculateGasLimits: true, sponsorshipInfo: { webhookData: {} } },
@@ -159,7 +185,7 @@ interface Target {
   readonly name: string;
   readonly server: ChildProcess;
   readonly url: string;
-  readonly body: (i: number) => string;
+  readonly body: BodyParts;
   /** Log bytes are counted for the service only. */
   readonly logged: boolean;
 }
@@ -210,7 +236,7 @@ async function smokeTest(t: Target): Promise<void> {
   const res = await fetch(t.url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: t.body(nonce++),
+    body: bodyFromParts(t.body)(nonce++),
   });
   const text = await res.text();
   const json = JSON.parse(text) as { result?: { paymasterAndData?: string } };
@@ -229,6 +255,7 @@ interface Slice {
   readonly p50: number;
   readonly p99: number;
   readonly failed: number;
+  readonly steal: number | undefined;
 }
 
 /** autocannon, with every response time (ms) passed to `onResponse` as it arrives. */
@@ -244,7 +271,9 @@ async function slice(t: Target, opts: { duration: number; overallRate?: number }
   const cpuBefore = await cpuMicros(t.server);
   const logBefore = logBytes;
   const started = performance.now();
+  const cpuTimesBefore = cpuTimes();
   const times: number[] = [];
+  const body = bodyFromParts(t.body);
   const result = await runAutocannon(
     {
       url: t.url,
@@ -256,7 +285,7 @@ async function slice(t: Target, opts: { duration: number; overallRate?: number }
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           setupRequest: (req) => {
-            req.body = t.body(nonce++);
+            req.body = body(nonce++);
             return req;
           },
         },
@@ -274,6 +303,7 @@ async function slice(t: Target, opts: { duration: number; overallRate?: number }
     p50: result.latency.p50,
     p99: result.latency.p99,
     failed: result.non2xx + result.errors + result.timeouts,
+    steal: stealShare(cpuTimesBefore, cpuTimes()),
   };
 }
 
@@ -286,6 +316,8 @@ function row(name: string, slices: readonly Slice[], extra = ''): { rps: number;
   const p50 = p50s[Math.floor((p50s.length - 1) / 2)] ?? 0;
   const p99 = Math.max(...slices.map((s) => s.p99));
   const failed = slices.reduce((n, s) => n + s.failed, 0);
+  const steals = slices.map((s) => s.steal).filter((x) => x !== undefined);
+  const steal = steals.length === 0 ? undefined : Math.max(...steals);
   const text = [
     name.padEnd(46),
     `${Math.round(rps)}`.padStart(6),
@@ -298,6 +330,7 @@ function row(name: string, slices: readonly Slice[], extra = ''): { rps: number;
     ' µs/req  log ',
     `${log.toFixed(0)}`.padStart(4),
     ` B/req  (${requests} requests, ${failed} failed)`,
+    stealText(steal),
     extra,
   ].join('');
   return { rps, cpu, text };
@@ -352,7 +385,7 @@ for (const k of rated) {
 }
 if (rated.length > 0) {
   console.log(
-    `# paced: ${fixedRate} req/s scheduled evenly (open loop, pacedLoad.ts), up to ${connections} connections, ` +
+    `# paced: ${fixedRate} req/s scheduled evenly (open loop, pacedLoad.ts in its own process), up to ${connections} connections, ` +
       `${seconds} s; latency from each request's scheduled time`,
   );
 }
@@ -360,12 +393,16 @@ for (const k of rated) {
   const t = targets[k];
   await waitForQuietMachine();
   const cpuBefore = await cpuMicros(t.server);
-  const r = await pacedLoad({ url: t.url, body: (i) => t.body(nonce + i), rate: fixedRate, seconds, connections });
+  const cpuTimesBefore = cpuTimes();
+  const run: PacedRun = { url: t.url, body: t.body, firstNonce: nonce, rate: fixedRate, seconds, connections };
+  const r = await ask<PacedResult>(pacer, run);
   nonce += r.sent;
   const cpu = ((await cpuMicros(t.server)) - cpuBefore) / Math.max(1, r.sent);
   console.log(
     `${`${t.name} paced`.padEnd(48)} ${(r.sent / r.seconds).toFixed(0).padStart(5)} req/s  p50 ${r.p50.toFixed(1).padStart(5)} ms  ` +
-      `p99 ${r.p99.toFixed(1).padStart(5)} ms  max ${r.max.toFixed(1)} ms  CPU ${cpu.toFixed(0).padStart(5)} µs/req  (${r.sent} requests, ${r.failed} failed)`,
+      `p99 ${r.p99.toFixed(1).padStart(5)} ms  max ${r.max.toFixed(1)} ms  CPU ${cpu.toFixed(0).padStart(5)} µs/req  (${r.sent} requests, ${r.failed} failed)  ` +
+      `sent late: p99 ${r.sendLagP99.toFixed(1)} ms, max ${r.sendLagMax.toFixed(1)} ms` +
+      stealText(stealShare(cpuTimesBefore, cpuTimes())),
   );
 }
 if (busyWarnings > 0) {
@@ -374,7 +411,7 @@ if (busyWarnings > 0) {
   );
 }
 
-for (const child of [patron, receiver, ceiling, framework]) {
+for (const child of [patron, receiver, ceiling, framework, pacer]) {
   child.send('stop');
   await once(child, 'exit');
 }
