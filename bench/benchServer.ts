@@ -6,6 +6,7 @@ import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
 import { createDeps } from '../src/deps.js';
 import { createLogger } from '../src/logger.js';
+import { serveBenchIpc } from './serveBenchIpc.js';
 
 /**
  * The service as a child process for benchmarks, so its CPU time is measured apart from the load generator's.
@@ -22,15 +23,12 @@ const app = createApp(deps);
 await app.listen({ port: 0, host: '127.0.0.1' });
 const { port } = app.server.address() as AddressInfo;
 
-process.on('message', (msg) => {
-  if (msg === 'cpu') process.send?.({ cpu: process.cpuUsage() });
-  if (msg === 'stop') {
-    void app.close().then(async () => {
-      await deps.close();
-      fs.rmSync(dataDir, { recursive: true, force: true });
-      process.exit(0);
-    });
-  }
+serveBenchIpc({
+  dataDir,
+  close: async () => {
+    await app.close();
+    await deps.close();
+  },
 });
 process.send?.({
   ready: true,

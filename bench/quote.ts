@@ -6,8 +6,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
-import { type Address, type Hex, hexToBytes, keccak256, parseAbi, parseEther, stringToBytes } from 'viem';
+import { type Address, hexToBytes, keccak256, parseAbi, parseEther, stringToBytes } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 import { createApp } from '../src/app.js';
 import { type ChainRuntime, eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
@@ -16,13 +15,15 @@ import type { TokenSetting } from '../src/config/chainSettings.js';
 import { loadConfig } from '../src/config/config.js';
 import { createDeps, type Deps } from '../src/deps.js';
 import { createLogger } from '../src/logger.js';
-import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
 import { parseTokenInfo } from '../src/paymaster/tokenInfo.js';
 import { parseUserOperationAndModeFast } from '../src/paymaster/userOperationInput.js';
 import { quotesResult } from '../src/rpc/sponsoredResult.js';
 import type { ChainTokenSettings } from '../src/tokens/tokenCatalog.js';
+import { closedLoad } from './closedLoad.js';
 import { benchRuntime, compileForBench } from './compiled.js';
-import { rpcBodyTemplate, simpleAccountOp } from './sampleOp.js';
+import { ask, childCpuMicros, quietMachine } from './machine.js';
+import { type IpcOp, opFromIpc, opToIpc, rpcBodyTemplate, simpleAccountOp } from './sampleOp.js';
+import { serveBenchIpc } from './serveBenchIpc.js';
 
 /**
  * Benchmark of the token quote, `pm_getFeeQuoteOrData` with `mode: "ERC20"` and `calculateGasLimits: false`:
@@ -56,7 +57,7 @@ interface QuoteServerReady {
   readonly cryptoBackend: string;
   /** chain id → configured tokens (addresses, in order) */
   readonly chains: Record<string, Address[]>;
-  readonly op: Record<keyof UserOperationV06, string>;
+  readonly op: IpcOp;
 }
 
 const ONE_TOKEN_CHAIN = 31337;
@@ -183,22 +184,21 @@ async function serve(): Promise<void> {
   });
   await new Promise<void>((resolve) => floor.listen(0, '127.0.0.1', resolve));
 
-  process.on('message', (msg: unknown) => {
-    if (msg === 'cpu') process.send?.({ cpu: process.cpuUsage() });
-    if (typeof msg === 'object' && msg !== null && 'micro' in msg) {
-      const m = (msg as { micro: { chainId: number; body: string; n: number } }).micro;
-      void microBenchmark(deps, m.chainId, m.body, m.n).then((steps) => process.send?.({ steps }));
-    }
-    if (msg === 'stop') {
+  serveBenchIpc({
+    dataDir,
+    close: async () => {
       floor.close();
-      void app.close().then(async () => {
-        await deps.close();
-        await one.dev.close();
-        await ten.dev.close();
-        fs.rmSync(dataDir, { recursive: true, force: true });
-        process.exit(0);
-      });
-    }
+      await app.close();
+      await deps.close();
+      await one.dev.close();
+      await ten.dev.close();
+    },
+    onOther: (msg) => {
+      if (typeof msg === 'object' && msg !== null && 'micro' in msg) {
+        const m = (msg as { micro: { chainId: number; body: string; n: number } }).micro;
+        void microBenchmark(deps, m.chainId, m.body, m.n).then((steps) => process.send?.({ steps }));
+      }
+    },
   });
   const ready: QuoteServerReady = {
     url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
@@ -209,7 +209,7 @@ async function serve(): Promise<void> {
     chains: Object.fromEntries(
       [one, ten].map((c) => [String(c.runtime.chainId), c.tokenSettings.tokens.map((t) => t.address)]),
     ),
-    op: Object.fromEntries(Object.entries(op).map(([k, v]) => [k, String(v)])) as QuoteServerReady['op'],
+    op: opToIpc(op),
   };
   process.send?.(ready);
 }
@@ -235,88 +235,33 @@ interface Target {
   readonly quotes: number;
 }
 
-async function ask<T>(child: ChildProcess, msg: unknown): Promise<T> {
-  child.send(msg as string);
-  const [answer] = (await once(child, 'message')) as [T];
-  return answer;
-}
-
-/** Busy fraction of all CPUs over `ms` (Linux /proc/stat; undefined elsewhere). */
-async function machineBusy(ms: number): Promise<number | undefined> {
-  const read = () => {
-    try {
-      const fields = (fs.readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
-        .trim()
-        .split(/\s+/)
-        .slice(1)
-        .map(Number);
-      return { idle: (fields[3] ?? 0) + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0) };
-    } catch {
-      return undefined;
-    }
-  };
-  const a = read();
-  await new Promise((r) => setTimeout(r, ms));
-  const b = read();
-  if (a === undefined || b === undefined || b.total === a.total) return undefined;
-  return 1 - (b.idle - a.idle) / (b.total - a.total);
-}
-
-/** As bench/sponsor.ts: CPU per request is only comparable on an otherwise idle machine (< 10 % busy). */
-let busyWarnings = 0;
-async function waitForQuietMachine(): Promise<void> {
-  for (let waited = 0; waited < 60; waited++) {
-    const busy = await machineBusy(500);
-    if (busy === undefined || busy < 0.1) return;
-  }
-  busyWarnings++;
-}
+const quiet = quietMachine();
 
 async function slice(
   server: ChildProcess,
   t: Target,
   opts: { duration: number; overallRate?: number },
 ): Promise<Slice> {
-  await waitForQuietMachine();
-  const cpu = async () => {
-    const { cpu: c } = await ask<{ cpu: NodeJS.CpuUsage }>(server, 'cpu');
-    return c.user + c.system;
-  };
+  await quiet.wait();
+  const cpu = () => childCpuMicros(server);
   const cpuBefore = await cpu();
   const started = performance.now();
-  const times: number[] = [];
   let nonce = 1;
-  const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon(
-      {
-        url: t.url,
-        connections: 50,
-        duration: opts.duration,
-        ...(opts.overallRate === undefined ? {} : { overallRate: opts.overallRate }),
-        requests: [
-          {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            setupRequest: (req) => {
-              req.body = t.body(nonce++);
-              return req;
-            },
-          },
-        ],
-      },
-      (err: unknown, r) => (err ? reject(err) : resolve(r)),
-    );
-    instance.on('response', (_client, _status, _bytes, ms) => times.push(ms));
+  const { result, rawP99, failed } = await closedLoad({
+    url: t.url,
+    connections: 50,
+    duration: opts.duration,
+    ...(opts.overallRate === undefined ? {} : { overallRate: opts.overallRate }),
+    body: () => t.body(nonce++),
   });
-  times.sort((x, y) => x - y);
   return {
     requests: result.requests.total,
     seconds: (performance.now() - started) / 1000,
     cpu: (await cpu()) - cpuBefore,
     p50: result.latency.p50,
     p99: result.latency.p99,
-    rawP99: times[Math.min(times.length - 1, Math.floor(times.length * 0.99))] ?? 0,
-    failed: result.non2xx + result.errors + result.timeouts,
+    rawP99,
+    failed,
   };
 }
 
@@ -369,20 +314,7 @@ async function main(): Promise<void> {
   });
   server.stdout?.resume();
   const [ready] = (await once(server, 'message')) as [QuoteServerReady];
-  const op: UserOperationV06 = {
-    ...ready.op,
-    sender: ready.op.sender as Address,
-    nonce: BigInt(ready.op.nonce),
-    initCode: ready.op.initCode as Hex,
-    callData: ready.op.callData as Hex,
-    callGasLimit: BigInt(ready.op.callGasLimit),
-    verificationGasLimit: BigInt(ready.op.verificationGasLimit),
-    preVerificationGas: BigInt(ready.op.preVerificationGas),
-    maxFeePerGas: BigInt(ready.op.maxFeePerGas),
-    maxPriorityFeePerGas: BigInt(ready.op.maxPriorityFeePerGas),
-    paymasterAndData: '0x',
-    signature: '0x',
-  };
+  const op = opFromIpc(ready.op);
   // The mode object as @biconomy/account sends it for quotes.
   const body = (tokenInfo: Record<string, unknown>) =>
     rpcBodyTemplate({
@@ -459,7 +391,8 @@ async function main(): Promise<void> {
       console.log(`${targets[k].name}: ${text.join(', ')}`);
     }
   }
-  if (busyWarnings > 0) console.log(`! ${busyWarnings} slice(s) started on a busy machine: CPU µs/req may be inflated`);
+  if (quiet.warnings > 0)
+    console.log(`! ${quiet.warnings} slice(s) started on a busy machine: CPU µs/req may be inflated`);
   server.send('stop');
   await once(server, 'exit');
 }

@@ -1,4 +1,4 @@
-import { type Address, concat, encodeFunctionData, parseAbi } from 'viem';
+import { type Address, concat, encodeFunctionData, type Hex, parseAbi } from 'viem';
 import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
 
 /**
@@ -92,4 +92,26 @@ export function bodyFromParts({ head, tail }: BodyParts): (i: number) => string 
 
 export function rpcBodyTemplate(args: Parameters<typeof rpcBodyParts>[0]): (i: number) => string {
   return bodyFromParts(rpcBodyParts(args));
+}
+
+/** An op as it crosses IPC (JSON): every field a string, bigints in decimal. */
+export type IpcOp = Record<keyof UserOperationV06, string>;
+
+export const opToIpc = (op: UserOperationV06): IpcOp =>
+  Object.fromEntries(Object.entries(op).map(([k, v]) => [k, String(v)])) as IpcOp;
+
+export function opFromIpc(o: IpcOp): UserOperationV06 {
+  return {
+    sender: o.sender as Address,
+    nonce: BigInt(o.nonce),
+    initCode: o.initCode as Hex,
+    callData: o.callData as Hex,
+    callGasLimit: BigInt(o.callGasLimit),
+    verificationGasLimit: BigInt(o.verificationGasLimit),
+    preVerificationGas: BigInt(o.preVerificationGas),
+    maxFeePerGas: BigInt(o.maxFeePerGas),
+    maxPriorityFeePerGas: BigInt(o.maxPriorityFeePerGas),
+    paymasterAndData: o.paymasterAndData as Hex,
+    signature: o.signature as Hex,
+  };
 }

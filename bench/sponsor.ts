@@ -1,14 +1,13 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
-import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
-import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
+import { closedLoad } from './closedLoad.js';
 import { benchRuntime, compileForBench } from './compiled.js';
+import { ask, childCpuMicros, cpuTimes, quietMachine, stealShare, stealText } from './machine.js';
 import type { PacedRun } from './pacedClient.js';
 import type { PacedResult } from './pacedLoad.js';
-import { type BodyParts, bodyFromParts, rpcBodyParts } from './sampleOp.js';
+import { type BodyParts, bodyFromParts, opFromIpc, rpcBodyParts } from './sampleOp.js';
 import type { SponsorServerReady } from './sponsorServer.js';
 
 /**
@@ -30,7 +29,7 @@ import type { SponsorServerReady } from './sponsorServer.js';
  * runs the sources through tsx instead). On a small VM, CPU time per request drifts with whatever else the
  * host runs, so the saturated runs are interleaved: BENCH_ROUNDS rounds (default 2) of a, b, c, d, e, each
  * slice `seconds / rounds` long; CPU µs/req and req/s are totals over a scenario's slices, p50 is the median
- * and p99 the worst of its slices. Before each slice the machine must be quiet (see waitForQuietMachine).
+ * and p99 the worst of its slices. Before each slice the machine must be quiet (see machine.ts, quietMachine).
  *
  * Usage: `npm run bench:sponsor [-- seconds]` (default 10 per scenario). LOG_LEVEL sets the service's log
  * level (default info, the service's default); BENCH_SCENARIOS=a,d,a@rate picks a subset.
@@ -66,65 +65,8 @@ function forkChild(entry: (typeof ENTRIES)[number], args: string[] = [], pipeStd
   });
 }
 
-async function ask<T>(child: ChildProcess, msg: string | PacedRun): Promise<T> {
-  child.send(msg);
-  const [answer] = (await once(child, 'message')) as [T];
-  return answer;
-}
-
-const cpuMicros = async (child: ChildProcess) => {
-  const { cpu } = await ask<{ cpu: NodeJS.CpuUsage }>(child, 'cpu');
-  return cpu.user + cpu.system;
-};
-
-/** Jiffies of all CPUs since boot (Linux /proc/stat's first line; undefined elsewhere). */
-interface CpuTimes {
-  readonly idle: number;
-  readonly steal: number;
-  readonly total: number;
-}
-function cpuTimes(): CpuTimes | undefined {
-  try {
-    const line = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
-    const f = line.trim().split(/\s+/).slice(1).map(Number);
-    // user nice system idle iowait irq softirq steal …
-    return { idle: (f[3] ?? 0) + (f[4] ?? 0), steal: f[7] ?? 0, total: f.slice(0, 8).reduce((a, b) => a + b, 0) };
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The share of the interval in which the hypervisor ran something else on our vCPUs (steal). On this VM it
- * was 1-5 % idle and up to 55 % under load: no process runs then, so a latency percentile of that interval
- * measures the host, not the service. Printed next to every measurement.
- */
-const stealShare = (a: CpuTimes | undefined, b: CpuTimes | undefined): number | undefined =>
-  a === undefined || b === undefined || b.total === a.total ? undefined : (b.steal - a.steal) / (b.total - a.total);
-const stealText = (share: number | undefined) => (share === undefined ? '' : `  steal ${(100 * share).toFixed(0)} %`);
-
-/** Busy fraction of all CPUs over `ms`, steal included. */
-async function machineBusy(ms: number): Promise<number | undefined> {
-  const a = cpuTimes();
-  await new Promise((r) => setTimeout(r, ms));
-  const b = cpuTimes();
-  if (a === undefined || b === undefined || b.total === a.total) return undefined;
-  return 1 - (b.idle - a.idle) / (b.total - a.total);
-}
-
-/**
- * CPU time per request is only comparable on an otherwise idle machine: on a small VM, other processes (a test
- * run, a compiler) inflate it through shared caches and vCPU contention. Waits up to 60 s for the machine to be
- * quiet (< 10 % busy, our idle children included) and says so when it is not.
- */
-let busyWarnings = 0;
-async function waitForQuietMachine(): Promise<void> {
-  for (let waited = 0; waited < 60; waited++) {
-    const busy = await machineBusy(500);
-    if (busy === undefined || busy < 0.1) return;
-  }
-  busyWarnings++;
-}
+const cpuMicros = childCpuMicros;
+const quiet = quietMachine();
 
 // The service, with its log drained the way a log shipper reads a container's stdout.
 const patron = forkChild('bench/sponsorServer.ts', [], true);
@@ -154,19 +96,7 @@ const created = await fetch(`${ready.url}/api/v2/public/sdk/webhookParameters`, 
 });
 if (created.status !== 200) throw new Error(`webhook registration failed: ${created.status} ${await created.text()}`);
 
-const op: UserOperationV06 = {
-  sender: ready.op.sender as UserOperationV06['sender'],
-  nonce: BigInt(ready.op.nonce),
-  initCode: ready.op.initCode as UserOperationV06['initCode'],
-  callData: ready.op.callData as UserOperationV06['callData'],
-  callGasLimit: BigInt(ready.op.callGasLimit),
-  verificationGasLimit: BigInt(ready.op.verificationGasLimit),
-  preVerificationGas: BigInt(ready.op.preVerificationGas),
-  maxFeePerGas: BigInt(ready.op.maxFeePerGas),
-  maxPriorityFeePerGas: BigInt(ready.op.maxPriorityFeePerGas),
-  paymasterAndData: '0x',
-  signature: '0x',
-};
+const op = opFromIpc(ready.op);
 const method = 'pm_getFeeQuoteOrData';
 const givenLimits = rpcBodyParts({
   op,
@@ -258,51 +188,29 @@ interface Slice {
   readonly steal: number | undefined;
 }
 
-/** autocannon, with every response time (ms) passed to `onResponse` as it arrives. */
-function runAutocannon(options: autocannon.Options, onResponse: (ms: number) => void): Promise<autocannon.Result> {
-  return new Promise((resolve, reject) => {
-    const instance = autocannon(options, (err: unknown, result) => (err ? reject(err) : resolve(result)));
-    instance.on('response', (_client, _status, _bytes, ms) => onResponse(ms));
-  });
-}
-
 async function slice(t: Target, opts: { duration: number; overallRate?: number }): Promise<Slice> {
-  await waitForQuietMachine();
+  await quiet.wait();
   const cpuBefore = await cpuMicros(t.server);
   const logBefore = logBytes;
   const started = performance.now();
   const cpuTimesBefore = cpuTimes();
-  const times: number[] = [];
   const body = bodyFromParts(t.body);
-  const result = await runAutocannon(
-    {
-      url: t.url,
-      connections,
-      duration: opts.duration,
-      ...(opts.overallRate === undefined ? {} : { overallRate: opts.overallRate }),
-      requests: [
-        {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          setupRequest: (req) => {
-            req.body = body(nonce++);
-            return req;
-          },
-        },
-      ],
-    },
-    (ms) => times.push(ms),
-  );
-  times.sort((x, y) => x - y);
+  const { result, rawP99, failed } = await closedLoad({
+    url: t.url,
+    connections,
+    duration: opts.duration,
+    ...(opts.overallRate === undefined ? {} : { overallRate: opts.overallRate }),
+    body: () => body(nonce++),
+  });
   return {
-    rawP99: times[Math.min(times.length - 1, Math.floor(times.length * 0.99))] ?? 0,
+    rawP99,
     requests: result.requests.total,
     seconds: (performance.now() - started) / 1000,
     cpu: (await cpuMicros(t.server)) - cpuBefore,
     logBytes: t.logged ? logBytes - logBefore : 0,
     p50: result.latency.p50,
     p99: result.latency.p99,
-    failed: result.non2xx + result.errors + result.timeouts,
+    failed,
     steal: stealShare(cpuTimesBefore, cpuTimes()),
   };
 }
@@ -391,7 +299,7 @@ if (rated.length > 0) {
 }
 for (const k of rated) {
   const t = targets[k];
-  await waitForQuietMachine();
+  await quiet.wait();
   const cpuBefore = await cpuMicros(t.server);
   const cpuTimesBefore = cpuTimes();
   const run: PacedRun = { url: t.url, body: t.body, firstNonce: nonce, rate: fixedRate, seconds, connections };
@@ -405,9 +313,9 @@ for (const k of rated) {
       stealText(stealShare(cpuTimesBefore, cpuTimes())),
   );
 }
-if (busyWarnings > 0) {
+if (quiet.warnings > 0) {
   console.log(
-    `! ${busyWarnings} slice(s) started on a busy machine (another process?): their CPU µs/req may be inflated`,
+    `! ${quiet.warnings} slice(s) started on a busy machine (another process?): their CPU µs/req may be inflated`,
   );
 }
 

@@ -8,8 +8,8 @@ import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
 import { createDeps } from '../src/deps.js';
 import { createLogger } from '../src/logger.js';
-import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
-import { simpleAccountOp } from './sampleOp.js';
+import { type IpcOp, opToIpc, simpleAccountOp } from './sampleOp.js';
+import { serveBenchIpc } from './serveBenchIpc.js';
 
 /**
  * Patron for the sponsorship benchmark, as a child process: the whole service (createDeps + createApp) with
@@ -30,7 +30,7 @@ export interface SponsorServerReady {
   readonly plainApiKey: string;
   readonly hookedApiKey: string;
   /** The sample op with its real counterfactual sender; bigints as decimal strings (IPC is JSON). */
-  readonly op: Record<keyof UserOperationV06, string>;
+  readonly op: IpcOp;
 }
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'patron-bench-sponsor-'));
@@ -67,15 +67,12 @@ const app = createApp(deps);
 await app.listen({ port: 0, host: '127.0.0.1' });
 const { port } = app.server.address() as AddressInfo;
 
-process.on('message', (msg) => {
-  if (msg === 'cpu') process.send?.({ cpu: process.cpuUsage() });
-  if (msg === 'stop') {
-    void app.close().then(async () => {
-      await deps.close();
-      fs.rmSync(dataDir, { recursive: true, force: true });
-      process.exit(0);
-    });
-  }
+serveBenchIpc({
+  dataDir,
+  close: async () => {
+    await app.close();
+    await deps.close();
+  },
 });
 const ready: SponsorServerReady = {
   url: `http://127.0.0.1:${port}`,
@@ -87,6 +84,6 @@ const ready: SponsorServerReady = {
   authToken: secret,
   plainApiKey: plain.apiKey,
   hookedApiKey: hooked.apiKey,
-  op: Object.fromEntries(Object.entries(op).map(([k, v]) => [k, String(v)])) as SponsorServerReady['op'],
+  op: opToIpc(op),
 };
 process.send?.(ready);
