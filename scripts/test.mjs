@@ -1,5 +1,6 @@
 // Runs every *.test.ts under src/ and test/ with Node's test runner (through tsx). The back end is SQLite
-// unless PATRON_TEST_DATABASE_URL names a PostgreSQL database. Extra arguments go to `node --test`.
+// unless PATRON_TEST_DATABASE_URL names a PostgreSQL database. Arguments ending in .test.ts pick those files
+// instead of all (`node scripts/test.mjs test/health.test.ts`); other arguments go to `node --test`.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,12 +17,14 @@ function find(dir) {
 const build = spawnSync(process.execPath, ['scripts/build-contracts.mjs'], { stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
 
-const files = [...find('src'), ...find('test')].sort();
+const picked = process.argv.slice(2).filter((a) => a.endsWith('.test.ts'));
+const options = process.argv.slice(2).filter((a) => !a.endsWith('.test.ts'));
+const files = picked.length > 0 ? picked : [...find('src'), ...find('test')].sort();
 const backend = process.env.PATRON_TEST_DATABASE_URL ? 'PostgreSQL' : 'SQLite';
 console.log(`# ${files.length} test files, storage back end: ${backend}`);
 const res = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=120000', ...process.argv.slice(2), ...files],
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=120000', ...options, ...files],
   { stdio: 'inherit' },
 );
 process.exit(res.status ?? 1);

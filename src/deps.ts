@@ -21,6 +21,7 @@ import { createRequestLogRecorder, type RequestLogRecorder } from './requestLog/
 import { openStore, type Store } from './store/store.js';
 import { devChainTokenSettings } from './tokens/devChainTokens.js';
 import { type ChainTokenSettings, createTokenCatalog, type TokenCatalog } from './tokens/tokenCatalog.js';
+import { cachingResolver } from './webhooks/cachingResolver.js';
 import { createWebhookCaller, type WebhookCaller } from './webhooks/webhookCaller.js';
 import { checkSponsorshipWebhooks } from './webhooks/webhookCheck.js';
 import { createWebhookService, type WebhookService } from './webhooks/webhookService.js';
@@ -106,7 +107,8 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     timeoutMs: config.webhookTimeoutMs,
     maxResponseBytes: config.webhookMaxResponseBytes,
     allowPrivate: config.allowPrivateWebhookUrls,
-    resolve,
+    // Registration (the URL policy above) always asks DNS afresh; the per-sponsorship call reuses answers.
+    resolve: cachingResolver(resolve, { ttlMs: config.webhookDnsCacheMs, now }),
     secretBox,
     now,
     logger,

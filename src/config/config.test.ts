@@ -212,6 +212,22 @@ describe('PATRON_WEBHOOK_TIMEOUT_MS', () => {
   }
 });
 
+describe('PATRON_WEBHOOK_DNS_CACHE_SECONDS', () => {
+  test('defaults to 30 s; 0 turns the cache off; at most an hour', () => {
+    assert.equal(loadConfig({}).webhookDnsCacheMs, 30_000);
+    assert.equal(loadConfig({ PATRON_WEBHOOK_DNS_CACHE_SECONDS: '0' }).webhookDnsCacheMs, 0);
+    assert.equal(loadConfig({ PATRON_WEBHOOK_DNS_CACHE_SECONDS: '3600' }).webhookDnsCacheMs, 3_600_000);
+  });
+
+  for (const value of ['-1', '3601', '2.5', 'soon']) {
+    test(`refuses "${value}"`, () => {
+      assert.deepEqual(configError({ PATRON_WEBHOOK_DNS_CACHE_SECONDS: value }).problems, [
+        `PATRON_WEBHOOK_DNS_CACHE_SECONDS must be an integer from 0 to 3600, got "${value}"`,
+      ]);
+    });
+  }
+});
+
 describe('chains, signer and sponsorship window', () => {
   test('defaults: dev chain outside production, signer key in the data directory, 300 s / 3600 s / 30 s', () => {
     const c = loadConfig({ PATRON_DATA_DIR: '/tmp/x' });

@@ -43,6 +43,7 @@ const envSchema = z.object({
   PATRON_MAX_WEBHOOKS_PER_DAPP: integerFromEnv('PATRON_MAX_WEBHOOKS_PER_DAPP', 1, 1000),
   PATRON_ALLOW_PRIVATE_WEBHOOKS: booleanFromEnv('PATRON_ALLOW_PRIVATE_WEBHOOKS'),
   PATRON_WEBHOOK_TIMEOUT_MS: integerFromEnv('PATRON_WEBHOOK_TIMEOUT_MS', 100, 30_000),
+  PATRON_WEBHOOK_DNS_CACHE_SECONDS: integerFromEnv('PATRON_WEBHOOK_DNS_CACHE_SECONDS', 0, 3600),
   PATRON_DEV_CHAIN: booleanFromEnv('PATRON_DEV_CHAIN'),
   PATRON_WORKERS: integerFromEnv('PATRON_WORKERS', 1, 64),
   PATRON_CHAINS: chainsFromEnv,
@@ -89,6 +90,11 @@ export interface Config {
   readonly allowPrivateWebhookUrls: boolean;
   /** Budget of one outbound webhook call (DNS, connect, headers and body); past it the check fails closed. */
   readonly webhookTimeoutMs: number;
+  /**
+   * How long a webhook host's resolved addresses are reused by the call path (0: resolved on every call). The
+   * addresses are still checked on every call and are the only ones connected to (webhooks/cachingResolver.ts).
+   */
+  readonly webhookDnsCacheMs: number;
   /** Largest webhook answer read, in bytes; a larger one fails the check. */
   readonly webhookMaxResponseBytes: number;
   /** Create a demo account and dApp on first start (embedded defaults only). */
@@ -174,6 +180,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     maxWebhooksPerDapp: e.PATRON_MAX_WEBHOOKS_PER_DAPP ?? 10,
     allowPrivateWebhookUrls: e.PATRON_ALLOW_PRIVATE_WEBHOOKS ?? !production,
     webhookTimeoutMs: e.PATRON_WEBHOOK_TIMEOUT_MS ?? 2000,
+    webhookDnsCacheMs: (e.PATRON_WEBHOOK_DNS_CACHE_SECONDS ?? 30) * 1000,
     webhookMaxResponseBytes: 64 * 1024,
     demo: e.PATRON_DEMO ?? (!production && storage.kind === 'sqlite'),
     logLevel: e.LOG_LEVEL ?? 'info',
