@@ -1,0 +1,185 @@
+import { z } from 'zod';
+import { MAX_BATCH } from '../rpc/handleJsonRpc.js';
+import { errorResponses, INTERNAL_ERROR, type JsonObject, jsonSchema, pathParameter } from './openApiParts.js';
+import { RPC_BODY_LIMIT } from './paymasterRpc.js';
+
+/**
+ * The service's own routes: health, the chain list, this document, and the two JSON-RPC endpoints.
+ *
+ * health.ts answers plain objects without a schema of its own; the strict schemas below describe them, and
+ * test/openapi.test.ts parses the live answers with them, so a field added or dropped there fails a test.
+ */
+export const healthzAnswer = z.strictObject({ status: z.literal('ok') });
+
+const readiness = {
+  storage: z.enum(['sqlite', 'postgres']),
+  crypto: z.strictObject({ backend: z.enum(['native', 'js']), reason: z.string() }),
+};
+export const readyzAnswer = z.strictObject({ status: z.literal('ready'), ...readiness });
+export const notReadyAnswer = z.strictObject({ status: z.literal('unavailable'), ...readiness });
+
+const feeToken = z.union([
+  z.strictObject({
+    address: z.string(),
+    symbol: z.string(),
+    decimals: z.number().int(),
+    premiumPercentage: z.string(),
+    usable: z.literal(true),
+  }),
+  z.strictObject({ address: z.string(), usable: z.literal(false), reason: z.string() }),
+]);
+
+export const chainsAnswer = z.strictObject({
+  signer: z.string(),
+  chains: z.array(
+    z.strictObject({
+      chainId: z.number().int(),
+      entryPoint: z.string(),
+      paymaster: z.string(),
+      embedded: z.boolean(),
+      rpcPath: z.string().optional().describe('The embedded dev chain only: its JSON-RPC path'),
+      simpleAccountFactory: z.string().optional(),
+      demoAccount: z
+        .strictObject({ address: z.string(), owner: z.string(), ownerPrivateKey: z.string() })
+        .optional()
+        .describe('The dev chain only: a funded SimpleAccount whose owner key derives from a public phrase'),
+      feeTokens: z.array(feeToken),
+    }),
+  ),
+});
+
+// JSON-RPC 2.0 (https://www.jsonrpc.org/specification), as far as OpenAPI can say it: the envelope, not the methods.
+const rpcId = z.union([z.string(), z.number(), z.null()]);
+const jsonRpcRequest = z.object({
+  jsonrpc: z.string().describe('"2.0"'),
+  id: rpcId.optional().describe('Absent: a notification, answered with nothing'),
+  method: z.string(),
+  params: z.array(z.unknown()).optional(),
+});
+const jsonRpcResponse = z.union([
+  z.object({ jsonrpc: z.literal('2.0'), id: rpcId, result: z.unknown() }),
+  z.object({
+    jsonrpc: z.literal('2.0'),
+    id: rpcId,
+    error: z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() }),
+  }),
+]);
+
+export const jsonRpcComponentSchemas = (): JsonObject => ({
+  JsonRpcRequest: jsonSchema(jsonRpcRequest, 'input'),
+  JsonRpcResponse: jsonSchema(jsonRpcResponse, 'output'),
+});
+
+const REQUEST_REF = { $ref: '#/components/schemas/JsonRpcRequest' };
+const RESPONSE_REF = { $ref: '#/components/schemas/JsonRpcResponse' };
+
+const rpcBody = (maxBatch?: number): JsonObject => ({
+  required: true,
+  content: {
+    'application/json': {
+      schema: {
+        oneOf: [
+          REQUEST_REF,
+          { type: 'array', items: REQUEST_REF, minItems: 1, ...(maxBatch === undefined ? {} : { maxItems: maxBatch }) },
+        ],
+      },
+    },
+  },
+});
+
+const rpcAnswer = (description: string): JsonObject => ({
+  description,
+  content: { 'application/json': { schema: { oneOf: [RESPONSE_REF, { type: 'array', items: RESPONSE_REF }] } } },
+});
+
+/** Answers of the paymaster endpoint whose body is one JSON-RPC error (rpc/rpcErrors.ts decides the status). */
+const rpcError = (description: string): JsonObject => ({
+  description,
+  content: { 'application/json': { schema: RESPONSE_REF } },
+});
+
+const json = (schema: z.ZodType): JsonObject => ({ 'application/json': { schema: jsonSchema(schema, 'output') } });
+
+const README_RPC = 'README.md, "Sponsored gas: the paymaster JSON-RPC endpoint" and "JSON-RPC errors"';
+
+export const servicePaths = (): Record<string, JsonObject> => ({
+  '/healthz': {
+    get: {
+      operationId: 'healthz',
+      summary: 'The process answers',
+      tags: ['service'],
+      responses: { '200': { description: 'Up', content: json(healthzAnswer) } },
+    },
+  },
+  '/readyz': {
+    get: {
+      operationId: 'readyz',
+      summary: 'Storage answers too (load balancers route on this); which signing backend is active',
+      tags: ['service'],
+      responses: {
+        '200': { description: 'Ready', content: json(readyzAnswer) },
+        '503': { description: 'Storage unreachable', content: json(notReadyAnswer) },
+      },
+    },
+  },
+  '/api/chains': {
+    get: {
+      operationId: 'listChains',
+      summary: 'The chains served, with public addresses, fee tokens (usable or why not) and dev-chain helpers',
+      tags: ['service'],
+      responses: { '200': { description: 'Chains', content: json(chainsAnswer) } },
+    },
+  },
+  '/openapi.json': {
+    get: {
+      operationId: 'openApiDocument',
+      summary: 'This document',
+      tags: ['service'],
+      responses: {
+        '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } },
+      },
+    },
+  },
+  '/api/v1/{chainId}/{apiKey}': {
+    post: {
+      operationId: 'paymasterJsonRpc',
+      summary: 'The paymaster JSON-RPC 2.0 endpoint (pm_sponsorUserOperation, pm_getFeeQuoteOrData, ERC-7677)',
+      description:
+        `OpenAPI cannot describe JSON-RPC methods: see ${README_RPC} for the methods, their params and results, ` +
+        `and the error codes. Batches of up to ${MAX_BATCH} requests are answered 200 with one answer per ` +
+        'request that has an id. The API key travels only in the path.',
+      tags: ['json-rpc'],
+      parameters: [pathParameter('chainId', { type: 'string', pattern: '^\\d{1,15}$' }), pathParameter('apiKey')],
+      requestBody: rpcBody(MAX_BATCH),
+      responses: {
+        '200': rpcAnswer('A result, or a batch of answers'),
+        '204': { description: 'Only notifications (requests without id): nothing to answer' },
+        '400': rpcError(
+          'A lone request failed deterministically: parse error, invalid request or params, domain refusal',
+        ),
+        '401': rpcError('Unknown API key (-32001)'),
+        '413': rpcError(`Body larger than ${RPC_BODY_LIMIT / 1024} KiB`),
+        '500': rpcError('Internal fault (-32603; details only in the server log)'),
+        '503': rpcError('A chain unavailable (-32603; transient)'),
+      },
+    },
+  },
+  '/chain/{chainId}': {
+    post: {
+      operationId: 'devChainJsonRpc',
+      summary: "The embedded dev chain's Ethereum JSON-RPC (eth_*, for local SDKs and bundlers)",
+      description:
+        'Only in-process chains are served, never a proxy to a real node; see README.md, "Chains, signer and ' +
+        'operator commands". Any content type is read as JSON; batches are answered with an array.',
+      tags: ['json-rpc'],
+      parameters: [pathParameter('chainId')],
+      requestBody: rpcBody(),
+      responses: {
+        '200': rpcAnswer('A result or error per request'),
+        '400': rpcError('The body is not JSON (-32700)'),
+        '404': rpcError('No embedded chain with that id (-32601)'),
+        ...errorResponses({ '413': 'Body larger than 4 MiB' }, INTERNAL_ERROR),
+      },
+    },
+  },
+});
