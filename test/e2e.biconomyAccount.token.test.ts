@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import * as accountSdk from '@biconomy/account';
 import {
   type Address,
@@ -14,20 +14,15 @@ import {
 import { devTokenAbi, patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import { decodePaymasterAndData, type UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
+import { biconomyPartialOp, SMART_ACCOUNT_INFO } from './helpers/biconomySponsoredCases.js';
 import { simpleAccountAbi } from './helpers/patronPaymasterV06.js';
 import {
   accountSdkError,
   applySdkFields,
   assertSponsoredOnChain,
-  hex,
-  lastSent,
-  type RecordedCall,
-  recordPaymasterFetches,
-  type SdkE2e,
   type SdkSponsoredFields,
-  startSdkE2e,
-  stubErrorCatalogue,
   TOKEN_PAYMASTER_AND_DATA_HEX_LENGTH,
+  useSdkE2e,
 } from './helpers/sdkE2e.js';
 
 /**
@@ -87,32 +82,22 @@ interface AccountSdk {
 }
 const { createPaymaster, PaymasterMode } = accountSdk as unknown as AccountSdk;
 
-const SMART_ACCOUNT_INFO = { name: 'BICONOMY', version: '2.0.0' };
 /** Receives the token charges, apart from the paymaster's owner, so its balance change is the charge alone. */
 const FEE_RECEIVER = getAddress('0x00000000000000000000000000000000000fee01');
 
-let e2e: SdkE2e;
-let wire: { calls: RecordedCall[]; restore(): void };
-let catalogue: ReturnType<typeof stubErrorCatalogue>;
 let pm: AccountSdkTokenPaymaster;
-
-before(async () => {
-  e2e = await startSdkE2e();
-  catalogue = stubErrorCatalogue();
-  wire = recordPaymasterFetches(e2e.base);
-  const hash = await e2e.fx.client.writeContract({
-    address: e2e.fx.paymaster,
-    abi: patronPaymasterAbi,
-    functionName: 'setFeeReceiver',
-    args: [FEE_RECEIVER],
-  });
-  await e2e.fx.client.waitForTransactionReceipt({ hash });
-  pm = await createPaymaster({ paymasterUrl: e2e.paymasterUrl(e2e.open) });
-});
-after(async () => {
-  wire.restore();
-  catalogue.restore();
-  await e2e.close();
+const e2e = useSdkE2e({
+  errorCatalogue: true,
+  async setUp(e2e) {
+    const hash = await e2e.fx.client.writeContract({
+      address: e2e.fx.paymaster,
+      abi: patronPaymasterAbi,
+      functionName: 'setFeeReceiver',
+      args: [FEE_RECEIVER],
+    });
+    await e2e.fx.client.waitForTransactionReceipt({ hash });
+    pm = await createPaymaster({ paymasterUrl: e2e.paymasterUrl(e2e.open) });
+  },
 });
 
 const devToken = (symbol: string): DevTokenInfo => {
@@ -120,20 +105,6 @@ const devToken = (symbol: string): DevTokenInfo => {
   assert.ok(t, `the dev chain deployed ${symbol}`);
   return t;
 };
-
-/** The partial op as `buildUserOp` hands it to the paymaster: hex nonce/fees, no gas limits. */
-function partialOp(op: UserOperationV06): PartialUserOp {
-  return {
-    sender: op.sender,
-    nonce: hex(op.nonce),
-    initCode: op.initCode,
-    callData: op.callData,
-    maxFeePerGas: hex(op.maxFeePerGas),
-    maxPriorityFeePerGas: hex(op.maxPriorityFeePerGas),
-    paymasterAndData: '0x',
-    signature: '0x',
-  };
-}
 
 const balanceOf = (token: Address, who: Address) =>
   e2e.fx.client.readContract({ address: token, abi: devTokenAbi, functionName: 'balanceOf', args: [who] });
@@ -150,12 +121,12 @@ async function mint(token: Address, to: Address, amount: bigint): Promise<void> 
 
 /** Quotes for `token` as preferred token, with what went on the wire checked. */
 async function quoteFor(op: UserOperationV06, token: DevTokenInfo) {
-  const r = await pm.getPaymasterFeeQuotesOrData(partialOp(op), {
+  const r = await pm.getPaymasterFeeQuotesOrData(biconomyPartialOp(op), {
     mode: PaymasterMode.ERC20,
     tokenList: [],
     preferredToken: token.address,
   });
-  const sent = lastSent(wire.calls);
+  const sent = e2e.lastCall();
   assert.equal(sent.method, 'pm_getFeeQuoteOrData');
   assert.equal(sent.status, 200, JSON.stringify(sent.response));
   const feeQuote = r.feeQuotes?.[0];
@@ -216,7 +187,7 @@ describe('@biconomy/account 4.x createPaymaster, ERC20 mode', () => {
 
     const now = Date.now() / 1000;
     // Both dev tokens' quotes (6 and 18 decimals: PDT's exchange rate is beyond 2^53), asked for by tokenList.
-    const both = await pm.getPaymasterFeeQuotesOrData(partialOp(await e2e.nextOp()), {
+    const both = await pm.getPaymasterFeeQuotesOrData(biconomyPartialOp(await e2e.nextOp()), {
       mode: PaymasterMode.ERC20,
       tokenList: [usdc.address, pdt.address],
       preferredToken: pdt.address,
@@ -226,7 +197,7 @@ describe('@biconomy/account 4.x createPaymaster, ERC20 mode', () => {
       ['PDT', 'USDC'],
       'preferredToken first, then tokenList, each once',
     );
-    const bothSent = (lastSent(wire.calls).response as { result?: { feeQuotes?: unknown } }).result;
+    const bothSent = (e2e.lastCall().response as { result?: { feeQuotes?: unknown } }).result;
     assert.deepEqual(bothSent?.feeQuotes, both.feeQuotes, 'as on the wire');
     for (const [q, token] of [
       [both.feeQuotes?.[0], pdt],
@@ -268,12 +239,12 @@ describe('@biconomy/account 4.x createPaymaster, ERC20 mode', () => {
       // The account holds exactly what it approves: the signed maximum must fit in it.
       await mint(token.address, op.sender, approved);
 
-      const final = await pm.getPaymasterAndData(partialOp(op), {
+      const final = await pm.getPaymasterAndData(biconomyPartialOp(op), {
         mode: PaymasterMode.ERC20,
         feeTokenAddress: token.address,
         calculateGasLimits: true,
       });
-      const sent = lastSent(wire.calls);
+      const sent = e2e.lastCall();
       assert.equal(sent.method, 'pm_sponsorUserOperation');
       assert.equal(sent.status, 200, JSON.stringify(sent.response));
       assert.deepEqual(sent.params[1], {
@@ -316,11 +287,11 @@ describe('@biconomy/account 4.x createPaymaster, ERC20 mode', () => {
     const { r, feeQuote } = await quoteFor(plain, usdc);
     const { op } = await withSdkApproval(plain, feeQuote, String(r.tokenPaymasterAddress));
     assert.equal(await balanceOf(usdc.address, op.sender), 0n);
-    const catalogueFetches = catalogue.fetches();
+    const catalogueFetches = e2e.catalogue.fetches();
 
     let thrown: unknown;
     await assert.rejects(
-      pm.getPaymasterAndData(partialOp(op), {
+      pm.getPaymasterAndData(biconomyPartialOp(op), {
         mode: PaymasterMode.ERC20,
         feeTokenAddress: usdc.address,
         calculateGasLimits: true,
@@ -330,7 +301,7 @@ describe('@biconomy/account 4.x createPaymaster, ERC20 mode', () => {
         return err instanceof Error;
       },
     );
-    const sent = lastSent(wire.calls);
+    const sent = e2e.lastCall();
     assert.equal(sent.status, 400, 'a deterministic refusal: HTTP 400, which this SDK needs to read the reason');
     const error = (sent.response as { error?: { code?: unknown; message?: unknown } }).error;
     assert.equal(error?.code, -32020);
@@ -339,6 +310,6 @@ describe('@biconomy/account 4.x createPaymaster, ERC20 mode', () => {
     assert.ok(thrown instanceof Error);
     assert.ok(thrown.message.includes(JSON.stringify(`Error coming from Paymaster: ${message}`)), thrown.message);
     assert.equal(thrown.message, accountSdkError(message));
-    assert.equal(catalogue.fetches(), catalogueFetches + 1, 'the SDK fetched its error catalogue to word it');
+    assert.equal(e2e.catalogue.fetches(), catalogueFetches + 1, 'the SDK fetched its error catalogue to word it');
   });
 });

@@ -1,16 +1,13 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { BaseError, type Hex, http, InvalidParamsRpcError, RpcRequestError } from 'viem';
 import { createPaymasterClient } from 'viem/account-abstraction';
 import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
 import {
   assertSponsoredOnChain,
   DENIAL_MESSAGE,
-  type RecordedCall,
-  recordPaymasterFetches,
-  type SdkE2e,
   SPONSORED_PAYMASTER_AND_DATA_HEX_LENGTH,
-  startSdkE2e,
+  useSdkE2e,
   webhookBodies,
 } from './helpers/sdkE2e.js';
 import type { Tenant } from './helpers/testContext.js';
@@ -32,17 +29,7 @@ import type { Tenant } from './helpers/testContext.js';
  *   `details` = our message and `status` = 400. The http transport retries codes -1/-32005/-32603 and HTTP
  *   403/408/413/429/5xx only, so a refusal (400, -32010) is asked once: the webhook sees one request.
  */
-let e2e: SdkE2e;
-let wire: { calls: RecordedCall[]; restore(): void };
-
-before(async () => {
-  e2e = await startSdkE2e();
-  wire = recordPaymasterFetches(e2e.base);
-});
-after(async () => {
-  wire.restore();
-  await e2e.close();
-});
+const e2e = useSdkE2e();
 
 const client = (tenant: Tenant) => createPaymasterClient({ transport: http(e2e.paymasterUrl(tenant)) });
 
@@ -69,7 +56,7 @@ function params(op: UserOperationV06, context: unknown, withGas: boolean) {
 }
 
 function lastParams(): unknown[] {
-  const body = wire.calls.at(-1)?.body as { params?: unknown[] } | undefined;
+  const body = e2e.calls.at(-1)?.body as { params?: unknown[] } | undefined;
   assert.ok(Array.isArray(body?.params), 'viem called the paymaster URL');
   return body.params;
 }
@@ -155,7 +142,7 @@ describe('viem createPaymasterClient with the dApp’s webhook', () => {
       assert.ok(err instanceof BaseError && err.message.includes(DENIAL_MESSAGE));
       return true;
     });
-    const answered = wire.calls.at(-1);
+    const answered = e2e.calls.at(-1);
     assert.equal(answered?.status, 400);
     assert.equal((answered?.response as { result?: unknown } | undefined)?.result, undefined, 'nothing signed');
     assert.deepEqual(webhookBodies(e2e.receiver, '/deny', seen), [{ data: { num: 2 } }]);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
+import { after, before } from 'node:test';
 import { type Hex, hexToBigInt, hexToBytes, isHex, type Log, parseEventLogs } from 'viem';
 import { entryPoint06Abi } from 'viem/account-abstraction';
 import { eip1193ChainRuntime } from '../../src/chain/chainRegistry.js';
@@ -105,6 +106,81 @@ export async function startSdkE2e(): Promise<SdkE2e> {
       await fx.close();
     },
   };
+}
+
+/** The started set-up as the e2e files use it, with the SDKs' paymaster calls recorded. */
+export interface SdkE2eSuite extends Omit<SdkE2e, 'close'> {
+  /** Every call an SDK made to a paymaster URL, in order (see recordPaymasterFetches). */
+  readonly calls: readonly RecordedCall[];
+  /** The last of `calls`, checked to be a JSON-RPC request carrying a userOp. */
+  lastCall(): SentRpc;
+  /** The stubbed Biconomy error catalogue; only with `{ errorCatalogue: true }`. */
+  readonly catalogue: ErrorCatalogueStub;
+}
+
+/**
+ * Registers the file's `before`/`after`: starts the set-up (startSdkE2e), stubs the Biconomy error catalogue
+ * when `errorCatalogue` is set (the `@biconomy/account` files), records the paymaster calls, runs the file's
+ * own `setUp` on it, and undoes all of it afterwards. The returned object reads the started set-up from inside
+ * tests. A file's extra set-up goes in `setUp`, not in a second top-level `before`: Node 20 starts file-level
+ * `before` hooks as they are registered, without waiting for the previous one.
+ */
+export function useSdkE2e(
+  options: { readonly errorCatalogue?: boolean; setUp?(e2e: SdkE2eSuite): Promise<void> } = {},
+): SdkE2eSuite {
+  let started:
+    | { e2e: SdkE2e; wire: ReturnType<typeof recordPaymasterFetches>; catalogue: ErrorCatalogueStub | undefined }
+    | undefined;
+  const state = () => {
+    assert.ok(started, 'the SDK e2e set-up is used before its `before` hook ran');
+    return started;
+  };
+  const suite: SdkE2eSuite = {
+    get fx() {
+      return state().e2e.fx;
+    },
+    get ctx() {
+      return state().e2e.ctx;
+    },
+    get base() {
+      return state().e2e.base;
+    },
+    get open() {
+      return state().e2e.open;
+    },
+    get denying() {
+      return state().e2e.denying;
+    },
+    get even() {
+      return state().e2e.even;
+    },
+    get receiver() {
+      return state().e2e.receiver;
+    },
+    paymasterUrl: (tenant) => state().e2e.paymasterUrl(tenant),
+    nextOp: () => state().e2e.nextOp(),
+    get calls() {
+      return state().wire.calls;
+    },
+    lastCall: () => lastSent(state().wire.calls),
+    get catalogue() {
+      const { catalogue } = state();
+      assert.ok(catalogue, 'useSdkE2e({ errorCatalogue: true }) stubs the catalogue');
+      return catalogue;
+    },
+  };
+  before(async () => {
+    const e2e = await startSdkE2e();
+    const catalogue = options.errorCatalogue ? stubErrorCatalogue() : undefined;
+    started = { e2e, catalogue, wire: recordPaymasterFetches(e2e.base) };
+    await options.setUp?.(suite);
+  });
+  after(async () => {
+    started?.wire.restore();
+    started?.catalogue?.restore();
+    await started?.e2e.close();
+  });
+  return suite;
 }
 
 /** `POST /api/v2/public/sdk/webhookParameters` over real HTTP, as a dApp's backend registers its webhook. */
@@ -291,10 +367,18 @@ const ERRORS_CATALOGUE = 'https://raw.githubusercontent.com/bcnmy/aa-errors/main
  * `[]` (no network here), or, while `offline` is set, fails it the way fetch fails without a network; every
  * other request goes out untouched. Counts how often the catalogue was asked for.
  */
-export function stubErrorCatalogue(): { fetches(): number; offline: boolean; restore(): void } {
+export interface ErrorCatalogueStub {
+  /** How often the SDK asked for the catalogue so far. */
+  fetches(): number;
+  /** While set, the download fails as fetch does without a network. */
+  offline: boolean;
+  restore(): void;
+}
+
+export function stubErrorCatalogue(): ErrorCatalogueStub {
   const realFetch = globalThis.fetch;
   let count = 0;
-  const stub = {
+  const stub: ErrorCatalogueStub = {
     offline: false,
     fetches: () => count,
     restore: () => {
