@@ -1,5 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ChainRegistry } from '../chain/chainRegistry.js';
+import { setJsonRpcErrorHandler } from './jsonRpcErrorHandler.js';
+
+/** Large enough for a contract deployment's calldata. */
+export const DEV_CHAIN_BODY_LIMIT = 4 * 1024 * 1024;
 
 /**
  * `POST /chain/{chainId}`: the embedded dev chain as a JSON-RPC endpoint, so a local dApp, SDK or bundler can
@@ -8,9 +12,10 @@ import type { ChainRegistry } from '../chain/chainRegistry.js';
 export function registerDevChainRoutes(app: FastifyInstance, deps: { chains: ChainRegistry }): void {
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: 4 * 1024 * 1024 }, (_req, body, done) =>
+    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: DEV_CHAIN_BODY_LIMIT }, (_req, body, done) =>
       done(null, body),
     );
+    setJsonRpcErrorHandler(scope, DEV_CHAIN_BODY_LIMIT);
 
     scope.post<{ Params: { chainId: string } }>('/chain/:chainId', async (req, reply) => {
       const chain = deps.chains.list().find((c) => c.embedded && String(c.chainId) === req.params.chainId);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MAX_BATCH } from '../rpc/handleJsonRpc.js';
-import { errorResponses, INTERNAL_ERROR, type JsonObject, jsonSchema, pathParameter } from './openApiParts.js';
+import { DEV_CHAIN_BODY_LIMIT } from './devChainRpc.js';
+import { type JsonObject, jsonSchema, pathParameter } from './openApiParts.js';
 import { RPC_BODY_LIMIT } from './paymasterRpc.js';
 
 /**
@@ -178,7 +179,8 @@ export const servicePaths = (): Record<string, JsonObject> => ({
         '200': rpcAnswer('A result or error per request'),
         '400': rpcError('The body is not JSON (-32700)'),
         '404': rpcError('No embedded chain with that id (-32601)'),
-        ...errorResponses({ '413': 'Body larger than 4 MiB' }, INTERNAL_ERROR),
+        '413': rpcError(`Body larger than ${DEV_CHAIN_BODY_LIMIT / 1024 / 1024} MiB`),
+        '500': rpcError('Internal fault (-32603; details only in the server log)'),
       },
     },
   },

@@ -7,9 +7,8 @@ import type { TokenPaymasterService } from '../paymaster/tokenPaymasterService.j
 import type { RequestLogSink } from '../requestLog/requestLogRecorder.js';
 import { handleJsonRpc } from '../rpc/handleJsonRpc.js';
 import { PAYMASTER_METHODS } from '../rpc/registry.js';
-import { RPC } from '../rpc/rpcErrors.js';
 import type { RpcContext } from '../rpc/rpcMethod.js';
-import { toHttpError } from './envelope.js';
+import { setJsonRpcErrorHandler } from './jsonRpcErrorHandler.js';
 
 /** Larger than the REST limit: a user operation may carry a whole contract deployment in its initCode. */
 export const RPC_BODY_LIMIT = 512 * 1024;
@@ -47,12 +46,7 @@ export function registerPaymasterRpcRoutes(app: FastifyInstance, deps: Paymaster
     // The same parser under the type clients send: Fastify caches the lookup of a named type, but re-parses
     // the Content-Type header on every request that falls through to '*'.
     scope.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: RPC_BODY_LIMIT }, asText);
-    scope.setErrorHandler((err, req, reply) => {
-      const h = toHttpError(err, RPC_BODY_LIMIT);
-      if (h.internal) req.log.error({ err }, 'JSON-RPC transport failed');
-      const code = h.internal ? RPC.INTERNAL_ERROR : RPC.INVALID_REQUEST;
-      return reply.code(h.statusCode).send({ jsonrpc: '2.0', id: null, error: { code, message: h.message } });
-    });
+    setJsonRpcErrorHandler(scope, RPC_BODY_LIMIT);
 
     scope.post<{ Params: { chainId: string; apiKey: string } }>('/api/v1/:chainId/:apiKey', async (req, reply) => {
       const { chainId, apiKey } = req.params;

@@ -1,0 +1,17 @@
+import type { FastifyInstance } from 'fastify';
+import { RPC } from '../rpc/rpcErrors.js';
+import { toHttpError } from './envelope.js';
+
+/**
+ * The transport error answer of a JSON-RPC scope (a body too large, an unreadable body, a bug): a JSON-RPC
+ * error body with the HTTP status the REST API would give, and the scope's own body limit in the message (the
+ * app-wide handler knows only the REST limit).
+ */
+export function setJsonRpcErrorHandler(scope: FastifyInstance, bodyLimit: number): void {
+  scope.setErrorHandler((err, req, reply) => {
+    const h = toHttpError(err, bodyLimit);
+    if (h.internal) req.log.error({ err }, 'JSON-RPC transport failed');
+    const code = h.internal ? RPC.INTERNAL_ERROR : RPC.INVALID_REQUEST;
+    return reply.code(h.statusCode).send({ jsonrpc: '2.0', id: null, error: { code, message: h.message } });
+  });
+}
