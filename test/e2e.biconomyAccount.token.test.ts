@@ -11,11 +11,11 @@ import {
   isAddress,
   parseEventLogs,
 } from 'viem';
-import { devTokenAbi, patronPaymasterAbi } from '../src/chain/artifacts.js';
+import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import { decodePaymasterAndData, type UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
 import { biconomyPartialOp, SMART_ACCOUNT_INFO } from './helpers/biconomySponsoredCases.js';
-import { simpleAccountAbi } from './helpers/patronPaymasterV06.js';
+import { mintToken, setFeeReceiver, simpleAccountAbi, tokenBalance } from './helpers/patronPaymasterV06.js';
 import {
   accountSdkError,
   applySdkFields,
@@ -89,13 +89,7 @@ let pm: AccountSdkTokenPaymaster;
 const e2e = useSdkE2e({
   errorCatalogue: true,
   async setUp(e2e) {
-    const hash = await e2e.fx.client.writeContract({
-      address: e2e.fx.paymaster,
-      abi: patronPaymasterAbi,
-      functionName: 'setFeeReceiver',
-      args: [FEE_RECEIVER],
-    });
-    await e2e.fx.client.waitForTransactionReceipt({ hash });
+    await setFeeReceiver(e2e.fx, FEE_RECEIVER);
     pm = await createPaymaster({ paymasterUrl: e2e.paymasterUrl(e2e.open) });
   },
 });
@@ -106,18 +100,8 @@ const devToken = (symbol: string): DevTokenInfo => {
   return t;
 };
 
-const balanceOf = (token: Address, who: Address) =>
-  e2e.fx.client.readContract({ address: token, abi: devTokenAbi, functionName: 'balanceOf', args: [who] });
-
-async function mint(token: Address, to: Address, amount: bigint): Promise<void> {
-  const hash = await e2e.fx.client.writeContract({
-    address: token,
-    abi: devTokenAbi,
-    functionName: 'mint',
-    args: [to, amount],
-  });
-  await e2e.fx.client.waitForTransactionReceipt({ hash });
-}
+const balanceOf = (token: Address, who: Address) => tokenBalance(e2e.fx, token, who);
+const mint = (token: Address, to: Address, amount: bigint) => mintToken(e2e.fx, token, to, amount);
 
 /** Quotes for `token` as preferred token, with what went on the wire checked. */
 async function quoteFor(op: UserOperationV06, token: DevTokenInfo) {

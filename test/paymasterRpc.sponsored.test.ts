@@ -1,52 +1,35 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { encodeFunctionData, type Hex, hexToBytes, parseEventLogs } from 'viem';
+import { encodeFunctionData, type Hex } from 'viem';
 import { entryPoint06Abi } from 'viem/account-abstraction';
-import { eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
 import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
 import {
   buildDeployingOp,
-  KEYS,
   type PatronFixture,
   signAccount,
   simpleAccountAbi,
-  startPatronFixture,
+  submitHandleOps,
 } from './helpers/patronPaymasterV06.js';
-import {
-  createTenant,
-  createTestContext,
-  type Tenant,
-  type TestContext,
-  WEBHOOK_PATH,
-  webhookHeaders,
-} from './helpers/testContext.js';
+import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
+import { type Tenant, type TestContext, WEBHOOK_PATH, webhookHeaders } from './helpers/testContext.js';
 import { answer, type Receiver, startReceiver } from './helpers/webhookReceiver.js';
 
 /**
  * The paymaster JSON-RPC endpoint end to end through the app (inject), on the in-process chain: every signed
  * `paymasterAndData` is submitted with `handleOps` and must be accepted by the real EntryPoint v0.6.
  */
+let app: RpcFixture;
 let fx: PatronFixture;
 let ctx: TestContext;
 let tenant: Tenant;
 let snapshot: Hex;
 
 before(async () => {
-  fx = await startPatronFixture();
-  const chain = eip1193ChainRuntime({
-    chainId: fx.chain.chainId,
-    request: fx.chain.request,
-    entryPoint: fx.entryPoint,
-    paymaster: fx.paymaster,
-  });
-  ctx = await createTestContext({ chains: [chain], signerKey: hexToBytes(KEYS.signer) });
-  tenant = await createTenant(ctx.deps);
+  app = await startRpcFixture();
+  ({ fx, ctx, tenant } = app);
   snapshot = (await fx.chain.request({ method: 'evm_snapshot' })) as Hex;
 });
-after(async () => {
-  await ctx.close();
-  await fx.close();
-});
+after(() => app.close());
 
 async function rpc(method: string, params: unknown[], apiKey = tenant.apiKey, chainId = fx.chain.chainId) {
   const res = await ctx.app.inject({
@@ -94,15 +77,9 @@ async function submit(op: UserOperationV06) {
     functionName: 'balanceOf',
     args: [fx.paymaster],
   });
-  const hash = await fx.bundler.writeContract({
-    address: fx.entryPoint,
-    abi: entryPoint06Abi,
-    functionName: 'handleOps',
-    args: [[signed], fx.bundler.account.address],
-  });
-  const receipt = await fx.client.waitForTransactionReceipt({ hash });
+  const { receipt, events } = await submitHandleOps(fx, [signed]);
   assert.equal(receipt.status, 'success');
-  const [event] = parseEventLogs({ abi: entryPoint06Abi, eventName: 'UserOperationEvent', logs: receipt.logs });
+  const [event] = events;
   assert.ok(event, 'UserOperationEvent emitted');
   const after = await fx.client.readContract({
     address: fx.entryPoint,

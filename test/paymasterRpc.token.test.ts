@@ -1,39 +1,34 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Address, encodeFunctionData, getAddress, type Hex, hexToBytes, parseEventLogs } from 'viem';
-import { entryPoint06Abi } from 'viem/account-abstraction';
 import { privateKeyToAddress } from 'viem/accounts';
 import { devTokenAbi, patronPaymasterAbi } from '../src/chain/artifacts.js';
-import { eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import { decodePaymasterAndData, type UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
 import { maxTokenCostV06 } from '../src/paymaster/tokenMath.js';
 import { tokenUnitsToNumberUp } from '../src/paymaster/tokenPaymasterService.js';
-import { devChainTokenSettings } from '../src/tokens/devChainTokens.js';
 import {
   buildDeployingOp,
   COUNTER_ADDRESS,
   KEYS,
+  mintToken,
   type PatronFixture,
+  setFeeReceiver,
   signAccount,
   simpleAccountAbi,
   simpleAccountFactoryAbi,
-  startPatronFixture,
+  submitHandleOps,
+  tokenBalance,
 } from './helpers/patronPaymasterV06.js';
-import {
-  createTenant,
-  createTestContext,
-  type Tenant,
-  type TestContext,
-  WEBHOOK_PATH,
-  webhookHeaders,
-} from './helpers/testContext.js';
+import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
+import { type Tenant, type TestContext, WEBHOOK_PATH, webhookHeaders } from './helpers/testContext.js';
 import { answer, type Receiver, startReceiver } from './helpers/webhookReceiver.js';
 
 /**
  * The token mode through the paymaster URL on the in-process chain: quotes from the dev tokens' fixed prices
  * (ETH 3000 USD; USDC 1 USD +10 %; PDT 0.25 USD), then the final data submitted with handleOps.
  */
+let app: RpcFixture;
 let fx: PatronFixture;
 let ctx: TestContext;
 let tenant: Tenant;
@@ -42,32 +37,12 @@ let pdt: DevTokenInfo;
 const feeReceiver = getAddress('0x0000000000000000000000000000000000feefee');
 
 before(async () => {
-  fx = await startPatronFixture();
+  app = await startRpcFixture({ tokens: true });
+  ({ fx, ctx, tenant } = app);
   [usdc, pdt] = fx.tokens as [DevTokenInfo, DevTokenInfo];
-  const chain = eip1193ChainRuntime({
-    chainId: fx.chain.chainId,
-    request: fx.chain.request,
-    entryPoint: fx.entryPoint,
-    paymaster: fx.paymaster,
-  });
-  ctx = await createTestContext({
-    chains: [chain],
-    tokenChains: [devChainTokenSettings({ chainId: chain.chainId, client: chain.client, tokens: fx.tokens })],
-    signerKey: hexToBytes(KEYS.signer),
-  });
-  tenant = await createTenant(ctx.deps);
-  const hash = await fx.client.writeContract({
-    address: fx.paymaster,
-    abi: patronPaymasterAbi,
-    functionName: 'setFeeReceiver',
-    args: [feeReceiver],
-  });
-  await fx.client.waitForTransactionReceipt({ hash });
+  await setFeeReceiver(fx, feeReceiver);
 });
-after(async () => {
-  await ctx.close();
-  await fx.close();
-});
+after(() => app.close());
 
 interface RpcBody {
   id: unknown;
@@ -116,17 +91,8 @@ interface Quote {
   logoUrl: string;
 }
 
-const mint = async (token: Address, to: Address, amount: bigint) => {
-  const hash = await fx.client.writeContract({
-    address: token,
-    abi: devTokenAbi,
-    functionName: 'mint',
-    args: [to, amount],
-  });
-  await fx.client.waitForTransactionReceipt({ hash });
-};
-const balanceOf = (token: Address, who: Address) =>
-  fx.client.readContract({ address: token, abi: devTokenAbi, functionName: 'balanceOf', args: [who] });
+const mint = (token: Address, to: Address, amount: bigint) => mintToken(fx, token, to, amount);
+const balanceOf = (token: Address, who: Address) => tokenBalance(fx, token, who);
 
 /** What @biconomy/account does with a quote: approve ceil(maxGasFee × 10^decimal), batched before the call. */
 function withApproval(op: UserOperationV06, quote: Quote): { op: UserOperationV06; approved: bigint } {
@@ -266,15 +232,9 @@ describe('ERC20 final data (pm_sponsorUserOperation) accepted by the EntryPoint'
         preVerificationGas: BigInt(r.preVerificationGas as string),
       });
       const before = await balanceOf(token.address, feeReceiver);
-      const hash = await fx.bundler.writeContract({
-        address: fx.entryPoint,
-        abi: entryPoint06Abi,
-        functionName: 'handleOps',
-        args: [[final], fx.bundler.account.address],
-      });
-      const receipt = await fx.client.waitForTransactionReceipt({ hash });
+      const { receipt, events } = await submitHandleOps(fx, [final]);
       assert.equal(receipt.status, 'success');
-      const [event] = parseEventLogs({ abi: entryPoint06Abi, eventName: 'UserOperationEvent', logs: receipt.logs });
+      const [event] = events;
       assert.equal(event?.args.success, true);
       const [charged] = parseEventLogs({ abi: patronPaymasterAbi, eventName: 'TokenCharged', logs: receipt.logs });
       assert.ok(charged !== undefined);
@@ -332,14 +292,7 @@ describe('ERC20 final data (pm_sponsorUserOperation) accepted by the EntryPoint'
       maxTokenCostV06(limits, op.maxFeePerGas, { exchangeRate: data.exchangeRate, priceMarkup: data.priceMarkup }),
     );
     const final = await signAccount(fx, { ...op, ...limits, paymasterAndData: r.paymasterAndData as Hex });
-    const hash = await fx.bundler.writeContract({
-      address: fx.entryPoint,
-      abi: entryPoint06Abi,
-      functionName: 'handleOps',
-      args: [[final], fx.bundler.account.address],
-    });
-    const receipt = await fx.client.waitForTransactionReceipt({ hash });
-    const [event] = parseEventLogs({ abi: entryPoint06Abi, eventName: 'UserOperationEvent', logs: receipt.logs });
+    const [event] = (await submitHandleOps(fx, [final])).events;
     assert.equal(event?.args.success, true);
   });
 
@@ -426,14 +379,7 @@ describe('ERC-7677 in ERC20 mode', () => {
       preVerificationGas: 70_000n,
       paymasterAndData: data.body.result?.paymasterAndData as Hex,
     });
-    const hash = await fx.bundler.writeContract({
-      address: fx.entryPoint,
-      abi: entryPoint06Abi,
-      functionName: 'handleOps',
-      args: [[final], fx.bundler.account.address],
-    });
-    const receipt = await fx.client.waitForTransactionReceipt({ hash });
-    const [event] = parseEventLogs({ abi: entryPoint06Abi, eventName: 'UserOperationEvent', logs: receipt.logs });
+    const [event] = (await submitHandleOps(fx, [final])).events;
     assert.equal(event?.args.success, true);
   });
 });

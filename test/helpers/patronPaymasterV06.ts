@@ -9,10 +9,12 @@ import {
   keccak256,
   parseAbi,
   parseEther,
+  parseEventLogs,
   stringToHex,
 } from 'viem';
 import { entryPoint06Abi, getUserOperationHash } from 'viem/account-abstraction';
 import { privateKeyToAccount, sign } from 'viem/accounts';
+import { devTokenAbi, patronPaymasterAbi } from '../../src/chain/artifacts.js';
 import { createDevClient, type DevChain, type DevClient, startDevChain } from '../../src/chain/embeddedChain.js';
 import {
   eip191Digest,
@@ -228,4 +230,46 @@ export async function failedOpReason(fx: PatronFixture, op: UserOperationV06): P
 export async function latestTimestamp(fx: PatronFixture): Promise<number> {
   const block = await fx.client.getBlock();
   return Number(block.timestamp);
+}
+
+/** The owner points the paymaster's token charges at `receiver`, so its balance change is the charge alone. */
+export async function setFeeReceiver(fx: PatronFixture, receiver: Address): Promise<void> {
+  const hash = await fx.client.writeContract({
+    address: fx.paymaster,
+    abi: patronPaymasterAbi,
+    functionName: 'setFeeReceiver',
+    args: [receiver],
+  });
+  await fx.client.waitForTransactionReceipt({ hash });
+}
+
+/** Mints a dev fee token (anyone may: it is a test token). */
+export async function mintToken(fx: PatronFixture, token: Address, to: Address, amount: bigint): Promise<void> {
+  const hash = await fx.client.writeContract({
+    address: token,
+    abi: devTokenAbi,
+    functionName: 'mint',
+    args: [to, amount],
+  });
+  await fx.client.waitForTransactionReceipt({ hash });
+}
+
+export function tokenBalance(fx: PatronFixture, token: Address, who: Address): Promise<bigint> {
+  return fx.client.readContract({ address: token, abi: devTokenAbi, functionName: 'balanceOf', args: [who] });
+}
+
+/**
+ * Submits the signed ops with `handleOps` from the bundler EOA and waits for the receipt; the caller asserts on
+ * it (a FailedOp revert throws here). Returns the receipt and its `UserOperationEvent`s.
+ */
+export async function submitHandleOps(fx: PatronFixture, ops: readonly UserOperationV06[]) {
+  const hash = await fx.bundler.writeContract({
+    address: fx.entryPoint,
+    abi: entryPoint06Abi,
+    functionName: 'handleOps',
+    args: [[...ops], fx.bundler.account.address],
+  });
+  const receipt = await fx.client.waitForTransactionReceipt({ hash });
+  const events = parseEventLogs({ abi: entryPoint06Abi, eventName: 'UserOperationEvent', logs: receipt.logs });
+  return { receipt, events };
 }

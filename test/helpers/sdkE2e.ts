@@ -1,27 +1,18 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before } from 'node:test';
-import { type Hex, hexToBigInt, hexToBytes, isHex, type Log, parseEventLogs } from 'viem';
+import { type Hex, hexToBigInt, isHex, type Log } from 'viem';
 import { entryPoint06Abi } from 'viem/account-abstraction';
-import { eip1193ChainRuntime } from '../../src/chain/chainRegistry.js';
 import { TOKEN_PAYMASTER_AND_DATA_LENGTH, type UserOperationV06 } from '../../src/paymaster/patronPaymasterV06.js';
-import { devChainTokenSettings } from '../../src/tokens/devChainTokens.js';
 import {
   buildDeployingOp,
   COUNTER_ADDRESS,
-  KEYS,
   type PatronFixture,
   signAccount,
-  startPatronFixture,
+  submitHandleOps,
 } from './patronPaymasterV06.js';
-import {
-  createTenant,
-  createTestContext,
-  type Tenant,
-  type TestContext,
-  WEBHOOK_PATH,
-  webhookHeaders,
-} from './testContext.js';
+import { startRpcFixture } from './rpcFixture.js';
+import { createTenant, type Tenant, type TestContext, WEBHOOK_PATH, webhookHeaders } from './testContext.js';
 import { answer, type Receiver, startReceiver } from './webhookReceiver.js';
 
 /**
@@ -57,18 +48,8 @@ export interface SdkE2e {
 }
 
 export async function startSdkE2e(): Promise<SdkE2e> {
-  const fx = await startPatronFixture();
-  const chain = eip1193ChainRuntime({
-    chainId: fx.chain.chainId,
-    request: fx.chain.request,
-    entryPoint: fx.entryPoint,
-    paymaster: fx.paymaster,
-  });
-  const ctx = await createTestContext({
-    chains: [chain],
-    tokenChains: [devChainTokenSettings({ chainId: chain.chainId, client: chain.client, tokens: fx.tokens })],
-    signerKey: hexToBytes(KEYS.signer),
-  });
+  const app = await startRpcFixture({ tokens: true });
+  const { fx, ctx, tenant: open } = app;
   await ctx.app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = ctx.app.server.address() as AddressInfo;
   const base = `http://127.0.0.1:${port}`;
@@ -78,11 +59,7 @@ export async function startSdkE2e(): Promise<SdkE2e> {
     const data = (JSON.parse(req.body || '{}') as { data?: { num?: unknown } }).data ?? {};
     return answer({ arePoliciesVerified: typeof data.num === 'number' && data.num % 2 === 0 })(req, res);
   });
-  const [open, denying, even] = await Promise.all([
-    createTenant(ctx.deps),
-    createTenant(ctx.deps),
-    createTenant(ctx.deps),
-  ]);
+  const [denying, even] = await Promise.all([createTenant(ctx.deps), createTenant(ctx.deps)]);
   await registerWebhook(base, denying, receiver.url('/deny'));
   await registerWebhook(base, even, receiver.url('/even'));
 
@@ -101,9 +78,8 @@ export async function startSdkE2e(): Promise<SdkE2e> {
       return buildDeployingOp(fx, salt);
     },
     async close() {
-      await ctx.close();
       await receiver.close();
-      await fx.close();
+      await app.close();
     },
   };
 }
@@ -263,15 +239,8 @@ export async function assertSponsoredOnChain(fx: PatronFixture, op: UserOperatio
   const counterBefore = await counter();
   assert.equal(await fx.client.getCode({ address: op.sender }), undefined, 'the account is not deployed yet');
 
-  const hash = await fx.bundler.writeContract({
-    address: fx.entryPoint,
-    abi: entryPoint06Abi,
-    functionName: 'handleOps',
-    args: [[signed], fx.bundler.account.address],
-  });
-  const receipt = await fx.client.waitForTransactionReceipt({ hash });
+  const { receipt, events } = await submitHandleOps(fx, [signed]);
   assert.equal(receipt.status, 'success');
-  const events = parseEventLogs({ abi: entryPoint06Abi, eventName: 'UserOperationEvent', logs: receipt.logs });
   assert.equal(events.length, 1, 'one UserOperationEvent');
   const [event] = events;
   assert.ok(event);
