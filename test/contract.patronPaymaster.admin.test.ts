@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   type Address,
   type Hash,
@@ -19,34 +19,19 @@ import {
   failedOpReason,
   KEYS,
   latestTimestamp,
-  type PatronFixture,
   revertOf,
   signAccount,
   signPaymaster,
-  startPatronFixture,
 } from './helpers/patronPaymasterV06.js';
+import { usePatronChain } from './helpers/usePatronChain.js';
 
 /** Ownership, signer rotation, deposit and stake of PatronPaymaster: the owner-only surface. */
 describe('PatronPaymaster administration', () => {
-  let fx: PatronFixture;
-  let snapshot: Hex;
+  const chain = usePatronChain();
   const recipient: Address = '0x000000000000000000000000000000000000f00d';
 
-  before(async () => {
-    fx = await startPatronFixture();
-  });
-  after(async () => {
-    await fx.close();
-  });
-  beforeEach(async () => {
-    snapshot = await fx.client.snapshot();
-  });
-  afterEach(async () => {
-    await fx.client.revert({ id: snapshot });
-  });
-
   type Write = (client: DevClient) => Promise<Hash>;
-  const paymaster = () => ({ address: fx.paymaster, abi: patronPaymasterAbi }) as const;
+  const paymaster = () => ({ address: chain.fx.paymaster, abi: patronPaymasterAbi }) as const;
 
   /** Sends a paymaster call and waits for success; a revert surfaces decoded (writeContract estimates first). */
   async function send(client: DevClient, write: Write) {
@@ -60,16 +45,20 @@ describe('PatronPaymaster administration', () => {
   }
 
   const read = <F extends 'owner' | 'pendingOwner' | 'verifyingSigner' | 'getDeposit'>(functionName: F) =>
-    fx.client.readContract({ address: fx.paymaster, abi: patronPaymasterAbi, functionName });
+    chain.fx.client.readContract({ address: chain.fx.paymaster, abi: patronPaymasterAbi, functionName });
 
   async function sponsoredBy(key: Hex): Promise<string> {
-    const now = await latestTimestamp(fx);
-    const op = await signPaymaster(fx, await buildDeployingOp(fx), { validUntil: now + 600, validAfter: 0, key });
-    return failedOpReason(fx, await signAccount(fx, op));
+    const now = await latestTimestamp(chain.fx);
+    const op = await signPaymaster(chain.fx, await buildDeployingOp(chain.fx), {
+      validUntil: now + 600,
+      validAfter: 0,
+      key,
+    });
+    return failedOpReason(chain.fx, await signAccount(chain.fx, op));
   }
 
   it('refuses every owner-only function to anyone else (OwnableUnauthorizedAccount)', async () => {
-    const who = fx.stranger.account.address;
+    const who = chain.fx.stranger.account.address;
     const calls: Array<[string, Write]> = [
       [
         'setVerifyingSigner',
@@ -86,7 +75,7 @@ describe('PatronPaymaster administration', () => {
     ];
     for (const [label, call] of calls) {
       assert.deepEqual(
-        await revertWith(fx.stranger, call),
+        await revertWith(chain.fx.stranger, call),
         { errorName: 'OwnableUnauthorizedAccount', args: [who] },
         label,
       );
@@ -98,7 +87,7 @@ describe('PatronPaymaster administration', () => {
     const newSigner = privateKeyToAccount(KEYS.stranger).address;
     assert.equal(await sponsoredBy(KEYS.signer), 'ok');
     assert.equal(await sponsoredBy(KEYS.stranger), 'AA34 signature error');
-    const receipt = await send(fx.client, (c) =>
+    const receipt = await send(chain.fx.client, (c) =>
       c.writeContract({ ...paymaster(), functionName: 'setVerifyingSigner', args: [newSigner] }),
     );
     const [event] = parseEventLogs({
@@ -114,14 +103,14 @@ describe('PatronPaymaster administration', () => {
   });
 
   it('refuses the zero address as signer, at deployment and in setVerifyingSigner', async () => {
-    const err = await revertWith(fx.client, (c) =>
+    const err = await revertWith(chain.fx.client, (c) =>
       c.writeContract({ ...paymaster(), functionName: 'setVerifyingSigner', args: [zeroAddress] }),
     );
     assert.deepEqual(err, { errorName: 'ZeroAddress', args: [] });
     const deploy = deployPatronPaymaster({
-      client: fx.client,
-      entryPoint: fx.entryPoint,
-      owner: fx.client.account.address,
+      client: chain.fx.client,
+      entryPoint: chain.fx.entryPoint,
+      owner: chain.fx.client.account.address,
       verifyingSigner: zeroAddress,
     });
     // viem does not decode constructor reverts; the revert data is the ZeroAddress() selector.
@@ -129,23 +118,25 @@ describe('PatronPaymaster administration', () => {
   });
 
   it('transfers ownership in two steps (Ownable2Step)', async () => {
-    const owner = fx.client.account.address;
-    const next = fx.stranger.account.address;
-    await send(fx.client, (c) => c.writeContract({ ...paymaster(), functionName: 'transferOwnership', args: [next] }));
+    const owner = chain.fx.client.account.address;
+    const next = chain.fx.stranger.account.address;
+    await send(chain.fx.client, (c) =>
+      c.writeContract({ ...paymaster(), functionName: 'transferOwnership', args: [next] }),
+    );
     assert.ok(isAddressEqual(await read('owner'), owner), 'the owner stays until the new one accepts');
     assert.ok(isAddressEqual(await read('pendingOwner'), next));
     assert.deepEqual(
-      await revertWith(fx.bundler, (c) => c.writeContract({ ...paymaster(), functionName: 'acceptOwnership' })),
+      await revertWith(chain.fx.bundler, (c) => c.writeContract({ ...paymaster(), functionName: 'acceptOwnership' })),
       {
         errorName: 'OwnableUnauthorizedAccount',
-        args: [fx.bundler.account.address],
+        args: [chain.fx.bundler.account.address],
       },
     );
-    await send(fx.stranger, (c) => c.writeContract({ ...paymaster(), functionName: 'acceptOwnership' }));
+    await send(chain.fx.stranger, (c) => c.writeContract({ ...paymaster(), functionName: 'acceptOwnership' }));
     assert.ok(isAddressEqual(await read('owner'), next));
     assert.equal(await read('pendingOwner'), zeroAddress);
     assert.deepEqual(
-      await revertWith(fx.client, (c) =>
+      await revertWith(chain.fx.client, (c) =>
         c.writeContract({ ...paymaster(), functionName: 'setVerifyingSigner', args: [owner] }),
       ),
       {
@@ -153,18 +144,18 @@ describe('PatronPaymaster administration', () => {
         args: [owner],
       },
     );
-    await send(fx.stranger, (c) =>
+    await send(chain.fx.stranger, (c) =>
       c.writeContract({ ...paymaster(), functionName: 'setVerifyingSigner', args: [owner] }),
     );
   });
 
   it('refuses renounceOwnership (the deposit would be stranded)', async () => {
-    const err = await fx.client
+    const err = await chain.fx.client
       .readContract({
-        address: fx.paymaster,
+        address: chain.fx.paymaster,
         abi: patronPaymasterAbi,
         functionName: 'renounceOwnership',
-        account: fx.client.account,
+        account: chain.fx.client.account,
       })
       .then(() => undefined, revertOf);
     assert.deepEqual(err, { errorName: 'RenounceOwnershipDisabled', args: [] });
@@ -172,44 +163,46 @@ describe('PatronPaymaster administration', () => {
 
   it('takes deposits from anyone and withdraws them only to the owner’s order', async () => {
     const before = await read('getDeposit');
-    await send(fx.stranger, (c) =>
+    await send(chain.fx.stranger, (c) =>
       c.writeContract({ ...paymaster(), functionName: 'deposit', value: parseEther('2') }),
     );
     assert.equal(await read('getDeposit'), before + parseEther('2'));
-    const balanceOf = await fx.client.readContract({
-      address: fx.entryPoint,
+    const balanceOf = await chain.fx.client.readContract({
+      address: chain.fx.entryPoint,
       abi: entryPoint06Abi,
       functionName: 'balanceOf',
-      args: [fx.paymaster],
+      args: [chain.fx.paymaster],
     });
     assert.equal(balanceOf, before + parseEther('2'), 'getDeposit reads the EntryPoint balance');
-    await send(fx.client, (c) =>
+    await send(chain.fx.client, (c) =>
       c.writeContract({ ...paymaster(), functionName: 'withdrawTo', args: [recipient, parseEther('3')] }),
     );
     assert.equal(await read('getDeposit'), before - parseEther('1'));
-    assert.equal(await fx.client.getBalance({ address: recipient }), parseEther('3'));
+    assert.equal(await chain.fx.client.getBalance({ address: recipient }), parseEther('3'));
   });
 
   it('adds, unlocks and withdraws the EntryPoint stake', async () => {
     const depositInfo = () =>
-      fx.client.readContract({
-        address: fx.entryPoint,
+      chain.fx.client.readContract({
+        address: chain.fx.entryPoint,
         abi: entryPoint06Abi,
         functionName: 'getDepositInfo',
-        args: [fx.paymaster],
+        args: [chain.fx.paymaster],
       });
-    await send(fx.client, (c) =>
+    await send(chain.fx.client, (c) =>
       c.writeContract({ ...paymaster(), functionName: 'addStake', args: [60], value: parseEther('1') }),
     );
     const staked = await depositInfo();
     assert.equal(staked.staked, true);
     assert.equal(staked.stake, parseEther('1'));
     assert.equal(staked.unstakeDelaySec, 60);
-    await send(fx.client, (c) => c.writeContract({ ...paymaster(), functionName: 'unlockStake' }));
-    await fx.client.increaseTime({ seconds: 61 });
-    await fx.client.mine({ blocks: 1 });
-    await send(fx.client, (c) => c.writeContract({ ...paymaster(), functionName: 'withdrawStake', args: [recipient] }));
+    await send(chain.fx.client, (c) => c.writeContract({ ...paymaster(), functionName: 'unlockStake' }));
+    await chain.fx.client.increaseTime({ seconds: 61 });
+    await chain.fx.client.mine({ blocks: 1 });
+    await send(chain.fx.client, (c) =>
+      c.writeContract({ ...paymaster(), functionName: 'withdrawStake', args: [recipient] }),
+    );
     assert.equal((await depositInfo()).stake, 0n);
-    assert.equal(await fx.client.getBalance({ address: recipient }), parseEther('1'));
+    assert.equal(await chain.fx.client.getBalance({ address: recipient }), parseEther('1'));
   });
 });

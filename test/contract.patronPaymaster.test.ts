@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { bytesToHex, concat, type Hex, hexToBytes, isAddressEqual, maxUint256, parseEventLogs, zeroHash } from 'viem';
 import { entryPoint06Abi } from 'viem/account-abstraction';
 import { loadPatronPaymasterArtifact, patronPaymasterAbi } from '../src/chain/artifacts.js';
@@ -18,41 +18,23 @@ import {
   failedOpReason,
   KEYS,
   latestTimestamp,
-  type PatronFixture,
   revertOf,
   signAccount,
   signPaymaster,
-  startPatronFixture,
 } from './helpers/patronPaymasterV06.js';
+import { usePatronChain } from './helpers/usePatronChain.js';
 
 const AA34 = 'AA34 signature error';
 const AA32 = 'AA32 paymaster expired or not due';
 const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 
 describe('PatronPaymaster (EntryPoint v0.6, sponsored mode)', () => {
-  let fx: PatronFixture;
-  let snapshot: Hex;
-  let window: { validUntil: number; validAfter: number };
-
-  before(async () => {
-    fx = await startPatronFixture();
-  });
-  after(async () => {
-    await fx.close();
-  });
-  beforeEach(async () => {
-    snapshot = await fx.client.snapshot();
-    const now = await latestTimestamp(fx);
-    window = { validUntil: now + 3600, validAfter: now - 60 };
-  });
-  afterEach(async () => {
-    await fx.client.revert({ id: snapshot });
-  });
+  const chain = usePatronChain();
 
   /** A fully signed op; `mutate` runs after the paymaster signed and before the account signs. */
   async function sponsoredOp(mutate: (op: UserOperationV06) => UserOperationV06 = (op) => op) {
-    const signed = await signPaymaster(fx, await buildDeployingOp(fx), window);
-    return signAccount(fx, mutate(signed));
+    const signed = await signPaymaster(chain.fx, await buildDeployingOp(chain.fx), chain.window);
+    return signAccount(chain.fx, mutate(signed));
   }
 
   /** Replaces the paymaster signature bytes, keeping the rest of the signed data. */
@@ -78,16 +60,20 @@ describe('PatronPaymaster (EntryPoint v0.6, sponsored mode)', () => {
   it('sponsors a SimpleAccount deployment + call: success, our paymaster, deposit drops by actualGasCost', async (t) => {
     const op = await sponsoredOp();
     const readDeposit = () =>
-      fx.client.readContract({ address: fx.paymaster, abi: patronPaymasterAbi, functionName: 'getDeposit' });
+      chain.fx.client.readContract({
+        address: chain.fx.paymaster,
+        abi: patronPaymasterAbi,
+        functionName: 'getDeposit',
+      });
     const depositBefore = await readDeposit();
-    const hash = await fx.bundler.writeContract({
-      address: fx.entryPoint,
+    const hash = await chain.fx.bundler.writeContract({
+      address: chain.fx.entryPoint,
       abi: entryPoint06Abi,
       functionName: 'handleOps',
-      args: [[op], fx.bundler.account.address],
+      args: [[op], chain.fx.bundler.account.address],
       gas: 3_000_000n,
     });
-    const receipt = await fx.bundler.waitForTransactionReceipt({ hash });
+    const receipt = await chain.fx.bundler.waitForTransactionReceipt({ hash });
     assert.equal(receipt.status, 'success');
     const [event, ...more] = parseEventLogs({
       abi: entryPoint06Abi,
@@ -96,16 +82,19 @@ describe('PatronPaymaster (EntryPoint v0.6, sponsored mode)', () => {
     });
     assert.ok(event !== undefined && more.length === 0, 'exactly one UserOperationEvent');
     assert.equal(event.args.success, true);
-    assert.ok(isAddressEqual(event.args.paymaster, fx.paymaster));
+    assert.ok(isAddressEqual(event.args.paymaster, chain.fx.paymaster));
     assert.ok(isAddressEqual(event.args.sender, op.sender));
     assert.equal(await readDeposit(), depositBefore - event.args.actualGasCost);
-    assert.equal(await fx.client.getStorageAt({ address: COUNTER_ADDRESS, slot: zeroHash }), `0x${'0'.repeat(63)}1`);
-    assert.notEqual(await fx.client.getCode({ address: op.sender }), undefined);
+    assert.equal(
+      await chain.fx.client.getStorageAt({ address: COUNTER_ADDRESS, slot: zeroHash }),
+      `0x${'0'.repeat(63)}1`,
+    );
+    assert.notEqual(await chain.fx.client.getCode({ address: op.sender }), undefined);
     t.diagnostic(`tx gasUsed ${receipt.gasUsed}, actualGasUsed ${event.args.actualGasUsed}`);
   });
 
   it('computes the same hash as getSponsoredHash for deploying, plain and extreme ops', async () => {
-    const base = await buildDeployingOp(fx);
+    const base = await buildDeployingOp(chain.fx);
     const ops: UserOperationV06[] = [
       base,
       { ...base, initCode: '0x', callData: '0x' },
@@ -122,14 +111,14 @@ describe('PatronPaymaster (EntryPoint v0.6, sponsored mode)', () => {
         [0, 0],
         [2 ** 48 - 1, 1_700_000_000],
       ] as const) {
-        const onChain = await fx.client.readContract({
-          address: fx.paymaster,
+        const onChain = await chain.fx.client.readContract({
+          address: chain.fx.paymaster,
           abi: patronPaymasterAbi,
           functionName: 'getSponsoredHash',
           args: [userOp, validUntil, validAfter],
         });
         const local = sponsoredHashV06(
-          { userOp, chainId: 31337n, paymaster: fx.paymaster, validUntil, validAfter },
+          { userOp, chainId: 31337n, paymaster: chain.fx.paymaster, validUntil, validAfter },
           viemKeccak,
         );
         assert.equal(bytesToHex(local), onChain, `op ${i}, window ${validUntil}/${validAfter}`);
@@ -141,20 +130,20 @@ describe('PatronPaymaster (EntryPoint v0.6, sponsored mode)', () => {
     const op = await sponsoredOp();
     const badOp = withPaymasterSignature(op, new Uint8Array(65));
     const validate = (userOp: UserOperationV06) =>
-      fx.client.readContract({
-        address: fx.paymaster,
+      chain.fx.client.readContract({
+        address: chain.fx.paymaster,
         abi: patronPaymasterAbi,
         functionName: 'validatePaymasterUserOp',
         args: [userOp, zeroHash, 0n],
-        account: fx.entryPoint,
+        account: chain.fx.entryPoint,
       });
-    const expected = (BigInt(window.validUntil) << 160n) | (BigInt(window.validAfter) << 208n);
+    const expected = (BigInt(chain.window.validUntil) << 160n) | (BigInt(chain.window.validAfter) << 208n);
     assert.deepEqual(await validate(op), ['0x', expected]);
     assert.deepEqual(await validate(badOp), ['0x', expected | 1n]);
   });
 
   it('passes simulation untampered (the baseline of every negative case below)', async () => {
-    assert.equal(await failedOpReason(fx, await sponsoredOp()), 'ok');
+    assert.equal(await failedOpReason(chain.fx, await sponsoredOp()), 'ok');
   });
 
   const tampers: Array<[string, (op: UserOperationV06) => UserOperationV06]> = [
@@ -177,46 +166,49 @@ describe('PatronPaymaster (EntryPoint v0.6, sponsored mode)', () => {
   }
   for (const [field, mutate] of tampers) {
     it(`rejects ${field} changed after the paymaster signed with ${AA34}`, async () => {
-      assert.equal(await failedOpReason(fx, await sponsoredOp(mutate)), AA34);
+      assert.equal(await failedOpReason(chain.fx, await sponsoredOp(mutate)), AA34);
     });
   }
 
   it(`rejects an expired window (validUntil in the past) with ${AA32}`, async () => {
-    const now = await latestTimestamp(fx);
-    window = { validUntil: now - 60, validAfter: 0 };
-    assert.equal(await failedOpReason(fx, await sponsoredOp()), AA32);
+    const now = await latestTimestamp(chain.fx);
+    chain.window = { validUntil: now - 60, validAfter: 0 };
+    assert.equal(await failedOpReason(chain.fx, await sponsoredOp()), AA32);
   });
 
   it(`rejects a window not yet due (validAfter in the future) with ${AA32}`, async () => {
-    const now = await latestTimestamp(fx);
-    window = { validUntil: now + 7200, validAfter: now + 3600 };
-    assert.equal(await failedOpReason(fx, await sponsoredOp()), AA32);
+    const now = await latestTimestamp(chain.fx);
+    chain.window = { validUntil: now + 7200, validAfter: now + 3600 };
+    assert.equal(await failedOpReason(chain.fx, await sponsoredOp()), AA32);
   });
 
   it('rejects a signature made for another chain id with AA34', async () => {
-    const op = await signPaymaster(fx, await buildDeployingOp(fx), { ...window, signedChainId: 1n });
-    assert.equal(await failedOpReason(fx, await signAccount(fx, op)), AA34);
+    const op = await signPaymaster(chain.fx, await buildDeployingOp(chain.fx), { ...chain.window, signedChainId: 1n });
+    assert.equal(await failedOpReason(chain.fx, await signAccount(chain.fx, op)), AA34);
   });
 
   it('rejects a signature made for another PatronPaymaster (same signer) with AA34', async () => {
     const other = await deployPatronPaymaster({
-      client: fx.client,
-      entryPoint: fx.entryPoint,
-      owner: fx.client.account.address,
-      verifyingSigner: await fx.client.readContract({
-        address: fx.paymaster,
+      client: chain.fx.client,
+      entryPoint: chain.fx.entryPoint,
+      owner: chain.fx.client.account.address,
+      verifyingSigner: await chain.fx.client.readContract({
+        address: chain.fx.paymaster,
         abi: patronPaymasterAbi,
         functionName: 'verifyingSigner',
       }),
     });
-    assert.ok(!isAddressEqual(other, fx.paymaster));
-    const op = await signPaymaster(fx, await buildDeployingOp(fx), { ...window, signedPaymaster: other });
-    assert.equal(await failedOpReason(fx, await signAccount(fx, op)), AA34);
+    assert.ok(!isAddressEqual(other, chain.fx.paymaster));
+    const op = await signPaymaster(chain.fx, await buildDeployingOp(chain.fx), {
+      ...chain.window,
+      signedPaymaster: other,
+    });
+    assert.equal(await failedOpReason(chain.fx, await signAccount(chain.fx, op)), AA34);
   });
 
   it('rejects a signature by another key with AA34', async () => {
-    const op = await signPaymaster(fx, await buildDeployingOp(fx), { ...window, key: KEYS.stranger });
-    assert.equal(await failedOpReason(fx, await signAccount(fx, op)), AA34);
+    const op = await signPaymaster(chain.fx, await buildDeployingOp(chain.fx), { ...chain.window, key: KEYS.stranger });
+    assert.equal(await failedOpReason(chain.fx, await signAccount(chain.fx, op)), AA34);
   });
 
   const malformed: Array<[string, (sig: Uint8Array) => Uint8Array]> = [
@@ -239,28 +231,28 @@ describe('PatronPaymaster (EntryPoint v0.6, sponsored mode)', () => {
         const { signature } = decodePaymasterAndData(signed.paymasterAndData);
         return withPaymasterSignature(signed, corrupt(signature));
       });
-      assert.equal(await failedOpReason(fx, op), AA34);
+      assert.equal(await failedOpReason(chain.fx, op), AA34);
     });
   }
 
   /** Replaces paymasterAndData with raw bytes, then asks the paymaster directly as the EntryPoint would. */
   async function rejectBoth(op: UserOperationV06, expectedError: string, expectedArgs: readonly unknown[]) {
-    const signed = await signAccount(fx, op);
-    assert.match(await failedOpReason(fx, signed), /^AA33 reverted/);
-    const err = await fx.client
+    const signed = await signAccount(chain.fx, op);
+    assert.match(await failedOpReason(chain.fx, signed), /^AA33 reverted/);
+    const err = await chain.fx.client
       .readContract({
-        address: fx.paymaster,
+        address: chain.fx.paymaster,
         abi: patronPaymasterAbi,
         functionName: 'validatePaymasterUserOp',
         args: [signed, zeroHash, 0n],
-        account: fx.entryPoint,
+        account: chain.fx.entryPoint,
       })
       .then(() => undefined, revertOf);
     assert.deepEqual(err, { errorName: expectedError, args: expectedArgs });
   }
 
   it('reverts on an unknown mode byte (AA33 via the EntryPoint, UnknownMode directly)', async () => {
-    const op = await signPaymaster(fx, await buildDeployingOp(fx), window);
+    const op = await signPaymaster(chain.fx, await buildDeployingOp(chain.fx), chain.window);
     const bytes = hexToBytes(op.paymasterAndData);
     bytes[20] = 2;
     await rejectBoth({ ...op, paymasterAndData: bytesToHex(bytes) }, 'UnknownMode', [2]);
@@ -268,7 +260,7 @@ describe('PatronPaymaster (EntryPoint v0.6, sponsored mode)', () => {
 
   for (const length of [20, 97, 99]) {
     it(`reverts on a ${length}-byte sponsored paymasterAndData (AA33, InvalidPaymasterDataLength)`, async () => {
-      const op = await signPaymaster(fx, await buildDeployingOp(fx), window);
+      const op = await signPaymaster(chain.fx, await buildDeployingOp(chain.fx), chain.window);
       const padded = `${op.paymasterAndData}00` as Hex;
       const paymasterAndData = padded.slice(0, 2 + 2 * length) as Hex;
       await rejectBoth({ ...op, paymasterAndData }, 'InvalidPaymasterDataLength', [BigInt(length), 98n]);
@@ -277,15 +269,15 @@ describe('PatronPaymaster (EntryPoint v0.6, sponsored mode)', () => {
 
   it('lets only the EntryPoint call validatePaymasterUserOp and postOp', async () => {
     const op = await sponsoredOp();
-    const caller = fx.stranger.account.address;
-    const asStranger = { address: fx.paymaster, abi: patronPaymasterAbi, account: caller } as const;
+    const caller = chain.fx.stranger.account.address;
+    const asStranger = { address: chain.fx.paymaster, abi: patronPaymasterAbi, account: caller } as const;
     // Both outcomes are handled as soon as the calls start: a rejection left unobserved while the other call
     // is awaited would count as unhandled.
     const outcomes = await Promise.all([
-      fx.client
+      chain.fx.client
         .readContract({ ...asStranger, functionName: 'validatePaymasterUserOp', args: [op, zeroHash, 0n] })
         .then(() => undefined, revertOf),
-      fx.client
+      chain.fx.client
         .simulateContract({ ...asStranger, functionName: 'postOp', args: [0, '0x', 0n] })
         .then(() => undefined, revertOf),
     ]);

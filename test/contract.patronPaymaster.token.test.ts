@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   type Address,
   encodeFunctionData,
@@ -27,13 +27,15 @@ import {
   COUNTER_ADDRESS,
   failedOpReason,
   latestTimestamp,
-  type PatronFixture,
+  mintToken,
   revertOf,
+  setFeeReceiver,
   signAccount,
   signTokenPaymaster,
   simpleAccountAbi,
-  startPatronFixture,
+  tokenBalance,
 } from './helpers/patronPaymasterV06.js';
+import { usePatronChain } from './helpers/usePatronChain.js';
 
 const AA34 = 'AA34 signature error';
 const AA32 = 'AA32 paymaster expired or not due';
@@ -45,49 +47,20 @@ const RATE_USDC = 3000n * 10n ** 6n;
 const MARKUP_10_PERCENT = 1_100_000;
 
 describe('PatronPaymaster (EntryPoint v0.6, token mode)', () => {
-  let fx: PatronFixture;
   let usdc: DevTokenInfo;
   let other: DevTokenInfo;
-  let snapshot: Hex;
-  let window: { validUntil: number; validAfter: number };
   const feeReceiver: Address = getAddress('0x00000000000000000000000000000000fee0fee0');
-
-  before(async () => {
-    fx = await startPatronFixture();
-    [usdc, other] = fx.tokens as [DevTokenInfo, DevTokenInfo];
-    const hash = await fx.client.writeContract({
-      address: fx.paymaster,
-      abi: patronPaymasterAbi,
-      functionName: 'setFeeReceiver',
-      args: [feeReceiver],
-    });
-    await fx.client.waitForTransactionReceipt({ hash });
-  });
-  after(async () => {
-    await fx.close();
-  });
-  beforeEach(async () => {
-    snapshot = await fx.client.snapshot();
-    const now = await latestTimestamp(fx);
-    window = { validUntil: now + 3600, validAfter: now - 60 };
-  });
-  afterEach(async () => {
-    await fx.client.revert({ id: snapshot });
+  const chain = usePatronChain({
+    async setUp(fx) {
+      [usdc, other] = fx.tokens as [DevTokenInfo, DevTokenInfo];
+      await setFeeReceiver(fx, feeReceiver);
+    },
   });
 
-  const balanceOf = (token: Address, who: Address) =>
-    fx.client.readContract({ address: token, abi: devTokenAbi, functionName: 'balanceOf', args: [who] });
-  const mint = async (token: Address, to: Address, amount: bigint) => {
-    const hash = await fx.client.writeContract({
-      address: token,
-      abi: devTokenAbi,
-      functionName: 'mint',
-      args: [to, amount],
-    });
-    await fx.client.waitForTransactionReceipt({ hash });
-  };
+  const balanceOf = (token: Address, who: Address) => tokenBalance(chain.fx, token, who);
+  const mint = (token: Address, to: Address, amount: bigint) => mintToken(chain.fx, token, to, amount);
   const approveCall = (amount: bigint) =>
-    encodeFunctionData({ abi: devTokenAbi, functionName: 'approve', args: [fx.paymaster, amount] });
+    encodeFunctionData({ abi: devTokenAbi, functionName: 'approve', args: [chain.fx.paymaster, amount] });
   /** SimpleAccount.executeBatch: the approval first, then the user's call (the counter), as Biconomy batches it. */
   const batchWithApproval = (approveToken: Address, amount: bigint) =>
     encodeFunctionData({
@@ -109,7 +82,7 @@ describe('PatronPaymaster (EntryPoint v0.6, token mode)', () => {
 
   /** A deploying SimpleAccount op paying in USDC, signed by the paymaster and the account. */
   async function tokenOp(o: TokenOpOptions = {}) {
-    const base = await buildDeployingOp(fx);
+    const base = await buildDeployingOp(chain.fx);
     const price = { exchangeRate: RATE_USDC, priceMarkup: o.priceMarkup ?? MARKUP_10_PERCENT };
     const cap = o.maxTokenCost ?? maxTokenCostV06(base, base.maxFeePerGas, price);
     const approve = o.approve === undefined ? { token: usdc.address, amount: cap } : o.approve;
@@ -118,33 +91,33 @@ describe('PatronPaymaster (EntryPoint v0.6, token mode)', () => {
       callData: approve === null ? base.callData : batchWithApproval(approve.token, approve.amount),
       paymasterAndData: `0x${'00'.repeat(TOKEN_PAYMASTER_AND_DATA_LENGTH)}`,
     };
-    const signed = await signTokenPaymaster(fx, op, {
-      ...window,
+    const signed = await signTokenPaymaster(chain.fx, op, {
+      ...chain.window,
       token: o.token ?? usdc.address,
       ...price,
       maxTokenCost: cap,
     });
-    return { op: await signAccount(fx, (o.mutate ?? ((x) => x))(signed)), cap, price };
+    return { op: await signAccount(chain.fx, (o.mutate ?? ((x) => x))(signed)), cap, price };
   }
 
   async function handleOps(op: UserOperationV06) {
-    const hash = await fx.bundler.writeContract({
-      address: fx.entryPoint,
+    const hash = await chain.fx.bundler.writeContract({
+      address: chain.fx.entryPoint,
       abi: entryPoint06Abi,
       functionName: 'handleOps',
-      args: [[op], fx.bundler.account.address],
+      args: [[op], chain.fx.bundler.account.address],
       gas: 3_000_000n,
     });
-    const receipt = await fx.bundler.waitForTransactionReceipt({ hash });
+    const receipt = await chain.fx.bundler.waitForTransactionReceipt({ hash });
     assert.equal(receipt.status, 'success');
     const [event] = parseEventLogs({ abi: entryPoint06Abi, eventName: 'UserOperationEvent', logs: receipt.logs });
     assert.ok(event !== undefined);
-    const block = await fx.client.getBlock({ blockNumber: receipt.blockNumber });
+    const block = await chain.fx.client.getBlock({ blockNumber: receipt.blockNumber });
     return { receipt, event, baseFee: block.baseFeePerGas ?? 0n };
   }
 
   it('computes the same hash as getTokenHash', async () => {
-    const userOp = await buildDeployingOp(fx);
+    const userOp = await buildDeployingOp(chain.fx);
     const fields = {
       validUntil: 2 ** 48 - 1,
       validAfter: 1_700_000_000,
@@ -153,8 +126,8 @@ describe('PatronPaymaster (EntryPoint v0.6, token mode)', () => {
       priceMarkup: 2_000_000,
       maxTokenCost: 123_456_789n,
     };
-    const onChain = await fx.client.readContract({
-      address: fx.paymaster,
+    const onChain = await chain.fx.client.readContract({
+      address: chain.fx.paymaster,
       abi: patronPaymasterAbi,
       functionName: 'getTokenHash',
       args: [
@@ -167,11 +140,11 @@ describe('PatronPaymaster (EntryPoint v0.6, token mode)', () => {
         fields.maxTokenCost,
       ],
     });
-    const local = tokenHashV06({ userOp, chainId: 31337n, paymaster: fx.paymaster, ...fields }, viemKeccak);
+    const local = tokenHashV06({ userOp, chainId: 31337n, paymaster: chain.fx.paymaster, ...fields }, viemKeccak);
     assert.equal(`0x${Buffer.from(local).toString('hex')}`, onChain);
     assert.equal(
-      await fx.client.readContract({
-        address: fx.paymaster,
+      await chain.fx.client.readContract({
+        address: chain.fx.paymaster,
         abi: patronPaymasterAbi,
         functionName: 'POST_OP_OVERHEAD',
       }),
@@ -182,8 +155,8 @@ describe('PatronPaymaster (EntryPoint v0.6, token mode)', () => {
   it('charges the formula to the fee receiver (approval batched with the call), ≤ the signed maximum', async (t) => {
     const { op, cap, price } = await tokenOp();
     await mint(usdc.address, op.sender, 1_000n * 10n ** 6n);
-    const depositBefore = await fx.client.readContract({
-      address: fx.paymaster,
+    const depositBefore = await chain.fx.client.readContract({
+      address: chain.fx.paymaster,
       abi: patronPaymasterAbi,
       functionName: 'getDeposit',
     });
@@ -200,8 +173,8 @@ describe('PatronPaymaster (EntryPoint v0.6, token mode)', () => {
     assert.equal(await balanceOf(usdc.address, op.sender), 1_000n * 10n ** 6n - expected);
     assert.ok(expected <= cap, 'never more than the signed maximum');
     // The overhead covers what postOp costs: the charge is at least the deposit the paymaster lost, converted.
-    const depositAfter = await fx.client.readContract({
-      address: fx.paymaster,
+    const depositAfter = await chain.fx.client.readContract({
+      address: chain.fx.paymaster,
       abi: patronPaymasterAbi,
       functionName: 'getDeposit',
     });
@@ -209,7 +182,10 @@ describe('PatronPaymaster (EntryPoint v0.6, token mode)', () => {
     assert.equal(spent, event.args.actualGasCost);
     const spentInToken = (spent * price.exchangeRate * BigInt(price.priceMarkup) + 10n ** 24n - 1n) / 10n ** 24n;
     assert.ok(expected >= spentInToken, `charge ${expected} covers the deposit spent (${spentInToken})`);
-    assert.equal(await fx.client.getStorageAt({ address: COUNTER_ADDRESS, slot: zeroHash }), `0x${'0'.repeat(63)}1`);
+    assert.equal(
+      await chain.fx.client.getStorageAt({ address: COUNTER_ADDRESS, slot: zeroHash }),
+      `0x${'0'.repeat(63)}1`,
+    );
     t.diagnostic(
       `charged ${expected} of cap ${cap}; postOp + overhead margin ${(expected - spentInToken).toString()} units; gas used ${event.args.actualGasUsed}`,
     );
@@ -220,39 +196,39 @@ describe('PatronPaymaster (EntryPoint v0.6, token mode)', () => {
     await mint(usdc.address, first.op.sender, 1_000n * 10n ** 6n);
     assert.equal((await handleOps(first.op)).event.args.success, true);
     // The account now exists: a plain call with nonce 1 and no initCode.
-    const base = await buildDeployingOp(fx);
+    const base = await buildDeployingOp(chain.fx);
     const second: UserOperationV06 = { ...base, initCode: '0x', verificationGasLimit: 200_000n };
     const price = { exchangeRate: RATE_USDC, priceMarkup: MARKUP_10_PERCENT };
     const cap = maxTokenCostV06(second, second.maxFeePerGas, price);
-    const signed = await signTokenPaymaster(fx, second, {
-      ...window,
+    const signed = await signTokenPaymaster(chain.fx, second, {
+      ...chain.window,
       token: usdc.address,
       ...price,
       maxTokenCost: cap,
     });
-    const { event } = await handleOps(await signAccount(fx, signed));
+    const { event } = await handleOps(await signAccount(chain.fx, signed));
     assert.equal(event.args.success, true);
   });
 
   it('refuses at validation an account whose balance is below the maximum charge', async () => {
     const { op, cap } = await tokenOp();
     await mint(usdc.address, op.sender, cap - 1n);
-    assert.equal(await failedOpReason(fx, op), BALANCE_LOW);
+    assert.equal(await failedOpReason(chain.fx, op), BALANCE_LOW);
     await mint(usdc.address, op.sender, 1n);
-    assert.equal(await failedOpReason(fx, op), 'ok');
+    assert.equal(await failedOpReason(chain.fx, op), 'ok');
   });
 
   it('refuses at validation without an allowance or an approval in callData', async () => {
     const { op } = await tokenOp({ approve: null });
     await mint(usdc.address, op.sender, 10n ** 12n);
-    assert.equal(await failedOpReason(fx, op), ALLOWANCE_LOW);
+    assert.equal(await failedOpReason(chain.fx, op), ALLOWANCE_LOW);
   });
 
   it('refuses at validation an approval in callData below the maximum charge', async () => {
     const base = await tokenOp();
     const { op } = await tokenOp({ approve: { token: usdc.address, amount: base.cap - 1n } });
     await mint(usdc.address, op.sender, 10n ** 12n);
-    assert.equal(await failedOpReason(fx, op), ALLOWANCE_LOW);
+    assert.equal(await failedOpReason(chain.fx, op), ALLOWANCE_LOW);
   });
 
   const tampers: Array<[string, (d: ReturnType<typeof decodeTokenData>) => ReturnType<typeof decodeTokenData>]> = [
@@ -277,22 +253,22 @@ describe('PatronPaymaster (EntryPoint v0.6, token mode)', () => {
       });
       await mint(usdc.address, op.sender, 10n ** 12n);
       await mint(other.address, op.sender, 10n ** 30n);
-      assert.equal(await failedOpReason(fx, op), AA34);
+      assert.equal(await failedOpReason(chain.fx, op), AA34);
     });
   }
 
   it(`rejects an expired quote with ${AA32}`, async () => {
-    const now = await latestTimestamp(fx);
-    window = { validUntil: now - 60, validAfter: 0 };
+    const now = await latestTimestamp(chain.fx);
+    chain.window = { validUntil: now - 60, validAfter: 0 };
     const { op } = await tokenOp();
     await mint(usdc.address, op.sender, 10n ** 12n);
-    assert.equal(await failedOpReason(fx, op), AA32);
+    assert.equal(await failedOpReason(chain.fx, op), AA32);
   });
 
   it('refuses a price markup outside 1e6..2e6 (AA33)', async () => {
     const { op } = await tokenOp({ priceMarkup: 999_999, maxTokenCost: 10n ** 6n });
     await mint(usdc.address, op.sender, 10n ** 12n);
-    assert.equal(await failedOpReason(fx, op), 'AA33 reverted (or OOG)');
+    assert.equal(await failedOpReason(chain.fx, op), 'AA33 reverted (or OOG)');
   });
 
   it('never charges more than the signed maximum', async () => {
@@ -313,15 +289,15 @@ describe('PatronPaymaster (EntryPoint v0.6, token mode)', () => {
     const { receipt, event } = await handleOps(op);
     assert.equal(event.args.success, false, 'the op is reported failed');
     assert.equal(
-      await fx.client.getStorageAt({ address: COUNTER_ADDRESS, slot: zeroHash }),
+      await chain.fx.client.getStorageAt({ address: COUNTER_ADDRESS, slot: zeroHash }),
       `0x${'0'.repeat(64)}`,
       "the op's effects were undone",
     );
     const [failed] = parseEventLogs({ abi: patronPaymasterAbi, eventName: 'TokenChargeFailed', logs: receipt.logs });
     assert.ok(failed !== undefined && isAddressEqual(failed.args.account, op.sender));
     assert.ok(failed.args.charge > 0n && failed.args.charge <= cap);
-    const owed = await fx.client.readContract({
-      address: fx.paymaster,
+    const owed = await chain.fx.client.readContract({
+      address: chain.fx.paymaster,
       abi: patronPaymasterAbi,
       functionName: 'unpaidCharges',
       args: [op.sender, usdc.address],
@@ -329,28 +305,28 @@ describe('PatronPaymaster (EntryPoint v0.6, token mode)', () => {
     assert.equal(owed, failed.args.charge);
     // Collecting needs the account's approval; without it the call reverts and the debt stays.
     const collect = () =>
-      fx.stranger.simulateContract({
-        address: fx.paymaster,
+      chain.fx.stranger.simulateContract({
+        address: chain.fx.paymaster,
         abi: patronPaymasterAbi,
         functionName: 'collectUnpaidCharge',
         args: [op.sender, usdc.address],
       });
     await assert.rejects(collect());
-    await fx.client.impersonateAccount({ address: op.sender });
-    await fx.client.setBalance({ address: op.sender, value: 10n ** 18n });
-    const approveHash = await fx.client.writeContract({
+    await chain.fx.client.impersonateAccount({ address: op.sender });
+    await chain.fx.client.setBalance({ address: op.sender, value: 10n ** 18n });
+    const approveHash = await chain.fx.client.writeContract({
       account: op.sender,
       address: usdc.address,
       abi: devTokenAbi,
       functionName: 'approve',
-      args: [fx.paymaster, maxUint256],
+      args: [chain.fx.paymaster, maxUint256],
     });
-    await fx.client.waitForTransactionReceipt({ hash: approveHash });
+    await chain.fx.client.waitForTransactionReceipt({ hash: approveHash });
     const { request } = await collect();
-    await fx.stranger.waitForTransactionReceipt({ hash: await fx.stranger.writeContract(request) });
+    await chain.fx.stranger.waitForTransactionReceipt({ hash: await chain.fx.stranger.writeContract(request) });
     assert.equal(await balanceOf(usdc.address, feeReceiver), owed);
-    const after = await fx.client.readContract({
-      address: fx.paymaster,
+    const after = await chain.fx.client.readContract({
+      address: chain.fx.paymaster,
       abi: patronPaymasterAbi,
       functionName: 'unpaidCharges',
       args: [op.sender, usdc.address],
@@ -359,17 +335,21 @@ describe('PatronPaymaster (EntryPoint v0.6, token mode)', () => {
   });
 
   it('lets only the owner set the fee receiver', async () => {
-    const outcome = await fx.stranger
+    const outcome = await chain.fx.stranger
       .simulateContract({
-        address: fx.paymaster,
+        address: chain.fx.paymaster,
         abi: patronPaymasterAbi,
         functionName: 'setFeeReceiver',
-        args: [fx.stranger.account.address],
+        args: [chain.fx.stranger.account.address],
       })
       .then(() => undefined, revertOf);
-    assert.deepEqual(outcome, { errorName: 'OwnableUnauthorizedAccount', args: [fx.stranger.account.address] });
+    assert.deepEqual(outcome, { errorName: 'OwnableUnauthorizedAccount', args: [chain.fx.stranger.account.address] });
     assert.equal(
-      await fx.client.readContract({ address: fx.paymaster, abi: patronPaymasterAbi, functionName: 'feeReceiver' }),
+      await chain.fx.client.readContract({
+        address: chain.fx.paymaster,
+        abi: patronPaymasterAbi,
+        functionName: 'feeReceiver',
+      }),
       feeReceiver,
     );
   });
