@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
-import { createRequestLogRecorder } from '../src/requestLog/requestLogRecorder.js';
+import { createRequestLogRecorder, type RequestLogRecorderOptions } from '../src/requestLog/requestLogRecorder.js';
 import type { RequestLogEntry } from '../src/store/records.js';
 import type { RequestLogRepository } from '../src/store/requestLogRepository.js';
 import type { Store } from '../src/store/store.js';
@@ -329,17 +329,20 @@ describe('the recorder', () => {
   });
   const count = async () => (await store.requestLog.query({ accountId: 'acc', limit: 10_000 })).length;
   const silent = { warn: () => {} };
-
-  test('record is an append: nothing is written until a flush; a full batch flushes on its own', async () => {
-    const r = createRequestLogRecorder({
+  /** A recorder on the test's store whose timer never fires within a test; each test sets what it is about. */
+  const recorder = (opts: Partial<RequestLogRecorderOptions> = {}) =>
+    createRequestLogRecorder({
       repository: store.requestLog,
       now: Date.now,
       logger: silent,
       retentionDays: 7,
       maxRows: 1e6,
-      batchSize: 10,
       flushIntervalMs: 60_000,
+      ...opts,
     });
+
+  test('record is an append: nothing is written until a flush; a full batch flushes on its own', async () => {
+    const r = recorder({ batchSize: 10 });
     for (let i = 0; i < 9; i++) r.record(entry(i));
     assert.equal(r.stats().buffered, 9);
     assert.equal(await count(), 0);
@@ -353,16 +356,7 @@ describe('the recorder', () => {
   });
 
   test('a full buffer drops and counts instead of growing; close flushes the rest', async () => {
-    const r = createRequestLogRecorder({
-      repository: store.requestLog,
-      now: Date.now,
-      logger: silent,
-      retentionDays: 7,
-      maxRows: 1e6,
-      bufferLimit: 5,
-      batchSize: 1000,
-      flushIntervalMs: 60_000,
-    });
+    const r = recorder({ bufferLimit: 5, batchSize: 1000 });
     for (let i = 0; i < 8; i++) r.record(entry(i));
     assert.deepEqual(r.stats(), { recorded: 5, dropped: 3, written: 0, failed: 0, buffered: 5 });
     await r.close();
@@ -381,14 +375,7 @@ describe('the recorder', () => {
         throw new Error('database down');
       },
     };
-    const r = createRequestLogRecorder({
-      repository: broken,
-      now: Date.now,
-      logger: { warn: (_o, m) => warnings.push(m) },
-      retentionDays: 7,
-      maxRows: 1e6,
-      flushIntervalMs: 60_000,
-    });
+    const r = recorder({ repository: broken, logger: { warn: (_o, m) => warnings.push(m) } });
     for (let i = 0; i < 3; i++) r.record(entry(i));
     await r.flush();
     r.record(entry(4));
@@ -402,14 +389,7 @@ describe('the recorder', () => {
 
   test('retention: rows older than the retention age go, then the oldest beyond the row cap', async () => {
     const now = Date.now();
-    const r = createRequestLogRecorder({
-      repository: store.requestLog,
-      now: () => now,
-      logger: silent,
-      retentionDays: 2,
-      maxRows: 1000,
-      flushIntervalMs: 60_000,
-    });
+    const r = recorder({ now: () => now, retentionDays: 2, maxRows: 1000 });
     for (let i = 0; i < 5; i++) r.record(entry(i, now - 3 * 86_400_000 - i));
     for (let i = 0; i < 1010; i++) r.record(entry(i, now - 1000 - i));
     await r.flush();
@@ -424,13 +404,8 @@ describe('the recorder', () => {
   });
 
   test('retention 0 turns recording off', async () => {
-    const r = createRequestLogRecorder({
-      repository: store.requestLog,
-      now: Date.now,
-      logger: silent,
-      retentionDays: 0,
-      maxRows: 1000,
-    });
+    // Retention 0 starts no flush timer, so the helper's flushIntervalMs plays no part here.
+    const r = recorder({ retentionDays: 0, maxRows: 1000 });
     r.record(entry(1));
     await r.close();
     assert.equal(await count(), 0);

@@ -173,20 +173,25 @@ describe('checkSponsorshipWebhooks', () => {
   });
 });
 
+/** An active POST webhook row as written straight into the store, with no signing secret (as before 0002). */
+function storedWithoutSecret(t: Tenant, url: string) {
+  return {
+    id: randomUUID(),
+    dappId: t.dappId,
+    url,
+    requestType: 'POST' as const,
+    active: true,
+    createdAt: Date.now(),
+    updatedAt: Date.now(),
+    signingSecretCiphertext: null,
+  };
+}
+
 describe('webhooks stored before signing secrets existed (migration 0002)', () => {
   test('get a secret on their first call, kept for later calls and revealed by rotation', async () => {
     const t = await createTenant(ctx.deps);
     const r = await receiver();
-    const legacy = {
-      id: randomUUID(),
-      dappId: t.dappId,
-      url: r.url(),
-      requestType: 'POST' as const,
-      active: true,
-      createdAt: Date.now(),
-      updatedAt: Date.now(),
-      signingSecretCiphertext: null,
-    };
+    const legacy = storedWithoutSecret(t, r.url());
     assert.equal(await ctx.deps.store.webhooks.insertWithinLimit({ webhook: legacy, limit: 10 }), 'created');
     assert.equal((await check(t)).allowed, true);
     const [stored] = await ctx.deps.store.webhooks.listActiveSealed(t.dappId);
@@ -210,16 +215,7 @@ describe('production mode', () => {
       const t = await createTenant(prod.deps);
       const r = await receiver();
       // Stored directly: registration would refuse the URL. DNS or a policy change can get one stored anyway.
-      const webhook = {
-        id: randomUUID(),
-        dappId: t.dappId,
-        url: r.url(),
-        requestType: 'POST' as const,
-        active: true,
-        createdAt: Date.now(),
-        updatedAt: Date.now(),
-        signingSecretCiphertext: null,
-      };
+      const webhook = storedWithoutSecret(t, r.url());
       await prod.deps.store.webhooks.insertWithinLimit({ webhook, limit: 10 });
       const result = await checkSponsorshipWebhooks({
         webhooks: prod.deps.webhooks,
