@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bytesToHex, concat, type Hex, hexToBytes, isAddressEqual, maxUint256, parseEventLogs, zeroHash } from 'viem';
-import { entryPoint06Abi } from 'viem/account-abstraction';
+import { bytesToHex, concat, type Hex, hexToBytes, isAddressEqual, maxUint256, zeroHash } from 'viem';
 import { loadPatronPaymasterArtifact, patronPaymasterAbi } from '../src/chain/artifacts.js';
 import { deployPatronPaymaster } from '../src/chain/embeddedChain.js';
 import {
@@ -21,6 +20,7 @@ import {
   revertOf,
   signAccount,
   signPaymaster,
+  submitHandleOps,
 } from './helpers/patronPaymasterV06.js';
 import { usePatronChain } from './helpers/usePatronChain.js';
 
@@ -66,20 +66,9 @@ describe('PatronPaymaster (EntryPoint v0.6, sponsored mode)', () => {
         functionName: 'getDeposit',
       });
     const depositBefore = await readDeposit();
-    const hash = await chain.fx.bundler.writeContract({
-      address: chain.fx.entryPoint,
-      abi: entryPoint06Abi,
-      functionName: 'handleOps',
-      args: [[op], chain.fx.bundler.account.address],
-      gas: 3_000_000n,
-    });
-    const receipt = await chain.fx.bundler.waitForTransactionReceipt({ hash });
+    const { receipt, events } = await submitHandleOps(chain.fx, [op], { gas: 3_000_000n });
     assert.equal(receipt.status, 'success');
-    const [event, ...more] = parseEventLogs({
-      abi: entryPoint06Abi,
-      eventName: 'UserOperationEvent',
-      logs: receipt.logs,
-    });
+    const [event, ...more] = events;
     assert.ok(event !== undefined && more.length === 0, 'exactly one UserOperationEvent');
     assert.equal(event.args.success, true);
     assert.ok(isAddressEqual(event.args.paymaster, chain.fx.paymaster));

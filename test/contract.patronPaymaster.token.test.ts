@@ -10,7 +10,6 @@ import {
   parseEventLogs,
   zeroHash,
 } from 'viem';
-import { entryPoint06Abi } from 'viem/account-abstraction';
 import { devTokenAbi, patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import {
@@ -33,6 +32,7 @@ import {
   signAccount,
   signTokenPaymaster,
   simpleAccountAbi,
+  submitHandleOps,
   tokenBalance,
 } from './helpers/patronPaymasterV06.js';
 import { usePatronChain } from './helpers/usePatronChain.js';
@@ -101,16 +101,9 @@ describe('PatronPaymaster (EntryPoint v0.6, token mode)', () => {
   }
 
   async function handleOps(op: UserOperationV06) {
-    const hash = await chain.fx.bundler.writeContract({
-      address: chain.fx.entryPoint,
-      abi: entryPoint06Abi,
-      functionName: 'handleOps',
-      args: [[op], chain.fx.bundler.account.address],
-      gas: 3_000_000n,
-    });
-    const receipt = await chain.fx.bundler.waitForTransactionReceipt({ hash });
+    const { receipt, events } = await submitHandleOps(chain.fx, [op], { gas: 3_000_000n });
     assert.equal(receipt.status, 'success');
-    const [event] = parseEventLogs({ abi: entryPoint06Abi, eventName: 'UserOperationEvent', logs: receipt.logs });
+    const [event] = events;
     assert.ok(event !== undefined);
     const block = await chain.fx.client.getBlock({ blockNumber: receipt.blockNumber });
     return { receipt, event, baseFee: block.baseFeePerGas ?? 0n };

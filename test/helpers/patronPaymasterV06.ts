@@ -260,14 +260,20 @@ export function tokenBalance(fx: PatronFixture, token: Address, who: Address): P
 
 /**
  * Submits the signed ops with `handleOps` from the bundler EOA and waits for the receipt; the caller asserts on
- * it (a FailedOp revert throws here). Returns the receipt and its `UserOperationEvent`s.
+ * it (a FailedOp revert throws here, from the gas estimate). `gas` skips the estimate, as the contract tests do
+ * to send a fixed 3M. Returns the receipt and its `UserOperationEvent`s.
  */
-export async function submitHandleOps(fx: PatronFixture, ops: readonly UserOperationV06[]) {
+export async function submitHandleOps(
+  fx: PatronFixture,
+  ops: readonly UserOperationV06[],
+  options: { readonly gas?: bigint } = {},
+) {
   const hash = await fx.bundler.writeContract({
     address: fx.entryPoint,
     abi: entryPoint06Abi,
     functionName: 'handleOps',
     args: [[...ops], fx.bundler.account.address],
+    ...(options.gas === undefined ? {} : { gas: options.gas }),
   });
   const receipt = await fx.client.waitForTransactionReceipt({ hash });
   const events = parseEventLogs({ abi: entryPoint06Abi, eventName: 'UserOperationEvent', logs: receipt.logs });
