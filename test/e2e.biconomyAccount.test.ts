@@ -1,16 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import * as accountSdk from '@biconomy/account';
-import {
-  type BiconomySdk,
-  biconomyPartialOp,
-  callerLimitsKept,
-  denyingWebhookRefuses,
-  evenWebhookDecides,
-  feeQuotesWithComputedLimits,
-  sponsorUserOperationWithComputedLimits,
-} from './helpers/biconomySponsoredCases.js';
-import { accountSdkError, DENIAL_MESSAGE, type SdkSponsoredFields, useSdkE2e } from './helpers/sdkE2e.js';
+import * as sponsoredCases from './helpers/biconomySponsoredCases.js';
+import { accountSdkError, DENIAL_MESSAGE, useSdkE2e } from './helpers/sdkE2e.js';
 
 /**
  * `@biconomy/account` 4.x, its paymaster half (`createPaymaster({ paymasterUrl })`, the object the smart
@@ -40,32 +32,8 @@ import { accountSdkError, DENIAL_MESSAGE, type SdkSponsoredFields, useSdkE2e } f
  *   and the HTTP status is not passed on: 520 is its "unknown"); the JSON-RPC code is dropped.
  */
 type SponsoredMode = 'SPONSORED';
-interface PartialUserOp {
-  readonly sender: string;
-  readonly nonce: string;
-  readonly initCode: string;
-  readonly callData: string;
-  readonly maxFeePerGas: string;
-  readonly maxPriorityFeePerGas: string;
-  readonly callGasLimit?: bigint;
-  readonly verificationGasLimit?: bigint;
-  readonly preVerificationGas?: bigint;
-  readonly paymasterAndData: string;
-  readonly signature: string;
-}
-interface PaymasterDto {
-  readonly mode: SponsoredMode;
-  readonly calculateGasLimits?: boolean;
-  readonly expiryDuration?: number;
-  readonly webhookData?: Record<string, unknown>;
-}
-interface AccountSdkPaymaster {
-  getPaymasterFeeQuotesOrData(
-    userOp: PartialUserOp,
-    dto: PaymasterDto,
-  ): Promise<SdkSponsoredFields & { feeQuotes?: unknown }>;
-  getPaymasterAndData(userOp: PartialUserOp, dto: PaymasterDto): Promise<SdkSponsoredFields>;
-}
+/** Its paymaster's slice: the same two methods as @biconomy/paymaster's, typed once in the shared cases. */
+type AccountSdkPaymaster = sponsoredCases.BiconomySponsoredPaymaster<SponsoredMode>;
 interface AccountSdk {
   createPaymaster(config: { paymasterUrl: string; strictMode?: boolean }): Promise<AccountSdkPaymaster>;
   extractChainIdFromPaymasterUrl(url: string): number;
@@ -76,7 +44,7 @@ const { createPaymaster, extractChainIdFromPaymasterUrl, PaymasterMode } = accou
 const e2e = useSdkE2e({ errorCatalogue: true });
 
 /** The shared SPONSORED checks (helpers/biconomySponsoredCases.ts) run against this SDK. */
-const sdk: BiconomySdk<SponsoredMode> = {
+const sdk: sponsoredCases.BiconomySdk<SponsoredMode> = {
   e2e,
   paymaster: (paymasterUrl) => createPaymaster({ paymasterUrl }),
   sponsored: PaymasterMode.SPONSORED,
@@ -97,28 +65,28 @@ describe('@biconomy/account 4.x createPaymaster, SPONSORED, no webhook', () => {
   });
 
   test('getPaymasterFeeQuotesOrData with calculateGasLimits: Patron computes the limits; handleOps succeeds and our deposit pays', () =>
-    feeQuotesWithComputedLimits(sdk));
+    sponsoredCases.feeQuotesWithComputedLimits(sdk));
 
   test('getPaymasterAndData (pm_sponsorUserOperation) with calculateGasLimits: handleOps succeeds', () =>
-    sponsorUserOperationWithComputedLimits(sdk));
+    sponsoredCases.sponsorUserOperationWithComputedLimits(sdk));
 
   test('calculateGasLimits false: the caller’s limits come back unchanged (both methods) and the signature covers them', () =>
-    callerLimitsKept(sdk));
+    sponsoredCases.callerLimitsKept(sdk));
 });
 
 describe('@biconomy/account 4.x createPaymaster with the dApp’s webhook', () => {
   test('a webhook answering {"arePoliciesVerified": false}: both methods throw with our message, nothing is signed', () =>
-    denyingWebhookRefuses(sdk));
+    sponsoredCases.denyingWebhookRefuses(sdk));
 
   test('the even-number webhook: num 2 is sponsored and executes, num 3 is refused (webhookData via sponsorshipInfo)', () =>
-    evenWebhookDecides(sdk));
+    sponsoredCases.evenWebhookDecides(sdk));
 
   test('SDK limitation: without access to its error catalogue the SDK throws "fetch failed" and our reason is lost', async () => {
     const pm = await createPaymaster({ paymasterUrl: e2e.paymasterUrl(e2e.denying) });
     e2e.catalogue.offline = true;
     try {
       await assert.rejects(
-        pm.getPaymasterAndData(biconomyPartialOp(await e2e.nextOp()), { mode: PaymasterMode.SPONSORED }),
+        pm.getPaymasterAndData(sponsoredCases.biconomyPartialOp(await e2e.nextOp()), { mode: PaymasterMode.SPONSORED }),
         (err: unknown) => err instanceof TypeError && err.message === 'fetch failed',
       );
     } finally {

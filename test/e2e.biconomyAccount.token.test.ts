@@ -14,7 +14,7 @@ import {
 import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import { decodePaymasterAndData, type UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
-import { biconomyPartialOp, SMART_ACCOUNT_INFO } from './helpers/biconomySponsoredCases.js';
+import { type BiconomyPartialOp, biconomyPartialOp, SMART_ACCOUNT_INFO } from './helpers/biconomySponsoredCases.js';
 import { mintToken, setFeeReceiver, simpleAccountAbi, tokenBalance } from './helpers/patronPaymasterV06.js';
 import {
   accountSdkError,
@@ -39,16 +39,6 @@ import {
  * by hand below and checked at run time by the first test.
  */
 type Erc20Mode = 'ERC20';
-interface PartialUserOp {
-  readonly sender: string;
-  readonly nonce: string;
-  readonly initCode: string;
-  readonly callData: string;
-  readonly maxFeePerGas: string;
-  readonly maxPriorityFeePerGas: string;
-  readonly paymasterAndData: string;
-  readonly signature: string;
-}
 /** A fee quote as the SDK hands it over (it passes Patron's objects through untouched). */
 interface FeeQuote {
   readonly symbol: string;
@@ -63,7 +53,7 @@ interface FeeQuote {
 }
 interface AccountSdkTokenPaymaster {
   getPaymasterFeeQuotesOrData(
-    userOp: PartialUserOp,
+    userOp: BiconomyPartialOp,
     dto: { mode: Erc20Mode; tokenList: string[]; preferredToken: string; calculateGasLimits?: boolean },
   ): Promise<{ feeQuotes?: FeeQuote[]; tokenPaymasterAddress?: string }>;
   buildTokenApprovalTransaction(req: {
@@ -72,7 +62,7 @@ interface AccountSdkTokenPaymaster {
     maxApproval?: boolean;
   }): Promise<{ to: string; value: unknown; data: Hex }>;
   getPaymasterAndData(
-    userOp: PartialUserOp,
+    userOp: BiconomyPartialOp,
     dto: { mode: Erc20Mode; feeTokenAddress: string; calculateGasLimits?: boolean },
   ): Promise<SdkSponsoredFields>;
 }

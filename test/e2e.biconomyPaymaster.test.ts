@@ -1,15 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { BiconomyPaymaster, PaymasterMode } from '@biconomy/paymaster';
-import {
-  type BiconomySdk,
-  biconomyPartialOp,
-  callerLimitsKept,
-  denyingWebhookRefuses,
-  evenWebhookDecides,
-  feeQuotesWithComputedLimits,
-  sponsorUserOperationWithComputedLimits,
-} from './helpers/biconomySponsoredCases.js';
+import * as sponsoredCases from './helpers/biconomySponsoredCases.js';
 import { applySdkFields, assertSponsoredOnChain, useSdkE2e } from './helpers/sdkE2e.js';
 
 /**
@@ -38,7 +30,7 @@ import { applySdkFields, assertSponsoredOnChain, useSdkE2e } from './helpers/sdk
 const e2e = useSdkE2e();
 
 /** The shared SPONSORED checks (helpers/biconomySponsoredCases.ts) run against this SDK. */
-const sdk: BiconomySdk<PaymasterMode> = {
+const sdk: sponsoredCases.BiconomySdk<PaymasterMode> = {
   e2e,
   paymaster: (paymasterUrl) => new BiconomyPaymaster({ paymasterUrl }),
   sponsored: PaymasterMode.SPONSORED,
@@ -47,18 +39,18 @@ const sdk: BiconomySdk<PaymasterMode> = {
 
 describe('@biconomy/paymaster 4.x, SPONSORED, no webhook', () => {
   test('getPaymasterFeeQuotesOrData with calculateGasLimits: Patron computes the limits; handleOps succeeds and our deposit pays', () =>
-    feeQuotesWithComputedLimits(sdk));
+    sponsoredCases.feeQuotesWithComputedLimits(sdk));
 
   test('getPaymasterAndData (pm_sponsorUserOperation) with calculateGasLimits: handleOps succeeds', () =>
-    sponsorUserOperationWithComputedLimits(sdk));
+    sponsoredCases.sponsorUserOperationWithComputedLimits(sdk));
 
   test('calculateGasLimits false: the caller’s limits come back unchanged (both methods) and the signature covers them', () =>
-    callerLimitsKept(sdk));
+    sponsoredCases.callerLimitsKept(sdk));
 
   test('getPaymasterFeeQuotesOrData without a mode (the SDK then sends none): sponsored, and the SDK accepts the answer', async () => {
     const pm = new BiconomyPaymaster({ paymasterUrl: e2e.paymasterUrl(e2e.open) });
     const op = await e2e.nextOp();
-    const r = await pm.getPaymasterFeeQuotesOrData(biconomyPartialOp(op), { calculateGasLimits: true });
+    const r = await pm.getPaymasterFeeQuotesOrData(sponsoredCases.biconomyPartialOp(op), { calculateGasLimits: true });
     assert.equal('mode' in (e2e.lastCall().params[1] as object), false);
     await assertSponsoredOnChain(e2e.fx, applySdkFields(op, r));
   });
@@ -66,8 +58,8 @@ describe('@biconomy/paymaster 4.x, SPONSORED, no webhook', () => {
 
 describe('@biconomy/paymaster 4.x with the dApp’s webhook', () => {
   test('a webhook answering {"arePoliciesVerified": false}: both methods throw with our message, nothing is signed', () =>
-    denyingWebhookRefuses(sdk));
+    sponsoredCases.denyingWebhookRefuses(sdk));
 
   test('the even-number webhook: num 2 is sponsored and executes, num 3 is refused (webhookData via sponsorshipInfo)', () =>
-    evenWebhookDecides(sdk));
+    sponsoredCases.evenWebhookDecides(sdk));
 });

@@ -33,7 +33,8 @@ export function biconomyPartialOp(op: UserOperationV06) {
   } as const;
 }
 
-type PartialOp = ReturnType<typeof biconomyPartialOp> & {
+/** The partial op both SDKs take: biconomyPartialOp's fields, plus the gas limits as bigints when the caller has them. */
+export type BiconomyPartialOp = ReturnType<typeof biconomyPartialOp> & {
   readonly callGasLimit?: bigint;
   readonly verificationGasLimit?: bigint;
   readonly preVerificationGas?: bigint;
@@ -47,10 +48,10 @@ interface SponsoredDto<Mode> {
 /** The two methods both SDKs share; `Mode` is the SDK's own `PaymasterMode.SPONSORED` type. */
 export interface BiconomySponsoredPaymaster<Mode> {
   getPaymasterFeeQuotesOrData(
-    userOp: PartialOp,
+    userOp: BiconomyPartialOp,
     dto: SponsoredDto<Mode>,
   ): Promise<SdkSponsoredFields & { feeQuotes?: unknown }>;
-  getPaymasterAndData(userOp: PartialOp, dto: SponsoredDto<Mode>): Promise<SdkSponsoredFields>;
+  getPaymasterAndData(userOp: BiconomyPartialOp, dto: SponsoredDto<Mode>): Promise<SdkSponsoredFields>;
 }
 
 export interface BiconomySdk<Mode> {
