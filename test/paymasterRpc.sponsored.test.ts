@@ -31,22 +31,8 @@ before(async () => {
 });
 after(() => app.close());
 
-async function rpc(method: string, params: unknown[], apiKey = tenant.apiKey, chainId = fx.chain.chainId) {
-  const res = await ctx.app.inject({
-    method: 'POST',
-    url: `/api/v1/${chainId}/${apiKey}`,
-    headers: { 'content-type': 'application/json' },
-    payload: JSON.stringify({ jsonrpc: '2.0', id: 42, method, params }),
-  });
-  return {
-    status: res.statusCode,
-    body: res.json() as {
-      id: unknown;
-      result?: Record<string, unknown>;
-      error?: { code: number; message: string; data?: { reason?: string } };
-    },
-  };
-}
+const rpc = (method: string, params: unknown[], apiKey = tenant.apiKey, chainId = fx.chain.chainId) =>
+  app.rpc(method, params, { apiKey, chainId });
 
 /** The op as a Biconomy v0.6 SDK sends it: decimal gas strings, hex fees and nonce. */
 function wire(op: UserOperationV06, withGas = true) {

@@ -44,21 +44,7 @@ before(async () => {
 });
 after(() => app.close());
 
-interface RpcBody {
-  id: unknown;
-  result?: Record<string, unknown>;
-  error?: { code: number; message: string };
-}
-
-async function rpc(method: string, params: unknown[]): Promise<{ status: number; body: RpcBody }> {
-  const res = await ctx.app.inject({
-    method: 'POST',
-    url: `/api/v1/${fx.chain.chainId}/${tenant.apiKey}`,
-    headers: { 'content-type': 'application/json' },
-    payload: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }),
-  });
-  return { status: res.statusCode, body: res.json() as RpcBody };
-}
+const rpc = (method: string, params: unknown[]) => app.rpc(method, params);
 
 function wire(op: UserOperationV06, withGas = true) {
   return {

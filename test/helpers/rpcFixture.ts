@@ -15,7 +15,23 @@ export interface RpcFixture {
   readonly ctx: TestContext;
   /** A dApp with no webhook. */
   readonly tenant: Tenant;
+  /**
+   * A JSON-RPC request (id 42) to the paymaster URL through `inject()`: the fixture's dApp and chain unless
+   * `apiKey`/`chainId` say otherwise. The answer is returned as is, for the test to check.
+   */
+  rpc(
+    method: string,
+    params: unknown[],
+    target?: { readonly apiKey?: string; readonly chainId?: number },
+  ): Promise<{ status: number; body: RpcAnswer }>;
   close(): Promise<void>;
+}
+
+/** A JSON-RPC answer as the tests read it; the wire shape itself is checked by the tests. */
+export interface RpcAnswer {
+  id: unknown;
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string; data?: { reason?: string } };
 }
 
 export async function startRpcFixture(options: { readonly tokens?: boolean } = {}): Promise<RpcFixture> {
@@ -40,6 +56,15 @@ export async function startRpcFixture(options: { readonly tokens?: boolean } = {
     fx,
     ctx,
     tenant,
+    async rpc(method, params, target = {}) {
+      const res = await ctx.app.inject({
+        method: 'POST',
+        url: `/api/v1/${target.chainId ?? fx.chain.chainId}/${target.apiKey ?? tenant.apiKey}`,
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({ jsonrpc: '2.0', id: 42, method, params }),
+      });
+      return { status: res.statusCode, body: res.json() as RpcAnswer };
+    },
     async close() {
       await ctx.close();
       await fx.close();
