@@ -64,22 +64,11 @@ describe('@biconomy/account 4.x createPaymaster, SPONSORED, no webhook', () => {
     assert.equal(e2e.fx.chain.chainId, 31337);
   });
 
-  test('getPaymasterFeeQuotesOrData with calculateGasLimits: Patron computes the limits; handleOps succeeds and our deposit pays', () =>
-    sponsoredCases.feeQuotesWithComputedLimits(sdk));
-
-  test('getPaymasterAndData (pm_sponsorUserOperation) with calculateGasLimits: handleOps succeeds', () =>
-    sponsoredCases.sponsorUserOperationWithComputedLimits(sdk));
-
-  test('calculateGasLimits false: the caller’s limits come back unchanged (both methods) and the signature covers them', () =>
-    sponsoredCases.callerLimitsKept(sdk));
+  sponsoredCases.sponsoredWithoutWebhookTests(sdk);
 });
 
 describe('@biconomy/account 4.x createPaymaster with the dApp’s webhook', () => {
-  test('a webhook answering {"arePoliciesVerified": false}: both methods throw with our message, nothing is signed', () =>
-    sponsoredCases.denyingWebhookRefuses(sdk));
-
-  test('the even-number webhook: num 2 is sponsored and executes, num 3 is refused (webhookData via sponsorshipInfo)', () =>
-    sponsoredCases.evenWebhookDecides(sdk));
+  sponsoredCases.sponsoredWithWebhookTests(sdk);
 
   test('SDK limitation: without access to its error catalogue the SDK throws "fetch failed" and our reason is lost', async () => {
     const pm = await createPaymaster({ paymasterUrl: e2e.paymasterUrl(e2e.denying) });

@@ -38,14 +38,7 @@ const sdk: sponsoredCases.BiconomySdk<PaymasterMode> = {
 };
 
 describe('@biconomy/paymaster 4.x, SPONSORED, no webhook', () => {
-  test('getPaymasterFeeQuotesOrData with calculateGasLimits: Patron computes the limits; handleOps succeeds and our deposit pays', () =>
-    sponsoredCases.feeQuotesWithComputedLimits(sdk));
-
-  test('getPaymasterAndData (pm_sponsorUserOperation) with calculateGasLimits: handleOps succeeds', () =>
-    sponsoredCases.sponsorUserOperationWithComputedLimits(sdk));
-
-  test('calculateGasLimits false: the caller’s limits come back unchanged (both methods) and the signature covers them', () =>
-    sponsoredCases.callerLimitsKept(sdk));
+  sponsoredCases.sponsoredWithoutWebhookTests(sdk);
 
   test('getPaymasterFeeQuotesOrData without a mode (the SDK then sends none): sponsored, and the SDK accepts the answer', async () => {
     const pm = new BiconomyPaymaster({ paymasterUrl: e2e.paymasterUrl(e2e.open) });
@@ -57,9 +50,5 @@ describe('@biconomy/paymaster 4.x, SPONSORED, no webhook', () => {
 });
 
 describe('@biconomy/paymaster 4.x with the dApp’s webhook', () => {
-  test('a webhook answering {"arePoliciesVerified": false}: both methods throw with our message, nothing is signed', () =>
-    sponsoredCases.denyingWebhookRefuses(sdk));
-
-  test('the even-number webhook: num 2 is sponsored and executes, num 3 is refused (webhookData via sponsorshipInfo)', () =>
-    sponsoredCases.evenWebhookDecides(sdk));
+  sponsoredCases.sponsoredWithWebhookTests(sdk);
 });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import { decodePaymasterAndData, type UserOperationV06 } from '../../src/paymaster/patronPaymasterV06.js';
 import {
   applySdkFields,
@@ -68,7 +69,28 @@ export interface BiconomySdk<Mode> {
 
 const METHODS = ['getPaymasterFeeQuotesOrData', 'getPaymasterAndData'] as const;
 
-export async function feeQuotesWithComputedLimits<Mode>(sdk: BiconomySdk<Mode>): Promise<void> {
+/** Declares, in the calling `describe`, the SPONSORED tests without a webhook that both SDKs pass. */
+export function sponsoredWithoutWebhookTests<Mode>(sdk: BiconomySdk<Mode>): void {
+  test('getPaymasterFeeQuotesOrData with calculateGasLimits: Patron computes the limits; handleOps succeeds and our deposit pays', () =>
+    feeQuotesWithComputedLimits(sdk));
+
+  test('getPaymasterAndData (pm_sponsorUserOperation) with calculateGasLimits: handleOps succeeds', () =>
+    sponsorUserOperationWithComputedLimits(sdk));
+
+  test('calculateGasLimits false: the caller’s limits come back unchanged (both methods) and the signature covers them', () =>
+    callerLimitsKept(sdk));
+}
+
+/** Declares, in the calling `describe`, the tests with the dApp's webhook that both SDKs pass. */
+export function sponsoredWithWebhookTests<Mode>(sdk: BiconomySdk<Mode>): void {
+  test('a webhook answering {"arePoliciesVerified": false}: both methods throw with our message, nothing is signed', () =>
+    denyingWebhookRefuses(sdk));
+
+  test('the even-number webhook: num 2 is sponsored and executes, num 3 is refused (webhookData via sponsorshipInfo)', () =>
+    evenWebhookDecides(sdk));
+}
+
+async function feeQuotesWithComputedLimits<Mode>(sdk: BiconomySdk<Mode>): Promise<void> {
   const { e2e } = sdk;
   const pm = await sdk.paymaster(e2e.paymasterUrl(e2e.open));
   const op = await e2e.nextOp();
@@ -114,7 +136,7 @@ export async function feeQuotesWithComputedLimits<Mode>(sdk: BiconomySdk<Mode>):
   assert.ok(sponsored.verificationGasLimit < 1_000_000n);
 }
 
-export async function sponsorUserOperationWithComputedLimits<Mode>(sdk: BiconomySdk<Mode>): Promise<void> {
+async function sponsorUserOperationWithComputedLimits<Mode>(sdk: BiconomySdk<Mode>): Promise<void> {
   const { e2e } = sdk;
   const pm = await sdk.paymaster(e2e.paymasterUrl(e2e.open));
   const op = await e2e.nextOp();
@@ -130,7 +152,7 @@ export async function sponsorUserOperationWithComputedLimits<Mode>(sdk: Biconomy
   await assertSponsoredOnChain(e2e.fx, applySdkFields(op, r));
 }
 
-export async function callerLimitsKept<Mode>(sdk: BiconomySdk<Mode>): Promise<void> {
+async function callerLimitsKept<Mode>(sdk: BiconomySdk<Mode>): Promise<void> {
   const { e2e } = sdk;
   const pm = await sdk.paymaster(e2e.paymasterUrl(e2e.open));
   for (const method of METHODS) {
@@ -165,7 +187,7 @@ export async function callerLimitsKept<Mode>(sdk: BiconomySdk<Mode>): Promise<vo
   }
 }
 
-export async function denyingWebhookRefuses<Mode>(sdk: BiconomySdk<Mode>): Promise<void> {
+async function denyingWebhookRefuses<Mode>(sdk: BiconomySdk<Mode>): Promise<void> {
   const { e2e } = sdk;
   const pm = await sdk.paymaster(e2e.paymasterUrl(e2e.denying));
   for (const method of METHODS) {
@@ -197,7 +219,7 @@ export async function denyingWebhookRefuses<Mode>(sdk: BiconomySdk<Mode>): Promi
   }
 }
 
-export async function evenWebhookDecides<Mode>(sdk: BiconomySdk<Mode>): Promise<void> {
+async function evenWebhookDecides<Mode>(sdk: BiconomySdk<Mode>): Promise<void> {
   const { e2e } = sdk;
   const pm = await sdk.paymaster(e2e.paymasterUrl(e2e.even));
   for (const method of METHODS) {
