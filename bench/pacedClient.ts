@@ -17,6 +17,7 @@ export interface PacedRun {
   readonly rate: number;
   readonly seconds: number;
   readonly connections: number;
+  readonly warmupSeconds: number;
 }
 
 process.on('message', (msg: PacedRun | 'stop') => {

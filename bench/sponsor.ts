@@ -38,6 +38,8 @@ const seconds = Number(process.argv[2] ?? 10);
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2));
 const connections = 50;
 const fixedRate = 1000;
+/** The paced runs' unmeasured start (see pacedLoad.ts). */
+const PACED_WARMUP_SECONDS = 3;
 const only = new Set((process.env.BENCH_SCENARIOS ?? 'a,b,c,d,e,a@rate,b@rate,d@rate').split(','));
 const runtime = benchRuntime();
 const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -294,7 +296,7 @@ for (const k of rated) {
 if (rated.length > 0) {
   console.log(
     `# paced: ${fixedRate} req/s scheduled evenly (open loop, pacedLoad.ts in its own process), up to ${connections} connections, ` +
-      `${seconds} s; latency from each request's scheduled time`,
+      `${seconds} s after ${PACED_WARMUP_SECONDS} s unmeasured; latency from each request's scheduled time`,
   );
 }
 for (const k of rated) {
@@ -302,10 +304,18 @@ for (const k of rated) {
   await quiet.wait();
   const cpuBefore = await cpuMicros(t.server);
   const cpuTimesBefore = cpuTimes();
-  const run: PacedRun = { url: t.url, body: t.body, firstNonce: nonce, rate: fixedRate, seconds, connections };
+  const run: PacedRun = {
+    url: t.url,
+    body: t.body,
+    firstNonce: nonce,
+    rate: fixedRate,
+    seconds,
+    connections,
+    warmupSeconds: PACED_WARMUP_SECONDS,
+  };
   const r = await ask<PacedResult>(pacer, run);
-  nonce += r.sent;
-  const cpu = ((await cpuMicros(t.server)) - cpuBefore) / Math.max(1, r.sent);
+  nonce += r.warmup + r.sent;
+  const cpu = ((await cpuMicros(t.server)) - cpuBefore) / Math.max(1, r.warmup + r.sent);
   console.log(
     `${`${t.name} paced`.padEnd(48)} ${(r.sent / r.seconds).toFixed(0).padStart(5)} req/s  p50 ${r.p50.toFixed(1).padStart(5)} ms  ` +
       `p99 ${r.p99.toFixed(1).padStart(5)} ms  max ${r.max.toFixed(1)} ms  CPU ${cpu.toFixed(0).padStart(5)} µs/req  (${r.sent} requests, ${r.failed} failed)  ` +
