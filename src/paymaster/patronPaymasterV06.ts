@@ -139,17 +139,25 @@ export interface SponsoredHashParams {
  * contract's `getSponsoredHash`. The verifying signer signs its EIP-191 digest (see `eip191Digest`).
  */
 export function sponsoredHashV06(params: SponsoredHashParams, keccak: Keccak): Uint8Array {
+  return keccak.keccak256(writeCommonWords(SPONSORED_PREIMAGE, params, MODE_SPONSORED, keccak));
+}
+
+/**
+ * The six words both modes' hashes start with (opHash, chainId, paymaster, mode, validUntil, validAfter), written
+ * into `buf` after zeroing it; the mode's own words follow from byte 192.
+ */
+function writeCommonWords(buf: Buffer, params: SponsoredHashParams, mode: number, keccak: Keccak): Buffer {
   checkUint48(params.validUntil, 'validUntil');
   checkUint48(params.validAfter, 'validAfter');
   const opHash = opHashV06(params.userOp, keccak);
-  const buf = SPONSORED_PREIMAGE.fill(0);
+  buf.fill(0);
   buf.set(opHash, 0);
   writeUint256Word(buf, 32, params.chainId, 'chainId');
   writeAddressWord(buf, 64, params.paymaster, 'paymaster');
-  buf[127] = MODE_SPONSORED;
+  buf[127] = mode;
   buf.writeUIntBE(params.validUntil, 160 - 6, 6);
   buf.writeUIntBE(params.validAfter, 192 - 6, 6);
-  return keccak.keccak256(buf);
+  return buf;
 }
 
 /** What the token mode signs beyond the sponsored mode's fields. */
@@ -176,17 +184,8 @@ function checkTokenFields(f: TokenPaymasterFields): void {
  * uint128 exchangeRate, uint32 priceMarkup, uint128 maxTokenCost)): the contract's `getTokenHash`.
  */
 export function tokenHashV06(params: SponsoredHashParams & TokenPaymasterFields, keccak: Keccak): Uint8Array {
-  checkUint48(params.validUntil, 'validUntil');
-  checkUint48(params.validAfter, 'validAfter');
+  const buf = writeCommonWords(TOKEN_PREIMAGE, params, MODE_TOKEN, keccak);
   checkTokenFields(params);
-  const opHash = opHashV06(params.userOp, keccak);
-  const buf = TOKEN_PREIMAGE.fill(0);
-  buf.set(opHash, 0);
-  writeUint256Word(buf, 32, params.chainId, 'chainId');
-  writeAddressWord(buf, 64, params.paymaster, 'paymaster');
-  buf[127] = MODE_TOKEN;
-  buf.writeUIntBE(params.validUntil, 160 - 6, 6);
-  buf.writeUIntBE(params.validAfter, 192 - 6, 6);
   writeAddressWord(buf, 192, params.token, 'token');
   writeUint256Word(buf, 224, params.exchangeRate, 'exchangeRate');
   buf.writeUInt32BE(params.priceMarkup, 288 - 4);
