@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { z } from 'zod';
 import { createSecretBox } from '../src/accounts/secretBox.js';
-import { verifyStandardWebhookSignature } from '../src/webhooks/webhookCaller.js';
 import { checkSponsorshipWebhooks } from '../src/webhooks/webhookCheck.js';
 import {
   createTenant,
@@ -13,7 +12,7 @@ import {
   WEBHOOK_PATH,
   webhookHeaders,
 } from './helpers/testContext.js';
-import { type ReceivedRequest, type Receiver, startReceiver } from './helpers/webhookReceiver.js';
+import { type ReceivedRequest, type Receiver, signedWith, startReceiver } from './helpers/webhookReceiver.js';
 import { isoDate } from './helpers/wireSchemas.js';
 
 // Signing secrets on the REST API: shown once on Create, never listed, rotated by the owner only.
@@ -72,14 +71,6 @@ async function callOnce(t: Tenant): Promise<ReceivedRequest> {
   assert.ok(r);
   return r;
 }
-const signedWith = (secret: string, r: ReceivedRequest) =>
-  verifyStandardWebhookSignature({
-    secret,
-    id: String(r.headers['webhook-id']),
-    timestamp: String(r.headers['webhook-timestamp']),
-    body: r.body,
-    signature: String(r.headers['webhook-signature']),
-  });
 
 describe('the signing secret is shown once', () => {
   test('Create returns it; no read (public GET, GET by id, admin list) shows it; it is stored sealed', async () => {

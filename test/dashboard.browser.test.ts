@@ -5,9 +5,14 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { hexToBytes } from 'viem';
-import { eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
 import { setTenantPassword, TEST_PASSWORD } from './helpers/dashboardSession.js';
-import { buildDeployingOp, KEYS, type PatronFixture, startPatronFixture } from './helpers/patronPaymasterV06.js';
+import {
+  buildDeployingOp,
+  fixtureChainRuntime,
+  KEYS,
+  type PatronFixture,
+  startPatronFixture,
+} from './helpers/patronPaymasterV06.js';
 import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
 import { answer, type Receiver, startReceiver } from './helpers/webhookReceiver.js';
 
@@ -35,12 +40,7 @@ before(async () => {
   if (skip !== false) return;
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   fx = await startPatronFixture();
-  const chain = eip1193ChainRuntime({
-    chainId: fx.chain.chainId,
-    request: fx.chain.request,
-    entryPoint: fx.entryPoint,
-    paymaster: fx.paymaster,
-  });
+  const chain = fixtureChainRuntime(fx);
   ctx = await createTestContext({
     chains: [chain],
     signerKey: hexToBytes(KEYS.signer),

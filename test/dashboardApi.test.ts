@@ -3,11 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { hexToBytes, parseEther } from 'viem';
 import { eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
-import { verifyStandardWebhookSignature } from '../src/webhooks/webhookCaller.js';
 import { type SignedIn, setTenantPassword, signIn, writeHeaders } from './helpers/dashboardSession.js';
-import { KEYS, type PatronFixture, startPatronFixture } from './helpers/patronPaymasterV06.js';
+import { fixtureChainRuntime, KEYS, type PatronFixture, startPatronFixture } from './helpers/patronPaymasterV06.js';
 import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
-import { answer, type Receiver, startReceiver } from './helpers/webhookReceiver.js';
+import { answer, type Receiver, signedWith, startReceiver } from './helpers/webhookReceiver.js';
 
 /**
  * The admin endpoints the dashboard adds, through a signed-in session: webhook register / activate / delete /
@@ -24,12 +23,7 @@ let receiver: Receiver;
 
 before(async () => {
   fx = await startPatronFixture(); // paymaster deposit: 10 ETH
-  const chain = eip1193ChainRuntime({
-    chainId: fx.chain.chainId,
-    request: fx.chain.request,
-    entryPoint: fx.entryPoint,
-    paymaster: fx.paymaster,
-  });
+  const chain = fixtureChainRuntime(fx);
   ctx = await createTestContext({
     chains: [chain],
     signerKey: hexToBytes(KEYS.signer),
@@ -116,16 +110,7 @@ describe('webhooks from the dashboard', () => {
     const req = receiver.requests[0];
     assert.ok(req);
     assert.deepEqual(JSON.parse(req.body), { data: { patronTest: true, num: 2 } });
-    assert.equal(
-      verifyStandardWebhookSignature({
-        secret,
-        id: String(req.headers['webhook-id']),
-        timestamp: String(req.headers['webhook-timestamp']),
-        body: req.body,
-        signature: String(req.headers['webhook-signature']),
-      }),
-      true,
-    );
+    assert.equal(signedWith(secret, req), true);
   });
 
   test('send test with the owner’s webhookData; a denial and a failure are verdicts, not errors', async () => {
@@ -239,12 +224,7 @@ describe('paymaster status', () => {
   test('a signer that is not the contract’s is flagged; an unreachable chain is a warning, not a failure', async () => {
     const other = await createTestContext({
       chains: [
-        eip1193ChainRuntime({
-          chainId: fx.chain.chainId,
-          request: fx.chain.request,
-          entryPoint: fx.entryPoint,
-          paymaster: fx.paymaster,
-        }),
+        fixtureChainRuntime(fx),
         eip1193ChainRuntime({
           chainId: 999,
           request: async () => {

@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { createSecretBox } from '../src/accounts/secretBox.js';
 import type { WebhookRequestType } from '../src/store/records.js';
-import { verifyStandardWebhookSignature } from '../src/webhooks/webhookCaller.js';
 import { checkSponsorshipWebhooks } from '../src/webhooks/webhookCheck.js';
 import {
   createTenant,
@@ -14,13 +13,7 @@ import {
   WEBHOOK_PATH,
   webhookHeaders,
 } from './helpers/testContext.js';
-import {
-  answer,
-  type ReceivedRequest,
-  type Receiver,
-  type ReceiverHandler,
-  startReceiver,
-} from './helpers/webhookReceiver.js';
+import { answer, type Receiver, type ReceiverHandler, signedWith, startReceiver } from './helpers/webhookReceiver.js';
 
 // The sponsorship webhook check end to end: webhooks registered through the REST API, stored in the test back
 // end (SQLite or PostgreSQL), called over real HTTP on 127.0.0.1.
@@ -58,16 +51,6 @@ const check = (t: Tenant, webhookData?: Record<string, unknown>) =>
     caller: ctx.deps.webhookCaller,
     dappId: t.dappId,
     ...(webhookData === undefined ? {} : { webhookData }),
-  });
-
-const signedWith = (secret: string, r: ReceivedRequest | undefined) =>
-  r !== undefined &&
-  verifyStandardWebhookSignature({
-    secret,
-    id: String(r.headers['webhook-id']),
-    timestamp: String(r.headers['webhook-timestamp']),
-    body: r.body,
-    signature: String(r.headers['webhook-signature']),
   });
 
 describe('signatures verify with the secret returned on create', () => {

@@ -15,6 +15,7 @@ import {
 import { entryPoint06Abi, getUserOperationHash } from 'viem/account-abstraction';
 import { privateKeyToAccount, sign } from 'viem/accounts';
 import { devTokenAbi, patronPaymasterAbi } from '../../src/chain/artifacts.js';
+import { type ChainRuntime, eip1193ChainRuntime } from '../../src/chain/chainRegistry.js';
 import { createDevClient, type DevChain, type DevClient, startDevChain } from '../../src/chain/embeddedChain.js';
 import {
   eip191Digest,
@@ -57,6 +58,16 @@ const COUNTER_RUNTIME: Hex = '0x60005460010160005500';
 export interface PatronFixture extends DevChain {
   readonly bundler: DevClient;
   readonly stranger: DevClient;
+}
+
+/** The fixture's chain as the service's chain registry takes it (createTestContext's `chains`). */
+export function fixtureChainRuntime(fx: PatronFixture): ChainRuntime {
+  return eip1193ChainRuntime({
+    chainId: fx.chain.chainId,
+    request: fx.chain.request,
+    entryPoint: fx.entryPoint,
+    paymaster: fx.paymaster,
+  });
 }
 
 export async function startPatronFixture(): Promise<PatronFixture> {

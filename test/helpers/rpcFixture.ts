@@ -1,7 +1,6 @@
 import { hexToBytes } from 'viem';
-import { eip1193ChainRuntime } from '../../src/chain/chainRegistry.js';
 import { devChainTokenSettings } from '../../src/tokens/devChainTokens.js';
-import { KEYS, type PatronFixture, startPatronFixture } from './patronPaymasterV06.js';
+import { fixtureChainRuntime, KEYS, type PatronFixture, startPatronFixture } from './patronPaymasterV06.js';
 import { createTenant, createTestContext, type Tenant, type TestContext } from './testContext.js';
 
 /**
@@ -36,12 +35,7 @@ export interface RpcAnswer {
 
 export async function startRpcFixture(options: { readonly tokens?: boolean } = {}): Promise<RpcFixture> {
   const fx = await startPatronFixture();
-  const chain = eip1193ChainRuntime({
-    chainId: fx.chain.chainId,
-    request: fx.chain.request,
-    entryPoint: fx.entryPoint,
-    paymaster: fx.paymaster,
-  });
+  const chain = fixtureChainRuntime(fx);
   const ctx = await createTestContext({
     chains: [chain],
     ...(options.tokens

@@ -1,5 +1,6 @@
 import http, { type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { verifyStandardWebhookSignature } from '../../src/webhooks/webhookCaller.js';
 
 /**
  * A real webhook receiver for tests: a node:http server on 127.0.0.1 (random port) that records every request
@@ -96,3 +97,14 @@ export async function closedPort(): Promise<number> {
   await r.close();
   return r.port;
 }
+
+/** Whether a received call carries a valid Standard Webhooks signature for `secret` (false when nothing came). */
+export const signedWith = (secret: string, r: ReceivedRequest | undefined): boolean =>
+  r !== undefined &&
+  verifyStandardWebhookSignature({
+    secret,
+    id: String(r.headers['webhook-id']),
+    timestamp: String(r.headers['webhook-timestamp']),
+    body: r.body,
+    signature: String(r.headers['webhook-signature']),
+  });
