@@ -30,9 +30,9 @@ export function cachingResolver(
   });
   return async (host) => {
     const key = host.toLowerCase();
-    // Frozen: one answer is handed to every caller within the window, none may change it for the others.
-    const addresses = await cache.get(key, async () => Object.freeze([...(await resolve(host))]));
+    const addresses = await cache.get(key, () => resolve(host));
     if (addresses.length === 0) cache.delete(key);
+    // A copy: the cached answer serves every caller within the window, none may change it for the others.
     return [...addresses];
   };
 }
