@@ -79,3 +79,22 @@ export function compileForBench(entries: readonly string[]): string[] {
 function compiledPath(entry: string): string {
   return path.join(out, entry.replace(/\.ts$/, '.js'));
 }
+
+/**
+ * Node's flags for a benchmarked Patron server, so it runs as `npm start` runs the service: tsx's loader when
+ * not compiled, then the service's own node flags (package.json `config.nodeArgs`, which `npm start` passes;
+ * BENCH_SERVER_NODE_ARGS replaces them, space-separated, empty for node's defaults), then
+ * BENCH_CPU_PROF=<dir>: a V8 CPU profile written when the server stops (open it in DevTools).
+ */
+export function serverExecArgv(compiled: boolean): string[] {
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+    config?: { nodeArgs?: string };
+  };
+  const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS ?? pkg.config?.nodeArgs ?? '';
+  const profile = process.env.BENCH_CPU_PROF;
+  return [
+    ...(compiled ? [] : ['--import', 'tsx']),
+    ...nodeArgs.split(' ').filter(Boolean),
+    ...(profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profile]),
+  ];
+}

@@ -20,7 +20,7 @@ import { parseUserOperationAndModeFast } from '../src/paymaster/userOperationInp
 import { quotesResult } from '../src/rpc/sponsoredResult.js';
 import type { ChainTokenSettings } from '../src/tokens/tokenCatalog.js';
 import { closedLoad } from './closedLoad.js';
-import { benchRuntime, compileForBench } from './compiled.js';
+import { benchRuntime, compileForBench, serverExecArgv } from './compiled.js';
 import { ask, childCpuMicros, quietMachine } from './machine.js';
 import { type IpcOp, opFromIpc, opToIpc, rpcBodyTemplate, simpleAccountOp } from './sampleOp.js';
 import { serveBenchIpc } from './serveBenchIpc.js';
@@ -304,11 +304,7 @@ async function main(): Promise<void> {
   const compiled = runtime === 'tsc' ? compileForBench(['bench/quote.ts'])[0] : undefined;
   if (runtime === 'tsc') process.stdout.write('done\n');
   const server = fork(compiled ?? path.join(root, 'bench/quote.ts'), ['--server'], {
-    execArgv: [
-      ...(compiled === undefined ? ['--import', 'tsx'] : []),
-      // BENCH_CPU_PROF=<dir>: V8's CPU profile of the server, written when it stops (open it in DevTools).
-      ...(process.env.BENCH_CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF]),
-    ],
+    execArgv: serverExecArgv(compiled !== undefined),
     // The service's log is drained as a log shipper would read it (request lines are off on this route).
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { closedLoad } from './closedLoad.js';
-import { benchRuntime, compileForBench } from './compiled.js';
+import { benchRuntime, compileForBench, serverExecArgv } from './compiled.js';
 import { ask, childCpuMicros, cpuTimes, quietMachine, stealShare, stealText } from './machine.js';
 import type { PacedRun } from './pacedClient.js';
 import type { PacedResult } from './pacedLoad.js';
@@ -38,8 +38,6 @@ const seconds = Number(process.argv[2] ?? 10);
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2));
 const connections = 50;
 const fixedRate = 1000;
-/** The V8 settings `npm start` runs the service with (a larger young generation: see README.md, Speed). */
-const START_NODE_ARGS = '--max-semi-space-size=64';
 /** The paced runs' unmeasured start (see pacedLoad.ts). */
 const PACED_WARMUP_SECONDS = 3;
 const only = new Set((process.env.BENCH_SCENARIOS ?? 'a,b,c,d,e,a@rate,b@rate,d@rate').split(','));
@@ -58,24 +56,18 @@ if (runtime === 'tsc') process.stdout.write('done\n');
 
 function forkChild(entry: (typeof ENTRIES)[number], args: string[] = [], pipeStdout = false): ChildProcess {
   const file = compiled?.[ENTRIES.indexOf(entry)] ?? path.join(root, entry);
-  // BENCH_CPU_PROF=<dir>: V8's CPU profile of Patron's server, written when it stops (open it in DevTools).
-  const profile =
-    entry === 'bench/sponsorServer.ts' && process.env.BENCH_CPU_PROF !== undefined
-      ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF]
-      : [];
-  // Patron's server runs with the node flags `npm start` gives it (package.json); BENCH_SERVER_NODE_ARGS
-  // replaces them (space-separated; empty for node's defaults).
-  const serverArgs =
+  const execArgv =
     entry === 'bench/sponsorServer.ts'
-      ? (process.env.BENCH_SERVER_NODE_ARGS ?? START_NODE_ARGS).split(' ').filter(Boolean)
-      : [];
+      ? serverExecArgv(compiled !== undefined)
+      : compiled === undefined
+        ? ['--import', 'tsx']
+        : [];
   return fork(file, args, {
-    execArgv: [...(compiled === undefined ? ['--import', 'tsx'] : []), ...profile, ...serverArgs],
+    execArgv,
     stdio: ['ignore', pipeStdout ? 'pipe' : 'inherit', 'inherit', 'ipc'],
   });
 }
 
-const cpuMicros = childCpuMicros;
 const quiet = quietMachine();
 
 // The service, with its log drained the way a log shipper reads a container's stdout.
@@ -200,7 +192,7 @@ interface Slice {
 
 async function slice(t: Target, opts: { duration: number; overallRate?: number }): Promise<Slice> {
   await quiet.wait();
-  const cpuBefore = await cpuMicros(t.server);
+  const cpuBefore = await childCpuMicros(t.server);
   const logBefore = logBytes;
   const started = performance.now();
   const cpuTimesBefore = cpuTimes();
@@ -216,7 +208,7 @@ async function slice(t: Target, opts: { duration: number; overallRate?: number }
     rawP99,
     requests: result.requests.total,
     seconds: (performance.now() - started) / 1000,
-    cpu: (await cpuMicros(t.server)) - cpuBefore,
+    cpu: (await childCpuMicros(t.server)) - cpuBefore,
     logBytes: t.logged ? logBytes - logBefore : 0,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -310,7 +302,7 @@ if (rated.length > 0) {
 for (const k of rated) {
   const t = targets[k];
   await quiet.wait();
-  const cpuBefore = await cpuMicros(t.server);
+  const cpuBefore = await childCpuMicros(t.server);
   const cpuTimesBefore = cpuTimes();
   const run: PacedRun = {
     url: t.url,
@@ -323,7 +315,7 @@ for (const k of rated) {
   };
   const r = await ask<PacedResult>(pacer, run);
   nonce += r.warmup + r.sent;
-  const cpu = ((await cpuMicros(t.server)) - cpuBefore) / Math.max(1, r.warmup + r.sent);
+  const cpu = ((await childCpuMicros(t.server)) - cpuBefore) / Math.max(1, r.warmup + r.sent);
   console.log(
     `${`${t.name} paced`.padEnd(48)} ${(r.sent / r.seconds).toFixed(0).padStart(5)} req/s  p50 ${r.p50.toFixed(1).padStart(5)} ms  ` +
       `p99 ${r.p99.toFixed(1).padStart(5)} ms  max ${r.max.toFixed(1)} ms  CPU ${cpu.toFixed(0).padStart(5)} µs/req  (${r.sent} requests, ${r.failed} failed)  ` +
