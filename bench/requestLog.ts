@@ -43,6 +43,7 @@ const ctx: RpcContext = {
     chainIds: [31337],
     apiKeyPrefix: 'pk.x',
     apiKeyCiphertext: '',
+    limits: {},
     createdAt: 0,
     updatedAt: 0,
   },

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createTtlCache } from '../cache/ttlCache.js';
+import { dappLimitsSchema, NO_DAPP_LIMITS } from '../config/dappLimits.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/PatronError.js';
 import { parseInput } from '../errors/parseInput.js';
 import { type Account, type AuthTokenRecord, type DappRecord, isRecordId } from '../store/records.js';
@@ -136,6 +137,7 @@ export function createAccountService(deps: AccountServiceDeps) {
         chainIds,
         apiKeyPrefix: key.displayPrefix,
         apiKeyCiphertext: secretBox.seal(key.secret),
+        limits: NO_DAPP_LIMITS,
         createdAt: t,
         updatedAt: t,
       };
@@ -175,6 +177,25 @@ export function createAccountService(deps: AccountServiceDeps) {
       apiKeyCache.clear();
       return withApiKey(updated);
     },
+
+    /**
+     * The operator's limits of a dApp (CLI only: an operator action, not an account's). `limits` is the whole
+     * document (README, "Signing bounds"); it replaces the stored one. Takes effect here at once and in other
+     * processes within the cache TTL.
+     */
+    async setDappLimits(input: { dappId: string; limits: unknown }): Promise<DappRecord> {
+      const limits = parseInput(dappLimitsSchema, input.limits);
+      const updated = isRecordId(input.dappId)
+        ? await store.dapps.setLimits({ dappId: input.dappId, limits, now: now() })
+        : undefined;
+      if (updated === undefined) throw new NotFoundError('dApp not found');
+      apiKeyCache.clear();
+      return updated;
+    },
+
+    /** Any account's dApp by id (operator commands). */
+    findDappById: async (dappId: string): Promise<DappRecord | undefined> =>
+      isRecordId(dappId) ? store.dapps.findById(dappId) : undefined,
 
     /** Replaces the dApp's API key; the old key stops working at once here and within the cache TTL elsewhere. */
     async rotateApiKey(input: { accountId: string; dappId: string }): Promise<OwnedDapp> {

@@ -4,6 +4,7 @@ import { toAccountView } from '../api/adminAccount.js';
 import { toDappView } from '../api/adminDapps.js';
 import { toTokenView } from '../api/adminTokens.js';
 import type { Config } from '../config/config.js';
+import { dappLimitsToJson } from '../config/dappLimits.js';
 import { ValidationError } from '../errors/PatronError.js';
 import type { Account } from '../store/records.js';
 import { type CliIo, printResult, table } from './cliOutput.js';
@@ -191,6 +192,32 @@ export const commands: Record<string, Command> = {
     const dapp = await ctx.accounts.rotateApiKey({ accountId: account.id, dappId: stringOption(ctx, 'id', true) });
     printResult(ctx.io, ctx.json, { dapp: toDappView(dapp) }, [`New API key of "${dapp.name}": ${dapp.apiKey}`]);
   },
+
+  /** Operator limits of any dApp: shown, replaced with --set JSON, or removed with --clear. */
+  async 'dapp limits'(ctx) {
+    const dappId = stringOption(ctx, 'id', true);
+    const set = stringOption(ctx, 'set', false);
+    let limits: unknown;
+    if (ctx.options.clear === true) limits = {};
+    else if (set !== undefined) {
+      try {
+        limits = JSON.parse(set);
+      } catch {
+        throw new ValidationError(
+          '--set takes a JSON object, e.g. \'{"bounds":{"maxOpCostWei":"10000000000000000"}}\'',
+        );
+      }
+    }
+    const dapp =
+      limits === undefined
+        ? await ctx.accounts.findDappById(dappId)
+        : await ctx.accounts.setDappLimits({ dappId, limits });
+    if (dapp === undefined) throw new ValidationError(`No dApp ${dappId}`);
+    const shown = dappLimitsToJson(dapp.limits);
+    printResult(ctx.io, ctx.json, { dappId: dapp.id, limits: shown }, [
+      `Limits of "${dapp.name}" (${dapp.id}): ${JSON.stringify(shown)}`,
+    ]);
+  },
 };
 
 export const USAGE = `Usage: patron <command> [options] [--json]
@@ -212,6 +239,7 @@ export const USAGE = `Usage: patron <command> [options] [--json]
   dapp list     [--account ID|EMAIL]
   dapp update   --id DAPP_ID [--name N] [--chain ID …] [--account ID|EMAIL]
   dapp rotate-key --id DAPP_ID [--account ID|EMAIL]
+  dapp limits   --id DAPP_ID [--set JSON | --clear]   operator limits (signing bounds) of any dApp
 
 --account may be left out while there is exactly one account.
 --json prints one JSON object (errors too: {"error":{"message":…}}) for scripts.

@@ -97,6 +97,8 @@ function parse(argv: readonly string[]) {
       'entry-point': { type: 'string' },
       out: { type: 'string' },
       'password-stdin': { type: 'boolean' },
+      set: { type: 'string' },
+      clear: { type: 'boolean' },
     },
   });
 }

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import { z } from 'zod';
+import { type DappLimits, dappLimitsSchema, dappLimitsToJson, NO_DAPP_LIMITS } from '../config/dappLimits.js';
 import type { DappRecord } from './records.js';
 import type { DappsTable, Database } from './schema.js';
 
@@ -16,6 +17,8 @@ export interface DappRepository {
     chainIds?: readonly number[];
     now: number;
   }): Promise<DappRecord | undefined>;
+  /** Replaces the operator's limits of a dApp (any account's: an operator action); undefined when none matched. */
+  setLimits(args: { dappId: string; limits: DappLimits; now: number }): Promise<DappRecord | undefined>;
   replaceApiKey(args: {
     accountId: string;
     dappId: string;
@@ -28,6 +31,10 @@ export interface DappRepository {
 
 const chainIdsColumn = z.array(z.number().int().positive());
 
+/** '{}' (the default) is by far the most common value: parsed once. */
+const limitsColumn = (text: string): DappLimits =>
+  text === '{}' ? NO_DAPP_LIMITS : dappLimitsSchema.parse(JSON.parse(text));
+
 const toDapp = (r: Selectable<DappsTable>): DappRecord => ({
   id: r.id,
   accountId: r.account_id,
@@ -35,6 +42,7 @@ const toDapp = (r: Selectable<DappsTable>): DappRecord => ({
   chainIds: chainIdsColumn.parse(JSON.parse(r.chain_ids)),
   apiKeyPrefix: r.api_key_prefix,
   apiKeyCiphertext: r.api_key_ciphertext,
+  limits: limitsColumn(r.limits),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -96,6 +104,16 @@ export function createDappRepository(db: Kysely<Database>): DappRepository {
         .where('account_id', '=', accountId)
         .executeTakeFirst();
       return Number(res.numUpdatedRows) > 0 ? findOwned(accountId, dappId) : undefined;
+    },
+    async setLimits({ dappId, limits, now }) {
+      const res = await db
+        .updateTable('dapps')
+        .set({ limits: JSON.stringify(dappLimitsToJson(limits)), updated_at: now })
+        .where('id', '=', dappId)
+        .executeTakeFirst();
+      if (Number(res.numUpdatedRows) === 0) return undefined;
+      const r = await db.selectFrom('dapps').selectAll().where('id', '=', dappId).executeTakeFirst();
+      return r && toDapp(r);
     },
     async replaceApiKey({ accountId, dappId, apiKeyHash, apiKeyPrefix, apiKeyCiphertext, now }) {
       const res = await db

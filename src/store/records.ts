@@ -1,3 +1,5 @@
+import type { DappLimits } from '../config/dappLimits.js';
+
 /** Domain records as the repositories return them (camelCase, booleans, parsed JSON). */
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -31,6 +33,8 @@ export interface DappRecord {
   readonly apiKeyPrefix: string;
   /** The API key encrypted with the master key (see accounts/secretBox.ts); the lookup uses its hash. */
   readonly apiKeyCiphertext: string;
+  /** The operator's limits (bounds overrides); empty for the deployment's values. */
+  readonly limits: DappLimits;
   readonly createdAt: number;
   readonly updatedAt: number;
 }

@@ -28,6 +28,8 @@ export interface DappsTable {
   api_key_prefix: string;
   api_key_ciphertext: string;
   lock_version: Generated<number>;
+  /** JSON: the operator's limits of this dApp (config/dappLimits.ts); '{}' by default. */
+  limits: Generated<string>;
   created_at: number;
   updated_at: number;
 }

@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { type BoundsOverride, boundsOverrideSchema } from './boundsSettings.js';
+
+/**
+ * What the operator may set for one dApp (`patron dapp limits`), stored as JSON in `dapps.limits`: overrides
+ * of the signing bounds for every chain (`bounds`) and for one chain (`chains["8453"].bounds`, which wins).
+ * Only the operator sets these: a dApp owner holding an auth token cannot loosen what Patron signs.
+ */
+const chainKey = z.string().regex(/^[1-9]\d{0,14}$/, { error: 'chains keys must be chain ids' });
+
+export const dappLimitsSchema = z
+  .object(
+    {
+      bounds: boundsOverrideSchema.optional(),
+      chains: z
+        .record(
+          chainKey,
+          z.object({ bounds: boundsOverrideSchema.optional() }, { error: 'must be an object' }).strict(),
+        )
+        .optional(),
+    },
+    { error: 'limits must be a JSON object' },
+  )
+  .strict();
+
+export type DappLimits = z.output<typeof dappLimitsSchema>;
+export const NO_DAPP_LIMITS: DappLimits = Object.freeze({});
+
+/** The dApp's bounds override for a chain: the chain's own fields over the dApp-wide ones. */
+export function dappBoundsFor(limits: DappLimits, chainId: number): BoundsOverride | undefined {
+  const chain = limits.chains?.[String(chainId)]?.bounds;
+  if (chain === undefined) return limits.bounds;
+  return limits.bounds === undefined ? chain : { ...limits.bounds, ...chain };
+}
+
+const PPM = 1_000_000n;
+const multiplierText = (ppm: bigint): string => {
+  const whole = ppm / PPM;
+  const frac = (ppm % PPM).toString().padStart(6, '0').replace(/0+$/, '');
+  return frac === '' ? whole.toString() : `${whole}.${frac}`;
+};
+
+function boundsToJson(b: BoundsOverride): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(b)) {
+    if (typeof v !== 'bigint') continue;
+    out[k] = k.endsWith('Multiplier') ? multiplierText(v) : v.toString();
+  }
+  return out;
+}
+
+/** The canonical JSON form of a dApp's limits (what is stored and shown): numbers as decimal strings. */
+export function dappLimitsToJson(limits: DappLimits): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (limits.bounds !== undefined) out.bounds = boundsToJson(limits.bounds);
+  if (limits.chains !== undefined) {
+    out.chains = Object.fromEntries(
+      Object.entries(limits.chains).map(([id, c]) => [
+        id,
+        c.bounds === undefined ? {} : { bounds: boundsToJson(c.bounds) },
+      ]),
+    );
+  }
+  return out;
+}
