@@ -13,6 +13,7 @@ import { type ChainRuntime, eip1193ChainRuntime } from '../src/chain/chainRegist
 import { deployDevToken, startDevChain } from '../src/chain/embeddedChain.js';
 import type { TokenSetting } from '../src/config/chainSettings.js';
 import { loadConfig } from '../src/config/config.js';
+import { NO_DAPP_LIMITS } from '../src/config/dappLimits.js';
 import { createDeps, type Deps } from '../src/deps.js';
 import { createLogger } from '../src/logger.js';
 import { parseTokenInfo } from '../src/paymaster/tokenInfo.js';
@@ -121,6 +122,7 @@ async function microBenchmark(deps: Deps, chainId: number, body: string, n: numb
     tokens: { preferredToken: info.preferredToken, tokenList: info.tokenList },
     calculateGasLimits: mode.calculateGasLimits,
     expiryDuration: mode.expiryDuration,
+    bounds: deps.bounds(NO_DAPP_LIMITS, chainId),
   };
   const quoted = await deps.tokenPaymaster.quote(request);
   const steps: Record<string, () => unknown> = {

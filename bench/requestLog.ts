@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
+import { DEFAULT_SIGNING_BOUNDS } from '../src/config/boundsSettings.js';
 import type { SponsorshipService } from '../src/paymaster/sponsorshipService.js';
 import type { TokenPaymasterService } from '../src/paymaster/tokenPaymasterService.js';
 import { createRequestLogRecorder, type RequestLogSink } from '../src/requestLog/requestLogRecorder.js';
@@ -53,6 +54,7 @@ const ctx: RpcContext = {
     entryPoint: '0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789',
     paymaster: '0x1111111111111111111111111111111111111111',
   }),
+  bounds: DEFAULT_SIGNING_BOUNDS,
   sponsorship: {} as SponsorshipService,
   tokens: {} as TokenPaymasterService,
   // As paymasterRpc.ts builds it: the trace slot reserved.

@@ -12,7 +12,9 @@ import {
   httpChainRuntime,
 } from './chain/chainRegistry.js';
 import { type DevChain, startDevChain } from './chain/embeddedChain.js';
+import { createFeeOracle, type FeeOracle } from './chain/feeOracle.js';
 import type { Config } from './config/config.js';
+import { type BoundsResolver, createBoundsResolver } from './paymaster/boundsResolver.js';
 import { type CryptoBackend, selectCryptoBackend } from './paymaster/cryptoBackend.js';
 import { createPaymasterSigner, loadSignerKey, type PaymasterSigner } from './paymaster/paymasterSigner.js';
 import { createSponsorshipService, type SponsorshipService } from './paymaster/sponsorshipService.js';
@@ -42,6 +44,10 @@ export interface Deps {
   /** The in-process dev chain, when this process runs one. */
   readonly devChain: DevChain | undefined;
   readonly sponsorship: SponsorshipService;
+  /** Each chain's current base fee and tip, read at most once per refresh interval. */
+  readonly fees: FeeOracle;
+  /** The signing bounds of a dApp on a chain: deployment, chain and dApp settings merged. */
+  readonly bounds: BoundsResolver;
   /** Fee tokens per chain with background-refreshed prices. */
   readonly tokenCatalog: TokenCatalog;
   /** The token mode: quotes and token-paid paymasterAndData. */
@@ -153,8 +159,18 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
       ),
     ],
   );
+  const fees = createFeeOracle({
+    ...config.paymaster.fees,
+    now,
+    onError: (chainId, err) => logger.warn({ err, chainId }, 'could not read the chain fees'),
+  });
+  const bounds = createBoundsResolver({
+    deployment: config.paymaster.bounds,
+    chains: new Map(config.paymaster.chains.flatMap((c) => (c.bounds === undefined ? [] : [[c.chainId, c.bounds]]))),
+  });
   const sponsorship = createSponsorshipService({
     signer,
+    fees,
     crypto: crypto.backend,
     policy: config.paymaster.sponsorship,
     now,
@@ -185,6 +201,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     policy: config.paymaster.sponsorship,
     now,
     tokens: tokenCatalog,
+    fees,
   });
   const sessions = createSessionService({
     store,
@@ -227,6 +244,8 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     chains,
     devChain,
     sponsorship,
+    fees,
+    bounds,
     tokenCatalog,
     tokenPaymaster,
     sessions,

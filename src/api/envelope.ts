@@ -30,6 +30,8 @@ const STATUS_BY_CODE: Record<PatronErrorCode, number> = {
   SIMULATION_FAILED: 400,
   UNSUPPORTED: 400,
   CHAIN_NOT_SERVED: 400,
+  OUT_OF_BOUNDS: 400,
+  FEES_UNAVAILABLE: 503,
 };
 
 export function sendOk(reply: FastifyReply, message: string, data?: unknown): FastifyReply {

@@ -2,6 +2,7 @@ import type { FastifyBodyParser, FastifyInstance } from 'fastify';
 import type { AccountService } from '../accounts/accountService.js';
 import type { ChainRegistry } from '../chain/chainRegistry.js';
 import { ChainNotServedError, UnauthorizedError } from '../errors/PatronError.js';
+import type { BoundsResolver } from '../paymaster/boundsResolver.js';
 import type { SponsorshipService } from '../paymaster/sponsorshipService.js';
 import type { TokenPaymasterService } from '../paymaster/tokenPaymasterService.js';
 import type { RequestLogSink } from '../requestLog/requestLogRecorder.js';
@@ -29,6 +30,8 @@ export interface PaymasterRpcDeps {
   readonly chains: ChainRegistry;
   readonly sponsorship: SponsorshipService;
   readonly tokenPaymaster: TokenPaymasterService;
+  /** The signing bounds of a dApp on a chain. */
+  readonly bounds: BoundsResolver;
   /** The dashboard's request log; every call with a resolved dApp is recorded there. */
   readonly requestLog?: RequestLogSink;
 }
@@ -79,5 +82,12 @@ async function resolveContext(args: {
   const chain = args.deps.chains.get(chainId);
   if (chain === undefined) throw new ChainNotServedError(`Chain ${chainId} is not configured on this Patron`);
   // `trace: undefined` reserves the request log's slot (see RpcContext.trace).
-  return { dapp, chain, sponsorship: args.deps.sponsorship, tokens: args.deps.tokenPaymaster, trace: undefined };
+  return {
+    dapp,
+    chain,
+    bounds: args.deps.bounds(dapp.limits, chainId),
+    sponsorship: args.deps.sponsorship,
+    tokens: args.deps.tokenPaymaster,
+    trace: undefined,
+  };
 }

@@ -1,5 +1,6 @@
 import { formatUnits, getAddress, parseUnits } from 'viem';
 import { z } from 'zod';
+import { boundsOverrideSchema, type SigningBounds } from './boundsSettings.js';
 
 /**
  * Chains, the paymaster signer and the sponsorship window, from the environment (part of loadConfig).
@@ -134,6 +135,8 @@ const chainEntry = z
       /** The native coin's USD price; required when tokens are listed (exchange rates are native-relative). */
       nativeUsd: priceSourceSpecSchema.optional(),
       tokens: z.array(tokenSettingSchema, { error: 'tokens must be an array' }).optional(),
+      /** This chain's signing bounds, over the deployment's (README, "Signing bounds"). */
+      bounds: boundsOverrideSchema.optional(),
     },
     { error: 'each chain must be an object {chainId, rpcUrl, paymaster, entryPoint?}' },
   )
@@ -214,4 +217,8 @@ export interface ChainSettings {
     readonly maxExpirySeconds: number;
     readonly validAfterSkewSeconds: number;
   };
+  /** The deployment's signing bounds (PATRON_BOUND_*); chains and dApps may override them. */
+  readonly bounds: SigningBounds;
+  /** How often a chain's base fee and tip are read at most (a block or so), and how old they may get. */
+  readonly fees: { readonly refreshMs: number; readonly maxAgeMs: number };
 }

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { boundsFromEnv } from './boundsSettings.js';
 import { type ChainSettings, chainsFromEnv, type SignerSetting } from './chainSettings.js';
 import {
   type DashboardSettings,
@@ -59,6 +60,8 @@ const envSchema = z.object({
   PATRON_EXPIRY_MAX_SECONDS: integerFromEnv('PATRON_EXPIRY_MAX_SECONDS', 30, 7 * 86_400),
   PATRON_VALID_AFTER_SKEW_SECONDS: integerFromEnv('PATRON_VALID_AFTER_SKEW_SECONDS', 0, 3600),
   PATRON_PRICE_REFRESH_SECONDS: integerFromEnv('PATRON_PRICE_REFRESH_SECONDS', 1, 3600),
+  PATRON_FEE_REFRESH_MS: integerFromEnv('PATRON_FEE_REFRESH_MS', 100, 60_000),
+  PATRON_FEE_MAX_AGE_SECONDS: integerFromEnv('PATRON_FEE_MAX_AGE_SECONDS', 1, 3600),
   PATRON_DB_POOL_SIZE: integerFromEnv('PATRON_DB_POOL_SIZE', 1, 200),
   PATRON_DEMO: booleanFromEnv('PATRON_DEMO'),
   ...dashboardEnv,
@@ -121,7 +124,8 @@ export class ConfigError extends Error {
 
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): Config {
   const parsed = envSchema.safeParse(env);
-  const problems = parsed.success ? [] : parsed.error.issues.map((i) => i.message);
+  const bounds = boundsFromEnv(env);
+  const problems = [...(parsed.success ? [] : parsed.error.issues.map((i) => i.message)), ...bounds.problems];
   // The cross-field rule reads the raw values, so it is reported together with every other problem.
   const explicitProduction = env.PATRON_PRODUCTION ?? '';
   const production =
@@ -197,6 +201,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
         defaultExpirySeconds,
         maxExpirySeconds,
         validAfterSkewSeconds: e.PATRON_VALID_AFTER_SKEW_SECONDS ?? 30,
+      },
+      bounds: bounds.bounds,
+      fees: {
+        refreshMs: e.PATRON_FEE_REFRESH_MS ?? 2000,
+        maxAgeMs: (e.PATRON_FEE_MAX_AGE_SECONDS ?? 60) * 1000,
       },
     }),
   });

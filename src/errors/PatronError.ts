@@ -27,11 +27,16 @@ export type PatronErrorCode =
   /** The dApp does not serve the chain, or the chain is not configured. */
   | 'CHAIN_NOT_SERVED'
   /** Token mode: the account cannot pay the fee (balance or approval below what the op may be charged). */
-  | 'TOKEN_PAYMENT';
+  | 'TOKEN_PAYMENT'
+  /** The op's fees or gas are beyond what Patron signs (the signing bounds). */
+  | 'OUT_OF_BOUNDS'
+  /** The chain's current fees cannot be read, so no op can be bounded: nothing is signed (transient). */
+  | 'FEES_UNAVAILABLE';
 
 export interface PatronErrorOptions {
   readonly details?: string;
   readonly cause?: unknown;
+  readonly data?: Readonly<Record<string, unknown>>;
 }
 
 export class PatronError extends Error {
@@ -40,6 +45,8 @@ export class PatronError extends Error {
   /** The message safe to show to a caller; never contains internals. */
   readonly shortMessage: string;
   readonly details: string | undefined;
+  /** Machine-readable detail safe to show to the caller (JSON-RPC `error.data`). */
+  readonly data: Readonly<Record<string, unknown>> | undefined;
 
   constructor(code: PatronErrorCode, shortMessage: string, options: PatronErrorOptions = {}) {
     super(options.details === undefined ? shortMessage : `${shortMessage}\n\nDetails: ${options.details}`, {
@@ -48,6 +55,7 @@ export class PatronError extends Error {
     this.code = code;
     this.shortMessage = shortMessage;
     this.details = options.details;
+    this.data = options.data;
   }
 
   /** Walks the cause chain and returns the first error that matches, like viem's `walk()`. */
@@ -160,5 +168,46 @@ export class UnavailableError extends PatronError {
   override name = 'UnavailableError' as const;
   constructor(message: string, options?: PatronErrorOptions) {
     super('UNAVAILABLE', message, options);
+  }
+}
+
+/** The signing bound an op broke (README, "Signing bounds"). */
+export type BoundsRule =
+  | 'maxFeePerGas'
+  | 'maxPriorityFeePerGas'
+  | 'callGasLimit'
+  | 'verificationGasLimit'
+  | 'preVerificationGas'
+  | 'maxOpCost';
+
+export class BoundsExceededError extends PatronError {
+  override name = 'BoundsExceededError' as const;
+  readonly rule: BoundsRule;
+  constructor(v: {
+    rule: BoundsRule;
+    value: bigint;
+    bound: bigint;
+    unit: string;
+    /** Context of the bound (the chain's baseFee or tip), as decimal strings. */
+    extra?: Readonly<Record<string, string>>;
+  }) {
+    const what = v.rule === 'maxOpCost' ? "the op's worst-case cost" : v.rule;
+    super(
+      'OUT_OF_BOUNDS',
+      `Out of bounds: ${what} ${v.value} ${v.unit} is above the bound ${v.bound}; Patron does not sign it`,
+      {
+        data: { rule: v.rule, value: v.value.toString(), bound: v.bound.toString(), unit: v.unit, ...v.extra },
+      },
+    );
+    this.rule = v.rule;
+  }
+}
+
+export class FeesUnavailableError extends PatronError {
+  override name = 'FeesUnavailableError' as const;
+  constructor(chainId: number) {
+    super('FEES_UNAVAILABLE', `Chain ${chainId}: its current fees cannot be read, so Patron signs nothing; try again`, {
+      data: { rule: 'chainFees', chainId },
+    });
   }
 }

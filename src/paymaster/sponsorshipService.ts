@@ -1,5 +1,7 @@
 import type { Address, Hex } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
+import type { FeeOracle } from '../chain/feeOracle.js';
+import type { SigningBounds } from '../config/boundsSettings.js';
 import { SponsorshipDeniedError, ValidationError, WebhookFailedError } from '../errors/PatronError.js';
 import type { WebhookFailureReason } from '../webhooks/webhookCaller.js';
 import type { WebhookCheckResult } from '../webhooks/webhookCheck.js';
@@ -13,6 +15,7 @@ import {
   type UserOperationV06,
 } from './patronPaymasterV06.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
+import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
 import type { PartialUserOperation } from './userOperationInput.js';
 
 export interface SponsorshipPolicy {
@@ -29,6 +32,8 @@ export interface SponsorshipDeps {
   readonly crypto: CryptoBackend;
   readonly policy: SponsorshipPolicy;
   readonly now: () => number;
+  /** The chains' current fees, for the signing bounds. */
+  readonly fees: FeeOracle;
   /** Spec §6: the dApp's webhooks decide; see webhooks/webhookCheck.ts. */
   readonly checkWebhooks: (args: {
     dappId: string;
@@ -44,6 +49,8 @@ export interface SponsorRequest {
   readonly calculateGasLimits: boolean | undefined;
   readonly expiryDuration: number | undefined;
   readonly webhookData: Record<string, unknown>;
+  /** The signing bounds that apply to this dApp on this chain (README, "Signing bounds"). */
+  readonly bounds: SigningBounds;
   /** Filled in as the request goes, for the request log (see RequestTrace). */
   readonly trace?: RequestTrace;
 }
@@ -109,12 +116,23 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     /** The ERC-7677 stub: the final length, a dummy signature. */
     stubPaymasterAndData: (paymaster: Address, expiryDuration?: number): Hex => stub(paymaster, window(expiryDuration)),
 
+    /** The fee bounds alone (the stub's check: its gas limits are not final yet). */
+    async assertFeesWithinBounds(args: {
+      chain: ChainRuntime;
+      userOp: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
+      bounds: SigningBounds;
+    }): Promise<void> {
+      assertFeesWithinBounds(args.userOp, await chainFees(deps.fees, args.chain), args.bounds);
+    },
+
     async sponsor(req: SponsorRequest): Promise<SponsoredUserOperation> {
       const trace = req.trace;
       if (trace !== undefined) {
         trace.mode = 'SPONSORED';
         trace.sender = req.userOp.sender;
       }
+      // Before the webhook and any simulation: an op priced out of bounds costs Patron nothing but this check.
+      assertFeesWithinBounds(req.userOp, await chainFees(deps.fees, req.chain), req.bounds);
       const started = trace === undefined ? 0 : performance.now();
       const verdict = await deps.checkWebhooks({ dappId: req.dappId, webhookData: req.webhookData });
       if (trace !== undefined && verdict.calls.length > 0) {
@@ -156,6 +174,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
           preVerificationGas: op.preVerificationGas ?? 0n,
         };
       }
+      assertGasWithinBounds(limits, op.maxFeePerGas, req.bounds);
       // paymasterAndData is not part of the signed hash.
       const final = completeUserOperation(op, limits, '0x');
       return {

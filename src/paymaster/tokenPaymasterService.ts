@@ -1,6 +1,8 @@
 import { type Address, decodeFunctionResult, encodeFunctionData, erc20Abi, type Hex } from 'viem';
 import { patronPaymasterAbi } from '../chain/artifacts.js';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
+import type { FeeOracle } from '../chain/feeOracle.js';
+import type { SigningBounds } from '../config/boundsSettings.js';
 import { SimulationFailedError, TokenPaymentError, UnsupportedError, ValidationError } from '../errors/PatronError.js';
 import type { ChainTokens, QuotableToken } from '../tokens/tokenCatalog.js';
 import { approvalInCallData } from './callDataApproval.js';
@@ -16,6 +18,7 @@ import {
   type UserOperationV06,
 } from './patronPaymasterV06.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
+import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
 import type { RequestTrace, SponsoredUserOperation, SponsorshipPolicy } from './sponsorshipService.js';
 import { maxGasV06, maxTokenCostV06, POST_OP_OVERHEAD, weiToTokenUnits, weiToTokenUnitsAt } from './tokenMath.js';
 import type { PartialUserOperation } from './userOperationInput.js';
@@ -37,6 +40,8 @@ export interface TokenPaymasterDeps {
   readonly policy: SponsorshipPolicy;
   readonly now: () => number;
   readonly tokens: TokenSnapshots;
+  /** The chains' current fees, for the signing bounds. */
+  readonly fees: FeeOracle;
 }
 
 /** What a quote adds for the approval the client batches into the op after quoting (README, "Token mode"). */
@@ -78,6 +83,8 @@ export interface QuoteRequest {
   readonly tokens: TokenSelection;
   readonly calculateGasLimits: boolean | undefined;
   readonly expiryDuration: number | undefined;
+  /** The signing bounds of this dApp on this chain: a quote the final data could not be signed for is refused. */
+  readonly bounds: SigningBounds;
   readonly trace?: RequestTrace | undefined;
 }
 
@@ -87,6 +94,8 @@ export interface TokenSponsorRequest {
   readonly feeToken: string;
   readonly calculateGasLimits: boolean | undefined;
   readonly expiryDuration: number | undefined;
+  /** The signing bounds of this dApp on this chain: a token-paid op's worst case is the paymaster's too. */
+  readonly bounds: SigningBounds;
   readonly trace?: RequestTrace | undefined;
 }
 
@@ -189,6 +198,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       if (op.maxFeePerGas === 0n) {
         throw new ValidationError('Invalid params: params[0].maxFeePerGas: must be set to quote a fee in tokens');
       }
+      assertFeesWithinBounds(op, await chainFees(deps.fees, req.chain), req.bounds);
       const v = window(req.expiryDuration);
       let limits: GasLimitsV06;
       if (req.calculateGasLimits !== true && hasAllLimits(op)) {
@@ -227,6 +237,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         verificationGasLimit: maxBig(limits.verificationGasLimit + TOKEN_VALIDATION_GAS, TOKEN_MIN_VERIFICATION_GAS),
         preVerificationGas: limits.preVerificationGas + (approves ? 0n : QUOTE_APPROVAL_CALLDATA_GAS),
       };
+      assertGasWithinBounds(quoted, op.maxFeePerGas, req.bounds);
       const maxWei = maxGasV06(quoted) * op.maxFeePerGas;
       const feeQuotes = selected.map((t) => feeQuote(t, weiToTokenUnitsAt(maxWei, t.rateTimesMarkup), v.validUntil));
       return { paymasterAddress: req.chain.paymaster, feeQuotes, unsupportedTokens: unsupported };
@@ -245,6 +256,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       }
       const token = findToken(chainTokens(req.chain), req.feeToken);
       const op = req.userOp;
+      assertFeesWithinBounds(op, await chainFees(deps.fees, req.chain), req.bounds);
       const v = window(req.expiryDuration);
       if (req.calculateGasLimits === false && !hasAllLimits(op)) {
         throw new ValidationError(
@@ -302,6 +314,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
           : maxBig(estimate.verificationGasLimit, TOKEN_MIN_VERIFICATION_GAS),
         preVerificationGas: useCallerLimits ? op.preVerificationGas : estimate.preVerificationGas,
       };
+      assertGasWithinBounds(limits, op.maxFeePerGas, req.bounds);
       let maxTokenCost = maxTokenCostV06(limits, op.maxFeePerGas, price);
       if (available < maxTokenCost) {
         // The user approved a quote made before the approval joined the op: accept it as the cap if it still

@@ -2,7 +2,7 @@ import { PatronError, type PatronErrorCode } from '../errors/PatronError.js';
 
 /**
  * JSON-RPC error codes of the paymaster endpoints: a stable, documented table (README, "JSON-RPC errors").
- * -32700..-32603 are JSON-RPC 2.0's own; -32001..-32030 are Patron's, inside the server range.
+ * -32700..-32603 are JSON-RPC 2.0's own; -32001..-32041 are Patron's, inside the server range.
  *
  * HTTP status: deterministic failures of a single request are answered with HTTP 400 (401 for a bad API key)
  * and the JSON-RPC error in the body, because `@biconomy/paymaster@4` / `@biconomy/account@4` only read an
@@ -24,6 +24,8 @@ export const RPC = {
   SIMULATION_FAILED: -32020,
   TOKEN_PAYMENT: -32021,
   UNSUPPORTED: -32030,
+  OUT_OF_BOUNDS: -32040,
+  FEES_UNAVAILABLE: -32041,
 } as const;
 
 export interface RpcErrorObject {
@@ -45,6 +47,9 @@ const BY_DOMAIN_CODE: Record<PatronErrorCode, { code: number; http: number }> = 
   SIMULATION_FAILED: { code: RPC.SIMULATION_FAILED, http: 400 },
   UNSUPPORTED: { code: RPC.UNSUPPORTED, http: 400 },
   TOKEN_PAYMENT: { code: RPC.TOKEN_PAYMENT, http: 400 },
+  OUT_OF_BOUNDS: { code: RPC.OUT_OF_BOUNDS, http: 400 },
+  // 503: transient, and viem retries it; the message is Patron's own, so it is shown.
+  FEES_UNAVAILABLE: { code: RPC.FEES_UNAVAILABLE, http: 503 },
   PAYLOAD_TOO_LARGE: { code: RPC.INVALID_REQUEST, http: 413 },
   UNSUPPORTED_MEDIA_TYPE: { code: RPC.INVALID_REQUEST, http: 415 },
   UNAVAILABLE: { code: RPC.INTERNAL_ERROR, http: 503 },
@@ -57,11 +62,12 @@ export function toRpcError(err: unknown): { error: RpcErrorObject; http: number;
     const m = BY_DOMAIN_CODE[err.code];
     const internal = m.code === RPC.INTERNAL_ERROR;
     const reason = (err as { reason?: unknown }).reason;
+    const data = internal ? undefined : (err.data ?? (typeof reason === 'string' ? { reason } : undefined));
     return {
       error: {
         code: m.code,
         message: internal ? 'Internal error' : err.shortMessage,
-        ...(typeof reason === 'string' ? { data: { reason } } : {}),
+        ...(data === undefined ? {} : { data }),
       },
       http: m.http,
       internal,

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
+import type { SigningBounds } from '../config/boundsSettings.js';
 import type { RequestTrace, SponsorshipService } from '../paymaster/sponsorshipService.js';
 import type { TokenPaymasterService } from '../paymaster/tokenPaymasterService.js';
 import type { DappRecord } from '../store/records.js';
@@ -8,6 +9,8 @@ import type { DappRecord } from '../store/records.js';
 export interface RpcContext {
   readonly dapp: DappRecord;
   readonly chain: ChainRuntime;
+  /** The signing bounds of this dApp on this chain (README, "Signing bounds"). */
+  readonly bounds: SigningBounds;
   readonly sponsorship: SponsorshipService;
   readonly tokens: TokenPaymasterService;
   /**

@@ -45,6 +45,7 @@ async function sponsored(userOp: PartialUserOperation, mode: ModeObject, ctx: Rp
     calculateGasLimits: mode.calculateGasLimits,
     expiryDuration: mode.expiryDuration,
     webhookData: mode.webhookData,
+    bounds: ctx.bounds,
     ...(ctx.trace === undefined ? {} : { trace: ctx.trace }),
   });
   return sponsoredResult(s);
@@ -58,6 +59,7 @@ async function quotes(userOp: PartialUserOperation, mode: ModeObject, ctx: RpcCo
     tokens: { preferredToken: info.preferredToken, tokenList: info.tokenList },
     calculateGasLimits: mode.calculateGasLimits,
     expiryDuration: mode.expiryDuration,
+    bounds: ctx.bounds,
     trace: ctx.trace,
   });
   return quotesResult(q);
@@ -101,6 +103,7 @@ export function tokenPaid(userOp: PartialUserOperation, mode: ModeObject, ctx: R
     feeToken,
     calculateGasLimits: mode.calculateGasLimits,
     expiryDuration: mode.expiryDuration,
+    bounds: ctx.bounds,
     trace: ctx.trace,
   });
 }

@@ -22,6 +22,7 @@ export const pm_getPaymasterData = defineRpcMethod({
       calculateGasLimits: false,
       expiryDuration: mode.expiryDuration,
       webhookData: mode.webhookData,
+      bounds: ctx.bounds,
     });
     return { paymasterAndData: sponsored.paymasterAndData };
   },

@@ -13,6 +13,8 @@ export const pm_getPaymasterStubData = defineRpcMethod({
   params: erc7677Params,
   async handler(params, ctx) {
     const mode = assertErc7677Target(params, ctx);
+    // The stub signs nothing, but a client should learn here, not at the final data, that its fees are refused.
+    await ctx.sponsorship.assertFeesWithinBounds({ chain: ctx.chain, userOp: params[0], bounds: ctx.bounds });
     if (mode.mode === 'ERC20') {
       const info = parseTokenInfo(mode.tokenInfo);
       return {

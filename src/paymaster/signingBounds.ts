@@ -1,0 +1,83 @@
+import type { ChainRuntime } from '../chain/chainRegistry.js';
+import type { FeeOracle } from '../chain/feeOracle.js';
+import type { SigningBounds } from '../config/boundsSettings.js';
+import { BoundsExceededError, type BoundsRule, FeesUnavailableError } from '../errors/PatronError.js';
+import type { GasLimits } from './tokenMath.js';
+import { VERIFICATION_GAS_MULTIPLIER_V06 } from './tokenMath.js';
+
+/**
+ * The signing bounds (README, "Signing bounds"): pure checks of an op's fees and gas against the chain's
+ * current fees and the bounds that apply to the request. Every paymaster method runs them before it signs
+ * (and the stub and quotes too, so a client learns early): an op out of bounds is refused with the rule, the
+ * value and the bound, whatever the dApp's webhook said.
+ */
+export interface FeeSnapshot {
+  readonly baseFee: bigint;
+  readonly tip: bigint;
+}
+
+const PPM = 1_000_000n;
+
+/** The largest tip (wei per gas) Patron signs for: the chain's tip × the multiplier, never below the floor. */
+export function tipCap(bounds: SigningBounds, fees: FeeSnapshot): bigint {
+  const scaled = (fees.tip * bounds.tipMultiplierPpm) / PPM;
+  return scaled > bounds.minTipCapWei ? scaled : bounds.minTipCapWei;
+}
+
+/** The largest maxFeePerGas Patron signs for: baseFee × the multiplier + the tip cap. */
+export function maxFeeCap(bounds: SigningBounds, fees: FeeSnapshot): bigint {
+  return (fees.baseFee * bounds.baseFeeMultiplierPpm) / PPM + tipCap(bounds, fees);
+}
+
+/**
+ * EntryPoint v0.6's prefund for an op with a paymaster: (callGasLimit + 3 × verificationGasLimit +
+ * preVerificationGas) × maxFeePerGas. The EntryPoint never charges the paymaster more (AA51 otherwise).
+ */
+export function worstCaseCostV06(limits: GasLimits, maxFeePerGas: bigint): bigint {
+  return (
+    (limits.callGasLimit + VERIFICATION_GAS_MULTIPLIER_V06 * limits.verificationGasLimit + limits.preVerificationGas) *
+    maxFeePerGas
+  );
+}
+
+function deny(rule: BoundsRule, value: bigint, bound: bigint, unit: string, extra?: Record<string, string>): never {
+  throw new BoundsExceededError({ rule, value, bound, unit, ...(extra === undefined ? {} : { extra }) });
+}
+
+/** The op's fees against the chain's: runs before anything else (no webhook call, no simulation for junk). */
+export function assertFeesWithinBounds(
+  op: { readonly maxFeePerGas: bigint; readonly maxPriorityFeePerGas: bigint },
+  fees: FeeSnapshot,
+  bounds: SigningBounds,
+): void {
+  const tips = tipCap(bounds, fees);
+  if (op.maxPriorityFeePerGas > tips) {
+    deny('maxPriorityFeePerGas', op.maxPriorityFeePerGas, tips, 'wei per gas', { chainTip: fees.tip.toString() });
+  }
+  const feeCap = (fees.baseFee * bounds.baseFeeMultiplierPpm) / PPM + tips;
+  if (op.maxFeePerGas > feeCap) {
+    deny('maxFeePerGas', op.maxFeePerGas, feeCap, 'wei per gas', { baseFee: fees.baseFee.toString() });
+  }
+}
+
+/** Each gas field against its cap, then the worst-case cost against the per-op cap. */
+export function assertGasWithinBounds(limits: GasLimits, maxFeePerGas: bigint, bounds: SigningBounds): void {
+  if (limits.callGasLimit > bounds.maxCallGasLimit) {
+    deny('callGasLimit', limits.callGasLimit, bounds.maxCallGasLimit, 'gas');
+  }
+  if (limits.verificationGasLimit > bounds.maxVerificationGasLimit) {
+    deny('verificationGasLimit', limits.verificationGasLimit, bounds.maxVerificationGasLimit, 'gas');
+  }
+  if (limits.preVerificationGas > bounds.maxPreVerificationGas) {
+    deny('preVerificationGas', limits.preVerificationGas, bounds.maxPreVerificationGas, 'gas');
+  }
+  const cost = worstCaseCostV06(limits, maxFeePerGas);
+  if (cost > bounds.maxOpCostWei) deny('maxOpCost', cost, bounds.maxOpCostWei, 'wei');
+}
+
+/** The chain's current fees, or FeesUnavailableError: a chain that cannot be read denies, it does not sign. */
+export async function chainFees(oracle: FeeOracle, chain: ChainRuntime): Promise<FeeSnapshot> {
+  const fees = await oracle.get(chain);
+  if (fees === undefined) throw new FeesUnavailableError(chain.chainId);
+  return fees;
+}
