@@ -227,6 +227,50 @@ describe('patron CLI (in-process)', () => {
     assert.equal(dapps2[0]?.apiKey, rotated.apiKey);
   });
 
+  test('dapp limits: the operator shows, sets (validated, canonical) and clears the signing bounds of any dApp', async () => {
+    const store = getStore();
+    await cliJson(store, ['account', 'create', '--email', 'limits@example.com'], z.unknown());
+    const { dapp } = await cliJson(store, ['dapp', 'create', '--name', 'L', '--chain', '1'], dappOut);
+    const limitsOut = z.object({ dappId: z.string(), limits: z.record(z.string(), z.unknown()) });
+    assert.deepEqual(await cliJson(store, ['dapp', 'limits', '--id', dapp.dappId], limitsOut), {
+      dappId: dapp.dappId,
+      limits: {},
+    });
+    const set = JSON.stringify({
+      bounds: { maxOpCostWei: 10 ** 15, tipMultiplier: 1.5 },
+      chains: { '1': { bounds: { maxCallGasLimit: '500000' } } },
+    });
+    const shown = await cliJson(store, ['dapp', 'limits', '--id', dapp.dappId, '--set', set], limitsOut);
+    assert.deepEqual(shown.limits, {
+      bounds: { tipMultiplier: '1.5', maxOpCostWei: '1000000000000000' },
+      chains: { '1': { bounds: { maxCallGasLimit: '500000' } } },
+    });
+    assert.equal((await store.dapps.findById(dapp.dappId))?.limits.bounds?.maxOpCostWei, 10n ** 15n);
+    await cliError(
+      store,
+      ['dapp', 'limits', '--id', dapp.dappId, '--set', '{"bounds":{"maxOpCostWei":"-1"}}'],
+      'maxOpCostWei must be a whole number of at least 1 (a decimal string)',
+    );
+    await cliError(
+      store,
+      ['dapp', 'limits', '--id', dapp.dappId, '--set', 'nope'],
+      `--set takes a JSON object, e.g. '{"bounds":{"maxOpCostWei":"10000000000000000"}}'`,
+    );
+    await cliError(
+      store,
+      ['dapp', 'limits', '--id', '00000000-0000-4000-8000-000000000000', '--clear'],
+      'dApp not found',
+    );
+    assert.equal(
+      (await store.dapps.findById(dapp.dappId))?.limits.bounds?.maxOpCostWei,
+      10n ** 15n,
+      'a refused change leaves the stored limits',
+    );
+    const cleared = await cliJson(store, ['dapp', 'limits', '--id', dapp.dappId, '--clear'], limitsOut);
+    assert.deepEqual(cleared.limits, {});
+    assert.deepEqual((await store.dapps.findById(dapp.dappId))?.limits, {});
+  });
+
   test('human output (no --json): secrets shown once, tables, nothing on stderr', async () => {
     const store = getStore();
     const created = await cli(store, ['account', 'create', '--email', 'h@example.com']);

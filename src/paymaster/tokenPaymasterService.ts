@@ -263,6 +263,9 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
           'Invalid params: params[0]: callGasLimit, verificationGasLimit and preVerificationGas are required when calculateGasLimits is false',
         );
       }
+      const useCallerLimits = req.calculateGasLimits !== true && hasAllLimits(op);
+      // The caller's own limits are final: out of bounds, the op is refused before it costs a simulation.
+      if (useCallerLimits) assertGasWithinBounds(op, op.maxFeePerGas, req.bounds);
       const price = { exchangeRate: token.exchangeRate, priceMarkup: token.priceMarkup };
       const base = completeUserOperation(op, op, tokenStub(req.chain, v, token.address));
       const simFields = {
@@ -306,7 +309,6 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
           'token charge failed',
         );
       }
-      const useCallerLimits = req.calculateGasLimits !== true && hasAllLimits(op);
       const limits: GasLimitsV06 = {
         callGasLimit: useCallerLimits ? op.callGasLimit : estimate.callGasLimit,
         verificationGasLimit: useCallerLimits
