@@ -20,7 +20,8 @@ import { answer, type Receiver, startReceiver } from './helpers/webhookReceiver.
 /**
  * The request log: every paymaster JSON-RPC call of a resolved dApp is recorded with its outcome, written in
  * batches off the request path, shown per account through the admin API, and pruned by age and count.
- * The chain is a stub that fails every call: the calls recorded here need no chain (limits given, or a stub).
+ * The chain is a stub that answers only the fee reads of the signing bounds (base fee 1 gwei, tip 1 gwei) and
+ * fails every other call: the calls recorded here need no chain beyond that (limits given, or a stub).
  */
 const SENDER = '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01';
 const PAYMASTER = '0x1111111111111111111111111111111111111111';
@@ -55,7 +56,9 @@ let receiver: Receiver;
 before(async () => {
   const chain = eip1193ChainRuntime({
     chainId: 31337,
-    request: async () => {
+    request: async ({ method }) => {
+      if (method === 'eth_getBlockByNumber') return { number: '0x1', baseFeePerGas: '0x3b9aca00' };
+      if (method === 'eth_maxPriorityFeePerGas') return '0x3b9aca00';
       throw new Error('no chain in this test');
     },
     entryPoint: ENTRY_POINT,
@@ -153,6 +156,16 @@ describe('what is recorded', () => {
     );
     assert.equal(res.statusCode, 200);
     assert.equal((await logOf(a)).entries.length, before + 3);
+  });
+
+  test('out of the signing bounds: "denied" with -32040 and the rule in the reason', async () => {
+    const [userOp, mode] = sponsoredParams(7);
+    const inflated = { ...(userOp as object), maxPriorityFeePerGas: '0x3635c9adc5dea00000' };
+    assert.equal((await call(a, 'pm_sponsorUserOperation', [inflated, mode])).statusCode, 400);
+    const [e] = (await logOf(a)).entries;
+    assert.equal(e?.outcome, 'denied');
+    assert.equal(e?.errorCode, -32040);
+    assert.match(String(e?.reason), /^Out of bounds: maxPriorityFeePerGas 1000000000000000000000 wei per gas/);
   });
 
   describe('with a webhook', () => {

@@ -54,8 +54,11 @@ function successOutcome(method: string, result: unknown): RequestOutcome {
   return 'sponsored';
 }
 
+/** Refusals of the request itself (the webhook's, or the signing bounds'), as against failures. */
+const DENIALS: ReadonlySet<number> = new Set([RPC.SPONSORSHIP_DENIED, RPC.WEBHOOK_FAILED, RPC.OUT_OF_BOUNDS]);
+
 function errorOutcome(code: number): RequestOutcome {
-  return code === RPC.SPONSORSHIP_DENIED || code === RPC.WEBHOOK_FAILED ? 'denied' : 'error';
+  return DENIALS.has(code) ? 'denied' : 'error';
 }
 
 function reasonOf(error: RpcErrorObject): string {
