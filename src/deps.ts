@@ -73,6 +73,11 @@ export interface DepsOverrides {
   readonly chains?: readonly ChainRuntime[];
   /** Fee tokens of the caller's chains (tests), instead of the configured ones. */
   readonly tokenChains?: readonly ChainTokenSettings[];
+  /**
+   * The chains' fees and the bounds resolver, instead of the chain reads and the configured bounds: for the
+   * benchmark's guard-less reference server (bench/sponsorServer.ts), which measures what the guards cost.
+   */
+  readonly guards?: { readonly fees: FeeOracle; readonly bounds: BoundsResolver };
 }
 
 /**
@@ -159,15 +164,19 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
       ),
     ],
   );
-  const fees = createFeeOracle({
-    ...config.paymaster.fees,
-    now,
-    onError: (chainId, err) => logger.warn({ err, chainId }, 'could not read the chain fees'),
-  });
-  const bounds = createBoundsResolver({
-    deployment: config.paymaster.bounds,
-    chains: new Map(config.paymaster.chains.flatMap((c) => (c.bounds === undefined ? [] : [[c.chainId, c.bounds]]))),
-  });
+  const fees =
+    overrides.guards?.fees ??
+    createFeeOracle({
+      ...config.paymaster.fees,
+      now,
+      onError: (chainId, err) => logger.warn({ err, chainId }, 'could not read the chain fees'),
+    });
+  const bounds =
+    overrides.guards?.bounds ??
+    createBoundsResolver({
+      deployment: config.paymaster.bounds,
+      chains: new Map(config.paymaster.chains.flatMap((c) => (c.bounds === undefined ? [] : [[c.chainId, c.bounds]]))),
+    });
   const sponsorship = createSponsorshipService({
     signer,
     fees,
