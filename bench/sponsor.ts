@@ -2,6 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { boundChecksMicros } from './boundChecks.js';
 import { closedLoad } from './closedLoad.js';
 import { benchRuntime, compileForBench, serverExecArgv } from './compiled.js';
 import { ask, childCpuMicros, cpuTimes, quietMachine, stealShare, stealText } from './machine.js';
@@ -19,6 +20,8 @@ import type { SponsorServerReady } from './sponsorServer.js';
  *   d. the ceiling: a bare node:http server that only parses the body and hashes + signs the op with the same
  *      signing code;
  *   e. (diagnostic) the ceiling's handler served by Fastify configured as Patron's app: the framework's share;
+ *   g. a on a second Patron without its guards (BENCH_GUARDS=off, guardsOff.ts): a / g is what the signing
+ *      bounds and rate limits cost; the bound comparisons that still run in g are timed apart (`micro`);
  * then (a), (b) and the ceiling again at a fixed 1,000 req/s (autocannon overallRate), for their p99.
  *
  * Each request carries a fresh nonce (see sampleOp.ts). Prints req/s, p50, p99, the server's CPU µs per
@@ -40,7 +43,7 @@ const connections = 50;
 const fixedRate = 1000;
 /** The paced runs' unmeasured start (see pacedLoad.ts). */
 const PACED_WARMUP_SECONDS = 3;
-const only = new Set((process.env.BENCH_SCENARIOS ?? 'a,b,c,d,e,a@rate,b@rate,d@rate').split(','));
+const only = new Set((process.env.BENCH_SCENARIOS ?? 'a,b,c,d,e,g,micro,a@rate,b@rate,d@rate').split(','));
 const runtime = benchRuntime();
 const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 
@@ -54,7 +57,12 @@ if (runtime === 'tsc') process.stdout.write('# compiling src/ and the bench serv
 const compiled = runtime === 'tsc' ? compileForBench(ENTRIES) : undefined;
 if (runtime === 'tsc') process.stdout.write('done\n');
 
-function forkChild(entry: (typeof ENTRIES)[number], args: string[] = [], pipeStdout = false): ChildProcess {
+function forkChild(
+  entry: (typeof ENTRIES)[number],
+  args: string[] = [],
+  pipeStdout = false,
+  env: NodeJS.ProcessEnv = process.env,
+): ChildProcess {
   const file = compiled?.[ENTRIES.indexOf(entry)] ?? path.join(root, entry);
   const execArgv =
     entry === 'bench/sponsorServer.ts'
@@ -65,6 +73,7 @@ function forkChild(entry: (typeof ENTRIES)[number], args: string[] = [], pipeStd
   return fork(file, args, {
     execArgv,
     stdio: ['ignore', pipeStdout ? 'pipe' : 'inherit', 'inherit', 'ipc'],
+    env,
   });
 }
 
@@ -77,6 +86,12 @@ patron.stdout?.on('data', (chunk: Buffer) => {
   logBytes += chunk.length;
 });
 const [ready] = (await once(patron, 'message')) as [SponsorServerReady];
+// The guard-less reference (g): the same service, its log drained and not counted.
+const bare = only.has('g')
+  ? forkChild('bench/sponsorServer.ts', [], true, { ...process.env, BENCH_GUARDS: 'off' })
+  : undefined;
+bare?.stdout?.resume();
+const bareReady = bare === undefined ? undefined : ((await once(bare, 'message')) as [SponsorServerReady])[0];
 
 const receiver = forkChild('bench/webhookReceiver.ts');
 const [{ url: webhookUrl }] = (await once(receiver, 'message')) as [{ url: string }];
@@ -122,7 +137,7 @@ interface Target {
   readonly logged: boolean;
 }
 
-const targets = {
+const targets: Partial<Record<'a' | 'b' | 'c' | 'd' | 'e' | 'g', Target>> = {
   a: {
     name: 'a. SPONSORED, limits given, no webhook',
     server: patron,
@@ -158,8 +173,30 @@ const targets = {
     body: givenLimits,
     logged: false,
   },
-} satisfies Record<string, Target>;
+  ...(bare === undefined || bareReady === undefined
+    ? {}
+    : {
+        g: {
+          name: 'g. a without its guards (bounds, rate limits)',
+          server: bare,
+          url: `${bareReady.url}/api/v1/${bareReady.chainId}/${bareReady.plainApiKey}`,
+          body: rpcBodyParts({
+            op: opFromIpc(bareReady.op),
+            method,
+            modeObject: { mode: 'SPONSORED', calculateGasLimits: false, sponsorshipInfo: { webhookData: {} } },
+            withGas: true,
+          }),
+          logged: false,
+        },
+      }),
+};
 type Key = keyof typeof targets;
+/** A scenario's target; only g may be absent (when not selected), and keys come from the object itself. */
+function target(k: Key): Target {
+  const t = targets[k];
+  if (t === undefined) throw new Error(`no target ${k}`);
+  return t;
+}
 
 let nonce = 1;
 
@@ -253,21 +290,21 @@ console.log(
 const keys = (Object.keys(targets) as Key[]).filter((k) => only.has(k));
 const rated = (['a', 'b', 'd'] as const).filter((k) => only.has(`${k}@rate`));
 for (const k of new Set<Key>([...keys, ...rated])) {
-  await smokeTest(targets[k]);
-  await slice(targets[k], { duration: 2 }); // warm-up (JIT, pools, caches), not reported
+  await smokeTest(target(k));
+  await slice(target(k), { duration: 2 }); // warm-up (JIT, pools, caches), not reported
 }
 const slices = new Map<Key, Slice[]>(keys.map((k) => [k, []]));
 let webhookCalls = 0;
 for (let r = 0; r < rounds; r++) {
   for (const k of keys) {
     const before = k === 'b' ? (await ask<{ calls: number }>(receiver, 'count')).calls : 0;
-    slices.get(k)?.push(await slice(targets[k], { duration: seconds / rounds }));
+    slices.get(k)?.push(await slice(target(k), { duration: seconds / rounds }));
     if (k === 'b') webhookCalls += (await ask<{ calls: number }>(receiver, 'count')).calls - before;
   }
 }
 const totals = new Map<Key, { rps: number; cpu: number }>();
 for (const k of keys) {
-  const r = row(targets[k].name, slices.get(k) ?? [], k === 'b' ? `  webhook calls ${webhookCalls}` : '');
+  const r = row(target(k).name, slices.get(k) ?? [], k === 'b' ? `  webhook calls ${webhookCalls}` : '');
   totals.set(k, r);
   console.log(r.text);
 }
@@ -282,6 +319,19 @@ if (a !== undefined && d !== undefined) {
   );
 }
 
+const g = totals.get('g');
+if (a !== undefined && g !== undefined) {
+  const checks = only.has('micro') ? boundChecksMicros() : undefined;
+  const extra = a.cpu - g.cpu + (checks ?? 0);
+  console.log(
+    `(a) costs ${(a.cpu / g.cpu).toFixed(3)}× the guard-less (g): ${(a.cpu - g.cpu).toFixed(1)} µs/req` +
+      (checks === undefined
+        ? ''
+        : `; with the bound comparisons that g still runs (${checks.toFixed(2)} µs/req, micro), the guards add ` +
+          `${extra.toFixed(1)} µs/req = ${((100 * extra) / g.cpu).toFixed(1)} % of g`),
+  );
+}
+
 if (rated.length > 0) {
   console.log(
     `# fixed rate: ${fixedRate} req/s (autocannon overallRate), ${connections} connections, ${seconds} s; ` +
@@ -289,7 +339,7 @@ if (rated.length > 0) {
   );
 }
 for (const k of rated) {
-  const t = targets[k];
+  const t = target(k);
   const s = await slice(t, { duration: seconds, overallRate: fixedRate });
   console.log(row(`${t.name} @ ${fixedRate}/s`, [s], `  raw p99 ${s.rawP99.toFixed(1)} ms`).text);
 }
@@ -300,7 +350,7 @@ if (rated.length > 0) {
   );
 }
 for (const k of rated) {
-  const t = targets[k];
+  const t = target(k);
   await quiet.wait();
   const cpuBefore = await childCpuMicros(t.server);
   const cpuTimesBefore = cpuTimes();
@@ -329,7 +379,7 @@ if (quiet.warnings > 0) {
   );
 }
 
-for (const child of [patron, receiver, ceiling, framework, pacer]) {
+for (const child of [patron, receiver, ceiling, framework, pacer, ...(bare === undefined ? [] : [bare])]) {
   child.send('stop');
   await once(child, 'exit');
 }

@@ -8,6 +8,7 @@ import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
 import { createDeps } from '../src/deps.js';
 import { createLogger } from '../src/logger.js';
+import { guardsOff } from './guardsOff.js';
 import { type IpcOp, opToIpc, simpleAccountOp } from './sampleOp.js';
 import { serveBenchIpc } from './serveBenchIpc.js';
 
@@ -17,7 +18,8 @@ import { serveBenchIpc } from './serveBenchIpc.js';
  * SQLite data directory (or PostgreSQL with DATABASE_URL), and the service's default log level (info; set
  * LOG_LEVEL to change it) writing to stdout, which the parent drains like a log shipper would. Two dApps are
  * created through the domain services: `plain` (no webhook) and `hooked` (the parent registers one). Speaks
- * over IPC: sends `Ready`; answers 'cpu' with process.cpuUsage(); exits on 'stop'.
+ * over IPC: sends `Ready`; answers 'cpu' with process.cpuUsage(); exits on 'stop'. With `BENCH_GUARDS=off` it is
+ * the guard-less reference (guardsOff.ts).
  */
 export interface SponsorServerReady {
   readonly url: string;
@@ -43,7 +45,11 @@ const config = loadConfig({
   PATRON_DEV_CHAIN: 'true',
   PATRON_DEMO: 'false',
 });
-const deps = await createDeps(config, createLogger({ level: config.logLevel }));
+const deps = await createDeps(
+  config,
+  createLogger({ level: config.logLevel }),
+  process.env.BENCH_GUARDS === 'off' ? { guards: guardsOff() } : {},
+);
 const devChain = deps.devChain;
 if (devChain === undefined) throw new Error('the dev chain did not start');
 

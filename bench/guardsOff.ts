@@ -1,0 +1,32 @@
+import type { FeeOracle } from '../src/chain/feeOracle.js';
+import type { SigningBounds } from '../src/config/boundsSettings.js';
+import type { DepsOverrides } from '../src/deps.js';
+
+/**
+ * The guards of the benchmark's reference Patron (scenario g, `BENCH_GUARDS=off`): what the same service costs
+ * without them, so that `a / g` is what the signing bounds (and the rate limits) add per request.
+ *
+ * - Fees: a constant snapshot, no chain reads (the real oracle refreshes in the background and reads the dev
+ *   chain, which runs in the server's process, so its CPU is in a's figure and not in g's).
+ * - Bounds: one frozen, unbounded set for every dApp and chain (no resolution, no memo lookup). The comparisons
+ *   themselves still run in g (the domain has no switch to skip them, on purpose); the benchmark measures
+ *   them apart (`micro` line) so the report can add them.
+ */
+const UNBOUNDED = (1n << 255n) - 1n;
+
+const unbounded: SigningBounds = Object.freeze({
+  baseFeeMultiplierPpm: UNBOUNDED,
+  tipMultiplierPpm: UNBOUNDED,
+  minTipCapWei: UNBOUNDED,
+  maxCallGasLimit: UNBOUNDED,
+  maxVerificationGasLimit: UNBOUNDED,
+  maxPreVerificationGas: UNBOUNDED,
+  maxOpCostWei: UNBOUNDED,
+});
+
+const fixedFees = Object.freeze({ baseFee: 1n, tip: 1n, blockNumber: 0n, readAt: 0 });
+const constantFees: FeeOracle = { get: () => Promise.resolve(fixedFees) };
+
+export function guardsOff(): NonNullable<DepsOverrides['guards']> {
+  return { fees: constantFees, bounds: () => unbounded };
+}
