@@ -45,6 +45,9 @@ describe('production mode: the SSRF guard at call time', () => {
     'rebound.test': ['127.0.0.1'],
     'mixed.test': ['93.184.215.14', '127.0.0.1'],
     'metadata.test': ['169.254.169.254'],
+    'compat.test': ['::7f00:1'], // IPv4-compatible form of 127.0.0.1
+    'compat-metadata.test': ['::a9fe:a9fe'], // of 169.254.169.254
+    'nat64.test': ['64:ff9b::7f00:1'],
   });
   const prod = createWebhookCaller({ allowPrivate: false, resolve: dns.resolve, secretBox, logger, timeoutMs: 500 });
   after(() => prod.close());
@@ -56,6 +59,14 @@ describe('production mode: the SSRF guard at call time', () => {
     ['a name that now resolves to 127.0.0.1 (DNS rebinding)', (port) => `http://rebound.test:${port}/hook`],
     ['a name with one private address among public ones', (port) => `http://mixed.test:${port}/hook`],
     ['a name resolving to the metadata address', (port) => `http://metadata.test:${port}/hook`],
+    ['[::127.0.0.1] (IPv4-compatible IPv6 literal)', (port) => `http://[::127.0.0.1]:${port}/hook`],
+    ['[::a9fe:a9fe] (the metadata address, IPv4-compatible)', (port) => `http://[::a9fe:a9fe]:${port}/hook`],
+    ['a name resolving to an IPv4-compatible IPv6 address', (port) => `http://compat.test:${port}/hook`],
+    [
+      'a name resolving to the metadata address in IPv4-compatible form',
+      (port) => `http://compat-metadata.test:${port}/hook`,
+    ],
+    ['a name resolving to a NAT64 address', (port) => `http://nat64.test:${port}/hook`],
   ];
   for (const [name, url] of refused) {
     test(`${name} → forbidden_address, and the receiver is never contacted`, async () => {

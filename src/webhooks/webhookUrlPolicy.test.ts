@@ -35,6 +35,7 @@ const DNS = {
   'mixed.example.com': ['93.184.215.14', '10.0.0.7'],
   'metadata.example.com': ['169.254.169.254'],
   'mapped.example.com': ['::ffff:127.0.0.1'],
+  'compat.example.com': ['::a9fe:a9fe'],
   'empty.example.com': [],
 };
 
@@ -69,12 +70,27 @@ describe('isPublicAddress', () => {
     ['::ffff:127.0.0.1', false],
     ['::ffff:10.0.0.1', false],
     ['64:ff9b::a00:1', false],
+    // Every IPv6 form that embeds an IPv4 address (ipaddr.js calls ::/96 unicast: these passed before).
+    ['::127.0.0.1', false], // IPv4-compatible, loopback
+    ['::a9fe:a9fe', false], // IPv4-compatible, 169.254.169.254
+    ['::8.8.8.8', false], // IPv4-compatible: refused outright, even for a public IPv4
+    ['::ffff:0:7f00:1', false], // IPv4-translated
+    ['64:ff9b::8.8.8.8', false], // NAT64, even for a public IPv4
+    ['64:ff9b:1::a9fe:a9fe', false], // local-use NAT64
+    ['2002:7f00:1::', false], // 6to4 of 127.0.0.1
+    ['2002:808:808::1', false], // 6to4 of a public IPv4: refused outright
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', false], // Teredo
+    ['::ffff:169.254.169.254', false],
+    ['ff02::1', false],
+    ['100::1', false], // discard-only
+    ['2001:db8::1', false], // documentation
     ['not-an-ip', false],
     ['', false],
     ['93.184.215.14', true],
     ['8.8.8.8', true],
     ['2606:4700:4700::1111', true],
     ['::ffff:8.8.8.8', true],
+    ['2a00:1450:4001:80b::200e', true],
   ];
   for (const [address, expected] of cases) {
     test(`${address || '(empty)'} → ${expected}`, () => {
@@ -83,11 +99,42 @@ describe('isPublicAddress', () => {
   }
 });
 
+describe('createWebhookUrlPolicy: length and normalisation', () => {
+  const { resolve } = fakeResolver(DNS);
+  const policy = createWebhookUrlPolicy({ allowPrivate: true, resolve });
+
+  test('the URL is returned (and so stored) normalised', async () => {
+    assert.equal(await policy.check('HTTP://Hooks.Example.COM:80/a/../b?x=1'), 'http://hooks.example.com/b?x=1');
+  });
+
+  test('2048 characters pass; 2049 are refused before parsing', async () => {
+    const base = 'https://hooks.example.com/';
+    assert.equal((await policy.check(base + 'a'.repeat(2048 - base.length))).length, 2048);
+    await rejectsWith(
+      policy.check(base + 'a'.repeat(2049 - base.length)),
+      'webhookUrl must be at most 2048 characters',
+    );
+  });
+
+  test('a URL that normalisation lengthens past 2048 characters is refused', async () => {
+    // 600 × "é" is 626 characters as sent and 3,626 once percent-encoded.
+    const raw = `https://hooks.example.com/${'é'.repeat(600)}`;
+    assert.ok(raw.length <= 2048);
+    await rejectsWith(policy.check(raw), 'webhookUrl must be at most 2048 characters');
+  });
+});
+
 describe('createWebhookUrlPolicy({ allowPrivate: false })', () => {
   const rejected: [string, string][] = [
     ['http://127.0.0.1/x', INTERNAL],
     ['http://[::1]/', INTERNAL],
     ['http://[::ffff:127.0.0.1]/', INTERNAL],
+    ['http://[::127.0.0.1]/', INTERNAL],
+    ['http://[::a9fe:a9fe]/latest/meta-data/', INTERNAL],
+    ['http://[::ffff:0:a9fe:a9fe]/', INTERNAL],
+    ['http://[64:ff9b::a9fe:a9fe]/', INTERNAL],
+    ['http://[2002:a9fe:a9fe::1]/', INTERNAL],
+    ['https://compat.example.com/hook', INTERNAL],
     ['http://localhost:4000/', INTERNAL],
     ['http://LOCALHOST./', INTERNAL],
     ['http://api.localhost/', INTERNAL],
