@@ -131,6 +131,23 @@ describe('webhooks from the dashboard', () => {
     assert.equal(bad.statusCode, 400);
   });
 
+  test('send test with webhookData nested 5,000 levels or over 16 KiB: 400 naming the bound, nothing sent', async () => {
+    const calls = receiver.requests.length;
+    const deep = `{"webhookData":${'{"a":'.repeat(4999)}{}${'}'.repeat(4999)}}`;
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: `${hooks()}/${webhookId}/test`,
+      headers: { ...writeHeaders(sa), 'content-type': 'application/json' },
+      payload: deep,
+    });
+    assert.equal(res.statusCode, 400, res.body);
+    assert.equal(res.json().message, 'webhookData must nest at most 32 levels');
+    const big = await as(sa).send('POST', `${hooks()}/${webhookId}/test`, { webhookData: { pad: 'x'.repeat(16_384) } });
+    assert.equal(big.statusCode, 400, big.body);
+    assert.match(big.json().message, /^webhookData must be at most 16384 bytes as JSON/);
+    assert.equal(receiver.requests.length, calls);
+  });
+
   test('deactivate, activate (an inactive webhook can still be tested), delete', async () => {
     const off = await as(sa).send('PATCH', `${hooks()}/${webhookId}`, { active: false });
     assert.equal(off.statusCode, 200, off.body);

@@ -221,6 +221,70 @@ describe('the dApp’s webhook decides (spec §6)', () => {
     assert.equal(no.body.result, undefined);
   });
 
+  /** The body with `"DEEP"` replaced by an object nested `levels` deep (JSON.stringify itself would overflow). */
+  async function rawRpc(method: string, params: unknown[], deep: string) {
+    const payload = JSON.stringify({ jsonrpc: '2.0', id: 42, method, params }).replace('"DEEP"', deep);
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: `/api/v1/${fx.chain.chainId}/${tenant.apiKey}`,
+      headers: { 'content-type': 'application/json' },
+      payload,
+    });
+    return { status: res.statusCode, body: res.json() as { error?: { code: number; message: string } } };
+  }
+  /** `{"num":2,"a":{"a":…{}}}`: `levels` objects deep, `num` where the receiver reads it. */
+  const nested = (levels: number) => `{"num":2,"a":${'{"a":'.repeat(levels - 2)}{}${'}'.repeat(levels - 1)}`;
+
+  test('webhookData nested 5,000 levels: -32602 naming the field and the bound, in every place it can come, the webhook never called', async () => {
+    const op = wire(await buildDeployingOp(fx, 11n));
+    const chainHex = `0x${fx.chain.chainId.toString(16)}`;
+    const cases: [string, unknown[], string][] = [
+      [
+        'pm_getFeeQuoteOrData',
+        [op, { mode: 'SPONSORED', sponsorshipInfo: { webhookData: 'DEEP' } }],
+        'params[1].sponsorshipInfo.webhookData',
+      ],
+      ['pm_getFeeQuoteOrData', [op, { mode: 'SPONSORED', webhookData: 'DEEP' }], 'params[1].webhookData'],
+      [
+        'pm_sponsorUserOperation',
+        [op, { mode: 'SPONSORED', sponsorshipInfo: { webhookData: 'DEEP' } }],
+        'params[1].sponsorshipInfo.webhookData',
+      ],
+      ['pm_getPaymasterStubData', [op, fx.entryPoint, chainHex, { webhookData: 'DEEP' }], 'params[3].webhookData'],
+      [
+        'pm_getPaymasterData',
+        [op, fx.entryPoint, chainHex, { sponsorshipInfo: { webhookData: 'DEEP' } }],
+        'params[3].sponsorshipInfo.webhookData',
+      ],
+    ];
+    const before = receiver.requests.length;
+    for (const [method, params, where] of cases) {
+      const r = await rawRpc(method, params, nested(5000));
+      assert.equal(r.status, 400, `${method} ${where}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.error?.code, -32602);
+      assert.equal(r.body.error?.message, `Invalid params: ${where}: must nest at most 32 levels`);
+    }
+    assert.equal(receiver.requests.length, before, 'the webhook was not called');
+  });
+
+  test('webhookData at the bounds: 32 levels pass to the webhook; 33 levels and more than 16 KiB are refused', async () => {
+    const op = wire(await buildDeployingOp(fx, 12n));
+    const at = await rawRpc('pm_getFeeQuoteOrData', [op, { mode: 'SPONSORED', webhookData: 'DEEP' }], nested(32));
+    assert.equal(at.status, 200, JSON.stringify(at.body));
+    const over = await rawRpc('pm_getFeeQuoteOrData', [op, { mode: 'SPONSORED', webhookData: 'DEEP' }], nested(33));
+    assert.equal(over.body.error?.message, 'Invalid params: params[1].webhookData: must nest at most 32 levels');
+    const big = await rpc('pm_getFeeQuoteOrData', [
+      op,
+      { mode: 'SPONSORED', webhookData: { num: 2, pad: 'x'.repeat(16_384) } },
+    ]);
+    assert.equal(big.status, 400);
+    assert.equal(big.body.error?.code, -32602);
+    assert.match(
+      big.body.error?.message ?? '',
+      /^Invalid params: params\[1\]\.webhookData: must be at most 16384 bytes as JSON \(it is 16\d{3}\)$/,
+    );
+  });
+
   test('leaving webhookData out does not bypass the webhook (it gets {})', async () => {
     const before = receiver.requests.length;
     const r = await rpc('pm_getFeeQuoteOrData', [wire(await buildDeployingOp(fx, 8n)), { mode: 'SPONSORED' }]);

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { parseInput } from '../errors/parseInput.js';
 import type { WebhookRecord } from '../store/records.js';
 import type { WebhookCaller } from '../webhooks/webhookCaller.js';
+import { webhookDataProblem } from '../webhooks/webhookDataBounds.js';
 import type { WebhookService } from '../webhooks/webhookService.js';
 import { sendWebhookTest } from '../webhooks/webhookTest.js';
 import { type AdminAuth, authenticateAccount } from './adminAuth.js';
@@ -19,7 +20,13 @@ export const adminWebhookView = webhookView.extend({ createdAt: z.string(), upda
 
 export const setActiveBody = z.object({ active: z.boolean({ error: 'active must be a boolean value' }) });
 export const webhookTestBody = z.object({
-  webhookData: z.record(z.string(), z.unknown(), { error: 'webhookData must be a JSON object' }).optional(),
+  webhookData: z
+    .record(z.string(), z.unknown(), { error: 'webhookData must be a JSON object' })
+    .superRefine((v, ctx) => {
+      const problem = webhookDataProblem(v);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `webhookData ${problem}` });
+    })
+    .optional(),
 });
 export const webhookTestView = z.object({
   verified: z.boolean(),

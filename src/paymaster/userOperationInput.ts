@@ -1,5 +1,6 @@
 import { type Address, getAddress, type Hex } from 'viem';
 import { z } from 'zod';
+import { webhookDataProblem } from '../webhooks/webhookDataBounds.js';
 import { type CryptoBackend, loadNativeCryptoBackend } from './cryptoBackend.js';
 
 /**
@@ -148,7 +149,13 @@ function toPartialUserOperation(op: {
 
 export type PartialUserOperation = z.infer<typeof partialUserOperationSchema>;
 
-const jsonObject = z.record(z.string(), z.unknown(), { error: 'must be a JSON object' });
+/** `webhookData`: a JSON object within the bounds of webhookDataBounds.ts (depth and size). */
+const webhookDataSchema = z
+  .record(z.string(), z.unknown(), { error: 'must be a JSON object' })
+  .superRefine((v, ctx) => {
+    const problem = webhookDataProblem(v);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  });
 
 /**
  * The mode object (`params[1]`) of the Biconomy dialect: spec §2.4/§2.5 plus the SDK-side siblings
@@ -172,11 +179,11 @@ export const modeObjectSchema = z
         .optional(),
       sponsorshipInfo: z
         .object(
-          { webhookData: jsonObject.optional(), smartAccountInfo: z.unknown().optional() },
+          { webhookData: webhookDataSchema.optional(), smartAccountInfo: z.unknown().optional() },
           { error: 'must be an object' },
         )
         .optional(),
-      webhookData: jsonObject.optional(),
+      webhookData: webhookDataSchema.optional(),
       tokenInfo: z.unknown().optional(),
     },
     { error: 'must be a mode object' },
@@ -336,6 +343,9 @@ export function parseModeObjectFast(v: unknown): ModeObject | undefined {
   }
   const webhookData = readOptionalRecord(v.webhookData);
   if (infoWebhookData === NOT_SURE || webhookData === NOT_SURE) return undefined;
+  // Out of bounds: the schema says which bound, and where.
+  if (infoWebhookData !== undefined && webhookDataProblem(infoWebhookData) !== undefined) return undefined;
+  if (webhookData !== undefined && webhookDataProblem(webhookData) !== undefined) return undefined;
   return toModeObject({
     mode,
     calculateGasLimits,
