@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { LOCKOUT } from '../src/accounts/sessionService.js';
+import { createApp } from '../src/app.js';
+import { createDeps } from '../src/deps.js';
+import { createLogger } from '../src/logger.js';
 import {
   LOCAL_ORIGIN,
   type SignedIn,
@@ -9,7 +12,17 @@ import {
   TEST_PASSWORD,
   writeHeaders,
 } from './helpers/dashboardSession.js';
-import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
+import {
+  BACKEND,
+  createTenant,
+  createTestContext,
+  fakeResolver,
+  openTestStore,
+  TEST_MASTER_KEY,
+  type Tenant,
+  type TestContext,
+  testConfig,
+} from './helpers/testContext.js';
 
 /**
  * Dashboard sign-in through the app (inject): password check, session cookie attributes, CSRF protection of
@@ -295,6 +308,70 @@ describe('lock-out', () => {
     for (let i = 0; i < LOCKOUT.maxFailures * 2; i++) {
       assert.equal((await attempt(tenant.email, 'wrong password!!')).statusCode, 401);
       clock += LOCKOUT.windowMs / (LOCKOUT.maxFailures - 1) + 1000;
+    }
+  });
+
+  for (const burst of [9, 40]) {
+    test(`a burst of ${burst} concurrent wrong passwords, then the right one: exactly ${LOCKOUT.maxFailures} are verified, the right one is refused`, async () => {
+      const results = await Promise.all(Array.from({ length: burst }, () => attempt(tenant.email, 'wrong password!!')));
+      const statuses = results.map((r) => r.statusCode);
+      assert.ok(
+        statuses.every((s) => s === 401 || s === 429),
+        statuses.join(','),
+      );
+      // Each attempt counts before its scrypt: exactly maxFailures were let through to a password check (one
+      // failure row each); every other one was refused without it.
+      const counted = await ctx.deps.store.sessions.loginFailuresSince({ email: tenant.email, since: clock - 1 });
+      assert.equal(counted.length, LOCKOUT.maxFailures);
+      assert.ok(statuses.filter((s) => s === 429).length >= burst - LOCKOUT.maxFailures + 1, statuses.join(','));
+      const right = await attempt(tenant.email, TEST_PASSWORD);
+      assert.equal(right.statusCode, 429, right.body);
+      assert.equal(right.headers['set-cookie'], undefined);
+      assert.ok(Number(right.headers['retry-after']) > 0);
+    });
+  }
+
+  test('the right password sent right behind a concurrent burst of wrong ones (the reported bypass) is refused', async () => {
+    const results = await Promise.all([
+      ...Array.from({ length: 20 }, () => attempt(tenant.email, 'wrong password!!')),
+      attempt(tenant.email, TEST_PASSWORD),
+    ]);
+    const right = results.at(-1);
+    assert.equal(right?.statusCode, 429, right?.body);
+    assert.equal(right?.headers['set-cookie'], undefined);
+  });
+
+  test('two service instances on one PostgreSQL database: a burst split over both still lets exactly the lock-out count through', {
+    skip: BACKEND !== 'postgres' && 'needs PATRON_TEST_DATABASE_URL (one process on SQLite)',
+  }, async () => {
+    assert.ok(ctx.schema);
+    // A second instance with its own pool on the same schema, like a second process.
+    const { store } = await openTestStore({ schema: ctx.schema, poolSize: 10 });
+    const deps2 = await createDeps(testConfig(ctx.deps.config), createLogger({ level: 'silent' }), {
+      store,
+      masterKey: TEST_MASTER_KEY,
+      resolver: fakeResolver,
+      now: () => clock,
+    });
+    const app2 = createApp(deps2);
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          (i % 2 ? ctx.app : app2).inject({
+            method: 'POST',
+            url: '/api/admin/session',
+            headers: { origin: LOCAL_ORIGIN },
+            payload: { email: tenant.email, password: 'wrong password!!' },
+          }),
+        ),
+      );
+      assert.ok(results.every((r) => r.statusCode === 401 || r.statusCode === 429));
+      const counted = await ctx.deps.store.sessions.loginFailuresSince({ email: tenant.email, since: clock - 1 });
+      assert.equal(counted.length, LOCKOUT.maxFailures);
+      assert.equal((await attempt(tenant.email, TEST_PASSWORD)).statusCode, 429);
+    } finally {
+      await app2.close();
+      await deps2.close();
     }
   });
 

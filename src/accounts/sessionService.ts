@@ -86,16 +86,24 @@ export function createSessionService(deps: SessionServiceDeps) {
 
     async signIn(input: { email: unknown; password: unknown }): Promise<SignInResult> {
       const { email, password } = parseInput(signInInput, input);
-      const retryAfterSeconds = await lockedFor(email);
-      // While locked, even the right password is refused: that is what stops guessing.
-      if (retryAfterSeconds > 0) return { ok: false, reason: 'locked', retryAfterSeconds };
+      // The attempt counts as a failure before the ~90 ms scrypt, atomically: checking the lock first and
+      // recording failures after let a burst of concurrent wrong passwords all pass the check, and the right
+      // one after them sign in. While locked, even the right password is refused: that is what stops guessing.
+      const at = now();
+      const claimed = await store.sessions.claimLoginAttempt({
+        email,
+        at,
+        since: at - LOCKOUT.windowMs,
+        maxFailures: LOCKOUT.maxFailures,
+      });
+      if (!claimed) return { ok: false, reason: 'locked', retryAfterSeconds: Math.max(1, await lockedFor(email)) };
       const account = await store.accounts.findByEmail(email);
       const stored = account === undefined ? undefined : await store.sessions.findPasswordHash(account.id);
       // An unknown email (or one without a password) costs the same scrypt as a known one.
       decoy ??= decoyPasswordHash();
       const matches = await verifyPassword(password, stored ?? (await decoy));
       if (account === undefined || stored === undefined || !matches) {
-        await store.sessions.recordLoginFailure({ email, at: now() });
+        // Already recorded as a failure by the claim.
         const locked = await lockedFor(email);
         return locked > 0
           ? { ok: false, reason: 'locked', retryAfterSeconds: locked }

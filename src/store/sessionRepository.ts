@@ -1,4 +1,5 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
+import type { DatabaseKind } from './database.js';
 import type { SessionRecord } from './records.js';
 import type { DashboardSessionsTable, Database } from './schema.js';
 
@@ -14,6 +15,13 @@ export interface SessionRepository {
   /** Sessions past their absolute end or idle since before `idleBefore`. */
   deleteExpiredSessions(args: { now: number; idleBefore: number }): Promise<number>;
   recordLoginFailure(args: { email: string; at: number }): Promise<void>;
+  /**
+   * Counts a sign-in attempt before its password is checked: records it as a failure at `at` unless the email
+   * already has `maxFailures` failures after `since`, in one atomic step (concurrent attempts, from any number
+   * of processes, are counted one after another). Returns whether it was recorded, i.e. whether the attempt
+   * may go on to verify the password; a success then clears the email's failures, its own included.
+   */
+  claimLoginAttempt(args: { email: string; at: number; since: number; maxFailures: number }): Promise<boolean>;
   /** Failure times of this email since `since`, newest first. */
   loginFailuresSince(args: { email: string; since: number }): Promise<number[]>;
   clearLoginFailures(email: string): Promise<void>;
@@ -28,7 +36,7 @@ const toSession = (r: Selectable<DashboardSessionsTable>): SessionRecord => ({
   expiresAt: r.expires_at,
 });
 
-export function createSessionRepository(db: Kysely<Database>): SessionRepository {
+export function createSessionRepository(db: Kysely<Database>, kind: DatabaseKind): SessionRepository {
   return {
     async setPasswordHash({ accountId, passwordHash, now }) {
       await db
@@ -84,6 +92,37 @@ export function createSessionRepository(db: Kysely<Database>): SessionRepository
     },
     async recordLoginFailure({ email, at }) {
       await db.insertInto('login_failures').values({ email, failed_at: at }).execute();
+    },
+    async claimLoginAttempt({ email, at, since, maxFailures }) {
+      const claim = async (trx: Kysely<Database>) => {
+        const inserted = await trx
+          .insertInto('login_failures')
+          .columns(['email', 'failed_at'])
+          .expression(
+            trx
+              .selectNoFrom([sql<string>`${email}`.as('email'), sql<number>`${at}`.as('failed_at')])
+              .where(
+                (eb) =>
+                  eb
+                    .selectFrom('login_failures')
+                    .select((f) => f.fn.countAll<number>().as('n'))
+                    .where('email', '=', email)
+                    .where('failed_at', '>', since),
+                '<',
+                maxFailures,
+              ),
+          )
+          .executeTakeFirst();
+        return Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1;
+      };
+      // SQLite runs one statement at a time, so the INSERT … SELECT is atomic as it stands. PostgreSQL's READ
+      // COMMITTED lets two such statements count the same rows: a transaction-scoped advisory lock per email
+      // serialises them (other emails are not held up).
+      if (kind !== 'postgres') return claim(db);
+      return db.transaction().execute(async (trx) => {
+        await sql`SELECT pg_advisory_xact_lock(hashtext(${`patron.login:${email}`}))`.execute(trx);
+        return claim(trx);
+      });
     },
     async loginFailuresSince({ email, since }) {
       const rows = await db

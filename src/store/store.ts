@@ -26,7 +26,7 @@ export function createStore(handle: DatabaseHandle): Store {
     accounts: createAccountRepository(db),
     dapps: createDappRepository(db),
     webhooks: createWebhookRepository(db),
-    sessions: createSessionRepository(db),
+    sessions: createSessionRepository(db, handle.kind),
     requestLog: createRequestLogRepository(db, handle.sqlite),
     async ping() {
       await sql`SELECT 1`.execute(db);
