@@ -11,6 +11,7 @@ import type { DepsOverrides } from '../src/deps.js';
  * - Bounds: one frozen, unbounded set for every dApp and chain (no resolution, no memo lookup). The comparisons
  *   themselves still run in g (the domain has no switch to skip them, on purpose); the benchmark measures
  *   them apart (`micro` line) so the report can add them.
+ * - Rate limits: a limiter that admits everything without counting.
  */
 const UNBOUNDED = (1n << 255n) - 1n;
 
@@ -28,5 +29,5 @@ const fixedFees = Object.freeze({ baseFee: 1n, tip: 1n, blockNumber: 0n, readAt:
 const constantFees: FeeOracle = { get: () => Promise.resolve(fixedFees) };
 
 export function guardsOff(): NonNullable<DepsOverrides['guards']> {
-  return { fees: constantFees, bounds: () => unbounded };
+  return { fees: constantFees, bounds: () => unbounded, rateLimiter: { take: () => Promise.resolve() } };
 }

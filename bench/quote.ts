@@ -123,6 +123,7 @@ async function microBenchmark(deps: Deps, chainId: number, body: string, n: numb
     calculateGasLimits: mode.calculateGasLimits,
     expiryDuration: mode.expiryDuration,
     bounds: deps.bounds(NO_DAPP_LIMITS, chainId),
+    spend: deps.limits.dappSpend({ dappId: 'bench', override: undefined, ip: '127.0.0.1' }),
   };
   const quoted = await deps.tokenPaymaster.quote(request);
   const steps: Record<string, () => unknown> = {

@@ -36,7 +36,9 @@ const method = defineRpcMethod({
   },
 });
 const methods = new Map<string, RpcMethod>([['pm_bench', method]]);
+const free = () => Promise.resolve();
 const ctx: RpcContext = {
+  spend: { call: free, simulation: free, webhookCalls: free },
   dapp: {
     id: '7238fa04-f236-4db5-86f5-b557a495546b',
     accountId: '11111111-f236-4db5-86f5-b557a495546b',
@@ -85,7 +87,14 @@ const appendOnly: RequestLogSink = {
 async function slice(sink: RequestLogSink | undefined): Promise<number> {
   const cpu0 = process.cpuUsage();
   for (let i = 0; i < perSlice; i++) {
-    await handleJsonRpc({ body, methods, context, log, ...(sink === undefined ? {} : { requestLog: sink }) });
+    await handleJsonRpc({
+      body,
+      methods,
+      context,
+      log,
+      admit: free,
+      ...(sink === undefined ? {} : { requestLog: sink }),
+    });
     if (i % 100 === 99) await new Promise((r) => setImmediate(r));
   }
   if (sink === recorder) await recorder.flush();

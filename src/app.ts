@@ -16,6 +16,7 @@ import { registerOpenApiRoute } from './api/openapi.js';
 import { isPaymasterRpcUrl, registerPaymasterRpcRoutes } from './api/paymasterRpc.js';
 import { registerWebhookParametersRoutes } from './api/webhookParameters.js';
 import type { Deps } from './deps.js';
+import { RateLimitedError } from './errors/PatronError.js';
 import { lazyChildLoggerFactory } from './logger.js';
 
 /** Builds the HTTP application. It never listens: main.ts does, tests use `inject()`. */
@@ -35,6 +36,8 @@ export function createApp(deps: Deps): FastifyInstance {
     childLoggerFactory: lazyChildLoggerFactory,
     bodyLimit,
     genReqId: () => randomUUID(),
+    // The client IP (rate limits, logs): X-Forwarded-For is believed only from these proxies (none by default).
+    trustProxy: deps.config.rateLimits.trustedProxies.length === 0 ? false : [...deps.config.rateLimits.trustedProxies],
     routerOptions: { ignoreTrailingSlash: true },
     // Errors raised before routing (a malformed percent-encoding in the URL) get the same envelope.
     frameworkErrors: (err, _req, reply) => {
@@ -46,7 +49,16 @@ export function createApp(deps: Deps): FastifyInstance {
 
   registerJsonBodyParser(app, bodyLimit);
 
+  // Every request but the paymaster route's (limited per JSON-RPC call there) spends its client IP's budget:
+  // unauthenticated routes, wrong credentials and the dashboard alike; the dev chain has a budget of its own.
+  app.addHook('onRequest', async (req) => {
+    if (isPaymasterRpcUrl(req.url)) return;
+    if (req.url.startsWith('/chain/')) return deps.limits.devChain(req.ip);
+    return deps.limits.http(req.ip);
+  });
+
   app.setErrorHandler((err, req, reply) => {
+    if (err instanceof RateLimitedError) reply.header('retry-after', String(err.retryAfterSeconds));
     const h = toHttpError(err, bodyLimit);
     if (h.internal) req.log.error({ err }, 'request failed');
     else req.log.debug({ err }, 'request refused');

@@ -19,6 +19,8 @@ import { type CryptoBackend, selectCryptoBackend } from './paymaster/cryptoBacke
 import { createPaymasterSigner, loadSignerKey, type PaymasterSigner } from './paymaster/paymasterSigner.js';
 import { createSponsorshipService, type SponsorshipService } from './paymaster/sponsorshipService.js';
 import { createTokenPaymasterService, type TokenPaymasterService } from './paymaster/tokenPaymasterService.js';
+import { createRateLimiter, type RateLimiter } from './rateLimit/rateLimiter.js';
+import { createRequestLimits, type RequestLimits } from './rateLimit/requestLimits.js';
 import { createRequestLogRecorder, type RequestLogRecorder } from './requestLog/requestLogRecorder.js';
 import { openStore, type Store } from './store/store.js';
 import { devChainTokenSettings } from './tokens/devChainTokens.js';
@@ -56,6 +58,8 @@ export interface Deps {
   readonly sessions: SessionService;
   /** The paymaster request log (batched writes off the request path); flushed on close. */
   readonly requestLog: RequestLogRecorder;
+  /** The rate limits (README, "Rate limits"). */
+  readonly limits: RequestLimits;
   readonly now: () => number;
   close(): Promise<void>;
 }
@@ -74,10 +78,11 @@ export interface DepsOverrides {
   /** Fee tokens of the caller's chains (tests), instead of the configured ones. */
   readonly tokenChains?: readonly ChainTokenSettings[];
   /**
-   * The chains' fees and the bounds resolver, instead of the chain reads and the configured bounds: for the
+   * The chains' fees, the bounds resolver and the rate limiter, instead of the chain reads, the configured
+   * bounds and the configured rate limits: for the
    * benchmark's guard-less reference server (bench/sponsorServer.ts), which measures what the guards cost.
    */
-  readonly guards?: { readonly fees: FeeOracle; readonly bounds: BoundsResolver };
+  readonly guards?: { readonly fees: FeeOracle; readonly bounds: BoundsResolver; readonly rateLimiter: RateLimiter };
 }
 
 /**
@@ -177,14 +182,22 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
       deployment: config.paymaster.bounds,
       chains: new Map(config.paymaster.chains.flatMap((c) => (c.bounds === undefined ? [] : [[c.chainId, c.bounds]]))),
     });
+  const rateLimiter =
+    overrides.guards?.rateLimiter ??
+    createRateLimiter(
+      config.rateLimits.store === 'database' && store.pgPool !== undefined
+        ? { kind: 'postgres', pool: store.pgPool }
+        : { kind: 'memory' },
+    );
+  const limits = createRequestLimits({ limiter: rateLimiter, settings: config.rateLimits.settings });
   const sponsorship = createSponsorshipService({
     signer,
     fees,
     crypto: crypto.backend,
     policy: config.paymaster.sponsorship,
     now,
-    checkWebhooks: ({ dappId, webhookData }) =>
-      checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, dappId, webhookData }),
+    checkWebhooks: ({ dappId, webhookData, beforeCalls }) =>
+      checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, dappId, webhookData, beforeCalls }),
   });
   const tokenCatalog = createTokenCatalog({
     chains:
@@ -259,6 +272,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     tokenPaymaster,
     sessions,
     requestLog,
+    limits,
     now,
     close,
   };

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AccountService } from '../accounts/accountService.js';
 import { isValidCsrfToken, type SessionService } from '../accounts/sessionService.js';
 import { ForbiddenError, UnauthorizedError } from '../errors/PatronError.js';
+import type { RequestLimits } from '../rateLimit/requestLimits.js';
 import type { Account } from '../store/records.js';
 import { readSessionCookie } from './sessionCookie.js';
 
@@ -19,6 +20,8 @@ export interface AdminAuth {
   readonly sessions: SessionService;
   /** PATRON_PUBLIC_URL: behind a proxy that rewrites Host, its host is the dashboard's origin too. */
   readonly config: { readonly publicUrl: string | undefined };
+  /** Every authenticated request spends the account's admin budget (README, "Rate limits"). */
+  readonly limits: Pick<RequestLimits, 'admin'>;
 }
 
 export const CSRF_HEADER = 'x-csrf-token';
@@ -32,6 +35,7 @@ export async function authenticateAccount(req: FastifyRequest, auth: AdminAuth):
   if (token !== undefined) {
     const account = await auth.accounts.authenticateToken(token);
     if (account === undefined) throw new UnauthorizedError('Invalid auth token');
+    await auth.limits.admin(account.id);
     return account;
   }
   const cookie = readSessionCookie(req);
@@ -39,6 +43,7 @@ export async function authenticateAccount(req: FastifyRequest, auth: AdminAuth):
   const signedIn = await auth.sessions.authenticate(cookie);
   if (signedIn === undefined) throw new UnauthorizedError('Session expired: sign in again');
   if (!SAFE_METHODS.has(req.method)) assertSameOriginWrite(req, cookie, auth.config.publicUrl);
+  await auth.limits.admin(signedIn.account.id);
   return signedIn.account;
 }
 

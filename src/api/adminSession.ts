@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { csrfTokenFor, type SessionService } from '../accounts/sessionService.js';
 import { UnauthorizedError } from '../errors/PatronError.js';
+import type { RequestLimits } from '../rateLimit/requestLimits.js';
 import { accountView, toAccountView } from './adminAccount.js';
 import { assertNotCrossSite, assertSameOriginWrite } from './adminAuth.js';
 import { sendError, sendOk } from './envelope.js';
@@ -24,14 +25,20 @@ export const SESSION_PATH = '/api/admin/session';
 
 export function registerAdminSessionRoutes(
   app: FastifyInstance,
-  deps: { sessions: SessionService; config: { publicUrl: string | undefined; dashboard: { sessionMaxMs: number } } },
+  deps: {
+    sessions: SessionService;
+    config: { publicUrl: string | undefined; dashboard: { sessionMaxMs: number } };
+    limits: Pick<RequestLimits, 'signIn'>;
+  },
 ): void {
-  const { sessions, config } = deps;
+  const { sessions, config, limits } = deps;
 
   app.post(SESSION_PATH, async (req, reply) => {
     // Login CSRF: another site must not sign the browser into an account of its choosing.
     assertNotCrossSite(req, config.publicUrl);
     const body = bodyObject(req.body);
+    // Before the ~90 ms scrypt: per client IP, and per email (as the lock-out counts it).
+    await limits.signIn(req.ip, typeof body.email === 'string' ? body.email.trim().toLowerCase() : '');
     const result = await sessions.signIn({ email: body.email, password: body.password });
     if (!result.ok && result.reason === 'locked') {
       reply.header('retry-after', String(result.retryAfterSeconds));

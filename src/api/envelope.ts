@@ -32,6 +32,7 @@ const STATUS_BY_CODE: Record<PatronErrorCode, number> = {
   CHAIN_NOT_SERVED: 400,
   OUT_OF_BOUNDS: 400,
   FEES_UNAVAILABLE: 503,
+  RATE_LIMITED: 429,
 };
 
 export function sendOk(reply: FastifyReply, message: string, data?: unknown): FastifyReply {

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { RPC } from '../rpc/rpcErrors.js';
+import { RateLimitedError } from '../errors/PatronError.js';
+import { RPC, toRpcError } from '../rpc/rpcErrors.js';
 import { toHttpError } from './envelope.js';
 
 /**
@@ -9,6 +10,11 @@ import { toHttpError } from './envelope.js';
  */
 export function setJsonRpcErrorHandler(scope: FastifyInstance, bodyLimit: number): void {
   scope.setErrorHandler((err, req, reply) => {
+    if (err instanceof RateLimitedError) {
+      const { error, http } = toRpcError(err);
+      reply.header('retry-after', String(err.retryAfterSeconds));
+      return reply.code(http).send({ jsonrpc: '2.0', id: null, error });
+    }
     const h = toHttpError(err, bodyLimit);
     if (h.internal) req.log.error({ err }, 'JSON-RPC transport failed');
     const code = h.internal ? RPC.INTERNAL_ERROR : RPC.INVALID_REQUEST;

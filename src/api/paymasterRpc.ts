@@ -5,6 +5,7 @@ import { ChainNotServedError, UnauthorizedError } from '../errors/PatronError.js
 import type { BoundsResolver } from '../paymaster/boundsResolver.js';
 import type { SponsorshipService } from '../paymaster/sponsorshipService.js';
 import type { TokenPaymasterService } from '../paymaster/tokenPaymasterService.js';
+import type { RequestLimits } from '../rateLimit/requestLimits.js';
 import type { RequestLogSink } from '../requestLog/requestLogRecorder.js';
 import { handleJsonRpc } from '../rpc/handleJsonRpc.js';
 import { PAYMASTER_METHODS } from '../rpc/registry.js';
@@ -34,6 +35,8 @@ export interface PaymasterRpcDeps {
   readonly bounds: BoundsResolver;
   /** The dashboard's request log; every call with a resolved dApp is recorded there. */
   readonly requestLog?: RequestLogSink;
+  /** The rate limits: per client IP before the key is looked up, then the dApp's budgets. */
+  readonly limits: RequestLimits;
 }
 
 /**
@@ -53,13 +56,16 @@ export function registerPaymasterRpcRoutes(app: FastifyInstance, deps: Paymaster
 
     scope.post<{ Params: { chainId: string; apiKey: string } }>('/api/v1/:chainId/:apiKey', async (req, reply) => {
       const { chainId, apiKey } = req.params;
+      const ip = req.ip;
       const out = await handleJsonRpc({
         body: typeof req.body === 'string' ? req.body : '',
         methods: PAYMASTER_METHODS,
-        context: () => resolveContext({ deps, chainIdText: chainId, apiKey }),
+        context: () => resolveContext({ deps, chainIdText: chainId, apiKey, ip }),
         log: req.log,
+        admit: () => deps.limits.paymasterCall(ip),
         ...(deps.requestLog === undefined ? {} : { requestLog: deps.requestLog }),
       });
+      if (out.retryAfterSeconds !== undefined) reply.header('retry-after', String(out.retryAfterSeconds));
       if (out.body === undefined) reply.code(204).send();
       else reply.code(out.status).header('content-type', JSON_CONTENT_TYPE).send(JSON.stringify(out.body));
       // The access log of this route (Fastify's own request lines are off for it, see app.ts).
@@ -73,6 +79,7 @@ async function resolveContext(args: {
   deps: PaymasterRpcDeps;
   chainIdText: string;
   apiKey: string;
+  ip: string;
 }): Promise<RpcContext> {
   const dapp = await args.deps.accounts.resolveApiKey(args.apiKey);
   if (dapp === undefined) throw new UnauthorizedError('Invalid API key: check the paymaster URL');
@@ -88,6 +95,7 @@ async function resolveContext(args: {
     bounds: args.deps.bounds(dapp.limits, chainId),
     sponsorship: args.deps.sponsorship,
     tokens: args.deps.tokenPaymaster,
+    spend: args.deps.limits.dappSpend({ dappId: dapp.id, override: dapp.limits.rateLimits, ip: args.ip }),
     trace: undefined,
   };
 }

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { AccountService } from '../accounts/accountService.js';
 import { UnauthorizedError } from '../errors/PatronError.js';
+import type { RequestLimits } from '../rateLimit/requestLimits.js';
 import type { Account, DappRecord } from '../store/records.js';
 
 export const MISSING_BOTH = 'Auth token and API key is required in the headers';
@@ -23,6 +24,8 @@ export async function authenticateWebhookCaller(args: {
   req: FastifyRequest;
   accounts: AccountService;
   operation: 'get' | 'other';
+  /** The account's admin budget (README, "Rate limits"), spent once the credentials hold. */
+  limits: Pick<RequestLimits, 'admin'>;
 }): Promise<{ account: Account; dapp: DappRecord }> {
   const authToken = header(args.req, 'authtoken');
   const apiKey = header(args.req, 'apikey');
@@ -35,5 +38,6 @@ export async function authenticateWebhookCaller(args: {
   if (account === undefined || dapp === undefined || dapp.accountId !== account.id) {
     throw new UnauthorizedError(INVALID_CREDENTIALS);
   }
+  await args.limits.admin(account.id);
   return { account, dapp };
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AccountService } from '../accounts/accountService.js';
 import { parseInput as parse } from '../errors/parseInput.js';
+import type { RequestLimits } from '../rateLimit/requestLimits.js';
 import type { WebhookRecord } from '../store/records.js';
 import type { WebhookService } from '../webhooks/webhookService.js';
 import { sendOk } from './envelope.js';
@@ -58,12 +59,12 @@ export const view = (w: WebhookRecord): z.infer<typeof webhookView> => ({
 
 export function registerWebhookParametersRoutes(
   app: FastifyInstance,
-  deps: { accounts: AccountService; webhooks: WebhookService },
+  deps: { accounts: AccountService; webhooks: WebhookService; limits: Pick<RequestLimits, 'admin'> },
 ): void {
-  const { accounts, webhooks } = deps;
+  const { accounts, webhooks, limits } = deps;
 
   app.post(WEBHOOK_PARAMETERS_PATH, async (req, reply) => {
-    const { dapp } = await authenticateWebhookCaller({ req, accounts, operation: 'other' });
+    const { dapp } = await authenticateWebhookCaller({ req, accounts, operation: 'other', limits });
     const body = parse(createWebhookBody, bodyObject(req.body));
     const created = await webhooks.create({ dappId: dapp.id, url: body.webhookUrl, requestType: body.requestType });
     const data: z.infer<typeof createdWebhookView> = { ...view(created.webhook), signingSecret: created.signingSecret };
@@ -72,7 +73,7 @@ export function registerWebhookParametersRoutes(
 
   // A GET body (the spec's `webhookUrl: ""`) is accepted and ignored: Fastify does not read GET bodies.
   app.get(WEBHOOK_PARAMETERS_PATH, async (req, reply) => {
-    const { dapp } = await authenticateWebhookCaller({ req, accounts, operation: 'get' });
+    const { dapp } = await authenticateWebhookCaller({ req, accounts, operation: 'get', limits });
     const { webhookId } = parse(getWebhookQuery, req.query);
     const list = await webhooks.list({
       dappId: dapp.id,
@@ -82,14 +83,14 @@ export function registerWebhookParametersRoutes(
   });
 
   app.patch(WEBHOOK_PARAMETERS_PATH, async (req, reply) => {
-    const { dapp } = await authenticateWebhookCaller({ req, accounts, operation: 'other' });
+    const { dapp } = await authenticateWebhookCaller({ req, accounts, operation: 'other', limits });
     const body = parse(updateWebhookBody, bodyObject(req.body));
     await webhooks.setActive({ dappId: dapp.id, webhookId: body.webhookId, active: body.active });
     return sendOk(reply, 'Webhook updated');
   });
 
   app.delete(WEBHOOK_PARAMETERS_PATH, async (req, reply) => {
-    const { dapp } = await authenticateWebhookCaller({ req, accounts, operation: 'other' });
+    const { dapp } = await authenticateWebhookCaller({ req, accounts, operation: 'other', limits });
     const body = parse(deleteWebhookBody, bodyObject(req.body));
     await webhooks.delete({ dappId: dapp.id, webhookId: body.webhookId });
     return sendOk(reply, 'Webhook deleted');

@@ -10,6 +10,7 @@ import {
   requestLogSettingsFrom,
 } from './dashboardSettings.js';
 import { booleanFromEnv, integerFromEnv } from './envValues.js';
+import { type RateLimitConfig, rateLimitsFromEnv } from './rateLimitSettings.js';
 
 /**
  * The whole configuration, parsed once from the environment at start-up and frozen.
@@ -113,6 +114,8 @@ export interface Config {
   readonly dashboard: DashboardSettings;
   /** The paymaster request log's retention. */
   readonly requestLog: RequestLogSettings;
+  /** Rate limits, where their counts live, and the proxies whose X-Forwarded-For is believed. */
+  readonly rateLimits: RateLimitConfig;
 }
 
 export class ConfigError extends Error {
@@ -125,7 +128,12 @@ export class ConfigError extends Error {
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): Config {
   const parsed = envSchema.safeParse(env);
   const bounds = boundsFromEnv(env);
-  const problems = [...(parsed.success ? [] : parsed.error.issues.map((i) => i.message)), ...bounds.problems];
+  const rateLimits = rateLimitsFromEnv(env, (env.DATABASE_URL ?? '') === '' ? 'sqlite' : 'postgres');
+  const problems = [
+    ...(parsed.success ? [] : parsed.error.issues.map((i) => i.message)),
+    ...bounds.problems,
+    ...rateLimits.problems,
+  ];
   // The cross-field rule reads the raw values, so it is reported together with every other problem.
   const explicitProduction = env.PATRON_PRODUCTION ?? '';
   const production =
@@ -192,6 +200,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     workers,
     dashboard: dashboardSettingsFrom(e),
     requestLog: requestLogSettingsFrom(e),
+    rateLimits: rateLimits.config,
     paymaster: Object.freeze({
       devChain,
       chains: e.PATRON_CHAINS,

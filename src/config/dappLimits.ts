@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { type BoundsOverride, boundsOverrideSchema } from './boundsSettings.js';
+import { dappRateLimitsOverrideSchema } from './rateLimitSettings.js';
 
 /**
  * What the operator may set for one dApp (`patron dapp limits`), stored as JSON in `dapps.limits`: overrides
- * of the signing bounds for every chain (`bounds`) and for one chain (`chains["8453"].bounds`, which wins).
+ * of the signing bounds for every chain (`bounds`) and for one chain (`chains["8453"].bounds`, which wins),
+ * and of the dApp's rate limits (`rateLimits`: calls per key, simulations and webhook calls per key and IP).
  * Only the operator sets these: a dApp owner holding an auth token cannot loosen what Patron signs.
  */
 const chainKey = z.string().regex(/^[1-9]\d{0,14}$/, { error: 'chains keys must be chain ids' });
@@ -12,6 +14,7 @@ export const dappLimitsSchema = z
   .object(
     {
       bounds: boundsOverrideSchema.optional(),
+      rateLimits: dappRateLimitsOverrideSchema.optional(),
       chains: z
         .record(
           chainKey,
@@ -53,6 +56,7 @@ function boundsToJson(b: BoundsOverride): Record<string, string> {
 export function dappLimitsToJson(limits: DappLimits): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (limits.bounds !== undefined) out.bounds = boundsToJson(limits.bounds);
+  if (limits.rateLimits !== undefined) out.rateLimits = limits.rateLimits;
   if (limits.chains !== undefined) {
     out.chains = Object.fromEntries(
       Object.entries(limits.chains).map(([id, c]) => [

@@ -31,7 +31,9 @@ export type PatronErrorCode =
   /** The op's fees or gas are beyond what Patron signs (the signing bounds). */
   | 'OUT_OF_BOUNDS'
   /** The chain's current fees cannot be read, so no op can be bounded: nothing is signed (transient). */
-  | 'FEES_UNAVAILABLE';
+  | 'FEES_UNAVAILABLE'
+  /** A rate limit is spent: retry after `retryAfterSeconds` (README, "Rate limits"). */
+  | 'RATE_LIMITED';
 
 export interface PatronErrorOptions {
   readonly details?: string;
@@ -103,6 +105,18 @@ export class LimitExceededError extends PatronError {
   override name = 'LimitExceededError' as const;
   constructor(message: string, options?: PatronErrorOptions) {
     super('LIMIT_EXCEEDED', message, options);
+  }
+}
+
+/** A rate limit is spent. `limit` names it (`calls.perKey`, `signIn.perIp`, …); the caller may retry after. */
+export class RateLimitedError extends PatronError {
+  override name = 'RateLimitedError' as const;
+  readonly retryAfterSeconds: number;
+  constructor(args: { limit: string; what: string; retryAfterSeconds: number }) {
+    super('RATE_LIMITED', `Rate limit exceeded: too many ${args.what}; retry in ${args.retryAfterSeconds} s`, {
+      data: { limit: args.limit, retryAfterSeconds: args.retryAfterSeconds },
+    });
+    this.retryAfterSeconds = args.retryAfterSeconds;
   }
 }
 

@@ -16,6 +16,7 @@ import {
 } from './patronPaymasterV06.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
 import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
+import type { SpendGuard } from './spendGuard.js';
 import type { PartialUserOperation } from './userOperationInput.js';
 
 export interface SponsorshipPolicy {
@@ -38,6 +39,8 @@ export interface SponsorshipDeps {
   readonly checkWebhooks: (args: {
     dappId: string;
     webhookData: Record<string, unknown>;
+    /** Asked once the number of webhooks to call is known, before any is called (the rate limits). */
+    beforeCalls: (count: number) => Promise<void>;
   }) => Promise<WebhookCheckResult>;
 }
 
@@ -53,6 +56,8 @@ export interface SponsorRequest {
   readonly bounds: SigningBounds;
   /** Filled in as the request goes, for the request log (see RequestTrace). */
   readonly trace?: RequestTrace;
+  /** The request's budget for simulations and webhook calls. */
+  readonly spend: SpendGuard;
 }
 
 /**
@@ -134,7 +139,11 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       // Before the webhook and any simulation: an op priced out of bounds costs Patron nothing but this check.
       assertFeesWithinBounds(req.userOp, await chainFees(deps.fees, req.chain), req.bounds);
       const started = trace === undefined ? 0 : performance.now();
-      const verdict = await deps.checkWebhooks({ dappId: req.dappId, webhookData: req.webhookData });
+      const verdict = await deps.checkWebhooks({
+        dappId: req.dappId,
+        webhookData: req.webhookData,
+        beforeCalls: (count) => req.spend.webhookCalls(count),
+      });
       if (trace !== undefined && verdict.calls.length > 0) {
         trace.webhook = {
           allowed: verdict.allowed,
@@ -162,6 +171,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       if (req.calculateGasLimits === true || missing !== undefined) {
         // Simulated with a paymasterAndData of the final length: its bytes are part of what the op costs.
         const base = completeUserOperation(op, op, stub(req.chain.paymaster, { validUntil, validAfter }));
+        await req.spend.simulation();
         limits = await estimateGasV06({
           chain: req.chain,
           userOp: base,

@@ -19,6 +19,7 @@ import {
 } from './patronPaymasterV06.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
 import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
+import type { SpendGuard } from './spendGuard.js';
 import type { RequestTrace, SponsoredUserOperation, SponsorshipPolicy } from './sponsorshipService.js';
 import { maxGasV06, maxTokenCostV06, POST_OP_OVERHEAD, weiToTokenUnits, weiToTokenUnitsAt } from './tokenMath.js';
 import type { PartialUserOperation } from './userOperationInput.js';
@@ -86,6 +87,8 @@ export interface QuoteRequest {
   /** The signing bounds of this dApp on this chain: a quote the final data could not be signed for is refused. */
   readonly bounds: SigningBounds;
   readonly trace?: RequestTrace | undefined;
+  /** The request's budget for simulations. */
+  readonly spend: SpendGuard;
 }
 
 export interface TokenSponsorRequest {
@@ -97,6 +100,8 @@ export interface TokenSponsorRequest {
   /** The signing bounds of this dApp on this chain: a token-paid op's worst case is the paymaster's too. */
   readonly bounds: SigningBounds;
   readonly trace?: RequestTrace | undefined;
+  /** The request's budget for simulations. */
+  readonly spend: SpendGuard;
 }
 
 export interface TokenSponsoredUserOperation extends SponsoredUserOperation {
@@ -217,6 +222,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
           op,
           encodeSponsoredPaymasterAndData({ paymaster: req.chain.paymaster, ...v, signature: DUMMY_SIGNATURE_BYTES }),
         );
+        await req.spend.simulation();
         const estimate = await estimateGasV06({
           chain: req.chain,
           userOp: base,
@@ -276,6 +282,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       };
       const approved = approvalInCallData(op.callData, req.chain.paymaster);
       const erc20 = { address: token.address, abi: erc20Abi } as const;
+      await req.spend.simulation();
       const [estimate, balance, available] = await Promise.all([
         estimateGasV06({
           chain: req.chain,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { z } from 'zod';
-import { SponsorshipDeniedError, UnauthorizedError, UnavailableError } from '../errors/PatronError.js';
+import { RateLimitedError, SponsorshipDeniedError, UnauthorizedError, UnavailableError } from '../errors/PatronError.js';
 import { handleJsonRpc, MAX_BATCH } from './handleJsonRpc.js';
 import { defineRpcMethod, type RpcContext, type RpcMethod } from './rpcMethod.js';
 
@@ -34,10 +34,11 @@ const down = defineRpcMethod({
 const methods = new Map<string, RpcMethod>([echo, deny, boom, down].map((m) => [m.method, m]));
 const logged: unknown[] = [];
 const log = { error: (obj: object) => logged.push(obj) };
-const context = async () => ({}) as RpcContext;
+const free = () => Promise.resolve();
+const context = async () => ({ spend: { call: free, simulation: free, webhookCalls: free } }) as unknown as RpcContext;
 
-const run = (body: string, ctx: () => Promise<RpcContext> = context) =>
-  handleJsonRpc({ body, methods, context: ctx, log });
+const run = (body: string, ctx: () => Promise<RpcContext> = context, admit: () => Promise<void> = free) =>
+  handleJsonRpc({ body, methods, context: ctx, log, admit });
 
 test('success echoes the id exactly (number, string, null) and never carries error', async () => {
   for (const id of [1, 'abc', null, 1_700_000_000, 0]) {
@@ -181,4 +182,32 @@ test('the context (API key → dApp) is resolved once per body and its error ans
 
 test('internal faults are logged with the cause', () => {
   assert.ok(logged.length >= 1);
+});
+
+test('rate limits: a call over the budget is -32005 with Retry-After; in a batch only the calls over it are refused', async () => {
+  let left = 3;
+  const admit = async () => {
+    if (left-- <= 0) throw new RateLimitedError({ limit: 'calls.perIp', what: 'calls', retryAfterSeconds: 7 });
+  };
+  const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'test_echo', params: [{ n: id }] });
+  const out = await run(JSON.stringify([1, 2, 3, 4, 5].map(call)), context, admit);
+  assert.equal(out.status, 200);
+  assert.equal(out.retryAfterSeconds, 7);
+  const answers = out.body as {
+    id: number;
+    result?: unknown;
+    error?: { code: number; message: string; data: unknown };
+  }[];
+  assert.deepEqual(
+    answers.map((a) => (a.error === undefined ? 'ok' : a.error.code)),
+    ['ok', 'ok', 'ok', -32005, -32005],
+  );
+  assert.deepEqual(answers[4]?.error, {
+    code: -32005,
+    message: 'Rate limit exceeded: too many calls; retry in 7 s',
+    data: { limit: 'calls.perIp', retryAfterSeconds: 7 },
+  });
+  const single = await run(JSON.stringify(call(9)), context, admit);
+  assert.equal(single.status, 429);
+  assert.equal(single.retryAfterSeconds, 7);
 });

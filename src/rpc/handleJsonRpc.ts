@@ -1,4 +1,4 @@
-import { ValidationError } from '../errors/PatronError.js';
+import { RateLimitedError, ValidationError } from '../errors/PatronError.js';
 import type { RequestTrace } from '../paymaster/sponsorshipService.js';
 import type { RequestLogSink } from '../requestLog/requestLogRecorder.js';
 import { recordCall } from './recordCall.js';
@@ -29,10 +29,22 @@ export interface HandleJsonRpcArgs {
   readonly log: RpcLogger;
   /** Where each call with a resolved dApp is recorded (the dashboard's request log); absent: not recorded. */
   readonly requestLog?: RequestLogSink;
+  /**
+   * Asked once per call (every call of a batch) before anything else is done for it, even before the API key
+   * is looked up: the per-IP rate limit. Throws RateLimitedError to refuse the call.
+   */
+  readonly admit: () => Promise<void>;
 }
 
-/** The HTTP status and body to send; `body` undefined means "nothing" (a batch of notifications). */
-export async function handleJsonRpc(args: HandleJsonRpcArgs): Promise<{ status: number; body: unknown }> {
+/** What to send. `body` undefined means "nothing" (a batch of notifications). */
+export interface RpcOutcome {
+  readonly status: number;
+  readonly body: unknown;
+  /** Set when a call was refused by a rate limit: the Retry-After header (the longest wait of the batch). */
+  readonly retryAfterSeconds?: number;
+}
+
+export async function handleJsonRpc(args: HandleJsonRpcArgs): Promise<RpcOutcome> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(args.body);
@@ -52,12 +64,17 @@ export async function handleJsonRpc(args: HandleJsonRpcArgs): Promise<{ status: 
     methods: args.methods,
     context,
     log: args.log,
+    admit: args.admit,
     ...(args.requestLog === undefined ? {} : { requestLog: args.requestLog }),
   };
   if (!Array.isArray(parsed)) {
     const r = await handleOne(withContext, parsed);
     if (r === undefined) return { status: 204, body: undefined };
-    return { status: 'error' in r.response ? r.status : 200, body: r.response };
+    return {
+      status: 'error' in r.response ? r.status : 200,
+      body: r.response,
+      ...(r.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: r.retryAfterSeconds }),
+    };
   }
   if (parsed.length === 0) {
     return {
@@ -76,7 +93,10 @@ export async function handleJsonRpc(args: HandleJsonRpcArgs): Promise<{ status: 
   }
   const results = await Promise.all(parsed.map((item) => handleOne(withContext, item)));
   const responses = results.flatMap((r) => (r === undefined ? [] : [r.response]));
-  return responses.length === 0 ? { status: 204, body: undefined } : { status: 200, body: responses };
+  if (responses.length === 0) return { status: 204, body: undefined };
+  // A batch answers 200 with each call's own result or error; a rate-limited call is -32005 on its own.
+  const waits = results.flatMap((r) => (r?.retryAfterSeconds === undefined ? [] : [r.retryAfterSeconds]));
+  return { status: 200, body: responses, ...(waits.length === 0 ? {} : { retryAfterSeconds: Math.max(...waits) }) };
 }
 
 function errorResponse(id: RpcId, error: RpcErrorObject): RpcResponse {
@@ -90,7 +110,7 @@ function isRpcId(v: unknown): v is RpcId {
 async function handleOne(
   args: HandleJsonRpcArgs,
   item: unknown,
-): Promise<{ response: RpcResponse; status: number } | undefined> {
+): Promise<{ response: RpcResponse; status: number; retryAfterSeconds?: number } | undefined> {
   if (typeof item !== 'object' || item === null || Array.isArray(item)) {
     return {
       response: errorResponse(null, {
@@ -129,8 +149,10 @@ async function handleOne(
   const trace: RequestTrace = {};
   let ctx: RpcContext | undefined;
   try {
+    await args.admit();
     const params = parseParams(method, req.params ?? []);
     ctx = await args.context();
+    await ctx.spend.call();
     const result = await method.handler(params, sink === undefined ? ctx : traced(ctx, trace));
     if (sink !== undefined) {
       recordCall({ sink, ctx, method: req.method, trace, latencyMs: performance.now() - startedAt, result });
@@ -147,7 +169,10 @@ async function handleOne(
         recordCall({ sink, ctx, method: req.method, trace, latencyMs, error: mapped.error });
       }
     }
-    return { response: errorResponse(id, mapped.error), status: mapped.http };
+    const response = errorResponse(id, mapped.error);
+    if (err instanceof RateLimitedError)
+      return { response, status: mapped.http, retryAfterSeconds: err.retryAfterSeconds };
+    return { response, status: mapped.http };
   }
 }
 

@@ -50,6 +50,8 @@ const BY_DOMAIN_CODE: Record<PatronErrorCode, { code: number; http: number }> = 
   OUT_OF_BOUNDS: { code: RPC.OUT_OF_BOUNDS, http: 400 },
   // 503: transient, and viem retries it; the message is Patron's own, so it is shown.
   FEES_UNAVAILABLE: { code: RPC.FEES_UNAVAILABLE, http: 503 },
+  // 429 with Retry-After: viem retries it (with backoff), which is what a client over its budget should do.
+  RATE_LIMITED: { code: RPC.RATE_LIMITED, http: 429 },
   PAYLOAD_TOO_LARGE: { code: RPC.INVALID_REQUEST, http: 413 },
   UNSUPPORTED_MEDIA_TYPE: { code: RPC.INVALID_REQUEST, http: 415 },
   UNAVAILABLE: { code: RPC.INTERNAL_ERROR, http: 503 },

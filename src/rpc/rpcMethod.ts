@@ -3,6 +3,7 @@ import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
 import type { RequestTrace, SponsorshipService } from '../paymaster/sponsorshipService.js';
 import type { TokenPaymasterService } from '../paymaster/tokenPaymasterService.js';
+import type { DappSpend } from '../rateLimit/requestLimits.js';
 import type { DappRecord } from '../store/records.js';
 
 /** What every method handler gets: the dApp and chain selected by the URL, and the domain services. */
@@ -13,6 +14,8 @@ export interface RpcContext {
   readonly bounds: SigningBounds;
   readonly sponsorship: SponsorshipService;
   readonly tokens: TokenPaymasterService;
+  /** This dApp's rate limits for the client IP: each call, and the simulations and webhook calls it asks for. */
+  readonly spend: DappSpend;
   /**
    * This call's entry for the request log, when one is kept (one object per JSON-RPC call). Context builders
    * set it to undefined up front: handleJsonRpc copies the context per call and sets it, and a copy whose

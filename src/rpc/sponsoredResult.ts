@@ -46,6 +46,7 @@ async function sponsored(userOp: PartialUserOperation, mode: ModeObject, ctx: Rp
     expiryDuration: mode.expiryDuration,
     webhookData: mode.webhookData,
     bounds: ctx.bounds,
+    spend: ctx.spend,
     ...(ctx.trace === undefined ? {} : { trace: ctx.trace }),
   });
   return sponsoredResult(s);
@@ -61,6 +62,7 @@ async function quotes(userOp: PartialUserOperation, mode: ModeObject, ctx: RpcCo
     expiryDuration: mode.expiryDuration,
     bounds: ctx.bounds,
     trace: ctx.trace,
+    spend: ctx.spend,
   });
   return quotesResult(q);
 }
@@ -105,5 +107,6 @@ export function tokenPaid(userOp: PartialUserOperation, mode: ModeObject, ctx: R
     expiryDuration: mode.expiryDuration,
     bounds: ctx.bounds,
     trace: ctx.trace,
+    spend: ctx.spend,
   });
 }

@@ -14,6 +14,8 @@ export interface DatabaseHandle {
   readonly db: Kysely<Database>;
   /** SQLite only: the better-sqlite3 handle, for the few hot writes that want a cached prepared statement. */
   readonly sqlite?: BetterSqlite3.Database;
+  /** PostgreSQL only: the pool, for a library that queries it itself (the rate limiter's shared counts). */
+  readonly pgPool?: pg.Pool;
   close(): Promise<void>;
 }
 
@@ -108,6 +110,7 @@ async function openPostgres(url: string, poolSize: number, schema: string | unde
   return {
     kind: 'postgres',
     db,
+    pgPool: pool,
     close: async () => {
       // Kysely only ends a pool it initialised (not ours, if no query ran through it): end it here too.
       await db.destroy();

@@ -99,18 +99,16 @@ export function createSessionRepository(db: Kysely<Database>, kind: DatabaseKind
           .insertInto('login_failures')
           .columns(['email', 'failed_at'])
           .expression(
-            trx
-              .selectNoFrom([sql<string>`${email}`.as('email'), sql<number>`${at}`.as('failed_at')])
-              .where(
-                (eb) =>
-                  eb
-                    .selectFrom('login_failures')
-                    .select((f) => f.fn.countAll<number>().as('n'))
-                    .where('email', '=', email)
-                    .where('failed_at', '>', since),
-                '<',
-                maxFailures,
-              ),
+            trx.selectNoFrom([sql<string>`${email}`.as('email'), sql<number>`${at}`.as('failed_at')]).where(
+              (eb) =>
+                eb
+                  .selectFrom('login_failures')
+                  .select((f) => f.fn.countAll<number>().as('n'))
+                  .where('email', '=', email)
+                  .where('failed_at', '>', since),
+              '<',
+              maxFailures,
+            ),
           )
           .executeTakeFirst();
         return Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1;

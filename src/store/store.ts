@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type pg from 'pg';
 import { type AccountRepository, createAccountRepository } from './accountRepository.js';
 import { createDappRepository, type DappRepository } from './dappRepository.js';
 import { type DatabaseHandle, type DatabaseKind, type OpenDatabaseOptions, openDatabase } from './database.js';
@@ -14,6 +15,8 @@ export interface Store {
   readonly webhooks: WebhookRepository;
   readonly sessions: SessionRepository;
   readonly requestLog: RequestLogRepository;
+  /** PostgreSQL only: the pool, for the rate limiter's shared counts (table rate_limits). */
+  readonly pgPool: pg.Pool | undefined;
   /** Resolves when the database answers a trivial query (used by /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -28,6 +31,7 @@ export function createStore(handle: DatabaseHandle): Store {
     webhooks: createWebhookRepository(db),
     sessions: createSessionRepository(db, handle.kind),
     requestLog: createRequestLogRepository(db, handle.sqlite),
+    pgPool: handle.pgPool,
     async ping() {
       await sql`SELECT 1`.execute(db);
     },

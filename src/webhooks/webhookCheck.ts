@@ -27,9 +27,12 @@ export async function checkSponsorshipWebhooks(args: {
   caller: WebhookCaller;
   dappId: string;
   webhookData?: Record<string, unknown>;
+  /** Called with the number of webhooks to call before any is called; may throw (the rate limits). */
+  beforeCalls?: (count: number) => Promise<void>;
 }): Promise<WebhookCheckResult> {
   const webhookData = args.webhookData ?? {};
   const active = await args.webhooks.activeWebhooks(args.dappId);
+  if (active.length > 0) await args.beforeCalls?.(active.length);
   const calls = await Promise.all(
     active.map(async (webhook) => ({
       webhookId: webhook.id,

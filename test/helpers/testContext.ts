@@ -22,9 +22,30 @@ export const TEST_MASTER_KEY = Buffer.alloc(32, 7);
 /** The paymaster signer of test contexts (a fixed key: nothing is ever worth anything on test chains). */
 export const TEST_SIGNER_KEY = new Uint8Array(32).fill(9);
 
+/**
+ * Budgets no test meets by accident: the suite sends thousands of requests from 127.0.0.1 within seconds
+ * (sign-in lock-out tests alone make dozens of attempts per email), and the limiter counts in real time, not
+ * by a test's clock. The rate-limit tests set their own, low budgets (test/rateLimits.test.ts).
+ */
+const UNMET = { points: 100_000_000, windowSeconds: 1 };
+export const TEST_RATE_LIMITS = JSON.stringify({
+  calls: { perKey: UNMET, perIp: UNMET },
+  simulations: { perKey: UNMET, perIp: UNMET },
+  webhookCalls: { perKey: UNMET, perIp: UNMET },
+  signIn: { perIp: UNMET, perEmail: UNMET },
+  http: { perIp: UNMET },
+  admin: { perAccount: UNMET },
+  devChain: { perIp: UNMET },
+});
+
 export function testConfig(overrides: Partial<Config> = {}): Config {
   return {
-    ...loadConfig({ PATRON_DATA_DIR: '/nonexistent-patron-test', LOG_LEVEL: 'silent', PATRON_DEV_CHAIN: 'false' }),
+    ...loadConfig({
+      PATRON_DATA_DIR: '/nonexistent-patron-test',
+      LOG_LEVEL: 'silent',
+      PATRON_DEV_CHAIN: 'false',
+      PATRON_RATE_LIMITS: TEST_RATE_LIMITS,
+    }),
     ...overrides,
   };
 }

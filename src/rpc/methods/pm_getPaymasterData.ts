@@ -23,6 +23,7 @@ export const pm_getPaymasterData = defineRpcMethod({
       expiryDuration: mode.expiryDuration,
       webhookData: mode.webhookData,
       bounds: ctx.bounds,
+      spend: ctx.spend,
     });
     return { paymasterAndData: sponsored.paymasterAndData };
   },
