@@ -6,6 +6,7 @@ import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
 import { createDeps } from '../src/deps.js';
 import { createLogger } from '../src/logger.js';
+import { BENCH_RATE_LIMITS } from './benchRateLimits.js';
 import { serveBenchIpc } from './serveBenchIpc.js';
 
 /**
@@ -14,7 +15,13 @@ import { serveBenchIpc } from './serveBenchIpc.js';
  * sends {ready, url, authToken, apiKey}; answers 'cpu' with process.cpuUsage().
  */
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'patron-bench-'));
-const config = loadConfig({ ...process.env, PATRON_DATA_DIR: dataDir, LOG_LEVEL: 'warn', PORT: '0' });
+const config = loadConfig({
+  ...process.env,
+  PATRON_RATE_LIMITS: BENCH_RATE_LIMITS,
+  PATRON_DATA_DIR: dataDir,
+  LOG_LEVEL: 'warn',
+  PORT: '0',
+});
 const deps = await createDeps(config, createLogger({ level: 'warn' }));
 const account = await deps.accounts.createAccount({ email: `bench-${Date.now()}@example.com` });
 const { secret } = await deps.accounts.createToken({ accountId: account.id });

@@ -20,6 +20,7 @@ import { parseTokenInfo } from '../src/paymaster/tokenInfo.js';
 import { parseUserOperationAndModeFast } from '../src/paymaster/userOperationInput.js';
 import { quotesResult } from '../src/rpc/sponsoredResult.js';
 import type { ChainTokenSettings } from '../src/tokens/tokenCatalog.js';
+import { BENCH_RATE_LIMITS } from './benchRateLimits.js';
 import { closedLoad } from './closedLoad.js';
 import { benchRuntime, compileForBench, serverExecArgv } from './compiled.js';
 import { ask, childCpuMicros, quietMachine } from './machine.js';
@@ -148,6 +149,7 @@ async function serve(): Promise<void> {
   const logLevel = process.env.LOG_LEVEL ?? 'info';
   const config = loadConfig({
     ...process.env,
+    PATRON_RATE_LIMITS: BENCH_RATE_LIMITS,
     PATRON_DATA_DIR: dataDir,
     LOG_LEVEL: logLevel,
     PORT: '0',

@@ -8,6 +8,7 @@ import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
 import { createDeps } from '../src/deps.js';
 import { createLogger } from '../src/logger.js';
+import { BENCH_RATE_LIMITS } from './benchRateLimits.js';
 import { guardsOff } from './guardsOff.js';
 import { type IpcOp, opToIpc, simpleAccountOp } from './sampleOp.js';
 import { serveBenchIpc } from './serveBenchIpc.js';
@@ -39,6 +40,7 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'patron-bench-sponsor-'));
 const logLevel = process.env.LOG_LEVEL ?? 'info';
 const config = loadConfig({
   ...process.env,
+  PATRON_RATE_LIMITS: BENCH_RATE_LIMITS,
   PATRON_DATA_DIR: dataDir,
   LOG_LEVEL: logLevel,
   PORT: '0',
