@@ -12,6 +12,7 @@ import { registerDevChainRoutes } from './api/devChainRpc.js';
 import { sendError, toHttpError } from './api/envelope.js';
 import { registerHealthRoutes } from './api/health.js';
 import { registerJsonBodyParser } from './api/jsonBodyParser.js';
+import { isJsonRpcUrl, jsonRpcBadUrl, jsonRpcNotFound } from './api/jsonRpcPaths.js';
 import { registerOpenApiRoute } from './api/openapi.js';
 import { isPaymasterRpcUrl, registerPaymasterRpcRoutes } from './api/paymasterRpc.js';
 import { registerWebhookParametersRoutes } from './api/webhookParameters.js';
@@ -40,7 +41,10 @@ export function createApp(deps: Deps): FastifyInstance {
     trustProxy: deps.config.rateLimits.trustedProxies.length === 0 ? false : [...deps.config.rateLimits.trustedProxies],
     routerOptions: { ignoreTrailingSlash: true },
     // Errors raised before routing (a malformed percent-encoding in the URL) get the same envelope.
-    frameworkErrors: (err, _req, reply) => {
+    frameworkErrors: (err, req, reply) => {
+      if (isJsonRpcUrl(req.url) && (err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_MAX_PARAM_LENGTH')) {
+        return jsonRpcBadUrl(err.statusCode ?? 400, reply);
+      }
       const h =
         err.code === 'FST_ERR_BAD_URL' ? { statusCode: 400, message: 'Malformed URL' } : toHttpError(err, bodyLimit);
       return sendError(reply, h.statusCode, h.message);
@@ -64,8 +68,10 @@ export function createApp(deps: Deps): FastifyInstance {
     else req.log.debug({ err }, 'request refused');
     return sendError(reply, h.statusCode, h.message);
   });
-  app.setNotFoundHandler((req, reply) =>
-    sendError(reply, 404, `Route ${req.method} ${req.url.split('?')[0]} not found`),
+  app.setNotFoundHandler(
+    (req, reply) =>
+      jsonRpcNotFound(req.method, req.url, reply) ??
+      sendError(reply, 404, `Route ${req.method} ${req.url.split('?')[0]} not found`),
   );
 
   registerHealthRoutes(app, deps);
