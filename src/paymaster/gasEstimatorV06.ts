@@ -63,7 +63,10 @@ export interface GasEstimateV06 extends GasLimitsV06 {
 export const DUMMY_SIGNATURE_BYTES: Uint8Array = hexToBytes(DUMMY_SIGNATURE);
 
 export async function estimateGasV06(args: EstimateGasV06Args): Promise<GasEstimateV06> {
-  const signature = hexToBytes(args.userOp.signature).length === 65 ? args.userOp.signature : DUMMY_SIGNATURE;
+  // The op's own (dummy) signature as the client sent it: its account knows its format and the final length
+  // (Biconomy Smart Account v2: abi.encode(signature, validationModule), 192 bytes), and preVerificationGas is
+  // paid per calldata byte. Only an empty one gets the 65-byte ECDSA dummy.
+  const signature = args.userOp.signature === '0x' ? DUMMY_SIGNATURE : args.userOp.signature;
   const base: UserOperationV06 = { ...args.userOp, signature };
   const preVerificationGas = maxBig(preVerificationGasV06(base), args.callerPreVerificationGas ?? 0n);
   const unsigned: UserOperationV06 = {
