@@ -2,9 +2,13 @@ import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import { type DemoCredentials, ensureDemoAccount } from './accounts/ensureDemoAccount.js';
 import { createApp } from './app.js';
+import { verifyChains } from './chain/verifyChains.js';
 import { type Config, ConfigError, loadConfig } from './config/config.js';
 import { createDeps, type Deps } from './deps.js';
 import { createLogger } from './logger.js';
+
+/** A worker's exit code when its configuration does not match the chains (the primary then stops). */
+const EXIT_CONFIG = 78;
 
 /**
  * Process entry: loadConfig → createDeps → createApp → listen, with a graceful shutdown on SIGINT/SIGTERM.
@@ -28,6 +32,15 @@ async function main(): Promise<void> {
     return;
   }
   const deps = await createDeps(config, logger);
+  // Before listening: a chain that is not what the configuration says would make every signature fail on chain.
+  const problems = await verifyChains({ chains: deps.chains.list(), signer: deps.signer.address });
+  if (problems.length > 0) {
+    process.stderr.write(
+      `Refusing to start: the configured chains do not match what is on chain:\n${problems.map((p) => `  - ${p}`).join('\n')}\n`,
+    );
+    await deps.close();
+    process.exit(cluster.isWorker ? EXIT_CONFIG : 1);
+  }
   if (deps.crypto.backend.name !== 'native') {
     logger.warn({ reason: deps.crypto.reason }, 'signing with the JavaScript backend: about 10x the CPU per signature');
   }
@@ -67,6 +80,14 @@ function runPrimary(config: Config, logger: ReturnType<typeof createLogger>): vo
   for (let i = 0; i < config.workers; i++) cluster.fork();
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) return;
+    if (code === EXIT_CONFIG) {
+      // Every worker would refuse the same way: stop instead of restarting it forever.
+      logger.error({ pid: worker.process.pid }, 'a worker refused to start (see its message); stopping');
+      stopping = true;
+      for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
+      process.exitCode = 1;
+      return;
+    }
     logger.error({ pid: worker.process.pid, code, signal }, 'worker died; starting another');
     cluster.fork();
   });

@@ -1,6 +1,7 @@
 import { type Address, isAddressEqual, parseAbi } from 'viem';
 import { entryPoint06Abi } from 'viem/account-abstraction';
 import type { ChainRuntime } from './chainRegistry.js';
+import { withTimeout } from './withTimeout.js';
 
 /**
  * What an operator checks about a paymaster on one chain: its EntryPoint deposit (what sponsored gas is paid
@@ -30,14 +31,6 @@ export interface PaymasterStatus {
 }
 
 const verifyingSignerAbi = parseAbi(['function verifyingSigner() view returns (address)']);
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-}
 
 export async function readPaymasterStatus(args: {
   chain: ChainRuntime;

@@ -1,0 +1,77 @@
+import { type Address, getAddress, isAddressEqual } from 'viem';
+import { patronPaymasterAbi } from './artifacts.js';
+import type { ChainRuntime } from './chainRegistry.js';
+import { withTimeout } from './withTimeout.js';
+
+/**
+ * Start-up checks of every chain the service will sign for (main.ts refuses to start on any problem): a chain
+ * configured as id 1 whose RPC serves 31337 would start silently and every signature would then fail on chain
+ * with AA34. Checked: the RPC answers within the timeout; `eth_chainId` is the configured id; the EntryPoint
+ * and the paymaster have code; the paymaster's `entryPoint()` is the configured EntryPoint; and its
+ * `verifyingSigner()` is this service's signer. The last one refuses too, rather than warning: with another
+ * signer on chain every sponsorship this process signs fails (AA34) and costs the clients a round trip each,
+ * so the owner rotates the signer on chain (setVerifyingSigner) before the new key starts.
+ * Returns one message per problem, each naming the chain, what was expected and what was found.
+ */
+export async function verifyChains(args: {
+  chains: readonly ChainRuntime[];
+  signer: Address;
+  timeoutMs?: number;
+}): Promise<string[]> {
+  const timeoutMs = args.timeoutMs ?? 10_000;
+  const results = await Promise.all(args.chains.map((c) => verifyChain(c, args.signer, timeoutMs)));
+  return results.flat();
+}
+
+async function verifyChain(chain: ChainRuntime, signer: Address, timeoutMs: number): Promise<string[]> {
+  const name = `chain ${chain.chainId}`;
+  try {
+    return await withTimeout(checks(chain, signer, name), timeoutMs);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    return [`${name}: its RPC could not be read (${reason})`];
+  }
+}
+
+async function checks(chain: ChainRuntime, signer: Address, name: string): Promise<string[]> {
+  const rpcChainId = Number(BigInt((await chain.request({ method: 'eth_chainId', params: [] })) as string));
+  if (rpcChainId !== chain.chainId) {
+    return [`${name}: its RPC serves chain ${rpcChainId}, not ${chain.chainId} (check PATRON_CHAINS rpcUrl)`];
+  }
+  const [entryPointCode, paymasterCode] = await Promise.all([
+    chain.client.getCode({ address: chain.entryPoint }),
+    chain.client.getCode({ address: chain.paymaster }),
+  ]);
+  const problems: string[] = [];
+  if (entryPointCode === undefined || entryPointCode === '0x') {
+    problems.push(`${name}: no contract at the EntryPoint ${getAddress(chain.entryPoint)}`);
+  }
+  if (paymasterCode === undefined || paymasterCode === '0x') {
+    problems.push(
+      `${name}: no contract at the paymaster ${getAddress(chain.paymaster)} (deploy it with patron paymaster deploy)`,
+    );
+    return problems;
+  }
+  const read = (functionName: 'entryPoint' | 'verifyingSigner') =>
+    chain.client
+      .readContract({ address: chain.paymaster, abi: patronPaymasterAbi, functionName })
+      .catch(() => undefined);
+  const [entryPoint, onChainSigner] = await Promise.all([read('entryPoint'), read('verifyingSigner')]);
+  if (entryPoint === undefined || onChainSigner === undefined) {
+    problems.push(
+      `${name}: the contract at ${getAddress(chain.paymaster)} is not a Patron paymaster (entryPoint() or verifyingSigner() failed)`,
+    );
+  } else {
+    if (!isAddressEqual(entryPoint, chain.entryPoint)) {
+      problems.push(
+        `${name}: the paymaster's EntryPoint is ${getAddress(entryPoint)}, not the configured ${getAddress(chain.entryPoint)}`,
+      );
+    }
+    if (!isAddressEqual(onChainSigner, signer)) {
+      problems.push(
+        `${name}: the paymaster's verifyingSigner is ${getAddress(onChainSigner)}, not this service's signer ${getAddress(signer)} (the paymaster's owner rotates it with setVerifyingSigner)`,
+      );
+    }
+  }
+  return problems;
+}
