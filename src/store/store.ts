@@ -27,8 +27,8 @@ export function createStore(handle: DatabaseHandle): Store {
   return {
     kind: handle.kind,
     accounts: createAccountRepository(db),
-    dapps: createDappRepository(db),
-    webhooks: createWebhookRepository(db),
+    dapps: createDappRepository(db, handle.sqlite),
+    webhooks: createWebhookRepository(db, handle.sqlite),
     sessions: createSessionRepository(db, handle.kind),
     requestLog: createRequestLogRepository(db, handle.sqlite),
     pgPool: handle.pgPool,

@@ -1,3 +1,4 @@
+import type BetterSqlite3 from 'better-sqlite3';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { SealedWebhookRecord, WebhookRecord } from './records.js';
 import type { Database, WebhooksTable } from './schema.js';
@@ -51,7 +52,11 @@ const toSealedWebhook = (r: Selectable<WebhooksTable>): SealedWebhookRecord => (
   signingSecretCiphertext: r.signing_secret_ciphertext,
 });
 
-export function createWebhookRepository(db: Kysely<Database>): WebhookRepository {
+/** `sqlite`: the active webhooks of a dApp (a cache miss on the paymaster path) from a statement prepared once. */
+export function createWebhookRepository(db: Kysely<Database>, sqlite?: BetterSqlite3.Database): WebhookRepository {
+  const activeOfDapp = sqlite?.prepare<[string], Selectable<WebhooksTable>>(
+    'SELECT * FROM webhooks WHERE dapp_id = ? AND active = 1 ORDER BY created_at, id',
+  );
   return {
     async insertWithinLimit({ webhook, limit }) {
       return db.transaction().execute(async (trx) => {
@@ -112,6 +117,7 @@ export function createWebhookRepository(db: Kysely<Database>): WebhookRepository
       return r && toSealedWebhook(r);
     },
     async listActiveSealed(dappId) {
+      if (activeOfDapp !== undefined) return activeOfDapp.all(dappId).map(toSealedWebhook);
       const rows = await db
         .selectFrom('webhooks')
         .selectAll()
