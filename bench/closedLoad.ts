@@ -17,6 +17,8 @@ export async function closedLoad(args: {
   duration: number;
   overallRate?: number;
   body: () => string;
+  /** Each request's path (on the url's host), when it changes per request: the spread-keys scenario. */
+  path?: () => string;
 }): Promise<ClosedLoadResult> {
   const times: number[] = [];
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
@@ -32,6 +34,7 @@ export async function closedLoad(args: {
             headers: { 'content-type': 'application/json' },
             setupRequest: (req) => {
               req.body = args.body();
+              if (args.path !== undefined) req.path = args.path();
               return req;
             },
           },

@@ -20,6 +20,7 @@ import type { SponsorServerReady } from './sponsorServer.js';
  *   d. the ceiling: a bare node:http server that only parses the body and hashes + signs the op with the same
  *      signing code;
  *   e. (diagnostic) the ceiling's handler served by Fastify configured as Patron's app: the framework's share;
+ *   s. a spread uniformly over BENCH_SPREAD_DAPPS dApps' API keys (only when set): the cost of many tenants;
  *   g. a on a second Patron without its guards (BENCH_GUARDS=off, guardsOff.ts): a / g is what the signing
  *      bounds and rate limits cost; the bound comparisons that still run in g are timed apart (`micro`);
  * then (a), (b) and the ceiling again at a fixed 1,000 req/s (autocannon overallRate), for their p99.
@@ -43,7 +44,7 @@ const connections = 50;
 const fixedRate = 1000;
 /** The paced runs' unmeasured start (see pacedLoad.ts). */
 const PACED_WARMUP_SECONDS = 3;
-const only = new Set((process.env.BENCH_SCENARIOS ?? 'a,b,c,d,e,g,micro,a@rate,b@rate,d@rate').split(','));
+const only = new Set((process.env.BENCH_SCENARIOS ?? 'a,b,c,d,e,g,s,micro,a@rate,b@rate,d@rate').split(','));
 const runtime = benchRuntime();
 const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 
@@ -135,9 +136,12 @@ interface Target {
   readonly body: BodyParts;
   /** Log bytes are counted for the service only. */
   readonly logged: boolean;
+  /** Per-request path, when the URL changes per request (s: a random one of many API keys). */
+  readonly path?: () => string;
 }
 
-const targets: Partial<Record<'a' | 'b' | 'c' | 'd' | 'e' | 'g', Target>> = {
+const spread = ready.spreadApiKeys;
+const targets: Partial<Record<'a' | 'b' | 'c' | 'd' | 'e' | 'g' | 's', Target>> = {
   a: {
     name: 'a. SPONSORED, limits given, no webhook',
     server: patron,
@@ -173,6 +177,18 @@ const targets: Partial<Record<'a' | 'b' | 'c' | 'd' | 'e' | 'g', Target>> = {
     body: givenLimits,
     logged: false,
   },
+  ...(spread.length === 0
+    ? {}
+    : {
+        s: {
+          name: `s. a, spread over ${spread.length} dApps' keys`,
+          server: patron,
+          url: `${ready.url}/api/v1/${ready.chainId}/${ready.plainApiKey}`,
+          path: () => `/api/v1/${ready.chainId}/${spread[Math.floor(Math.random() * spread.length)]}`,
+          body: givenLimits,
+          logged: true,
+        },
+      }),
   ...(bare === undefined || bareReady === undefined
     ? {}
     : {
@@ -202,7 +218,7 @@ let nonce = 1;
 
 /** One request through fetch: the answer must be a sponsored result, else the benchmark is meaningless. */
 async function smokeTest(t: Target): Promise<void> {
-  const res = await fetch(t.url, {
+  const res = await fetch(t.path === undefined ? t.url : new URL(t.path(), t.url), {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: bodyFromParts(t.body)(nonce++),
@@ -240,6 +256,7 @@ async function slice(t: Target, opts: { duration: number; overallRate?: number }
     duration: opts.duration,
     ...(opts.overallRate === undefined ? {} : { overallRate: opts.overallRate }),
     body: () => body(nonce++),
+    ...(t.path === undefined ? {} : { path: t.path }),
   });
   return {
     rawP99,
@@ -329,6 +346,13 @@ if (a !== undefined && g !== undefined) {
         ? ''
         : `; with the bound comparisons that g still runs (${checks.toFixed(2)} µs/req, micro), the guards add ` +
           `${extra.toFixed(1)} µs/req = ${((100 * extra) / g.cpu).toFixed(1)} % of g`),
+  );
+}
+
+const s = totals.get('s');
+if (a !== undefined && s !== undefined) {
+  console.log(
+    `(s) spread over ${spread.length} dApps costs ${(s.cpu / a.cpu).toFixed(2)}× the one-key (a): ${s.cpu.toFixed(0)} against ${a.cpu.toFixed(0)} µs/req`,
   );
 }
 

@@ -32,6 +32,8 @@ export interface SponsorServerReady {
   readonly authToken: string;
   readonly plainApiKey: string;
   readonly hookedApiKey: string;
+  /** BENCH_SPREAD_DAPPS more dApps' API keys (none by default): traffic spread over many tenants. */
+  readonly spreadApiKeys: readonly string[];
   /** The sample op with its real counterfactual sender; bigints as decimal strings (IPC is JSON). */
   readonly op: IpcOp;
 }
@@ -71,6 +73,14 @@ const sender = await devChain.client.readContract({
 });
 const op = simpleAccountOp({ factory: devChain.simpleAccountFactory, owner, salt, sender, target: owner });
 
+// Many tenants (BENCH_SPREAD_DAPPS), created through the domain service like any dApp.
+const spreadApiKeys: string[] = [];
+for (let i = 0; i < Number(process.env.BENCH_SPREAD_DAPPS ?? 0); i++) {
+  spreadApiKeys.push(
+    (await deps.accounts.createDapp({ accountId: account.id, name: `bench ${i}`, chainIds: [31337] })).apiKey,
+  );
+}
+
 const app = createApp(deps);
 await app.listen({ port: 0, host: '127.0.0.1' });
 const { port } = app.server.address() as AddressInfo;
@@ -92,6 +102,7 @@ const ready: SponsorServerReady = {
   authToken: secret,
   plainApiKey: plain.apiKey,
   hookedApiKey: hooked.apiKey,
+  spreadApiKeys,
   op: opToIpc(op),
 };
 process.send?.(ready);
