@@ -30,7 +30,10 @@ after(async () => {
 const OTHER_SIGNER = `0x${'5a'.repeat(32)}`;
 
 /** Starts the service; resolves with its exit code and output, or 'listening' once it serves (then stops it). */
-async function start(chain: { chainId: number; paymaster?: Address; entryPoint?: Address }, signer: string = KEYS.signer) {
+async function start(
+  chain: { chainId: number; paymaster?: Address; entryPoint?: Address },
+  signer: string = KEYS.signer,
+) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'patron-startup-'));
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     env: {

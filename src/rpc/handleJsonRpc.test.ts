@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { z } from 'zod';
-import { RateLimitedError, SponsorshipDeniedError, UnauthorizedError, UnavailableError } from '../errors/PatronError.js';
+import {
+  RateLimitedError,
+  SponsorshipDeniedError,
+  UnauthorizedError,
+  UnavailableError,
+} from '../errors/PatronError.js';
 import { handleJsonRpc, MAX_BATCH } from './handleJsonRpc.js';
 import { defineRpcMethod, type RpcContext, type RpcMethod } from './rpcMethod.js';
 
