@@ -10,7 +10,7 @@ import {
   simpleAccountAbi,
   submitHandleOps,
 } from './helpers/patronPaymasterV06.js';
-import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
+import { biconomyWireOp, type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
 import { type Tenant, type TestContext, WEBHOOK_PATH, webhookHeaders } from './helpers/testContext.js';
 import { answer, type Receiver, startReceiver } from './helpers/webhookReceiver.js';
 
@@ -34,25 +34,7 @@ after(() => app.close());
 const rpc = (method: string, params: unknown[], apiKey = tenant.apiKey, chainId = fx.chain.chainId) =>
   app.rpc(method, params, { apiKey, chainId });
 
-/** The op as a Biconomy v0.6 SDK sends it: decimal gas strings, hex fees and nonce. */
-function wire(op: UserOperationV06, withGas = true) {
-  return {
-    sender: op.sender,
-    nonce: `0x${op.nonce.toString(16)}`,
-    initCode: op.initCode,
-    callData: op.callData,
-    maxFeePerGas: `0x${op.maxFeePerGas.toString(16)}`,
-    maxPriorityFeePerGas: `0x${op.maxPriorityFeePerGas.toString(16)}`,
-    ...(withGas
-      ? {
-          callGasLimit: op.callGasLimit.toString(),
-          verificationGasLimit: op.verificationGasLimit.toString(),
-          preVerificationGas: op.preVerificationGas.toString(),
-        }
-      : {}),
-    signature: '0x',
-  };
-}
+const wire = biconomyWireOp;
 
 /** Submits the op with handleOps; returns the UserOperationEvent and the paymaster's deposit change. */
 async function submit(op: UserOperationV06) {

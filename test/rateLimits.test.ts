@@ -6,7 +6,6 @@ import { createApp } from '../src/app.js';
 import { applyRateLimitsOverride, type RateLimitsOverride } from '../src/config/rateLimitSettings.js';
 import { createDeps } from '../src/deps.js';
 import { createLogger } from '../src/logger.js';
-import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
 import { LOCAL_ORIGIN } from './helpers/dashboardSession.js';
 import {
   buildDeployingOp,
@@ -15,6 +14,7 @@ import {
   type PatronFixture,
   startPatronFixture,
 } from './helpers/patronPaymasterV06.js';
+import { biconomyWireOp } from './helpers/rpcFixture.js';
 import {
   BACKEND,
   createTenant,
@@ -67,25 +67,7 @@ async function limited(
   return { ctx, tenant: await createTenant(ctx.deps) };
 }
 
-/** The op as the Biconomy SDK sends it, with or without its gas limits. */
-function wire(op: UserOperationV06, withGas = true) {
-  return {
-    sender: op.sender,
-    nonce: `0x${op.nonce.toString(16)}`,
-    initCode: op.initCode,
-    callData: op.callData,
-    maxFeePerGas: `0x${op.maxFeePerGas.toString(16)}`,
-    maxPriorityFeePerGas: `0x${op.maxPriorityFeePerGas.toString(16)}`,
-    ...(withGas
-      ? {
-          callGasLimit: op.callGasLimit.toString(),
-          verificationGasLimit: op.verificationGasLimit.toString(),
-          preVerificationGas: op.preVerificationGas.toString(),
-        }
-      : {}),
-    signature: '0x',
-  };
-}
+const wire = biconomyWireOp;
 
 const sponsoredCall = async (id: number, calculateGasLimits = false) => ({
   jsonrpc: '2.0',

@@ -1,4 +1,5 @@
 import { hexToBytes } from 'viem';
+import type { UserOperationV06 } from '../../src/paymaster/patronPaymasterV06.js';
 import { devChainTokenSettings } from '../../src/tokens/devChainTokens.js';
 import { fixtureChainRuntime, KEYS, type PatronFixture, startPatronFixture } from './patronPaymasterV06.js';
 import { createTenant, createTestContext, type Tenant, type TestContext } from './testContext.js';
@@ -63,5 +64,25 @@ export async function startRpcFixture(options: { readonly tokens?: boolean } = {
       await ctx.close();
       await fx.close();
     },
+  };
+}
+
+/** The op as a Biconomy v0.6 SDK sends it: decimal gas strings, hex fees and nonce (limits left out with `withGas: false`). */
+export function biconomyWireOp(op: UserOperationV06, withGas = true) {
+  return {
+    sender: op.sender,
+    nonce: `0x${op.nonce.toString(16)}`,
+    initCode: op.initCode,
+    callData: op.callData,
+    maxFeePerGas: `0x${op.maxFeePerGas.toString(16)}`,
+    maxPriorityFeePerGas: `0x${op.maxPriorityFeePerGas.toString(16)}`,
+    ...(withGas
+      ? {
+          callGasLimit: op.callGasLimit.toString(),
+          verificationGasLimit: op.verificationGasLimit.toString(),
+          preVerificationGas: op.preVerificationGas.toString(),
+        }
+      : {}),
+    signature: '0x',
   };
 }
