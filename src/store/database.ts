@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { StorageConfig } from '../config/config.js';
 import { runMigrations, runMigrationsSync } from './migrate.js';
 import type { Database } from './schema.js';
+import { Sqlite } from './sqliteDriver.js';
 
 export type DatabaseKind = 'sqlite' | 'postgres';
 
@@ -33,7 +34,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   if (storage.kind === 'postgres') return openPostgres(storage.url, storage.poolSize, options.pgSchema);
   const file = storage.kind === 'sqlite' ? storage.file : ':memory:';
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const sqlite = new BetterSqlite3(file);
+  const sqlite = new Sqlite(file);
   // WAL lets the CLI and the server share the file; busy_timeout makes a writer wait for another process's
   // transaction instead of failing at once.
   try {

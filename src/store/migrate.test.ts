@@ -5,9 +5,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { listMigrations, type MigrationTarget, runMigrations } from './migrate.js';
+import { Sqlite } from './sqliteDriver.js';
 import { openStore, type Store } from './store.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
@@ -37,7 +38,7 @@ function account(n: number) {
 }
 
 function sqliteMigrationRows(file: string): { name: string; applied_at: number }[] {
-  const db = new BetterSqlite3(file, { readonly: true });
+  const db = new Sqlite(file, { readonly: true });
   try {
     return db.prepare('SELECT name, applied_at FROM patron_migrations ORDER BY name').all() as {
       name: string;
@@ -57,7 +58,7 @@ async function closeAll(stores: Store[]): Promise<void> {
  * shortens its busy_timeout. `restore()` undoes the patch.
  */
 function instrumentSqlite(args: { busyTimeoutMs?: number } = {}) {
-  const proto = BetterSqlite3.prototype as {
+  const proto = Sqlite.prototype as {
     pragma(this: BetterSqlite3.Database, source: string, options?: BetterSqlite3.PragmaOptions): unknown;
   };
   const original = proto.pragma;
@@ -225,7 +226,7 @@ describe('migrations on SQLite', () => {
 
   test('a failed open closes its connection', {}, async () => {
     const file = path.join(tempDir(), 'patron.sqlite');
-    const raw = new BetterSqlite3(file);
+    const raw = new Sqlite(file);
     raw.exec('CREATE TABLE accounts (x INTEGER)');
     raw.close();
     const sqlite = instrumentSqlite();
@@ -241,7 +242,7 @@ describe('migrations on SQLite', () => {
     for (const c of leaked) c.close();
     assert.equal(leaked.length, 0, 'connections left open');
     // The failed migration was rolled back.
-    const check = new BetterSqlite3(file, { readonly: true });
+    const check = new Sqlite(file, { readonly: true });
     try {
       assert.deepEqual(
         check.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all(),
