@@ -238,22 +238,14 @@ describe('eviction', () => {
     assert.equal(await cache.get('b', b.load), 'b#2');
   });
 
-  test('the bound holds under churn, and a full cache stays O(1): 200,000 distinct keys through 10,000 slots', async () => {
+  test('the bound holds under churn: 30,000 keys through 10,000 slots keep the newest, drop the oldest', async () => {
+    // What eviction costs per miss is measured by bench/cacheEviction.ts, not here (no timed tests).
     const cache = createTtlCache<number>({ ttlMs: 60_000, maxEntries: 10_000, now: clock().now });
-    const timeOf = async (from: number, count: number) => {
-      const started = process.cpuUsage();
-      for (let i = from; i < from + count; i++) await cache.get(`k${i}`, async () => i);
-      const used = process.cpuUsage(started);
-      return (used.user + used.system) / count;
-    };
-    await timeOf(0, 10_000); // fill
-    const first = await timeOf(10_000, 20_000);
-    const later = await timeOf(100_000, 20_000);
-    // A scan through deleted slots grows with the churn; an O(1) eviction does not (generous: a noisy VM).
-    assert.ok(later < first * 3 + 5, `µs per miss: ${first.toFixed(2)} then ${later.toFixed(2)}`);
-    // The most recent 10,000 are cached, older ones were evicted.
+    for (let i = 0; i < 30_000; i++) await cache.get(`k${i}`, async () => i);
     let loads = 0;
-    assert.equal(await cache.get('k119999', async () => ++loads), 119_999);
-    assert.equal(await cache.get('k0', async () => ++loads), 1);
+    assert.equal(await cache.get('k29999', async () => ++loads), 29_999, 'the newest is cached');
+    assert.equal(await cache.get('k20000', async () => ++loads), 20_000, 'the oldest of the newest 10,000 too');
+    assert.equal(loads, 0);
+    assert.equal(await cache.get('k19999', async () => ++loads), 1, 'one older was evicted');
   });
 });
