@@ -13,7 +13,8 @@ import {
 import { entryPoint06Abi } from 'viem/account-abstraction';
 import { privateKeyToAccount } from 'viem/accounts';
 import { patronPaymasterAbi } from '../src/chain/artifacts.js';
-import { type DevClient, deployPatronPaymaster } from '../src/chain/embeddedChain.js';
+import type { DevClient } from '../src/chain/devClient.js';
+import { deployPatronPaymaster } from '../src/chain/embeddedChain.js';
 import {
   buildDeployingOp,
   failedOpReason,

@@ -3,12 +3,8 @@ import { after, before, describe, test } from 'node:test';
 import { type Address, createPublicClient, custom, getAddress, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { devPriceFeedAbi, loadDevContractArtifact } from '../src/chain/artifacts.js';
-import {
-  createDevClient,
-  createEmbeddedChain,
-  type DevClient,
-  type EmbeddedChain,
-} from '../src/chain/embeddedChain.js';
+import { createDevClient, type DevClient } from '../src/chain/devClient.js';
+import { createEmbeddedChain, type EmbeddedChain } from '../src/chain/embeddedChain.js';
 import { aggregatorV3Abi, chainlinkPriceSource } from '../src/pricing/chainlinkPriceSource.js';
 import { createPriceCache } from '../src/pricing/priceCache.js';
 import { PriceSourceError } from '../src/pricing/priceSource.js';

@@ -1,20 +1,13 @@
 import type { Provider, ProviderConfig } from '@nomicfoundation/edr';
 import {
-  type Account,
   type Address,
   concat,
-  createWalletClient,
-  custom,
-  defineChain,
   getAddress,
   getContractAddress,
-  type Hash,
   type Hex,
   hexToBytes,
   isAddressEqual,
   parseAbi,
-  publicActions,
-  testActions,
   zeroAddress,
   zeroHash,
 } from 'viem';
@@ -27,6 +20,7 @@ import {
   loadPatronPaymasterArtifact,
   patronPaymasterAbi,
 } from './artifacts.js';
+import { createDevClient, type DevClient, hasCode, waitForSuccess } from './devClient.js';
 
 /**
  * The in-process dev chain: Hardhat's Rust EVM (`@nomicfoundation/edr`, pinned to 0.13.0, the last release
@@ -160,37 +154,6 @@ export async function createEmbeddedChain(options: EmbeddedChainOptions): Promis
       provider = undefined;
     },
   };
-}
-
-/** A viem wallet + public + test (hardhat_*, evm_*) client for one account on an embedded chain. */
-export function createDevClient({ chain, account }: { chain: EmbeddedChain; account: Account }) {
-  return createWalletClient({
-    account,
-    chain: defineChain({
-      id: chain.chainId,
-      name: 'Patron embedded chain',
-      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [] } },
-    }),
-    // No retries: the chain is in-process, so an error is an answer, not a network hiccup.
-    transport: custom(chain, { retryCount: 0 }),
-    pollingInterval: 10,
-  })
-    .extend(publicActions)
-    .extend(testActions({ mode: 'hardhat' }));
-}
-
-export type DevClient = ReturnType<typeof createDevClient>;
-
-async function waitForSuccess(client: DevClient, hash: Hash, what: string) {
-  const receipt = await client.waitForTransactionReceipt({ hash });
-  if (receipt.status !== 'success') throw new Error(`${what} failed (tx ${hash})`);
-  return receipt;
-}
-
-async function hasCode(client: DevClient, address: Address): Promise<boolean> {
-  const code = await client.getCode({ address });
-  return code !== undefined && code !== '0x';
 }
 
 /** Arachnid's deterministic deployment proxy, used by the canonical EntryPoint deployments. */

@@ -6,7 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Address, createPublicClient, custom, getAddress, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { devPriceFeedAbi, devTokenAbi, loadDevContractArtifact } from '../chain/artifacts.js';
-import { createDevClient, createEmbeddedChain, type DevClient, type EmbeddedChain } from '../chain/embeddedChain.js';
+import { createDevClient, type DevClient } from '../chain/devClient.js';
+import { createEmbeddedChain, type EmbeddedChain } from '../chain/embeddedChain.js';
 import { type PriceSourceSpecInput, priceSourceSpecSchema, tokenSettingSchema } from '../config/chainSettings.js';
 import { type ChainTokenSettings, createTokenCatalog, type TokenCatalog } from './tokenCatalog.js';
 

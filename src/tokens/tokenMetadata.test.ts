@@ -3,7 +3,8 @@ import { after, before, describe, test } from 'node:test';
 import { type Address, createPublicClient, custom, getAddress, type PublicClient, stringToHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { devTokenAbi, loadDevContractArtifact } from '../chain/artifacts.js';
-import { createDevClient, createEmbeddedChain, type DevClient, type EmbeddedChain } from '../chain/embeddedChain.js';
+import { createDevClient, type DevClient } from '../chain/devClient.js';
+import { createEmbeddedChain, type EmbeddedChain } from '../chain/embeddedChain.js';
 import { createTokenMetadataCache } from './tokenMetadata.js';
 
 const owner = privateKeyToAccount('0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba');

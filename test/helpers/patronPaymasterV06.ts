@@ -16,7 +16,8 @@ import { entryPoint06Abi, getUserOperationHash } from 'viem/account-abstraction'
 import { privateKeyToAccount, sign } from 'viem/accounts';
 import { devTokenAbi, patronPaymasterAbi } from '../../src/chain/artifacts.js';
 import { type ChainRuntime, eip1193ChainRuntime } from '../../src/chain/chainRegistry.js';
-import { createDevClient, type DevChain, type DevClient, startDevChain } from '../../src/chain/embeddedChain.js';
+import { createDevClient, type DevClient } from '../../src/chain/devClient.js';
+import { type DevChain, startDevChain } from '../../src/chain/embeddedChain.js';
 import {
   eip191Digest,
   encodeSponsoredPaymasterAndData,
