@@ -115,6 +115,32 @@ export const devPriceFeedAbi = parseAbi([
   'error NoDataPresent()',
 ]);
 
+/** A contract of Biconomy Smart Account v2, compiled by scripts/build-contracts.mjs from its npm sources. */
+export type BiconomySmartAccountV2ContractName =
+  | 'SmartAccountFactory'
+  | 'Proxy'
+  | 'DefaultCallbackHandler'
+  | 'SmartAccount'
+  | 'EcdsaOwnershipRegistryModule';
+
+/** Where solc left room for each immutable in the runtime code: AST id → byte ranges. */
+export type ImmutableReferences = Readonly<
+  Record<string, readonly { readonly start: number; readonly length: number }[]>
+>;
+
+const biconomyArtifactSchema = artifactSchema.extend({
+  immutableReferences: z.record(z.string(), z.array(z.object({ start: z.number().int(), length: z.number().int() }))),
+});
+
+/** build/contracts/biconomy/<name>.json, with the runtime code's immutable positions. */
+export function loadBiconomySmartAccountV2Artifact(
+  name: BiconomySmartAccountV2ContractName,
+): ContractArtifact & { readonly immutableReferences: ImmutableReferences } {
+  const path = fileURLToPath(new URL(`../../build/contracts/biconomy/${name}.json`, import.meta.url));
+  const parsed = biconomyArtifactSchema.parse(readJson(path, 'run `npm run build:contracts`'));
+  return { ...toArtifact(parsed), immutableReferences: parsed.immutableReferences };
+}
+
 export type AccountAbstractionV06ContractName = 'EntryPoint' | 'SimpleAccountFactory' | 'SimpleAccount';
 
 /** An artifact of @account-abstraction/contracts@0.6.0, resolved through Node's module resolution. */

@@ -20,6 +20,7 @@ import {
   loadPatronPaymasterArtifact,
   patronPaymasterAbi,
 } from './artifacts.js';
+import { installBiconomySmartAccountV2 } from './biconomySmartAccountV2.js';
 import { createDevClient, type DevClient, hasCode, waitForSuccess } from './devClient.js';
 
 /**
@@ -275,7 +276,10 @@ export interface DevChain {
   close(): Promise<void>;
 }
 
-/** One embedded chain with EntryPoint v0.6, a funded PatronPaymaster and a SimpleAccountFactory. */
+/**
+ * One embedded chain with EntryPoint v0.6, a funded PatronPaymaster, a SimpleAccountFactory and Biconomy Smart
+ * Account v2 at the addresses its SDK defaults to.
+ */
 export async function startDevChain(params: StartDevChainParams): Promise<DevChain> {
   const owner = privateKeyToAccount(params.ownerPrivateKey);
   const chain = await createEmbeddedChain({
@@ -291,6 +295,7 @@ export async function startDevChain(params: StartDevChainParams): Promise<DevCha
     verifyingSigner: params.signerAddress,
   });
   const simpleAccountFactory = await deploySimpleAccountFactory({ client, entryPoint });
+  await installBiconomySmartAccountV2({ client, entryPoint });
   const tokens: DevTokenInfo[] = [];
   for (const t of DEV_TOKENS) tokens.push(await deployDevToken({ client, ...t }));
   let demoAccount: DevChain['demoAccount'];
