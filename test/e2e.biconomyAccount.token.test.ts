@@ -33,8 +33,9 @@ import {
  *
  * What the SDK's smart account does between those calls (BiconomySmartAccountV2.buildTokenPaymasterUserOp) is
  * reproduced here: it decodes its own `execute` call and re-encodes `executeBatch` with the approval FIRST.
- * Biconomy's account contracts are not published on npm, so SimpleAccount v0.6 stands in: its
- * `executeBatch(address[] dest, bytes[] func)` takes no values, which loses nothing (the approval's value is 0).
+ * SimpleAccount v0.6 stands in for Biconomy's account here: its `executeBatch(address[] dest, bytes[] func)` takes
+ * no values, which loses nothing (the approval's value is 0). The SDK's own smart account, Smart Account v2, pays in
+ * the ERC20 mode end to end in e2e.biconomySmartAccountV2.test.ts.
  * The SDK's typings do not resolve under NodeNext (see e2e.biconomyAccount.test.ts): the slice used is typed
  * by hand below and checked at run time by the first test.
  */

@@ -34,13 +34,15 @@ import {
  * Fixtures for PatronPaymaster on the embedded chain: throwaway keys derived from labels, a SimpleAccount v0.6
  * op with account deployment, and helpers to sign it the way the service does.
  */
-const testKey = (label: string): Hex => keccak256(stringToHex(`patron-test-${label}`));
+export const testKey = (label: string): Hex => keccak256(stringToHex(`patron-test-${label}`));
 export const KEYS = {
   owner: testKey('owner'),
   signer: testKey('signer'),
   bundler: testKey('bundler'),
   accountOwner: testKey('account-owner'),
   stranger: testKey('stranger'),
+  /** The alto bundler's executor (test/helpers/altoBundler.ts), apart from `bundler` so their nonces never race. */
+  alto: testKey('alto'),
 } as const satisfies Record<string, Hex>;
 
 export const simpleAccountFactoryAbi = parseAbi([
