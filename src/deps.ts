@@ -4,6 +4,7 @@ import { privateKeyToAddress } from 'viem/accounts';
 import { type AccountService, createAccountService } from './accounts/accountService.js';
 import { createSecretBox, loadMasterKey } from './accounts/secretBox.js';
 import { createSessionService, type SessionService } from './accounts/sessionService.js';
+import { cachePolicy } from './cache/cachePolicy.js';
 import {
   type ChainRegistry,
   type ChainRuntime,
@@ -101,10 +102,16 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
   const store = overrides.store ?? (await openStore({ storage: config.storage }));
   const secretBox = createSecretBox(masterKey);
   const resolve = overrides.resolver ?? systemResolver;
+  const cache = cachePolicy({
+    ttlMs: config.cacheTtlMs,
+    maxEntries: config.cacheMaxEntries,
+    externalChanges: store.externalChanges,
+    now,
+  });
   const accounts = createAccountService({
     store,
     secretBox,
-    cacheTtlMs: config.cacheTtlMs,
+    cache,
     now,
     logger,
   });
@@ -116,7 +123,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     }),
     secretBox,
     maxWebhooksPerDapp: config.maxWebhooksPerDapp,
-    cacheTtlMs: config.cacheTtlMs,
+    cache,
     now,
   });
   const webhookCaller = createWebhookCaller({

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { CachePolicy } from '../cache/cachePolicy.js';
 import { createTtlCache } from '../cache/ttlCache.js';
 import { dappLimitsSchema, NO_DAPP_LIMITS } from '../config/dappLimits.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/PatronError.js';
@@ -16,7 +17,8 @@ export interface Logger {
 export interface AccountServiceDeps {
   readonly store: Store;
   readonly secretBox: SecretBox;
-  readonly cacheTtlMs: number;
+  /** How the lookup caches live (cachePolicy.ts). */
+  readonly cache: CachePolicy;
   readonly now: () => number;
   readonly logger: Logger;
 }
@@ -31,11 +33,8 @@ const TOUCH_INTERVAL_MS = 60_000;
 
 export function createAccountService(deps: AccountServiceDeps) {
   const { store, secretBox, now } = deps;
-  const tokenCache = createTtlCache<{ token: AuthTokenRecord; account: Account } | null>({
-    ttlMs: deps.cacheTtlMs,
-    maxEntries: 10_000,
-  });
-  const apiKeyCache = createTtlCache<DappRecord | null>({ ttlMs: deps.cacheTtlMs, maxEntries: 10_000 });
+  const tokenCache = createTtlCache<{ token: AuthTokenRecord; account: Account } | null>(deps.cache);
+  const apiKeyCache = createTtlCache<DappRecord | null>(deps.cache);
   const lastTouched = new Map<string, number>();
 
   const withApiKey = (d: DappRecord): OwnedDapp => ({ ...d, apiKey: secretBox.open(d.apiKeyCiphertext) });

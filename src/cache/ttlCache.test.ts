@@ -248,4 +248,27 @@ describe('eviction', () => {
     assert.equal(loads, 0);
     assert.equal(await cache.get('k19999', async () => ++loads), 1, 'one older was evicted');
   });
+
+  test('with a generation, an entry is a miss as soon as the generation moves, however young', async () => {
+    let gen = 7;
+    const cache = createTtlCache<string>({ ttlMs: 60_000, maxEntries: 10, now: clock().now, generation: () => gen });
+    const l = countingLoader('k');
+    assert.equal(await cache.get('k', l.load), 'k#1');
+    assert.equal(await cache.get('k', l.load), 'k#1', 'unchanged generation: a hit');
+    gen = 8;
+    assert.equal(await cache.get('k', l.load), 'k#2', 'another process wrote: loaded again');
+    assert.equal(await cache.get('k', l.load), 'k#2');
+    assert.equal(l.calls, 2);
+  });
+
+  test('a value whose load began before the generation moved is stored as stale', async () => {
+    let gen = 1;
+    const cache = createTtlCache<string>({ ttlMs: 60_000, maxEntries: 10, now: clock().now, generation: () => gen });
+    const d = deferred<string>();
+    const first = cache.get('k', () => d.promise);
+    gen = 2; // another process changed the row while the first load was reading it
+    d.resolve('old');
+    assert.equal(await first, 'old');
+    assert.equal(await cache.get('k', async () => 'new'), 'new', 'the earlier load was not kept as current');
+  });
 });

@@ -1,8 +1,9 @@
 /**
  * A small in-process cache with a time-to-live, for hot-path lookups (credential → account/dApp, dApp →
  * webhooks). Writes made by this process delete the affected entries at once; writes made by another process
- * (the CLI, another service instance) are seen once the entry expires, so `ttlMs` is the documented bound on
- * cross-process staleness. Concurrent misses for one key share one load.
+ * (the CLI, another service instance) are seen once the entry expires, so `ttlMs` is the bound on cross-process
+ * staleness, or, with a `generation` (a number that moves whenever another process wrote: SQLite's
+ * data_version, see cachePolicy.ts), as soon as it moves. Concurrent misses for one key share one load.
  */
 export interface TtlCache<V> {
   get(key: string, load: () => Promise<V>): Promise<V>;
@@ -14,6 +15,8 @@ interface Node<V> {
   readonly key: string;
   value: V;
   expiresAt: number;
+  /** The generation read before the value was loaded: a later one means it may be stale. */
+  readonly generation: number;
   /** Towards the most recently used end. */
   newer: Node<V> | undefined;
   /** Towards the least recently used end. */
@@ -25,8 +28,17 @@ interface Node<V> {
  * the Map's own insertion order (`keys().next()` after deletes) is not: V8 keeps deleted slots until it
  * rehashes and walks them on every such call, which cost ~12 µs per request once 10,000 keys were in play.
  */
-export function createTtlCache<V>(args: { ttlMs: number; maxEntries: number; now?: () => number }): TtlCache<V> {
+export interface TtlCacheOptions {
+  readonly ttlMs: number;
+  readonly maxEntries: number;
+  /** Moves when the source changed outside this process; an entry loaded under another value is a miss. */
+  readonly generation?: () => number;
+  readonly now?: () => number;
+}
+
+export function createTtlCache<V>(args: TtlCacheOptions): TtlCache<V> {
   const now = args.now ?? Date.now;
+  const generation = args.generation ?? (() => 0);
   const entries = new Map<string, Node<V>>();
   const inflight = new Map<string, Promise<V>>();
   let newest: Node<V> | undefined;
@@ -53,10 +65,17 @@ export function createTtlCache<V>(args: { ttlMs: number; maxEntries: number; now
     entries.delete(key);
     unlink(n);
   };
-  const store = (key: string, value: V) => {
+  const store = (key: string, value: V, loadedAt: number) => {
     remove(key);
     while (entries.size >= args.maxEntries && oldest !== undefined) remove(oldest.key);
-    const n: Node<V> = { key, value, expiresAt: now() + args.ttlMs, newer: undefined, older: undefined };
+    const n: Node<V> = {
+      key,
+      value,
+      expiresAt: now() + args.ttlMs,
+      generation: loadedAt,
+      newer: undefined,
+      older: undefined,
+    };
     entries.set(key, n);
     pushNewest(n);
   };
@@ -64,7 +83,7 @@ export function createTtlCache<V>(args: { ttlMs: number; maxEntries: number; now
   return {
     async get(key, load) {
       const hit = entries.get(key);
-      if (hit !== undefined && hit.expiresAt > now()) {
+      if (hit !== undefined && hit.expiresAt > now() && hit.generation === generation()) {
         if (hit !== newest) {
           unlink(hit);
           pushNewest(hit);
@@ -73,10 +92,12 @@ export function createTtlCache<V>(args: { ttlMs: number; maxEntries: number; now
       }
       const pending = inflight.get(key);
       if (pending !== undefined) return pending;
+      // Read before loading: a change made while the load runs must make this value stale, not current.
+      const loadedAt = generation();
       const p = load().then(
         (value) => {
           // A delete() during the load removed the inflight entry: do not cache what may be stale.
-          if (inflight.get(key) === p && args.ttlMs > 0) store(key, value);
+          if (inflight.get(key) === p && args.ttlMs > 0) store(key, value, loadedAt);
           if (inflight.get(key) === p) inflight.delete(key);
           return value;
         },

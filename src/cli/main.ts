@@ -52,7 +52,7 @@ export async function runCli(args: {
       store,
       secretBox: createSecretBox(masterKey),
       // The CLI is short-lived and must see other processes' writes: no caching.
-      cacheTtlMs: 0,
+      cache: { ttlMs: 0, maxEntries: 100 },
       now: Date.now,
       logger: { warn: (obj, msg) => io.stderr(`warning: ${msg} ${JSON.stringify(obj)}\n`) },
     });

@@ -42,6 +42,7 @@ const envSchema = z.object({
       error: 'PATRON_PUBLIC_URL must be an absolute URL',
     }),
   PATRON_CACHE_TTL_MS: integerFromEnv('PATRON_CACHE_TTL_MS', 0, 60_000),
+  PATRON_CACHE_MAX_ENTRIES: integerFromEnv('PATRON_CACHE_MAX_ENTRIES', 100, 10_000_000),
   PATRON_MAX_WEBHOOKS_PER_DAPP: integerFromEnv('PATRON_MAX_WEBHOOKS_PER_DAPP', 1, 1000),
   PATRON_ALLOW_PRIVATE_WEBHOOKS: booleanFromEnv('PATRON_ALLOW_PRIVATE_WEBHOOKS'),
   PATRON_WEBHOOK_TIMEOUT_MS: integerFromEnv('PATRON_WEBHOOK_TIMEOUT_MS', 100, 30_000),
@@ -89,6 +90,8 @@ export interface Config {
   readonly publicUrl: string | undefined;
   /** How long a process may serve a cached credential/webhook lookup: the bound on cross-process staleness. */
   readonly cacheTtlMs: number;
+  /** Entries each credential/webhook cache holds before evicting the least recently used. */
+  readonly cacheMaxEntries: number;
   readonly maxWebhooksPerDapp: number;
   /** Whether webhook URLs may point at loopback/private/link-local addresses. */
   readonly allowPrivateWebhookUrls: boolean;
@@ -189,6 +192,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     masterKeyHex,
     publicUrl: e.PATRON_PUBLIC_URL === '' ? undefined : e.PATRON_PUBLIC_URL,
     cacheTtlMs: e.PATRON_CACHE_TTL_MS ?? 2000,
+    cacheMaxEntries: e.PATRON_CACHE_MAX_ENTRIES ?? 100_000,
     maxWebhooksPerDapp: e.PATRON_MAX_WEBHOOKS_PER_DAPP ?? 10,
     allowPrivateWebhookUrls: e.PATRON_ALLOW_PRIVATE_WEBHOOKS ?? !production,
     webhookTimeoutMs: e.PATRON_WEBHOOK_TIMEOUT_MS ?? 2000,

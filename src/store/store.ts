@@ -15,6 +15,12 @@ export interface Store {
   readonly webhooks: WebhookRepository;
   readonly sessions: SessionRepository;
   readonly requestLog: RequestLogRepository;
+  /**
+   * SQLite in a file only: a number that moves whenever another connection (the CLI, another process)
+   * committed, read from `PRAGMA data_version` (its own commits leave it alone); the caches use it to see
+   * outside changes.
+   */
+  readonly externalChanges: (() => number) | undefined;
   /** PostgreSQL only: the pool, for the rate limiter's shared counts (table rate_limits). */
   readonly pgPool: pg.Pool | undefined;
   /** Resolves when the database answers a trivial query (used by /readyz). */
@@ -24,8 +30,12 @@ export interface Store {
 
 export function createStore(handle: DatabaseHandle): Store {
   const { db } = handle;
+  // An in-memory database has no other connection to tell about (tests share one store as "two processes").
+  const sqlite = handle.sqlite?.memory === false ? handle.sqlite : undefined;
+  const dataVersion = sqlite?.prepare<[], number>('PRAGMA data_version').pluck();
   return {
     kind: handle.kind,
+    externalChanges: dataVersion && (() => dataVersion.get() ?? 0),
     accounts: createAccountRepository(db),
     dapps: createDappRepository(db, handle.sqlite),
     webhooks: createWebhookRepository(db, handle.sqlite),

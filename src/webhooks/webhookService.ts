@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { SecretBox } from '../accounts/secretBox.js';
+import type { CachePolicy } from '../cache/cachePolicy.js';
 import { createTtlCache } from '../cache/ttlCache.js';
 import { LimitExceededError, NotFoundError } from '../errors/PatronError.js';
 import { isRecordId, type SealedWebhookRecord, type WebhookRecord, type WebhookRequestType } from '../store/records.js';
@@ -14,7 +15,8 @@ export interface WebhookServiceDeps {
   /** Seals the Standard Webhooks signing secrets (https://www.standardwebhooks.com/) at rest. */
   readonly secretBox: SecretBox;
   readonly maxWebhooksPerDapp: number;
-  readonly cacheTtlMs: number;
+  /** How the lookup caches live (cachePolicy.ts). */
+  readonly cache: CachePolicy;
   readonly now: () => number;
 }
 
@@ -32,7 +34,7 @@ type ActiveWebhook = WebhookRecord & SignableWebhook;
 /** Registration and lifecycle of a dApp's condition webhooks (spec §2.1, §3, §4.1). */
 export function createWebhookService(deps: WebhookServiceDeps) {
   const { store, now, secretBox } = deps;
-  const activeCache = createTtlCache<ActiveWebhook[]>({ ttlMs: deps.cacheTtlMs, maxEntries: 10_000 });
+  const activeCache = createTtlCache<ActiveWebhook[]>(deps.cache);
 
   /** Admin routes act on a dApp of the signed-in account; another account's dApp reads as missing. */
   const assertOwnedDapp = async (args: { accountId: string; dappId: string; message: string }) => {
@@ -116,7 +118,8 @@ export function createWebhookService(deps: WebhookServiceDeps) {
 
     /**
      * The dApp's active webhooks with their sealed secrets, from the cache: the hot-path read of sponsorship
-     * requests. After a rotation, another process signs with the old secret for at most the cache TTL.
+     * requests. After a rotation, another process signs with the old secret until its cache sees the change
+     * (cachePolicy.ts: within 100 ms on SQLite, the cache TTL on PostgreSQL).
      */
     async activeWebhooks(dappId: string): Promise<ActiveWebhook[]> {
       return activeCache.get(dappId, () => loadActive(dappId));

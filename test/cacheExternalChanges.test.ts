@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { type AccountService, createAccountService } from '../src/accounts/accountService.js';
+import { createSecretBox } from '../src/accounts/secretBox.js';
+import { CHANGE_POLL_MS } from '../src/cache/cachePolicy.js';
+import { createDeps, type Deps } from '../src/deps.js';
+import { createLogger } from '../src/logger.js';
+import { openStore, type Store } from '../src/store/store.js';
+import { fakeResolver, TEST_MASTER_KEY, testConfig } from './helpers/testContext.js';
+
+/**
+ * The credential caches on an SQLite file, the embedded default: a lookup keeps its entry while no other process
+ * wrote (so traffic spread over many dApps is not a query per request once each key was seen), and sees another
+ * process's change (the CLI revoking a token, rotating a key) within CHANGE_POLL_MS, through `PRAGMA
+ * data_version`, however long PATRON_CACHE_TTL_MS is. "Another process" is a second connection to the file,
+ * exactly what the CLI opens.
+ */
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const CACHE_TTL_MS = 200;
+/**
+ * Past one poll: the server then knows of the CLI's writes just made. (A lookup inside the window is cached
+ * under the older number and loaded once more after the poll: an extra miss, never a stale answer.)
+ */
+const afterPoll = () => sleep(CHANGE_POLL_MS + 20);
+
+let dir: string;
+let serverStore: Store;
+let cliStore: Store;
+let deps: Deps;
+let cli: AccountService;
+const queries = { token: 0, apiKey: 0 };
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'patron-cache-'));
+  const file = join(dir, 'patron.sqlite');
+  serverStore = await openStore({ storage: { kind: 'sqlite', file } });
+  // Count the lookups that reach the database.
+  const { accounts, dapps } = serverStore;
+  const findTokenByHash = accounts.findTokenByHash.bind(accounts);
+  const findByApiKeyHash = dapps.findByApiKeyHash.bind(dapps);
+  Object.assign(accounts, {
+    findTokenByHash: (hash: string) => {
+      queries.token += 1;
+      return findTokenByHash(hash);
+    },
+  });
+  Object.assign(dapps, {
+    findByApiKeyHash: (hash: string) => {
+      queries.apiKey += 1;
+      return findByApiKeyHash(hash);
+    },
+  });
+  deps = await createDeps(testConfig({ cacheTtlMs: CACHE_TTL_MS }), createLogger({ level: 'silent' }), {
+    store: serverStore,
+    masterKey: TEST_MASTER_KEY,
+    resolver: fakeResolver,
+  });
+  cliStore = await openStore({ storage: { kind: 'sqlite', file } });
+  cli = createAccountService({
+    store: cliStore,
+    secretBox: createSecretBox(TEST_MASTER_KEY),
+    cache: { ttlMs: 0, maxEntries: 100 },
+    now: Date.now,
+    logger: createLogger({ level: 'silent' }),
+  });
+});
+
+after(async () => {
+  await deps?.close();
+  await cliStore?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('credential caches on an SQLite file', () => {
+  test('an auth token stays cached past the TTL while nothing changed, and a revocation by another process is seen within the poll', async () => {
+    const account = await cli.createAccount({ email: 'ops@example.com' });
+    const { token, secret } = await cli.createToken({ accountId: account.id });
+    await afterPoll();
+    assert.equal((await deps.accounts.authenticateToken(secret))?.id, account.id);
+    const before = queries.token;
+    await sleep(CACHE_TTL_MS * 2);
+    assert.equal((await deps.accounts.authenticateToken(secret))?.id, account.id);
+    assert.equal(queries.token, before, 'served from the cache, past PATRON_CACHE_TTL_MS');
+
+    await cli.revokeToken({ accountId: account.id, tokenId: token.id });
+    await afterPoll();
+    assert.equal(await deps.accounts.authenticateToken(secret), undefined, 'the revocation is seen');
+  });
+
+  test('a key rotated by another process stops working within the poll; the new key works at once', async () => {
+    const account = await cli.createAccount({ email: 'dapp-owner@example.com' });
+    const dapp = await cli.createDapp({ accountId: account.id, name: 'rotating', chainIds: [31337] });
+    await afterPoll();
+    assert.equal((await deps.accounts.resolveApiKey(dapp.apiKey))?.id, dapp.id);
+    const before = queries.apiKey;
+    await sleep(CACHE_TTL_MS * 2);
+    assert.equal((await deps.accounts.resolveApiKey(dapp.apiKey))?.id, dapp.id);
+    assert.equal(queries.apiKey, before, 'served from the cache, past PATRON_CACHE_TTL_MS');
+
+    const rotated = await cli.rotateApiKey({ accountId: account.id, dappId: dapp.id });
+    await afterPoll();
+    assert.equal(await deps.accounts.resolveApiKey(dapp.apiKey), undefined, 'the old key is refused');
+    assert.equal((await deps.accounts.resolveApiKey(rotated.apiKey))?.id, dapp.id);
+  });
+
+  test('the server’s own writes do not empty its caches', async () => {
+    const account = await cli.createAccount({ email: 'busy@example.com' });
+    const dapp = await cli.createDapp({ accountId: account.id, name: 'busy', chainIds: [31337] });
+    await afterPoll();
+    await deps.accounts.resolveApiKey(dapp.apiKey);
+    const before = queries.apiKey;
+    // A real commit on the server's own connection.
+    await deps.accounts.createAccount({ email: 'written-by-the-server@example.com' });
+    await afterPoll();
+    assert.equal((await deps.accounts.resolveApiKey(dapp.apiKey))?.id, dapp.id);
+    assert.equal(queries.apiKey, before, 'still a hit: data_version moves only for other connections’ commits');
+  });
+});
