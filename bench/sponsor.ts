@@ -20,7 +20,10 @@ import type { SponsorServerReady } from './sponsorServer.js';
  *   d. the ceiling: a bare node:http server that only parses the body and hashes + signs the op with the same
  *      signing code;
  *   e. (diagnostic) the ceiling's handler served by Fastify configured as Patron's app: the framework's share;
- *   s. a spread uniformly over BENCH_SPREAD_DAPPS dApps' API keys (only when set): the cost of many tenants;
+ *   s. a spread uniformly over BENCH_SPREAD_DAPPS dApps' API keys (only when set): the cost of many tenants,
+ *      nearly every request the first for its key (a cold lookup);
+ *   w. the same over as many other dApps whose keys the server looked up once at start: the steady state of a
+ *      server that has seen its tenants (their lookups cached until something changes, cachePolicy.ts);
  *   g. a on a second Patron without its guards (BENCH_GUARDS=off, guardsOff.ts): a / g is what the signing
  *      bounds and rate limits cost; the bound comparisons that still run in g are timed apart (`micro`);
  * then (a), (b) and the ceiling again at a fixed 1,000 req/s (autocannon overallRate), for their p99.
@@ -44,7 +47,7 @@ const connections = 50;
 const fixedRate = 1000;
 /** The paced runs' unmeasured start (see pacedLoad.ts). */
 const PACED_WARMUP_SECONDS = 3;
-const only = new Set((process.env.BENCH_SCENARIOS ?? 'a,b,c,d,e,g,s,micro,a@rate,b@rate,d@rate').split(','));
+const only = new Set((process.env.BENCH_SCENARIOS ?? 'a,b,c,d,e,g,s,w,micro,a@rate,b@rate,d@rate').split(','));
 const runtime = benchRuntime();
 const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 
@@ -141,7 +144,8 @@ interface Target {
 }
 
 const spread = ready.spreadApiKeys;
-const targets: Partial<Record<'a' | 'b' | 'c' | 'd' | 'e' | 'g' | 's', Target>> = {
+const warm = ready.warmApiKeys;
+const targets: Partial<Record<'a' | 'b' | 'c' | 'd' | 'e' | 'g' | 's' | 'w', Target>> = {
   a: {
     name: 'a. SPONSORED, limits given, no webhook',
     server: patron,
@@ -185,6 +189,14 @@ const targets: Partial<Record<'a' | 'b' | 'c' | 'd' | 'e' | 'g' | 's', Target>> 
           server: patron,
           url: `${ready.url}/api/v1/${ready.chainId}/${ready.plainApiKey}`,
           path: () => `/api/v1/${ready.chainId}/${spread[Math.floor(Math.random() * spread.length)]}`,
+          body: givenLimits,
+          logged: true,
+        },
+        w: {
+          name: `w. a, spread over ${warm.length} dApps seen before`,
+          server: patron,
+          url: `${ready.url}/api/v1/${ready.chainId}/${ready.plainApiKey}`,
+          path: () => `/api/v1/${ready.chainId}/${warm[Math.floor(Math.random() * warm.length)]}`,
           body: givenLimits,
           logged: true,
         },
@@ -349,10 +361,12 @@ if (a !== undefined && g !== undefined) {
   );
 }
 
-const s = totals.get('s');
-if (a !== undefined && s !== undefined) {
+for (const k of ['s', 'w'] as const) {
+  const x = totals.get(k);
+  if (a === undefined || x === undefined) continue;
+  const what = k === 's' ? 'first sight of each key' : 'keys seen before';
   console.log(
-    `(s) spread over ${spread.length} dApps costs ${(s.cpu / a.cpu).toFixed(2)}× the one-key (a): ${s.cpu.toFixed(0)} against ${a.cpu.toFixed(0)} µs/req`,
+    `(${k}) spread over ${spread.length} dApps (${what}) costs ${(x.cpu / a.cpu).toFixed(2)}× the one-key (a): ${x.cpu.toFixed(0)} against ${a.cpu.toFixed(0)} µs/req`,
   );
 }
 

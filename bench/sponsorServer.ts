@@ -34,6 +34,11 @@ export interface SponsorServerReady {
   readonly hookedApiKey: string;
   /** BENCH_SPREAD_DAPPS more dApps' API keys (none by default): traffic spread over many tenants. */
   readonly spreadApiKeys: readonly string[];
+  /**
+   * As many other dApps' keys, each looked up once at start (API key and active webhooks, as a request does):
+   * a server that has served every tenant before, the steady state of a long-running process.
+   */
+  readonly warmApiKeys: readonly string[];
   /** The sample op with its real counterfactual sender; bigints as decimal strings (IPC is JSON). */
   readonly op: IpcOp;
 }
@@ -81,6 +86,17 @@ for (let i = 0; i < Number(process.env.BENCH_SPREAD_DAPPS ?? 0); i++) {
   );
 }
 
+// As many again, seen once (the lookups a request makes), for the steady state (scenario w).
+const warmApiKeys: string[] = [];
+for (let i = 0; i < spreadApiKeys.length; i++) {
+  const { apiKey } = await deps.accounts.createDapp({ accountId: account.id, name: `warm ${i}`, chainIds: [31337] });
+  warmApiKeys.push(apiKey);
+}
+for (const key of warmApiKeys) {
+  const dapp = await deps.accounts.resolveApiKey(key);
+  if (dapp !== undefined) await deps.webhooks.activeWebhooks(dapp.id);
+}
+
 const app = createApp(deps);
 await app.listen({ port: 0, host: '127.0.0.1' });
 const { port } = app.server.address() as AddressInfo;
@@ -103,6 +119,7 @@ const ready: SponsorServerReady = {
   plainApiKey: plain.apiKey,
   hookedApiKey: hooked.apiKey,
   spreadApiKeys,
+  warmApiKeys,
   op: opToIpc(op),
 };
 process.send?.(ready);
