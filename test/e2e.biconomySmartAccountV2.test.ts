@@ -8,7 +8,6 @@ import {
   encodeFunctionData,
   getAddress,
   type Hex,
-  hexToBigInt,
   http,
   keccak256,
   parseAbi,
@@ -27,7 +26,15 @@ import {
   startAlto,
   startBiconomyBundlerFront,
 } from './helpers/altoBundler.js';
-import { COUNTER_ADDRESS, KEYS, mintToken, setFeeReceiver, tokenBalance } from './helpers/patronPaymasterV06.js';
+import {
+  COUNTER_ADDRESS,
+  counterValue,
+  KEYS,
+  mintToken,
+  paymasterDeposit,
+  setFeeReceiver,
+  tokenBalance,
+} from './helpers/patronPaymasterV06.js';
 import { TOKEN_PAYMASTER_AND_DATA_HEX_LENGTH, useSdkE2e } from './helpers/sdkE2e.js';
 
 /**
@@ -141,15 +148,8 @@ async function smartAccountFor(label: string) {
 }
 
 const counterCall = { to: COUNTER_ADDRESS, data: '0x' as Hex };
-const counter = async () =>
-  hexToBigInt((await e2e.fx.client.getStorageAt({ address: COUNTER_ADDRESS, slot: '0x0' })) ?? '0x0');
-const deposit = () =>
-  e2e.fx.client.readContract({
-    address: e2e.fx.entryPoint,
-    abi: entryPoint06Abi,
-    functionName: 'balanceOf',
-    args: [e2e.fx.paymaster],
-  });
+const counter = () => counterValue(e2e.fx);
+const deposit = () => paymasterDeposit(e2e.fx);
 
 /** The op's `UserOperationEvent` from the bundle alto sent, checked to be a success paid by Patron's paymaster. */
 async function paidByPatron(txHash: Hex, sender: Address) {

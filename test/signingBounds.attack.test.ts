@@ -1,13 +1,18 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Address, type Hex, parseEther } from 'viem';
-import { entryPoint06Abi } from 'viem/account-abstraction';
 import { httpChainRuntime } from '../src/chain/chainRegistry.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import { DEFAULT_SIGNING_BOUNDS } from '../src/config/boundsSettings.js';
 import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
 import { tipCap, worstCaseCostV06 } from '../src/paymaster/signingBounds.js';
-import { buildDeployingOp, type PatronFixture, signAccount, submitHandleOps } from './helpers/patronPaymasterV06.js';
+import {
+  buildDeployingOp,
+  type PatronFixture,
+  paymasterDeposit,
+  signAccount,
+  submitHandleOps,
+} from './helpers/patronPaymasterV06.js';
 import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
 import { createTenant, createTestContext } from './helpers/testContext.js';
 
@@ -106,14 +111,7 @@ async function refusedEverywhere(op: UserOperationV06, rule: string): Promise<vo
   }
 }
 
-async function depositOf(): Promise<bigint> {
-  return fx.client.readContract({
-    address: fx.entryPoint,
-    abi: entryPoint06Abi,
-    functionName: 'balanceOf',
-    args: [fx.paymaster],
-  });
-}
+const depositOf = () => paymasterDeposit(fx);
 
 describe('the drain: attacker-chosen fees and gas are refused at signing', () => {
   test('1,000 ETH per gas, and 2^256-1, as tip and as maxFeePerGas: refused by every method and mode', async () => {

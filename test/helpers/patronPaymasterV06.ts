@@ -6,6 +6,7 @@ import {
   concat,
   encodeFunctionData,
   type Hex,
+  hexToBigInt,
   keccak256,
   parseAbi,
   parseEther,
@@ -85,6 +86,21 @@ export async function startPatronFixture(): Promise<PatronFixture> {
   await dev.client.setBalance({ address: stranger.account.address, value: parseEther('100') });
   await dev.client.setCode({ address: COUNTER_ADDRESS, bytecode: COUNTER_RUNTIME });
   return { ...dev, bundler, stranger };
+}
+
+/** The paymaster's deposit at the EntryPoint, which sponsored operations draw from. */
+export function paymasterDeposit(fx: PatronFixture): Promise<bigint> {
+  return fx.client.readContract({
+    address: fx.entryPoint,
+    abi: entryPoint06Abi,
+    functionName: 'balanceOf',
+    args: [fx.paymaster],
+  });
+}
+
+/** How often the counter at COUNTER_ADDRESS was called. */
+export async function counterValue(fx: PatronFixture): Promise<bigint> {
+  return hexToBigInt((await fx.client.getStorageAt({ address: COUNTER_ADDRESS, slot: '0x0' })) ?? '0x0');
 }
 
 export function executeCallData(data: Hex): Hex {

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before } from 'node:test';
-import { type Hex, hexToBigInt, isHex, type Log } from 'viem';
-import { entryPoint06Abi } from 'viem/account-abstraction';
+import { type Hex, isHex, type Log } from 'viem';
 import { TOKEN_PAYMASTER_AND_DATA_LENGTH, type UserOperationV06 } from '../../src/paymaster/patronPaymasterV06.js';
 import {
   buildDeployingOp,
-  COUNTER_ADDRESS,
+  counterValue,
   type PatronFixture,
+  paymasterDeposit,
   signAccount,
   submitHandleOps,
 } from './patronPaymasterV06.js';
@@ -226,15 +226,8 @@ export interface OnChainResult {
  */
 export async function assertSponsoredOnChain(fx: PatronFixture, op: UserOperationV06): Promise<OnChainResult> {
   const signed = await signAccount(fx, op);
-  const deposit = () =>
-    fx.client.readContract({
-      address: fx.entryPoint,
-      abi: entryPoint06Abi,
-      functionName: 'balanceOf',
-      args: [fx.paymaster],
-    });
-  const counter = async () =>
-    hexToBigInt((await fx.client.getStorageAt({ address: COUNTER_ADDRESS, slot: '0x0' })) ?? '0x0');
+  const deposit = () => paymasterDeposit(fx);
+  const counter = () => counterValue(fx);
   const depositBefore = await deposit();
   const counterBefore = await counter();
   assert.equal(await fx.client.getCode({ address: op.sender }), undefined, 'the account is not deployed yet');
