@@ -1,0 +1,243 @@
+import {
+  type AbiFunction,
+  type Address,
+  decodeAbiParameters,
+  decodeFunctionData,
+  getAddress,
+  type Hex,
+  hexToBigInt,
+  isAddressEqual,
+  parseAbiItem,
+  parseAbiParameters,
+  size,
+  slice,
+  toFunctionSelector,
+} from 'viem';
+
+/**
+ * The calls a smart account will make, decoded from its `callData`, so that a sponsorship policy can allow or
+ * deny contracts and methods. One decoder per calldata layout, in a table keyed by the account's own selector;
+ * a layout shared by several accounts is listed once (SimpleAccount, Biconomy Smart Account v2, Light Account and
+ * Coinbase Smart Wallet all have `execute(address,uint256,bytes)`). Adding an account is adding a row.
+ *
+ * Fail closed: a selector not in the table, a malformed encoding, a delegatecall (the account runs foreign code
+ * as itself, so its "calls" are whatever that code does) except to Safe's audited MultiSend contracts, or a
+ * nested delegatecall inside a MultiSend batch is `ok: false`, naming the selector and why.
+ */
+export interface AccountCall {
+  readonly to: Address;
+  readonly value: bigint;
+  readonly data: Hex;
+  /** The called method's selector, or undefined for a call without data (a plain transfer). */
+  readonly selector: Hex | undefined;
+}
+
+export type AccountCallsDecoding =
+  | { readonly ok: true; readonly layout: string; readonly calls: readonly AccountCall[] }
+  | { readonly ok: false; readonly selector: Hex | undefined; readonly reason: string };
+
+type Decoded = readonly AccountCall[] | string;
+
+interface Layout {
+  readonly name: string;
+  readonly item: AbiFunction;
+  decode(args: readonly unknown[]): Decoded;
+}
+
+/** Safe's MultiSend deployments (safe-deployments 1.3.0 and 1.4.1), the only delegatecall targets decoded. */
+export const SAFE_MULTISEND_ADDRESSES: readonly Address[] = [
+  '0x38869bf66a61cF6bDB996A6aE40D5853Fd43B526', // MultiSend 1.4.1
+  '0x9641d764fc13c8B624c04430C7356C1C7C8102e2', // MultiSendCallOnly 1.4.1
+  '0xA238CBeb142c10Ef7Ad8442C6D1f9E89e07e7761', // MultiSend 1.3.0
+  '0x40A2aCCbd92BCA938b02010E17A5b8929b49130D', // MultiSendCallOnly 1.3.0
+];
+
+const MULTISEND = parseAbiItem('function multiSend(bytes transactions)');
+const CALL = 0;
+const DELEGATECALL = 1;
+
+const call = (to: Address, value: bigint, data: Hex): AccountCall => ({
+  to: getAddress(to),
+  value,
+  data,
+  selector: size(data) >= 4 ? slice(data, 0, 4) : undefined,
+});
+
+const single = (args: readonly unknown[]): Decoded => {
+  const [to, value, data] = args as readonly [Address, bigint, Hex];
+  return [call(to, value, data)];
+};
+
+const zipped = (targets: readonly Address[], values: readonly bigint[] | undefined, datas: readonly Hex[]): Decoded => {
+  if (targets.length !== datas.length || (values !== undefined && values.length !== targets.length)) {
+    return 'batch arrays of different lengths';
+  }
+  return targets.map((to, i) => call(to, values?.[i] ?? 0n, datas[i] ?? '0x'));
+};
+
+const batchOfStructs = (args: readonly unknown[]): Decoded => {
+  const [calls] = args as readonly [readonly { target?: Address; to?: Address; value: bigint; data: Hex }[]];
+  return calls.map((c) => call(c.target ?? c.to ?? '0x', c.value, c.data));
+};
+
+/**
+ * Safe MultiSend's packed transactions: operation (1 byte), to (20), value (32), data length (32), data. Only
+ * plain calls are decoded; a delegatecall inside the batch fails closed like one outside it.
+ */
+function decodeMultiSend(transactions: Hex): Decoded {
+  const calls: AccountCall[] = [];
+  const bytes = transactions.slice(2);
+  let at = 0;
+  const take = (n: number) => {
+    const part = bytes.slice(at * 2, (at + n) * 2);
+    if (part.length !== n * 2) throw new Error('truncated');
+    at += n;
+    return `0x${part}` as Hex;
+  };
+  try {
+    while (at * 2 < bytes.length) {
+      const operation = Number(hexToBigInt(take(1)));
+      const to = getAddress(take(20));
+      const value = hexToBigInt(take(32));
+      const length = hexToBigInt(take(32));
+      if (length > BigInt(bytes.length)) return 'a MultiSend entry longer than the batch';
+      const data = Number(length) === 0 ? '0x' : take(Number(length));
+      if (operation !== CALL) return `a MultiSend entry with operation ${operation} (only calls are decoded)`;
+      calls.push(call(to, value, data));
+    }
+  } catch {
+    return 'a truncated MultiSend batch';
+  }
+  return calls;
+}
+
+/** Safe 4337 module: one call, or a delegatecall to a known MultiSend whose batch is decoded. */
+const safeModule = (args: readonly unknown[]): Decoded => {
+  const [to, value, data, operation] = args as readonly [Address, bigint, Hex, number];
+  if (operation === CALL) return [call(to, value, data)];
+  if (operation !== DELEGATECALL) return `operation ${operation}`;
+  if (!SAFE_MULTISEND_ADDRESSES.some((m) => isAddressEqual(m, to))) {
+    return `a delegatecall to ${getAddress(to)}, which is not one of Safe's MultiSend contracts`;
+  }
+  try {
+    const inner = decodeFunctionData({ abi: [MULTISEND], data });
+    return decodeMultiSend(inner.args[0]);
+  } catch {
+    return 'a delegatecall to MultiSend that is not multiSend(bytes)';
+  }
+};
+
+/** Kernel v2 `execute(to, value, data, operation)`: calls only. */
+const kernelSingle = (args: readonly unknown[]): Decoded => {
+  const [to, value, data, operation] = args as readonly [Address, bigint, Hex, number];
+  return operation === CALL ? [call(to, value, data)] : `operation ${operation} (only calls are decoded)`;
+};
+
+/** ERC-7579 `execute(mode, executionCalldata)`: single (packed) and batch calls; delegatecall fails closed. */
+const erc7579 = (args: readonly unknown[]): Decoded => {
+  const [mode, execution] = args as readonly [Hex, Hex];
+  const callType = slice(mode, 0, 1);
+  if (callType === '0x00') {
+    if (size(execution) < 52) return 'a single execution shorter than target and value';
+    return [
+      call(
+        slice(execution, 0, 20),
+        hexToBigInt(slice(execution, 20, 52)),
+        size(execution) > 52 ? slice(execution, 52) : '0x',
+      ),
+    ];
+  }
+  if (callType === '0x01') {
+    try {
+      const [calls] = decodeAbiParameters(
+        parseAbiParameters('(address target, uint256 value, bytes callData)[]'),
+        execution,
+      );
+      return calls.map((c) => call(c.target, c.value, c.callData));
+    } catch {
+      return 'a malformed batch execution';
+    }
+  }
+  return `ERC-7579 call type ${callType} (only single and batch calls are decoded)`;
+};
+
+const fn = (signature: string) => parseAbiItem(signature) as AbiFunction;
+
+/** The table: one row per calldata layout, the accounts that use it in its name. */
+const LAYOUTS: readonly Layout[] = [
+  {
+    name: 'execute(address,uint256,bytes): SimpleAccount, Biconomy SA v2, Light Account, Coinbase Smart Wallet',
+    item: fn('function execute(address dest, uint256 value, bytes func)'),
+    decode: single,
+  },
+  {
+    name: 'execute_ncC: Biconomy SA v2',
+    item: fn('function execute_ncC(address dest, uint256 value, bytes func)'),
+    decode: single,
+  },
+  {
+    name: 'executeBatch(address[],bytes[]): SimpleAccount v0.6, Light Account',
+    item: fn('function executeBatch(address[] dest, bytes[] func)'),
+    decode: (a) => zipped(a[0] as Address[], undefined, a[1] as Hex[]),
+  },
+  {
+    name: 'executeBatch(address[],uint256[],bytes[]): SimpleAccount v0.7, Biconomy SA v2, Light Account',
+    item: fn('function executeBatch(address[] dest, uint256[] value, bytes[] func)'),
+    decode: (a) => zipped(a[0] as Address[], a[1] as bigint[], a[2] as Hex[]),
+  },
+  {
+    name: 'executeBatch_y6U: Biconomy SA v2',
+    item: fn('function executeBatch_y6U(address[] dest, uint256[] value, bytes[] func)'),
+    decode: (a) => zipped(a[0] as Address[], a[1] as bigint[], a[2] as Hex[]),
+  },
+  {
+    name: 'executeBatch((address,uint256,bytes)[]): Coinbase Smart Wallet, Kernel v2',
+    item: fn('function executeBatch((address target, uint256 value, bytes data)[] calls)'),
+    decode: batchOfStructs,
+  },
+  {
+    name: 'executeUserOp: Safe 4337 module',
+    item: fn('function executeUserOp(address to, uint256 value, bytes data, uint8 operation)'),
+    decode: safeModule,
+  },
+  {
+    name: 'executeUserOpWithErrorString: Safe 4337 module',
+    item: fn('function executeUserOpWithErrorString(address to, uint256 value, bytes data, uint8 operation)'),
+    decode: safeModule,
+  },
+  {
+    name: 'execute(address,uint256,bytes,uint8): Kernel v2',
+    item: fn('function execute(address to, uint256 value, bytes data, uint8 operation)'),
+    decode: kernelSingle,
+  },
+  {
+    name: 'execute(bytes32,bytes): ERC-7579 (Nexus, Kernel v3, Safe 7579)',
+    item: fn('function execute(bytes32 mode, bytes executionCalldata)'),
+    decode: erc7579,
+  },
+];
+
+const BY_SELECTOR = new Map<Hex, Layout>(LAYOUTS.map((l) => [toFunctionSelector(l.item), l]));
+
+/** The selectors this module decodes, for documentation and the admin API's help. */
+export const DECODED_ACCOUNT_SELECTORS: readonly { readonly selector: Hex; readonly layout: string }[] = [
+  ...BY_SELECTOR,
+].map(([selector, l]) => ({ selector, layout: l.name }));
+
+export function decodeAccountCalls(callData: Hex): AccountCallsDecoding {
+  // An op that only deploys the account (Biconomy's `useEmptyDeployCallData`) makes no call.
+  if (size(callData) === 0) return { ok: true, layout: 'no call', calls: [] };
+  if (size(callData) < 4) return { ok: false, selector: undefined, reason: 'callData shorter than a selector' };
+  const selector = slice(callData, 0, 4);
+  const layout = BY_SELECTOR.get(selector);
+  if (layout === undefined) return { ok: false, selector, reason: `unknown account method ${selector}` };
+  let args: readonly unknown[];
+  try {
+    args = decodeFunctionData({ abi: [layout.item], data: callData }).args ?? [];
+  } catch {
+    return { ok: false, selector, reason: `malformed ${layout.item.name} call data` };
+  }
+  const decoded = layout.decode(args);
+  if (typeof decoded === 'string') return { ok: false, selector, reason: decoded };
+  return { ok: true, layout: layout.name, calls: decoded };
+}
