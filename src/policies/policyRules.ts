@@ -1,0 +1,274 @@
+import { type Address, getAddress, type Hex, isAddressEqual } from 'viem';
+import { decodeAccountCalls } from './accountCalls.js';
+import { type CapWindow, capWindow } from './capWindows.js';
+import type { CapScope, CapUnit, Policy, PolicyCap } from './policySchema.js';
+
+/**
+ * The policy engine's pure part: which of a dApp's policies apply to a request, whether the request passes
+ * each one's rules, and what it must reserve against each cap. No I/O: the ledger (reserve, settle, release)
+ * and the price source are the caller's. Combination: every active policy that applies must pass ("all that
+ * apply"), and a dApp with policies of which none applies is denied (fail closed); a dApp without any policy
+ * is served as before, within the signing bounds. A request naming a policy is checked against that one only.
+ */
+export interface SponsorshipFacts {
+  readonly chainId: number;
+  readonly sender: Address;
+  readonly deploysAccount: boolean;
+  readonly callData: Hex;
+  readonly maxFeePerGas: bigint;
+  /** The op's worst-case cost to the paymaster (the signing bounds' formula) plus any premium, in wei. */
+  readonly worstCaseWei: bigint;
+  readonly nowMs: number;
+  /** The native token's price in micro-USD, with its age; undefined where no price source is configured. */
+  readonly nativeUsd: { readonly microUsd: bigint; readonly ageMs: number } | undefined;
+}
+
+export type PolicyRule =
+  | 'policyNotFound'
+  | 'noPolicyApplies'
+  | 'senderBlocked'
+  | 'senderNotAllowed'
+  | 'deploymentNotSponsored'
+  | 'maxFeePerGas'
+  | 'undecodableCall'
+  | 'contractNotAllowed'
+  | 'methodNotAllowed'
+  | 'priceUnavailable'
+  | 'cap';
+
+/** Why a request was denied, in the machine-readable form the JSON-RPC error's `data` carries. */
+export interface PolicyDenial {
+  readonly rule: PolicyRule;
+  readonly message: string;
+  readonly policyId?: string;
+  readonly policyName?: string;
+  readonly value?: string;
+  readonly limit?: string;
+  readonly selector?: Hex;
+  readonly contract?: Address;
+  readonly scope?: CapScope;
+  readonly unit?: CapUnit;
+  readonly used?: string;
+  readonly reserved?: string;
+  /** Unix seconds when the cap's window ends; absent for caps that never reset. */
+  readonly resetsAt?: number;
+}
+
+/** One amount to reserve against one cap's window, atomically with every other charge of the request. */
+export interface CapCharge {
+  readonly policyId: string;
+  readonly policyName: string;
+  readonly scope: Exclude<CapScope, 'op'>;
+  readonly unit: CapUnit;
+  /** The ledger row: policy, cap kind, scope key and window, so a changed limit keeps the usage counted. */
+  readonly key: string;
+  /** wei, micro-USD or 1. */
+  readonly amount: bigint;
+  readonly limit: bigint;
+  readonly window: CapWindow;
+}
+
+const within = (list: readonly Address[] | undefined, a: Address) => list?.some((x) => isAddressEqual(x, a)) ?? false;
+
+/** Whether the policy applies to this request at all: active, inside its time window, on one of its chains. */
+export function policyApplies(policy: Policy, facts: SponsorshipFacts): boolean {
+  const { rules } = policy;
+  const nowS = Math.floor(facts.nowMs / 1000);
+  if (!policy.active) return false;
+  if (rules.startsAt !== undefined && nowS < rules.startsAt) return false;
+  if (rules.endsAt !== undefined && nowS >= rules.endsAt) return false;
+  return rules.chainIds === undefined || rules.chainIds.includes(facts.chainId);
+}
+
+/** The policies to check, or the denial: a named policy must exist and apply; otherwise all that apply. */
+export function selectPolicies(args: {
+  readonly policies: readonly Policy[];
+  readonly facts: SponsorshipFacts;
+  readonly requestedId?: string | undefined;
+}): { readonly policies: readonly Policy[] } | { readonly denial: PolicyDenial } {
+  const { policies, facts, requestedId } = args;
+  if (requestedId !== undefined) {
+    const named = policies.find((p) => p.id === requestedId);
+    if (named === undefined) {
+      return { denial: { rule: 'policyNotFound', message: `No sponsorship policy ${requestedId} for this dApp` } };
+    }
+    if (!policyApplies(named, facts)) {
+      return {
+        denial: {
+          ...about(named),
+          rule: 'noPolicyApplies',
+          message: `Policy ${named.name} does not apply now or on this chain`,
+        },
+      };
+    }
+    return { policies: [named] };
+  }
+  if (policies.length === 0) return { policies: [] };
+  const applying = policies.filter((p) => policyApplies(p, facts));
+  if (applying.length === 0) {
+    return {
+      denial: {
+        rule: 'noPolicyApplies',
+        message: 'None of the dApp’s sponsorship policies applies now or on this chain',
+      },
+    };
+  }
+  return { policies: applying };
+}
+
+const about = (p: Policy) => ({ policyId: p.id, policyName: p.name });
+
+/** The first rule (other than caps) the request breaks, or undefined when it passes them all. */
+export function checkPolicyRules(policy: Policy, facts: SponsorshipFacts): PolicyDenial | undefined {
+  const { rules } = policy;
+  const sender = getAddress(facts.sender);
+  if (within(rules.senders?.block, sender)) {
+    return {
+      ...about(policy),
+      rule: 'senderBlocked',
+      value: sender,
+      message: `Sender ${sender} is blocked by policy ${policy.name}`,
+    };
+  }
+  if (rules.senders?.allow !== undefined && !within(rules.senders.allow, sender)) {
+    return {
+      ...about(policy),
+      rule: 'senderNotAllowed',
+      value: sender,
+      message: `Sender ${sender} is not on policy ${policy.name}'s allowlist`,
+    };
+  }
+  if (facts.deploysAccount && rules.sponsorDeployment === false) {
+    return {
+      ...about(policy),
+      rule: 'deploymentNotSponsored',
+      message: `Policy ${policy.name} does not sponsor account deployment (initCode)`,
+    };
+  }
+  if (rules.maxFeePerGas !== undefined && facts.maxFeePerGas > rules.maxFeePerGas) {
+    return {
+      ...about(policy),
+      rule: 'maxFeePerGas',
+      value: facts.maxFeePerGas.toString(),
+      limit: rules.maxFeePerGas.toString(),
+      message: `maxFeePerGas ${facts.maxFeePerGas} wei is above policy ${policy.name}'s ceiling of ${rules.maxFeePerGas} wei`,
+    };
+  }
+  return rules.contracts === undefined ? undefined : checkContracts(policy, rules.contracts, facts.callData);
+}
+
+function checkContracts(
+  policy: Policy,
+  allowed: NonNullable<Policy['rules']['contracts']>,
+  callData: Hex,
+): PolicyDenial | undefined {
+  const decoded = decodeAccountCalls(callData);
+  if (!decoded.ok) {
+    return {
+      ...about(policy),
+      rule: 'undecodableCall',
+      ...(decoded.selector === undefined ? {} : { selector: decoded.selector }),
+      message: `Policy ${policy.name} allows listed contracts only, and this call cannot be checked: ${decoded.reason}`,
+    };
+  }
+  for (const call of decoded.calls) {
+    const entry = allowed.find((c) => isAddressEqual(c.address, call.to));
+    if (entry === undefined) {
+      return {
+        ...about(policy),
+        rule: 'contractNotAllowed',
+        contract: call.to,
+        message: `Contract ${call.to} is not allowed by policy ${policy.name}`,
+      };
+    }
+    if (entry.selectors !== undefined && (call.selector === undefined || !entry.selectors.includes(call.selector))) {
+      const method = call.selector ?? '(a call without data)';
+      return {
+        ...about(policy),
+        rule: 'methodNotAllowed',
+        contract: call.to,
+        ...(call.selector === undefined ? {} : { selector: call.selector }),
+        message: `Method ${method} on ${call.to} is not allowed by policy ${policy.name}`,
+      };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * What the request must reserve against the policy's caps (dApp and sender scopes), or the denial of a per-op
+ * cap, which needs no ledger. A USD cap needs a price no older than `maxPriceAgeMs`: without one the request is
+ * denied, never counted at a guess. The amount is the worst case, rounded up; settlement replaces it by the
+ * real cost.
+ */
+export function capCharges(args: {
+  readonly policy: Policy;
+  readonly facts: SponsorshipFacts;
+  readonly maxPriceAgeMs: number;
+}): { readonly charges: readonly CapCharge[] } | { readonly denial: PolicyDenial } {
+  const { policy, facts } = args;
+  const charges: CapCharge[] = [];
+  for (const cap of policy.rules.caps ?? []) {
+    const amount = capAmount(cap, facts, args.maxPriceAgeMs);
+    if (typeof amount !== 'bigint') return { denial: { ...about(policy), ...amount } };
+    if (cap.scope === 'op') {
+      if (amount > cap.limit) {
+        return {
+          denial: {
+            ...about(policy),
+            rule: 'cap',
+            scope: 'op',
+            unit: cap.unit,
+            value: amount.toString(),
+            limit: cap.limit.toString(),
+            message: `The op's worst case of ${formatAmount(amount, cap.unit)} is above policy ${policy.name}'s per-op cap of ${formatAmount(cap.limit, cap.unit)}`,
+          },
+        };
+      }
+      continue;
+    }
+    const window = capWindow(cap.resets, facts.nowMs);
+    const scopeKey = cap.scope === 'sender' ? getAddress(facts.sender) : 'dapp';
+    charges.push({
+      policyId: policy.id,
+      policyName: policy.name,
+      scope: cap.scope,
+      unit: cap.unit,
+      key: `${policy.id}|${cap.scope}|${cap.unit}|${cap.resets}|${scopeKey}|${window.start}`,
+      amount,
+      limit: cap.limit,
+      window,
+    });
+  }
+  return { charges };
+}
+
+function capAmount(
+  cap: PolicyCap,
+  facts: SponsorshipFacts,
+  maxPriceAgeMs: number,
+): bigint | Omit<PolicyDenial, 'policyId' | 'policyName'> {
+  if (cap.unit === 'ops') return 1n;
+  if (cap.unit === 'wei') return facts.worstCaseWei;
+  const price = facts.nativeUsd;
+  if (price === undefined || price.ageMs > maxPriceAgeMs) {
+    return {
+      rule: 'priceUnavailable',
+      unit: 'usd',
+      message:
+        price === undefined
+          ? 'A USD cap applies and no native-token price is available'
+          : `A USD cap applies and the native-token price is ${Math.round(price.ageMs / 1000)} s old (at most ${Math.round(maxPriceAgeMs / 1000)} s)`,
+    };
+  }
+  // micro-USD, rounded up: a cap is never under-counted.
+  return (facts.worstCaseWei * price.microUsd + 10n ** 18n - 1n) / 10n ** 18n;
+}
+
+/** An amount in its unit as a person reads it: wei, USD with 6 decimals, or a count. */
+export function formatAmount(amount: bigint, unit: CapUnit): string {
+  if (unit === 'wei') return `${amount} wei`;
+  if (unit === 'ops') return `${amount} op${amount === 1n ? '' : 's'}`;
+  const cents = amount.toString().padStart(7, '0');
+  return `${cents.slice(0, -6)}.${cents.slice(-6)} USD`;
+}

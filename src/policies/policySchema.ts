@@ -1,0 +1,108 @@
+import { type Address, getAddress, type Hex } from 'viem';
+import { z } from 'zod';
+
+/**
+ * A sponsorship policy's rules, as the admin API, the CLI and the stored JSON column hold them. Every rule is
+ * optional; a policy with none admits every request (the signing bounds still apply). Amounts are decimal
+ * strings on the wire (wei and op counts are integers, USD has at most 6 decimals) and bigints inside: wei as
+ * is, USD in micro-dollars, so that caps add up exactly.
+ */
+const address = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, 'expected a 20-byte 0x address')
+  .transform((a): Address => getAddress(a));
+const selector = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{8}$/, 'expected a 4-byte 0x selector')
+  .transform((s): Hex => s.toLowerCase() as Hex);
+const unixSeconds = z
+  .number()
+  .int()
+  .min(0)
+  .max(2 ** 40);
+const integerString = z.string().regex(/^(0|[1-9]\d{0,77})$/, 'expected a non-negative integer as a decimal string');
+const usdString = z
+  .string()
+  .regex(/^(0|[1-9]\d{0,11})(\.\d{1,6})?$/, 'expected USD as a decimal string with at most 6 decimals');
+
+/** USD as micro-dollars ("1.5" → 1,500,000n). */
+export function usdToMicros(usd: string): bigint {
+  const [whole = '0', fraction = ''] = usd.split('.');
+  return BigInt(whole) * 1_000_000n + BigInt(fraction.padEnd(6, '0'));
+}
+
+export const CAP_SCOPES = ['dapp', 'sender', 'op'] as const;
+export const CAP_UNITS = ['wei', 'usd', 'ops'] as const;
+export const CAP_RESETS = ['never', 'hourly', 'daily', 'weekly', 'monthly'] as const;
+
+export type CapScope = (typeof CAP_SCOPES)[number];
+export type CapUnit = (typeof CAP_UNITS)[number];
+export type CapReset = (typeof CAP_RESETS)[number];
+
+const capSchema = z
+  .strictObject({
+    scope: z.enum(CAP_SCOPES),
+    unit: z.enum(CAP_UNITS),
+    limit: z.string(),
+    resets: z.enum(CAP_RESETS).default('never'),
+  })
+  .superRefine((cap, ctx) => {
+    const limit = (cap.unit === 'usd' ? usdString : integerString).safeParse(cap.limit);
+    if (!limit.success) {
+      ctx.addIssue({ code: 'custom', path: ['limit'], message: limit.error.issues[0]?.message ?? 'invalid limit' });
+    }
+    if (cap.scope === 'op' && cap.unit === 'ops') {
+      ctx.addIssue({ code: 'custom', path: ['unit'], message: 'a per-op cap is in wei or usd (one op is one op)' });
+    }
+    if (cap.scope === 'op' && cap.resets !== 'never') {
+      ctx.addIssue({ code: 'custom', path: ['resets'], message: 'a per-op cap does not reset' });
+    }
+  })
+  .transform((cap) => ({
+    scope: cap.scope,
+    unit: cap.unit,
+    resets: cap.resets,
+    /** wei, micro-USD or a count. */
+    limit: cap.unit === 'usd' ? usdToMicros(cap.limit) : BigInt(cap.limit),
+  }));
+
+export const policyRulesSchema = z
+  .strictObject({
+    /** Unix seconds: before, the policy does not apply. */
+    startsAt: unixSeconds.optional(),
+    /** Unix seconds: from then on, the policy does not apply. */
+    endsAt: unixSeconds.optional(),
+    /** The chains it applies to; absent: all of the dApp's chains. */
+    chainIds: z.array(z.number().int().positive()).min(1).max(100).optional(),
+    senders: z
+      .strictObject({
+        allow: z.array(address).min(1).max(10_000).optional(),
+        block: z.array(address).min(1).max(10_000).optional(),
+      })
+      .optional(),
+    /** The contracts the account may call, each with the methods allowed (absent: any method). */
+    contracts: z
+      .array(z.strictObject({ address, selectors: z.array(selector).min(1).max(100).optional() }))
+      .min(1)
+      .max(1000)
+      .optional(),
+    /** Whether an op that deploys its account (initCode) is sponsored; default true. */
+    sponsorDeployment: z.boolean().optional(),
+    /** A gas-price ceiling in wei, tighter than the deployment's signing bounds. */
+    maxFeePerGas: integerString.transform((v) => BigInt(v)).optional(),
+    caps: z.array(capSchema).min(1).max(20).optional(),
+  })
+  .refine((r) => r.startsAt === undefined || r.endsAt === undefined || r.startsAt < r.endsAt, {
+    message: 'startsAt must be before endsAt',
+    path: ['endsAt'],
+  });
+
+export type PolicyRules = z.infer<typeof policyRulesSchema>;
+export type PolicyCap = NonNullable<PolicyRules['caps']>[number];
+
+export interface Policy {
+  readonly id: string;
+  readonly name: string;
+  readonly active: boolean;
+  readonly rules: PolicyRules;
+}
