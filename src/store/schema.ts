@@ -91,6 +91,29 @@ export interface MigrationsTable {
   applied_at: number;
 }
 
+export interface SpendCountersTable {
+  key: string;
+  dapp_id: string;
+  window_end: number | null;
+  /** Decimal strings. */
+  used: string;
+  reserved: string;
+}
+
+export interface SpendReservationsTable {
+  id: string;
+  dapp_id: string;
+  chain_id: number;
+  user_op_hash: string | null;
+  status: string;
+  /** JSON: LedgerCharge[] without limits. */
+  charges: string;
+  expires_at: number;
+  created_at: number;
+  closed_at: number | null;
+  actual_wei: string | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   auth_tokens: AuthTokensTable;
@@ -101,4 +124,6 @@ export interface Database {
   login_failures: LoginFailuresTable;
   request_log: RequestLogTable;
   patron_migrations: MigrationsTable;
+  spend_counters: SpendCountersTable;
+  spend_reservations: SpendReservationsTable;
 }

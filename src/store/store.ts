@@ -5,6 +5,7 @@ import { createDappRepository, type DappRepository } from './dappRepository.js';
 import { type DatabaseHandle, type DatabaseKind, type OpenDatabaseOptions, openDatabase } from './database.js';
 import { createRequestLogRepository, type RequestLogRepository } from './requestLogRepository.js';
 import { createSessionRepository, type SessionRepository } from './sessionRepository.js';
+import { createSpendLedgerRepository, type SpendLedgerRepository } from './spendLedgerRepository.js';
 import { createWebhookRepository, type WebhookRepository } from './webhookRepository.js';
 
 /** Everything the domain needs from storage, the same on SQLite and PostgreSQL. */
@@ -15,6 +16,7 @@ export interface Store {
   readonly webhooks: WebhookRepository;
   readonly sessions: SessionRepository;
   readonly requestLog: RequestLogRepository;
+  readonly spendLedger: SpendLedgerRepository;
   /**
    * SQLite in a file only: a number that moves whenever another connection (the CLI, another process)
    * committed, read from `PRAGMA data_version` (its own commits leave it alone); the caches use it to see
@@ -41,6 +43,7 @@ export function createStore(handle: DatabaseHandle): Store {
     webhooks: createWebhookRepository(db, handle.sqlite),
     sessions: createSessionRepository(db, handle.kind),
     requestLog: createRequestLogRepository(db, handle.sqlite),
+    spendLedger: createSpendLedgerRepository(db, handle.kind),
     pgPool: handle.pgPool,
     async ping() {
       await sql`SELECT 1`.execute(db);

@@ -1,0 +1,237 @@
+import type { Kysely, Transaction } from 'kysely';
+import { z } from 'zod';
+import type { DatabaseKind } from './database.js';
+import type { Database } from './schema.js';
+
+/**
+ * The spend ledger: reservations against policy caps, exact under concurrency on SQLite and PostgreSQL and
+ * across processes. Every operation is one transaction that first writes (so SQLite takes its write lock before
+ * reading, and PostgreSQL creates missing counter rows), then locks the counter rows it touches in key order
+ * (`FOR UPDATE` on PostgreSQL; SQLite's write lock covers the database), checks and adds with bigints, and
+ * writes back. The check and the reservation are one step: under any number of concurrent requests against a
+ * cap that admits N, exactly N are reserved.
+ */
+export type LedgerUnit = 'wei' | 'usd' | 'ops';
+
+export interface LedgerCharge {
+  /** The counter row: policy, cap and window (policies/policyRules.ts). */
+  readonly key: string;
+  readonly unit: LedgerUnit;
+  /** wei, micro-USD or a count. */
+  readonly amount: bigint;
+  readonly limit: bigint;
+  /** Unix ms when the cap's window ends; undefined for a cap that never resets. */
+  readonly windowEnd: number | undefined;
+}
+
+export type ReserveResult =
+  | { readonly ok: true }
+  | {
+      readonly ok: false;
+      /** The first charge that did not fit. */
+      readonly charge: LedgerCharge;
+      readonly used: bigint;
+      readonly reserved: bigint;
+    };
+
+export interface CounterState {
+  readonly used: bigint;
+  readonly reserved: bigint;
+}
+
+export interface SpendLedgerRepository {
+  /** Reserves every charge (used + reserved + amount ≤ limit for each) or none. */
+  reserve(args: {
+    readonly id: string;
+    readonly dappId: string;
+    readonly chainId: number;
+    readonly userOpHash: string | undefined;
+    readonly charges: readonly LedgerCharge[];
+    readonly expiresAt: number;
+    readonly now: number;
+  }): Promise<ReserveResult>;
+  /**
+   * Replaces an open reservation by what the op really cost: each charge's reserved amount is released and its
+   * actual amount (wei: `actualWei`; usd: `actualUsdMicros`, or the reserved amount when no price is given; ops:
+   * 1) is added to `used`. False when the reservation is not open (settled, released, unknown).
+   */
+  settle(args: {
+    readonly id: string;
+    readonly actualWei: bigint;
+    readonly actualUsdMicros: bigint | undefined;
+    readonly now: number;
+  }): Promise<boolean>;
+  /** Releases an open reservation whole (its op was not included before its signature expired). */
+  release(args: { readonly id: string; readonly now: number }): Promise<boolean>;
+  /** Releases every open reservation that expired before `now`; returns how many. */
+  releaseExpired(now: number): Promise<number>;
+  counters(keys: readonly string[]): Promise<Map<string, CounterState>>;
+}
+
+const storedCharges = z.array(
+  z.object({ key: z.string(), unit: z.enum(['wei', 'usd', 'ops']), amount: z.string().regex(/^\d+$/) }),
+);
+
+type Trx = Transaction<Database>;
+
+async function lockCounters(trx: Trx, kind: DatabaseKind, keys: readonly string[]): Promise<Map<string, CounterState>> {
+  const sorted = [...new Set(keys)].sort();
+  if (sorted.length === 0) return new Map();
+  const query = trx.selectFrom('spend_counters').select(['key', 'used', 'reserved']).where('key', 'in', sorted);
+  // On SQLite the transaction's first write already holds the database's write lock; FOR UPDATE is PostgreSQL's.
+  const rows = await (kind === 'postgres' ? query.orderBy('key').forUpdate() : query).execute();
+  return new Map(rows.map((r) => [r.key, { used: BigInt(r.used), reserved: BigInt(r.reserved) }]));
+}
+
+async function addReserved(trx: Trx, key: string, state: CounterState, delta: bigint, usedDelta = 0n) {
+  await trx
+    .updateTable('spend_counters')
+    .set({ reserved: (state.reserved + delta).toString(), used: (state.used + usedDelta).toString() })
+    .where('key', '=', key)
+    .execute();
+}
+
+/** Closes an open reservation: its charges released, and `usedOf` each added to `used`. */
+async function close(
+  db: Kysely<Database>,
+  kind: DatabaseKind,
+  args: {
+    id: string;
+    now: number;
+    status: 'settled' | 'released';
+    actualWei?: bigint;
+    usedOf(c: StoredCharge): bigint;
+  },
+): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    // Write first (see above): the status flips only if still open, which also claims it against a racer.
+    const claimed = await trx
+      .updateTable('spend_reservations')
+      .set({
+        status: args.status,
+        closed_at: args.now,
+        actual_wei: args.actualWei === undefined ? null : args.actualWei.toString(),
+      })
+      .where('id', '=', args.id)
+      .where('status', '=', 'reserved')
+      .returning('charges')
+      .executeTakeFirst();
+    if (claimed === undefined) return false;
+    const charges = storedCharges.parse(JSON.parse(claimed.charges));
+    const states = await lockCounters(
+      trx,
+      kind,
+      charges.map((c) => c.key),
+    );
+    for (const c of charges) {
+      const state = states.get(c.key) ?? { used: 0n, reserved: 0n };
+      const amount = BigInt(c.amount);
+      // Never below zero, whatever happened to the row (a cap's counters deleted by the operator).
+      const release = amount > state.reserved ? state.reserved : amount;
+      await addReserved(trx, c.key, state, -release, args.usedOf(c));
+      states.set(c.key, { used: state.used + args.usedOf(c), reserved: state.reserved - release });
+    }
+    return true;
+  });
+}
+
+type StoredCharge = z.infer<typeof storedCharges>[number];
+
+export function createSpendLedgerRepository(db: Kysely<Database>, kind: DatabaseKind): SpendLedgerRepository {
+  return {
+    async reserve(args) {
+      return db.transaction().execute(async (trx) => {
+        // Write first: create missing rows (and, on SQLite, take the write lock before any read).
+        const sorted = [...args.charges].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+        if (sorted.length > 0) {
+          await trx
+            .insertInto('spend_counters')
+            .values(
+              sorted.map((c) => ({
+                key: c.key,
+                dapp_id: args.dappId,
+                window_end: c.windowEnd ?? null,
+                used: '0',
+                reserved: '0',
+              })),
+            )
+            .onConflict((oc) => oc.column('key').doNothing())
+            .execute();
+        }
+        const states = await lockCounters(
+          trx,
+          kind,
+          sorted.map((c) => c.key),
+        );
+        // The same key twice in one request (two policies cannot share a key; this is defence) adds up.
+        const pending = new Map<string, bigint>();
+        for (const c of sorted) {
+          const state = states.get(c.key) ?? { used: 0n, reserved: 0n };
+          const before = pending.get(c.key) ?? 0n;
+          if (state.used + state.reserved + before + c.amount > c.limit) {
+            return { ok: false, charge: c, used: state.used, reserved: state.reserved + before };
+          }
+          pending.set(c.key, before + c.amount);
+        }
+        for (const [key, delta] of pending) {
+          const state = states.get(key) ?? { used: 0n, reserved: 0n };
+          await addReserved(trx, key, state, delta);
+        }
+        await trx
+          .insertInto('spend_reservations')
+          .values({
+            id: args.id,
+            dapp_id: args.dappId,
+            chain_id: args.chainId,
+            user_op_hash: args.userOpHash ?? null,
+            status: 'reserved',
+            charges: JSON.stringify(sorted.map((c) => ({ key: c.key, unit: c.unit, amount: c.amount.toString() }))),
+            expires_at: args.expiresAt,
+            created_at: args.now,
+            closed_at: null,
+            actual_wei: null,
+          })
+          .execute();
+        return { ok: true } as const;
+      });
+    },
+
+    settle({ id, actualWei, actualUsdMicros, now }) {
+      return close(db, kind, {
+        id,
+        now,
+        status: 'settled',
+        actualWei,
+        usedOf: (c) => (c.unit === 'wei' ? actualWei : c.unit === 'ops' ? 1n : (actualUsdMicros ?? BigInt(c.amount))),
+      });
+    },
+
+    release({ id, now }) {
+      return close(db, kind, { id, now, status: 'released', usedOf: () => 0n });
+    },
+
+    async releaseExpired(now) {
+      const open = await db
+        .selectFrom('spend_reservations')
+        .select('id')
+        .where('status', '=', 'reserved')
+        .where('expires_at', '<', now)
+        .limit(1000)
+        .execute();
+      let released = 0;
+      for (const r of open)
+        if (await close(db, kind, { id: r.id, now, status: 'released', usedOf: () => 0n })) released++;
+      return released;
+    },
+
+    async counters(keys) {
+      if (keys.length === 0) return new Map();
+      const rows = await db
+        .selectFrom('spend_counters')
+        .select(['key', 'used', 'reserved'])
+        .where('key', 'in', [...keys])
+        .execute();
+      return new Map(rows.map((r) => [r.key, { used: BigInt(r.used), reserved: BigInt(r.reserved) }]));
+    },
+  };
+}

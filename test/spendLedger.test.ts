@@ -1,0 +1,207 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, describe, test } from 'node:test';
+import type { LedgerCharge } from '../src/store/spendLedgerRepository.js';
+import { openStore, type Store } from '../src/store/store.js';
+import { BACKEND, dropTestSchema, openTestStore, TEST_DATABASE_URL } from './helpers/testContext.js';
+
+/**
+ * The spend ledger on the configured back end: all-or-none reservations, settlement by the actual cost,
+ * release, expiry, and the concurrency guarantee: 200 concurrent reservations against a cap that admits N
+ * reserve exactly N, in one process and split over two processes on one database (an SQLite file, or the
+ * PostgreSQL schema).
+ */
+let store: Store;
+let schema: string | undefined;
+let dappId: string;
+let n = 0;
+const key = () => `test|${++n}|${randomUUID()}`;
+
+before(async () => {
+  ({ store, schema } = await openTestStore());
+  dappId = await newDapp(store);
+});
+after(async () => {
+  await store.close();
+  await dropTestSchema(schema);
+});
+
+async function newDapp(s: Store): Promise<string> {
+  const accountId = randomUUID();
+  await s.accounts.create({ id: accountId, email: `${accountId}@example.com`, createdAt: Date.now() });
+  const id = randomUUID();
+  await s.dapps.insert({
+    id,
+    accountId,
+    name: 'ledger',
+    chainIds: [31337],
+    apiKeyHash: randomUUID(),
+    apiKeyPrefix: 'pk.ledger',
+    apiKeyCiphertext: 'x',
+    limits: {},
+    createdAt: Date.now(),
+    updatedAt: Date.now(),
+  });
+  return id;
+}
+
+const charge = (k: string, amount: bigint, limit: bigint, unit: LedgerCharge['unit'] = 'wei'): LedgerCharge => ({
+  key: k,
+  unit,
+  amount,
+  limit,
+  windowEnd: undefined,
+});
+
+const reserve = (charges: readonly LedgerCharge[], over: { id?: string; expiresAt?: number; on?: Store } = {}) =>
+  (over.on ?? store).spendLedger.reserve({
+    id: over.id ?? randomUUID(),
+    dappId,
+    chainId: 31337,
+    userOpHash: undefined,
+    charges,
+    expiresAt: over.expiresAt ?? Date.now() + 60_000,
+    now: Date.now(),
+  });
+
+const state = async (k: string) => (await store.spendLedger.counters([k])).get(k);
+
+describe(`spend ledger (${BACKEND})`, () => {
+  test('reserves within the cap; the charge that does not fit is named with what is used and reserved', async () => {
+    const k = key();
+    assert.deepEqual(await reserve([charge(k, 60n, 100n)]), { ok: true });
+    assert.deepEqual(await state(k), { used: 0n, reserved: 60n });
+    const refused = await reserve([charge(k, 41n, 100n)]);
+    assert.deepEqual(refused, { ok: false, charge: charge(k, 41n, 100n), used: 0n, reserved: 60n });
+    assert.deepEqual(await reserve([charge(k, 40n, 100n)]), { ok: true }, 'exactly up to the limit');
+    assert.deepEqual(await state(k), { used: 0n, reserved: 100n });
+  });
+
+  test('all or none: a second cap that does not fit leaves the first untouched', async () => {
+    const [a, b] = [key(), key()];
+    await reserve([charge(b, 9n, 10n, 'ops')]);
+    const r = await reserve([charge(a, 5n, 100n), charge(b, 2n, 10n, 'ops')]);
+    assert.equal(r.ok, false);
+    assert.equal(await state(a).then((s) => s?.reserved), 0n);
+    assert.equal(await state(b).then((s) => s?.reserved), 9n);
+  });
+
+  test('amounts beyond 64 bits (1,000 ETH caps in wei) add up exactly', async () => {
+    const k = key();
+    const eth = 10n ** 18n;
+    assert.deepEqual(await reserve([charge(k, 999n * eth, 1000n * eth)]), { ok: true });
+    assert.deepEqual(await reserve([charge(k, eth, 1000n * eth)]), { ok: true });
+    assert.equal((await reserve([charge(k, 1n, 1000n * eth)])).ok, false);
+    assert.deepEqual(await state(k), { used: 0n, reserved: 1000n * eth });
+  });
+
+  test('settle replaces the reservation by the actual cost, per unit; only once', async () => {
+    const [w, u, o] = [key(), key(), key()];
+    const id = randomUUID();
+    await reserve([charge(w, 1000n, 10_000n), charge(u, 500n, 10_000n, 'usd'), charge(o, 1n, 5n, 'ops')], { id });
+    assert.equal(await store.spendLedger.settle({ id, actualWei: 300n, actualUsdMicros: 150n, now: Date.now() }), true);
+    assert.deepEqual(await state(w), { used: 300n, reserved: 0n });
+    assert.deepEqual(await state(u), { used: 150n, reserved: 0n });
+    assert.deepEqual(await state(o), { used: 1n, reserved: 0n });
+    assert.equal(
+      await store.spendLedger.settle({ id, actualWei: 300n, actualUsdMicros: 150n, now: Date.now() }),
+      false,
+    );
+    assert.equal(
+      await store.spendLedger.release({ id, now: Date.now() }),
+      false,
+      'a settled reservation stays settled',
+    );
+    assert.deepEqual(await state(w), { used: 300n, reserved: 0n });
+  });
+
+  test('release frees the whole reservation; releaseExpired frees only expired open ones', async () => {
+    const k = key();
+    const kept = randomUUID();
+    const gone = randomUUID();
+    const expired = randomUUID();
+    await reserve([charge(k, 10n, 100n)], { id: kept });
+    await reserve([charge(k, 20n, 100n)], { id: gone });
+    await reserve([charge(k, 30n, 100n)], { id: expired, expiresAt: Date.now() - 1 });
+    assert.equal(await store.spendLedger.release({ id: gone, now: Date.now() }), true);
+    assert.deepEqual(await state(k), { used: 0n, reserved: 40n });
+    assert.ok((await store.spendLedger.releaseExpired(Date.now())) >= 1);
+    assert.deepEqual(await state(k), { used: 0n, reserved: 10n });
+    assert.equal(
+      await store.spendLedger.settle({ id: kept, actualWei: 7n, actualUsdMicros: undefined, now: Date.now() }),
+      true,
+    );
+    assert.deepEqual(await state(k), { used: 7n, reserved: 0n });
+  });
+
+  test('200 concurrent reservations against a cap that admits 37: exactly 37', async () => {
+    const k = key();
+    const results = await Promise.all(Array.from({ length: 200 }, () => reserve([charge(k, 1n, 37n, 'ops')])));
+    assert.equal(results.filter((r) => r.ok).length, 37);
+    assert.deepEqual(await state(k), { used: 0n, reserved: 37n });
+  });
+});
+
+describe(`spend ledger across two processes (${BACKEND})`, () => {
+  let dir: string | undefined;
+  let shared: Store;
+  let sharedDapp: string;
+  let args: string[];
+
+  before(async () => {
+    if (TEST_DATABASE_URL === undefined || TEST_DATABASE_URL === '') {
+      dir = mkdtempSync(join(tmpdir(), 'patron-ledger-'));
+      const file = join(dir, 'patron.sqlite');
+      shared = await openStore({ storage: { kind: 'sqlite', file } });
+      args = ['sqlite', file, ''];
+    } else {
+      shared = store;
+      args = ['postgres', TEST_DATABASE_URL, schema ?? ''];
+    }
+    sharedDapp = await newDapp(shared);
+  });
+  after(async () => {
+    if (dir !== undefined) {
+      await shared.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('100 reservations in each of two processes, at once, against a cap of 61: exactly 61', async () => {
+    const k = key();
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'test/helpers/ledgerWorker.ts', ...args, sharedDapp, k, '61', '100'],
+      { stdio: ['pipe', 'pipe', 'inherit'] },
+    );
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    const lines = createInterface({ input: child.stdout });
+    const next = () => new Promise<string>((resolve) => lines.once('line', resolve));
+    assert.equal(await next(), 'ready');
+    const childCount = next();
+    child.stdin.end('go\n');
+    const mine = await Promise.all(
+      Array.from({ length: 100 }, () =>
+        shared.spendLedger.reserve({
+          id: randomUUID(),
+          dappId: sharedDapp,
+          chainId: 31337,
+          userOpHash: undefined,
+          charges: [charge(k, 1n, 61n, 'ops')],
+          expiresAt: Date.now() + 60_000,
+          now: Date.now(),
+        }),
+      ),
+    );
+    const theirs = Number(await childCount);
+    const ours = mine.filter((r) => r.ok).length;
+    assert.equal(ours + theirs, 61, `this process ${ours}, the other ${theirs}`);
+    assert.deepEqual((await shared.spendLedger.counters([k])).get(k), { used: 0n, reserved: 61n });
+    assert.equal(await exited, 0);
+  });
+});
