@@ -31,7 +31,8 @@ export function cachePolicy(args: {
   let readAt = now();
   const generation = () => {
     const t = now();
-    if (t - readAt >= CHANGE_POLL_MS) {
+    // A clock stepped back (NTP, a resumed VM) must not stop the poll until it catches up again.
+    if (t < readAt || t - readAt >= CHANGE_POLL_MS) {
       value = externalChanges();
       readAt = t;
     }

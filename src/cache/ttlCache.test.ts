@@ -271,4 +271,22 @@ describe('eviction', () => {
     assert.equal(await first, 'old');
     assert.equal(await cache.get('k', async () => 'new'), 'new', 'the earlier load was not kept as current');
   });
+
+  test('a caller arriving after the generation moved does not join a load begun before it', async () => {
+    let gen = 1;
+    const cache = createTtlCache<string>({ ttlMs: 60_000, maxEntries: 10, now: clock().now, generation: () => gen });
+    const old = deferred<string>();
+    const first = cache.get('k', () => old.promise);
+    gen = 2;
+    let loads = 0;
+    const second = cache.get('k', async () => {
+      loads++;
+      return 'new';
+    });
+    old.resolve('old');
+    assert.equal(await first, 'old');
+    assert.equal(await second, 'new', 'its own load, under the new generation');
+    assert.equal(loads, 1);
+    assert.equal(await cache.get('k', async () => 'again'), 'new', 'and that one is what is cached');
+  });
 });

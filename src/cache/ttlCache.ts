@@ -40,7 +40,8 @@ export function createTtlCache<V>(args: TtlCacheOptions): TtlCache<V> {
   const now = args.now ?? Date.now;
   const generation = args.generation ?? (() => 0);
   const entries = new Map<string, Node<V>>();
-  const inflight = new Map<string, Promise<V>>();
+  /** Loads under way, with the generation each began under. */
+  const inflight = new Map<string, { readonly promise: Promise<V>; readonly loadedAt: number }>();
   let newest: Node<V> | undefined;
   let oldest: Node<V> | undefined;
 
@@ -90,23 +91,24 @@ export function createTtlCache<V>(args: TtlCacheOptions): TtlCache<V> {
         }
         return hit.value;
       }
-      const pending = inflight.get(key);
-      if (pending !== undefined) return pending;
       // Read before loading: a change made while the load runs must make this value stale, not current.
       const loadedAt = generation();
+      // Join a load under way only if it began under the current generation (it may have read the old row).
+      const pending = inflight.get(key);
+      if (pending !== undefined && pending.loadedAt === loadedAt) return pending.promise;
       const p = load().then(
         (value) => {
           // A delete() during the load removed the inflight entry: do not cache what may be stale.
-          if (inflight.get(key) === p && args.ttlMs > 0) store(key, value, loadedAt);
-          if (inflight.get(key) === p) inflight.delete(key);
+          if (inflight.get(key)?.promise === p && args.ttlMs > 0) store(key, value, loadedAt);
+          if (inflight.get(key)?.promise === p) inflight.delete(key);
           return value;
         },
         (err: unknown) => {
-          if (inflight.get(key) === p) inflight.delete(key);
+          if (inflight.get(key)?.promise === p) inflight.delete(key);
           throw err;
         },
       );
-      inflight.set(key, p);
+      inflight.set(key, { promise: p, loadedAt });
       return p;
     },
     delete(key) {
