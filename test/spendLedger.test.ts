@@ -120,6 +120,25 @@ describe(`spend ledger (${BACKEND})`, () => {
     assert.deepEqual(await state(w), { used: 300n, reserved: 0n });
   });
 
+  test('an op included after its reservation was released as expired still counts, once', async () => {
+    const k = key();
+    const id = randomUUID();
+    await reserve([charge(k, 1000n, 10_000n)], { id, expiresAt: Date.now() - 1 });
+    assert.equal(await store.spendLedger.release({ id, now: Date.now() }), true);
+    assert.deepEqual(await state(k), { used: 0n, reserved: 0n });
+    const settle = () => store.spendLedger.settle({ id, actualWei: 700n, actualUsdMicros: undefined, now: Date.now() });
+    assert.equal(await settle(), true);
+    assert.deepEqual(await state(k), { used: 700n, reserved: 0n }, 'the cost added, nothing released twice');
+    assert.equal(await settle(), false);
+    assert.deepEqual(await state(k), { used: 700n, reserved: 0n });
+  });
+
+  test('a negative amount or limit is refused before anything is written', async () => {
+    const k = key();
+    await assert.rejects(reserve([charge(k, -5n, 10n)]), /negative/);
+    assert.equal(await state(k), undefined);
+  });
+
   test('release frees the whole reservation; releaseExpired frees only expired open ones', async () => {
     const k = key();
     const kept = randomUUID();
@@ -130,7 +149,12 @@ describe(`spend ledger (${BACKEND})`, () => {
     await reserve([charge(k, 30n, 100n)], { id: expired, expiresAt: Date.now() - 1 });
     assert.equal(await store.spendLedger.release({ id: gone, now: Date.now() }), true);
     assert.deepEqual(await state(k), { used: 0n, reserved: 40n });
-    assert.ok((await store.spendLedger.releaseExpired(Date.now())) >= 1);
+    assert.equal(
+      await store.spendLedger.releaseExpired({ before: Date.now() - 60_000, now: Date.now() }),
+      0,
+      'within the grace',
+    );
+    assert.ok((await store.spendLedger.releaseExpired({ before: Date.now(), now: Date.now() })) >= 1);
     assert.deepEqual(await state(k), { used: 0n, reserved: 10n });
     assert.equal(
       await store.spendLedger.settle({ id: kept, actualWei: 7n, actualUsdMicros: undefined, now: Date.now() }),

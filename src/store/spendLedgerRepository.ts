@@ -53,7 +53,8 @@ export interface SpendLedgerRepository {
   /**
    * Replaces an open reservation by what the op really cost: each charge's reserved amount is released and its
    * actual amount (wei: `actualWei`; usd: `actualUsdMicros`, or the reserved amount when no price is given; ops:
-   * 1) is added to `used`. False when the reservation is not open (settled, released, unknown).
+   * 1) is added to `used`. A reservation already released as expired is settled too (its cost added, nothing
+   * released again). False when it is already settled or unknown.
    */
   settle(args: {
     readonly id: string;
@@ -63,8 +64,12 @@ export interface SpendLedgerRepository {
   }): Promise<boolean>;
   /** Releases an open reservation whole (its op was not included before its signature expired). */
   release(args: { readonly id: string; readonly now: number }): Promise<boolean>;
-  /** Releases every open reservation that expired before `now`; returns how many. */
-  releaseExpired(now: number): Promise<number>;
+  /**
+   * Releases every open reservation whose signature expired before `before`; returns how many. The caller leaves
+   * a grace after `validUntil` (an op is valid up to that second, and its receipt is read some blocks later):
+   * `before = now - grace`. An op settled after its release is still counted (see settle).
+   */
+  releaseExpired(args: { readonly before: number; readonly now: number }): Promise<number>;
   counters(keys: readonly string[]): Promise<Map<string, CounterState>>;
 }
 
@@ -92,19 +97,24 @@ async function addReserved(trx: Trx, key: string, state: CounterState, delta: bi
 }
 
 /** Closes an open reservation: its charges released, and `usedOf` each added to `used`. */
+/**
+ * Closes a reservation: flips its status (only from one of `from`, which also claims it against a racer), then
+ * releases what it still holds (`releases`) and adds `usedOf` each charge to `used`.
+ */
 async function close(
   db: Kysely<Database>,
   kind: DatabaseKind,
   args: {
     id: string;
     now: number;
+    from: 'reserved' | 'released';
     status: 'settled' | 'released';
     actualWei?: bigint;
     usedOf(c: StoredCharge): bigint;
   },
 ): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
-    // Write first (see above): the status flips only if still open, which also claims it against a racer.
+    // Write first (see above).
     const claimed = await trx
       .updateTable('spend_reservations')
       .set({
@@ -113,20 +123,27 @@ async function close(
         actual_wei: args.actualWei === undefined ? null : args.actualWei.toString(),
       })
       .where('id', '=', args.id)
-      .where('status', '=', 'reserved')
-      .returning('charges')
+      .where('status', '=', args.from)
+      .returning(['charges', 'dapp_id'])
       .executeTakeFirst();
     if (claimed === undefined) return false;
     const charges = storedCharges.parse(JSON.parse(claimed.charges));
+    // A counter row deleted meanwhile (an operator's clean-up) is recreated, so nothing is added to thin air.
+    await ensureCounters(
+      trx,
+      claimed.dapp_id,
+      charges.map((c) => ({ key: c.key, windowEnd: undefined })),
+    );
     const states = await lockCounters(
       trx,
       kind,
       charges.map((c) => c.key),
     );
+    const releases = args.from === 'reserved';
     for (const c of charges) {
       const state = states.get(c.key) ?? { used: 0n, reserved: 0n };
-      const amount = BigInt(c.amount);
-      // Never below zero, whatever happened to the row (a cap's counters deleted by the operator).
+      const amount = releases ? BigInt(c.amount) : 0n;
+      // Never below zero, whatever happened to the row.
       const release = amount > state.reserved ? state.reserved : amount;
       await addReserved(trx, c.key, state, -release, args.usedOf(c));
       states.set(c.key, { used: state.used + args.usedOf(c), reserved: state.reserved - release });
@@ -135,11 +152,28 @@ async function close(
   });
 }
 
+async function ensureCounters(
+  trx: Trx,
+  dappId: string,
+  rows: readonly { readonly key: string; readonly windowEnd: number | undefined }[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await trx
+    .insertInto('spend_counters')
+    .values(
+      rows.map((c) => ({ key: c.key, dapp_id: dappId, window_end: c.windowEnd ?? null, used: '0', reserved: '0' })),
+    )
+    .onConflict((oc) => oc.column('key').doNothing())
+    .execute();
+}
+
 type StoredCharge = z.infer<typeof storedCharges>[number];
 
 export function createSpendLedgerRepository(db: Kysely<Database>, kind: DatabaseKind): SpendLedgerRepository {
   return {
     async reserve(args) {
+      const negative = args.charges.find((c) => c.amount < 0n || c.limit < 0n);
+      if (negative !== undefined) throw new Error(`spend ledger: a negative amount or limit for ${negative.key}`);
       return db.transaction().execute(async (trx) => {
         // Write first: create missing rows (and, on SQLite, take the write lock before any read).
         const sorted = [...args.charges].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
@@ -196,31 +230,36 @@ export function createSpendLedgerRepository(db: Kysely<Database>, kind: Database
       });
     },
 
-    settle({ id, actualWei, actualUsdMicros, now }) {
-      return close(db, kind, {
-        id,
-        now,
-        status: 'settled',
-        actualWei,
-        usedOf: (c) => (c.unit === 'wei' ? actualWei : c.unit === 'ops' ? 1n : (actualUsdMicros ?? BigInt(c.amount))),
-      });
+    async settle({ id, actualWei, actualUsdMicros, now }) {
+      const usedOf = (c: StoredCharge) =>
+        c.unit === 'wei' ? actualWei : c.unit === 'ops' ? 1n : (actualUsdMicros ?? BigInt(c.amount));
+      const settle = { id, now, status: 'settled', actualWei, usedOf } as const;
+      // An op included after its reservation was released as expired (submitted at the very end of its
+      // validity, its receipt read late) still counts: its cost is added, nothing is released twice.
+      return (
+        (await close(db, kind, { ...settle, from: 'reserved' })) || close(db, kind, { ...settle, from: 'released' })
+      );
     },
 
     release({ id, now }) {
-      return close(db, kind, { id, now, status: 'released', usedOf: () => 0n });
+      return close(db, kind, { id, now, from: 'reserved', status: 'released', usedOf: () => 0n });
     },
 
-    async releaseExpired(now) {
+    async releaseExpired({ before, now }) {
       const open = await db
         .selectFrom('spend_reservations')
         .select('id')
         .where('status', '=', 'reserved')
-        .where('expires_at', '<', now)
+        .where('expires_at', '<', before)
+        .orderBy('expires_at')
         .limit(1000)
         .execute();
       let released = 0;
-      for (const r of open)
-        if (await close(db, kind, { id: r.id, now, status: 'released', usedOf: () => 0n })) released++;
+      for (const r of open) {
+        if (await close(db, kind, { id: r.id, now, from: 'reserved', status: 'released', usedOf: () => 0n })) {
+          released++;
+        }
+      }
       return released;
     },
 
