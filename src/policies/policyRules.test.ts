@@ -55,10 +55,11 @@ describe('selectPolicies: all that apply must pass; none applying denies', () =>
     const on = policy({ startsAt: nowS, endsAt: nowS + 1, chainIds: [8453] });
     assert.deepEqual(selectPolicies({ policies: [...off, on], facts: facts() }), { policies: [on] });
   });
-  test('a named policy is the only one checked; an unknown or non-applying name is denied', () => {
+  test('a named policy must exist and apply, and never skips the others that apply', () => {
     const a = policy({});
     const b = policy({ chainIds: [1] });
-    assert.deepEqual(selectPolicies({ policies: [a, b], facts: facts(), requestedId: a.id }), { policies: [a] });
+    const c = policy({ senders: { block: [SENDER] } });
+    assert.deepEqual(selectPolicies({ policies: [a, b, c], facts: facts(), requestedId: a.id }), { policies: [a, c] });
     const unknown = selectPolicies({ policies: [a], facts: facts(), requestedId: 'nope' });
     assert.ok('denial' in unknown && unknown.denial.rule === 'policyNotFound');
     const elsewhere = selectPolicies({ policies: [a, b], facts: facts(), requestedId: b.id });

@@ -8,7 +8,8 @@ import type { CapScope, CapUnit, Policy, PolicyCap } from './policySchema.js';
  * each one's rules, and what it must reserve against each cap. No I/O: the ledger (reserve, settle, release)
  * and the price source are the caller's. Combination: every active policy that applies must pass ("all that
  * apply"), and a dApp with policies of which none applies is denied (fail closed); a dApp without any policy
- * is served as before, within the signing bounds. A request naming a policy is checked against that one only.
+ * is served as before, within the signing bounds. A request naming a policy is checked against all that apply
+ * too (the name must exist and apply): a caller holding the public key must not be able to skip a policy.
  */
 export interface SponsorshipFacts {
   readonly chainId: number;
@@ -80,7 +81,11 @@ export function policyApplies(policy: Policy, facts: SponsorshipFacts): boolean 
   return rules.chainIds === undefined || rules.chainIds.includes(facts.chainId);
 }
 
-/** The policies to check, or the denial: a named policy must exist and apply; otherwise all that apply. */
+/**
+ * The policies to check, or the denial. All that apply are checked, also when the request names one: the name
+ * comes from whoever holds the public API key, so it may choose which policy sponsors (it must exist and apply)
+ * but never skip another's rules or caps.
+ */
 export function selectPolicies(args: {
   readonly policies: readonly Policy[];
   readonly facts: SponsorshipFacts;
@@ -101,7 +106,6 @@ export function selectPolicies(args: {
         },
       };
     }
-    return { policies: [named] };
   }
   if (policies.length === 0) return { policies: [] };
   const applying = policies.filter((p) => policyApplies(p, facts));
