@@ -91,6 +91,18 @@ export interface MigrationsTable {
   applied_at: number;
 }
 
+export interface PoliciesTable {
+  id: string;
+  dapp_id: string;
+  name: string;
+  /** 0/1. */
+  active: number;
+  /** JSON, as validated by src/policies/policySchema.ts. */
+  rules: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface SpendCountersTable {
   key: string;
   dapp_id: string;
@@ -124,6 +136,7 @@ export interface Database {
   login_failures: LoginFailuresTable;
   request_log: RequestLogTable;
   patron_migrations: MigrationsTable;
+  policies: PoliciesTable;
   spend_counters: SpendCountersTable;
   spend_reservations: SpendReservationsTable;
 }

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { type AccountRepository, createAccountRepository } from './accountRepository.js';
 import { createDappRepository, type DappRepository } from './dappRepository.js';
 import { type DatabaseHandle, type DatabaseKind, type OpenDatabaseOptions, openDatabase } from './database.js';
+import { createPolicyRepository, type PolicyRepository } from './policyRepository.js';
 import { createRequestLogRepository, type RequestLogRepository } from './requestLogRepository.js';
 import { createSessionRepository, type SessionRepository } from './sessionRepository.js';
 import { createSpendLedgerRepository, type SpendLedgerRepository } from './spendLedgerRepository.js';
@@ -16,6 +17,7 @@ export interface Store {
   readonly webhooks: WebhookRepository;
   readonly sessions: SessionRepository;
   readonly requestLog: RequestLogRepository;
+  readonly policies: PolicyRepository;
   readonly spendLedger: SpendLedgerRepository;
   /**
    * SQLite in a file only: a number that moves whenever another connection (the CLI, another process)
@@ -43,6 +45,7 @@ export function createStore(handle: DatabaseHandle): Store {
     webhooks: createWebhookRepository(db, handle.sqlite),
     sessions: createSessionRepository(db, handle.kind),
     requestLog: createRequestLogRepository(db, handle.sqlite),
+    policies: createPolicyRepository(db),
     spendLedger: createSpendLedgerRepository(db, handle.kind),
     pgPool: handle.pgPool,
     async ping() {
