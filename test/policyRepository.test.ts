@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { PolicyRecord } from '../src/store/policyRepository.js';
 import type { Store } from '../src/store/store.js';
-import { BACKEND, dropTestSchema, openTestStore } from './helpers/testContext.js';
+import { BACKEND, dropTestSchema, insertBareDapp, openTestStore } from './helpers/testContext.js';
 
 /** The policies table on the configured back end: CRUD, unique names per dApp, and tenancy on every query. */
 let store: Store;
@@ -13,31 +13,12 @@ let theirs: string;
 
 before(async () => {
   ({ store, schema } = await openTestStore());
-  [mine, theirs] = [await newDapp(), await newDapp()];
+  [mine, theirs] = [await insertBareDapp(store, 'policies'), await insertBareDapp(store, 'policies')];
 });
 after(async () => {
   await store.close();
   await dropTestSchema(schema);
 });
-
-async function newDapp(): Promise<string> {
-  const accountId = randomUUID();
-  await store.accounts.create({ id: accountId, email: `${accountId}@example.com`, createdAt: Date.now() });
-  const id = randomUUID();
-  await store.dapps.insert({
-    id,
-    accountId,
-    name: 'policies',
-    chainIds: [31337],
-    apiKeyHash: randomUUID(),
-    apiKeyPrefix: 'pk.policies',
-    apiKeyCiphertext: 'x',
-    limits: {},
-    createdAt: Date.now(),
-    updatedAt: Date.now(),
-  });
-  return id;
-}
 
 const record = (dappId: string, name: string, rules: unknown = {}): PolicyRecord => ({
   id: randomUUID(),

@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import type { LedgerCharge } from '../src/store/spendLedgerRepository.js';
 import { openStore, type Store } from '../src/store/store.js';
-import { BACKEND, dropTestSchema, openTestStore, TEST_DATABASE_URL } from './helpers/testContext.js';
+import { BACKEND, dropTestSchema, insertBareDapp, openTestStore, TEST_DATABASE_URL } from './helpers/testContext.js';
 
 /**
  * The spend ledger on the configured back end: all-or-none reservations, settlement by the actual cost,
@@ -24,31 +24,12 @@ const key = () => `test|${++n}|${randomUUID()}`;
 
 before(async () => {
   ({ store, schema } = await openTestStore());
-  dappId = await newDapp(store);
+  dappId = await insertBareDapp(store, 'ledger');
 });
 after(async () => {
   await store.close();
   await dropTestSchema(schema);
 });
-
-async function newDapp(s: Store): Promise<string> {
-  const accountId = randomUUID();
-  await s.accounts.create({ id: accountId, email: `${accountId}@example.com`, createdAt: Date.now() });
-  const id = randomUUID();
-  await s.dapps.insert({
-    id,
-    accountId,
-    name: 'ledger',
-    chainIds: [31337],
-    apiKeyHash: randomUUID(),
-    apiKeyPrefix: 'pk.ledger',
-    apiKeyCiphertext: 'x',
-    limits: {},
-    createdAt: Date.now(),
-    updatedAt: Date.now(),
-  });
-  return id;
-}
 
 const charge = (k: string, amount: bigint, limit: bigint, unit: LedgerCharge['unit'] = 'wei'): LedgerCharge => ({
   key: k,
@@ -187,7 +168,7 @@ describe(`spend ledger across two processes (${BACKEND})`, () => {
       shared = store;
       args = ['postgres', TEST_DATABASE_URL, schema ?? ''];
     }
-    sharedDapp = await newDapp(shared);
+    sharedDapp = await insertBareDapp(shared, 'ledger');
   });
   after(async () => {
     if (dir !== undefined) {

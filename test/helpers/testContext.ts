@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { createApp } from '../../src/app.js';
@@ -155,6 +155,29 @@ export async function createTenant(
   const { secret } = await deps.accounts.createToken({ accountId: account.id, name: 'test' });
   const dapp = await deps.accounts.createDapp({ accountId: account.id, name: 'Test dApp', chainIds: [31337] });
   return { accountId: account.id, email: account.email, authToken: secret, dappId: dapp.id, apiKey: dapp.apiKey };
+}
+
+/**
+ * An account and a dApp row written straight through the repositories, for store-level tests that need a dApp
+ * to hang rows on (no API key that works: its hash is random). Returns the dApp's id.
+ */
+export async function insertBareDapp(store: Store, name = 'bare'): Promise<string> {
+  const accountId = randomUUID();
+  await store.accounts.create({ id: accountId, email: `${accountId}@example.com`, createdAt: Date.now() });
+  const id = randomUUID();
+  await store.dapps.insert({
+    id,
+    accountId,
+    name,
+    chainIds: [31337],
+    apiKeyHash: randomUUID(),
+    apiKeyPrefix: 'pk.bare',
+    apiKeyCiphertext: 'x',
+    limits: {},
+    createdAt: Date.now(),
+    updatedAt: Date.now(),
+  });
+  return id;
 }
 
 export const WEBHOOK_PATH = '/api/v2/public/sdk/webhookParameters';
