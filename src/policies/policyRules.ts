@@ -238,13 +238,27 @@ export function capCharges(args: {
       policyName: policy.name,
       scope: cap.scope,
       unit: cap.unit,
-      key: `${policy.id}|${cap.scope}|${cap.unit}|${cap.resets}|${scopeKey}|${window.start}`,
+      key: capLedgerKey({ policyId: policy.id, cap, scopeKey, windowStart: window.start }),
       amount,
       limit: cap.limit,
       window,
     });
   }
   return { charges };
+}
+
+/**
+ * The ledger row of one cap's window: policy, cap kind, scope key (the checksummed sender, or `dapp`) and
+ * window start. A changed limit keeps the row (usage stays counted); a changed unit, scope or cycle starts anew.
+ */
+export function capLedgerKey(args: {
+  readonly policyId: string;
+  readonly cap: Pick<PolicyCap, 'scope' | 'unit' | 'resets'>;
+  readonly scopeKey: string;
+  readonly windowStart: number;
+}): string {
+  const { cap } = args;
+  return `${args.policyId}|${cap.scope}|${cap.unit}|${cap.resets}|${args.scopeKey}|${args.windowStart}`;
 }
 
 function capAmount(

@@ -1,0 +1,201 @@
+import { randomUUID } from 'node:crypto';
+import { getAddress, isAddress } from 'viem';
+import { z } from 'zod';
+import type { CachePolicy } from '../cache/cachePolicy.js';
+import { createTtlCache } from '../cache/ttlCache.js';
+import { ConflictError, NotFoundError, ValidationError } from '../errors/PatronError.js';
+import { isRecordId } from '../store/records.js';
+import type { PolicyRecord } from '../store/policyRepository.js';
+import type { Store } from '../store/store.js';
+import { capWindow } from './capWindows.js';
+import { capLedgerKey } from './policyRules.js';
+import { type Policy, policyRulesSchema } from './policySchema.js';
+
+/**
+ * A dApp's sponsorship policies: validated writes, and the hot path's read of the dApp's policies (cached like
+ * the webhooks: this process's writes clear the entry at once, another process's are seen per cachePolicy.ts).
+ * Rules are stored in the owner's own wire form (amounts as decimal strings) and parsed on read, so what the API
+ * returns is what was sent, and a policy that no longer parses (a schema tightened later) fails closed.
+ */
+export const POLICY_NOT_FOUND = 'Policy not found';
+
+export const policyNameSchema = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(100, 'must be at most 100 characters')
+  .regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters');
+
+/** A policy as the admin API and the CLI show it. */
+export interface PolicyView {
+  readonly id: string;
+  readonly dappId: string;
+  readonly name: string;
+  readonly active: boolean;
+  /** The rules as the owner sent them. */
+  readonly rules: unknown;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/** One cap's current window, for the admin API: what is used (settled) and reserved (signed, not settled). */
+export interface CapUsage {
+  readonly scope: 'dapp' | 'sender';
+  readonly unit: 'wei' | 'usd' | 'ops';
+  readonly resets: string;
+  readonly limit: string;
+  readonly used: string;
+  readonly reserved: string;
+  readonly windowStart: number;
+  /** Unix ms; absent for a cap that never resets. */
+  readonly windowEnd?: number;
+}
+
+export interface PolicyServiceDeps {
+  readonly store: Store;
+  readonly cache: CachePolicy;
+  readonly now: () => number;
+  /** At most this many policies per dApp (every request checks all that apply). */
+  readonly maxPoliciesPerDapp: number;
+}
+
+function parseRules(rules: unknown): Policy['rules'] {
+  const parsed = policyRulesSchema.safeParse(rules);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = issue === undefined ? '' : issue.path.join('.');
+    throw new ValidationError(`Invalid rules${path === '' ? '' : `.${path}`}: ${issue?.message ?? 'invalid'}`);
+  }
+  return parsed.data;
+}
+
+const view = (r: PolicyRecord): PolicyView => ({
+  id: r.id,
+  dappId: r.dappId,
+  name: r.name,
+  active: r.active,
+  rules: r.rules,
+  createdAt: r.createdAt,
+  updatedAt: r.updatedAt,
+});
+
+export function createPolicyService(deps: PolicyServiceDeps) {
+  const { store, now } = deps;
+  const cache = createTtlCache<readonly Policy[]>(deps.cache);
+
+  const find = async (dappId: string, policyId: string): Promise<PolicyRecord> => {
+    const r = isRecordId(policyId) ? await store.policies.findInDapp({ dappId, policyId }) : undefined;
+    if (r === undefined) throw new NotFoundError(POLICY_NOT_FOUND);
+    return r;
+  };
+
+  const nameTaken = (name: string) => new ConflictError(`A policy named "${name}" already exists for this dApp`);
+
+  return {
+    async create(input: { dappId: string; name: string; active?: boolean; rules: unknown }): Promise<PolicyView> {
+      parseRules(input.rules);
+      const existing = await store.policies.listByDapp(input.dappId);
+      if (existing.length >= deps.maxPoliciesPerDapp) {
+        throw new ConflictError(`Policy limit reached: a dApp can have at most ${deps.maxPoliciesPerDapp} policies`);
+      }
+      const t = now();
+      const record: PolicyRecord = {
+        id: randomUUID(),
+        dappId: input.dappId,
+        name: input.name,
+        active: input.active ?? true,
+        rules: input.rules,
+        createdAt: t,
+        updatedAt: t,
+      };
+      if ((await store.policies.insert(record)) === 'name-taken') throw nameTaken(input.name);
+      cache.delete(input.dappId);
+      return view(record);
+    },
+
+    async list(dappId: string): Promise<PolicyView[]> {
+      return (await store.policies.listByDapp(dappId)).map(view);
+    },
+
+    async get(input: { dappId: string; policyId: string }): Promise<PolicyView> {
+      return view(await find(input.dappId, input.policyId));
+    },
+
+    async update(input: {
+      dappId: string;
+      policyId: string;
+      name?: string | undefined;
+      active?: boolean | undefined;
+      rules?: unknown;
+    }): Promise<PolicyView> {
+      if (input.rules !== undefined) parseRules(input.rules);
+      if (!isRecordId(input.policyId)) throw new NotFoundError(POLICY_NOT_FOUND);
+      const updated = await store.policies.update({
+        dappId: input.dappId,
+        policyId: input.policyId,
+        ...(input.name === undefined ? {} : { name: input.name }),
+        ...(input.active === undefined ? {} : { active: input.active }),
+        ...(input.rules === undefined ? {} : { rules: input.rules }),
+        now: now(),
+      });
+      if (updated === 'name-taken') throw nameTaken(input.name ?? '');
+      if (updated === undefined) throw new NotFoundError(POLICY_NOT_FOUND);
+      cache.delete(input.dappId);
+      return view(updated);
+    },
+
+    async delete(input: { dappId: string; policyId: string }): Promise<void> {
+      const ok = isRecordId(input.policyId) && (await store.policies.delete(input));
+      if (!ok) throw new NotFoundError(POLICY_NOT_FOUND);
+      cache.delete(input.dappId);
+    },
+
+    /**
+     * The dApp's policies, parsed, for the sponsorship path. A stored policy that no longer parses makes the
+     * whole read fail (the request is refused, never served without that policy's rules).
+     */
+    policiesOf(dappId: string): Promise<readonly Policy[]> {
+      return cache.get(dappId, async () =>
+        (await store.policies.listByDapp(dappId)).map((r) => ({
+          id: r.id,
+          name: r.name,
+          active: r.active,
+          rules: parseRules(r.rules),
+        })),
+      );
+    },
+
+    /** The policy's dApp-wide caps in their current window, and per-sender caps for `sender` when given. */
+    async usage(input: { dappId: string; policyId: string; sender?: string | undefined }): Promise<CapUsage[]> {
+      if (input.sender !== undefined && !isAddress(input.sender, { strict: false })) {
+        throw new ValidationError('Invalid sender: expected a 20-byte 0x address');
+      }
+      const record = await find(input.dappId, input.policyId);
+      const rules = parseRules(record.rules);
+      const t = now();
+      const rows: (Omit<CapUsage, 'used' | 'reserved'> & { key: string })[] = [];
+      for (const cap of rules.caps ?? []) {
+        if (cap.scope === 'op') continue;
+        if (cap.scope === 'sender' && input.sender === undefined) continue;
+        const w = capWindow(cap.resets, t);
+        const scopeKey = cap.scope === 'sender' ? getAddress(input.sender ?? '') : 'dapp';
+        rows.push({
+          key: capLedgerKey({ policyId: record.id, cap, scopeKey, windowStart: w.start }),
+          scope: cap.scope,
+          unit: cap.unit,
+          resets: cap.resets,
+          limit: cap.limit.toString(),
+          windowStart: w.start,
+          ...(w.end === undefined ? {} : { windowEnd: w.end }),
+        });
+      }
+      const counters = await store.spendLedger.counters(rows.map((r) => r.key));
+      return rows.map(({ key, ...r }) => {
+        const c = counters.get(key);
+        return { ...r, used: (c?.used ?? 0n).toString(), reserved: (c?.reserved ?? 0n).toString() };
+      });
+    },
+  };
+}
+
+export type PolicyService = ReturnType<typeof createPolicyService>;
