@@ -20,6 +20,7 @@ import { type CryptoBackend, selectCryptoBackend } from './paymaster/cryptoBacke
 import { createPaymasterSigner, loadSignerKey, type PaymasterSigner } from './paymaster/paymasterSigner.js';
 import { createSponsorshipService, type SponsorshipService } from './paymaster/sponsorshipService.js';
 import { createTokenPaymasterService, type TokenPaymasterService } from './paymaster/tokenPaymasterService.js';
+import { createPolicyService, type PolicyService } from './policies/policyService.js';
 import { createRateLimiter, type RateLimiter } from './rateLimit/rateLimiter.js';
 import { createRequestLimits, type RequestLimits } from './rateLimit/requestLimits.js';
 import { createRequestLogRecorder, type RequestLogRecorder } from './requestLog/requestLogRecorder.js';
@@ -61,6 +62,8 @@ export interface Deps {
   readonly requestLog: RequestLogRecorder;
   /** The rate limits (README, "Rate limits"). */
   readonly limits: RequestLimits;
+  /** The dApps' sponsorship policies (src/policies/README.md). */
+  readonly policies: PolicyService;
   readonly now: () => number;
   close(): Promise<void>;
 }
@@ -91,6 +94,8 @@ export interface DepsOverrides {
  * the point on a throwaway in-process chain and why it must never hold value anywhere else.
  */
 const DEV_CHAIN_OWNER_KEY = keccak256(stringToBytes('patron embedded dev chain owner'));
+/** Every sponsored request checks each policy that applies; a bound keeps that work and the admin lists small. */
+const MAX_POLICIES_PER_DAPP = 20;
 const DEV_CHAIN_DEPOSIT_WEI = 1000n * 10n ** 18n;
 /** Owns the dev chain's demo SimpleAccount (funded with the dev tokens); public on purpose, like the above. */
 const DEV_DEMO_ACCOUNT_OWNER_KEY = keccak256(stringToBytes('patron embedded dev chain demo account'));
@@ -197,6 +202,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
         : { kind: 'memory' },
     );
   const limits = createRequestLimits({ limiter: rateLimiter, settings: config.rateLimits.settings });
+  const policies = createPolicyService({ store, cache, now, maxPoliciesPerDapp: MAX_POLICIES_PER_DAPP });
   const sponsorship = createSponsorshipService({
     signer,
     fees,
@@ -280,6 +286,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     sessions,
     requestLog,
     limits,
+    policies,
     now,
     close,
   };
