@@ -30,6 +30,8 @@ export type PatronErrorCode =
   | 'TOKEN_PAYMENT'
   /** The op's fees or gas are beyond what Patron signs (the signing bounds). */
   | 'OUT_OF_BOUNDS'
+  /** A sponsorship policy of the dApp denies the op (a rule, or a cap that is spent). */
+  | 'POLICY_DENIED'
   /** The chain's current fees cannot be read, so no op can be bounded: nothing is signed (transient). */
   | 'FEES_UNAVAILABLE'
   /** A rate limit is spent: retry after `retryAfterSeconds` (README, "Rate limits"). */
@@ -223,5 +225,19 @@ export class FeesUnavailableError extends PatronError {
     super('FEES_UNAVAILABLE', `Chain ${chainId}: its current fees cannot be read, so Patron signs nothing; try again`, {
       data: { rule: 'chainFees', chainId },
     });
+  }
+}
+
+/**
+ * A dApp's sponsorship policy denied the op. `data` is the machine-readable denial (src/policies/policyRules.ts
+ * PolicyDenial, amounts as strings): the policy, the rule, and for a cap its scope, unit, limit, what is used and
+ * reserved, and when it resets.
+ */
+export class PolicyDeniedError extends PatronError {
+  override name = 'PolicyDeniedError' as const;
+  readonly rule: string;
+  constructor(message: string, data: Readonly<Record<string, unknown>> & { readonly rule: string }) {
+    super('POLICY_DENIED', `Sponsorship denied by policy: ${message}`, { data });
+    this.rule = data.rule;
   }
 }

@@ -3,6 +3,7 @@ import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { FeeOracle } from '../chain/feeOracle.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
 import { SponsorshipDeniedError, ValidationError, WebhookFailedError } from '../errors/PatronError.js';
+import type { PolicyDecision, PolicyGate, PolicyPass } from '../policies/policyGate.js';
 import type { WebhookFailureReason } from '../webhooks/webhookCaller.js';
 import type { WebhookCheckResult } from '../webhooks/webhookCheck.js';
 import { completeUserOperation, validityWindow } from './completeUserOperation.js';
@@ -15,9 +16,10 @@ import {
   type UserOperationV06,
 } from './patronPaymasterV06.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
-import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
+import { assertFeesWithinBounds, assertGasWithinBounds, chainFees, worstCaseCostV06 } from './signingBounds.js';
 import type { SpendGuard } from './spendGuard.js';
 import type { PartialUserOperation } from './userOperationInput.js';
+import { userOpHashV06 } from './userOpHashV06.js';
 
 export interface SponsorshipPolicy {
   /** Validity when the request names no `expiryDuration` (seconds). */
@@ -35,6 +37,8 @@ export interface SponsorshipDeps {
   readonly now: () => number;
   /** The chains' current fees, for the signing bounds. */
   readonly fees: FeeOracle;
+  /** The dApp's sponsorship policies: the rules before the webhook, the caps reserved at signing. */
+  readonly policies: PolicyGate;
   /** Spec §6: the dApp's webhooks decide; see webhooks/webhookCheck.ts. */
   readonly checkWebhooks: (args: {
     dappId: string;
@@ -52,6 +56,8 @@ export interface SponsorRequest {
   readonly calculateGasLimits: boolean | undefined;
   readonly expiryDuration: number | undefined;
   readonly webhookData: Record<string, unknown>;
+  /** The policy the request names (`sponsorshipPolicyId`), if any; every policy that applies is checked anyway. */
+  readonly sponsorshipPolicyId?: string | undefined;
   /** The signing bounds that apply to this dApp on this chain (README, "Signing bounds"). */
   readonly bounds: SigningBounds;
   /** Filled in as the request goes, for the request log (see RequestTrace). */
@@ -70,6 +76,8 @@ export interface RequestTrace {
   sender?: string;
   /** The webhook check: allowed or not, the failure reason, and its wall-clock time. */
   webhook?: { allowed: boolean; reason?: string; latencyMs: number; calls: number };
+  /** The policy decision when the op was signed: the policies that applied and what was reserved. */
+  policy?: PolicyDecision;
 }
 
 export interface SponsoredUserOperation {
@@ -99,7 +107,24 @@ function firstMissingLimit(op: PartialUserOperation): string | undefined {
   return undefined;
 }
 
-/** The sponsored mode: webhook verdict → gas limits → validity window → hash → signature. */
+function policyRequest(req: {
+  dappId: string;
+  chain: ChainRuntime;
+  userOp: PartialUserOperation;
+  sponsorshipPolicyId?: string | undefined;
+}) {
+  return {
+    dappId: req.dappId,
+    chainId: req.chain.chainId,
+    sender: req.userOp.sender,
+    initCode: req.userOp.initCode,
+    callData: req.userOp.callData,
+    maxFeePerGas: req.userOp.maxFeePerGas,
+    requestedPolicyId: req.sponsorshipPolicyId,
+  };
+}
+
+/** The sponsored mode: fee bounds → policy rules → webhook verdict → gas limits → gas bounds → signature → caps reserved. */
 export function createSponsorshipService(deps: SponsorshipDeps) {
   const window = (expiryDuration: number | undefined) => validityWindow(deps.policy, deps.now(), expiryDuration);
 
@@ -117,6 +142,83 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   const stub = (paymaster: Address, validity: { validUntil: number; validAfter: number }): Hex =>
     encodeSponsoredPaymasterAndData({ paymaster, ...validity, signature: DUMMY_SIGNATURE_BYTES });
 
+  /** Everything before the signature: fee bounds, policy rules, webhook, gas limits, gas bounds. */
+  const prepare = async (
+    req: SponsorRequest,
+  ): Promise<{
+    validUntil: number;
+    validAfter: number;
+    limits: GasLimitsV06;
+    final: UserOperationV06;
+    pass: PolicyPass;
+  }> => {
+    const trace = req.trace;
+    if (trace !== undefined) {
+      trace.mode = 'SPONSORED';
+      trace.sender = req.userOp.sender;
+    }
+    // Before the webhook and any simulation: an op priced out of bounds costs Patron nothing but this check.
+    assertFeesWithinBounds(req.userOp, await chainFees(deps.fees, req.chain), req.bounds);
+    const pass = await deps.policies.check(policyRequest(req));
+    await approveByWebhooks(req);
+    const { validUntil, validAfter } = window(req.expiryDuration);
+    const limits = await gasLimits(req, { validUntil, validAfter });
+    assertGasWithinBounds(limits, req.userOp.maxFeePerGas, req.bounds);
+    // paymasterAndData is not part of the signed hash.
+    return { validUntil, validAfter, limits, final: completeUserOperation(req.userOp, limits, '0x'), pass };
+  };
+
+  const approveByWebhooks = async (req: SponsorRequest): Promise<void> => {
+    const trace = req.trace;
+    const started = trace === undefined ? 0 : performance.now();
+    const verdict = await deps.checkWebhooks({
+      dappId: req.dappId,
+      webhookData: req.webhookData,
+      beforeCalls: (count) => req.spend.webhookCalls(count),
+    });
+    if (trace !== undefined && verdict.calls.length > 0) {
+      trace.webhook = {
+        allowed: verdict.allowed,
+        ...(verdict.allowed ? {} : { reason: verdict.failure.reason }),
+        latencyMs: performance.now() - started,
+        calls: verdict.calls.length,
+      };
+    }
+    if (verdict.allowed) return;
+    const { reason } = verdict.failure;
+    if (reason === 'denied') {
+      throw new SponsorshipDeniedError("Sponsorship denied: the dApp's webhook did not approve this user operation");
+    }
+    throw new WebhookFailedError(`Sponsorship denied: ${WEBHOOK_FAILURES[reason]}`, reason);
+  };
+
+  /** The caller's limits, or simulated ones (README, "Gas limits"). */
+  const gasLimits = async (
+    req: SponsorRequest,
+    validity: { validUntil: number; validAfter: number },
+  ): Promise<GasLimitsV06> => {
+    const op = req.userOp;
+    const missing = firstMissingLimit(op);
+    if (req.calculateGasLimits === false && missing !== undefined) {
+      throw new ValidationError(`Invalid params: params[0].${missing}: required when calculateGasLimits is false`);
+    }
+    if (req.calculateGasLimits !== true && missing === undefined) {
+      return {
+        callGasLimit: op.callGasLimit ?? 0n,
+        verificationGasLimit: op.verificationGasLimit ?? 0n,
+        preVerificationGas: op.preVerificationGas ?? 0n,
+      };
+    }
+    // Simulated with a paymasterAndData of the final length: its bytes are part of what the op costs.
+    const base = completeUserOperation(op, op, stub(req.chain.paymaster, validity));
+    await req.spend.simulation();
+    return estimateGasV06({
+      chain: req.chain,
+      userOp: base,
+      ...(op.preVerificationGas === undefined ? {} : { callerPreVerificationGas: op.preVerificationGas }),
+    });
+  };
+
   return {
     /** The ERC-7677 stub: the final length, a dummy signature. */
     stubPaymasterAndData: (paymaster: Address, expiryDuration?: number): Hex => stub(paymaster, window(expiryDuration)),
@@ -130,71 +232,52 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       assertFeesWithinBounds(args.userOp, await chainFees(deps.fees, args.chain), args.bounds);
     },
 
+    /** The signed op: rules, webhook, gas, bounds, then the caps reserved and the signature. */
     async sponsor(req: SponsorRequest): Promise<SponsoredUserOperation> {
-      const trace = req.trace;
-      if (trace !== undefined) {
-        trace.mode = 'SPONSORED';
-        trace.sender = req.userOp.sender;
-      }
-      // Before the webhook and any simulation: an op priced out of bounds costs Patron nothing but this check.
-      assertFeesWithinBounds(req.userOp, await chainFees(deps.fees, req.chain), req.bounds);
-      const started = trace === undefined ? 0 : performance.now();
-      const verdict = await deps.checkWebhooks({
-        dappId: req.dappId,
-        webhookData: req.webhookData,
-        beforeCalls: (count) => req.spend.webhookCalls(count),
+      const ready = await prepare(req);
+      const { validUntil, validAfter, limits, final, pass } = ready;
+      const paymasterAndData = sign({ chain: req.chain, userOp: final, validUntil, validAfter });
+      // Reserved after signing (the userOpHash covers paymasterAndData); a denial discards the signature unseen.
+      const decision = await deps.policies.reserve({
+        pass,
+        worstCaseWei: worstCaseCostV06(limits, final.maxFeePerGas),
+        validUntil,
+        userOpHash: () =>
+          userOpHashV06({
+            userOp: { ...final, paymasterAndData },
+            entryPoint: req.chain.entryPoint,
+            chainId: req.chain.chainId,
+          }),
       });
-      if (trace !== undefined && verdict.calls.length > 0) {
-        trace.webhook = {
-          allowed: verdict.allowed,
-          ...(verdict.allowed ? {} : { reason: verdict.failure.reason }),
-          latencyMs: performance.now() - started,
-          calls: verdict.calls.length,
-        };
-      }
-      if (!verdict.allowed) {
-        const { reason } = verdict.failure;
-        if (reason === 'denied') {
-          throw new SponsorshipDeniedError(
-            "Sponsorship denied: the dApp's webhook did not approve this user operation",
-          );
-        }
-        throw new WebhookFailedError(`Sponsorship denied: ${WEBHOOK_FAILURES[reason]}`, reason);
-      }
-      const { validUntil, validAfter } = window(req.expiryDuration);
-      const op = req.userOp;
-      const missing = firstMissingLimit(op);
-      if (req.calculateGasLimits === false && missing !== undefined) {
-        throw new ValidationError(`Invalid params: params[0].${missing}: required when calculateGasLimits is false`);
-      }
-      let limits: GasLimitsV06;
-      if (req.calculateGasLimits === true || missing !== undefined) {
-        // Simulated with a paymasterAndData of the final length: its bytes are part of what the op costs.
-        const base = completeUserOperation(op, op, stub(req.chain.paymaster, { validUntil, validAfter }));
-        await req.spend.simulation();
-        limits = await estimateGasV06({
-          chain: req.chain,
-          userOp: base,
-          ...(op.preVerificationGas === undefined ? {} : { callerPreVerificationGas: op.preVerificationGas }),
-        });
-      } else {
-        limits = {
-          callGasLimit: op.callGasLimit ?? 0n,
-          verificationGasLimit: op.verificationGasLimit ?? 0n,
-          preVerificationGas: op.preVerificationGas ?? 0n,
-        };
-      }
-      assertGasWithinBounds(limits, op.maxFeePerGas, req.bounds);
-      // paymasterAndData is not part of the signed hash.
-      const final = completeUserOperation(op, limits, '0x');
+      if (req.trace !== undefined) req.trace.policy = decision;
       return {
-        paymasterAndData: sign({ chain: req.chain, userOp: final, validUntil, validAfter }),
+        paymasterAndData,
         callGasLimit: limits.callGasLimit,
         verificationGasLimit: limits.verificationGasLimit,
         preVerificationGas: limits.preVerificationGas,
         validUntil,
         validAfter,
       };
+    },
+
+    /**
+     * The dry run (pm_validateSponsorshipPolicies): every check sponsor makes, the webhook included, and the caps
+     * against the counters as they are, without signing or reserving. Throws what sponsor would.
+     */
+    async validate(req: SponsorRequest): Promise<{ policies: readonly { id: string; name: string }[] }> {
+      const { limits, final, pass } = await prepare(req);
+      await deps.policies.fits({ pass, worstCaseWei: worstCaseCostV06(limits, final.maxFeePerGas) });
+      return { policies: pass.policies.map((p) => ({ id: p.id, name: p.name })) };
+    },
+
+    /** The policy rules alone (the ERC-7677 stub's check: a client learns of a denial before estimating). */
+    async checkPolicyRules(req: {
+      dappId: string;
+      chain: ChainRuntime;
+      userOp: PartialUserOperation;
+      sponsorshipPolicyId: string | undefined;
+    }): Promise<void> {
+      await deps.policies.check(policyRequest(req));
     },
   };
 }

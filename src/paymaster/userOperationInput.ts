@@ -157,6 +157,12 @@ const webhookDataSchema = z
     if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
   });
 
+/** The policy a request names (Pimlico's and Alchemy's `sponsorshipPolicyId`); bounded, never echoed in full. */
+const sponsorshipPolicyIdSchema = z
+  .string({ error: 'must be a string' })
+  .min(1, { error: 'must not be empty' })
+  .max(100, { error: 'must be at most 100 characters' });
+
 /**
  * The mode object (`params[1]`) of the Biconomy dialect: spec §2.4/§2.5 plus the SDK-side siblings
  * (`webhookData`, `calculateGasLimits`, `smartAccountInfo` next to `mode`). `mode` may be absent (Biconomy:
@@ -185,6 +191,7 @@ export const modeObjectSchema = z
         .optional(),
       webhookData: webhookDataSchema.optional(),
       tokenInfo: z.unknown().optional(),
+      sponsorshipPolicyId: sponsorshipPolicyIdSchema.optional(),
     },
     { error: 'must be a mode object' },
   )
@@ -197,6 +204,7 @@ function toModeObject(m: {
   sponsorshipInfo?: { webhookData?: Record<string, unknown> | undefined } | undefined;
   webhookData?: Record<string, unknown> | undefined;
   tokenInfo?: unknown;
+  sponsorshipPolicyId?: string | undefined;
 }) {
   return {
     mode: m.mode,
@@ -204,6 +212,7 @@ function toModeObject(m: {
     expiryDuration: m.expiryDuration,
     webhookData: m.sponsorshipInfo?.webhookData ?? m.webhookData ?? {},
     tokenInfo: m.tokenInfo,
+    sponsorshipPolicyId: m.sponsorshipPolicyId,
   };
 }
 
@@ -342,6 +351,10 @@ export function parseModeObjectFast(v: unknown): ModeObject | undefined {
     infoWebhookData = readOptionalRecord(sponsorshipInfo.webhookData);
   }
   const webhookData = readOptionalRecord(v.webhookData);
+  const policyId = v.sponsorshipPolicyId;
+  if (policyId !== undefined && !(typeof policyId === 'string' && policyId.length > 0 && policyId.length <= 100)) {
+    return undefined;
+  }
   if (infoWebhookData === NOT_SURE || webhookData === NOT_SURE) return undefined;
   // Out of bounds: the schema says which bound, and where.
   if (infoWebhookData !== undefined && webhookDataProblem(infoWebhookData) !== undefined) return undefined;
@@ -353,6 +366,7 @@ export function parseModeObjectFast(v: unknown): ModeObject | undefined {
     sponsorshipInfo: sponsorshipInfo === undefined ? undefined : { webhookData: infoWebhookData },
     webhookData,
     tokenInfo: v.tokenInfo,
+    sponsorshipPolicyId: policyId,
   });
 }
 

@@ -4,8 +4,8 @@ import { z } from 'zod';
 import type { CachePolicy } from '../cache/cachePolicy.js';
 import { createTtlCache } from '../cache/ttlCache.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/PatronError.js';
-import { isRecordId } from '../store/records.js';
 import type { PolicyRecord } from '../store/policyRepository.js';
+import { isRecordId } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { capWindow } from './capWindows.js';
 import { capLedgerKey } from './policyRules.js';
@@ -24,7 +24,9 @@ export const policyNameSchema = z
   .trim()
   .min(1, 'must not be empty')
   .max(100, 'must be at most 100 characters')
-  .regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters');
+  .refine((n) => ![...n].some((ch) => (ch.codePointAt(0) ?? 0) < 0x20 || ch === '\u007f'), {
+    message: 'must not contain control characters',
+  });
 
 /** A policy as the admin API and the CLI show it. */
 export interface PolicyView {

@@ -55,7 +55,12 @@ function successOutcome(method: string, result: unknown): RequestOutcome {
 }
 
 /** Refusals of the request itself (the webhook's, or the signing bounds'), as against failures. */
-const DENIALS: ReadonlySet<number> = new Set([RPC.SPONSORSHIP_DENIED, RPC.WEBHOOK_FAILED, RPC.OUT_OF_BOUNDS]);
+const DENIALS: ReadonlySet<number> = new Set([
+  RPC.SPONSORSHIP_DENIED,
+  RPC.WEBHOOK_FAILED,
+  RPC.POLICY_DENIED,
+  RPC.OUT_OF_BOUNDS,
+]);
 
 function errorOutcome(code: number): RequestOutcome {
   return DENIALS.has(code) ? 'denied' : 'error';

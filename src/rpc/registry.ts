@@ -2,12 +2,16 @@ import { pm_getFeeQuoteOrData } from './methods/pm_getFeeQuoteOrData.js';
 import { pm_getPaymasterData } from './methods/pm_getPaymasterData.js';
 import { pm_getPaymasterStubData } from './methods/pm_getPaymasterStubData.js';
 import { pm_sponsorUserOperation } from './methods/pm_sponsorUserOperation.js';
+import { pm_validateSponsorshipPolicies } from './methods/pm_validateSponsorshipPolicies.js';
 import type { RpcMethod } from './rpcMethod.js';
 
 /** Every JSON-RPC method the paymaster endpoints serve: an explicit list, no autoloading. */
 export const PAYMASTER_METHODS: ReadonlyMap<string, RpcMethod> = new Map(
-  [pm_getFeeQuoteOrData, pm_sponsorUserOperation, pm_getPaymasterStubData, pm_getPaymasterData].map((m) => [
-    m.method,
-    m,
-  ]),
+  [
+    pm_getFeeQuoteOrData,
+    pm_sponsorUserOperation,
+    pm_getPaymasterStubData,
+    pm_getPaymasterData,
+    pm_validateSponsorshipPolicies,
+  ].map((m) => [m.method, m]),
 );

@@ -21,6 +21,7 @@ export const RPC = {
   RATE_LIMITED: -32005,
   SPONSORSHIP_DENIED: -32010,
   WEBHOOK_FAILED: -32011,
+  POLICY_DENIED: -32012,
   SIMULATION_FAILED: -32020,
   TOKEN_PAYMENT: -32021,
   UNSUPPORTED: -32030,
@@ -48,6 +49,7 @@ const BY_DOMAIN_CODE: Record<PatronErrorCode, { code: number; http: number }> = 
   UNSUPPORTED: { code: RPC.UNSUPPORTED, http: 400 },
   TOKEN_PAYMENT: { code: RPC.TOKEN_PAYMENT, http: 400 },
   OUT_OF_BOUNDS: { code: RPC.OUT_OF_BOUNDS, http: 400 },
+  POLICY_DENIED: { code: RPC.POLICY_DENIED, http: 400 },
   // 503: transient, and viem retries it; the message is Patron's own, so it is shown.
   FEES_UNAVAILABLE: { code: RPC.FEES_UNAVAILABLE, http: 503 },
   // 429 with Retry-After: viem retries it (with backoff), which is what a client over its budget should do.

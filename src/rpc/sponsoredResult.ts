@@ -1,4 +1,4 @@
-import { SponsorshipDeniedError, ValidationError } from '../errors/PatronError.js';
+import { PolicyDeniedError, SponsorshipDeniedError, ValidationError } from '../errors/PatronError.js';
 import type { SponsoredUserOperation } from '../paymaster/sponsorshipService.js';
 import { parseTokenInfo } from '../paymaster/tokenInfo.js';
 import type { TokenQuotes } from '../paymaster/tokenPaymasterService.js';
@@ -45,6 +45,7 @@ async function sponsored(userOp: PartialUserOperation, mode: ModeObject, ctx: Rp
     calculateGasLimits: mode.calculateGasLimits,
     expiryDuration: mode.expiryDuration,
     webhookData: mode.webhookData,
+    sponsorshipPolicyId: mode.sponsorshipPolicyId,
     bounds: ctx.bounds,
     spend: ctx.spend,
     ...(ctx.trace === undefined ? {} : { trace: ctx.trace }),
@@ -69,8 +70,8 @@ async function quotes(userOp: PartialUserOperation, mode: ModeObject, ctx: RpcCo
 
 /**
  * pm_getFeeQuoteOrData (spec §4.2): SPONSORED → paymaster data; ERC20 → fee quotes; no mode → sponsorship
- * first and, when the dApp's conditions refuse it (-32010), token quotes instead (Biconomy's documented
- * behaviour). A webhook that fails (-32011) is not a refusal and is reported as such.
+ * first and, when the dApp's conditions refuse it (-32010, or a policy: -32012), token quotes instead (Biconomy's
+ * documented behaviour). A webhook that fails (-32011) is not a refusal and is reported as such.
  */
 export async function feeQuoteOrData(userOp: PartialUserOperation, mode: ModeObject, ctx: RpcContext) {
   if (mode.mode === 'ERC20') return quotes(userOp, mode, ctx);
@@ -78,7 +79,8 @@ export async function feeQuoteOrData(userOp: PartialUserOperation, mode: ModeObj
   try {
     return await sponsored(userOp, mode, ctx);
   } catch (err) {
-    if (!(err instanceof SponsorshipDeniedError) || ctx.tokens.hasTokens(ctx.chain) === false) throw err;
+    const refused = err instanceof SponsorshipDeniedError || err instanceof PolicyDeniedError;
+    if (!refused || ctx.tokens.hasTokens(ctx.chain) === false) throw err;
     return quotes(userOp, mode, ctx);
   }
 }

@@ -22,8 +22,10 @@ export const pm_getPaymasterData = defineRpcMethod({
       calculateGasLimits: false,
       expiryDuration: mode.expiryDuration,
       webhookData: mode.webhookData,
+      sponsorshipPolicyId: mode.sponsorshipPolicyId,
       bounds: ctx.bounds,
       spend: ctx.spend,
+      ...(ctx.trace === undefined ? {} : { trace: ctx.trace }),
     });
     return { paymasterAndData: sponsored.paymasterAndData };
   },

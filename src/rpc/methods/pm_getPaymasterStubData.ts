@@ -6,7 +6,9 @@ import { assertErc7677Target, erc7677Params } from './erc7677Params.js';
  * ERC-7677 stub: a `paymasterAndData` of the final length (98 bytes sponsored, 154 in ERC20 mode) with a
  * dummy signature, so the wallet's
  * gas estimation (and the preVerificationGas it derives from the op's size) stays valid for the real data.
- * The webhook is consulted when the real data is signed (pm_getPaymasterData), not here.
+ * The webhook is consulted and the policy caps reserved when the real data is signed (pm_getPaymasterData), not
+ * here; the policy rules (sender lists, contracts, deployment, gas price) are checked here too, so a denied op
+ * is refused before the wallet spends an estimation on it.
  */
 export const pm_getPaymasterStubData = defineRpcMethod({
   method: 'pm_getPaymasterStubData',
@@ -27,6 +29,12 @@ export const pm_getPaymasterStubData = defineRpcMethod({
         isFinal: false,
       };
     }
+    await ctx.sponsorship.checkPolicyRules({
+      dappId: ctx.dapp.id,
+      chain: ctx.chain,
+      userOp: params[0],
+      sponsorshipPolicyId: mode.sponsorshipPolicyId,
+    });
     return {
       paymasterAndData: ctx.sponsorship.stubPaymasterAndData(ctx.chain.paymaster, mode.expiryDuration),
       sponsor: { name: 'Patron' },
