@@ -1,21 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
-import { registerAdminAccountRoutes } from './api/adminAccount.js';
-import { registerAdminDappRoutes } from './api/adminDapps.js';
-import { registerAdminPaymasterStatusRoutes } from './api/adminPaymasterStatus.js';
-import { registerAdminRequestLogRoutes } from './api/adminRequestLog.js';
-import { registerAdminSessionRoutes } from './api/adminSession.js';
-import { registerAdminTokenRoutes } from './api/adminTokens.js';
-import { registerAdminWebhookRoutes } from './api/adminWebhooks.js';
 import { registerDashboardRoutes } from './api/dashboardRoutes.js';
 import { registerDevChainRoutes } from './api/devChainRpc.js';
 import { sendError, toHttpError } from './api/envelope.js';
-import { registerHealthRoutes } from './api/health.js';
 import { registerJsonBodyParser } from './api/jsonBodyParser.js';
 import { isJsonRpcUrl, jsonRpcBadUrl, jsonRpcNotFound } from './api/jsonRpcPaths.js';
-import { registerOpenApiRoute } from './api/openapi.js';
 import { isPaymasterRpcUrl, registerPaymasterRpcRoutes } from './api/paymasterRpc.js';
-import { registerWebhookParametersRoutes } from './api/webhookParameters.js';
+import { registerRestRoutes } from './api/restRoutes.js';
 import type { Deps } from './deps.js';
 import { RateLimitedError } from './errors/PatronError.js';
 import { lazyChildLoggerFactory } from './logger.js';
@@ -74,16 +65,8 @@ export function createApp(deps: Deps): FastifyInstance {
       sendError(reply, 404, `Route ${req.method} ${req.url.split('?')[0]} not found`),
   );
 
-  registerHealthRoutes(app, deps);
-  registerOpenApiRoute(app);
-  registerWebhookParametersRoutes(app, deps);
-  registerAdminAccountRoutes(app, deps);
-  registerAdminTokenRoutes(app, deps);
-  registerAdminDappRoutes(app, deps);
-  registerAdminWebhookRoutes(app, deps);
-  registerAdminSessionRoutes(app, deps);
-  registerAdminPaymasterStatusRoutes(app, deps);
-  registerAdminRequestLogRoutes(app, deps);
+  // Every REST route is declared once (src/api/restRoutes.ts): auth, parsing, envelope and /openapi.json.
+  registerRestRoutes(app, deps);
   registerDashboardRoutes(app, deps);
   registerPaymasterRpcRoutes(app, deps);
   registerDevChainRoutes(app, deps);

@@ -4,7 +4,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { z } from 'zod';
-import { chainsAnswer, healthzAnswer, notReadyAnswer, readyzAnswer } from '../src/api/openApiServicePaths.js';
+import { chainsAnswer, healthzAnswer, notReadyAnswer, readyzAnswer } from '../src/api/health.js';
 import { httpChainRuntime } from '../src/chain/chainRegistry.js';
 import { LOCAL_ORIGIN, setTenantPassword, signIn } from './helpers/dashboardSession.js';
 import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';

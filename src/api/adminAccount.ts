@@ -1,8 +1,6 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Account } from '../store/records.js';
-import { type AdminAuth, authenticateAccount } from './adminAuth.js';
-import { sendOk } from './envelope.js';
+import { type RouteDef, route } from './route.js';
 
 export const accountView = z.object({ accountId: z.string(), email: z.string(), createdAt: z.string() });
 
@@ -12,9 +10,20 @@ export const toAccountView = (a: Account): z.infer<typeof accountView> => ({
   createdAt: new Date(a.createdAt).toISOString(),
 });
 
-export function registerAdminAccountRoutes(app: FastifyInstance, deps: AdminAuth): void {
-  app.get('/api/admin/account', async (req, reply) => {
-    const account = await authenticateAccount(req, deps);
-    return sendOk(reply, 'Account fetched', toAccountView(account));
-  });
+/** The admin API of account owners (README "Admin REST API"). */
+export const ADMIN_TAG = 'admin';
+
+export function adminAccountRoutes(): RouteDef[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/api/admin/account',
+      auth: 'account',
+      operationId: 'getAccount',
+      summary: 'The authenticated account',
+      tag: ADMIN_TAG,
+      answer: { envelope: 'Account fetched', data: accountView },
+      handler: async ({ account }) => toAccountView(account),
+    }),
+  ];
 }

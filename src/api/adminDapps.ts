@@ -1,11 +1,8 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { OwnedDapp } from '../accounts/accountService.js';
+import type { AccountService, OwnedDapp } from '../accounts/accountService.js';
 import { createDappInput, updateDappInput } from '../accounts/schemas.js';
-import { parseInput } from '../errors/parseInput.js';
-import { type AdminAuth, authenticateAccount } from './adminAuth.js';
-import { sendOk } from './envelope.js';
-import { bodyObject } from './jsonBodyParser.js';
+import { ADMIN_TAG } from './adminAccount.js';
+import { type RouteDef, route } from './route.js';
 
 export const dappView = z.object({
   dappId: z.string(),
@@ -25,39 +22,82 @@ export const toDappView = (d: OwnedDapp): z.infer<typeof dappView> => ({
   updatedAt: new Date(d.updatedAt).toISOString(),
 });
 
-type DappParams = { Params: { dappId: string } };
+/**
+ * A record id in a path. Parsed as any string: an id that is not a UUID is an unknown id (404 from the service),
+ * not a 400; the document says what a real one looks like.
+ */
+export const idParam = z.string().meta({ format: 'uuid' });
+export const dappParams = z.object({ dappId: idParam });
+/** The answer for a dApp that is not the caller's: the same as for one that does not exist. */
+export const DAPP_NOT_FOUND = { '404': "dApp not found (another account's dApp included)" } as const;
 
-export function registerAdminDappRoutes(app: FastifyInstance, deps: AdminAuth): void {
+export function adminDappRoutes(deps: { accounts: AccountService }): RouteDef[] {
   const { accounts } = deps;
-
-  app.get('/api/admin/dapps', async (req, reply) => {
-    const account = await authenticateAccount(req, deps);
-    return sendOk(reply, 'dApps fetched', (await accounts.listDapps(account.id)).map(toDappView));
-  });
-
-  app.post('/api/admin/dapps', async (req, reply) => {
-    const account = await authenticateAccount(req, deps);
-    const body = parseInput(createDappInput, bodyObject(req.body));
-    const dapp = await accounts.createDapp({ accountId: account.id, name: body.name, chainIds: body.chainIds });
-    return sendOk(reply, 'dApp created', toDappView(dapp));
-  });
-
-  app.get<DappParams>('/api/admin/dapps/:dappId', async (req, reply) => {
-    const account = await authenticateAccount(req, deps);
-    const dapp = await accounts.getDapp({ accountId: account.id, dappId: req.params.dappId });
-    return sendOk(reply, 'dApp fetched', toDappView(dapp));
-  });
-
-  app.patch<DappParams>('/api/admin/dapps/:dappId', async (req, reply) => {
-    const account = await authenticateAccount(req, deps);
-    const body = parseInput(updateDappInput, bodyObject(req.body));
-    const dapp = await accounts.updateDapp({ accountId: account.id, dappId: req.params.dappId, ...body });
-    return sendOk(reply, 'dApp updated', toDappView(dapp));
-  });
-
-  app.post<DappParams>('/api/admin/dapps/:dappId/rotate-key', async (req, reply) => {
-    const account = await authenticateAccount(req, deps);
-    const dapp = await accounts.rotateApiKey({ accountId: account.id, dappId: req.params.dappId });
-    return sendOk(reply, 'API key rotated', toDappView(dapp));
-  });
+  return [
+    route({
+      method: 'GET',
+      path: '/api/admin/dapps',
+      auth: 'account',
+      operationId: 'listDapps',
+      summary: 'List dApps, with their API keys',
+      tag: ADMIN_TAG,
+      answer: { envelope: 'dApps fetched', data: z.array(dappView) },
+      handler: async ({ account }) => (await accounts.listDapps(account.id)).map(toDappView),
+    }),
+    route({
+      method: 'POST',
+      path: '/api/admin/dapps',
+      auth: 'account',
+      operationId: 'createDapp',
+      summary: 'Create a dApp',
+      tag: ADMIN_TAG,
+      body: createDappInput,
+      example: { name: 'My dApp', chainIds: [8453] },
+      answer: { envelope: 'dApp created', data: dappView },
+      errors: { '400': 'name or chainIds invalid' },
+      handler: async ({ account, body }) =>
+        toDappView(await accounts.createDapp({ accountId: account.id, name: body.name, chainIds: body.chainIds })),
+    }),
+    route({
+      method: 'GET',
+      path: '/api/admin/dapps/:dappId',
+      auth: 'account',
+      operationId: 'getDapp',
+      summary: 'One dApp',
+      tag: ADMIN_TAG,
+      params: dappParams,
+      answer: { envelope: 'dApp fetched', data: dappView },
+      errors: DAPP_NOT_FOUND,
+      handler: async ({ account, params }) =>
+        toDappView(await accounts.getDapp({ accountId: account.id, dappId: params.dappId })),
+    }),
+    route({
+      method: 'PATCH',
+      path: '/api/admin/dapps/:dappId',
+      auth: 'account',
+      operationId: 'updateDapp',
+      summary: 'Rename a dApp or change its chains',
+      tag: ADMIN_TAG,
+      params: dappParams,
+      body: updateDappInput,
+      example: { name: 'Renamed dApp' },
+      answer: { envelope: 'dApp updated', data: dappView },
+      errors: { '400': 'name or chainIds invalid, or neither given', ...DAPP_NOT_FOUND },
+      handler: async ({ account, params, body }) =>
+        toDappView(await accounts.updateDapp({ accountId: account.id, dappId: params.dappId, ...body })),
+    }),
+    route({
+      method: 'POST',
+      path: '/api/admin/dapps/:dappId/rotate-key',
+      auth: 'account',
+      operationId: 'rotateDappApiKey',
+      summary: 'Replace the API key (the old one stops working at once)',
+      tag: ADMIN_TAG,
+      params: dappParams,
+      answer: { envelope: 'API key rotated', data: dappView },
+      errors: DAPP_NOT_FOUND,
+      handler: async ({ account, params }) =>
+        toDappView(await accounts.rotateApiKey({ accountId: account.id, dappId: params.dappId })),
+    }),
+  ];
 }

@@ -1,10 +1,9 @@
-import type { FastifyInstance } from 'fastify';
 import { type Address, formatEther } from 'viem';
 import { z } from 'zod';
 import type { ChainRegistry } from '../chain/chainRegistry.js';
 import { type PaymasterStatus, readPaymasterStatus } from '../chain/paymasterStatus.js';
-import { type AdminAuth, authenticateAccount } from './adminAuth.js';
-import { sendOk } from './envelope.js';
+import { DASHBOARD_TAG } from './adminSession.js';
+import { type RouteDef, route } from './route.js';
 
 /**
  * `GET /api/admin/paymaster-status`: per served chain, the paymaster, its EntryPoint deposit and stake, the
@@ -47,24 +46,29 @@ const toView = (s: PaymasterStatus): z.infer<typeof paymasterStatusView>['chains
   warnings: [...s.warnings],
 });
 
-export function registerAdminPaymasterStatusRoutes(
-  app: FastifyInstance,
-  deps: AdminAuth & {
-    chains: ChainRegistry;
-    signer: { readonly address: Address };
-    config: { dashboard: { depositWarningWei: bigint } };
-  },
-): void {
-  app.get('/api/admin/paymaster-status', async (req, reply) => {
-    await authenticateAccount(req, deps);
-    const depositWarningWei = deps.config.dashboard.depositWarningWei;
-    const statuses = await Promise.all(
-      deps.chains.list().map((chain) => readPaymasterStatus({ chain, signer: deps.signer.address, depositWarningWei })),
-    );
-    const data: z.infer<typeof paymasterStatusView> = {
-      depositWarning: toWei(depositWarningWei),
-      chains: statuses.map(toView),
-    };
-    return sendOk(reply, 'Paymaster status fetched', data);
-  });
+export function adminPaymasterStatusRoutes(deps: {
+  chains: ChainRegistry;
+  signer: { readonly address: Address };
+  config: { dashboard: { depositWarningWei: bigint } };
+}): RouteDef[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/api/admin/paymaster-status',
+      auth: 'account',
+      operationId: 'getPaymasterStatus',
+      summary: 'Per served chain: paymaster, EntryPoint deposit and stake, signers, warnings (the same for everyone)',
+      tag: DASHBOARD_TAG,
+      answer: { envelope: 'Paymaster status fetched', data: paymasterStatusView },
+      handler: async () => {
+        const depositWarningWei = deps.config.dashboard.depositWarningWei;
+        const statuses = await Promise.all(
+          deps.chains
+            .list()
+            .map((chain) => readPaymasterStatus({ chain, signer: deps.signer.address, depositWarningWei })),
+        );
+        return { depositWarning: toWei(depositWarningWei), chains: statuses.map(toView) };
+      },
+    }),
+  ];
 }

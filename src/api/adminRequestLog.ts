@@ -1,10 +1,8 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { parseInput } from '../errors/parseInput.js';
 import { REQUEST_OUTCOMES, type RequestOutcome, type StoredRequestLogEntry } from '../store/records.js';
 import type { Store } from '../store/store.js';
-import { type AdminAuth, authenticateAccount } from './adminAuth.js';
-import { sendOk } from './envelope.js';
+import { DASHBOARD_TAG } from './adminSession.js';
+import { type RouteDef, route } from './route.js';
 
 /**
  * The request log of the signed-in account's dApps: `GET /api/admin/request-log` (newest first, filtered by
@@ -81,52 +79,91 @@ const toView = (e: StoredRequestLogEntry): z.infer<typeof requestLogEntryView> =
   latencyMs: round1(e.latencyMs),
 });
 
-export function registerAdminRequestLogRoutes(
-  app: FastifyInstance,
-  deps: AdminAuth & { store: Store; now: () => number },
-): void {
-  app.get('/api/admin/request-log', async (req, reply) => {
-    const account = await authenticateAccount(req, deps);
-    const q = parseInput(requestLogQuery, req.query);
-    const cursor = q.before?.split('_');
-    const rows = await deps.store.requestLog.query({
-      accountId: account.id,
-      ...(q.dappId === undefined ? {} : { dappId: q.dappId }),
-      ...(q.outcome === undefined ? {} : { outcome: q.outcome }),
-      ...(q.sender === undefined ? {} : { sender: q.sender }),
-      ...(cursor === undefined ? {} : { before: { at: Number(cursor[0]), id: cursor[1] ?? '' } }),
-      limit: q.limit,
-    });
-    const last = rows.at(-1);
-    return sendOk(reply, 'Request log fetched', {
-      entries: rows.map(toView),
-      nextCursor: rows.length === q.limit && last !== undefined ? `${last.at}_${last.id}` : null,
-    });
-  });
+const requestLogPage = z.object({
+  entries: z.array(requestLogEntryView),
+  /** `before` of the next page; null on the last one. */
+  nextCursor: z.string().nullable(),
+});
 
-  app.get('/api/admin/request-log/stats', async (req, reply) => {
-    const account = await authenticateAccount(req, deps);
-    const q = parseInput(requestLogStatsQuery, req.query);
-    const { spanMs, bucketMs } = RANGES[q.range];
-    const end = Math.floor(deps.now() / bucketMs) * bucketMs + bucketMs;
-    const since = end - spanMs;
-    const rows = await deps.store.requestLog.buckets({
-      accountId: account.id,
-      ...(q.dappId === undefined ? {} : { dappId: q.dappId }),
-      since,
-      bucketMs,
-    });
-    // Every bucket of the range, empty ones included, so the chart's time axis is even.
-    const buckets = new Map<number, Record<RequestOutcome, number>>();
-    for (let t = since; t < end; t += bucketMs) buckets.set(t, { sponsored: 0, quoted: 0, denied: 0, error: 0 });
-    for (const r of rows) {
-      const b = buckets.get(r.start);
-      if (b !== undefined) b[r.outcome] += r.count;
-    }
-    return sendOk(reply, 'Request log stats fetched', {
-      range: q.range,
-      bucketMs,
-      buckets: [...buckets].map(([t, counts]) => ({ start: new Date(t).toISOString(), ...counts })),
-    });
-  });
+// `satisfies`: an outcome added to RequestOutcome must be counted here too.
+const outcomeCounts = {
+  sponsored: z.number().int(),
+  quoted: z.number().int(),
+  denied: z.number().int(),
+  error: z.number().int(),
+} satisfies Record<RequestOutcome, z.ZodNumber>;
+
+const requestLogStats = z.object({
+  range: requestLogStatsQuery.shape.range,
+  bucketMs: z.number().int(),
+  // Every bucket of the range, empty ones included; one count per outcome.
+  buckets: z.array(z.object({ start: z.string(), ...outcomeCounts })),
+});
+
+const QUERY_ERRORS = { '400': 'A query parameter is invalid; the message names it' };
+
+export function adminRequestLogRoutes(deps: { store: Store; now: () => number }): RouteDef[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/api/admin/request-log',
+      auth: 'account',
+      operationId: 'listRequestLog',
+      summary: "The account's paymaster requests, newest first; page with `before` = the last `nextCursor`",
+      tag: DASHBOARD_TAG,
+      query: requestLogQuery,
+      answer: { envelope: 'Request log fetched', data: requestLogPage },
+      errors: QUERY_ERRORS,
+      handler: async ({ account, query: q }) => {
+        const cursor = q.before?.split('_');
+        const rows = await deps.store.requestLog.query({
+          accountId: account.id,
+          ...(q.dappId === undefined ? {} : { dappId: q.dappId }),
+          ...(q.outcome === undefined ? {} : { outcome: q.outcome }),
+          ...(q.sender === undefined ? {} : { sender: q.sender }),
+          ...(cursor === undefined ? {} : { before: { at: Number(cursor[0]), id: cursor[1] ?? '' } }),
+          limit: q.limit,
+        });
+        const last = rows.at(-1);
+        return {
+          entries: rows.map(toView),
+          nextCursor: rows.length === q.limit && last !== undefined ? `${last.at}_${last.id}` : null,
+        };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/api/admin/request-log/stats',
+      auth: 'account',
+      operationId: 'getRequestLogStats',
+      summary: 'Counts per outcome per time bucket over the range, for the chart',
+      tag: DASHBOARD_TAG,
+      query: requestLogStatsQuery,
+      answer: { envelope: 'Request log stats fetched', data: requestLogStats },
+      errors: QUERY_ERRORS,
+      handler: async ({ account, query: q }) => {
+        const { spanMs, bucketMs } = RANGES[q.range];
+        const end = Math.floor(deps.now() / bucketMs) * bucketMs + bucketMs;
+        const since = end - spanMs;
+        const rows = await deps.store.requestLog.buckets({
+          accountId: account.id,
+          ...(q.dappId === undefined ? {} : { dappId: q.dappId }),
+          since,
+          bucketMs,
+        });
+        // Every bucket of the range, empty ones included, so the chart's time axis is even.
+        const buckets = new Map<number, Record<RequestOutcome, number>>();
+        for (let t = since; t < end; t += bucketMs) buckets.set(t, { sponsored: 0, quoted: 0, denied: 0, error: 0 });
+        for (const r of rows) {
+          const b = buckets.get(r.start);
+          if (b !== undefined) b[r.outcome] += r.count;
+        }
+        return {
+          range: q.range,
+          bucketMs,
+          buckets: [...buckets].map(([t, counts]) => ({ start: new Date(t).toISOString(), ...counts })),
+        };
+      },
+    }),
+  ];
 }

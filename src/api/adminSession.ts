@@ -1,13 +1,13 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { signInInput } from '../accounts/schemas.js';
 import { csrfTokenFor, type SessionService } from '../accounts/sessionService.js';
-import { UnauthorizedError } from '../errors/PatronError.js';
+import { PatronError, UnauthorizedError } from '../errors/PatronError.js';
 import type { RequestLimits } from '../rateLimit/requestLimits.js';
 import { accountView, toAccountView } from './adminAccount.js';
-import { assertNotCrossSite, assertSameOriginWrite } from './adminAuth.js';
-import { sendError, sendOk } from './envelope.js';
 import { bodyObject } from './jsonBodyParser.js';
-import { clearSessionCookie, cookieIsSecure, readSessionCookie, setSessionCookie } from './sessionCookie.js';
+import type { JsonObject } from './openApiParts.js';
+import { type RouteDef, route } from './route.js';
+import { clearSessionCookie, cookieIsSecure, setSessionCookie } from './sessionCookie.js';
 
 /**
  * The dashboard's sign-in: `POST /api/admin/session` with email and password sets the session cookie and
@@ -22,70 +22,95 @@ export const sessionView = z.object({
 });
 
 export const SESSION_PATH = '/api/admin/session';
+/** The admin routes added for the dashboard (README "Dashboard"). */
+export const DASHBOARD_TAG = 'dashboard';
 
-export function registerAdminSessionRoutes(
-  app: FastifyInstance,
-  deps: {
-    sessions: SessionService;
-    config: { publicUrl: string | undefined; dashboard: { sessionMaxMs: number } };
-    limits: Pick<RequestLimits, 'signIn'>;
-  },
-): void {
+const setCookie = (what: string): JsonObject => ({
+  'Set-Cookie': { description: what, schema: { type: 'string' } },
+});
+
+export function adminSessionRoutes(deps: {
+  sessions: SessionService;
+  config: { publicUrl: string | undefined; dashboard: { sessionMaxMs: number } };
+  limits: Pick<RequestLimits, 'signIn'>;
+}): RouteDef[] {
   const { sessions, config, limits } = deps;
-
-  app.post(SESSION_PATH, async (req, reply) => {
-    // Login CSRF: another site must not sign the browser into an account of its choosing.
-    assertNotCrossSite(req, config.publicUrl);
-    const body = bodyObject(req.body);
-    // Before the ~90 ms scrypt: per client IP, and per email (as the lock-out counts it).
-    await limits.signIn(req.ip, typeof body.email === 'string' ? body.email.trim().toLowerCase() : '');
-    const result = await sessions.signIn({ email: body.email, password: body.password });
-    if (!result.ok && result.reason === 'locked') {
-      reply.header('retry-after', String(result.retryAfterSeconds));
-      return sendError(
-        reply,
-        429,
-        `Too many failed sign-ins for this email: try again in ${Math.ceil(result.retryAfterSeconds / 60)} minutes`,
-      );
-    }
-    if (!result.ok) return sendError(reply, 401, 'Wrong email or password');
-    setSessionCookie({
-      reply,
-      secure: cookieIsSecure(req, config.publicUrl),
-      value: result.session.secret,
-      maxAgeSeconds: config.dashboard.sessionMaxMs / 1000,
-    });
-    req.log.info({ accountId: result.account.id }, 'dashboard sign-in');
-    const data: z.infer<typeof sessionView> = {
-      account: toAccountView(result.account),
-      csrfToken: result.session.csrfToken,
-      expiresAt: new Date(result.session.expiresAt).toISOString(),
-    };
-    return sendOk(reply, 'Signed in', data);
-  });
-
-  app.get(SESSION_PATH, async (req, reply) => {
-    const cookie = readSessionCookie(req);
-    const signedIn = cookie === undefined ? undefined : await sessions.authenticate(cookie);
-    if (cookie === undefined || signedIn === undefined) {
-      throw new UnauthorizedError(cookie === undefined ? 'Not signed in' : 'Session expired: sign in again');
-    }
-    const data: z.infer<typeof sessionView> = {
-      account: toAccountView(signedIn.account),
-      csrfToken: csrfTokenFor(cookie),
-      expiresAt: new Date(signedIn.expiresAt).toISOString(),
-    };
-    return sendOk(reply, 'Signed in', data);
-  });
-
-  app.delete(SESSION_PATH, async (req, reply) => {
-    const cookie = readSessionCookie(req);
-    if (cookie !== undefined && (await sessions.authenticate(cookie)) !== undefined) {
-      // A forced sign-out is a nuisance an attacker's page could otherwise cause.
-      assertSameOriginWrite(req, cookie, config.publicUrl);
-      await sessions.signOut(cookie);
-    }
-    clearSessionCookie(reply, cookieIsSecure(req, config.publicUrl));
-    return sendOk(reply, 'Signed out');
-  });
+  return [
+    // `sameSite`: login CSRF, another site must not sign the browser into an account of its choosing.
+    route({
+      method: 'POST',
+      path: SESSION_PATH,
+      auth: 'sameSite',
+      operationId: 'signIn',
+      summary: 'Sign in with email and password: sets the session cookie, returns the CSRF token',
+      tag: DASHBOARD_TAG,
+      unparsedBody: signInInput,
+      answer: { envelope: 'Signed in', data: sessionView, headers: setCookie('The session cookie') },
+      errors: {
+        '400': 'email or password missing or invalid',
+        '401': 'Wrong email or password (the same answer for an unknown email)',
+        '429': 'Too many failed sign-ins for this email: refused, even with the right password, until Retry-After',
+      },
+      errorHeaders: {
+        '429': {
+          'Retry-After': { description: 'Seconds until this email may try again', schema: { type: 'integer' } },
+        },
+      },
+      handler: async ({ req, reply }) => {
+        const body = bodyObject(req.body);
+        // Before the ~90 ms scrypt: per client IP, and per email (as the lock-out counts it).
+        await limits.signIn(req.ip, typeof body.email === 'string' ? body.email.trim().toLowerCase() : '');
+        const result = await sessions.signIn({ email: body.email, password: body.password });
+        if (!result.ok && result.reason === 'locked') {
+          reply.header('retry-after', String(result.retryAfterSeconds));
+          const minutes = Math.ceil(result.retryAfterSeconds / 60);
+          throw new PatronError(
+            'RATE_LIMITED',
+            `Too many failed sign-ins for this email: try again in ${minutes} minutes`,
+          );
+        }
+        if (!result.ok) throw new UnauthorizedError('Wrong email or password');
+        setSessionCookie({
+          reply,
+          secure: cookieIsSecure(req, config.publicUrl),
+          value: result.session.secret,
+          maxAgeSeconds: config.dashboard.sessionMaxMs / 1000,
+        });
+        req.log.info({ accountId: result.account.id }, 'dashboard sign-in');
+        return {
+          account: toAccountView(result.account),
+          csrfToken: result.session.csrfToken,
+          expiresAt: new Date(result.session.expiresAt).toISOString(),
+        };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: SESSION_PATH,
+      auth: 'session',
+      operationId: 'getSession',
+      summary: 'Who is signed in, and the CSRF token again (after a page reload)',
+      tag: DASHBOARD_TAG,
+      answer: { envelope: 'Signed in', data: sessionView },
+      handler: async ({ session, cookie }) => ({
+        account: toAccountView(session.account),
+        csrfToken: csrfTokenFor(cookie),
+        expiresAt: new Date(session.expiresAt).toISOString(),
+      }),
+    }),
+    route({
+      method: 'DELETE',
+      path: SESSION_PATH,
+      auth: 'optionalSession',
+      operationId: 'signOut',
+      summary: 'Sign out: ends the session and clears the cookie (also answered 200 without a session)',
+      tag: DASHBOARD_TAG,
+      answer: { envelope: 'Signed out', headers: setCookie('The session cookie, expired') },
+      handler: async ({ req, reply, liveCookie }) => {
+        if (liveCookie !== undefined) await sessions.signOut(liveCookie);
+        clearSessionCookie(reply, cookieIsSecure(req, config.publicUrl));
+        return undefined;
+      },
+    }),
+  ];
 }

@@ -1,11 +1,9 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import type { AccountService } from '../accounts/accountService.js';
 import { createTokenInput } from '../accounts/schemas.js';
-import { parseInput } from '../errors/parseInput.js';
 import type { AuthTokenRecord } from '../store/records.js';
-import { type AdminAuth, authenticateAccount } from './adminAuth.js';
-import { sendOk } from './envelope.js';
-import { bodyObject } from './jsonBodyParser.js';
+import { ADMIN_TAG } from './adminAccount.js';
+import { type RouteDef, route } from './route.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -27,25 +25,52 @@ export const toTokenView = (t: AuthTokenRecord): z.infer<typeof tokenView> => ({
   revokedAt: iso(t.revokedAt),
 });
 
-export function registerAdminTokenRoutes(app: FastifyInstance, deps: AdminAuth): void {
+const tokenParams = z.object({ tokenId: z.string() });
+
+export function adminTokenRoutes(deps: { accounts: AccountService }): RouteDef[] {
   const { accounts } = deps;
-
-  app.get('/api/admin/tokens', async (req, reply) => {
-    const account = await authenticateAccount(req, deps);
-    return sendOk(reply, 'Auth tokens fetched', (await accounts.listTokens(account.id)).map(toTokenView));
-  });
-
-  // The token itself is in this response only; the service keeps just its hash.
-  app.post('/api/admin/tokens', async (req, reply) => {
-    const account = await authenticateAccount(req, deps);
-    const body = parseInput(createTokenInput, bodyObject(req.body));
-    const { token, secret } = await accounts.createToken({ accountId: account.id, name: body.name });
-    return sendOk(reply, 'Auth token created', { ...toTokenView(token), authToken: secret });
-  });
-
-  app.delete<{ Params: { tokenId: string } }>('/api/admin/tokens/:tokenId', async (req, reply) => {
-    const account = await authenticateAccount(req, deps);
-    await accounts.revokeToken({ accountId: account.id, tokenId: req.params.tokenId });
-    return sendOk(reply, 'Auth token revoked');
-  });
+  return [
+    route({
+      method: 'GET',
+      path: '/api/admin/tokens',
+      auth: 'account',
+      operationId: 'listAuthTokens',
+      summary: 'List auth tokens (by prefix; never the tokens themselves)',
+      tag: ADMIN_TAG,
+      answer: { envelope: 'Auth tokens fetched', data: z.array(tokenView) },
+      handler: async ({ account }) => (await accounts.listTokens(account.id)).map(toTokenView),
+    }),
+    // The token itself is in this response only; the service keeps just its hash.
+    route({
+      method: 'POST',
+      path: '/api/admin/tokens',
+      auth: 'account',
+      operationId: 'createAuthToken',
+      summary: 'Create an auth token (the token is in this response only)',
+      tag: ADMIN_TAG,
+      body: createTokenInput,
+      example: { name: 'ci' },
+      answer: { envelope: 'Auth token created', data: tokenView.extend({ authToken: z.string() }) },
+      errors: { '400': 'name invalid' },
+      handler: async ({ account, body }) => {
+        const { token, secret } = await accounts.createToken({ accountId: account.id, name: body.name });
+        return { ...toTokenView(token), authToken: secret };
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/api/admin/tokens/:tokenId',
+      auth: 'account',
+      operationId: 'revokeAuthToken',
+      summary: 'Revoke an auth token',
+      tag: ADMIN_TAG,
+      params: tokenParams,
+      answer: { envelope: 'Auth token revoked' },
+      errors: { '404': "Auth token not found (another account's token included)" },
+      handler: async ({ account, params }) => {
+        await accounts.revokeToken({ accountId: account.id, tokenId: params.tokenId });
+        return undefined;
+      },
+    }),
+  ];
 }

@@ -1,14 +1,12 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { parseInput } from '../errors/parseInput.js';
 import type { WebhookRecord } from '../store/records.js';
 import type { WebhookCaller } from '../webhooks/webhookCaller.js';
 import { webhookDataProblem } from '../webhooks/webhookDataBounds.js';
 import type { WebhookService } from '../webhooks/webhookService.js';
 import { sendWebhookTest } from '../webhooks/webhookTest.js';
-import { type AdminAuth, authenticateAccount } from './adminAuth.js';
-import { sendOk } from './envelope.js';
-import { bodyObject } from './jsonBodyParser.js';
+import { ADMIN_TAG } from './adminAccount.js';
+import { DAPP_NOT_FOUND, dappParams, idParam } from './adminDapps.js';
+import { type RouteDef, route } from './route.js';
 import { createWebhookBody, view, webhookView } from './webhookParameters.js';
 
 /**
@@ -17,6 +15,7 @@ import { createWebhookBody, view, webhookView } from './webhookParameters.js';
  * explicit reveal (POST, so it needs the CSRF token); listing never shows them.
  */
 export const adminWebhookView = webhookView.extend({ createdAt: z.string(), updatedAt: z.string() });
+const withSecret = adminWebhookView.extend({ signingSecret: z.string() });
 
 export const setActiveBody = z.object({ active: z.boolean({ error: 'active must be a boolean value' }) });
 export const webhookTestBody = z.object({
@@ -41,84 +40,141 @@ const toAdminView = (w: WebhookRecord): z.infer<typeof adminWebhookView> => ({
   updatedAt: new Date(w.updatedAt).toISOString(),
 });
 
-type DappParams = { Params: { dappId: string } };
-type WebhookParams = { Params: { dappId: string; webhookId: string } };
+const webhookParams = z.object({ dappId: idParam, webhookId: idParam });
+const WEBHOOK_NOT_FOUND = { '404': "Webhook not found (another account's or dApp's webhook included)" };
+const WEBHOOK_PATH = '/api/admin/dapps/:dappId/webhooks/:webhookId';
 
-export function registerAdminWebhookRoutes(
-  app: FastifyInstance,
-  deps: AdminAuth & { webhooks: WebhookService; webhookCaller: WebhookCaller },
-): void {
+export function adminWebhookRoutes(deps: { webhooks: WebhookService; webhookCaller: WebhookCaller }): RouteDef[] {
   const { webhooks } = deps;
-
-  app.get<DappParams>('/api/admin/dapps/:dappId/webhooks', async (req, reply) => {
-    const account = await authenticateAccount(req, deps);
-    const list = await webhooks.listForAccount({ accountId: account.id, dappId: req.params.dappId });
-    return sendOk(reply, 'Webhooks fetched', list.map(toAdminView));
-  });
-
-  // The same URL policy (SSRF guard) and per-dApp limit as the spec's Create; the secret is shown here once.
-  app.post<DappParams>('/api/admin/dapps/:dappId/webhooks', async (req, reply) => {
-    const account = await authenticateAccount(req, deps);
-    const body = parseInput(createWebhookBody, bodyObject(req.body));
-    const { webhook, signingSecret } = await webhooks.createForAccount({
-      accountId: account.id,
-      dappId: req.params.dappId,
-      url: body.webhookUrl,
-      requestType: body.requestType,
-    });
-    return sendOk(reply, 'Webhook created', { ...toAdminView(webhook), signingSecret });
-  });
-
-  app.patch<WebhookParams>('/api/admin/dapps/:dappId/webhooks/:webhookId', async (req, reply) => {
-    const account = await authenticateAccount(req, deps);
-    const { active } = parseInput(setActiveBody, bodyObject(req.body));
-    const target = { accountId: account.id, dappId: req.params.dappId, webhookId: req.params.webhookId };
-    await webhooks.setActiveForAccount({ ...target, active });
-    const [updated] = await webhooks.list(target);
-    return sendOk(reply, 'Webhook updated', updated === undefined ? undefined : toAdminView(updated));
-  });
-
-  app.delete<WebhookParams>('/api/admin/dapps/:dappId/webhooks/:webhookId', async (req, reply) => {
-    const account = await authenticateAccount(req, deps);
-    await webhooks.deleteForAccount({ accountId: account.id, ...req.params });
-    return sendOk(reply, 'Webhook deleted');
-  });
-
-  // Standard Webhooks (https://www.standardwebhooks.com/) rotation: the new secret signs every call from now on
-  // (in other processes within the cache TTL); a receiver may accept both secrets while it switches over.
-  app.post<WebhookParams>('/api/admin/dapps/:dappId/webhooks/:webhookId/rotate-secret', async (req, reply) => {
-    const account = await authenticateAccount(req, deps);
-    const { webhook, signingSecret } = await webhooks.rotateSigningSecret({
-      accountId: account.id,
-      dappId: req.params.dappId,
-      webhookId: req.params.webhookId,
-    });
-    return sendOk(reply, 'Webhook signing secret rotated', { ...toAdminView(webhook), signingSecret });
-  });
-
-  app.post<WebhookParams>('/api/admin/dapps/:dappId/webhooks/:webhookId/reveal-secret', async (req, reply) => {
-    const account = await authenticateAccount(req, deps);
-    const sealed = await webhooks.sealedForAccount({ accountId: account.id, ...req.params });
-    return sendOk(reply, 'Webhook signing secret', { signingSecret: webhooks.revealSigningSecret(sealed) });
-  });
-
-  // The dashboard's "send test": the signed call a sponsorship check would make, and its verdict.
-  app.post<WebhookParams>('/api/admin/dapps/:dappId/webhooks/:webhookId/test', async (req, reply) => {
-    const account = await authenticateAccount(req, deps);
-    const body = parseInput(webhookTestBody, req.body === undefined ? {} : bodyObject(req.body));
-    const verdict = await sendWebhookTest({
-      webhooks,
-      caller: deps.webhookCaller,
-      accountId: account.id,
-      ...req.params,
-      ...(body.webhookData === undefined ? {} : { webhookData: body.webhookData }),
-    });
-    const data: z.infer<typeof webhookTestView> = {
-      verified: verdict.verified,
-      ...(verdict.verified ? {} : { reason: verdict.reason }),
-      ...(verdict.status === undefined ? {} : { status: verdict.status }),
-      latencyMs: Math.round(verdict.latencyMs * 10) / 10,
-    };
-    return sendOk(reply, 'Webhook test call made', data);
-  });
+  const common = { auth: 'account', tag: ADMIN_TAG } as const;
+  return [
+    route({
+      ...common,
+      method: 'GET',
+      path: '/api/admin/dapps/:dappId/webhooks',
+      operationId: 'listDappWebhooks',
+      summary: "The dApp's webhooks (never their signing secrets)",
+      params: dappParams,
+      answer: { envelope: 'Webhooks fetched', data: z.array(adminWebhookView) },
+      errors: DAPP_NOT_FOUND,
+      handler: async ({ account, params }) =>
+        (await webhooks.listForAccount({ accountId: account.id, dappId: params.dappId })).map(toAdminView),
+    }),
+    // The same URL policy (SSRF guard) and per-dApp limit as the spec's Create; the secret is shown here once.
+    route({
+      ...common,
+      method: 'POST',
+      path: '/api/admin/dapps/:dappId/webhooks',
+      operationId: 'createDappWebhook',
+      summary: 'Register a webhook (active); its signing secret is in this response only',
+      params: dappParams,
+      body: createWebhookBody,
+      example: { webhookUrl: 'https://hooks.example.com/sponsor', requestType: 'POST' },
+      answer: { envelope: 'Webhook created', data: withSecret },
+      errors: {
+        '400': 'webhookUrl or requestType invalid, or the URL refused by the SSRF policy (see README)',
+        ...DAPP_NOT_FOUND,
+        '409': 'Webhook limit of the dApp reached',
+      },
+      handler: async ({ account, params, body }) => {
+        const { webhook, signingSecret } = await webhooks.createForAccount({
+          accountId: account.id,
+          dappId: params.dappId,
+          url: body.webhookUrl,
+          requestType: body.requestType,
+        });
+        return { ...toAdminView(webhook), signingSecret };
+      },
+    }),
+    route({
+      ...common,
+      method: 'PATCH',
+      path: WEBHOOK_PATH,
+      operationId: 'setDappWebhookActive',
+      summary: 'Activate or deactivate a webhook',
+      params: webhookParams,
+      body: setActiveBody,
+      example: { active: false },
+      // `data` is left out if the webhook was deleted between the update and the read-back.
+      answer: { envelope: 'Webhook updated', data: adminWebhookView.optional() },
+      errors: { '400': 'active missing or not a boolean', ...WEBHOOK_NOT_FOUND },
+      handler: async ({ account, params, body }) => {
+        const target = { accountId: account.id, ...params };
+        await webhooks.setActiveForAccount({ ...target, active: body.active });
+        const [updated] = await webhooks.list(target);
+        return updated === undefined ? undefined : toAdminView(updated);
+      },
+    }),
+    route({
+      ...common,
+      method: 'DELETE',
+      path: WEBHOOK_PATH,
+      operationId: 'deleteDappWebhook',
+      summary: 'Delete a webhook',
+      params: webhookParams,
+      answer: { envelope: 'Webhook deleted' },
+      errors: WEBHOOK_NOT_FOUND,
+      handler: async ({ account, params }) => {
+        await webhooks.deleteForAccount({ accountId: account.id, ...params });
+        return undefined;
+      },
+    }),
+    // Standard Webhooks (https://www.standardwebhooks.com/) rotation: the new secret signs every call from now on
+    // (in other processes within the cache TTL); a receiver may accept both secrets while it switches over.
+    route({
+      ...common,
+      method: 'POST',
+      path: `${WEBHOOK_PATH}/rotate-secret`,
+      operationId: 'rotateDappWebhookSecret',
+      summary: 'Replace the Standard Webhooks signing secret (the new one is in this response only)',
+      params: webhookParams,
+      answer: { envelope: 'Webhook signing secret rotated', data: withSecret },
+      errors: WEBHOOK_NOT_FOUND,
+      handler: async ({ account, params }) => {
+        const { webhook, signingSecret } = await webhooks.rotateSigningSecret({ accountId: account.id, ...params });
+        return { ...toAdminView(webhook), signingSecret };
+      },
+    }),
+    route({
+      ...common,
+      method: 'POST',
+      path: `${WEBHOOK_PATH}/reveal-secret`,
+      operationId: 'revealDappWebhookSecret',
+      summary: "The webhook's signing secret, on explicit request (a POST, so a session needs the CSRF token)",
+      params: webhookParams,
+      answer: { envelope: 'Webhook signing secret', data: z.object({ signingSecret: z.string() }) },
+      errors: WEBHOOK_NOT_FOUND,
+      handler: async ({ account, params }) => {
+        const sealed = await webhooks.sealedForAccount({ accountId: account.id, ...params });
+        return { signingSecret: webhooks.revealSigningSecret(sealed) };
+      },
+    }),
+    // The dashboard's "send test": the signed call a sponsorship check would make, and its verdict.
+    route({
+      ...common,
+      method: 'POST',
+      path: `${WEBHOOK_PATH}/test`,
+      operationId: 'testDappWebhook',
+      summary: 'Make the signed call a sponsorship check would make (sample or given webhookData); its verdict',
+      params: webhookParams,
+      body: webhookTestBody,
+      answer: { envelope: 'Webhook test call made', data: webhookTestView },
+      errors: { '400': 'webhookData is not a JSON object', ...WEBHOOK_NOT_FOUND },
+      handler: async ({ account, params, body }) => {
+        const verdict = await sendWebhookTest({
+          webhooks,
+          caller: deps.webhookCaller,
+          accountId: account.id,
+          ...params,
+          ...(body.webhookData === undefined ? {} : { webhookData: body.webhookData }),
+        });
+        return {
+          verified: verdict.verified,
+          ...(verdict.verified ? {} : { reason: verdict.reason }),
+          ...(verdict.status === undefined ? {} : { status: verdict.status }),
+          latencyMs: Math.round(verdict.latencyMs * 10) / 10,
+        };
+      },
+    }),
+  ];
 }

@@ -8,6 +8,10 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
  * Serves the dashboard (dashboard/ at the repository root: one HTML page, plain ES modules and a style sheet,
  * no build step) under the configured base path, from memory. Every page path answers the same HTML; the
  * page's script routes on the URL and talks only to the admin REST API.
+ *
+ * Not a declared REST route (route.ts): these answer HTML, scripts and style sheets with their own caching and
+ * security headers, need no credentials (the page signs in through the API), and are no part of the API's
+ * document.
  */
 const DASHBOARD_DIR = fileURLToPath(new URL('../../dashboard/', import.meta.url));
 

@@ -1,16 +1,63 @@
-import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import type { ChainRegistry } from '../chain/chainRegistry.js';
 import type { PaymasterSigner } from '../paymaster/paymasterSigner.js';
 import type { Store } from '../store/store.js';
 import type { TokenCatalog } from '../tokens/tokenCatalog.js';
+import { jsonSchema } from './openApiParts.js';
+import { type RouteDef, route } from './route.js';
 
 export interface HealthDeps {
   readonly store: Store;
-  readonly crypto: { readonly backend: { readonly name: string }; readonly reason: string };
+  readonly crypto: { readonly backend: { readonly name: 'native' | 'js' }; readonly reason: string };
   readonly signer: PaymasterSigner;
   readonly chains: ChainRegistry;
   readonly tokenCatalog: Pick<TokenCatalog, 'snapshot'>;
 }
+
+/**
+ * The answers are plain objects (no envelope: load balancers and probes read them); strict schemas, so
+ * test/openapi.test.ts fails on a field added or dropped without the document.
+ */
+export const healthzAnswer = z.strictObject({ status: z.literal('ok') });
+
+const readiness = {
+  storage: z.enum(['sqlite', 'postgres']),
+  crypto: z.strictObject({ backend: z.enum(['native', 'js']), reason: z.string() }),
+};
+export const readyzAnswer = z.strictObject({ status: z.literal('ready'), ...readiness });
+export const notReadyAnswer = z.strictObject({ status: z.literal('unavailable'), ...readiness });
+
+const feeToken = z.union([
+  z.strictObject({
+    address: z.string(),
+    symbol: z.string(),
+    decimals: z.number().int(),
+    premiumPercentage: z.string(),
+    usable: z.literal(true),
+  }),
+  z.strictObject({ address: z.string(), usable: z.literal(false), reason: z.string() }),
+]);
+
+export const chainsAnswer = z.strictObject({
+  signer: z.string(),
+  chains: z.array(
+    z.strictObject({
+      chainId: z.number().int(),
+      entryPoint: z.string(),
+      paymaster: z.string(),
+      embedded: z.boolean(),
+      rpcPath: z.string().optional().describe('The embedded dev chain only: its JSON-RPC path'),
+      simpleAccountFactory: z.string().optional(),
+      demoAccount: z
+        .strictObject({ address: z.string(), owner: z.string(), ownerPrivateKey: z.string() })
+        .optional()
+        .describe('The dev chain only: a funded SimpleAccount whose owner key derives from a public phrase'),
+      feeTokens: z.array(feeToken),
+    }),
+  ),
+});
+
+const TAG = 'service';
 
 /**
  * `/healthz`: the process answers. `/readyz`: and its storage answers too (load balancers route on this); it
@@ -18,34 +65,74 @@ export interface HealthDeps {
  * this is where an operator sees it). `/api/chains`: the chains served, with their public addresses, the fee
  * tokens of the token mode (usable now or why not), and on the dev chain its funded demo account.
  */
-export function registerHealthRoutes(app: FastifyInstance, deps: HealthDeps): void {
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (req, reply) => {
-    const crypto = { backend: deps.crypto.backend.name, reason: deps.crypto.reason };
-    try {
-      await deps.store.ping();
-      return { status: 'ready', storage: deps.store.kind, crypto };
-    } catch (err) {
-      req.log.error({ err }, 'readiness check: storage unreachable');
-      return reply.code(503).send({ status: 'unavailable', storage: deps.store.kind, crypto });
-    }
-  });
-  app.get('/api/chains', async () => ({
-    signer: deps.signer.address,
-    chains: deps.chains.list().map((c) => ({
-      chainId: c.chainId,
-      entryPoint: c.entryPoint,
-      paymaster: c.paymaster,
-      embedded: c.embedded,
-      ...(c.embedded ? { rpcPath: `/chain/${c.chainId}` } : {}),
-      ...(c.simpleAccountFactory === undefined ? {} : { simpleAccountFactory: c.simpleAccountFactory }),
-      ...(c.demoAccount === undefined ? {} : { demoAccount: c.demoAccount }),
-      feeTokens: feeTokens(deps.tokenCatalog, c.chainId),
-    })),
-  }));
+export function healthRoutes(deps: HealthDeps): RouteDef[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/healthz',
+      auth: 'public',
+      operationId: 'healthz',
+      summary: 'The process answers',
+      tag: TAG,
+      answer: { raw: healthzAnswer, description: 'Up' },
+      handler: async () => ({ status: 'ok' as const }),
+    }),
+    route({
+      method: 'GET',
+      path: '/readyz',
+      auth: 'public',
+      operationId: 'readyz',
+      summary: 'Storage answers too (load balancers route on this); which signing backend is active',
+      tag: TAG,
+      answer: { raw: readyzAnswer, description: 'Ready' },
+      otherResponses: {
+        '503': {
+          description: 'Storage unreachable',
+          content: { 'application/json': { schema: jsonSchema(notReadyAnswer, 'output') } },
+        },
+      },
+      handler: async ({ req, reply }) => {
+        const storage = deps.store.kind;
+        const crypto = { backend: deps.crypto.backend.name, reason: deps.crypto.reason };
+        try {
+          await deps.store.ping();
+          return { status: 'ready' as const, storage, crypto };
+        } catch (err) {
+          req.log.error({ err }, 'readiness check: storage unreachable');
+          const body: z.infer<typeof notReadyAnswer> = { status: 'unavailable', storage, crypto };
+          return reply.code(503).send(body);
+        }
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/api/chains',
+      auth: 'public',
+      operationId: 'listChains',
+      summary: 'The chains served, with public addresses, fee tokens (usable or why not) and dev-chain helpers',
+      tag: TAG,
+      answer: { raw: chainsAnswer, description: 'Chains' },
+      handler: async () => ({
+        signer: deps.signer.address,
+        chains: deps.chains.list().map((c) => ({
+          chainId: c.chainId,
+          entryPoint: c.entryPoint,
+          paymaster: c.paymaster,
+          embedded: c.embedded,
+          ...(c.embedded ? { rpcPath: `/chain/${c.chainId}` } : {}),
+          ...(c.simpleAccountFactory === undefined ? {} : { simpleAccountFactory: c.simpleAccountFactory }),
+          ...(c.demoAccount === undefined ? {} : { demoAccount: c.demoAccount }),
+          feeTokens: feeTokens(deps.tokenCatalog, c.chainId),
+        })),
+      }),
+    }),
+  ];
 }
 
-function feeTokens(catalog: Pick<TokenCatalog, 'snapshot'>, chainId: number) {
+function feeTokens(
+  catalog: Pick<TokenCatalog, 'snapshot'>,
+  chainId: number,
+): z.input<typeof chainsAnswer>['chains'][number]['feeTokens'] {
   const snapshot = catalog.snapshot(chainId);
   if (snapshot === undefined) return [];
   return [
@@ -54,8 +141,8 @@ function feeTokens(catalog: Pick<TokenCatalog, 'snapshot'>, chainId: number) {
       symbol: t.symbol,
       decimals: t.decimals,
       premiumPercentage: t.premiumPercentage,
-      usable: true,
+      usable: true as const,
     })),
-    ...[...snapshot.unusable].map(([address, reason]) => ({ address, usable: false, reason })),
+    ...[...snapshot.unusable].map(([address, reason]) => ({ address, usable: false as const, reason })),
   ];
 }

@@ -37,10 +37,6 @@ export function okResponse(description: string, data?: z.ZodType, headers?: Json
   };
 }
 
-export function jsonBody(schema: z.ZodType, required = true): JsonObject {
-  return { required, content: { 'application/json': { schema: jsonSchema(schema, 'input') } } };
-}
-
 export function pathParameter(name: string, schema: JsonObject = { type: 'string' }): JsonObject {
   return { name, in: 'path', required: true, schema };
 }
@@ -139,36 +135,3 @@ export const ACCOUNT_WRITE_ERRORS: ErrorCases = {
   ...ACCOUNT_READ_ERRORS,
   '403': 'Session-cookie write without a valid x-csrf-token, or sent from another origin',
 };
-
-/**
- * An admin operation: authenticated by `authenticateAccount` (adminAuth.ts), so it answers 401 (and 403 on a
- * write) besides its own errors; a write also gets the body parser's errors.
- */
-export function adminOperation(args: {
-  operationId: string;
-  summary: string;
-  tag: string;
-  write: boolean;
-  ok: JsonObject;
-  parameters?: readonly JsonObject[];
-  requestBody?: JsonObject;
-  errors?: ErrorCases;
-}): JsonObject {
-  return {
-    operationId: args.operationId,
-    summary: args.summary,
-    tags: [args.tag],
-    security: args.write ? ACCOUNT_WRITE : ACCOUNT_READ,
-    ...(args.parameters === undefined ? {} : { parameters: args.parameters }),
-    ...(args.requestBody === undefined ? {} : { requestBody: args.requestBody }),
-    responses: {
-      '200': args.ok,
-      ...errorResponses(
-        args.write ? ACCOUNT_WRITE_ERRORS : ACCOUNT_READ_ERRORS,
-        args.write ? BODY_ERRORS : {},
-        args.errors ?? {},
-        INTERNAL_ERROR,
-      ),
-    },
-  };
-}

@@ -1,16 +1,15 @@
-import type { FastifyInstance } from 'fastify';
-import { adminPaths } from './openApiAdminPaths.js';
-import { dashboardPaths } from './openApiDashboardPaths.js';
-import { componentSchemas, securitySchemes } from './openApiParts.js';
-import { jsonRpcComponentSchemas, servicePaths } from './openApiServicePaths.js';
-import { webhookParametersPaths } from './openApiWebhookPaths.js';
+import { z } from 'zod';
+import { jsonRpcComponentSchemas, jsonRpcOperationPaths } from './openApiJsonRpcPaths.js';
+import { componentSchemas, type JsonObject, securitySchemes } from './openApiParts.js';
+import { routePaths } from './openApiRoutes.js';
+import { type RouteDef, route } from './route.js';
 
 /**
- * OpenAPI 3.1 document of every route the app registers (test/openapi.test.ts fails on a route missing here),
- * generated from the same zod schemas the routes parse and answer with. The JSON-RPC endpoints appear as one
- * POST each; their methods are described in the README.
+ * OpenAPI 3.1 document of every route the app registers (test/openapi.test.ts fails on a route missing here):
+ * the REST routes from their declarations (route.ts), the two JSON-RPC endpoints as one POST each (their methods
+ * are described in the README).
  */
-export function buildOpenApiDocument(): Record<string, unknown> {
+export function buildOpenApiDocument(routes: readonly RouteDef[]): JsonObject {
   return {
     openapi: '3.1.0',
     info: {
@@ -24,16 +23,20 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       securitySchemes: securitySchemes(),
       schemas: { ...componentSchemas(), ...jsonRpcComponentSchemas() },
     },
-    paths: {
-      ...webhookParametersPaths(),
-      ...adminPaths(),
-      ...dashboardPaths(),
-      ...servicePaths(),
-    },
+    paths: { ...routePaths(routes), ...jsonRpcOperationPaths() },
   };
 }
 
-export function registerOpenApiRoute(app: FastifyInstance): void {
-  const doc = buildOpenApiDocument();
-  app.get('/openapi.json', async () => doc);
+/** `GET /openapi.json`; the document is built once, by the caller, from the full list (this route included). */
+export function openApiRoute(document: () => JsonObject): RouteDef {
+  return route({
+    method: 'GET',
+    path: '/openapi.json',
+    auth: 'public',
+    operationId: 'openApiDocument',
+    summary: 'This document',
+    tag: 'service',
+    answer: { raw: z.looseObject({}), description: 'OpenAPI 3.1' },
+    handler: async () => document(),
+  });
 }

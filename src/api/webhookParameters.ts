@@ -1,13 +1,7 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { AccountService } from '../accounts/accountService.js';
-import { parseInput as parse } from '../errors/parseInput.js';
-import type { RequestLimits } from '../rateLimit/requestLimits.js';
 import type { WebhookRecord } from '../store/records.js';
 import type { WebhookService } from '../webhooks/webhookService.js';
-import { sendOk } from './envelope.js';
-import { bodyObject } from './jsonBodyParser.js';
-import { authenticateWebhookCaller } from './webhookCredentials.js';
+import { type RouteDef, route } from './route.js';
 
 /** Spec §4.1: webhook management at one path, four methods. Messages are the spec's, letter for letter. */
 export const WEBHOOK_PARAMETERS_PATH = '/api/v2/public/sdk/webhookParameters';
@@ -57,42 +51,76 @@ export const view = (w: WebhookRecord): z.infer<typeof webhookView> => ({
   active: w.active,
 });
 
-export function registerWebhookParametersRoutes(
-  app: FastifyInstance,
-  deps: { accounts: AccountService; webhooks: WebhookService; limits: Pick<RequestLimits, 'admin'> },
-): void {
-  const { accounts, webhooks, limits } = deps;
+const TAG = 'webhooks (spec)';
+const INVALID_FIELD = 'A field missing or invalid; the message names it';
+const NOT_FOUND = { '404': 'No webhook of this dApp has that webhookId' };
 
-  app.post(WEBHOOK_PARAMETERS_PATH, async (req, reply) => {
-    const { dapp } = await authenticateWebhookCaller({ req, accounts, operation: 'other', limits });
-    const body = parse(createWebhookBody, bodyObject(req.body));
-    const created = await webhooks.create({ dappId: dapp.id, url: body.webhookUrl, requestType: body.requestType });
-    const data: z.infer<typeof createdWebhookView> = { ...view(created.webhook), signingSecret: created.signingSecret };
-    return sendOk(reply, 'Webhook created', data);
-  });
-
-  // A GET body (the spec's `webhookUrl: ""`) is accepted and ignored: Fastify does not read GET bodies.
-  app.get(WEBHOOK_PARAMETERS_PATH, async (req, reply) => {
-    const { dapp } = await authenticateWebhookCaller({ req, accounts, operation: 'get', limits });
-    const { webhookId } = parse(getWebhookQuery, req.query);
-    const list = await webhooks.list({
-      dappId: dapp.id,
-      ...(webhookId === undefined || webhookId === '' ? {} : { webhookId }),
-    });
-    return sendOk(reply, 'Webhook list fetched', list.map(view));
-  });
-
-  app.patch(WEBHOOK_PARAMETERS_PATH, async (req, reply) => {
-    const { dapp } = await authenticateWebhookCaller({ req, accounts, operation: 'other', limits });
-    const body = parse(updateWebhookBody, bodyObject(req.body));
-    await webhooks.setActive({ dappId: dapp.id, webhookId: body.webhookId, active: body.active });
-    return sendOk(reply, 'Webhook updated');
-  });
-
-  app.delete(WEBHOOK_PARAMETERS_PATH, async (req, reply) => {
-    const { dapp } = await authenticateWebhookCaller({ req, accounts, operation: 'other', limits });
-    const body = parse(deleteWebhookBody, bodyObject(req.body));
-    await webhooks.delete({ dappId: dapp.id, webhookId: body.webhookId });
-    return sendOk(reply, 'Webhook deleted');
-  });
+/** Every call carries both headers (webhookCredentials.ts): the auth token names the account, the API key its dApp. */
+export function webhookParametersRoutes(deps: { webhooks: WebhookService }): RouteDef[] {
+  const { webhooks } = deps;
+  const common = { auth: 'dappPair', tag: TAG, path: WEBHOOK_PARAMETERS_PATH } as const;
+  return [
+    route({
+      ...common,
+      method: 'POST',
+      operationId: 'createWebhook',
+      summary: 'Register a webhook (active on creation); the response holds its signing secret, shown only here',
+      body: createWebhookBody,
+      example: { webhookUrl: 'https://hooks.example.com/sponsor', requestType: 'POST' },
+      answer: { envelope: 'Webhook created', data: createdWebhookView },
+      errors: {
+        '400': `${INVALID_FIELD}; or webhookUrl refused by the URL policy (see README)`,
+        '409': 'Webhook limit of the dApp reached',
+      },
+      handler: async ({ dapp, body }) => {
+        const created = await webhooks.create({ dappId: dapp.id, url: body.webhookUrl, requestType: body.requestType });
+        return { ...view(created.webhook), signingSecret: created.signingSecret };
+      },
+    }),
+    // A GET body (the spec's `webhookUrl: ""`) is accepted and ignored: Fastify does not read GET bodies.
+    route({
+      ...common,
+      method: 'GET',
+      operationId: 'getWebhooks',
+      summary: 'One webhook by webhookId, or all webhooks of the dApp without it (a body is ignored)',
+      query: getWebhookQuery,
+      answer: { envelope: 'Webhook list fetched', data: z.array(webhookView) },
+      errors: { '400': 'webhookId given more than once', ...NOT_FOUND },
+      handler: async ({ dapp, query: { webhookId } }) => {
+        const list = await webhooks.list({
+          dappId: dapp.id,
+          ...(webhookId === undefined || webhookId === '' ? {} : { webhookId }),
+        });
+        return list.map(view);
+      },
+    }),
+    route({
+      ...common,
+      method: 'PATCH',
+      operationId: 'updateWebhook',
+      summary: 'Activate or deactivate a webhook',
+      body: updateWebhookBody,
+      example: { webhookId: '7f1c2f1e-0c1a-4f7e-9a55-3a1c2b3d4e5f', active: false },
+      answer: { envelope: 'Webhook updated' },
+      errors: { '400': INVALID_FIELD, ...NOT_FOUND },
+      handler: async ({ dapp, body }) => {
+        await webhooks.setActive({ dappId: dapp.id, webhookId: body.webhookId, active: body.active });
+        return undefined;
+      },
+    }),
+    route({
+      ...common,
+      method: 'DELETE',
+      operationId: 'deleteWebhook',
+      summary: 'Delete a webhook',
+      body: deleteWebhookBody,
+      example: { webhookId: '7f1c2f1e-0c1a-4f7e-9a55-3a1c2b3d4e5f' },
+      answer: { envelope: 'Webhook deleted' },
+      errors: { '400': INVALID_FIELD, ...NOT_FOUND },
+      handler: async ({ dapp, body }) => {
+        await webhooks.delete({ dappId: dapp.id, webhookId: body.webhookId });
+        return undefined;
+      },
+    }),
+  ];
 }

@@ -5,50 +5,9 @@ import { type JsonObject, jsonSchema, pathParameter } from './openApiParts.js';
 import { RPC_BODY_LIMIT } from './paymasterRpc.js';
 
 /**
- * The service's own routes: health, the chain list, this document, and the two JSON-RPC endpoints.
- *
- * health.ts answers plain objects without a schema of its own; the strict schemas below describe them, and
- * test/openapi.test.ts parses the live answers with them, so a field added or dropped there fails a test.
+ * The two JSON-RPC endpoints, which are not declared REST routes (route.ts): the paymaster's (paymasterRpc.ts)
+ * and the dev chain's (devChainRpc.ts). OpenAPI can describe their envelope, not their methods.
  */
-export const healthzAnswer = z.strictObject({ status: z.literal('ok') });
-
-const readiness = {
-  storage: z.enum(['sqlite', 'postgres']),
-  crypto: z.strictObject({ backend: z.enum(['native', 'js']), reason: z.string() }),
-};
-export const readyzAnswer = z.strictObject({ status: z.literal('ready'), ...readiness });
-export const notReadyAnswer = z.strictObject({ status: z.literal('unavailable'), ...readiness });
-
-const feeToken = z.union([
-  z.strictObject({
-    address: z.string(),
-    symbol: z.string(),
-    decimals: z.number().int(),
-    premiumPercentage: z.string(),
-    usable: z.literal(true),
-  }),
-  z.strictObject({ address: z.string(), usable: z.literal(false), reason: z.string() }),
-]);
-
-export const chainsAnswer = z.strictObject({
-  signer: z.string(),
-  chains: z.array(
-    z.strictObject({
-      chainId: z.number().int(),
-      entryPoint: z.string(),
-      paymaster: z.string(),
-      embedded: z.boolean(),
-      rpcPath: z.string().optional().describe('The embedded dev chain only: its JSON-RPC path'),
-      simpleAccountFactory: z.string().optional(),
-      demoAccount: z
-        .strictObject({ address: z.string(), owner: z.string(), ownerPrivateKey: z.string() })
-        .optional()
-        .describe('The dev chain only: a funded SimpleAccount whose owner key derives from a public phrase'),
-      feeTokens: z.array(feeToken),
-    }),
-  ),
-});
-
 // JSON-RPC 2.0 (https://www.jsonrpc.org/specification), as far as OpenAPI can say it: the envelope, not the methods.
 const rpcId = z.union([z.string(), z.number(), z.null()]);
 const jsonRpcRequest = z.object({
@@ -99,48 +58,9 @@ const rpcError = (description: string): JsonObject => ({
   content: { 'application/json': { schema: RESPONSE_REF } },
 });
 
-const json = (schema: z.ZodType): JsonObject => ({ 'application/json': { schema: jsonSchema(schema, 'output') } });
-
 const README_RPC = 'README.md, "Sponsored gas: the paymaster JSON-RPC endpoint" and "JSON-RPC errors"';
 
-export const servicePaths = (): Record<string, JsonObject> => ({
-  '/healthz': {
-    get: {
-      operationId: 'healthz',
-      summary: 'The process answers',
-      tags: ['service'],
-      responses: { '200': { description: 'Up', content: json(healthzAnswer) } },
-    },
-  },
-  '/readyz': {
-    get: {
-      operationId: 'readyz',
-      summary: 'Storage answers too (load balancers route on this); which signing backend is active',
-      tags: ['service'],
-      responses: {
-        '200': { description: 'Ready', content: json(readyzAnswer) },
-        '503': { description: 'Storage unreachable', content: json(notReadyAnswer) },
-      },
-    },
-  },
-  '/api/chains': {
-    get: {
-      operationId: 'listChains',
-      summary: 'The chains served, with public addresses, fee tokens (usable or why not) and dev-chain helpers',
-      tags: ['service'],
-      responses: { '200': { description: 'Chains', content: json(chainsAnswer) } },
-    },
-  },
-  '/openapi.json': {
-    get: {
-      operationId: 'openApiDocument',
-      summary: 'This document',
-      tags: ['service'],
-      responses: {
-        '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } },
-      },
-    },
-  },
+export const jsonRpcOperationPaths = (): Record<string, JsonObject> => ({
   '/api/v1/{chainId}/{apiKey}': {
     post: {
       operationId: 'paymasterJsonRpc',
