@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { adminAccountRoutes } from './adminAccount.js';
 import { adminDappRoutes } from './adminDapps.js';
 import { adminPaymasterStatusRoutes } from './adminPaymasterStatus.js';
+import { adminPolicyRoutes } from './adminPolicies.js';
 import { adminRequestLogRoutes } from './adminRequestLog.js';
 import { adminSessionRoutes } from './adminSession.js';
 import { adminTokenRoutes } from './adminTokens.js';
@@ -18,6 +19,7 @@ export type RestRouteDeps = RouteAuthDeps &
   Parameters<typeof healthRoutes>[0] &
   Parameters<typeof webhookParametersRoutes>[0] &
   Parameters<typeof adminWebhookRoutes>[0] &
+  Parameters<typeof adminPolicyRoutes>[0] &
   Parameters<typeof adminSessionRoutes>[0] &
   Parameters<typeof adminPaymasterStatusRoutes>[0] &
   Parameters<typeof adminRequestLogRoutes>[0];
@@ -36,6 +38,7 @@ export function restRoutes(deps: RestRouteDeps): readonly RouteDef[] {
     ...adminTokenRoutes(deps),
     ...adminDappRoutes(deps),
     ...adminWebhookRoutes(deps),
+    ...adminPolicyRoutes(deps),
     ...adminSessionRoutes(deps),
     ...adminPaymasterStatusRoutes(deps),
     ...adminRequestLogRoutes(deps),
