@@ -3,6 +3,7 @@ import { eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
 import { DEFAULT_SIGNING_BOUNDS } from '../src/config/boundsSettings.js';
 import type { SponsorshipService } from '../src/paymaster/sponsorshipService.js';
 import type { TokenPaymasterService } from '../src/paymaster/tokenPaymasterService.js';
+import { requestLogOnCall } from '../src/requestLog/requestLogOnCall.js';
 import { createRequestLogRecorder, type RequestLogSink } from '../src/requestLog/requestLogRecorder.js';
 import { handleJsonRpc } from '../src/rpc/handleJsonRpc.js';
 import { defineRpcMethod, type RpcContext, type RpcMethod } from '../src/rpc/rpcMethod.js';
@@ -28,10 +29,7 @@ const method = defineRpcMethod({
   params: z.array(z.unknown()),
   fastParams: (p) => (Array.isArray(p) ? p : undefined),
   async handler(_params, ctx: RpcContext) {
-    if (ctx.trace !== undefined) {
-      ctx.trace.mode = 'SPONSORED';
-      ctx.trace.sender = '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01';
-    }
+    ctx.report?.({ kind: 'op', mode: 'SPONSORED', sender: '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01' });
     return { mode: 'SPONSORED', paymasterAndData: '0x00' };
   },
 });
@@ -59,8 +57,8 @@ const ctx: RpcContext = {
   bounds: DEFAULT_SIGNING_BOUNDS,
   sponsorship: {} as SponsorshipService,
   tokens: {} as TokenPaymasterService,
-  // As paymasterRpc.ts builds it: the trace slot reserved.
-  trace: undefined,
+  // As paymasterRpc.ts builds it: the observers' slot reserved.
+  report: undefined,
 };
 const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'pm_bench', params: [] });
 const context = async () => ctx;
@@ -93,7 +91,7 @@ async function slice(sink: RequestLogSink | undefined): Promise<number> {
       context,
       log,
       admit: free,
-      ...(sink === undefined ? {} : { requestLog: sink }),
+      ...(sink === undefined ? {} : { onCall: requestLogOnCall(sink) }),
     });
     if (i % 100 === 99) await new Promise((r) => setImmediate(r));
   }

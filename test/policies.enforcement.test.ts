@@ -147,6 +147,14 @@ describe('caps reserved at signing', () => {
     });
     const usage = await ctx.deps.policies.usage({ dappId: tenant.dappId, policyId: policy.id });
     assert.equal(usage[0]?.reserved, '2');
+    await ctx.deps.requestLog.flush();
+    const [denied] = await ctx.deps.store.requestLog.query({
+      accountId: tenant.accountId,
+      outcome: 'denied',
+      limit: 1,
+    });
+    assert.deepEqual(denied?.policy, { decision: 'denied', rule: 'cap', policyId: policy.id });
+    assert.equal(denied?.errorCode, -32012);
   });
 
   test('a per-sender wei cap counts each sender apart; a per-op cap refuses a costly op', async () => {
@@ -203,6 +211,18 @@ describe('caps reserved at signing', () => {
     });
     assert.equal(usage?.used, cost.toString());
     assert.equal(usage?.reserved, '0');
+    // The request log shows what was reserved and the op's hash; settlement writes the actual cost there.
+    await ctx.deps.requestLog.flush();
+    const [row] = await ctx.deps.store.requestLog.query({ accountId: tenant.accountId, limit: 10 });
+    assert.equal(row?.userOpHash, hash.toLowerCase());
+    assert.deepEqual(row?.policy?.reserved, [{ unit: 'wei', amount: WORST_CASE.toString() }]);
+    assert.equal(row?.policy?.decision, 'passed');
+    assert.equal(
+      await ctx.deps.store.requestLog.setActualCost({ chainId: fx.chain.chainId, userOpHash: hash, actualWei: cost }),
+      1,
+    );
+    const [settled] = await ctx.deps.store.requestLog.query({ accountId: tenant.accountId, limit: 10 });
+    assert.equal(settled?.actualCostWei, cost.toString());
   });
 });
 

@@ -339,6 +339,8 @@ describe('the recorder', () => {
     reason: i % 2 === 0 ? null : 'x'.repeat(1000),
     webhook: null,
     latencyMs: 1.5,
+    policy: null,
+    userOpHash: null,
   });
   const count = async () => (await store.requestLog.query({ accountId: 'acc', limit: 10_000 })).length;
   const silent = { warn: () => {} };

@@ -6,7 +6,7 @@ import type { BoundsResolver } from '../paymaster/boundsResolver.js';
 import type { SponsorshipService } from '../paymaster/sponsorshipService.js';
 import type { TokenPaymasterService } from '../paymaster/tokenPaymasterService.js';
 import type { RequestLimits } from '../rateLimit/requestLimits.js';
-import type { RequestLogSink } from '../requestLog/requestLogRecorder.js';
+import type { OnCall } from '../rpc/callReport.js';
 import { handleJsonRpc } from '../rpc/handleJsonRpc.js';
 import { PAYMASTER_METHODS } from '../rpc/registry.js';
 import type { RpcContext } from '../rpc/rpcMethod.js';
@@ -33,8 +33,8 @@ export interface PaymasterRpcDeps {
   readonly tokenPaymaster: TokenPaymasterService;
   /** The signing bounds of a dApp on a chain. */
   readonly bounds: BoundsResolver;
-  /** The dashboard's request log; every call with a resolved dApp is recorded there. */
-  readonly requestLog?: RequestLogSink;
+  /** Told of every finished call with a resolved dApp (the request log, the metrics): rpc/callReport.ts. */
+  readonly onCall?: OnCall | undefined;
   /** The rate limits: per client IP before the key is looked up, then the dApp's budgets. */
   readonly limits: RequestLimits;
 }
@@ -63,7 +63,7 @@ export function registerPaymasterRpcRoutes(app: FastifyInstance, deps: Paymaster
         context: () => resolveContext({ deps, chainIdText: chainId, apiKey, ip }),
         log: req.log,
         admit: () => deps.limits.paymasterCall(ip),
-        ...(deps.requestLog === undefined ? {} : { requestLog: deps.requestLog }),
+        ...(deps.onCall === undefined ? {} : { onCall: deps.onCall }),
       });
       if (out.retryAfterSeconds !== undefined) reply.header('retry-after', String(out.retryAfterSeconds));
       if (out.body === undefined) reply.code(204).send();
@@ -88,7 +88,7 @@ async function resolveContext(args: {
   if (!dapp.chainIds.includes(chainId)) throw new ChainNotServedError(`This dApp does not serve chain ${chainId}`);
   const chain = args.deps.chains.get(chainId);
   if (chain === undefined) throw new ChainNotServedError(`Chain ${chainId} is not configured on this Patron`);
-  // `trace: undefined` reserves the request log's slot (see RpcContext.trace).
+  // `report: undefined` reserves the observers' slot (see RpcContext.report).
   return {
     dapp,
     chain,
@@ -96,6 +96,6 @@ async function resolveContext(args: {
     sponsorship: args.deps.sponsorship,
     tokens: args.deps.tokenPaymaster,
     spend: args.deps.limits.dappSpend({ dappId: dapp.id, override: dapp.limits.rateLimits, ip: args.ip }),
-    trace: undefined,
+    report: undefined,
   };
 }

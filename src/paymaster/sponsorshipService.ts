@@ -3,7 +3,7 @@ import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { FeeOracle } from '../chain/feeOracle.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
 import { SponsorshipDeniedError, ValidationError, WebhookFailedError } from '../errors/PatronError.js';
-import type { PolicyDecision, PolicyGate, PolicyPass } from '../policies/policyGate.js';
+import type { PolicyGate, PolicyPass } from '../policies/policyGate.js';
 import type { WebhookFailureReason } from '../webhooks/webhookCaller.js';
 import type { WebhookCheckResult } from '../webhooks/webhookCheck.js';
 import { completeUserOperation, validityWindow } from './completeUserOperation.js';
@@ -16,6 +16,7 @@ import {
   type UserOperationV06,
 } from './patronPaymasterV06.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
+import type { ReportFact } from './requestFacts.js';
 import { assertFeesWithinBounds, assertGasWithinBounds, chainFees, worstCaseCostV06 } from './signingBounds.js';
 import type { SpendGuard } from './spendGuard.js';
 import type { PartialUserOperation } from './userOperationInput.js';
@@ -60,24 +61,10 @@ export interface SponsorRequest {
   readonly sponsorshipPolicyId?: string | undefined;
   /** The signing bounds that apply to this dApp on this chain (README, "Signing bounds"). */
   readonly bounds: SigningBounds;
-  /** Filled in as the request goes, for the request log (see RequestTrace). */
-  readonly trace?: RequestTrace;
+  /** Told what happens as the request goes (the request log, the metrics); see requestFacts.ts. */
+  readonly report?: ReportFact | undefined;
   /** The request's budget for simulations and webhook calls. */
   readonly spend: SpendGuard;
-}
-
-/**
- * What the domain reports about one paymaster request for the request log, written as it happens (a request
- * that fails half-way still reports what it got to). Mutable on purpose: one object per JSON-RPC call, owned
- * by the transport that created it.
- */
-export interface RequestTrace {
-  mode?: 'SPONSORED' | 'ERC20';
-  sender?: string;
-  /** The webhook check: allowed or not, the failure reason, and its wall-clock time. */
-  webhook?: { allowed: boolean; reason?: string; latencyMs: number; calls: number };
-  /** The policy decision when the op was signed: the policies that applied and what was reserved. */
-  policy?: PolicyDecision;
 }
 
 export interface SponsoredUserOperation {
@@ -152,11 +139,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     final: UserOperationV06;
     pass: PolicyPass;
   }> => {
-    const trace = req.trace;
-    if (trace !== undefined) {
-      trace.mode = 'SPONSORED';
-      trace.sender = req.userOp.sender;
-    }
+    req.report?.({ kind: 'op', mode: 'SPONSORED', sender: req.userOp.sender });
     // Before the webhook and any simulation: an op priced out of bounds costs Patron nothing but this check.
     assertFeesWithinBounds(req.userOp, await chainFees(deps.fees, req.chain), req.bounds);
     const pass = await deps.policies.check(policyRequest(req));
@@ -169,20 +152,21 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   };
 
   const approveByWebhooks = async (req: SponsorRequest): Promise<void> => {
-    const trace = req.trace;
-    const started = trace === undefined ? 0 : performance.now();
+    const report = req.report;
+    const started = report === undefined ? 0 : performance.now();
     const verdict = await deps.checkWebhooks({
       dappId: req.dappId,
       webhookData: req.webhookData,
       beforeCalls: (count) => req.spend.webhookCalls(count),
     });
-    if (trace !== undefined && verdict.calls.length > 0) {
-      trace.webhook = {
+    if (report !== undefined && verdict.calls.length > 0) {
+      report({
+        kind: 'webhook',
         allowed: verdict.allowed,
         ...(verdict.allowed ? {} : { reason: verdict.failure.reason }),
         latencyMs: performance.now() - started,
         calls: verdict.calls.length,
-      };
+      });
     }
     if (verdict.allowed) return;
     const { reason } = verdict.failure;
@@ -237,10 +221,11 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       const ready = await prepare(req);
       const { validUntil, validAfter, limits, final, pass } = ready;
       const paymasterAndData = sign({ chain: req.chain, userOp: final, validUntil, validAfter });
+      const worstCaseWei = worstCaseCostV06(limits, final.maxFeePerGas);
       // Reserved after signing (the userOpHash covers paymasterAndData); a denial discards the signature unseen.
       const decision = await deps.policies.reserve({
         pass,
-        worstCaseWei: worstCaseCostV06(limits, final.maxFeePerGas),
+        worstCaseWei,
         validUntil,
         userOpHash: () =>
           userOpHashV06({
@@ -249,7 +234,20 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
             chainId: req.chain.chainId,
           }),
       });
-      if (req.trace !== undefined) req.trace.policy = decision;
+      if (req.report !== undefined) {
+        req.report({ kind: 'policy', decision });
+        req.report({
+          kind: 'signed',
+          mode: 'SPONSORED',
+          userOp: { ...final, paymasterAndData },
+          entryPoint: req.chain.entryPoint,
+          chainId: req.chain.chainId,
+          paymaster: req.chain.paymaster,
+          worstCaseWei,
+          validUntil,
+          paymasterAndData,
+        });
+      }
       return {
         paymasterAndData,
         callGasLimit: limits.callGasLimit,

@@ -18,9 +18,10 @@ import {
   type UserOperationV06,
 } from './patronPaymasterV06.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
-import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
+import type { ReportFact } from './requestFacts.js';
+import { assertFeesWithinBounds, assertGasWithinBounds, chainFees, worstCaseCostV06 } from './signingBounds.js';
 import type { SpendGuard } from './spendGuard.js';
-import type { RequestTrace, SponsoredUserOperation, SponsorshipPolicy } from './sponsorshipService.js';
+import type { SponsoredUserOperation, SponsorshipPolicy } from './sponsorshipService.js';
 import { maxGasV06, maxTokenCostV06, POST_OP_OVERHEAD, weiToTokenUnits, weiToTokenUnitsAt } from './tokenMath.js';
 import type { PartialUserOperation } from './userOperationInput.js';
 
@@ -86,7 +87,8 @@ export interface QuoteRequest {
   readonly expiryDuration: number | undefined;
   /** The signing bounds of this dApp on this chain: a quote the final data could not be signed for is refused. */
   readonly bounds: SigningBounds;
-  readonly trace?: RequestTrace | undefined;
+  /** Told what happens as the request goes; see requestFacts.ts. */
+  readonly report?: ReportFact | undefined;
   /** The request's budget for simulations. */
   readonly spend: SpendGuard;
 }
@@ -99,7 +101,8 @@ export interface TokenSponsorRequest {
   readonly expiryDuration: number | undefined;
   /** The signing bounds of this dApp on this chain: a token-paid op's worst case is the paymaster's too. */
   readonly bounds: SigningBounds;
-  readonly trace?: RequestTrace | undefined;
+  /** Told what happens as the request goes; see requestFacts.ts. */
+  readonly report?: ReportFact | undefined;
   /** The request's budget for simulations. */
   readonly spend: SpendGuard;
 }
@@ -194,10 +197,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
 
     /** Fee quotes: one per usable requested token (preferred first), the rest listed as unsupported. */
     async quote(req: QuoteRequest): Promise<TokenQuotes> {
-      if (req.trace !== undefined) {
-        req.trace.mode = 'ERC20';
-        req.trace.sender = req.userOp.sender;
-      }
+      req.report?.({ kind: 'op', mode: 'ERC20', sender: req.userOp.sender });
       const { selected, unsupported } = selectTokens(prepare(chainTokens(req.chain)), req.tokens);
       const op = req.userOp;
       if (op.maxFeePerGas === 0n) {
@@ -256,10 +256,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
      * approval of the wrong token, a balance spent by the call) is refused here instead of costing the deposit.
      */
     async sponsor(req: TokenSponsorRequest): Promise<TokenSponsoredUserOperation> {
-      if (req.trace !== undefined) {
-        req.trace.mode = 'ERC20';
-        req.trace.sender = req.userOp.sender;
-      }
+      req.report?.({ kind: 'op', mode: 'ERC20', sender: req.userOp.sender });
       const token = findToken(chainTokens(req.chain), req.feeToken);
       const op = req.userOp;
       assertFeesWithinBounds(op, await chainFees(deps.fees, req.chain), req.bounds);
@@ -348,8 +345,20 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         priceMarkup: token.priceMarkup,
         maxTokenCost,
       };
+      const paymasterAndData = signToken(req.chain, final, v, fields);
+      req.report?.({
+        kind: 'signed',
+        mode: 'ERC20',
+        userOp: { ...final, paymasterAndData },
+        entryPoint: req.chain.entryPoint,
+        chainId: req.chain.chainId,
+        paymaster: req.chain.paymaster,
+        worstCaseWei: worstCaseCostV06(limits, op.maxFeePerGas),
+        validUntil: v.validUntil,
+        paymasterAndData,
+      });
       return {
-        paymasterAndData: signToken(req.chain, final, v, fields),
+        paymasterAndData,
         ...limits,
         ...v,
         token: token.address,

@@ -9,8 +9,13 @@ import type { RequestLogRepository } from '../store/requestLogRepository.js';
  * rather than slowing requests or growing memory. Retention (age and a row cap) is enforced periodically.
  */
 export interface RequestLogSink {
-  record(entry: RequestLogEntry): void;
+  record(entry: PendingRequestLogEntry): void;
 }
+
+/** An entry as recorded on the request path: a signed op's userOpHash is a thunk, computed at flush time. */
+export type PendingRequestLogEntry = Omit<RequestLogEntry, 'userOpHash'> & {
+  readonly userOpHash: string | (() => string) | null;
+};
 
 export interface RequestLogStats {
   readonly recorded: number;
@@ -50,7 +55,7 @@ export function createRequestLogRecorder(opts: RequestLogRecorderOptions): Reque
   const enabled = opts.retentionDays > 0;
   const bufferLimit = opts.bufferLimit ?? 10_000;
   const batchSize = opts.batchSize ?? 500;
-  let buffer: RequestLogEntry[] = [];
+  let buffer: PendingRequestLogEntry[] = [];
   let flushing: Promise<void> | undefined;
   let flushQueued = false;
   let closed = false;
@@ -65,9 +70,11 @@ export function createRequestLogRecorder(opts: RequestLogRecorderOptions): Reque
     opts.logger.warn({ ...obj, ...counts }, msg);
   };
 
-  const toStored = (e: RequestLogEntry): StoredRequestLogEntry => ({
+  const toStored = (e: PendingRequestLogEntry): StoredRequestLogEntry => ({
     ...e,
     id: randomUUID(),
+    userOpHash: typeof e.userOpHash === 'function' ? e.userOpHash().toLowerCase() : e.userOpHash,
+    actualCostWei: null,
     sender: e.sender === null ? null : e.sender.toLowerCase(),
     reason: e.reason === null ? null : e.reason.slice(0, MAX_REASON_LENGTH),
   });

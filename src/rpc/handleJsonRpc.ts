@@ -1,7 +1,6 @@
 import { RateLimitedError, ValidationError } from '../errors/PatronError.js';
-import type { RequestTrace } from '../paymaster/sponsorshipService.js';
-import type { RequestLogSink } from '../requestLog/requestLogRecorder.js';
-import { recordCall } from './recordCall.js';
+import type { RequestFact } from '../paymaster/requestFacts.js';
+import type { OnCall } from './callReport.js';
 import { RPC, type RpcErrorObject, toRpcError } from './rpcErrors.js';
 import type { RpcContext, RpcMethod } from './rpcMethod.js';
 
@@ -27,8 +26,8 @@ export interface HandleJsonRpcArgs {
   /** Resolves the dApp/chain context once per HTTP request; its error answers every request of the body. */
   readonly context: () => Promise<RpcContext>;
   readonly log: RpcLogger;
-  /** Where each call with a resolved dApp is recorded (the dashboard's request log); absent: not recorded. */
-  readonly requestLog?: RequestLogSink;
+  /** Told of each finished call with a resolved dApp (the request log, the metrics); absent: nobody listens. */
+  readonly onCall?: OnCall;
   /**
    * Asked once per call (every call of a batch) before anything else is done for it, even before the API key
    * is looked up: the per-IP rate limit. Throws RateLimitedError to refuse the call.
@@ -65,7 +64,7 @@ export async function handleJsonRpc(args: HandleJsonRpcArgs): Promise<RpcOutcome
     context,
     log: args.log,
     admit: args.admit,
-    ...(args.requestLog === undefined ? {} : { requestLog: args.requestLog }),
+    ...(args.onCall === undefined ? {} : { onCall: args.onCall }),
   };
   if (!Array.isArray(parsed)) {
     const r = await handleOne(withContext, parsed);
@@ -143,31 +142,26 @@ async function handleOne(
       status: 400,
     };
   }
-  // The request log: one trace per call, filled by the domain, recorded when the call ends.
-  const sink = args.requestLog;
-  const startedAt = sink === undefined ? 0 : performance.now();
-  const trace: RequestTrace = {};
+  // The observers: the domain reports facts into this call's list; the call is reported once when it ends.
+  const onCall = args.onCall;
+  const startedAt = onCall === undefined ? 0 : performance.now();
+  const facts: RequestFact[] = [];
   let ctx: RpcContext | undefined;
   try {
     await args.admit();
     const params = parseParams(method, req.params ?? []);
     ctx = await args.context();
     await ctx.spend.call();
-    const result = await method.handler(params, sink === undefined ? ctx : traced(ctx, trace));
-    if (sink !== undefined) {
-      recordCall({ sink, ctx, method: req.method, trace, latencyMs: performance.now() - startedAt, result });
-    }
+    const result = await method.handler(params, onCall === undefined ? ctx : reporting(ctx, facts));
+    if (onCall !== undefined) report({ onCall, ctx, method: req.method, facts, startedAt, result });
     return { response: { jsonrpc: '2.0', id, result }, status: 200 };
   } catch (err) {
     const mapped = toRpcError(err);
     if (mapped.internal) args.log.error({ err, method: req.method }, 'JSON-RPC request failed');
-    if (sink !== undefined) {
+    if (onCall !== undefined) {
       // Invalid params fail before the context is asked for; the call still belongs to its dApp's log.
       ctx ??= await args.context().catch(() => undefined);
-      if (ctx !== undefined) {
-        const latencyMs = performance.now() - startedAt;
-        recordCall({ sink, ctx, method: req.method, trace, latencyMs, error: mapped.error });
-      }
+      if (ctx !== undefined) report({ onCall, ctx, method: req.method, facts, startedAt, error: mapped.error });
     }
     const response = errorResponse(id, mapped.error);
     if (err instanceof RateLimitedError)
@@ -176,11 +170,36 @@ async function handleOne(
   }
 }
 
-/** A per-call copy of the context carrying this call's trace (a copy: batch calls run concurrently). */
-function traced(ctx: RpcContext, trace: RequestTrace): RpcContext {
+/** A per-call copy of the context whose facts go to this call's list (a copy: batch calls run concurrently). */
+function reporting(ctx: RpcContext, facts: RequestFact[]): RpcContext {
   const copy: { -readonly [K in keyof RpcContext]: RpcContext[K] } = { ...ctx };
-  copy.trace = trace;
+  copy.report = (fact) => {
+    facts.push(fact);
+  };
   return copy;
+}
+
+function report(args: {
+  onCall: OnCall;
+  ctx: RpcContext;
+  method: string;
+  facts: readonly RequestFact[];
+  startedAt: number;
+  result?: unknown;
+  error?: RpcErrorObject;
+}): void {
+  const latencyMs = performance.now() - args.startedAt;
+  args.onCall({
+    // When the call began, from one wall-clock read at its end.
+    at: Math.round(Date.now() - latencyMs),
+    method: args.method,
+    accountId: args.ctx.dapp.accountId,
+    dappId: args.ctx.dapp.id,
+    chainId: args.ctx.chain.chainId,
+    facts: args.facts,
+    latencyMs,
+    ...(args.error === undefined ? { result: args.result } : { error: args.error }),
+  });
 }
 
 /** Parses `params`; the -32602 message names the failing field (`params[0].sender`) and what was wrong. */

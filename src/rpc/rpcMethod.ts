@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
-import type { RequestTrace, SponsorshipService } from '../paymaster/sponsorshipService.js';
+import type { ReportFact } from '../paymaster/requestFacts.js';
+import type { SponsorshipService } from '../paymaster/sponsorshipService.js';
 import type { TokenPaymasterService } from '../paymaster/tokenPaymasterService.js';
 import type { DappSpend } from '../rateLimit/requestLimits.js';
 import type { DappRecord } from '../store/records.js';
@@ -17,11 +18,11 @@ export interface RpcContext {
   /** This dApp's rate limits for the client IP: each call, and the simulations and webhook calls it asks for. */
   readonly spend: DappSpend;
   /**
-   * This call's entry for the request log, when one is kept (one object per JSON-RPC call). Context builders
-   * set it to undefined up front: handleJsonRpc copies the context per call and sets it, and a copy whose
-   * shape already has the slot costs ~40 ns, one that gains a property ~900 ns (V8).
+   * Where this call's domain facts go (requestFacts.ts), when anyone observes calls. Context builders set it to
+   * undefined up front: handleJsonRpc copies the context per call and sets it, and a copy whose shape already
+   * has the slot costs ~40 ns, one that gains a property ~900 ns (V8).
    */
-  readonly trace?: RequestTrace | undefined;
+  readonly report?: ReportFact | undefined;
 }
 
 /**

@@ -48,7 +48,7 @@ async function sponsored(userOp: PartialUserOperation, mode: ModeObject, ctx: Rp
     sponsorshipPolicyId: mode.sponsorshipPolicyId,
     bounds: ctx.bounds,
     spend: ctx.spend,
-    ...(ctx.trace === undefined ? {} : { trace: ctx.trace }),
+    report: ctx.report,
   });
   return sponsoredResult(s);
 }
@@ -62,7 +62,7 @@ async function quotes(userOp: PartialUserOperation, mode: ModeObject, ctx: RpcCo
     calculateGasLimits: mode.calculateGasLimits,
     expiryDuration: mode.expiryDuration,
     bounds: ctx.bounds,
-    trace: ctx.trace,
+    report: ctx.report,
     spend: ctx.spend,
   });
   return quotesResult(q);
@@ -108,7 +108,7 @@ export function tokenPaid(userOp: PartialUserOperation, mode: ModeObject, ctx: R
     calculateGasLimits: mode.calculateGasLimits,
     expiryDuration: mode.expiryDuration,
     bounds: ctx.bounds,
-    trace: ctx.trace,
+    report: ctx.report,
     spend: ctx.spend,
   });
 }

@@ -99,8 +99,26 @@ export interface RequestLogEntry {
     readonly calls: number;
   } | null;
   readonly latencyMs: number;
+  /** The policy decision: what was reserved, or which rule denied. */
+  readonly policy: RequestLogPolicy | null;
+  /** A signed op's EntryPoint userOpHash (lower-case hex), the key settlement writes its cost by. */
+  readonly userOpHash: string | null;
+}
+
+export interface RequestLogPolicy {
+  readonly decision: 'passed' | 'denied';
+  /** The denying rule and policy. */
+  readonly rule?: string;
+  readonly policyId?: string;
+  /** The policies that applied (passed). */
+  readonly policyIds?: readonly string[];
+  readonly reservationId?: string;
+  /** What was reserved per cap kind: amounts in the unit (wei, micro-USD, ops) as decimal strings. */
+  readonly reserved?: readonly { readonly unit: string; readonly amount: string }[];
 }
 
 export interface StoredRequestLogEntry extends RequestLogEntry {
   readonly id: string;
+  /** The op's actualGasCost once settlement saw it on chain (wei, decimal). */
+  readonly actualCostWei: string | null;
 }

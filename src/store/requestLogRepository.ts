@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, type Kysely, type Selectable, sql } from 'kysely';
-import type { RequestOutcome, StoredRequestLogEntry } from './records.js';
+import type { RequestLogPolicy, RequestOutcome, StoredRequestLogEntry } from './records.js';
 import type { Database, RequestLogTable } from './schema.js';
 
 export interface RequestLogQuery {
@@ -28,6 +28,8 @@ export interface RequestLogRepository {
   /** Counts per time bucket and outcome since `since`. */
   buckets(args: { accountId: string; dappId?: string; since: number; bucketMs: number }): Promise<RequestLogBucket[]>;
   deleteOlderThan(at: number): Promise<number>;
+  /** Writes a settled op's actual cost on its rows (the chain's and userOpHash's); returns how many. */
+  setActualCost(args: { chainId: number; userOpHash: string; actualWei: bigint }): Promise<number>;
   /** Keeps the newest `maxRows` rows (ties at the boundary's time may keep a few more). */
   deleteBeyond(maxRows: number): Promise<number>;
 }
@@ -35,8 +37,8 @@ export interface RequestLogRepository {
 /** Rows per synchronous SQLite write (see insertMany). */
 const SQLITE_SLICE = 50;
 
-/** Columns per row; a batch of 500 rows binds 8,000 values (SQLite allows 32,766, PostgreSQL 65,535). */
-export const REQUEST_LOG_COLUMNS = 16;
+/** Columns per row; a batch of 500 rows binds 9,500 values (SQLite allows 32,766, PostgreSQL 65,535). */
+export const REQUEST_LOG_COLUMNS = 19;
 
 const toEntry = (r: Selectable<RequestLogTable>): StoredRequestLogEntry => ({
   id: r.id,
@@ -60,7 +62,18 @@ const toEntry = (r: Selectable<RequestLogTable>): StoredRequestLogEntry => ({
           calls: r.webhook_calls ?? 0,
         },
   latencyMs: r.latency_ms,
+  policy: r.policy === null ? null : parsePolicy(r.policy),
+  userOpHash: r.user_op_hash,
+  actualCostWei: r.actual_cost_wei,
 });
+
+function parsePolicy(text: string): RequestLogPolicy | null {
+  try {
+    return JSON.parse(text) as RequestLogPolicy;
+  } catch {
+    return null;
+  }
+}
 
 /** A row's values, in the column order of ROW_COLUMNS. */
 function toRow(e: StoredRequestLogEntry): unknown[] {
@@ -81,6 +94,9 @@ function toRow(e: StoredRequestLogEntry): unknown[] {
     e.webhook?.latencyMs ?? null,
     e.webhook?.calls ?? null,
     e.latencyMs,
+    e.policy === null ? null : JSON.stringify(e.policy),
+    e.userOpHash,
+    e.actualCostWei,
   ];
 }
 
@@ -101,6 +117,9 @@ const ROW_COLUMNS = [
   'webhook_latency_ms',
   'webhook_calls',
   'latency_ms',
+  'policy',
+  'user_op_hash',
+  'actual_cost_wei',
 ] as const;
 
 export function createRequestLogRepository(
@@ -183,6 +202,15 @@ export function createRequestLogRepository(
       if (dappId !== undefined) query = query.where('dapp_id', '=', dappId);
       const rows = await query.groupBy([bucket, 'outcome']).orderBy(bucket).execute();
       return rows.map((r) => ({ start: Number(r.start), outcome: r.outcome as RequestOutcome, count: Number(r.n) }));
+    },
+    async setActualCost({ chainId, userOpHash, actualWei }) {
+      const r = await db
+        .updateTable('request_log')
+        .set({ actual_cost_wei: actualWei.toString() })
+        .where('chain_id', '=', chainId)
+        .where('user_op_hash', '=', userOpHash.toLowerCase())
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows);
     },
     async deleteOlderThan(at) {
       const r = await db.deleteFrom('request_log').where('at', '<', at).executeTakeFirst();

@@ -84,6 +84,11 @@ export interface RequestLogTable {
   webhook_latency_ms: number | null;
   webhook_calls: number | null;
   latency_ms: number;
+  /** JSON (records.ts RequestLogPolicy), null when no policy was involved. */
+  policy: string | null;
+  user_op_hash: string | null;
+  /** Written by settlement from the op's UserOperationEvent. */
+  actual_cost_wei: string | null;
 }
 
 export interface MigrationsTable {
@@ -126,6 +131,15 @@ export interface SpendReservationsTable {
   actual_wei: string | null;
 }
 
+export interface ChainCursorsTable {
+  chain_id: number;
+  entry_point: string;
+  paymaster: string;
+  block_number: number;
+  block_hash: string;
+  updated_at: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   auth_tokens: AuthTokensTable;
@@ -139,4 +153,5 @@ export interface Database {
   policies: PoliciesTable;
   spend_counters: SpendCountersTable;
   spend_reservations: SpendReservationsTable;
+  chain_cursors: ChainCursorsTable;
 }

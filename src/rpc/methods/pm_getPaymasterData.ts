@@ -25,7 +25,7 @@ export const pm_getPaymasterData = defineRpcMethod({
       sponsorshipPolicyId: mode.sponsorshipPolicyId,
       bounds: ctx.bounds,
       spend: ctx.spend,
-      ...(ctx.trace === undefined ? {} : { trace: ctx.trace }),
+      report: ctx.report,
     });
     return { paymasterAndData: sponsored.paymasterAndData };
   },

@@ -39,7 +39,7 @@ export const pm_validateSponsorshipPolicies = defineRpcMethod({
         webhookData: {},
         bounds: ctx.bounds,
         spend: ctx.spend,
-        ...(ctx.trace === undefined ? {} : { trace: ctx.trace }),
+        report: ctx.report,
       }));
     } catch (err) {
       if (err instanceof PolicyDeniedError || err instanceof SponsorshipDeniedError) return [];

@@ -1,0 +1,108 @@
+import type { RequestFact } from '../paymaster/requestFacts.js';
+import { userOpHashV06 } from '../paymaster/userOpHashV06.js';
+import type { CallReport, OnCall } from '../rpc/callReport.js';
+import { RPC, type RpcErrorObject } from '../rpc/rpcErrors.js';
+import type { RequestLogPolicy, RequestOutcome } from '../store/records.js';
+import type { PendingRequestLogEntry, RequestLogSink } from './requestLogRecorder.js';
+
+/**
+ * The request log's observer of paymaster calls: turns one finished call (its facts, its outcome) into one
+ * entry. Called on the request path: it builds one object and hands it to the sink (an in-memory append); the
+ * userOpHash of a signed op is computed at flush time (a thunk), and ids, normalisation and SQL happen there too.
+ */
+export function requestLogOnCall(sink: RequestLogSink): OnCall {
+  return (report) => sink.record(toEntry(report));
+}
+
+function toEntry(r: CallReport): PendingRequestLogEntry {
+  let op: Extract<RequestFact, { kind: 'op' }> | undefined;
+  let webhook: Extract<RequestFact, { kind: 'webhook' }> | undefined;
+  let policy: Extract<RequestFact, { kind: 'policy' }> | undefined;
+  let signed: Extract<RequestFact, { kind: 'signed' }> | undefined;
+  for (const f of r.facts) {
+    if (f.kind === 'op') op = f;
+    else if (f.kind === 'webhook') webhook = f;
+    else if (f.kind === 'policy') policy = f;
+    else signed = f;
+  }
+  const { error } = r;
+  return {
+    at: r.at,
+    accountId: r.accountId,
+    dappId: r.dappId,
+    chainId: r.chainId,
+    method: r.method,
+    mode: op?.mode ?? null,
+    sender: op?.sender ?? null,
+    outcome: error === undefined ? successOutcome(r.method, r.result) : errorOutcome(error.code),
+    errorCode: error?.code ?? null,
+    reason: error === undefined ? null : reasonOf(error),
+    webhook:
+      webhook === undefined
+        ? null
+        : {
+            allowed: webhook.allowed,
+            reason: webhook.reason ?? null,
+            latencyMs: webhook.latencyMs,
+            calls: webhook.calls,
+          },
+    latencyMs: r.latencyMs,
+    policy: policyOf(policy, error),
+    userOpHash:
+      signed === undefined
+        ? null
+        : () => userOpHashV06({ userOp: signed.userOp, entryPoint: signed.entryPoint, chainId: signed.chainId }),
+  };
+}
+
+function policyOf(
+  fact: Extract<RequestFact, { kind: 'policy' }> | undefined,
+  error: RpcErrorObject | undefined,
+): RequestLogPolicy | null {
+  if (error?.code === RPC.POLICY_DENIED) {
+    const data = (error.data ?? {}) as { rule?: unknown; policyId?: unknown };
+    return {
+      decision: 'denied',
+      ...(typeof data.rule === 'string' ? { rule: data.rule } : {}),
+      ...(typeof data.policyId === 'string' ? { policyId: data.policyId } : {}),
+    };
+  }
+  if (fact === undefined || fact.decision.policyIds.length === 0) return null;
+  const d = fact.decision;
+  return {
+    decision: 'passed',
+    policyIds: d.policyIds,
+    ...(d.reservationId === undefined ? {} : { reservationId: d.reservationId }),
+    ...(d.charges.length === 0 ? {} : { reserved: d.charges.map((c) => ({ unit: c.unit, amount: c.amount })) }),
+  };
+}
+
+/**
+ * `quoted`: answered without a usable signature (an ERC-20 fee quote, `{mode: 'ERC20', feeQuotes}`, the ERC-7677
+ * stub, or the dry run). Any other success carries a signed paymasterAndData: `sponsored`, whichever mode paid.
+ */
+function successOutcome(method: string, result: unknown): RequestOutcome {
+  if (method === 'pm_getPaymasterStubData' || method === 'pm_validateSponsorshipPolicies') return 'quoted';
+  if (typeof result === 'object' && result !== null && 'feeQuotes' in result) return 'quoted';
+  return 'sponsored';
+}
+
+/** Refusals of the request itself (the webhook's, a policy's, or the signing bounds'), as against failures. */
+const DENIALS: ReadonlySet<number> = new Set([
+  RPC.SPONSORSHIP_DENIED,
+  RPC.WEBHOOK_FAILED,
+  RPC.POLICY_DENIED,
+  RPC.OUT_OF_BOUNDS,
+]);
+
+function errorOutcome(code: number): RequestOutcome {
+  return DENIALS.has(code) ? 'denied' : 'error';
+}
+
+function reasonOf(error: RpcErrorObject): string {
+  const data = error.data;
+  if (typeof data === 'object' && data !== null && 'reason' in data && typeof data.reason === 'string') {
+    return data.reason;
+  }
+  return error.message;
+}
