@@ -6,6 +6,7 @@ import { toTokenView } from '../api/adminTokens.js';
 import type { Config } from '../config/config.js';
 import { dappLimitsToJson } from '../config/dappLimits.js';
 import { ValidationError } from '../errors/PatronError.js';
+import type { PolicyService } from '../policies/policyService.js';
 import type { Account } from '../store/records.js';
 import { type CliIo, printResult, table } from './cliOutput.js';
 import { runDemo } from './demo.js';
@@ -14,6 +15,8 @@ export interface CommandContext {
   readonly accounts: AccountService;
   /** Dashboard passwords and sessions. */
   readonly sessions: SessionService;
+  /** dApps' sponsorship policies (policyCommands.ts). */
+  readonly policies: PolicyService;
   /** Where the running service answers (PATRON_PUBLIC_URL, else HOST:PORT), for commands that call it. */
   readonly serviceUrl: string;
   readonly config: Config;
@@ -240,6 +243,12 @@ export const USAGE = `Usage: patron <command> [options] [--json]
   dapp update   --id DAPP_ID [--name N] [--chain ID …] [--account ID|EMAIL]
   dapp rotate-key --id DAPP_ID [--account ID|EMAIL]
   dapp limits   --id DAPP_ID [--set JSON | --clear]   operator limits (signing bounds) of any dApp
+  policies list   --dapp DAPP_ID                      sponsorship policies of any dApp
+  policies create --dapp DAPP_ID --name N (--rules JSON | --rules-file PATH) [--active false]
+  policies get    --dapp DAPP_ID --id POLICY_ID
+  policies update --dapp DAPP_ID --id POLICY_ID [--name N] [--active true|false] [--rules JSON | --rules-file PATH]
+  policies delete --dapp DAPP_ID --id POLICY_ID
+  policies usage  --dapp DAPP_ID --id POLICY_ID [--sender 0x…]   each cap's window: used, reserved, limit
 
 --account may be left out while there is exactly one account.
 --json prints one JSON object (errors too: {"error":{"message":…}}) for scripts.

@@ -4,10 +4,12 @@ import { createSecretBox, loadMasterKey } from '../accounts/secretBox.js';
 import { createSessionService } from '../accounts/sessionService.js';
 import { ConfigError, loadConfig } from '../config/config.js';
 import { PatronError } from '../errors/PatronError.js';
+import { createPolicyService } from '../policies/policyService.js';
 import { openStore, type Store } from '../store/store.js';
 import type { CliIo } from './cliOutput.js';
 import { commands as accountCommands, USAGE } from './commands.js';
 import { paymasterCommands } from './paymasterCommands.js';
+import { policyCommands } from './policyCommands.js';
 
 /**
  * `patron` CLI: runs a command against the same storage as the server and returns the exit code.
@@ -35,7 +37,7 @@ export async function runCli(args: {
   }
   json = parsed.values.json === true;
   const name = parsed.positionals.slice(0, 2).join(' ');
-  const command = accountCommands[name] ?? paymasterCommands[name];
+  const command = accountCommands[name] ?? paymasterCommands[name] ?? policyCommands[name];
   if (parsed.values.help === true || parsed.positionals.length === 0) {
     io.stdout(USAGE);
     return 0;
@@ -62,9 +64,26 @@ export async function runCli(args: {
       idleMs: config.dashboard.sessionIdleMs,
       absoluteMs: config.dashboard.sessionMaxMs,
     });
+    // As deps.ts builds it (at most 20 policies per dApp, its MAX_POLICIES_PER_DAPP), without caching like the above.
+    const policies = createPolicyService({
+      store,
+      cache: { ttlMs: 0, maxEntries: 100 },
+      now: Date.now,
+      maxPoliciesPerDapp: 20,
+    });
     const serviceUrl =
       config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
-    await command({ accounts, sessions, io, json, options: parsed.values, serviceUrl, config, env: args.env });
+    await command({
+      accounts,
+      sessions,
+      policies,
+      io,
+      json,
+      options: parsed.values,
+      serviceUrl,
+      config,
+      env: args.env,
+    });
     return 0;
   } catch (err) {
     if (err instanceof PatronError && err.code !== 'INTERNAL') return fail(err.shortMessage);
@@ -99,6 +118,11 @@ function parse(argv: readonly string[]) {
       'password-stdin': { type: 'boolean' },
       set: { type: 'string' },
       clear: { type: 'boolean' },
+      dapp: { type: 'string' },
+      rules: { type: 'string' },
+      'rules-file': { type: 'string' },
+      active: { type: 'string' },
+      sender: { type: 'string' },
     },
   });
 }
