@@ -262,6 +262,44 @@ test('an owner runs the product from the browser', { skip, timeout: 90_000 }, as
     await shot('09-paymaster-status');
   });
 
+  await t.test(
+    'policies: create one (a refused rule shows the server message), see it and its usage, delete it',
+    async () => {
+      const [dapp] = await ctx.deps.accounts.listDapps(tenant.accountId);
+      assert.ok(dapp);
+      await page.goto(`${base}/dashboard/dapps/${dapp.id}`);
+      await page.locator('#policy-form').waitFor();
+      await page.fill('#policy-name', 'Browser policy');
+      await page.fill('#policy-rules', '{"caps":[{"scope":"op","unit":"ops","limit":"1"}]}');
+      await page.click('text=Create policy');
+      await page
+        .locator('#policy-form-result', {
+          hasText: 'Invalid rules.caps.0.unit: a per-op cap is in wei or usd (one op is one op)',
+        })
+        .waitFor();
+      await page.fill('#policy-rules', '{"caps":[{"scope":"dapp","unit":"ops","limit":"100","resets":"daily"}]}');
+      await page.click('text=Create policy');
+      const row = page.locator('#policies tr', { hasText: 'Browser policy' });
+      await row.waitFor();
+      assert.match((await row.textContent()) ?? '', /active/);
+      await page.getByRole('button', { name: 'Show the usage of policy Browser policy' }).click();
+      const cap = page.locator('#usage tr[data-scope="dapp"]');
+      await cap.waitFor();
+      assert.deepEqual(
+        [await cap.locator('.used').textContent(), await cap.locator('.reserved').textContent()],
+        ['0 ops', '0 ops'],
+      );
+      assert.equal(await cap.locator('.limit').textContent(), '100 ops');
+      await shot('09b-policies');
+      await page.getByRole('button', { name: 'Deactivate policy Browser policy' }).click();
+      await page.getByRole('button', { name: 'Activate policy Browser policy' }).waitFor();
+      assert.equal((await ctx.deps.policies.list(dapp.id))[0]?.active, false);
+      await page.getByRole('button', { name: 'Delete policy Browser policy' }).click();
+      await page.getByText('Deleted policy Browser policy').waitFor();
+      assert.deepEqual(await ctx.deps.policies.list(dapp.id), []);
+    },
+  );
+
   await t.test('CSRF: a write without the token, or from another origin, changes nothing', async () => {
     const before = (await ctx.deps.accounts.listTokens(tenant.accountId)).length;
     const sameOriginNoToken = await page.evaluate(async () => {

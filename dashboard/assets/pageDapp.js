@@ -2,6 +2,7 @@
 import { api } from './api.js';
 import { busy, clear, copyButton, formatTime, h, notice, title } from './dom.js';
 import { chainPicker, pickedChains, servedChains } from './pageDapps.js';
+import { renderPolicies } from './pagePolicies.js';
 import { renderWebhooks } from './pageWebhooks.js';
 
 /**
@@ -13,7 +14,7 @@ const masked = (key) => `${key.slice(0, 7)}${'•'.repeat(12)}`;
 
 /**
  * One dApp: rename, chains, API key (shown on request, rotatable), the paymaster URLs with SDK snippets, and
- * its webhooks. @param {HTMLElement} main @param {import('./app.js').PageContext} ctx
+ * its webhooks and sponsorship policies. @param {HTMLElement} main @param {import('./app.js').PageContext} ctx
  */
 export async function renderDapp(main, ctx) {
   const dappId = ctx.params[0] ?? '';
@@ -139,7 +140,8 @@ export async function renderDapp(main, ctx) {
   renderKey();
 
   const hooks = h('div');
-  await renderWebhooks(hooks, { dappId, out });
+  const policies = h('div');
+  await Promise.all([renderWebhooks(hooks, { dappId, out }), renderPolicies(policies, { dappId, out })]);
 
   main.append(
     h('p', null, h('a', { href: `${ctx.base}/dapps`, 'data-link': true }, '← All dApps')),
@@ -162,6 +164,7 @@ export async function renderDapp(main, ctx) {
       chainsForm,
     ),
     hooks,
+    policies,
   );
 }
 

@@ -1,0 +1,246 @@
+// @ts-check
+import { api, query } from './api.js';
+import { busy, clear, formatTime, h, notice } from './dom.js';
+
+/**
+ * @typedef {{policyId: string, dappId: string, name: string, active: boolean, rules: Record<string, unknown>, createdAt: string, updatedAt: string}} Policy
+ * @typedef {{scope: 'dapp' | 'sender', unit: 'wei' | 'usd' | 'ops', resets: string, limit: string, used: string, reserved: string, windowStart: string, windowEnd: string | null}} CapUsage
+ */
+
+const EXAMPLE = JSON.stringify(
+  { chainIds: [31337], caps: [{ scope: 'sender', unit: 'usd', limit: '5', resets: 'daily' }] },
+  null,
+  2,
+);
+
+/** "1.5 USD", "100 ops", "1000 wei". @param {string} amount @param {string} unit */
+const withUnit = (amount, unit) => (unit === 'usd' ? `${amount} USD` : `${amount} ${unit}`);
+
+/**
+ * The sponsorship policies of one dApp (README "Sponsorship policies"): list, create and edit (the rules as
+ * JSON, checked by the server, whose message is shown as is), activate/deactivate, delete, and each cap's
+ * current window (used, reserved, limit, when it resets).
+ * @param {HTMLElement} root @param {{ dappId: string, out: HTMLElement }} args
+ */
+export async function renderPolicies(root, { dappId, out }) {
+  const base = `/api/admin/dapps/${encodeURIComponent(dappId)}/policies`;
+  const list = h('div');
+  const usageBox = h('div', { id: 'policy-usage', role: 'region', 'aria-label': 'Policy usage' });
+  const formOut = h('div', { className: 'messages', id: 'policy-form-result' });
+  /** @type {Policy | null} the policy being edited, or null when the form creates one */
+  let editing = null;
+
+  const load = async () => {
+    /** @type {Policy[]} */
+    const policies = await api('GET', base);
+    clear(list).append(
+      policies.length === 0
+        ? h('p', null, 'No policy: requests are sponsored under the webhooks and signing bounds alone.')
+        : h(
+            'div',
+            { className: 'table-wrap' },
+            h(
+              'table',
+              { id: 'policies' },
+              h('caption', { className: 'visually-hidden' }, 'Policies'),
+              h(
+                'thead',
+                null,
+                h(
+                  'tr',
+                  null,
+                  ...['Name', 'Status', 'Rules', 'Updated', 'Actions'].map((c) => h('th', { scope: 'col' }, c)),
+                ),
+              ),
+              h('tbody', null, policies.map(row)),
+            ),
+          ),
+    );
+  };
+
+  /** @param {Policy} p */
+  const row = (p) => {
+    const label = (/** @type {string} */ what) => `${what} policy ${p.name}`;
+    const button = (/** @type {string} */ text, /** @type {string} */ aria, className = 'secondary') =>
+      h('button', { type: 'button', className, 'aria-label': label(aria) }, text);
+    const usage = button('Usage', 'Show the usage of');
+    usage.addEventListener('click', () => busy(usage, out, () => showUsage(p)));
+    const edit = button('Edit', 'Edit');
+    edit.addEventListener('click', () => startEdit(p));
+    const toggle = button(p.active ? 'Deactivate' : 'Activate', p.active ? 'Deactivate' : 'Activate');
+    toggle.addEventListener('click', () =>
+      busy(toggle, out, async () => {
+        await api('PATCH', `${base}/${p.policyId}`, { active: !p.active });
+        clear(out).append(notice('ok', `${p.active ? 'Deactivated' : 'Activated'} policy ${p.name}`));
+        await load();
+      }),
+    );
+    const del = button('Delete', 'Delete', 'danger');
+    del.addEventListener('click', () => {
+      if (!confirm(`Delete the policy "${p.name}"? Its rules stop applying at once.`)) return;
+      void busy(del, out, async () => {
+        await api('DELETE', `${base}/${p.policyId}`);
+        clear(out).append(notice('ok', `Deleted policy ${p.name}`));
+        if (editing?.policyId === p.policyId) stopEdit();
+        clear(usageBox);
+        await load();
+      });
+    });
+    return h(
+      'tr',
+      { 'data-policy': p.policyId },
+      h('td', null, p.name),
+      h(
+        'td',
+        null,
+        h('span', { className: `badge ${p.active ? 'sponsored' : 'muted'}` }, p.active ? 'active' : 'inactive'),
+      ),
+      h('td', { className: 'mono wrap' }, JSON.stringify(p.rules)),
+      h('td', null, formatTime(p.updatedAt)),
+      h('td', { className: 'actions' }, usage, edit, toggle, del),
+    );
+  };
+
+  // Usage of one policy: the dApp-wide caps, and a sender's caps when one is given.
+  const sender = /** @type {HTMLInputElement} */ (
+    h('input', { id: 'usage-sender', name: 'sender', placeholder: '0x… (per-sender caps)', maxlength: '42' })
+  );
+  /** @param {Policy} p */
+  const showUsage = async (p) => {
+    const data = await api('GET', `${base}/${p.policyId}/usage${query({ sender: sender.value.trim() })}`);
+    /** @type {CapUsage[]} */
+    const caps = data.caps;
+    const refresh = h('button', { type: 'button', className: 'secondary' }, 'Refresh');
+    refresh.addEventListener('click', () => busy(refresh, out, () => showUsage(p)));
+    clear(usageBox).append(
+      h('h3', null, `Usage of ${p.name}${data.sender === null ? '' : ` for ${data.sender}`}`),
+      caps.length === 0
+        ? h('p', null, 'No cap to show (per-op caps have no window; per-sender caps need a sender).')
+        : h(
+            'div',
+            { className: 'table-wrap' },
+            h(
+              'table',
+              { id: 'usage' },
+              h(
+                'thead',
+                null,
+                h(
+                  'tr',
+                  null,
+                  ...['Scope', 'Used', 'Reserved', 'Limit', 'Resets'].map((c) => h('th', { scope: 'col' }, c)),
+                ),
+              ),
+              h(
+                'tbody',
+                null,
+                caps.map((c) =>
+                  h(
+                    'tr',
+                    { 'data-scope': c.scope },
+                    h('td', null, c.scope === 'dapp' ? 'dApp' : 'sender'),
+                    h('td', { className: 'used' }, withUnit(c.used, c.unit)),
+                    h('td', { className: 'reserved' }, withUnit(c.reserved, c.unit)),
+                    h('td', { className: 'limit' }, withUnit(c.limit, c.unit)),
+                    h('td', null, c.windowEnd === null ? 'never' : `${c.resets}, at ${formatTime(c.windowEnd)}`),
+                  ),
+                ),
+              ),
+            ),
+          ),
+      h('p', null, h('label', { for: 'usage-sender' }, 'Sender '), sender, ' ', refresh),
+    );
+  };
+
+  // The create / edit form.
+  const name = /** @type {HTMLInputElement} */ (
+    h('input', { id: 'policy-name', name: 'name', required: true, maxlength: '100' })
+  );
+  const active = /** @type {HTMLInputElement} */ (
+    h('input', { id: 'policy-active', name: 'active', type: 'checkbox', checked: true })
+  );
+  const rules = /** @type {HTMLTextAreaElement} */ (
+    h('textarea', { id: 'policy-rules', name: 'rules', rows: '8', className: 'mono', spellcheck: 'false' })
+  );
+  rules.value = EXAMPLE;
+  const submit = h('button', { type: 'submit' }, 'Create policy');
+  const cancel = h('button', { type: 'button', className: 'secondary', hidden: true }, 'Cancel edit');
+  const legend = h('h3', null, 'New policy');
+
+  /** @param {Policy} p */
+  const startEdit = (p) => {
+    editing = p;
+    name.value = p.name;
+    active.checked = p.active;
+    rules.value = JSON.stringify(p.rules, null, 2);
+    legend.textContent = `Edit policy ${p.name}`;
+    submit.textContent = 'Save policy';
+    cancel.hidden = false;
+    clear(formOut);
+    name.focus();
+  };
+  const stopEdit = () => {
+    editing = null;
+    name.value = '';
+    active.checked = true;
+    rules.value = EXAMPLE;
+    legend.textContent = 'New policy';
+    submit.textContent = 'Create policy';
+    cancel.hidden = true;
+  };
+  cancel.addEventListener('click', () => {
+    stopEdit();
+    clear(formOut);
+  });
+
+  const form = h(
+    'form',
+    {
+      id: 'policy-form',
+      onsubmit: (/** @type {SubmitEvent} */ e) => {
+        e.preventDefault();
+        void busy(submit, formOut, async () => {
+          /** @type {unknown} */
+          let parsed;
+          try {
+            parsed = JSON.parse(rules.value);
+          } catch {
+            clear(formOut).append(notice('error', 'The rules are not valid JSON.'));
+            return;
+          }
+          const body = { name: name.value, active: active.checked, rules: parsed };
+          const saved =
+            editing === null ? await api('POST', base, body) : await api('PATCH', `${base}/${editing.policyId}`, body);
+          clear(formOut).append(notice('ok', `${editing === null ? 'Created' : 'Saved'} policy ${saved.name}`));
+          stopEdit();
+          await load();
+        });
+      },
+    },
+    legend,
+    h('p', null, h('label', { for: 'policy-name' }, 'Name'), name),
+    h('p', null, h('label', { className: 'check' }, active, ' Active (its rules apply to requests)')),
+    h('label', { for: 'policy-rules' }, 'Rules (JSON)'),
+    rules,
+    h('p', null, submit, ' ', cancel),
+    formOut,
+  );
+
+  await load();
+  root.append(
+    h(
+      'section',
+      { 'aria-labelledby': 'policies-h' },
+      h('h2', { id: 'policies-h' }, 'Policies'),
+      h(
+        'p',
+        { className: 'hint' },
+        'Every active policy that applies to a request must pass: time window, chains, senders, contracts, gas ' +
+          'price and spending caps. The rules format is in the README, "Sponsorship policies (admin API and CLI)".',
+      ),
+      list,
+      usageBox,
+      form,
+    ),
+  );
+}
