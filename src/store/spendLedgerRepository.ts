@@ -274,3 +274,50 @@ export function createSpendLedgerRepository(db: Kysely<Database>, kind: Database
     },
   };
 }
+
+/** An included op's cost, as the settlement follower read it from its `UserOperationEvent`. */
+export interface SettleUserOpArgs {
+  readonly chainId: number;
+  /** The EntryPoint's userOpHash (any case; stored lower-case). */
+  readonly userOpHash: string;
+  readonly actualWei: bigint;
+  readonly actualUsdMicros: bigint | undefined;
+  readonly now: number;
+}
+
+export interface UserOpSettlement {
+  /**
+   * Settles the reservation of the op `userOpHash` on `chainId` by its actual cost (see `settle`); false when
+   * none is open or released (already settled, or Patron reserved nothing for it). Idempotent: the same event
+   * read twice (a restart, a reorg re-read, two processes) counts once.
+   */
+  settleUserOp(args: SettleUserOpArgs): Promise<boolean>;
+}
+
+/**
+ * The ledger with `settleUserOp`. An op is included at most once, and the signing path keys its reservation by
+ * (chain, userOpHash); should two rows ever share a hash, the earliest (by creation, then id) is the one settled,
+ * always the same one, so a second read of the event finds it settled instead of settling another (the rest are
+ * released by the expiry sweeper).
+ */
+export function withUserOpSettlement(
+  db: Kysely<Database>,
+  ledger: SpendLedgerRepository,
+): SpendLedgerRepository & UserOpSettlement {
+  return {
+    ...ledger,
+    async settleUserOp({ chainId, userOpHash, actualWei, actualUsdMicros, now }) {
+      const first = await db
+        .selectFrom('spend_reservations')
+        .select('id')
+        .where('chain_id', '=', chainId)
+        .where('user_op_hash', '=', userOpHash.toLowerCase())
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(1)
+        .executeTakeFirst();
+      if (first === undefined) return false;
+      return ledger.settle({ id: first.id, actualWei, actualUsdMicros, now });
+    },
+  };
+}

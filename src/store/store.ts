@@ -1,12 +1,18 @@
 import { sql } from 'kysely';
 import type pg from 'pg';
 import { type AccountRepository, createAccountRepository } from './accountRepository.js';
+import { type ChainCursorRepository, createChainCursorRepository } from './chainCursorRepository.js';
 import { createDappRepository, type DappRepository } from './dappRepository.js';
 import { type DatabaseHandle, type DatabaseKind, type OpenDatabaseOptions, openDatabase } from './database.js';
 import { createPolicyRepository, type PolicyRepository } from './policyRepository.js';
 import { createRequestLogRepository, type RequestLogRepository } from './requestLogRepository.js';
 import { createSessionRepository, type SessionRepository } from './sessionRepository.js';
-import { createSpendLedgerRepository, type SpendLedgerRepository } from './spendLedgerRepository.js';
+import {
+  createSpendLedgerRepository,
+  type SpendLedgerRepository,
+  type UserOpSettlement,
+  withUserOpSettlement,
+} from './spendLedgerRepository.js';
 import { createWebhookRepository, type WebhookRepository } from './webhookRepository.js';
 
 /** Everything the domain needs from storage, the same on SQLite and PostgreSQL. */
@@ -18,7 +24,9 @@ export interface Store {
   readonly sessions: SessionRepository;
   readonly requestLog: RequestLogRepository;
   readonly policies: PolicyRepository;
-  readonly spendLedger: SpendLedgerRepository;
+  readonly spendLedger: SpendLedgerRepository & UserOpSettlement;
+  /** How far the settlement follower has read each chain's EntryPoint logs (src/settlement/). */
+  readonly chainCursors: ChainCursorRepository;
   /**
    * SQLite in a file only: a number that moves whenever another connection (the CLI, another process)
    * committed, read from `PRAGMA data_version` (its own commits leave it alone); the caches use it to see
@@ -46,7 +54,8 @@ export function createStore(handle: DatabaseHandle): Store {
     sessions: createSessionRepository(db, handle.kind),
     requestLog: createRequestLogRepository(db, handle.sqlite),
     policies: createPolicyRepository(db),
-    spendLedger: createSpendLedgerRepository(db, handle.kind),
+    spendLedger: withUserOpSettlement(db, createSpendLedgerRepository(db, handle.kind)),
+    chainCursors: createChainCursorRepository(db),
     pgPool: handle.pgPool,
     async ping() {
       await sql`SELECT 1`.execute(db);

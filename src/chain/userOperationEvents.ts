@@ -1,0 +1,90 @@
+import { type Address, type Hex, type PublicClient, parseAbiItem } from 'viem';
+
+/**
+ * The EntryPoint's `UserOperationEvent` (v0.6 and v0.7 emit the same event), one per included op: what the
+ * settlement follower reads to replace a reservation by the op's real cost. See ERC-4337, "EntryPoint
+ * definition": https://eips.ethereum.org/EIPS/eip-4337
+ */
+export const userOperationEventAbi = parseAbiItem(
+  'event UserOperationEvent(bytes32 indexed userOpHash, address indexed sender, address indexed paymaster, uint256 nonce, bool success, uint256 actualGasCost, uint256 actualGasUsed)',
+);
+
+export interface UserOperationEventLog {
+  /** Lower-case 0x hex, as the spend ledger stores it. */
+  readonly userOpHash: Hex;
+  readonly sender: Address;
+  readonly paymaster: Address;
+  readonly success: boolean;
+  /** Wei the paymaster's deposit paid for the op (a reverted op pays too). */
+  readonly actualGasCost: bigint;
+  readonly actualGasUsed: bigint;
+  readonly blockNumber: bigint;
+  readonly blockHash: Hex;
+  readonly transactionHash: Hex;
+  readonly logIndex: number;
+}
+
+/** Blocks asked for in one eth_getLogs when the caller gives no bound: most public RPCs accept 2,000. */
+export const DEFAULT_MAX_BLOCK_RANGE = 2000n;
+
+/**
+ * The `UserOperationEvent`s of `entryPoint` whose paymaster topic is `paymaster`, over [fromBlock, toBlock], in
+ * block and log order. Read in slices of at most `maxBlockRange` blocks, because RPC providers refuse (or time
+ * out on) wider eth_getLogs ranges.
+ */
+export async function readUserOperationEvents(args: {
+  readonly client: PublicClient;
+  readonly entryPoint: Address;
+  readonly paymaster: Address;
+  readonly fromBlock: bigint;
+  readonly toBlock: bigint;
+  readonly maxBlockRange?: bigint;
+}): Promise<UserOperationEventLog[]> {
+  const step = args.maxBlockRange ?? DEFAULT_MAX_BLOCK_RANGE;
+  if (step < 1n) throw new RangeError('maxBlockRange must be at least 1');
+  const found: UserOperationEventLog[] = [];
+  for (let from = args.fromBlock; from <= args.toBlock; from += step) {
+    const to = from + step - 1n < args.toBlock ? from + step - 1n : args.toBlock;
+    const logs = await args.client.getLogs({
+      address: args.entryPoint,
+      event: userOperationEventAbi,
+      args: { paymaster: args.paymaster },
+      fromBlock: from,
+      toBlock: to,
+      // A log whose topics or data do not decode is not the EntryPoint's event: dropped, not half-read.
+      strict: true,
+    });
+    for (const log of logs) {
+      // Pending logs have no block yet; eth_getLogs over mined blocks never returns them.
+      if (log.blockNumber === null || log.blockHash === null || log.transactionHash === null) continue;
+      if (log.logIndex === null) continue;
+      found.push({
+        userOpHash: log.args.userOpHash.toLowerCase() as Hex,
+        sender: log.args.sender,
+        paymaster: log.args.paymaster,
+        success: log.args.success,
+        actualGasCost: log.args.actualGasCost,
+        actualGasUsed: log.args.actualGasUsed,
+        blockNumber: log.blockNumber,
+        blockHash: log.blockHash,
+        transactionHash: log.transactionHash,
+        logIndex: log.logIndex,
+      });
+    }
+  }
+  return found;
+}
+
+/** The hash of block `blockNumber`, or undefined when the chain has no such block (it is shorter). */
+export async function blockHashAt(client: PublicClient, blockNumber: bigint): Promise<Hex | undefined> {
+  const block = await client.getBlock({ blockNumber }).catch((err: unknown) => {
+    if (err instanceof Error && err.name === 'BlockNotFoundError') return undefined;
+    throw err;
+  });
+  return block?.hash ?? undefined;
+}
+
+/** The latest block number, read afresh (viem otherwise serves it from a cache for its polling interval). */
+export function headBlockNumber(client: PublicClient): Promise<bigint> {
+  return client.getBlockNumber({ cacheTime: 0 });
+}
