@@ -24,6 +24,7 @@ import { createPolicyService, type PolicyService } from './policies/policyServic
 import { createRateLimiter, type RateLimiter } from './rateLimit/rateLimiter.js';
 import { createRequestLimits, type RequestLimits } from './rateLimit/requestLimits.js';
 import { createRequestLogRecorder, type RequestLogRecorder } from './requestLog/requestLogRecorder.js';
+import { type Settlement, settlementOff, startSettlement } from './settlement/settlementService.js';
 import { openStore, type Store } from './store/store.js';
 import { devChainTokenSettings } from './tokens/devChainTokens.js';
 import { type ChainTokenSettings, createTokenCatalog, type TokenCatalog } from './tokens/tokenCatalog.js';
@@ -64,6 +65,8 @@ export interface Deps {
   readonly limits: RequestLimits;
   /** The dApps' sponsorship policies (src/policies/README.md). */
   readonly policies: PolicyService;
+  /** Settles the spend ledger from each chain's UserOperationEvents; releases expired reservations. */
+  readonly settlement: Settlement;
   readonly now: () => number;
   close(): Promise<void>;
 }
@@ -256,8 +259,34 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     sessions.prune().catch((err: unknown) => logger.warn({ err }, 'could not prune dashboard sessions'));
   }, 10 * 60_000);
   sessionPruner.unref();
+  // Last, once every chain client and the store exist (src/settlement/README.md).
+  const settlement = config.settlement.enabled
+    ? startSettlement({
+        // The in-process chain mines a block per transaction and never reorgs: a depth there would only stall.
+        chains: chains.list().map((chain) => ({
+          chain,
+          confirmations: chain.embedded ? 0 : config.settlement.confirmations,
+        })),
+        cursors: store.chainCursors,
+        ledger: store.spendLedger,
+        // USD per native coin ×1e18 → micro-USD per coin, rounded up; the catalog withholds a stale price.
+        nativeUsdMicros: (chainId) => {
+          const e18 = tokenCatalog.snapshot(chainId)?.nativeUsdE18;
+          return e18 === undefined ? undefined : (e18 + 10n ** 12n - 1n) / 10n ** 12n;
+        },
+        pollMs: config.settlement.pollMs,
+        maxBlockRange: BigInt(config.settlement.maxBlockRange),
+        expiryGraceMs: config.settlement.expiryGraceMs,
+        logger,
+        now,
+      })
+    : settlementOff;
+  // A first start sets each chain's cursor before anything is signed; an RPC that does not answer must not hold
+  // the start up (the rounds go on in the background).
+  await Promise.race([settlement.ready(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
   const close = async () => {
     try {
+      await settlement.close();
       clearInterval(sessionPruner);
       await requestLog.close();
       await webhookCaller.close();
@@ -287,6 +316,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     requestLog,
     limits,
     policies,
+    settlement,
     now,
     close,
   };

@@ -11,6 +11,7 @@ import {
 } from './dashboardSettings.js';
 import { booleanFromEnv, integerFromEnv } from './envValues.js';
 import { type RateLimitConfig, rateLimitsFromEnv } from './rateLimitSettings.js';
+import { type SettlementSettings, settlementEnv, settlementSettingsFrom } from './settlementSettings.js';
 
 /**
  * The whole configuration, parsed once from the environment at start-up and frozen.
@@ -67,6 +68,7 @@ const envSchema = z.object({
   PATRON_DB_POOL_SIZE: integerFromEnv('PATRON_DB_POOL_SIZE', 1, 200),
   PATRON_DEMO: booleanFromEnv('PATRON_DEMO'),
   ...dashboardEnv,
+  ...settlementEnv,
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       error: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
@@ -119,6 +121,8 @@ export interface Config {
   readonly requestLog: RequestLogSettings;
   /** Rate limits, where their counts live, and the proxies whose X-Forwarded-For is believed. */
   readonly rateLimits: RateLimitConfig;
+  /** Following each chain's EntryPoint to settle the spend ledger, and releasing expired reservations. */
+  readonly settlement: SettlementSettings;
 }
 
 export class ConfigError extends Error {
@@ -205,6 +209,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     dashboard: dashboardSettingsFrom(e),
     requestLog: requestLogSettingsFrom(e),
     rateLimits: rateLimits.config,
+    settlement: settlementSettingsFrom(e),
     paymaster: Object.freeze({
       devChain,
       chains: e.PATRON_CHAINS,

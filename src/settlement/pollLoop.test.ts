@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startPollLoop } from './pollLoop.js';
+
+describe('poll loop', () => {
+  test('never two ticks at once; runNow returns the tick result; stop waits for the running tick', async () => {
+    let running = 0;
+    let maxRunning = 0;
+    let ticks = 0;
+    const loop = startPollLoop({
+      intervalMs: 5,
+      maxBackoffMs: 100,
+      firstDelayMs: 0,
+      async tick() {
+        running++;
+        maxRunning = Math.max(maxRunning, running);
+        ticks++;
+        await sleep(2);
+        running--;
+        return ticks;
+      },
+      onError: (err) => assert.fail(String(err)),
+    });
+    const results = await Promise.all([loop.runNow(), loop.runNow()]);
+    assert.equal(results[1], (results[0] ?? 0) + 1);
+    await sleep(30);
+    await loop.stop();
+    assert.equal(running, 0);
+    const stoppedAt = ticks;
+    assert.ok(stoppedAt >= 4, `ticks: ${stoppedAt}`);
+    assert.equal(maxRunning, 1);
+    await sleep(20);
+    assert.equal(ticks, stoppedAt);
+    await assert.rejects(loop.runNow(), /stopped/);
+  });
+
+  test('failures back off (doubling, capped) and are reported; a success resets the pace', async () => {
+    const waits: number[] = [];
+    let ticks = 0;
+    const loop = startPollLoop({
+      intervalMs: 2,
+      maxBackoffMs: 16,
+      firstDelayMs: 0,
+      async tick() {
+        ticks++;
+        if (ticks <= 5) throw new Error(`down ${ticks}`);
+        return ticks;
+      },
+      onError: (_err, retryInMs) => waits.push(retryInMs),
+    });
+    await assert.rejects(loop.runNow(), /down 1/, 'runNow sees the failure');
+    await sleep(120);
+    await loop.stop();
+    assert.deepEqual(waits, [4, 8, 16, 16, 16]);
+    assert.ok(ticks > 6, `went on after recovering: ${ticks}`);
+  });
+});
