@@ -235,8 +235,9 @@ export async function renderPolicies(root, { dappId, out }) {
       h(
         'p',
         { className: 'hint' },
-        'Every active policy that applies to a request must pass: time window, chains, senders, contracts, gas ' +
-          'price and spending caps. The rules format is in the README, "Sponsorship policies (admin API and CLI)".',
+        'Every policy that applies to a request (active, in its time window, on its chain) must pass its rules; ' +
+          'with policies of which none applies, requests are refused, so deactivating the only one stops ' +
+          'sponsorship. The rules format is in the README, "Sponsorship policies (admin API and CLI)".',
       ),
       list,
       usageBox,
