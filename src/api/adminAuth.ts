@@ -25,7 +25,7 @@ export interface AdminAuth {
 }
 
 export const CSRF_HEADER = 'x-csrf-token';
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+export const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export async function authenticateAccount(req: FastifyRequest, auth: AdminAuth): Promise<Account> {
   const authorization = req.headers.authorization;

@@ -2,7 +2,13 @@ import type { FastifyRequest } from 'fastify';
 import type { AuthenticatedSession } from '../accounts/sessionService.js';
 import { UnauthorizedError } from '../errors/PatronError.js';
 import type { Account, DappRecord } from '../store/records.js';
-import { type AdminAuth, assertNotCrossSite, assertSameOriginWrite, authenticateAccount } from './adminAuth.js';
+import {
+  type AdminAuth,
+  assertNotCrossSite,
+  assertSameOriginWrite,
+  authenticateAccount,
+  SAFE_METHODS,
+} from './adminAuth.js';
 import { readSessionCookie } from './sessionCookie.js';
 import { authenticateWebhookCaller } from './webhookCredentials.js';
 
@@ -28,19 +34,9 @@ export interface AuthContexts {
   readonly optionalSession: { readonly liveCookie: string | undefined };
 }
 export type AuthKind = keyof AuthContexts;
-export const AUTH_KINDS = [
-  'public',
-  'sameSite',
-  'account',
-  'dappPair',
-  'session',
-  'optionalSession',
-] as const satisfies readonly AuthKind[];
 
 /** What authentication needs: the services, the public URL (origin checks) and the admin budget. */
 export type RouteAuthDeps = AdminAuth;
-
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export const authenticators: {
   readonly [K in AuthKind]: (req: FastifyRequest, deps: RouteAuthDeps) => Promise<AuthContexts[K]>;
