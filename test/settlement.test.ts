@@ -37,12 +37,14 @@ describe(`settlement follower (${BACKEND})`, () => {
   let schema: string | undefined;
   let dappId: string;
   let errors: string[];
+  let warnings: string[];
   let keys: { wei: string; usd: string; ops: string };
 
   beforeEach(async () => {
     ({ store, schema } = await openTestStore());
     dappId = await insertBareDapp(store, 'settlement');
     errors = [];
+    warnings = [];
     const k = randomUUID();
     keys = { wei: `t|${k}|wei`, usd: `t|${k}|usd`, ops: `t|${k}|ops` };
   });
@@ -53,8 +55,11 @@ describe(`settlement follower (${BACKEND})`, () => {
 
   /** Every event the followers passed on after settling it (onIncluded), as userOpHash@block. */
   let included: string[] = [];
+  /** Makes onIncluded throw (it must not hold the round). */
+  let includedFails = false;
   beforeEach(() => {
     included = [];
+    includedFails = false;
   });
 
   function follower(over: { confirmations?: number; on?: Store } = {}): SettlementFollower {
@@ -62,6 +67,7 @@ describe(`settlement follower (${BACKEND})`, () => {
     return createSettlementFollower({
       onIncluded: async ({ event }) => {
         included.push(`${event.userOpHash}@${event.blockNumber}`);
+        if (includedFails) throw new Error('the metrics are down');
       },
       chain: fixtureChainRuntime(chain.fx),
       cursors: on.chainCursors,
@@ -69,7 +75,12 @@ describe(`settlement follower (${BACKEND})`, () => {
       nativeUsdMicros: () => PRICE_MICROS,
       confirmations: over.confirmations ?? 0,
       maxBlockRange: 2000n,
-      logger: { error: (_o, msg) => errors.push(msg), warn: () => {}, info: () => {}, debug: () => {} },
+      logger: {
+        error: (_o, msg) => errors.push(msg),
+        warn: (_o, msg) => warnings.push(msg),
+        info: () => {},
+        debug: () => {},
+      },
       now: Date.now,
     });
   }
@@ -172,6 +183,19 @@ describe(`settlement follower (${BACKEND})`, () => {
     assert.deepEqual(await counters(), settled);
     assert.deepEqual(f.status().settled, 1);
     assert.deepEqual(errors, []);
+  });
+
+  test('an onIncluded that fails is logged and holds nothing: settled, cursor moved', async () => {
+    const f = follower();
+    await f.runOnce();
+    const { op, hash } = await sponsoredOp();
+    await reserve(hash);
+    includedFails = true;
+    const { cost, block } = await include(op);
+    assert.equal((await f.runOnce()).settled, 1);
+    assert.deepEqual((await counters()).wei, { used: cost, reserved: 0n });
+    assert.equal((await cursor())?.blockNumber, block);
+    assert.deepEqual(warnings, ['settlement: onIncluded failed']);
   });
 
   test('a new follower on the same store resumes after the cursor and does not read settled blocks again', async () => {

@@ -42,8 +42,9 @@ export interface SettlementFollowerDeps {
   readonly logger: SettlementLogger;
   readonly now: () => number;
   /**
-   * Called for every event after its settlement and before the cursor moves (e.g. to write the cost on the
-   * request log); it may see an event again after a restart or a reorg, so it must be idempotent.
+   * Told of every event after its settlement and before the cursor moves (metrics, the request log's cost); it
+   * may see an event again after a restart or a reorg, so it must be idempotent. Its failure is logged and does
+   * not hold the round: the ledger must not wait on a secondary record.
    */
   readonly onIncluded?: (args: { readonly chainId: number; readonly event: UserOperationEventLog }) => Promise<void>;
   /** Checked between slices, so stopping does not wait for a long catch-up. */
@@ -156,7 +157,9 @@ export function createSettlementFollower(deps: SettlementFollowerDeps): Settleme
         now: deps.now(),
       });
       if (ok) settled++;
-      await deps.onIncluded?.({ chainId: chain.chainId, event: e });
+      await deps.onIncluded?.({ chainId: chain.chainId, event: e }).catch((err: unknown) => {
+        logger.warn({ err, chainId: chain.chainId, userOpHash: e.userOpHash }, 'settlement: onIncluded failed');
+      });
       logger.debug(
         { chainId: chain.chainId, userOpHash: e.userOpHash, actualGasCost: e.actualGasCost.toString(), settled: ok },
         'settlement: UserOperationEvent',
