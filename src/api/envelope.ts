@@ -33,6 +33,7 @@ const STATUS_BY_CODE: Record<PatronErrorCode, number> = {
   OUT_OF_BOUNDS: 400,
   POLICY_DENIED: 403,
   FEES_UNAVAILABLE: 503,
+  INSOLVENT: 503,
   RATE_LIMITED: 429,
 };
 

@@ -10,8 +10,10 @@ import {
   requestLogSettingsFrom,
 } from './dashboardSettings.js';
 import { booleanFromEnv, integerFromEnv } from './envValues.js';
+import { type MetricsSettings, metricsEnv, metricsSettingsFrom } from './metricsSettings.js';
 import { type RateLimitConfig, rateLimitsFromEnv } from './rateLimitSettings.js';
 import { type SettlementSettings, settlementEnv, settlementSettingsFrom } from './settlementSettings.js';
+import { type SolvencySettings, solvencyEnv, solvencySettingsFrom } from './solvencySettings.js';
 
 /**
  * The whole configuration, parsed once from the environment at start-up and frozen.
@@ -69,6 +71,8 @@ const envSchema = z.object({
   PATRON_DEMO: booleanFromEnv('PATRON_DEMO'),
   ...dashboardEnv,
   ...settlementEnv,
+  ...metricsEnv,
+  ...solvencyEnv,
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       error: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
@@ -123,6 +127,10 @@ export interface Config {
   readonly rateLimits: RateLimitConfig;
   /** Following each chain's EntryPoint to settle the spend ledger, and releasing expired reservations. */
   readonly settlement: SettlementSettings;
+  /** The Prometheus /metrics endpoint (README, "Metrics"). */
+  readonly metrics: MetricsSettings;
+  /** The solvency guard and the operator alert webhook (src/solvency/README.md). */
+  readonly solvency: SolvencySettings;
 }
 
 export class ConfigError extends Error {
@@ -141,6 +149,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     ...bounds.problems,
     ...rateLimits.problems,
   ];
+  const metrics = parsed.success ? metricsSettingsFrom(parsed.data) : undefined;
+  const solvency = parsed.success ? solvencySettingsFrom(parsed.data) : undefined;
+  problems.push(...(metrics?.problems ?? []), ...(solvency?.problems ?? []));
   // The cross-field rule reads the raw values, so it is reported together with every other problem.
   const explicitProduction = env.PATRON_PRODUCTION ?? '';
   const production =
@@ -158,7 +169,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     // A signer generated into one machine's data directory would differ between the deployment's processes.
     problems.push('PATRON_SIGNER_PRIVATE_KEY or PATRON_SIGNER_KEYSTORE is required in production mode');
   }
-  if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
+  if (!parsed.success || metrics === undefined || solvency === undefined || problems.length > 0) {
+    throw new ConfigError(problems);
+  }
   const e = parsed.data;
   const dataDir = path.resolve(e.PATRON_DATA_DIR ?? './data');
   const databaseUrl = e.DATABASE_URL === '' ? undefined : e.DATABASE_URL;
@@ -210,6 +223,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     requestLog: requestLogSettingsFrom(e),
     rateLimits: rateLimits.config,
     settlement: settlementSettingsFrom(e),
+    metrics: metrics.settings,
+    solvency: solvency.settings,
     paymaster: Object.freeze({
       devChain,
       chains: e.PATRON_CHAINS,

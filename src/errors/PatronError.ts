@@ -35,7 +35,9 @@ export type PatronErrorCode =
   /** The chain's current fees cannot be read, so no op can be bounded: nothing is signed (transient). */
   | 'FEES_UNAVAILABLE'
   /** A rate limit is spent: retry after `retryAfterSeconds` (README, "Rate limits"). */
-  | 'RATE_LIMITED';
+  | 'RATE_LIMITED'
+  /** The paymaster's deposit on the chain is below its live liabilities × margin or the floor (src/solvency/). */
+  | 'INSOLVENT';
 
 export interface PatronErrorOptions {
   readonly details?: string;
@@ -239,5 +241,30 @@ export class PolicyDeniedError extends PatronError {
   constructor(message: string, data: Readonly<Record<string, unknown>> & { readonly rule: string }) {
     super('POLICY_DENIED', `Sponsorship denied by policy: ${message}`, { data });
     this.rule = data.rule;
+  }
+}
+
+/**
+ * The solvency guard (src/solvency/README.md) holds signing on a chain: the paymaster's EntryPoint deposit is below
+ * the floor, or below what the signatures still open may cost times the margin. Every op signed now could fail
+ * on chain (AA31) or drain the deposit for ops already promised. `data` carries the amounts as decimal strings.
+ */
+export class PaymasterInsolventError extends PatronError {
+  override name = 'PaymasterInsolventError' as const;
+  constructor(v: { chainId: number; depositWei: bigint; liabilitiesWei: bigint; floorWei: bigint; marginBps: bigint }) {
+    const required = (v.liabilitiesWei * v.marginBps + 9_999n) / 10_000n;
+    const why =
+      v.depositWei < v.floorWei
+        ? `the paymaster's deposit (${v.depositWei} wei) is below its floor (${v.floorWei} wei)`
+        : `the paymaster's deposit (${v.depositWei} wei) is below its live liabilities × margin (${required} wei)`;
+    super('INSOLVENT', `Chain ${v.chainId}: ${why}; Patron signs nothing on this chain until it is topped up`, {
+      data: {
+        rule: 'solvency',
+        chainId: v.chainId,
+        depositWei: v.depositWei.toString(),
+        liabilitiesWei: v.liabilitiesWei.toString(),
+        floorWei: v.floorWei.toString(),
+      },
+    });
   }
 }

@@ -1,0 +1,114 @@
+import type { CallReport } from '../rpc/callReport.js';
+import { RPC } from '../rpc/rpcErrors.js';
+
+/**
+ * The labels of one finished JSON-RPC call, each from a fixed set, so a scrape's series are bounded however many
+ * dApps, senders or keys call: an unknown method, rule or reason becomes "other". Never a dApp id, a sender or a
+ * key: those belong in the request log, not in a time series per value.
+ */
+export interface CallLabels {
+  readonly method: string;
+  readonly mode: 'SPONSORED' | 'ERC20' | 'none';
+  readonly outcome: 'sponsored' | 'quoted' | 'denied' | 'error';
+  /** Why a call was denied, or "none". */
+  readonly rule: string;
+}
+
+/** The methods the paymaster endpoints serve (src/rpc/registry.ts), plus what a denial at the edge reports. */
+export const METRIC_METHODS: ReadonlySet<string> = new Set([
+  'pm_sponsorUserOperation',
+  'pm_getFeeQuoteOrData',
+  'pm_getPaymasterStubData',
+  'pm_getPaymasterData',
+  'pm_validateSponsorshipPolicies',
+]);
+
+/**
+ * Every denial rule a call can end with: the policy engine's (src/policies/policyRules.ts), the signing bounds'
+ * (BoundsRule), the webhook's outcome and failure reasons (webhookCaller.ts), the fee and solvency guards'.
+ */
+export const METRIC_RULES: ReadonlySet<string> = new Set([
+  // policies
+  'policyNotFound',
+  'noPolicyApplies',
+  'senderBlocked',
+  'senderNotAllowed',
+  'deploymentNotSponsored',
+  'maxFeePerGas',
+  'undecodableCall',
+  'contractNotAllowed',
+  'methodNotAllowed',
+  'cap',
+  'priceUnavailable',
+  // signing bounds (maxFeePerGas is shared with the policies' ceiling)
+  'maxPriorityFeePerGas',
+  'callGasLimit',
+  'verificationGasLimit',
+  'preVerificationGas',
+  'maxOpCost',
+  // webhooks
+  'webhook_denied',
+  'webhook_timeout',
+  'webhook_http_status',
+  'webhook_redirect',
+  'webhook_invalid_response',
+  'webhook_response_too_large',
+  'webhook_connection_failed',
+  'webhook_forbidden_address',
+  // guards
+  'chainFees',
+  'solvency',
+]);
+
+/** The errors that refuse the request itself, as against failures (the request log's split). */
+const DENIALS: ReadonlySet<number> = new Set([
+  RPC.SPONSORSHIP_DENIED,
+  RPC.WEBHOOK_FAILED,
+  RPC.POLICY_DENIED,
+  RPC.OUT_OF_BOUNDS,
+  RPC.INSOLVENT,
+]);
+
+function dataField(data: unknown, field: string): string | undefined {
+  if (typeof data !== 'object' || data === null || !(field in data)) return undefined;
+  const value = (data as Record<string, unknown>)[field];
+  return typeof value === 'string' ? value : undefined;
+}
+
+function bounded(value: string | undefined): string {
+  return value !== undefined && METRIC_RULES.has(value) ? value : 'other';
+}
+
+function ruleOf(code: number, data: unknown): string {
+  if (code === RPC.SPONSORSHIP_DENIED) return 'webhook_denied';
+  if (code === RPC.WEBHOOK_FAILED) {
+    const reason = dataField(data, 'reason');
+    return bounded(reason === undefined ? undefined : `webhook_${reason}`);
+  }
+  return bounded(dataField(data, 'rule'));
+}
+
+export function callLabels(report: CallReport): CallLabels {
+  const method = METRIC_METHODS.has(report.method) ? report.method : 'other';
+  let mode: CallLabels['mode'] = 'none';
+  for (const fact of report.facts) {
+    if (fact.kind === 'op' || fact.kind === 'signed') mode = fact.mode;
+  }
+  const { error } = report;
+  if (error !== undefined) {
+    const denied = DENIALS.has(error.code);
+    return {
+      method,
+      mode,
+      outcome: denied ? 'denied' : 'error',
+      rule: denied ? ruleOf(error.code, error.data) : 'none',
+    };
+  }
+  // A success without a usable signature: an ERC-20 fee quote, the ERC-7677 stub or the policies' dry run.
+  const result = report.result;
+  const quoted =
+    report.method === 'pm_getPaymasterStubData' ||
+    report.method === 'pm_validateSponsorshipPolicies' ||
+    (typeof result === 'object' && result !== null && 'feeQuotes' in result);
+  return { method, mode, outcome: quoted ? 'quoted' : 'sponsored', rule: 'none' };
+}

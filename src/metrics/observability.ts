@@ -1,0 +1,107 @@
+import { entryPoint06Abi } from 'viem/account-abstraction';
+import type { ChainRuntime } from '../chain/chainRegistry.js';
+import type { UserOperationEventLog } from '../chain/userOperationEvents.js';
+import type { Config } from '../config/config.js';
+import type { OnCall } from '../rpc/callReport.js';
+import { createAlertSender } from '../solvency/alertWebhook.js';
+import { type SolvencyGuard, startSolvencyGuard } from '../solvency/solvencyGuard.js';
+import type { HostResolver } from '../webhooks/webhookUrlPolicy.js';
+import { metricsOnCall } from './metricsOnCall.js';
+import { createPatronMetrics, type PatronMetrics } from './patronMetrics.js';
+
+/**
+ * The metrics and the solvency guard as deps.ts builds them: both observe the same two streams (finished
+ * paymaster calls, included ops), and the metrics read the guard's deposits rather than reading the chain twice.
+ */
+export interface Observability {
+  /** Undefined unless PATRON_METRICS=on. */
+  readonly metrics: PatronMetrics | undefined;
+  readonly solvency: SolvencyGuard;
+  /** `others` (the request log) and then the metrics and the guard, each told of every finished call. */
+  onCall(...others: readonly OnCall[]): OnCall;
+  /** Settlement's `onIncluded`: an op of the paymaster was included (idempotent, as settlement requires). */
+  onIncluded(args: { readonly chainId: number; readonly event: UserOperationEventLog }): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface ObservabilityDeps {
+  readonly config: Pick<Config, 'metrics' | 'solvency' | 'allowPrivateWebhookUrls'>;
+  readonly chains: readonly ChainRuntime[];
+  readonly logger: {
+    info(obj: object, msg: string): void;
+    warn(obj: object, msg: string): void;
+    error(obj: object, msg: string): void;
+  };
+  readonly resolve: HostResolver;
+  readonly now: () => number;
+  /** Settlement's per-chain lag (read at scrape time; settlement is built after this). */
+  readonly settlementLag?: () => readonly { readonly chainId: number; readonly lag: bigint | undefined }[];
+  /** Seconds since the native coin's USD price was read (read at scrape time), when known. */
+  readonly priceAgeSeconds?: (chainId: number) => number | undefined;
+}
+
+export function createObservability(deps: ObservabilityDeps): Observability {
+  const { config } = deps;
+  const alert = config.solvency.alert;
+  const solvency = startSolvencyGuard({
+    chains: deps.chains.map((chain) => ({
+      chainId: chain.chainId,
+      paymaster: chain.paymaster,
+      readDeposit: () =>
+        chain.client.readContract({
+          address: chain.entryPoint,
+          abi: entryPoint06Abi,
+          functionName: 'balanceOf',
+          args: [chain.paymaster],
+        }),
+    })),
+    settings: config.solvency,
+    enforce: config.solvency.enabled,
+    alert:
+      alert === undefined
+        ? undefined
+        : createAlertSender({
+            url: alert.url,
+            secret: alert.secret,
+            // The dApp webhooks' rule: production refuses loopback, private and metadata addresses.
+            allowPrivate: config.allowPrivateWebhookUrls,
+            resolve: deps.resolve,
+            logger: deps.logger,
+            now: deps.now,
+          }),
+    logger: deps.logger,
+    now: deps.now,
+  });
+  const metrics = config.metrics.enabled
+    ? createPatronMetrics({
+        chainIds: deps.chains.map((c) => c.chainId),
+        solvency: () => solvency.state(),
+        ...(deps.settlementLag === undefined ? {} : { settlementLag: deps.settlementLag }),
+        ...(deps.priceAgeSeconds === undefined ? {} : { priceAgeSeconds: deps.priceAgeSeconds }),
+      })
+    : undefined;
+  const own: OnCall[] = [...(metrics === undefined ? [] : [metricsOnCall(metrics)]), (r) => solvency.observeCall(r)];
+  return {
+    metrics,
+    solvency,
+    onCall(...others) {
+      const all = [...others, ...own];
+      return (report) => {
+        // One observer's fault must not keep the others from hearing of the call, nor reach the caller.
+        for (const observe of all) {
+          try {
+            observe(report);
+          } catch (err) {
+            deps.logger.error({ err }, 'a call observer failed');
+          }
+        }
+      };
+    },
+    async onIncluded({ chainId, event }) {
+      const args = { chainId, userOpHash: event.userOpHash, actualGasCost: event.actualGasCost };
+      metrics?.observeIncluded(args);
+      solvency.observeIncluded(args);
+    },
+    close: () => solvency.close(),
+  };
+}

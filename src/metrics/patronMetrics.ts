@@ -1,0 +1,219 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { CallReport } from '../rpc/callReport.js';
+import { callLabels } from './callLabels.js';
+
+/**
+ * Patron's Prometheus metrics (README, "Metrics"), in a Registry of their own per app: never prom-client's global
+ * default, so two apps in one process (the tests) never share or clash. Every label comes from a fixed set
+ * (callLabels.ts; chains from the configured ones, else "other"), so the series are bounded whatever the
+ * traffic. Wei amounts are Prometheus floats: exact up to 2^53 wei (~0.009 ETH), then to 15-16 significant
+ * digits, which is what a dashboard or an alert needs.
+ */
+
+/** One chain's state as the solvency guard sees it (src/solvency/solvencyGuard.ts), read at scrape time. */
+export interface ChainGaugeState {
+  readonly chainId: number;
+  readonly paymaster: string;
+  readonly depositWei: bigint | undefined;
+  readonly liabilitiesWei: bigint;
+  readonly signing: boolean;
+  readonly runwaySeconds: number | undefined;
+}
+
+/** What the scrape-time gauges read; each returns the current value, no I/O (the loops that read the chain own it). */
+export interface MetricsSources {
+  readonly chainIds: readonly number[];
+  readonly solvency?: () => readonly ChainGaugeState[];
+  readonly settlementLag?: () => readonly { readonly chainId: number; readonly lag: bigint | undefined }[];
+  readonly priceAgeSeconds?: (chainId: number) => number | undefined;
+  /** Collect prom-client's process metrics (CPU, memory, event loop lag, GC); tests may leave them out. */
+  readonly processMetrics?: boolean;
+}
+
+export interface PatronMetrics {
+  readonly registry: Registry;
+  /** One finished paymaster call: O(1) counter updates, on the request path. */
+  observeCall(report: CallReport): void;
+  /** An op of Patron's paymaster included on chain (settlement's onIncluded); an event seen twice counts once. */
+  observeIncluded(args: {
+    readonly chainId: number;
+    readonly userOpHash: string;
+    readonly actualGasCost: bigint;
+  }): void;
+  /** The text format, as /metrics serves it. */
+  render(): Promise<{ readonly contentType: string; readonly body: string }>;
+}
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Recently counted inclusions, against settlement's replays after a restart or a reorg. */
+const SEEN_INCLUSIONS = 10_000;
+
+export function createPatronMetrics(sources: MetricsSources): PatronMetrics {
+  const registry = new Registry();
+  const known = new Set(sources.chainIds);
+  const chain = (chainId: number) => (known.has(chainId) ? String(chainId) : 'other');
+  const registers = [registry];
+
+  const requests = new Counter({
+    name: 'patron_rpc_requests_total',
+    help: 'Paymaster JSON-RPC calls by method, mode, outcome and denial rule',
+    labelNames: ['method', 'mode', 'outcome', 'rule'] as const,
+    registers,
+  });
+  const duration = new Histogram({
+    name: 'patron_rpc_request_duration_seconds',
+    help: 'Paymaster JSON-RPC call duration',
+    labelNames: ['method', 'outcome'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  const webhookCalls = new Counter({
+    name: 'patron_webhook_calls_total',
+    help: "Sponsorship webhook checks by outcome (allowed, denied, or the failure's reason)",
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  const webhookDuration = new Histogram({
+    name: 'patron_webhook_duration_seconds',
+    help: 'Sponsorship webhook check duration (all of a dApp’s webhooks)',
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  const signatures = new Counter({
+    name: 'patron_signatures_total',
+    help: 'paymasterAndData signatures issued',
+    labelNames: ['chain', 'mode'] as const,
+    registers,
+  });
+  const reservedWei = new Counter({
+    name: 'patron_reserved_wei_total',
+    help: 'Worst-case wei of every signature issued (what the EntryPoint may charge the paymaster)',
+    labelNames: ['chain'] as const,
+    registers,
+  });
+  const settledWei = new Counter({
+    name: 'patron_settled_wei_total',
+    help: "Wei the EntryPoint charged the paymaster for included ops (UserOperationEvent's actualGasCost)",
+    labelNames: ['chain'] as const,
+    registers,
+  });
+  registerGauges(registry, sources, chain);
+  if (sources.processMetrics !== false) collectDefaultMetrics({ register: registry });
+
+  const seen = new Set<string>();
+  return {
+    registry,
+    observeCall(report) {
+      const l = callLabels(report);
+      requests.inc({ method: l.method, mode: l.mode, outcome: l.outcome, rule: l.rule });
+      duration.observe({ method: l.method, outcome: l.outcome }, report.latencyMs / 1000);
+      for (const fact of report.facts) {
+        if (fact.kind === 'webhook') {
+          webhookCalls.inc({ outcome: fact.allowed ? 'allowed' : webhookReason(fact.reason) });
+          webhookDuration.observe(fact.latencyMs / 1000);
+        } else if (fact.kind === 'signed') {
+          signatures.inc({ chain: chain(fact.chainId), mode: fact.mode });
+          reservedWei.inc({ chain: chain(fact.chainId) }, Number(fact.worstCaseWei));
+        }
+      }
+    },
+    observeIncluded({ chainId, userOpHash, actualGasCost }) {
+      const key = `${chainId}:${userOpHash.toLowerCase()}`;
+      if (seen.has(key)) return;
+      if (seen.size >= SEEN_INCLUSIONS) seen.clear();
+      seen.add(key);
+      settledWei.inc({ chain: chain(chainId) }, Number(actualGasCost));
+    },
+    async render() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}
+
+/** The webhook caller's failure reasons (webhookCaller.ts WebhookFailureReason); anything else is "other". */
+const WEBHOOK_REASONS: ReadonlySet<string> = new Set([
+  'denied',
+  'timeout',
+  'http_status',
+  'redirect',
+  'invalid_response',
+  'response_too_large',
+  'connection_failed',
+  'forbidden_address',
+]);
+
+function webhookReason(reason: string | undefined): string {
+  return reason !== undefined && WEBHOOK_REASONS.has(reason) ? reason : 'other';
+}
+
+/** Gauges read at scrape time from the sources: no timer of their own, nothing stale between scrapes. */
+function registerGauges(registry: Registry, sources: MetricsSources, chain: (chainId: number) => string): void {
+  const registers = [registry];
+  const { solvency, settlementLag, priceAgeSeconds } = sources;
+  const fromSolvency = (
+    name: string,
+    help: string,
+    labelNames: string[],
+    set: (g: Gauge, s: ChainGaugeState) => void,
+  ) =>
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers,
+      collect() {
+        this.reset();
+        for (const s of solvency?.() ?? []) set(this, s);
+      },
+    });
+  fromSolvency(
+    'patron_paymaster_deposit_wei',
+    "The paymaster's EntryPoint deposit, as last read",
+    ['chain', 'paymaster'],
+    (g, s) => {
+      if (s.depositWei !== undefined) g.set({ chain: chain(s.chainId), paymaster: s.paymaster }, Number(s.depositWei));
+    },
+  );
+  fromSolvency(
+    'patron_live_liabilities_wei',
+    'Worst case of the signatures not yet included nor expired (src/solvency/README.md)',
+    ['chain'],
+    (g, s) => g.set({ chain: chain(s.chainId) }, Number(s.liabilitiesWei)),
+  );
+  fromSolvency('patron_solvency_signing', '1 while the solvency guard lets the chain sign, else 0', ['chain'], (g, s) =>
+    g.set({ chain: chain(s.chainId) }, s.signing ? 1 : 0),
+  );
+  fromSolvency(
+    'patron_runway_seconds',
+    'Deposit divided by the recent included spend rate (absent without recent spend)',
+    ['chain'],
+    (g, s) => {
+      if (s.runwaySeconds !== undefined) g.set({ chain: chain(s.chainId) }, s.runwaySeconds);
+    },
+  );
+  new Gauge({
+    name: 'patron_settlement_lag_blocks',
+    help: "Blocks between a chain's head and the settlement cursor",
+    labelNames: ['chain'],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of settlementLag?.() ?? []) {
+        if (s.lag !== undefined) this.set({ chain: chain(s.chainId) }, Number(s.lag));
+      }
+    },
+  });
+  new Gauge({
+    name: 'patron_price_age_seconds',
+    help: "Age of the native coin's USD price (absent while unknown)",
+    labelNames: ['chain'],
+    registers,
+    collect() {
+      this.reset();
+      for (const chainId of sources.chainIds) {
+        const age = priceAgeSeconds?.(chainId);
+        if (age !== undefined) this.set({ chain: chain(chainId) }, age);
+      }
+    },
+  });
+}

@@ -1,0 +1,269 @@
+import type { Address } from 'viem';
+import type { SolvencySettings } from '../config/solvencySettings.js';
+import { PaymasterInsolventError } from '../errors/PatronError.js';
+import type { CallReport } from '../rpc/callReport.js';
+import type { AlertSender } from './alertWebhook.js';
+import { createLiabilityTracker } from './liabilityTracker.js';
+import { runwaySeconds, solvencyVerdict } from './solvencyVerdict.js';
+import { createSpendWindow } from './spendWindow.js';
+
+/**
+ * The solvency guard (src/solvency/README.md): per chain, a background loop reads the paymaster's EntryPoint
+ * deposit and holds signing while it is below the floor or below the live liabilities × margin. The request path
+ * only calls `assertCanSign`, an O(1) check against the last deposit read and the running liabilities. State
+ * changes are logged once and posted to the operator alert webhook, in the background.
+ */
+export interface SolvencyChain {
+  readonly chainId: number;
+  readonly paymaster: Address;
+  /** The paymaster's EntryPoint deposit (balanceOf); may reject, the guard keeps the last value then. */
+  readonly readDeposit: () => Promise<bigint>;
+}
+
+export interface ChainSolvency {
+  readonly chainId: number;
+  readonly paymaster: Address;
+  /** Undefined until the first read succeeded. */
+  readonly depositWei: bigint | undefined;
+  readonly liabilitiesWei: bigint;
+  readonly floorWei: bigint;
+  /** Basis points (15000: × 1.5). */
+  readonly marginBps: bigint;
+  readonly requiredWei: bigint;
+  /** False while the guard holds signing (always true when the guard does not enforce). */
+  readonly signing: boolean;
+  /** Included spend over the last 24 h, per second, when any. */
+  readonly spendWeiPerSecond: number | undefined;
+  readonly runwaySeconds: number | undefined;
+  /** Unix ms of the last successful deposit read. */
+  readonly checkedAt: number | undefined;
+}
+
+export interface SolvencyGuard {
+  /** Throws PaymasterInsolventError while the chain is held. Call right before signing. */
+  assertCanSign(chainId: number): void;
+  /** Per chain, for the dashboard and /metrics. */
+  state(): readonly ChainSolvency[];
+  /** The JSON-RPC core's onCall observer: records each issued signature's worst case (O(1)). */
+  observeCall(report: CallReport): void;
+  /** Settlement's observer of an included op of the paymaster: off the liabilities, into the spend rate. */
+  observeIncluded(args: {
+    readonly chainId: number;
+    readonly userOpHash: string;
+    readonly actualGasCost: bigint;
+  }): void;
+  /** Reads every deposit now and re-evaluates (the loop does this every interval; tests call it). */
+  checkNow(): Promise<readonly ChainSolvency[]>;
+  close(): Promise<void>;
+}
+
+export interface SolvencyGuardDeps {
+  readonly chains: readonly SolvencyChain[];
+  readonly settings: SolvencySettings;
+  /** False: read and report only (the metrics want the deposit even with PATRON_SOLVENCY=false). */
+  readonly enforce: boolean;
+  readonly alert: AlertSender | undefined;
+  readonly logger: {
+    info(obj: object, msg: string): void;
+    warn(obj: object, msg: string): void;
+    error(obj: object, msg: string): void;
+  };
+  readonly now: () => number;
+  /** Per-read budget. */
+  readonly readTimeoutMs?: number;
+}
+
+/** Recently included ops remembered against replays. */
+const SEEN_INCLUSIONS = 10_000;
+
+interface ChainState {
+  readonly chain: SolvencyChain;
+  readonly floorWei: bigint;
+  depositWei: bigint | undefined;
+  checkedAt: number | undefined;
+  signing: boolean;
+  readFailing: boolean;
+}
+
+export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
+  const { settings, logger } = deps;
+  const liabilities = createLiabilityTracker({ now: deps.now });
+  const spend = createSpendWindow({ now: deps.now });
+  const states = new Map<number, ChainState>(
+    deps.chains.map((chain) => [
+      chain.chainId,
+      {
+        chain,
+        floorWei: settings.floorWeiByChain.get(chain.chainId) ?? settings.floorWei,
+        depositWei: undefined,
+        checkedAt: undefined,
+        // Unknown is not insolvent: until the first read, signing goes on (a chain that cannot be read cannot
+        // have its fees read either, and that refuses on its own).
+        signing: true,
+        readFailing: false,
+      },
+    ]),
+  );
+  const pendingAlerts = new Set<Promise<boolean>>();
+  const included = new Set<string>();
+
+  function transition(s: ChainState, signing: boolean, liabilitiesWei: bigint): void {
+    if (s.signing === signing) return;
+    s.signing = signing;
+    const verdict = solvencyVerdict({
+      depositWei: s.depositWei ?? 0n,
+      liabilitiesWei,
+      floorWei: s.floorWei,
+      marginBps: settings.marginBps,
+    });
+    const data = {
+      chainId: s.chain.chainId,
+      paymaster: s.chain.paymaster,
+      depositWei: (s.depositWei ?? 0n).toString(),
+      liabilitiesWei: liabilitiesWei.toString(),
+      floorWei: s.floorWei.toString(),
+      margin: Number(settings.marginBps) / 10_000,
+      requiredWei: verdict.requiredWei.toString(),
+      ...(verdict.reason === undefined ? {} : { reason: verdict.reason }),
+    };
+    if (signing) logger.info(data, 'solvency: the paymaster deposit covers its liabilities again; signing resumed');
+    else logger.error(data, 'solvency: paymaster deposit too low; signing stopped on this chain until topped up');
+    const sent = deps.alert?.send({
+      type: signing ? 'paymaster.solvency.recovered' : 'paymaster.solvency.halted',
+      data,
+    });
+    if (sent !== undefined) {
+      pendingAlerts.add(sent);
+      void sent.finally(() => pendingAlerts.delete(sent));
+    }
+  }
+
+  /** Evaluates one chain against `liabilitiesWei`; flips the state (log, alert) when the verdict changed. */
+  function evaluate(s: ChainState, liabilitiesWei: bigint): boolean {
+    if (!deps.enforce || s.depositWei === undefined) return true;
+    const { signing } = solvencyVerdict({
+      depositWei: s.depositWei,
+      liabilitiesWei,
+      floorWei: s.floorWei,
+      marginBps: settings.marginBps,
+    });
+    transition(s, signing, liabilitiesWei);
+    return signing;
+  }
+
+  function view(s: ChainState): ChainSolvency {
+    const liabilitiesWei = liabilities.current(s.chain.chainId);
+    const rate = spend.weiPerSecond(s.chain.chainId);
+    return {
+      chainId: s.chain.chainId,
+      paymaster: s.chain.paymaster,
+      depositWei: s.depositWei,
+      liabilitiesWei,
+      floorWei: s.floorWei,
+      marginBps: settings.marginBps,
+      requiredWei: solvencyVerdict({ depositWei: 0n, liabilitiesWei, floorWei: 0n, marginBps: settings.marginBps })
+        .requiredWei,
+      signing: s.signing,
+      spendWeiPerSecond: rate,
+      runwaySeconds: s.depositWei === undefined ? undefined : runwaySeconds(s.depositWei, rate),
+      checkedAt: s.checkedAt,
+    };
+  }
+
+  async function checkChain(s: ChainState): Promise<void> {
+    const timeoutMs = deps.readTimeoutMs ?? 5000;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      s.depositWei = await Promise.race([
+        s.chain.readDeposit(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+        }),
+      ]);
+      s.checkedAt = deps.now();
+      if (s.readFailing) logger.info({ chainId: s.chain.chainId }, 'solvency: the paymaster deposit is readable again');
+      s.readFailing = false;
+    } catch (err) {
+      // The last deposit read stands; logged once per failing streak, not every interval.
+      if (!s.readFailing)
+        logger.warn({ err, chainId: s.chain.chainId }, 'solvency: could not read the paymaster deposit');
+      s.readFailing = true;
+    } finally {
+      clearTimeout(timer);
+    }
+    evaluate(s, liabilities.total(s.chain.chainId));
+  }
+
+  let running: Promise<readonly ChainSolvency[]> | undefined;
+  async function checkNow(): Promise<readonly ChainSolvency[]> {
+    // One check at a time; a caller during a check waits for the next full one.
+    while (running !== undefined) await running.catch(() => undefined);
+    running = Promise.all([...states.values()].map(checkChain)).then(() => [...states.values()].map(view));
+    try {
+      return await running;
+    } finally {
+      running = undefined;
+    }
+  }
+
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const loop = () => {
+    timer = setTimeout(() => {
+      void checkNow().finally(() => {
+        if (!stopped) loop();
+      });
+    }, settings.intervalMs);
+    timer.unref();
+  };
+  const first = checkNow().finally(() => {
+    if (!stopped) loop();
+  });
+
+  return {
+    assertCanSign(chainId) {
+      const s = states.get(chainId);
+      if (s === undefined) return;
+      const liabilitiesWei = liabilities.current(chainId);
+      if (evaluate(s, liabilitiesWei)) return;
+      throw new PaymasterInsolventError({
+        chainId,
+        depositWei: s.depositWei ?? 0n,
+        liabilitiesWei,
+        floorWei: s.floorWei,
+        marginBps: settings.marginBps,
+      });
+    },
+    state: () => [...states.values()].map(view),
+    observeCall(report) {
+      for (const fact of report.facts) {
+        if (fact.kind !== 'signed') continue;
+        liabilities.record({
+          chainId: fact.chainId,
+          userOp: fact.userOp,
+          entryPoint: fact.entryPoint,
+          worstCaseWei: fact.worstCaseWei,
+          validUntil: fact.validUntil,
+        });
+      }
+    },
+    observeIncluded({ chainId, userOpHash, actualGasCost }) {
+      liabilities.included(chainId, userOpHash);
+      // Settlement may hand an event over again (after a restart or a reorg): spent once.
+      const key = `${chainId}:${userOpHash.toLowerCase()}`;
+      if (included.has(key)) return;
+      if (included.size >= SEEN_INCLUSIONS) included.clear();
+      included.add(key);
+      spend.add({ chainId, wei: actualGasCost });
+    },
+    checkNow,
+    async close() {
+      stopped = true;
+      clearTimeout(timer);
+      await first.catch(() => undefined);
+      clearTimeout(timer);
+      deps.alert?.close();
+      await Promise.all([...pendingAlerts]);
+    },
+  };
+}

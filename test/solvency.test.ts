@@ -1,0 +1,372 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { type Address, hexToBytes, parseEther } from 'viem';
+import { patronPaymasterAbi } from '../src/chain/artifacts.js';
+import type { SolvencySettings } from '../src/config/solvencySettings.js';
+import { PaymasterInsolventError } from '../src/errors/PatronError.js';
+import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
+import { userOpHashV06 } from '../src/paymaster/patronPaymasterV06.js';
+import type { CallReport } from '../src/rpc/callReport.js';
+import { toRpcError } from '../src/rpc/rpcErrors.js';
+import { createAlertSender } from '../src/solvency/alertWebhook.js';
+import { startSolvencyGuard } from '../src/solvency/solvencyGuard.js';
+import { generateSigningSecret } from '../src/webhooks/standardWebhooks.js';
+import {
+  fixtureChainRuntime,
+  KEYS,
+  type PatronFixture,
+  paymasterDeposit,
+  startPatronFixture,
+} from './helpers/patronPaymasterV06.js';
+import { createTestContext, fakeResolver, type TestContext } from './helpers/testContext.js';
+import { answer, type Receiver, signedWith, startReceiver } from './helpers/webhookReceiver.js';
+
+/** The solvency guard (src/solvency/README.md) on the in-process chain and with given amounts. */
+const silent = { info() {}, warn() {}, error() {} };
+
+async function until(check: () => boolean, what: string, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('solvency guard on the in-process chain', () => {
+  const secret = generateSigningSecret();
+  let fx: PatronFixture;
+  let ctx: TestContext;
+  let receiver: Receiver;
+  before(async () => {
+    fx = await startPatronFixture();
+    receiver = await startReceiver(answer({ ok: true }));
+    const solvency: SolvencySettings = {
+      enabled: true,
+      intervalMs: 3_600_000,
+      marginBps: 15_000n,
+      floorWei: parseEther('5'),
+      floorWeiByChain: new Map(),
+      alert: { url: receiver.url('/alerts'), secret },
+    };
+    ctx = await createTestContext({
+      chains: [fixtureChainRuntime(fx)],
+      signerKey: hexToBytes(KEYS.signer),
+      config: { solvency },
+    });
+  });
+  after(async () => {
+    await ctx.close();
+    await receiver.close();
+    await fx.close();
+  });
+
+  const paymaster = () => ({ address: fx.paymaster, abi: patronPaymasterAbi }) as const;
+  const alerts = () => receiver.requests.filter((r) => r.url === '/alerts');
+
+  test('below the floor: signing stops with PaymasterInsolventError, one signed alert; topped up: one recovery', async () => {
+    const chainId = fx.chain.chainId;
+    const guard = ctx.deps.solvency;
+    await guard.checkNow();
+    assert.doesNotThrow(() => guard.assertCanSign(chainId));
+    assert.equal(guard.state()[0]?.depositWei, parseEther('10'));
+
+    // The owner withdraws 6 ETH: 4 ETH left, below the 5 ETH floor.
+    const recipient: Address = '0x000000000000000000000000000000000000f00d';
+    await fx.client.waitForTransactionReceipt({
+      hash: await fx.client.writeContract({
+        ...paymaster(),
+        functionName: 'withdrawTo',
+        args: [recipient, parseEther('6')],
+      }),
+    });
+    assert.equal(await paymasterDeposit(fx), parseEther('4'));
+    const [state] = await guard.checkNow();
+    assert.equal(state?.signing, false);
+    const err = (() => {
+      try {
+        guard.assertCanSign(chainId);
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    assert.ok(err instanceof PaymasterInsolventError);
+    assert.equal(err.code, 'INSOLVENT');
+    assert.deepEqual(err.data, {
+      rule: 'solvency',
+      chainId,
+      depositWei: parseEther('4').toString(),
+      liabilitiesWei: '0',
+      floorWei: parseEther('5').toString(),
+    });
+    assert.match(
+      err.shortMessage,
+      /^Chain \d+: the paymaster's deposit \(4000000000000000000 wei\) is below its floor/,
+    );
+    const wire = toRpcError(err);
+    assert.equal(wire.error.code, -32042);
+    assert.equal(wire.http, 503);
+
+    await until(() => alerts().length === 1, 'the halted alert');
+    const halted = alerts()[0];
+    assert.ok(signedWith(secret, halted), 'Standard Webhooks signature verifies');
+    const body = JSON.parse(halted?.body ?? '{}') as { type: string; data: Record<string, unknown> };
+    assert.equal(body.type, 'paymaster.solvency.halted');
+    assert.equal(body.data.depositWei, parseEther('4').toString());
+    assert.equal(body.data.reason, 'floor');
+
+    // Still insolvent: no second alert, however many checks and refused requests.
+    await guard.checkNow();
+    assert.throws(() => guard.assertCanSign(chainId), PaymasterInsolventError);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(alerts().length, 1);
+
+    // Topped up by 3 ETH: 7 ETH, above the floor.
+    await fx.client.waitForTransactionReceipt({
+      hash: await fx.client.writeContract({ ...paymaster(), functionName: 'deposit', value: parseEther('3') }),
+    });
+    const [recovered] = await guard.checkNow();
+    assert.equal(recovered?.signing, true);
+    assert.doesNotThrow(() => guard.assertCanSign(chainId));
+    await until(() => alerts().length === 2, 'the recovered alert');
+    const second = alerts()[1];
+    assert.ok(signedWith(secret, second));
+    assert.equal((JSON.parse(second?.body ?? '{}') as { type: string }).type, 'paymaster.solvency.recovered');
+    assert.notEqual(second?.headers['webhook-id'], halted?.headers['webhook-id']);
+  });
+});
+
+describe('solvency guard with given amounts', () => {
+  const op = (nonce: bigint): UserOperationV06 => ({
+    sender: '0x0000000000000000000000000000000000000001',
+    nonce,
+    initCode: '0x',
+    callData: '0x',
+    callGasLimit: 1n,
+    verificationGasLimit: 1n,
+    preVerificationGas: 1n,
+    maxFeePerGas: 1n,
+    maxPriorityFeePerGas: 1n,
+    paymasterAndData: '0x',
+    signature: '0x',
+  });
+  const entryPoint: Address = '0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789';
+  const signedCall = (nonce: bigint, worstCaseWei: bigint, validUntil: number): CallReport => ({
+    at: 0,
+    method: 'pm_sponsorUserOperation',
+    accountId: 'a',
+    dappId: 'd',
+    chainId: 1,
+    latencyMs: 1,
+    result: {},
+    facts: [
+      {
+        kind: 'signed',
+        mode: 'SPONSORED',
+        userOp: op(nonce),
+        entryPoint,
+        chainId: 1,
+        paymaster: entryPoint,
+        worstCaseWei,
+        validUntil,
+        paymasterAndData: '0x',
+      },
+    ],
+  });
+  const settings = (floorWei: bigint): SolvencySettings => ({
+    enabled: true,
+    intervalMs: 3_600_000,
+    marginBps: 15_000n,
+    floorWei,
+    floorWeiByChain: new Map(),
+    alert: undefined,
+  });
+
+  test('liabilities × margin: signatures count until included or expired', async () => {
+    let now = 1_000_000_000_000;
+    const guard = startSolvencyGuard({
+      chains: [{ chainId: 1, paymaster: entryPoint, readDeposit: async () => parseEther('1') }],
+      settings: settings(0n),
+      enforce: true,
+      alert: undefined,
+      logger: silent,
+      now: () => now,
+    });
+    try {
+      await guard.checkNow();
+      const validUntil = now / 1000 + 60;
+      guard.observeCall(signedCall(1n, parseEther('0.4'), validUntil));
+      assert.doesNotThrow(() => guard.assertCanSign(1), '0.4 × 1.5 = 0.6 ≤ 1');
+      guard.observeCall(signedCall(2n, parseEther('0.3'), validUntil + 600));
+      // 0.7 × 1.5 = 1.05 > 1: held at once, before the next interval.
+      assert.throws(
+        () => guard.assertCanSign(1),
+        (e: unknown) => {
+          assert.ok(e instanceof PaymasterInsolventError);
+          assert.equal(e.data?.liabilitiesWei, parseEther('0.7').toString());
+          assert.match(e.shortMessage, /below its live liabilities × margin \(1050000000000000000 wei\)/);
+          return true;
+        },
+      );
+      // The first op is included: only 0.3 stays open.
+      guard.observeIncluded({
+        chainId: 1,
+        userOpHash: userOpHashV06({ userOp: op(1n), entryPoint, chainId: 1 }),
+        actualGasCost: parseEther('0.1'),
+      });
+      const [s] = await guard.checkNow();
+      assert.equal(s?.liabilitiesWei, parseEther('0.3'));
+      assert.equal(s?.signing, true);
+      // Past the second op's validUntil the EntryPoint would refuse it: no longer a liability.
+      now += 700_000;
+      const [later] = await guard.checkNow();
+      assert.equal(later?.liabilitiesWei, 0n);
+    } finally {
+      await guard.close();
+    }
+  });
+
+  test('runway = deposit / the included spend rate over the last 24 h', async () => {
+    let now = 2_000_000_000_000;
+    const guard = startSolvencyGuard({
+      chains: [{ chainId: 1, paymaster: entryPoint, readDeposit: async () => parseEther('2') }],
+      settings: settings(0n),
+      enforce: true,
+      alert: undefined,
+      logger: silent,
+      now: () => now,
+    });
+    try {
+      let [s] = await guard.checkNow();
+      assert.equal(s?.runwaySeconds, undefined, 'no spend, no runway');
+      now += 12 * 3_600_000;
+      guard.observeIncluded({ chainId: 1, userOpHash: '0xaa', actualGasCost: parseEther('0.5') });
+      guard.observeIncluded({ chainId: 1, userOpHash: '0xaa', actualGasCost: parseEther('0.5') }); // replayed: once
+      now += 12 * 3_600_000;
+      guard.observeIncluded({ chainId: 1, userOpHash: '0xbb', actualGasCost: parseEther('0.5') });
+      [s] = await guard.checkNow();
+      // 1 ETH over 24 h; 2 ETH last 48 h.
+      assert.equal(s?.runwaySeconds, 48 * 3600);
+      // A day later with no more spend, the window is empty again.
+      now += 26 * 3_600_000;
+      [s] = await guard.checkNow();
+      assert.equal(s?.runwaySeconds, undefined);
+    } finally {
+      await guard.close();
+    }
+  });
+
+  test('the deposit unreadable: the last value stands; never read: signing goes on', async () => {
+    let fail = true;
+    const guard = startSolvencyGuard({
+      chains: [
+        {
+          chainId: 1,
+          paymaster: entryPoint,
+          readDeposit: async () => {
+            if (fail) throw new Error('rpc down');
+            return 10n;
+          },
+        },
+      ],
+      settings: settings(100n),
+      enforce: true,
+      alert: undefined,
+      logger: silent,
+      now: Date.now,
+    });
+    try {
+      await guard.checkNow();
+      assert.doesNotThrow(() => guard.assertCanSign(1));
+      fail = false;
+      await guard.checkNow();
+      assert.throws(() => guard.assertCanSign(1), PaymasterInsolventError);
+      fail = true;
+      await guard.checkNow();
+      assert.throws(() => guard.assertCanSign(1), PaymasterInsolventError);
+      assert.doesNotThrow(() => guard.assertCanSign(2), 'a chain the guard does not know is not held');
+    } finally {
+      await guard.close();
+    }
+  });
+
+  test('PATRON_SOLVENCY=false: reads and reports, never holds', async () => {
+    const guard = startSolvencyGuard({
+      chains: [{ chainId: 1, paymaster: entryPoint, readDeposit: async () => 1n }],
+      settings: settings(100n),
+      enforce: false,
+      alert: undefined,
+      logger: silent,
+      now: Date.now,
+    });
+    try {
+      const [s] = await guard.checkNow();
+      assert.equal(s?.depositWei, 1n);
+      assert.equal(s?.signing, true);
+      assert.doesNotThrow(() => guard.assertCanSign(1));
+    } finally {
+      await guard.close();
+    }
+  });
+});
+
+describe('operator alert webhook', () => {
+  test('retried with backoff until a 2xx, the same webhook-id each time', async () => {
+    const secret = generateSigningSecret();
+    let calls = 0;
+    const receiver = await startReceiver((req, res) => {
+      calls += 1;
+      return answer({}, calls < 3 ? 500 : 200)(req, res);
+    });
+    const sender = createAlertSender({
+      url: receiver.url('/a'),
+      secret,
+      allowPrivate: true,
+      resolve: fakeResolver,
+      logger: silent,
+      now: Date.now,
+      backoffMs: 5,
+    });
+    try {
+      assert.equal(await sender.send({ type: 'paymaster.solvency.halted', data: { chainId: 1 } }), true);
+      assert.equal(receiver.requests.length, 3);
+      assert.equal(new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size, 1);
+      assert.ok(receiver.requests.every((r) => signedWith(secret, r)));
+    } finally {
+      sender.close();
+      await receiver.close();
+    }
+  });
+
+  test('production mode: a loopback or private URL is refused at every attempt, nothing is sent', async () => {
+    const receiver = await startReceiver();
+    const sender = createAlertSender({
+      url: receiver.url('/a'),
+      secret: generateSigningSecret(),
+      allowPrivate: false,
+      resolve: fakeResolver,
+      logger: silent,
+      now: Date.now,
+      retries: 2,
+      backoffMs: 1,
+    });
+    const internal = createAlertSender({
+      url: 'http://internal.example.com/a',
+      secret: generateSigningSecret(),
+      allowPrivate: false,
+      resolve: fakeResolver,
+      logger: silent,
+      now: Date.now,
+      retries: 0,
+    });
+    try {
+      assert.equal(await sender.send({ type: 't', data: {} }), false);
+      assert.equal(await internal.send({ type: 't', data: {} }), false);
+      assert.equal(receiver.requests.length, 0);
+    } finally {
+      sender.close();
+      internal.close();
+      await receiver.close();
+    }
+  });
+});
