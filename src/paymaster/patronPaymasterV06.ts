@@ -69,6 +69,8 @@ const OP_PREIMAGE = Buffer.alloc(9 * 32);
 const SPONSORED_PREIMAGE = Buffer.alloc(6 * 32);
 const TOKEN_PREIMAGE = Buffer.alloc(10 * 32);
 const EIP191_PREIMAGE = Buffer.alloc(EIP191_PREFIX.length + 32);
+const PACKED_OP_PREIMAGE = Buffer.alloc(10 * 32);
+const USER_OP_HASH_PREIMAGE = Buffer.alloc(3 * 32);
 EIP191_PREFIX.copy(EIP191_PREIMAGE, 0);
 
 /** Decodes 0x-hex strictly (Buffer's decoder silently stops at the first bad character, so count bytes). */
@@ -123,6 +125,36 @@ export function opHashV06(userOp: UserOperationV06, keccak: Keccak): Uint8Array 
   writeUint256Word(buf, 224, userOp.maxFeePerGas, 'maxFeePerGas');
   writeUint256Word(buf, 256, userOp.maxPriorityFeePerGas, 'maxPriorityFeePerGas');
   return keccak.keccak256(buf);
+}
+
+/**
+ * EntryPoint v0.6's `getUserOpHash`: keccak256(abi.encode(keccak256(pack(op)), entryPoint, chainId)), where
+ * pack(op) is the words of `opHashV06` followed by keccak256(paymasterAndData) (UserOperationLib.pack). It is the
+ * key of the EntryPoint's UserOperationEvent, so the spend ledger keys reservations by it and settlement finds
+ * them from the event.
+ */
+export function userOpHashV06(
+  args: { readonly userOp: UserOperationV06; readonly entryPoint: Address; readonly chainId: number },
+  keccak: Keccak = viemKeccak,
+): Hex {
+  const op = args.userOp;
+  const buf = PACKED_OP_PREIMAGE.fill(0);
+  writeAddressWord(buf, 0, op.sender, 'sender');
+  writeUint256Word(buf, 32, op.nonce, 'nonce');
+  buf.set(keccak.keccak256(hexToBuffer(op.initCode, 'initCode')), 64);
+  buf.set(keccak.keccak256(hexToBuffer(op.callData, 'callData')), 96);
+  writeUint256Word(buf, 128, op.callGasLimit, 'callGasLimit');
+  writeUint256Word(buf, 160, op.verificationGasLimit, 'verificationGasLimit');
+  writeUint256Word(buf, 192, op.preVerificationGas, 'preVerificationGas');
+  writeUint256Word(buf, 224, op.maxFeePerGas, 'maxFeePerGas');
+  writeUint256Word(buf, 256, op.maxPriorityFeePerGas, 'maxPriorityFeePerGas');
+  buf.set(keccak.keccak256(hexToBuffer(op.paymasterAndData, 'paymasterAndData')), 288);
+  const packed = keccak.keccak256(buf);
+  const outer = USER_OP_HASH_PREIMAGE.fill(0);
+  outer.set(packed, 0);
+  writeAddressWord(outer, 32, args.entryPoint, 'entryPoint');
+  writeUint256Word(outer, 64, BigInt(args.chainId), 'chainId');
+  return `0x${Buffer.from(keccak.keccak256(outer)).toString('hex')}`;
 }
 
 export interface SponsoredHashParams {

@@ -1,5 +1,5 @@
+import { userOpHashV06 } from '../paymaster/patronPaymasterV06.js';
 import type { RequestFact } from '../paymaster/requestFacts.js';
-import { userOpHashV06 } from '../paymaster/userOpHashV06.js';
 import type { CallReport, OnCall } from '../rpc/callReport.js';
 import { RPC, type RpcErrorObject } from '../rpc/rpcErrors.js';
 import type { RequestLogPolicy, RequestOutcome } from '../store/records.js';
