@@ -1,7 +1,10 @@
+import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely, Transaction } from 'kysely';
 import { z } from 'zod';
 import type { DatabaseKind } from './database.js';
 import type { Database } from './schema.js';
+import { createSqliteReserve } from './sqliteReserve.js';
+import { isUniqueViolation } from './uniqueViolation.js';
 
 /**
  * The spend ledger: reservations against policy caps, exact under concurrency on SQLite and PostgreSQL and
@@ -96,7 +99,6 @@ async function addReserved(trx: Trx, key: string, state: CounterState, delta: bi
     .execute();
 }
 
-/** Closes an open reservation: its charges released, and `usedOf` each added to `used`. */
 /**
  * Closes a reservation: flips its status (only from one of `from`, which also claims it against a racer), then
  * releases what it still holds (`releases`) and adds `usedOf` each charge to `used`.
@@ -169,65 +171,79 @@ async function ensureCounters(
 
 type StoredCharge = z.infer<typeof storedCharges>[number];
 
-export function createSpendLedgerRepository(db: Kysely<Database>, kind: DatabaseKind): SpendLedgerRepository {
+export function createSpendLedgerRepository(
+  db: Kysely<Database>,
+  kind: DatabaseKind,
+  sqlite?: BetterSqlite3.Database,
+): SpendLedgerRepository {
+  const reserveSync = sqlite === undefined ? undefined : createSqliteReserve(sqlite);
+  const reserveOnce = (args: Parameters<SpendLedgerRepository['reserve']>[0]): Promise<ReserveResult> =>
+    db.transaction().execute(async (trx) => {
+      // Write first: create missing rows (and, on SQLite, take the write lock before any read).
+      const sorted = [...args.charges].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      if (sorted.length > 0) {
+        await trx
+          .insertInto('spend_counters')
+          .values(
+            sorted.map((c) => ({
+              key: c.key,
+              dapp_id: args.dappId,
+              window_end: c.windowEnd ?? null,
+              used: '0',
+              reserved: '0',
+            })),
+          )
+          .onConflict((oc) => oc.column('key').doNothing())
+          .execute();
+      }
+      const states = await lockCounters(
+        trx,
+        kind,
+        sorted.map((c) => c.key),
+      );
+      // The same key twice in one request (two policies cannot share a key; this is defence) adds up.
+      const pending = new Map<string, bigint>();
+      for (const c of sorted) {
+        const state = states.get(c.key) ?? { used: 0n, reserved: 0n };
+        const before = pending.get(c.key) ?? 0n;
+        if (state.used + state.reserved + before + c.amount > c.limit) {
+          return { ok: false, charge: c, used: state.used, reserved: state.reserved + before };
+        }
+        pending.set(c.key, before + c.amount);
+      }
+      for (const [key, delta] of pending) {
+        const state = states.get(key) ?? { used: 0n, reserved: 0n };
+        await addReserved(trx, key, state, delta);
+      }
+      await trx
+        .insertInto('spend_reservations')
+        .values({
+          id: args.id,
+          dapp_id: args.dappId,
+          chain_id: args.chainId,
+          user_op_hash: args.userOpHash ?? null,
+          status: 'reserved',
+          charges: JSON.stringify(sorted.map((c) => ({ key: c.key, unit: c.unit, amount: c.amount.toString() }))),
+          expires_at: args.expiresAt,
+          created_at: args.now,
+          closed_at: null,
+          actual_wei: null,
+        })
+        .execute();
+      return { ok: true } as const;
+    });
   return {
     async reserve(args) {
       const negative = args.charges.find((c) => c.amount < 0n || c.limit < 0n);
       if (negative !== undefined) throw new Error(`spend ledger: a negative amount or limit for ${negative.key}`);
-      return db.transaction().execute(async (trx) => {
-        // Write first: create missing rows (and, on SQLite, take the write lock before any read).
-        const sorted = [...args.charges].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-        if (sorted.length > 0) {
-          await trx
-            .insertInto('spend_counters')
-            .values(
-              sorted.map((c) => ({
-                key: c.key,
-                dapp_id: args.dappId,
-                window_end: c.windowEnd ?? null,
-                used: '0',
-                reserved: '0',
-              })),
-            )
-            .onConflict((oc) => oc.column('key').doNothing())
-            .execute();
-        }
-        const states = await lockCounters(
-          trx,
-          kind,
-          sorted.map((c) => c.key),
-        );
-        // The same key twice in one request (two policies cannot share a key; this is defence) adds up.
-        const pending = new Map<string, bigint>();
-        for (const c of sorted) {
-          const state = states.get(c.key) ?? { used: 0n, reserved: 0n };
-          const before = pending.get(c.key) ?? 0n;
-          if (state.used + state.reserved + before + c.amount > c.limit) {
-            return { ok: false, charge: c, used: state.used, reserved: state.reserved + before };
-          }
-          pending.set(c.key, before + c.amount);
-        }
-        for (const [key, delta] of pending) {
-          const state = states.get(key) ?? { used: 0n, reserved: 0n };
-          await addReserved(trx, key, state, delta);
-        }
-        await trx
-          .insertInto('spend_reservations')
-          .values({
-            id: args.id,
-            dapp_id: args.dappId,
-            chain_id: args.chainId,
-            user_op_hash: args.userOpHash ?? null,
-            status: 'reserved',
-            charges: JSON.stringify(sorted.map((c) => ({ key: c.key, unit: c.unit, amount: c.amount.toString() }))),
-            expires_at: args.expiresAt,
-            created_at: args.now,
-            closed_at: null,
-            actual_wei: null,
-          })
-          .execute();
-        return { ok: true } as const;
-      });
+      try {
+        return reserveSync?.(args) ?? (await reserveOnce(args));
+      } catch (err) {
+        // The same id again (the same op signed twice: the caller keys reservations by chain and userOpHash) is
+        // reserved once; the second attempt rolled back whole.
+        if (isUniqueViolation(err)) return { ok: true } as const;
+        throw err;
+      }
     },
 
     async settle({ id, actualWei, actualUsdMicros, now }) {

@@ -54,7 +54,7 @@ export function createStore(handle: DatabaseHandle): Store {
     sessions: createSessionRepository(db, handle.kind),
     requestLog: createRequestLogRepository(db, handle.sqlite),
     policies: createPolicyRepository(db),
-    spendLedger: withUserOpSettlement(db, createSpendLedgerRepository(db, handle.kind)),
+    spendLedger: withUserOpSettlement(db, createSpendLedgerRepository(db, handle.kind, handle.sqlite)),
     chainCursors: createChainCursorRepository(db),
     pgPool: handle.pgPool,
     async ping() {
