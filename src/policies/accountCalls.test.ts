@@ -6,10 +6,12 @@ import {
   type Abi,
   type Address,
   concat,
+  decodeFunctionData,
   encodeAbiParameters,
   encodeFunctionData,
   encodePacked,
   erc20Abi,
+  getAddress,
   type Hex,
   pad,
   parseAbi,
@@ -272,5 +274,47 @@ describe('decodeAccountCalls', () => {
       args: [[TOKEN, NFT], [0n], [transfer, transfer]],
     });
     refused(data, /different lengths/);
+  });
+});
+
+describe('decodeAccountCalls: the hand-read execute(address,uint256,bytes)', () => {
+  const abi = parseAbi(['function execute(address dest, uint256 value, bytes func)']);
+  const to = '0x00000000000000000000000000000000c0c0c0c0';
+
+  test('agrees with the generic ABI decoder for every data length around the word boundaries', () => {
+    for (const length of [0, 1, 4, 31, 32, 33, 63, 64, 65, 200]) {
+      const data =
+        `0x${Array.from({ length }, (_, i) => ((i * 37 + 11) % 256).toString(16).padStart(2, '0')).join('')}` as Hex;
+      const value = BigInt(length) * 10n ** 18n + 7n;
+      const callData = encodeFunctionData({ abi, functionName: 'execute', args: [to, value, data] });
+      const decoded = decodeAccountCalls(callData);
+      assert.ok(decoded.ok);
+      // What viem's generic decoder reads from the same bytes.
+      const [gTo, gValue, gData] = decodeFunctionData({ abi, data: callData }).args;
+      assert.deepEqual(decoded.calls, [
+        {
+          to: getAddress(gTo),
+          value: gValue,
+          data: gData,
+          selector: length >= 4 ? (gData.slice(0, 10) as Hex) : undefined,
+        },
+      ]);
+    }
+  });
+
+  test('a non-canonical encoding is left to the generic decoder, which refuses the malformed', () => {
+    const callData = encodeFunctionData({ abi, functionName: 'execute', args: [to, 0n, '0x12345678'] });
+    const body = callData.slice(10);
+    const dirtyPadding = `${callData.slice(0, -2)}01` as Hex;
+    const truncated = callData.slice(0, -64) as Hex;
+    const dirtyAddress = `0xb61d27f6ff${body.slice(2)}` as Hex;
+    assert.equal(decodeAccountCalls(truncated).ok, false);
+    // viem reads an address from its low 20 bytes; the account's own decoder would revert, so nothing is lost.
+    const dirty = decodeAccountCalls(dirtyAddress);
+    assert.ok(dirty.ok);
+    assert.equal(dirty.calls[0]?.to, getAddress(to));
+    // viem ignores bytes after the data's length inside its padding; whichever path reads it, the call is the same.
+    const lenient = decodeAccountCalls(dirtyPadding);
+    if (lenient.ok) assert.equal(lenient.calls[0]?.selector, '0x12345678');
   });
 });
