@@ -10,6 +10,7 @@ import { registerRestRoutes } from './api/restRoutes.js';
 import type { Deps } from './deps.js';
 import { RateLimitedError } from './errors/PatronError.js';
 import { lazyChildLoggerFactory } from './logger.js';
+import { registerMetricsRoute } from './metrics/metricsRoute.js';
 
 /** Builds the HTTP application. It never listens: main.ts does, tests use `inject()`. */
 export function createApp(deps: Deps): FastifyInstance {
@@ -70,5 +71,6 @@ export function createApp(deps: Deps): FastifyInstance {
   registerDashboardRoutes(app, deps);
   registerPaymasterRpcRoutes(app, deps);
   registerDevChainRoutes(app, deps);
+  registerMetricsRoute(app, deps);
   return app;
 }

@@ -15,16 +15,22 @@ import {
 import { type DevChain, startDevChain } from './chain/embeddedChain.js';
 import { createFeeOracle, type FeeOracle } from './chain/feeOracle.js';
 import type { Config } from './config/config.js';
+import { createObservability } from './metrics/observability.js';
+import type { PatronMetrics } from './metrics/patronMetrics.js';
 import { type BoundsResolver, createBoundsResolver } from './paymaster/boundsResolver.js';
 import { type CryptoBackend, selectCryptoBackend } from './paymaster/cryptoBackend.js';
 import { createPaymasterSigner, loadSignerKey, type PaymasterSigner } from './paymaster/paymasterSigner.js';
 import { createSponsorshipService, type SponsorshipService } from './paymaster/sponsorshipService.js';
 import { createTokenPaymasterService, type TokenPaymasterService } from './paymaster/tokenPaymasterService.js';
+import { createPolicyGate } from './policies/policyGate.js';
 import { createPolicyService, type PolicyService } from './policies/policyService.js';
 import { createRateLimiter, type RateLimiter } from './rateLimit/rateLimiter.js';
 import { createRequestLimits, type RequestLimits } from './rateLimit/requestLimits.js';
+import { requestLogOnCall } from './requestLog/requestLogOnCall.js';
 import { createRequestLogRecorder, type RequestLogRecorder } from './requestLog/requestLogRecorder.js';
+import type { OnCall } from './rpc/callReport.js';
 import { type Settlement, settlementOff, startSettlement } from './settlement/settlementService.js';
+import type { SolvencyGuard } from './solvency/solvencyGuard.js';
 import { openStore, type Store } from './store/store.js';
 import { devChainTokenSettings } from './tokens/devChainTokens.js';
 import { type ChainTokenSettings, createTokenCatalog, type TokenCatalog } from './tokens/tokenCatalog.js';
@@ -63,10 +69,16 @@ export interface Deps {
   readonly requestLog: RequestLogRecorder;
   /** The rate limits (README, "Rate limits"). */
   readonly limits: RequestLimits;
+  /** Told of every finished paymaster call: the request log (and the metrics). rpc/callReport.ts. */
+  readonly onCall: OnCall;
   /** The dApps' sponsorship policies (src/policies/README.md). */
   readonly policies: PolicyService;
   /** Settles the spend ledger from each chain's UserOperationEvents; releases expired reservations. */
   readonly settlement: Settlement;
+  /** Holds signing on a chain whose deposit cannot cover its liabilities (src/solvency/README.md). */
+  readonly solvency: SolvencyGuard;
+  /** The Prometheus metrics (README, "Metrics"); undefined unless PATRON_METRICS=on. */
+  readonly metrics: PatronMetrics | undefined;
   readonly now: () => number;
   close(): Promise<void>;
 }
@@ -206,15 +218,6 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     );
   const limits = createRequestLimits({ limiter: rateLimiter, settings: config.rateLimits.settings });
   const policies = createPolicyService({ store, cache, now, maxPoliciesPerDapp: MAX_POLICIES_PER_DAPP });
-  const sponsorship = createSponsorshipService({
-    signer,
-    fees,
-    crypto: crypto.backend,
-    policy: config.paymaster.sponsorship,
-    now,
-    checkWebhooks: ({ dappId, webhookData, beforeCalls }) =>
-      checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, dappId, webhookData, beforeCalls }),
-  });
   const tokenCatalog = createTokenCatalog({
     chains:
       overrides.tokenChains ??
@@ -233,6 +236,30 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
   // The first requests should find prices, not "unavailable"; but a chain RPC that does not answer must not
   // hold the start up, so the wait is bounded (the refresh goes on in the background either way).
   await Promise.race([tokenCatalog.ready(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
+  // USD per native coin ×1e18 → micro-USD per coin, rounded up (caps are never under-counted); the catalog
+  // withholds a stale price. The policy caps and settlement price with the same function.
+  const nativeUsdMicros = (chainId: number): bigint | undefined => {
+    const e18 = tokenCatalog.snapshot(chainId)?.nativeUsdE18;
+    return e18 === undefined ? undefined : (e18 + 10n ** 12n - 1n) / 10n ** 12n;
+  };
+  const policyGate = createPolicyGate({
+    policiesOf: (dappId) => policies.policiesOf(dappId),
+    ledger: store.spendLedger,
+    nativeUsdMicros,
+    now,
+  });
+  const sponsorship = createSponsorshipService({
+    signer,
+    fees,
+    crypto: crypto.backend,
+    policy: config.paymaster.sponsorship,
+    now,
+    policies: policyGate,
+    // The guard is built with the observers below; a request only arrives once everything is.
+    assertCanSign: (chainId) => observability.solvency.assertCanSign(chainId),
+    checkWebhooks: ({ dappId, webhookData, beforeCalls }) =>
+      checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, dappId, webhookData, beforeCalls }),
+  });
   const tokenPaymaster = createTokenPaymasterService({
     signer,
     crypto: crypto.backend,
@@ -240,6 +267,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     now,
     tokens: tokenCatalog,
     fees,
+    assertCanSign: (chainId) => observability.solvency.assertCanSign(chainId),
   });
   const sessions = createSessionService({
     store,
@@ -259,6 +287,15 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     sessions.prune().catch((err: unknown) => logger.warn({ err }, 'could not prune dashboard sessions'));
   }, 10 * 60_000);
   sessionPruner.unref();
+  // Before settlement, which tells them of included ops; their scrape-time reads of settlement come later.
+  const observability = createObservability({
+    config,
+    chains: chains.list(),
+    logger,
+    resolve,
+    now,
+    settlementLag: () => settlement.status(),
+  });
   // Last, once every chain client and the store exist (src/settlement/README.md).
   const settlement = config.settlement.enabled
     ? startSettlement({
@@ -269,14 +306,21 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
         })),
         cursors: store.chainCursors,
         ledger: store.spendLedger,
-        // USD per native coin ×1e18 → micro-USD per coin, rounded up; the catalog withholds a stale price.
-        nativeUsdMicros: (chainId) => {
-          const e18 = tokenCatalog.snapshot(chainId)?.nativeUsdE18;
-          return e18 === undefined ? undefined : (e18 + 10n ** 12n - 1n) / 10n ** 12n;
-        },
+        nativeUsdMicros,
         pollMs: config.settlement.pollMs,
         maxBlockRange: BigInt(config.settlement.maxBlockRange),
         expiryGraceMs: config.settlement.expiryGraceMs,
+        onIncluded: async (args) => {
+          await observability.onIncluded(args);
+          // The op's row may still be in this process's buffer (on the dev chain an op can be settled before
+          // the next flush): written first, then given its actual cost.
+          await requestLog.flush();
+          await store.requestLog.setActualCost({
+            chainId: args.chainId,
+            userOpHash: args.event.userOpHash,
+            actualWei: args.event.actualGasCost,
+          });
+        },
         logger,
         now,
       })
@@ -287,6 +331,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
   const close = async () => {
     try {
       await settlement.close();
+      await observability.close();
       clearInterval(sessionPruner);
       await requestLog.close();
       await webhookCaller.close();
@@ -317,6 +362,9 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     limits,
     policies,
     settlement,
+    solvency: observability.solvency,
+    metrics: observability.metrics,
+    onCall: observability.onCall(requestLogOnCall(requestLog)),
     now,
     close,
   };

@@ -200,29 +200,21 @@ describe('caps reserved at signing', () => {
     assert.equal(events[0]?.args.success, true);
     assert.equal(events[0]?.args.userOpHash, hash);
     const cost = events[0]?.args.actualGasCost ?? 0n;
-    const id = `${fx.chain.chainId}:${hash.toLowerCase()}`;
-    assert.equal(
-      await ctx.deps.store.spendLedger.settle({ id, actualWei: cost, actualUsdMicros: undefined, now: Date.now() }),
-      true,
-    );
+    // Settlement follows the EntryPoint's UserOperationEvents: the reservation becomes the op's actual cost.
+    await ctx.deps.settlement.runOnce();
     const [usage] = await ctx.deps.policies.usage({
       dappId: tenant.dappId,
       policyId: (await ctx.deps.policies.list(tenant.dappId))[0]?.id ?? '',
     });
     assert.equal(usage?.used, cost.toString());
     assert.equal(usage?.reserved, '0');
-    // The request log shows what was reserved and the op's hash; settlement writes the actual cost there.
+    // The request log shows what was reserved, the op's hash and, settled, what it really cost.
     await ctx.deps.requestLog.flush();
     const [row] = await ctx.deps.store.requestLog.query({ accountId: tenant.accountId, limit: 10 });
     assert.equal(row?.userOpHash, hash.toLowerCase());
     assert.deepEqual(row?.policy?.reserved, [{ unit: 'wei', amount: WORST_CASE.toString() }]);
     assert.equal(row?.policy?.decision, 'passed');
-    assert.equal(
-      await ctx.deps.store.requestLog.setActualCost({ chainId: fx.chain.chainId, userOpHash: hash, actualWei: cost }),
-      1,
-    );
-    const [settled] = await ctx.deps.store.requestLog.query({ accountId: tenant.accountId, limit: 10 });
-    assert.equal(settled?.actualCostWei, cost.toString());
+    assert.equal(row?.actualCostWei, cost.toString());
   });
 });
 

@@ -14,13 +14,13 @@ import {
   encodeSponsoredPaymasterAndData,
   sponsoredHashV06,
   type UserOperationV06,
+  userOpHashV06,
 } from './patronPaymasterV06.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
 import type { ReportFact } from './requestFacts.js';
 import { assertFeesWithinBounds, assertGasWithinBounds, chainFees, worstCaseCostV06 } from './signingBounds.js';
 import type { SpendGuard } from './spendGuard.js';
 import type { PartialUserOperation } from './userOperationInput.js';
-import { userOpHashV06 } from './userOpHashV06.js';
 
 export interface SponsorshipPolicy {
   /** Validity when the request names no `expiryDuration` (seconds). */
@@ -38,6 +38,11 @@ export interface SponsorshipDeps {
   readonly now: () => number;
   /** The chains' current fees, for the signing bounds. */
   readonly fees: FeeOracle;
+  /**
+   * The solvency guard (src/solvency/): throws when the chain's paymaster deposit cannot cover what is promised,
+   * before anything else is done for a request that would be signed.
+   */
+  readonly assertCanSign: (chainId: number) => void;
   /** The dApp's sponsorship policies: the rules before the webhook, the caps reserved at signing. */
   readonly policies: PolicyGate;
   /** Spec §6: the dApp's webhooks decide; see webhooks/webhookCheck.ts. */
@@ -218,6 +223,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
 
     /** The signed op: rules, webhook, gas, bounds, then the caps reserved and the signature. */
     async sponsor(req: SponsorRequest): Promise<SponsoredUserOperation> {
+      deps.assertCanSign(req.chain.chainId);
       const ready = await prepare(req);
       const { validUntil, validAfter, limits, final, pass } = ready;
       const paymasterAndData = sign({ chain: req.chain, userOp: final, validUntil, validAfter });
@@ -228,11 +234,10 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
         worstCaseWei,
         validUntil,
         userOpHash: () =>
-          userOpHashV06({
-            userOp: { ...final, paymasterAndData },
-            entryPoint: req.chain.entryPoint,
-            chainId: req.chain.chainId,
-          }),
+          userOpHashV06(
+            { userOp: { ...final, paymasterAndData }, entryPoint: req.chain.entryPoint, chainId: req.chain.chainId },
+            deps.crypto,
+          ),
       });
       if (req.report !== undefined) {
         req.report({ kind: 'policy', decision });

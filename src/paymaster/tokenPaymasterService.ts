@@ -44,6 +44,8 @@ export interface TokenPaymasterDeps {
   readonly tokens: TokenSnapshots;
   /** The chains' current fees, for the signing bounds. */
   readonly fees: FeeOracle;
+  /** The solvency guard: throws when the chain's paymaster deposit cannot cover what is promised. */
+  readonly assertCanSign: (chainId: number) => void;
 }
 
 /** What a quote adds for the approval the client batches into the op after quoting (README, "Token mode"). */
@@ -257,6 +259,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
      */
     async sponsor(req: TokenSponsorRequest): Promise<TokenSponsoredUserOperation> {
       req.report?.({ kind: 'op', mode: 'ERC20', sender: req.userOp.sender });
+      deps.assertCanSign(req.chain.chainId);
       const token = findToken(chainTokens(req.chain), req.feeToken);
       const op = req.userOp;
       assertFeesWithinBounds(op, await chainFees(deps.fees, req.chain), req.bounds);

@@ -45,6 +45,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
       LOG_LEVEL: 'silent',
       PATRON_DEV_CHAIN: 'false',
       PATRON_RATE_LIMITS: TEST_RATE_LIMITS,
+      // Settlement rounds run when a test asks (deps.settlement.runOnce()), never racing its own checks.
+      PATRON_SETTLEMENT_POLL_MS: '600000',
     }),
     ...overrides,
   };
