@@ -20,6 +20,8 @@ import type { SponsorServerReady } from './sponsorServer.js';
  *   d. the ceiling: a bare node:http server that only parses the body and hashes + signs the op with the same
  *      signing code;
  *   e. (diagnostic) the ceiling's handler served by Fastify configured as Patron's app: the framework's share;
+ *   p. a for a dApp with a realistic sponsorship policy (dApp-wide and per-sender USD caps, each request's worst
+ *      case reserved in the spend ledger at signing; a contract allowlist checked on the decoded callData);
  *   s. a spread uniformly over BENCH_SPREAD_DAPPS dApps' API keys (only when set): the cost of many tenants,
  *      nearly every request the first for its key (a cold lookup);
  *   w. the same over as many other dApps whose keys the server looked up once at start: the steady state of a
@@ -47,7 +49,7 @@ const connections = 50;
 const fixedRate = 1000;
 /** The paced runs' unmeasured start (see pacedLoad.ts). */
 const PACED_WARMUP_SECONDS = 3;
-const only = new Set((process.env.BENCH_SCENARIOS ?? 'a,b,c,d,e,g,s,w,micro,a@rate,b@rate,d@rate').split(','));
+const only = new Set((process.env.BENCH_SCENARIOS ?? 'a,b,c,d,e,g,p,s,w,micro,a@rate,b@rate,d@rate').split(','));
 const runtime = benchRuntime();
 const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 
@@ -145,7 +147,7 @@ interface Target {
 
 const spread = ready.spreadApiKeys;
 const warm = ready.warmApiKeys;
-const targets: Partial<Record<'a' | 'b' | 'c' | 'd' | 'e' | 'g' | 's' | 'w', Target>> = {
+const targets: Partial<Record<'a' | 'b' | 'c' | 'd' | 'e' | 'g' | 'p' | 's' | 'w', Target>> = {
   a: {
     name: 'a. SPONSORED, limits given, no webhook',
     server: patron,
@@ -165,6 +167,13 @@ const targets: Partial<Record<'a' | 'b' | 'c' | 'd' | 'e' | 'g' | 's' | 'w', Tar
     server: patron,
     url: `${ready.url}/api/v1/${ready.chainId}/${ready.plainApiKey}`,
     body: computedLimits,
+    logged: true,
+  },
+  p: {
+    name: 'p. a under a policy (USD caps, allowlist)',
+    server: patron,
+    url: `${ready.url}/api/v1/${ready.chainId}/${ready.policedApiKey}`,
+    body: givenLimits,
     logged: true,
   },
   d: {
@@ -358,6 +367,14 @@ if (a !== undefined && g !== undefined) {
         ? ''
         : `; with the bound comparisons that g still runs (${checks.toFixed(2)} µs/req, micro), the guards add ` +
           `${extra.toFixed(1)} µs/req = ${((100 * extra) / g.cpu).toFixed(1)} % of g`),
+  );
+}
+
+const p = totals.get('p');
+if (a !== undefined && p !== undefined) {
+  console.log(
+    `(p) a policy (dApp-wide and per-sender USD caps reserved at signing, a contract allowlist) costs ` +
+      `${(p.cpu / a.cpu).toFixed(2)}× (a): ${p.cpu.toFixed(0)} against ${a.cpu.toFixed(0)} µs/req`,
   );
 }
 

@@ -32,6 +32,8 @@ export interface SponsorServerReady {
   readonly authToken: string;
   readonly plainApiKey: string;
   readonly hookedApiKey: string;
+  /** A dApp with a realistic sponsorship policy (scenario p): dApp-wide and per-sender USD caps, a contract allowlist. */
+  readonly policedApiKey: string;
   /** BENCH_SPREAD_DAPPS more dApps' API keys (none by default): traffic spread over many tenants. */
   readonly spreadApiKeys: readonly string[];
   /**
@@ -78,6 +80,20 @@ const sender = await devChain.client.readContract({
 });
 const op = simpleAccountOp({ factory: devChain.simpleAccountFactory, owner, salt, sender, target: owner });
 
+// Caps far above what a run spends (every request is reserved and none settles): what they cost, not when they bind.
+const policed = await deps.accounts.createDapp({ accountId: account.id, name: 'bench policed', chainIds: [31337] });
+await deps.policies.create({
+  dappId: policed.id,
+  name: 'launch campaign',
+  rules: {
+    contracts: [{ address: owner }],
+    caps: [
+      { scope: 'dapp', unit: 'usd', limit: '100000000000', resets: 'daily' },
+      { scope: 'sender', unit: 'usd', limit: '10000000000', resets: 'daily' },
+    ],
+  },
+});
+
 // Many tenants (BENCH_SPREAD_DAPPS), created through the domain service like any dApp.
 const spreadApiKeys: string[] = [];
 for (let i = 0; i < Number(process.env.BENCH_SPREAD_DAPPS ?? 0); i++) {
@@ -118,6 +134,7 @@ const ready: SponsorServerReady = {
   authToken: secret,
   plainApiKey: plain.apiKey,
   hookedApiKey: hooked.apiKey,
+  policedApiKey: policed.apiKey,
   spreadApiKeys,
   warmApiKeys,
   op: opToIpc(op),
