@@ -128,17 +128,23 @@ export function createPolicyGate(deps: PolicyGateDeps) {
     };
   };
 
-  /** Every charge of every applying policy, or the first denial (a per-op cap, a price missing). */
+  /**
+   * Every charge of every applying policy, or the first denial (a per-op cap, a price missing). Charges on one
+   * ledger row (a policy stored before duplicate caps were refused) count once, under the tighter limit.
+   */
   const chargesOf = (pass: PolicyPass, worstCaseWei: bigint): CapCharge[] => {
     const f = facts(pass.request, worstCaseWei);
-    const all: CapCharge[] = [];
+    const byKey = new Map<string, CapCharge>();
     for (const policy of pass.policies) {
       // The catalog already withholds a stale price, so any price it gives is fresh enough.
       const r = capCharges({ policy, facts: f, maxPriceAgeMs: Number.POSITIVE_INFINITY });
       if ('denial' in r) deny(r.denial);
-      all.push(...r.charges);
+      for (const c of r.charges) {
+        const seen = byKey.get(c.key);
+        if (seen === undefined || c.limit < seen.limit) byKey.set(c.key, c);
+      }
     }
-    return all;
+    return [...byKey.values()];
   };
 
   const toLedger = (c: CapCharge): LedgerCharge => ({

@@ -60,3 +60,18 @@ describe('policyRulesSchema', () => {
     assert.equal(usdToMicros('999999999999.999999'), 999_999_999_999_999_999n);
   });
 });
+
+test('two caps of one scope, unit and cycle are refused, naming the duplicate', () => {
+  const r = policyRulesSchema.safeParse({
+    caps: [
+      { scope: 'dapp', unit: 'wei', limit: '10', resets: 'daily' },
+      { scope: 'dapp', unit: 'wei', limit: '20', resets: 'weekly' },
+      { scope: 'dapp', unit: 'wei', limit: '30', resets: 'daily' },
+    ],
+  });
+  assert.equal(r.success, false);
+  assert.deepEqual(
+    r.error?.issues.map((i) => [i.path.join('.'), i.message]),
+    [['caps.2', 'duplicates caps.0 (same scope, unit and resets): keep one limit']],
+  );
+});

@@ -95,6 +95,22 @@ export const policyRulesSchema = z
   .refine((r) => r.startsAt === undefined || r.endsAt === undefined || r.startsAt < r.endsAt, {
     message: 'startsAt must be before endsAt',
     path: ['endsAt'],
+  })
+  .superRefine((r, ctx) => {
+    // One cap per scope, unit and cycle: they would count in one ledger row, and one limit is what is meant.
+    const seen = new Map<string, number>();
+    (r.caps ?? []).forEach((cap, i) => {
+      const kind = `${cap.scope}|${cap.unit}|${cap.resets}`;
+      const first = seen.get(kind);
+      if (first !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['caps', i],
+          message: `duplicates caps.${first} (same scope, unit and resets): keep one limit`,
+        });
+      }
+      seen.set(kind, first ?? i);
+    });
   });
 
 export type PolicyRules = z.infer<typeof policyRulesSchema>;
