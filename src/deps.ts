@@ -295,6 +295,10 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     resolve,
     now,
     settlementLag: () => settlement.status(),
+    priceAgeSeconds: (chainId) => {
+      const at = tokenCatalog.nativePriceUpdatedAtMs(chainId);
+      return at === undefined ? undefined : Math.max(0, (now() - at) / 1000);
+    },
   });
   // Last, once every chain client and the store exist (src/settlement/README.md).
   const settlement = config.settlement.enabled

@@ -2,15 +2,38 @@ import { type Address, formatEther } from 'viem';
 import { z } from 'zod';
 import type { ChainRegistry } from '../chain/chainRegistry.js';
 import { type PaymasterStatus, readPaymasterStatus } from '../chain/paymasterStatus.js';
+import type { ChainSolvency } from '../solvency/solvencyGuard.js';
+import { solvencyVerdict } from '../solvency/solvencyVerdict.js';
 import { DASHBOARD_TAG } from './adminSession.js';
 import { type RouteDef, route } from './route.js';
 
 /**
  * `GET /api/admin/paymaster-status`: per served chain, the paymaster, its EntryPoint deposit and stake, the
- * signer, and warnings (deposit below PATRON_DEPOSIT_WARNING_ETH, signer mismatch, unreachable chain). The
- * paymaster is the operator's, shared by every dApp, so every signed-in account sees the same answer.
+ * signer, warnings (deposit below PATRON_DEPOSIT_WARNING_ETH, signer mismatch, unreachable chain), and the
+ * solvency guard's view of it (src/solvency/README.md: deposit as last read, live liabilities, floor, margin,
+ * whether signing is held and why, spend rate and runway). The paymaster is the operator's, shared by every
+ * dApp, so every signed-in account sees the same answer.
  */
 const wei = z.object({ wei: z.string(), eth: z.string() });
+const solvencyView = z.object({
+  /** As the guard last read it (null before its first successful read). */
+  deposit: wei.nullable(),
+  liabilities: wei,
+  floor: wei,
+  /** Basis points: 15000 is × 1.5. */
+  marginBps: z.number().int(),
+  /** liabilities × margin: what the deposit must reach besides the floor. */
+  required: wei,
+  /** False while the guard holds signing on this chain. */
+  signing: z.boolean(),
+  /** Why signing is held: the deposit is below the floor, or below liabilities × margin; null while signing. */
+  heldReason: z.enum(['floor', 'liabilities']).nullable(),
+  /** Included spend over the last 24 h, per hour (null when nothing was spent). */
+  spendPerHour: wei.nullable(),
+  /** The deposit over the spend rate, in seconds; null without recent spend. */
+  runwaySeconds: z.number().int().nullable(),
+  checkedAt: z.string().nullable(),
+});
 export const paymasterStatusView = z.object({
   depositWarning: wei,
   chains: z.array(
@@ -26,13 +49,43 @@ export const paymasterStatusView = z.object({
       stake: wei.nullable(),
       unstakeDelaySec: z.number().nullable(),
       warnings: z.array(z.object({ code: z.string(), message: z.string() })),
+      /** Null when the guard does not follow this chain. */
+      solvency: solvencyView.nullable(),
     }),
   ),
 });
 
 const toWei = (v: bigint) => ({ wei: v.toString(10), eth: formatEther(v) });
 
-const toView = (s: PaymasterStatus): z.infer<typeof paymasterStatusView>['chains'][number] => ({
+const toSolvencyView = (s: ChainSolvency): z.infer<typeof solvencyView> => {
+  const heldReason =
+    s.signing || s.depositWei === undefined
+      ? null
+      : (solvencyVerdict({
+          depositWei: s.depositWei,
+          liabilitiesWei: s.liabilitiesWei,
+          floorWei: s.floorWei,
+          marginBps: s.marginBps,
+        }).reason ?? null);
+  return {
+    deposit: s.depositWei === undefined ? null : toWei(s.depositWei),
+    liabilities: toWei(s.liabilitiesWei),
+    floor: toWei(s.floorWei),
+    marginBps: Number(s.marginBps),
+    required: toWei(s.requiredWei),
+    signing: s.signing,
+    heldReason,
+    // A float rate, rounded up to whole wei per hour: only for display and the runway.
+    spendPerHour: s.spendWeiPerSecond === undefined ? null : toWei(BigInt(Math.ceil(s.spendWeiPerSecond * 3600))),
+    runwaySeconds: s.runwaySeconds ?? null,
+    checkedAt: s.checkedAt === undefined ? null : new Date(s.checkedAt).toISOString(),
+  };
+};
+
+const toView = (
+  s: PaymasterStatus,
+  solvency: ChainSolvency | undefined,
+): z.infer<typeof paymasterStatusView>['chains'][number] => ({
   chainId: s.chainId,
   embedded: s.embedded,
   entryPoint: s.entryPoint,
@@ -44,12 +97,14 @@ const toView = (s: PaymasterStatus): z.infer<typeof paymasterStatusView>['chains
   stake: s.stakeWei === undefined ? null : toWei(s.stakeWei),
   unstakeDelaySec: s.unstakeDelaySec ?? null,
   warnings: [...s.warnings],
+  solvency: solvency === undefined ? null : toSolvencyView(solvency),
 });
 
 export function adminPaymasterStatusRoutes(deps: {
   chains: ChainRegistry;
   signer: { readonly address: Address };
   config: { dashboard: { depositWarningWei: bigint } };
+  solvency: { state(): readonly ChainSolvency[] };
 }): RouteDef[] {
   return [
     route({
@@ -57,7 +112,8 @@ export function adminPaymasterStatusRoutes(deps: {
       path: '/api/admin/paymaster-status',
       auth: 'account',
       operationId: 'getPaymasterStatus',
-      summary: 'Per served chain: paymaster, EntryPoint deposit and stake, signers, warnings (the same for everyone)',
+      summary:
+        'Per served chain: paymaster, EntryPoint deposit and stake, signers, warnings, solvency and runway (the same for everyone)',
       tag: DASHBOARD_TAG,
       answer: { envelope: 'Paymaster status fetched', data: paymasterStatusView },
       handler: async () => {
@@ -67,7 +123,11 @@ export function adminPaymasterStatusRoutes(deps: {
             .list()
             .map((chain) => readPaymasterStatus({ chain, signer: deps.signer.address, depositWarningWei })),
         );
-        return { depositWarning: toWei(depositWarningWei), chains: statuses.map(toView) };
+        const solvency = new Map(deps.solvency.state().map((s) => [s.chainId, s]));
+        return {
+          depositWarning: toWei(depositWarningWei),
+          chains: statuses.map((s) => toView(s, solvency.get(s.chainId))),
+        };
       },
     }),
   ];

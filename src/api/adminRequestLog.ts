@@ -60,6 +60,23 @@ export const requestLogEntryView = z.object({
     .object({ allowed: z.boolean(), reason: z.string().nullable(), latencyMs: z.number(), calls: z.number().int() })
     .nullable(),
   latencyMs: z.number(),
+  /**
+   * The policy decision (null when no policy was asked: no policy on the dApp, or the call ended before): what
+   * was reserved per cap unit (wei, usd in micro-USD, ops; decimal strings), or the rule and policy that denied.
+   */
+  policy: z
+    .object({
+      decision: z.enum(['passed', 'denied']),
+      rule: z.string().nullable(),
+      policyId: z.string().nullable(),
+      policyIds: z.array(z.string()),
+      reserved: z.array(z.object({ unit: z.string(), amount: z.string() })),
+    })
+    .nullable(),
+  /** A signed op's EntryPoint userOpHash. */
+  userOpHash: z.string().nullable(),
+  /** The op's actualGasCost in wei (decimal) once settlement saw it included; null until then. */
+  actualCostWei: z.string().nullable(),
 });
 
 const round1 = (n: number) => Math.round(n * 10) / 10;
@@ -77,6 +94,18 @@ const toView = (e: StoredRequestLogEntry): z.infer<typeof requestLogEntryView> =
   reason: e.reason,
   webhook: e.webhook === null ? null : { ...e.webhook, latencyMs: round1(e.webhook.latencyMs) },
   latencyMs: round1(e.latencyMs),
+  policy:
+    e.policy === null
+      ? null
+      : {
+          decision: e.policy.decision,
+          rule: e.policy.rule ?? null,
+          policyId: e.policy.policyId ?? null,
+          policyIds: [...(e.policy.policyIds ?? [])],
+          reserved: (e.policy.reserved ?? []).map((r) => ({ unit: r.unit, amount: r.amount })),
+        },
+  userOpHash: e.userOpHash,
+  actualCostWei: e.actualCostWei,
 });
 
 const requestLogPage = z.object({

@@ -231,6 +231,30 @@ describe('token catalog', () => {
     assert.equal(cat.snapshot(31337)?.tokens.length, 1);
   });
 
+  test('the native price’s last good read time is kept when later reads fail, also once it is stale', async () => {
+    cgStatus = 200;
+    cgBody = { ethereum: { usd: 3000 } };
+    const { cat } = catalog([
+      {
+        nativeUsd: { type: 'coingecko', id: 'ethereum', baseUrl: cgBaseUrl, maxAgeSeconds: 60 },
+        tokens: [{ address: usdc, price: fixed('1') }],
+      },
+    ]);
+    assert.equal(cat.nativePriceUpdatedAtMs(31337), undefined, 'nothing read yet');
+    await cat.ready();
+    const readAt = nowMs;
+    assert.equal(cat.nativePriceUpdatedAtMs(31337), readAt);
+    cgStatus = 503;
+    nowMs += 90_000;
+    await cat.refresh();
+    assert.equal(cat.snapshot(31337)?.nativeUsdE18, undefined, 'stale');
+    assert.equal(cat.nativePriceUpdatedAtMs(31337), readAt, 'the last good read, not the failed one');
+    assert.equal(cat.nativePriceUpdatedAtMs(1), undefined, 'a chain without tokens');
+    cgStatus = 200;
+    await cat.refresh();
+    assert.equal(cat.nativePriceUpdatedAtMs(31337), nowMs);
+  });
+
   test('a token whose metadata cannot be read is unusable until a refresh reads it', async () => {
     const address: Address = '0x00000000000000000000000000000000000000d7';
     const { cat } = catalog([{ nativeUsd: fixed('3000'), tokens: [{ address, price: fixed('1') }] }]);

@@ -46,6 +46,12 @@ export interface ChainTokens {
 export interface TokenCatalog {
   /** Synchronous; undefined when the chain has no token configuration. */
   snapshot(chainId: number): ChainTokens | undefined;
+  /**
+   * When the chain's native coin price was last read successfully (the source's own update time, unix ms), also
+   * once that price is stale; undefined before any good read or for a chain without token configuration. For the
+   * price age metric: a stale price is exactly when its age matters.
+   */
+  nativePriceUpdatedAtMs(chainId: number): number | undefined;
   /** Settles once the first refresh of every chain has (successfully or not). */
   ready(): Promise<void>;
   /** Refreshes prices and missing metadata now (after any refresh in flight); settles when done. */
@@ -133,9 +139,24 @@ export function createTokenCatalog(deps: TokenCatalogDeps): TokenCatalog {
     ...(deps.httpTimeoutMs === undefined ? {} : { httpTimeoutMs: deps.httpTimeoutMs }),
   });
   const chains = new Map<number, ChainState>();
+  // Source key → the update time of its last good reading. The price cache forgets it once the price is stale
+  // (it answers only a reason then); the age metric wants it most exactly then. Recorded by key, as the cache
+  // reads one source per key.
+  const lastGoodAt = new Map<string, number>();
+  const recordingReads = (s: PriceSource): PriceSource => ({
+    key: s.key,
+    label: s.label,
+    maxAgeMs: s.maxAgeMs,
+    read: async () => {
+      const reading = await s.read();
+      lastGoodAt.set(s.key, reading.updatedAtMs);
+      return reading;
+    },
+  });
   for (const c of deps.chains) {
     if (chains.has(c.chainId)) throw new Error(`token settings name chain ${c.chainId} twice`);
-    const source = (spec: PriceSourceSpec) => factory.create({ spec, chainId: c.chainId, client: c.client });
+    const source = (spec: PriceSourceSpec) =>
+      recordingReads(factory.create({ spec, chainId: c.chainId, client: c.client }));
     const tokens = c.tokens.map((t): ConfiguredToken => {
       const premium = decimalToFixed(t.premiumPercentage, 18);
       return {
@@ -217,6 +238,10 @@ export function createTokenCatalog(deps: TokenCatalogDeps): TokenCatalog {
       // A price used by the current view has just turned stale: rebuild from the cache (no I/O).
       if (now() >= chain.validUntilMs) rebuild(chain);
       return chain.view;
+    },
+    nativePriceUpdatedAtMs(chainId) {
+      const chain = chains.get(chainId);
+      return chain === undefined ? undefined : lastGoodAt.get(chain.native.key);
     },
     ready: () => loop.first,
     refresh: () => loop.runNow(),
