@@ -114,7 +114,12 @@ function checkUint48(value: number, field: string): void {
  * shared by every mode.
  */
 export function opHashV06(userOp: UserOperationV06, keccak: Keccak): Uint8Array {
-  const buf = OP_PREIMAGE.fill(0);
+  return keccak.keccak256(writeOpWords(OP_PREIMAGE, userOp, keccak));
+}
+
+/** The op's nine words (the paymaster's `_opHash` preimage, and the EntryPoint's pack without its last word). */
+function writeOpWords(into: Buffer, userOp: UserOperationV06, keccak: Keccak): Buffer {
+  const buf = into.fill(0);
   writeAddressWord(buf, 0, userOp.sender, 'sender');
   writeUint256Word(buf, 32, userOp.nonce, 'nonce');
   buf.set(keccak.keccak256(hexToBuffer(userOp.initCode, 'initCode')), 64);
@@ -124,7 +129,7 @@ export function opHashV06(userOp: UserOperationV06, keccak: Keccak): Uint8Array 
   writeUint256Word(buf, 192, userOp.preVerificationGas, 'preVerificationGas');
   writeUint256Word(buf, 224, userOp.maxFeePerGas, 'maxFeePerGas');
   writeUint256Word(buf, 256, userOp.maxPriorityFeePerGas, 'maxPriorityFeePerGas');
-  return keccak.keccak256(buf);
+  return buf;
 }
 
 /**
@@ -138,16 +143,7 @@ export function userOpHashV06(
   keccak: Keccak = viemKeccak,
 ): Hex {
   const op = args.userOp;
-  const buf = PACKED_OP_PREIMAGE.fill(0);
-  writeAddressWord(buf, 0, op.sender, 'sender');
-  writeUint256Word(buf, 32, op.nonce, 'nonce');
-  buf.set(keccak.keccak256(hexToBuffer(op.initCode, 'initCode')), 64);
-  buf.set(keccak.keccak256(hexToBuffer(op.callData, 'callData')), 96);
-  writeUint256Word(buf, 128, op.callGasLimit, 'callGasLimit');
-  writeUint256Word(buf, 160, op.verificationGasLimit, 'verificationGasLimit');
-  writeUint256Word(buf, 192, op.preVerificationGas, 'preVerificationGas');
-  writeUint256Word(buf, 224, op.maxFeePerGas, 'maxFeePerGas');
-  writeUint256Word(buf, 256, op.maxPriorityFeePerGas, 'maxPriorityFeePerGas');
+  const buf = writeOpWords(PACKED_OP_PREIMAGE, op, keccak);
   buf.set(keccak.keccak256(hexToBuffer(op.paymasterAndData, 'paymasterAndData')), 288);
   const packed = keccak.keccak256(buf);
   const outer = USER_OP_HASH_PREIMAGE.fill(0);
