@@ -241,3 +241,45 @@ describe('pm_validateSponsorshipPolicies (the dry run)', () => {
     assert.equal(ep.body.error?.code, -32602);
   });
 });
+
+describe('USD caps priced from the token catalog', () => {
+  let priced: RpcFixture;
+  before(async () => {
+    priced = await startRpcFixture({ tokens: true });
+  });
+  after(() => priced.close());
+
+  test('the worst case is counted in micro-USD at the native price, rounded up; the cap binds on it', async () => {
+    const pfx = priced.fx;
+    const t = await createTenant(priced.ctx.deps);
+    const e18 = priced.ctx.deps.tokenCatalog.snapshot(pfx.chain.chainId)?.nativeUsdE18;
+    assert.ok(e18 !== undefined, 'the dev chain has a native price');
+    const microPerCoin = (e18 + 10n ** 12n - 1n) / 10n ** 12n;
+    const perOp = (WORST_CASE * microPerCoin + 10n ** 18n - 1n) / 10n ** 18n;
+    // Room for two ops and a bit, not three.
+    const limit = perOp * 2n + perOp / 2n;
+    const usd = `${limit / 1_000_000n}.${(limit % 1_000_000n).toString().padStart(6, '0')}`;
+    const policy = await priced.ctx.deps.policies.create({
+      dappId: t.dappId,
+      name: 'usd',
+      rules: { caps: [{ scope: 'dapp', unit: 'usd', limit: usd }] },
+    });
+    const send = async (salt: bigint) =>
+      priced.rpc(
+        'pm_sponsorUserOperation',
+        [biconomyWireOp(await buildDeployingOp(pfx, salt)), { mode: 'SPONSORED', calculateGasLimits: false }],
+        { apiKey: t.apiKey },
+      );
+    assert.equal((await send(60n)).status, 200);
+    assert.equal((await send(61n)).status, 200);
+    const third = await send(62n);
+    const data = third.body.error?.data as Record<string, unknown>;
+    const asUsd = (m: bigint) => `${m / 1_000_000n}.${(m % 1_000_000n).toString().padStart(6, '0')}`;
+    assert.deepEqual(
+      { rule: data.rule, unit: data.unit, value: data.value, limit: data.limit, reserved: data.reserved },
+      { rule: 'cap', unit: 'usd', value: asUsd(perOp), limit: asUsd(limit), reserved: asUsd(perOp * 2n) },
+    );
+    const [usage] = await priced.ctx.deps.policies.usage({ dappId: t.dappId, policyId: policy.id });
+    assert.equal(usage?.reserved, (perOp * 2n).toString());
+  });
+});
