@@ -4,14 +4,17 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { hexToBytes } from 'viem';
+import { type Hex, hexToBytes } from 'viem';
+import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
 import { setTenantPassword, TEST_PASSWORD } from './helpers/dashboardSession.js';
 import {
   buildDeployingOp,
   fixtureChainRuntime,
   KEYS,
   type PatronFixture,
+  signAccount,
   startPatronFixture,
+  submitHandleOps,
 } from './helpers/patronPaymasterV06.js';
 import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
 import { answer, type Receiver, startReceiver } from './helpers/webhookReceiver.js';
@@ -80,6 +83,28 @@ after(async () => {
   await receiver?.close();
   await ctx?.close();
   await fx?.close();
+});
+
+/** pm_getFeeQuoteOrData in the SPONSORED mode, as the Biconomy SDK sends it, with webhookData the receiver allows. */
+const sponsorBody = (op: UserOperationV06) => ({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'pm_getFeeQuoteOrData',
+  params: [
+    {
+      sender: op.sender,
+      nonce: `0x${op.nonce.toString(16)}`,
+      initCode: op.initCode,
+      callData: op.callData,
+      callGasLimit: op.callGasLimit.toString(),
+      verificationGasLimit: op.verificationGasLimit.toString(),
+      preVerificationGas: op.preVerificationGas.toString(),
+      maxFeePerGas: `0x${op.maxFeePerGas.toString(16)}`,
+      maxPriorityFeePerGas: `0x${op.maxPriorityFeePerGas.toString(16)}`,
+      signature: '0x',
+    },
+    { mode: 'SPONSORED', calculateGasLimits: false, sponsorshipInfo: { webhookData: { num: 2 } } },
+  ],
 });
 
 const shot = (name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
@@ -253,12 +278,18 @@ test('an owner runs the product from the browser', { skip, timeout: 90_000 }, as
     await page.setViewportSize({ width: 1280, height: 860 });
   });
 
-  await t.test('paymaster status: deposit, addresses, signer', async () => {
+  await t.test('paymaster status: deposit, addresses, signer, liabilities, runway', async () => {
     await page.click('nav >> text=Paymaster status');
     const card = page.locator('[data-chain="31337"]');
     await card.waitFor();
     assert.match((await card.locator('.deposit').textContent()) ?? '', /^\d+(\.\d+)? ETH$/);
     assert.match((await card.textContent()) ?? '', new RegExp(fx.paymaster));
+    // The request above was signed, never included: a liability, no spend yet.
+    assert.match((await card.locator('.liabilities').textContent()) ?? '', /^\d+(\.\d+)? ETH$/);
+    assert.match((await card.locator('.required').textContent()) ?? '', /^\d+(\.\d+)? ETH$/);
+    assert.equal(await card.locator('.runway').textContent(), 'no spend yet');
+    assert.equal(await card.locator('.signing').getAttribute('data-signing'), 'true');
+    assert.equal(await page.locator('[data-solvency]').count(), 0, 'no banner while signing');
     await shot('09-paymaster-status');
   });
 
@@ -299,6 +330,58 @@ test('an owner runs the product from the browser', { skip, timeout: 90_000 }, as
       assert.deepEqual(await ctx.deps.policies.list(dapp.id), []);
     },
   );
+
+  await t.test('request log: the policy decision and, once settled, the actual cost; the runway', async () => {
+    // The dApp created in the browser, whose API key the calls below use.
+    const dapp = (await ctx.deps.accounts.listDapps(tenant.accountId)).find((d) => d.name.startsWith('Browser dApp'));
+    assert.ok(dapp);
+    // One op's worst case ((100,000 + 3 × 600,000 + 60,000) gas × 2 gwei): the first is reserved, the second capped.
+    const worstCase = 1_960_000n * 2_000_000_000n;
+    const policy = await ctx.deps.policies.create({
+      dappId: dapp.id,
+      name: 'Browser cap',
+      rules: { caps: [{ scope: 'dapp', unit: 'wei', limit: worstCase.toString() }] },
+    });
+    const post = (op: UserOperationV06) =>
+      fetch(`${base}/api/v1/31337/${apiKey}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(sponsorBody(op)),
+      }).then((r) => r.json() as Promise<{ result?: { paymasterAndData: Hex }; error?: { code: number } }>);
+    const op = await buildDeployingOp(fx, 78n);
+    const signed = await post(op);
+    assert.ok(signed.result, JSON.stringify(signed));
+    const capped = await post(await buildDeployingOp(fx, 79n));
+    assert.equal(capped.error?.code, -32012, JSON.stringify(capped));
+    await ctx.deps.requestLog.flush();
+    await page.click('nav >> text=Request log');
+    await page.waitForURL(/\/dashboard\/log$/);
+    const denied = page.locator('#log tbody tr[data-outcome="denied"]').first();
+    await denied.waitFor();
+    assert.equal(await denied.locator('td.policy').textContent(), 'denied: cap (policy Browser cap)');
+    const reserved = page.locator('#log tbody tr[data-outcome="sponsored"]').first();
+    assert.equal(await reserved.locator('td.policy').textContent(), 'reserved 0.0039 ETH');
+    assert.equal(await reserved.locator('td.cost').textContent(), 'not settled yet');
+    // Included on chain, then settled: the row shows what the EntryPoint charged.
+    const { events } = await submitHandleOps(fx, [
+      await signAccount(fx, { ...op, paymasterAndData: signed.result.paymasterAndData }),
+    ]);
+    const cost = events[0]?.args.actualGasCost ?? 0n;
+    assert.ok(cost > 0n);
+    await ctx.deps.settlement.runOnce();
+    await page.click('text=Refresh');
+    await page.locator('#log tbody tr[data-outcome="sponsored"] td.cost', { hasText: 'ETH' }).first().waitFor();
+    const settledCost = await page.locator('#log tbody tr[data-outcome="sponsored"]').first().locator('td.cost');
+    assert.match((await settledCost.textContent()) ?? '', /^0\.\d+ ETH$/);
+    await shot('09c-request-log-policy');
+    // That spend gives the paymaster a runway.
+    await page.click('nav >> text=Paymaster status');
+    const runway = page.locator('[data-chain="31337"] .runway');
+    await runway.waitFor();
+    assert.match((await runway.textContent()) ?? '', /^≈ [\d.]+ (min|h|days) at the last 24 h's spend/);
+    await shot('09d-paymaster-runway');
+    await ctx.deps.policies.delete({ dappId: dapp.id, policyId: policy.id });
+  });
 
   await t.test('CSRF: a write without the token, or from another origin, changes nothing', async () => {
     const before = (await ctx.deps.accounts.listTokens(tenant.accountId)).length;

@@ -185,3 +185,24 @@ export async function busy(button, out, action) {
     button.removeAttribute('aria-busy');
   }
 }
+
+/**
+ * Wei (a decimal string from the API) as ETH for reading: two significant digits below 1 ETH ("0.0039 ETH"),
+ * four decimals above; dust in wei. Display only: amounts are compared and summed as strings by the server.
+ * @param {string} wei
+ */
+export function formatEth(wei) {
+  const n = BigInt(wei);
+  if (n === 0n) return '0 ETH';
+  if (n < 10n ** 12n) return `${n} wei`;
+  const eth = Number(n) / 1e18;
+  const s = eth >= 1 ? eth.toFixed(4) : eth.toPrecision(2);
+  return `${s.includes('.') ? s.replace(/\.?0+$/, '') : s} ETH`;
+}
+
+/** A duration for reading: "45 min", "7.5 h", "3.2 days". @param {number} seconds */
+export function formatDuration(seconds) {
+  if (seconds < 3600) return `${Math.max(1, Math.round(seconds / 60))} min`;
+  if (seconds < 2 * 86_400) return `${(seconds / 3600).toFixed(1).replace(/\.0$/, '')} h`;
+  return `${(seconds / 86_400).toFixed(1).replace(/\.0$/, '')} days`;
+}

@@ -1,11 +1,32 @@
 // @ts-check
 import { api, query } from './api.js';
 import { OUTCOMES, requestChart } from './chart.js';
-import { busy, clear, formatTime, h, shortAddress, title } from './dom.js';
+import { busy, clear, formatEth, formatTime, h, shortAddress, title } from './dom.js';
 
 /**
- * @typedef {{id: string, at: string, dappId: string, chainId: number, method: string, mode: string | null, sender: string | null, outcome: string, errorCode: number | null, reason: string | null, webhook: {allowed: boolean, reason: string | null, latencyMs: number, calls: number} | null, latencyMs: number}} Entry
+ * @typedef {{id: string, at: string, dappId: string, chainId: number, method: string, mode: string | null, sender: string | null, outcome: string, errorCode: number | null, reason: string | null, webhook: {allowed: boolean, reason: string | null, latencyMs: number, calls: number} | null, latencyMs: number, policy: Policy | null, userOpHash: string | null, actualCostWei: string | null}} Entry
+ * @typedef {{decision: 'passed' | 'denied', rule: string | null, policyId: string | null, policyIds: string[], reserved: Array<{unit: string, amount: string}>}} Policy
  */
+
+/** A reserved amount in its cap's unit: wei as ETH, usd in micro-USD, ops. @param {{unit: string, amount: string}} r */
+function reservedAmount(r) {
+  if (r.unit === 'wei') return formatEth(r.amount);
+  if (r.unit === 'usd') return `${(Number(r.amount) / 1e6).toFixed(4).replace(/\.?0+$/, '')} USD`;
+  return `${r.amount} ${r.amount === '1' ? 'op' : 'ops'}`;
+}
+
+/**
+ * "denied: cap (policy Daily cap)", "reserved 0.0039 ETH + 1 op", "passed", or "—" when no policy was asked.
+ * @param {Policy | null} p @param {Map<string, string>} policyNames
+ */
+function policyText(p, policyNames) {
+  if (p === null) return '—';
+  if (p.decision === 'denied') {
+    const name = p.policyId === null ? null : (policyNames.get(p.policyId) ?? p.policyId.slice(0, 8));
+    return `denied: ${p.rule ?? 'policy'}${name === null ? '' : ` (policy ${name})`}`;
+  }
+  return p.reserved.length === 0 ? 'passed' : `reserved ${p.reserved.map(reservedAmount).join(' + ')}`;
+}
 
 /**
  * The request log: every paymaster JSON-RPC call of the account's dApps, filterable by dApp, outcome and
@@ -15,6 +36,23 @@ export async function renderLog(main, ctx) {
   /** @type {Array<{dappId: string, name: string}>} */
   const dapps = await api('GET', '/api/admin/dapps');
   const names = new Map(dapps.map((d) => [d.dappId, d.name]));
+  /** Policy id → name, read per dApp the first time one of its entries names a policy. */
+  const policyNames = new Map();
+  const policiesRead = new Set();
+  /** @param {Entry[]} entries */
+  const readPolicyNames = async (entries) => {
+    const wanted = new Set(entries.filter((e) => e.policy?.policyId).map((e) => e.dappId));
+    await Promise.all(
+      [...wanted]
+        .filter((d) => !policiesRead.has(d))
+        .map(async (dappId) => {
+          policiesRead.add(dappId);
+          /** @type {Array<{policyId: string, name: string}>} */
+          const list = await api('GET', `/api/admin/dapps/${encodeURIComponent(dappId)}/policies`).catch(() => []);
+          for (const p of list) policyNames.set(p.policyId, p.name);
+        }),
+    );
+  };
   const filters = {
     dappId: ctx.search.get('dappId') ?? '',
     outcome: ctx.search.get('outcome') ?? '',
@@ -88,6 +126,23 @@ export async function renderLog(main, ctx) {
           ? '—'
           : `${e.webhook.allowed ? 'allowed' : `refused${e.webhook.reason ? ` (${e.webhook.reason})` : ''}`} · ${e.webhook.latencyMs} ms`,
       ),
+      h(
+        'td',
+        { className: 'wrap policy', 'data-decision': e.policy?.decision ?? '' },
+        policyText(e.policy, policyNames),
+      ),
+      h(
+        'td',
+        { className: 'num cost' },
+        // The op's hash on hover, to find it in an explorer.
+        e.userOpHash === null
+          ? '—'
+          : h(
+              'span',
+              { title: `userOpHash ${e.userOpHash}` },
+              e.actualCostWei === null ? 'not settled yet' : formatEth(e.actualCostWei),
+            ),
+      ),
       h('td', { className: 'num' }, `${e.latencyMs} ms`),
     );
 
@@ -96,9 +151,10 @@ export async function renderLog(main, ctx) {
       'GET',
       `/api/admin/request-log${query({ dappId: filters.dappId, outcome: filters.outcome, sender: filters.sender, before: append ? cursor : undefined, limit: 50 })}`,
     );
+    await readPolicyNames(data.entries);
     if (!append) clear(tbody);
     tbody.append(...data.entries.map(row));
-    if (tbody.childElementCount === 0) tbody.append(h('tr', null, h('td', { colspan: '10' }, 'No requests match.')));
+    if (tbody.childElementCount === 0) tbody.append(h('tr', null, h('td', { colspan: '12' }, 'No requests match.')));
     cursor = data.nextCursor;
     more.hidden = cursor === null;
   };
@@ -147,7 +203,7 @@ export async function renderLog(main, ctx) {
     h(
       'p',
       { className: 'hint' },
-      'Every paymaster JSON-RPC call of your dApps. Outcomes: sponsored (signed paymasterAndData), quoted (a token quote or an ERC-7677 stub), denied (your webhook said no or gave no verdict), error (anything else).',
+      'Every paymaster JSON-RPC call of your dApps. Outcomes: sponsored (signed paymasterAndData), quoted (a token quote or an ERC-7677 stub), denied (your webhook or a policy said no), error (anything else). Policy: what the request reserved against your caps, or the rule that denied it. Actual cost: what the EntryPoint charged once the op was included.',
     ),
     out,
     form,
@@ -168,9 +224,20 @@ export async function renderLog(main, ctx) {
             h(
               'tr',
               null,
-              ['Time', 'dApp', 'Chain', 'Method', 'Mode', 'Sender', 'Outcome', 'Reason', 'Webhook', 'Latency'].map(
-                (c) => h('th', { scope: 'col' }, c),
-              ),
+              [
+                'Time',
+                'dApp',
+                'Chain',
+                'Method',
+                'Mode',
+                'Sender',
+                'Outcome',
+                'Reason',
+                'Webhook',
+                'Policy',
+                'Actual cost',
+                'Latency',
+              ].map((c) => h('th', { scope: 'col' }, c)),
             ),
           ),
           tbody,
