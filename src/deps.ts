@@ -257,8 +257,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     policies: policyGate,
     // The guard is built with the observers below; a request only arrives once everything is.
     assertCanSign: (chainId) => observability.solvency.assertCanSign(chainId),
-    checkWebhooks: ({ dappId, webhookData, beforeCalls }) =>
-      checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, dappId, webhookData, beforeCalls }),
+    checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
   });
   const tokenPaymaster = createTokenPaymasterService({
     signer,

@@ -3,7 +3,7 @@ import { api } from './api.js';
 import { busy, clear, formatTime, h, notice, secretOnce } from './dom.js';
 
 /**
- * @typedef {{webhookId: string, webhookUrl: string, requestType: 'GET' | 'POST', active: boolean, createdAt: string, updatedAt: string}} Webhook
+ * @typedef {{webhookId: string, webhookUrl: string, requestType: 'GET' | 'POST', active: boolean, includeOperation?: true, createdAt: string, updatedAt: string}} Webhook
  */
 
 const SAMPLE = JSON.stringify({ patronTest: true, num: 2 }, null, 2);
@@ -81,6 +81,27 @@ export async function renderWebhooks(root, { dappId, out }) {
         await load();
       }),
     );
+    // includeOperation (README, "Webhooks"): POST webhooks only, so GET rows get no button.
+    const withOp = w.includeOperation === true;
+    const opToggle =
+      w.requestType === 'POST'
+        ? h(
+            'button',
+            {
+              type: 'button',
+              className: 'secondary',
+              'aria-label': label(withOp ? 'Stop sending the operation to' : 'Send the operation to'),
+            },
+            withOp ? 'Data only' : 'Include operation',
+          )
+        : null;
+    opToggle?.addEventListener('click', () =>
+      busy(opToggle, out, async () => {
+        await api('PATCH', `${base}/${w.webhookId}`, { includeOperation: !withOp });
+        clear(out).append(notice('ok', `${withOp ? 'Data only for' : 'The operation is sent to'} ${w.webhookUrl}`));
+        await load();
+      }),
+    );
     const test = h('button', { type: 'button', 'aria-label': label('Send a test call to') }, 'Send test');
     test.addEventListener('click', () =>
       busy(test, testResult, async () => {
@@ -152,14 +173,14 @@ export async function renderWebhooks(root, { dappId, out }) {
       'tr',
       null,
       h('td', { className: 'mono wrap' }, w.webhookUrl),
-      h('td', null, w.requestType),
+      h('td', null, w.requestType, withOp ? h('span', { className: 'hint' }, ' + operation') : null),
       h(
         'td',
         null,
         h('span', { className: `badge ${w.active ? 'sponsored' : 'muted'}` }, w.active ? 'active' : 'inactive'),
       ),
       h('td', null, formatTime(w.createdAt)),
-      h('td', { className: 'actions' }, test, toggle, reveal, rotate, del),
+      h('td', { className: 'actions' }, test, toggle, opToggle, reveal, rotate, del),
     );
   };
 
@@ -186,6 +207,9 @@ export async function renderWebhooks(root, { dappId, out }) {
       h('option', { value: 'GET' }, 'GET'),
     )
   );
+  const includeOp = /** @type {HTMLInputElement} */ (
+    h('input', { id: 'webhook-include-op', name: 'includeOperation', type: 'checkbox' })
+  );
   const register = h('button', { type: 'submit' }, 'Register webhook');
   const form = h(
     'form',
@@ -194,7 +218,11 @@ export async function renderWebhooks(root, { dappId, out }) {
       onsubmit: (/** @type {SubmitEvent} */ e) => {
         e.preventDefault();
         void busy(register, out, async () => {
-          const created = await api('POST', base, { webhookUrl: url.value, requestType: method.value });
+          const created = await api('POST', base, {
+            webhookUrl: url.value,
+            requestType: method.value,
+            ...(includeOp.checked ? { includeOperation: true } : {}),
+          });
           url.value = '';
           clear(out).append(notice('ok', `Registered ${created.webhookUrl}`));
           showSecret(
@@ -210,6 +238,12 @@ export async function renderWebhooks(root, { dappId, out }) {
     url,
     h('label', { for: 'webhook-method' }, 'Method'),
     method,
+    includeOp,
+    h(
+      'label',
+      { for: 'webhook-include-op', title: 'POST only: the op, its final gas and worst-case cost' },
+      'Include the operation',
+    ),
     register,
   );
 

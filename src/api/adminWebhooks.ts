@@ -7,7 +7,7 @@ import { sendWebhookTest } from '../webhooks/webhookTest.js';
 import { ADMIN_TAG } from './adminAccount.js';
 import { DAPP_NOT_FOUND, dappParams, idParam } from './adminDapps.js';
 import { type RouteDef, route } from './route.js';
-import { createWebhookBody, view, webhookView } from './webhookParameters.js';
+import { createWebhookBody, includeOperationField, view, webhookView } from './webhookParameters.js';
 
 /**
  * The owner's view of a dApp's webhooks in the admin API (the dashboard's), authenticated by an account auth
@@ -17,7 +17,15 @@ import { createWebhookBody, view, webhookView } from './webhookParameters.js';
 export const adminWebhookView = webhookView.extend({ createdAt: z.string(), updatedAt: z.string() });
 const withSecret = adminWebhookView.extend({ signingSecret: z.string() });
 
-export const setActiveBody = z.object({ active: z.boolean({ error: 'active must be a boolean value' }) });
+/** Either flag or both; includeOperation can be turned on for a POST webhook only (400 otherwise). */
+export const updateWebhookFlagsBody = z
+  .object({
+    active: z.boolean({ error: 'active must be a boolean value' }).optional(),
+    includeOperation: includeOperationField,
+  })
+  .refine((b) => b.active !== undefined || b.includeOperation !== undefined, {
+    error: 'Give at least one of active, includeOperation',
+  });
 export const webhookTestBody = z.object({
   webhookData: z
     .record(z.string(), z.unknown(), { error: 'webhookData must be a JSON object' })
@@ -69,10 +77,11 @@ export function adminWebhookRoutes(deps: { webhooks: WebhookService; webhookCall
       summary: 'Register a webhook (active); its signing secret is in this response only',
       params: dappParams,
       body: createWebhookBody,
-      example: { webhookUrl: 'https://hooks.example.com/sponsor', requestType: 'POST' },
+      example: { webhookUrl: 'https://hooks.example.com/sponsor', requestType: 'POST', includeOperation: true },
       answer: { envelope: 'Webhook created', data: withSecret },
       errors: {
-        '400': 'webhookUrl or requestType invalid, or the URL refused by the SSRF policy (see README)',
+        '400':
+          'webhookUrl, requestType or includeOperation invalid, includeOperation on a GET webhook, or the URL refused by the SSRF policy (see README)',
         ...DAPP_NOT_FOUND,
         '409': 'Webhook limit of the dApp reached',
       },
@@ -82,6 +91,7 @@ export function adminWebhookRoutes(deps: { webhooks: WebhookService; webhookCall
           dappId: params.dappId,
           url: body.webhookUrl,
           requestType: body.requestType,
+          includeOperation: body.includeOperation,
         });
         return { ...toAdminView(webhook), signingSecret };
       },
@@ -91,16 +101,19 @@ export function adminWebhookRoutes(deps: { webhooks: WebhookService; webhookCall
       method: 'PATCH',
       path: WEBHOOK_PATH,
       operationId: 'setDappWebhookActive',
-      summary: 'Activate or deactivate a webhook',
+      summary: 'Activate or deactivate a webhook, or turn includeOperation on or off (at least one)',
       params: webhookParams,
-      body: setActiveBody,
+      body: updateWebhookFlagsBody,
       example: { active: false },
       // `data` is left out if the webhook was deleted between the update and the read-back.
       answer: { envelope: 'Webhook updated', data: adminWebhookView.optional() },
-      errors: { '400': 'active missing or not a boolean', ...WEBHOOK_NOT_FOUND },
+      errors: {
+        '400': 'active or includeOperation not a boolean, neither given, or includeOperation on a GET webhook',
+        ...WEBHOOK_NOT_FOUND,
+      },
       handler: async ({ account, params, body }) => {
         const target = { accountId: account.id, ...params };
-        await webhooks.setActiveForAccount({ ...target, active: body.active });
+        await webhooks.updateForAccount({ ...target, active: body.active, includeOperation: body.includeOperation });
         const [updated] = await webhooks.list(target);
         return updated === undefined ? undefined : toAdminView(updated);
       },

@@ -9,6 +9,16 @@ export const WEBHOOK_PARAMETERS_PATH = '/api/v2/public/sdk/webhookParameters';
 const REQUEST_TYPE_MESSAGE = 'requestType must be one of GET, POST';
 const WEBHOOK_ID_MESSAGE = 'webhookId must be a string';
 
+/**
+ * Patron's extension (README, "Webhooks"): the call also carries the operation to approve. An optional extra
+ * field of Create, so a body without it is the spec's, with the spec's answers; Update stays the spec's status
+ * change (`active` required), and the option is changed through the admin API, which takes the same auth token.
+ */
+export const includeOperationField = z
+  .boolean({ error: 'includeOperation must be a boolean value' })
+  .optional()
+  .describe('POST webhooks only: the call carries the operation to approve besides data (off by default)');
+
 export const createWebhookBody = z.object({
   webhookUrl: z.string({ error: 'webhookUrl must be a string' }).min(1, { error: 'webhookUrl must not be empty' }),
   // Letter case is normalised: "post" registers a POST webhook.
@@ -16,6 +26,7 @@ export const createWebhookBody = z.object({
     .string({ error: REQUEST_TYPE_MESSAGE })
     .transform((v) => v.trim().toUpperCase())
     .pipe(z.enum(['GET', 'POST'], { error: REQUEST_TYPE_MESSAGE })),
+  includeOperation: includeOperationField,
 });
 
 export const getWebhookQuery = z.object({
@@ -36,6 +47,8 @@ export const webhookView = z.object({
   webhookUrl: z.string(),
   requestType: z.enum(['GET', 'POST']),
   active: z.boolean(),
+  // Present only when on: a webhook without the option is shown in exactly the spec's shape.
+  includeOperation: z.literal(true).optional(),
 });
 
 /**
@@ -49,6 +62,7 @@ export const view = (w: WebhookRecord): z.infer<typeof webhookView> => ({
   webhookUrl: w.url,
   requestType: w.requestType,
   active: w.active,
+  ...(w.includeOperation ? { includeOperation: true as const } : {}),
 });
 
 const TAG = 'webhooks (spec)';
@@ -69,11 +83,16 @@ export function webhookParametersRoutes(deps: { webhooks: WebhookService }): Rou
       example: { webhookUrl: 'https://hooks.example.com/sponsor', requestType: 'POST' },
       answer: { envelope: 'Webhook created', data: createdWebhookView },
       errors: {
-        '400': `${INVALID_FIELD}; or webhookUrl refused by the URL policy (see README)`,
+        '400': `${INVALID_FIELD}; webhookUrl refused by the URL policy (see README); includeOperation on a GET webhook`,
         '409': 'Webhook limit of the dApp reached',
       },
       handler: async ({ dapp, body }) => {
-        const created = await webhooks.create({ dappId: dapp.id, url: body.webhookUrl, requestType: body.requestType });
+        const created = await webhooks.create({
+          dappId: dapp.id,
+          url: body.webhookUrl,
+          requestType: body.requestType,
+          includeOperation: body.includeOperation,
+        });
         return { ...view(created.webhook), signingSecret: created.signingSecret };
       },
     }),

@@ -6,6 +6,7 @@ import { SponsorshipDeniedError, ValidationError, WebhookFailedError } from '../
 import type { PolicyGate, PolicyPass } from '../policies/policyGate.js';
 import type { WebhookFailureReason } from '../webhooks/webhookCaller.js';
 import type { WebhookCheckResult } from '../webhooks/webhookCheck.js';
+import type { WebhookOperation } from '../webhooks/webhookOperation.js';
 import { completeUserOperation, validityWindow } from './completeUserOperation.js';
 import type { CryptoBackend } from './cryptoBackend.js';
 import { DUMMY_SIGNATURE_BYTES, estimateGasV06, type GasLimitsV06 } from './gasEstimatorV06.js';
@@ -51,6 +52,11 @@ export interface SponsorshipDeps {
     webhookData: Record<string, unknown>;
     /** Asked once the number of webhooks to call is known, before any is called (the rate limits). */
     beforeCalls: (count: number) => Promise<void>;
+    /**
+     * The op with its final gas, for webhooks with includeOperation: asked for (at most once) only when one of
+     * the dApp's active webhooks has it, which moves the gas work and its bounds before the calls.
+     */
+    operation: () => Promise<WebhookOperation>;
   }) => Promise<WebhookCheckResult>;
 }
 
@@ -116,7 +122,18 @@ function policyRequest(req: {
   };
 }
 
-/** The sponsored mode: fee bounds → policy rules → webhook verdict → gas limits → gas bounds → signature → caps reserved. */
+/** The op's final gas: its validity window, limits and bounds checked, and the op as it will be hashed. */
+interface FinalGas {
+  readonly validUntil: number;
+  readonly validAfter: number;
+  readonly limits: GasLimitsV06;
+  readonly final: UserOperationV06;
+}
+
+/**
+ * The sponsored mode: fee bounds → policy rules → webhook verdict → gas limits → gas bounds → signature → caps
+ * reserved; when a webhook of the dApp has includeOperation, the gas limits and bounds come before its verdict.
+ */
 export function createSponsorshipService(deps: SponsorshipDeps) {
   const window = (expiryDuration: number | undefined) => validityWindow(deps.policy, deps.now(), expiryDuration);
 
@@ -135,34 +152,39 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     encodeSponsoredPaymasterAndData({ paymaster, ...validity, signature: DUMMY_SIGNATURE_BYTES });
 
   /** Everything before the signature: fee bounds, policy rules, webhook, gas limits, gas bounds. */
-  const prepare = async (
-    req: SponsorRequest,
-  ): Promise<{
-    validUntil: number;
-    validAfter: number;
-    limits: GasLimitsV06;
-    final: UserOperationV06;
-    pass: PolicyPass;
-  }> => {
+  const prepare = async (req: SponsorRequest): Promise<FinalGas & { pass: PolicyPass }> => {
     req.report?.({ kind: 'op', mode: 'SPONSORED', sender: req.userOp.sender });
     // Before the webhook and any simulation: an op priced out of bounds costs Patron nothing but this check.
     assertFeesWithinBounds(req.userOp, await chainFees(deps.fees, req.chain), req.bounds);
     const pass = await deps.policies.check(policyRequest(req));
-    await approveByWebhooks(req);
+    // The gas work is done once: after the webhooks by default (an op they refuse costs no simulation), or
+    // before them when the check asks for the operation (a webhook with includeOperation sees the final gas).
+    let gas: Promise<FinalGas> | undefined;
+    const finalGas = () => {
+      gas ??= settleGas(req);
+      return gas;
+    };
+    await approveByWebhooks(req, async () => webhookOperation(req, pass, await finalGas()));
+    return { ...(await finalGas()), pass };
+  };
+
+  /** The validity window, the gas limits (the caller's or simulated) and the gas bounds. */
+  const settleGas = async (req: SponsorRequest): Promise<FinalGas> => {
     const { validUntil, validAfter } = window(req.expiryDuration);
     const limits = await gasLimits(req, { validUntil, validAfter });
     assertGasWithinBounds(limits, req.userOp.maxFeePerGas, req.bounds);
     // paymasterAndData is not part of the signed hash.
-    return { validUntil, validAfter, limits, final: completeUserOperation(req.userOp, limits, '0x'), pass };
+    return { validUntil, validAfter, limits, final: completeUserOperation(req.userOp, limits, '0x') };
   };
 
-  const approveByWebhooks = async (req: SponsorRequest): Promise<void> => {
+  const approveByWebhooks = async (req: SponsorRequest, operation: () => Promise<WebhookOperation>): Promise<void> => {
     const report = req.report;
     const started = report === undefined ? 0 : performance.now();
     const verdict = await deps.checkWebhooks({
       dappId: req.dappId,
       webhookData: req.webhookData,
       beforeCalls: (count) => req.spend.webhookCalls(count),
+      operation,
     });
     if (report !== undefined && verdict.calls.length > 0) {
       report({
@@ -180,6 +202,20 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     }
     throw new WebhookFailedError(`Sponsorship denied: ${WEBHOOK_FAILURES[reason]}`, reason);
   };
+
+  /** What a webhook with includeOperation is shown: the op as it will be signed, where, and at what worst case. */
+  const webhookOperation = (req: SponsorRequest, pass: PolicyPass, gas: FinalGas): WebhookOperation => ({
+    // The serializer sends the listed fields only: this op's paymasterAndData ('0x') is not one of them.
+    userOperation: gas.final,
+    chainId: req.chain.chainId,
+    entryPoint: req.chain.entryPoint,
+    paymaster: req.chain.paymaster,
+    dappId: req.dappId,
+    policyIds: pass.policies.map((p) => p.id),
+    worstCaseCostWei: worstCaseCostV06(gas.limits, gas.final.maxFeePerGas),
+    validUntil: gas.validUntil,
+    validAfter: gas.validAfter,
+  });
 
   /** The caller's limits, or simulated ones (README, "Gas limits"). */
   const gasLimits = async (

@@ -47,6 +47,8 @@ export interface WebhookRecord {
   readonly url: string;
   readonly requestType: WebhookRequestType;
   readonly active: boolean;
+  /** The call carries the operation to approve besides `data` (migration 0010; POST webhooks only). */
+  readonly includeOperation: boolean;
   readonly createdAt: number;
   readonly updatedAt: number;
 }

@@ -44,6 +44,8 @@ export interface WebhooksTable {
   updated_at: number;
   /** Sealed Standard Webhooks secret (migration 0002); null on rows older than it until first filled. */
   signing_secret_ciphertext: string | null;
+  /** 0/1 (migration 0010): the call carries the operation too; the column defaults to 0. */
+  include_operation: Generated<number>;
 }
 
 export interface AccountPasswordsTable {

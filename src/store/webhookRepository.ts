@@ -3,13 +3,19 @@ import { type Kysely, type Selectable, sql } from 'kysely';
 import type { SealedWebhookRecord, WebhookRecord } from './records.js';
 import type { Database, WebhooksTable } from './schema.js';
 
+/**
+ * A webhook to insert. `includeOperation` may be left out (false, the column's default): rows written as they
+ * were before migration 0010 stay valid input.
+ */
+export type NewWebhook = Omit<SealedWebhookRecord, 'includeOperation'> & { readonly includeOperation?: boolean };
+
 export interface WebhookRepository {
   /**
    * Inserts the webhook unless its dApp already has `limit` webhooks. Race-free across processes: the
    * transaction first writes the dApp row (a row lock on PostgreSQL, the write lock on SQLite), so concurrent
    * creates for one dApp count and insert one after another.
    */
-  insertWithinLimit(args: { webhook: SealedWebhookRecord; limit: number }): Promise<'created' | 'limit' | 'no-dapp'>;
+  insertWithinLimit(args: { webhook: NewWebhook; limit: number }): Promise<'created' | 'limit' | 'no-dapp'>;
   /** The dApp's webhooks without their secrets (list views). */
   listByDapp(dappId: string): Promise<WebhookRecord[]>;
   findInDapp(args: { dappId: string; webhookId: string }): Promise<WebhookRecord | undefined>;
@@ -30,11 +36,28 @@ export interface WebhookRepository {
    */
   fillMissingSigningSecret(args: { webhookId: string; signingSecretCiphertext: string }): Promise<boolean>;
   setActive(args: { dappId: string; webhookId: string; active: boolean; now: number }): Promise<boolean>;
+  /** Sets the given flags of a webhook of this dApp (at least one); false when none matched. */
+  update(args: {
+    dappId: string;
+    webhookId: string;
+    active?: boolean;
+    includeOperation?: boolean;
+    now: number;
+  }): Promise<boolean>;
   delete(args: { dappId: string; webhookId: string }): Promise<boolean>;
 }
 
 /** Every column but the secret: list and find queries select only these, so the secret cannot leak through them. */
-const PUBLIC_COLUMNS = ['id', 'dapp_id', 'url', 'request_type', 'active', 'created_at', 'updated_at'] as const;
+const PUBLIC_COLUMNS = [
+  'id',
+  'dapp_id',
+  'url',
+  'request_type',
+  'active',
+  'include_operation',
+  'created_at',
+  'updated_at',
+] as const;
 type PublicRow = Pick<Selectable<WebhooksTable>, (typeof PUBLIC_COLUMNS)[number]>;
 
 const toWebhook = (r: PublicRow): WebhookRecord => ({
@@ -43,6 +66,7 @@ const toWebhook = (r: PublicRow): WebhookRecord => ({
   url: r.url,
   requestType: r.request_type,
   active: r.active === 1,
+  includeOperation: r.include_operation === 1,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -80,6 +104,7 @@ export function createWebhookRepository(db: Kysely<Database>, sqlite?: BetterSql
             url: webhook.url,
             request_type: webhook.requestType,
             active: webhook.active ? 1 : 0,
+            include_operation: webhook.includeOperation === true ? 1 : 0,
             created_at: webhook.createdAt,
             updated_at: webhook.updatedAt,
             signing_secret_ciphertext: webhook.signingSecretCiphertext,
@@ -151,6 +176,19 @@ export function createWebhookRepository(db: Kysely<Database>, sqlite?: BetterSql
       const res = await db
         .updateTable('webhooks')
         .set({ active: active ? 1 : 0, updated_at: now })
+        .where('id', '=', webhookId)
+        .where('dapp_id', '=', dappId)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) > 0;
+    },
+    async update({ dappId, webhookId, active, includeOperation, now }) {
+      const res = await db
+        .updateTable('webhooks')
+        .set({
+          ...(active === undefined ? {} : { active: active ? 1 : 0 }),
+          ...(includeOperation === undefined ? {} : { include_operation: includeOperation ? 1 : 0 }),
+          updated_at: now,
+        })
         .where('id', '=', webhookId)
         .where('dapp_id', '=', dappId)
         .executeTakeFirst();

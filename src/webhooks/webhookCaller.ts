@@ -6,6 +6,7 @@ import type { SecretBox } from '../accounts/secretBox.js';
 import type { WebhookRecord } from '../store/records.js';
 import { signStandardWebhook } from './standardWebhooks.js';
 import { parseVerdictBody, withGetData } from './webhookMessage.js';
+import type { WebhookOperationJson } from './webhookOperation.js';
 import { assertPublicHost, type HostResolver } from './webhookUrlPolicy.js';
 
 export { generateSigningSecret, verifyStandardWebhookSignature } from './standardWebhooks.js';
@@ -62,9 +63,14 @@ export interface WebhookCallerOptions {
 export interface WebhookCaller {
   /**
    * Calls the webhook and returns its verdict. Rejects only for Patron's own faults (an unreadable sealed
-   * secret, `webhookData` that is not JSON-serialisable, a closed caller); every fault of the receiver is a verdict.
+   * secret, `webhookData` that is not JSON-serialisable, an operation for a GET webhook, a closed caller); every
+   * fault of the receiver is a verdict. `operation` is sent beside `data` (a webhook with includeOperation).
    */
-  call(args: { webhook: SignableWebhook; webhookData: Record<string, unknown> }): Promise<WebhookVerdict>;
+  call(args: {
+    webhook: SignableWebhook;
+    webhookData: Record<string, unknown>;
+    operation?: WebhookOperationJson | undefined;
+  }): Promise<WebhookVerdict>;
   close(): Promise<void>;
 }
 
@@ -257,13 +263,22 @@ export function createWebhookCaller(options: WebhookCallerOptions): WebhookCalle
   }
 
   /**
-   * Method, URL, body and Standard Webhooks headers. POST sends `{"data": webhookData}` and signs that body;
-   * GET sends webhookData in the query (see withGetData) and signs the empty string as the body, as there is
-   * none. So a GET signature authenticates the sender, id and time, not the query: prefer POST where that matters.
+   * Method, URL, body and Standard Webhooks headers. POST sends `{"data": webhookData}` (with `"operation"` after
+   * it when given) and signs that body; GET sends webhookData in the query (see withGetData) and signs the empty
+   * string as the body, as there is none. So a GET signature authenticates the sender, id and time, not the
+   * query: prefer POST where that matters. For that reason an operation is never sent to a GET webhook (the
+   * service refuses the option on one; reaching here with one is a bug, so it throws rather than drop it).
    */
-  function buildRequest(webhook: SignableWebhook, webhookData: Record<string, unknown>) {
+  function buildRequest(
+    webhook: SignableWebhook,
+    webhookData: Record<string, unknown>,
+    operation: WebhookOperationJson | undefined,
+  ) {
     const isPost = webhook.requestType === 'POST';
-    const body = isPost ? JSON.stringify({ data: webhookData }) : '';
+    if (!isPost && operation !== undefined) throw new Error(`webhook ${webhook.id}: no operation on a GET webhook`);
+    const body = !isPost
+      ? ''
+      : JSON.stringify(operation === undefined ? { data: webhookData } : { data: webhookData, operation });
     const url = isPost ? webhook.url : withGetData(webhook.url, webhookData);
     const id = newMessageId();
     const timestamp = Math.floor(now() / 1000);
@@ -388,11 +403,11 @@ export function createWebhookCaller(options: WebhookCallerOptions): WebhookCalle
   }
 
   return {
-    async call({ webhook, webhookData }) {
+    async call({ webhook, webhookData, operation }) {
       if (closed) throw new Error('webhook caller is closed');
       const started = performance.now();
       // Outside the try: Patron's own faults (secret, data) must surface as errors, not as a verdict.
-      const req = buildRequest(webhook, webhookData);
+      const req = buildRequest(webhook, webhookData, operation);
       const inFlight: InFlight = { timedOut: false, cancel: undefined };
       const timer = setTimeout(() => {
         inFlight.timedOut = true;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { SecretBox } from '../accounts/secretBox.js';
 import type { CachePolicy } from '../cache/cachePolicy.js';
 import { createTtlCache } from '../cache/ttlCache.js';
-import { LimitExceededError, NotFoundError } from '../errors/PatronError.js';
+import { LimitExceededError, NotFoundError, ValidationError } from '../errors/PatronError.js';
 import { isRecordId, type SealedWebhookRecord, type WebhookRecord, type WebhookRequestType } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { generateSigningSecret } from './standardWebhooks.js';
@@ -30,6 +30,18 @@ export interface WebhookWithSecret {
 }
 
 type ActiveWebhook = WebhookRecord & SignableWebhook;
+
+/**
+ * Why the option is POST-only (README, "Webhooks"): a GET call's Standard Webhooks signature covers an empty
+ * body, not the query string, so an operation sent there would arrive unauthenticated; and an op's callData and
+ * initCode can exceed the URL length common servers accept (8 KiB).
+ */
+export const INCLUDE_OPERATION_GET_MESSAGE =
+  "includeOperation requires requestType POST: a GET call's signature does not cover its query string";
+
+const assertIncludeOperationAllowed = (requestType: WebhookRequestType, includeOperation: boolean | undefined) => {
+  if (includeOperation === true && requestType !== 'POST') throw new ValidationError(INCLUDE_OPERATION_GET_MESSAGE);
+};
 
 /** Registration and lifecycle of a dApp's condition webhooks (spec §2.1, §3, §4.1). */
 export function createWebhookService(deps: WebhookServiceDeps) {
@@ -67,7 +79,13 @@ export function createWebhookService(deps: WebhookServiceDeps) {
 
   const service = {
     /** Registers a webhook with a new signing secret, returned here in clear and never again. */
-    async create(input: { dappId: string; url: string; requestType: WebhookRequestType }): Promise<WebhookWithSecret> {
+    async create(input: {
+      dappId: string;
+      url: string;
+      requestType: WebhookRequestType;
+      includeOperation?: boolean | undefined;
+    }): Promise<WebhookWithSecret> {
+      assertIncludeOperationAllowed(input.requestType, input.includeOperation);
       const url = await deps.urlPolicy.check(input.url);
       const t = now();
       const signingSecret = generateSigningSecret();
@@ -78,6 +96,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
         url,
         requestType: input.requestType,
         active: true,
+        includeOperation: input.includeOperation === true,
         createdAt: t,
         updatedAt: t,
       };
@@ -106,6 +125,33 @@ export function createWebhookService(deps: WebhookServiceDeps) {
 
     async setActive(input: { dappId: string; webhookId: string; active: boolean }): Promise<void> {
       const ok = isRecordId(input.webhookId) && (await store.webhooks.setActive({ ...input, now: now() }));
+      if (!ok) throw new NotFoundError(WEBHOOK_NOT_FOUND);
+      activeCache.delete(input.dappId);
+    },
+
+    /**
+     * Sets `active`, `includeOperation` or both. Turning includeOperation on for a GET webhook is refused (400);
+     * the request type never changes after creation, so reading it first cannot race with a change.
+     */
+    async update(input: {
+      dappId: string;
+      webhookId: string;
+      active?: boolean | undefined;
+      includeOperation?: boolean | undefined;
+    }): Promise<void> {
+      if (!isRecordId(input.webhookId)) throw new NotFoundError(WEBHOOK_NOT_FOUND);
+      if (input.includeOperation === true) {
+        const found = await store.webhooks.findInDapp(input);
+        if (found === undefined) throw new NotFoundError(WEBHOOK_NOT_FOUND);
+        assertIncludeOperationAllowed(found.requestType, true);
+      }
+      const ok = await store.webhooks.update({
+        dappId: input.dappId,
+        webhookId: input.webhookId,
+        ...(input.active === undefined ? {} : { active: input.active }),
+        ...(input.includeOperation === undefined ? {} : { includeOperation: input.includeOperation }),
+        now: now(),
+      });
       if (!ok) throw new NotFoundError(WEBHOOK_NOT_FOUND);
       activeCache.delete(input.dappId);
     },
@@ -167,14 +213,21 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       dappId: string;
       url: string;
       requestType: WebhookRequestType;
+      includeOperation?: boolean | undefined;
     }): Promise<WebhookWithSecret> {
       await assertOwnedDapp({ ...input, message: 'dApp not found' });
       return service.create(input);
     },
 
-    async setActiveForAccount(input: { accountId: string; dappId: string; webhookId: string; active: boolean }) {
+    async updateForAccount(input: {
+      accountId: string;
+      dappId: string;
+      webhookId: string;
+      active?: boolean | undefined;
+      includeOperation?: boolean | undefined;
+    }) {
       await assertOwnedDapp({ ...input, message: WEBHOOK_NOT_FOUND });
-      await service.setActive(input);
+      await service.update(input);
     },
 
     async deleteForAccount(input: { accountId: string; dappId: string; webhookId: string }) {

@@ -1,0 +1,71 @@
+import type { Address, Hex } from 'viem';
+import type { UserOperationV06 } from '../paymaster/patronPaymasterV06.js';
+
+/**
+ * What a webhook with `includeOperation` is shown besides `data` (README, "Webhooks"): the op Patron is about
+ * to sign for, with its final gas limits, and where and under what it would be paid. The spec (§6) has only
+ * `{data}`; this is Patron's extension, off by default, so a receiver written for the spec sees no change.
+ */
+export interface WebhookOperation {
+  /** The op as it will be signed, except `paymasterAndData`: that holds the signature, made after the verdict. */
+  readonly userOperation: Omit<UserOperationV06, 'paymasterAndData'>;
+  readonly chainId: number;
+  readonly entryPoint: Address;
+  readonly paymaster: Address;
+  readonly dappId: string;
+  /** The dApp's policies that apply to the op (their rules passed); empty when it has none. */
+  readonly policyIds: readonly string[];
+  /** The most the EntryPoint can charge the paymaster for the op (signingBounds.ts worstCaseCostV06). */
+  readonly worstCaseCostWei: bigint;
+  /** The signature's validity (unix seconds), as it will be encoded in `paymasterAndData`. */
+  readonly validUntil: number;
+  readonly validAfter: number;
+}
+
+/** The JSON of the `operation` field: quantities as 0x hex (the JSON-RPC convention), the cost as decimal wei. */
+export interface WebhookOperationJson {
+  readonly mode: 'SPONSORED';
+  readonly userOperation: Record<keyof WebhookOperation['userOperation'], string>;
+  readonly chainId: number;
+  readonly entryPoint: Address;
+  readonly paymaster: Address;
+  readonly dappId: string;
+  readonly policyIds: readonly string[];
+  readonly worstCaseCostWei: string;
+  readonly validUntil: number;
+  readonly validAfter: number;
+}
+
+const quantity = (n: bigint): Hex => `0x${n.toString(16)}`;
+
+/**
+ * The one serializer of the operation (bigint inside, strings at the wire). Quantities are hex as a bundler's
+ * eth_sendUserOperation takes them; the worst-case cost is a decimal string, the unit a dApp compares with
+ * its own budgets (and exact beyond 2^53, unlike a JSON number).
+ */
+export function webhookOperationJson(op: WebhookOperation): WebhookOperationJson {
+  const u = op.userOperation;
+  return {
+    mode: 'SPONSORED',
+    userOperation: {
+      sender: u.sender,
+      nonce: quantity(u.nonce),
+      initCode: u.initCode,
+      callData: u.callData,
+      callGasLimit: quantity(u.callGasLimit),
+      verificationGasLimit: quantity(u.verificationGasLimit),
+      preVerificationGas: quantity(u.preVerificationGas),
+      maxFeePerGas: quantity(u.maxFeePerGas),
+      maxPriorityFeePerGas: quantity(u.maxPriorityFeePerGas),
+      signature: u.signature,
+    },
+    chainId: op.chainId,
+    entryPoint: op.entryPoint,
+    paymaster: op.paymaster,
+    dappId: op.dappId,
+    policyIds: [...op.policyIds],
+    worstCaseCostWei: op.worstCaseCostWei.toString(),
+    validUntil: op.validUntil,
+    validAfter: op.validAfter,
+  };
+}
