@@ -78,19 +78,29 @@ describe('checkSponsorshipWebhooks', () => {
 
   test('several active webhooks, all verified → allowed, every one called once, in parallel', async () => {
     const t = await createTenant(ctx.deps);
-    const slow: ReceiverHandler = async (q, res) => {
-      await new Promise((resolve) => setTimeout(resolve, 300));
+    // A barrier instead of a stopwatch: each webhook answers once all three are waiting (or after 2 s), so calls
+    // made one after another would see at most one in flight, calls in parallel see three.
+    let inFlight = 0;
+    let maxInFlight = 0;
+    let release: () => void = () => {};
+    const allArrived = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const gated: ReceiverHandler = async (q, res) => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      if (inFlight === 3) release();
+      await Promise.race([allArrived, new Promise((resolve) => setTimeout(resolve, 2000))]);
+      inFlight--;
       answer({ arePoliciesVerified: true })(q, res);
     };
     const rs = await Promise.all([receiver(), receiver(), receiver()]);
     for (const r of rs) {
-      r.handler = slow;
+      r.handler = gated;
       await register(t, r.url());
     }
-    const started = performance.now();
     const result = await check(t);
-    const elapsed = performance.now() - started;
-    assert.ok(elapsed < 800, `three 300 ms webhooks in ${elapsed} ms: one after another would take 900`);
+    assert.equal(maxInFlight, 3, 'the three webhooks were called at once');
     assert.equal(result.allowed, true);
     assert.equal(result.calls.length, 3);
     assert.deepEqual(
