@@ -380,6 +380,29 @@ test('an owner runs the product from the browser', { skip, timeout: 90_000 }, as
     await runway.waitFor();
     assert.match((await runway.textContent()) ?? '', /^≈ [\d.]+ (min|h|days) at the last 24 h's spend/);
     await shot('09d-paymaster-runway');
+    // A chain the guard holds (the API's answer, as test/dashboardSolvencyLog.test.ts gets it below the floor).
+    await page.route('**/api/admin/paymaster-status', async (route) => {
+      const res = await route.fetch();
+      const body = await res.json();
+      const [chain] = body.data.chains;
+      chain.solvency = {
+        ...chain.solvency,
+        signing: false,
+        heldReason: 'floor',
+        floor: { wei: '20000000000000000000', eth: '20' },
+      };
+      await route.fulfill({ response: res, json: body });
+    });
+    await page.reload();
+    const banner = page.locator('[data-chain="31337"] [data-solvency="held"]');
+    await banner.waitFor();
+    assert.match((await banner.textContent()) ?? '', /^Signing is held on this chain\. .*below the floor \(20 ETH/);
+    assert.match(
+      (await page.locator('[data-solvency="summary"]').textContent()) ?? '',
+      /^Signing is held on chain 31337/,
+    );
+    await shot('09e-paymaster-held');
+    await page.unroute('**/api/admin/paymaster-status');
     await ctx.deps.policies.delete({ dappId: dapp.id, policyId: policy.id });
   });
 
