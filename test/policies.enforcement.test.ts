@@ -147,6 +147,15 @@ describe('caps reserved at signing', () => {
     });
     const usage = await ctx.deps.policies.usage({ dappId: tenant.dappId, policyId: policy.id });
     assert.equal(usage[0]?.reserved, '2');
+    // The ERC-7677 stub reads the caps too: a wallet learns of a spent cap before it pays for an estimation.
+    const stub = await rpc('pm_getPaymasterStubData', [
+      biconomyWireOp(await buildDeployingOp(fx, 13n), false),
+      fx.entryPoint,
+      '0x7a69',
+      {},
+    ]);
+    assert.equal(stub.body.error?.code, -32012);
+    assert.equal((stub.body.error?.data as Record<string, unknown>).rule, 'cap');
     await ctx.deps.requestLog.flush();
     const [denied] = await ctx.deps.store.requestLog.query({
       accountId: tenant.accountId,

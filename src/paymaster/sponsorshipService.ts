@@ -309,14 +309,25 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       return { policies: pass.policies.map((p) => ({ id: p.id, name: p.name })) };
     },
 
-    /** The policy rules alone (the ERC-7677 stub's check: a client learns of a denial before estimating). */
-    async checkPolicyRules(req: {
+    /**
+     * The ERC-7677 stub's policy check, so a wallet learns of a denial before it pays for an estimation: the rules,
+     * and the caps read-only with the gas the op already gives (missing limits count as 0: a spent op-count cap, or
+     * a cap with nothing left, refuses; the final call reserves the real worst case).
+     */
+    async precheckPolicies(req: {
       dappId: string;
       chain: ChainRuntime;
       userOp: PartialUserOperation;
       sponsorshipPolicyId: string | undefined;
     }): Promise<void> {
-      await deps.policies.check(policyRequest(req));
+      const pass = await deps.policies.check(policyRequest(req));
+      const op = req.userOp;
+      const known = {
+        callGasLimit: op.callGasLimit ?? 0n,
+        verificationGasLimit: op.verificationGasLimit ?? 0n,
+        preVerificationGas: op.preVerificationGas ?? 0n,
+      };
+      await deps.policies.fits({ pass, worstCaseWei: worstCaseCostV06(known, op.maxFeePerGas) });
     },
   };
 }

@@ -7,8 +7,8 @@ import { assertErc7677Target, erc7677Params } from './erc7677Params.js';
  * dummy signature, so the wallet's
  * gas estimation (and the preVerificationGas it derives from the op's size) stays valid for the real data.
  * The webhook is consulted and the policy caps reserved when the real data is signed (pm_getPaymasterData), not
- * here; the policy rules (sender lists, contracts, deployment, gas price) are checked here too, so a denied op
- * is refused before the wallet spends an estimation on it.
+ * here; the policy rules (sender lists, contracts, deployment, gas price) and the caps (read-only, with the gas
+ * the op gives) are checked here too, so a denied op is refused before the wallet spends an estimation on it.
  */
 export const pm_getPaymasterStubData = defineRpcMethod({
   method: 'pm_getPaymasterStubData',
@@ -29,7 +29,7 @@ export const pm_getPaymasterStubData = defineRpcMethod({
         isFinal: false,
       };
     }
-    await ctx.sponsorship.checkPolicyRules({
+    await ctx.sponsorship.precheckPolicies({
       dappId: ctx.dapp.id,
       chain: ctx.chain,
       userOp: params[0],
