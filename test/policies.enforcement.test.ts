@@ -12,7 +12,7 @@ import {
   simpleAccountAbi,
   submitHandleOps,
 } from './helpers/patronPaymasterV06.js';
-import { biconomyWireOp, type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
+import { biconomyWireOp, type RpcAnswer, type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
 import { createTenant, type Tenant, type TestContext } from './helpers/testContext.js';
 
 /**
@@ -34,6 +34,13 @@ after(() => app.close());
 beforeEach(async () => {
   tenant = await createTenant(ctx.deps);
 });
+
+/** The denial's `data` (the answer must be an error carrying it). */
+function dataOf(body: RpcAnswer): Record<string, unknown> {
+  const data = body.error?.data;
+  assert.ok(data !== undefined, JSON.stringify(body));
+  return data as Record<string, unknown>;
+}
 
 const rpc = (method: string, params: unknown[]) => app.rpc(method, params, { apiKey: tenant.apiKey });
 const sponsor = (op: UserOperationV06, mode: Record<string, unknown> = {}) =>
@@ -76,11 +83,11 @@ describe('policy rules', () => {
     };
     const denied = await sponsor(toEntryPoint);
     assert.equal(denied.body.error?.code, -32012);
-    assert.equal((denied.body.error?.data as Record<string, unknown>).rule, 'contractNotAllowed');
-    assert.equal((denied.body.error?.data as Record<string, unknown>).contract, fx.entryPoint);
+    assert.equal(dataOf(denied.body).rule, 'contractNotAllowed');
+    assert.equal(dataOf(denied.body).contract, fx.entryPoint);
     const unknownLayout = await sponsor({ ...op, callData: '0x12345678' });
-    assert.equal((unknownLayout.body.error?.data as Record<string, unknown>).rule, 'undecodableCall');
-    assert.equal((unknownLayout.body.error?.data as Record<string, unknown>).selector, '0x12345678');
+    assert.equal(dataOf(unknownLayout.body).rule, 'undecodableCall');
+    assert.equal(dataOf(unknownLayout.body).selector, '0x12345678');
   });
 
   test('a method allowlist checks the selector of the inner call', async () => {
@@ -89,37 +96,37 @@ describe('policy rules', () => {
     await addPolicy({ contracts: [{ address: COUNTER_ADDRESS, selectors: [increment] }] });
     assert.equal((await sponsor({ ...op, callData: executeCallData(increment) })).status, 200);
     const other = await sponsor({ ...op, callData: executeCallData('0xdeadbeef') });
-    assert.equal((other.body.error?.data as Record<string, unknown>).rule, 'methodNotAllowed');
-    assert.equal((other.body.error?.data as Record<string, unknown>).selector, '0xdeadbeef');
+    assert.equal(dataOf(other.body).rule, 'methodNotAllowed');
+    assert.equal(dataOf(other.body).selector, '0xdeadbeef');
   });
 
   test('deployment not sponsored, a gas-price ceiling, a named policy that does not exist', async () => {
     const op = await buildDeployingOp(fx, 5n);
     await addPolicy({ sponsorDeployment: false, maxFeePerGas: '1000000000' });
     const deploy = await sponsor(op);
-    assert.equal((deploy.body.error?.data as Record<string, unknown>).rule, 'deploymentNotSponsored');
+    assert.equal(dataOf(deploy.body).rule, 'deploymentNotSponsored');
     const pricey = await sponsor({ ...op, initCode: '0x' });
-    assert.equal((pricey.body.error?.data as Record<string, unknown>).rule, 'maxFeePerGas');
-    assert.equal((pricey.body.error?.data as Record<string, unknown>).limit, '1000000000');
+    assert.equal(dataOf(pricey.body).rule, 'maxFeePerGas');
+    assert.equal(dataOf(pricey.body).limit, '1000000000');
     const named = await sponsor(
       { ...op, initCode: '0x', maxFeePerGas: 1_000_000_000n },
       {
         sponsorshipPolicyId: '00000000-0000-4000-8000-000000000000',
       },
     );
-    assert.equal((named.body.error?.data as Record<string, unknown>).rule, 'policyNotFound');
+    assert.equal(dataOf(named.body).rule, 'policyNotFound');
   });
 
   test('a policy outside its time window or chains: none applies, denied (fail closed)', async () => {
     await addPolicy({ chainIds: [1] });
     const { body } = await sponsor(await buildDeployingOp(fx, 6n));
-    assert.equal((body.error?.data as Record<string, unknown>).rule, 'noPolicyApplies');
+    assert.equal(dataOf(body).rule, 'noPolicyApplies');
   });
 
   test('a USD cap without a native price is denied, never counted at a guess', async () => {
     await addPolicy({ caps: [{ scope: 'dapp', unit: 'usd', limit: '100' }] });
     const { body } = await sponsor(await buildDeployingOp(fx, 7n));
-    assert.equal((body.error?.data as Record<string, unknown>).rule, 'priceUnavailable');
+    assert.equal(dataOf(body).rule, 'priceUnavailable');
   });
 });
 
@@ -155,7 +162,7 @@ describe('caps reserved at signing', () => {
       {},
     ]);
     assert.equal(stub.body.error?.code, -32012);
-    assert.equal((stub.body.error?.data as Record<string, unknown>).rule, 'cap');
+    assert.equal(dataOf(stub.body).rule, 'cap');
     await ctx.deps.requestLog.flush();
     const [denied] = await ctx.deps.store.requestLog.query({
       accountId: tenant.accountId,
@@ -181,7 +188,7 @@ describe('caps reserved at signing', () => {
     assert.equal(data.reserved, WORST_CASE.toString());
     assert.equal((await sponsor(await buildDeployingOp(fx, 21n))).status, 200);
     const costly = await sponsor({ ...(await buildDeployingOp(fx, 22n)), callGasLimit: 3_000_000n });
-    assert.equal((costly.body.error?.data as Record<string, unknown>).scope, 'op', JSON.stringify(costly.body));
+    assert.equal(dataOf(costly.body).scope, 'op', JSON.stringify(costly.body));
   });
 
   test('200 concurrent requests against a cap of 37: exactly 37 signed, the rest denied by the cap', async () => {
