@@ -2,10 +2,8 @@ import type { Address, Hex } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { FeeOracle } from '../chain/feeOracle.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
-import { SponsorshipDeniedError, ValidationError, WebhookFailedError } from '../errors/PatronError.js';
+import { ValidationError } from '../errors/PatronError.js';
 import type { PolicyGate, PolicyPass } from '../policies/policyGate.js';
-import type { WebhookFailureReason } from '../webhooks/webhookCaller.js';
-import type { WebhookCheckResult } from '../webhooks/webhookCheck.js';
 import type { WebhookOperation } from '../webhooks/webhookOperation.js';
 import { completeUserOperation, validityWindow } from './completeUserOperation.js';
 import type { CryptoBackend } from './cryptoBackend.js';
@@ -22,6 +20,7 @@ import type { ReportFact } from './requestFacts.js';
 import { assertFeesWithinBounds, assertGasWithinBounds, chainFees, worstCaseCostV06 } from './signingBounds.js';
 import type { SpendGuard } from './spendGuard.js';
 import type { PartialUserOperation } from './userOperationInput.js';
+import { approveByDappWebhooks, type CheckWebhooks } from './webhookApproval.js';
 
 export interface SponsorshipPolicy {
   /** Validity when the request names no `expiryDuration` (seconds). */
@@ -47,17 +46,7 @@ export interface SponsorshipDeps {
   /** The dApp's sponsorship policies: the rules before the webhook, the caps reserved at signing. */
   readonly policies: PolicyGate;
   /** Spec §6: the dApp's webhooks decide; see webhooks/webhookCheck.ts. */
-  readonly checkWebhooks: (args: {
-    dappId: string;
-    webhookData: Record<string, unknown>;
-    /** Asked once the number of webhooks to call is known, before any is called (the rate limits). */
-    beforeCalls: (count: number) => Promise<void>;
-    /**
-     * The op with its final gas, for webhooks with includeOperation: asked for (at most once) only when one of
-     * the dApp's active webhooks has it, which moves the gas work and its bounds before the calls.
-     */
-    operation: () => Promise<WebhookOperation>;
-  }) => Promise<WebhookCheckResult>;
+  readonly checkWebhooks: CheckWebhooks;
 }
 
 export interface SponsorRequest {
@@ -86,16 +75,6 @@ export interface SponsoredUserOperation {
   readonly validUntil: number;
   readonly validAfter: number;
 }
-
-const WEBHOOK_FAILURES: Record<Exclude<WebhookFailureReason, 'denied'>, string> = {
-  timeout: "the dApp's webhook did not answer in time",
-  http_status: "the dApp's webhook answered with an error status",
-  redirect: "the dApp's webhook answered with a redirect, which Patron does not follow",
-  invalid_response: "the dApp's webhook answer has no boolean arePoliciesVerified",
-  response_too_large: "the dApp's webhook answer is too large",
-  connection_failed: "the dApp's webhook could not be reached",
-  forbidden_address: "the dApp's webhook URL points at an address Patron may not call",
-};
 
 /** The first gas limit the caller left out, in the order the error names them. */
 function firstMissingLimit(op: PartialUserOperation): string | undefined {
@@ -177,31 +156,8 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     return { validUntil, validAfter, limits, final: completeUserOperation(req.userOp, limits, '0x') };
   };
 
-  const approveByWebhooks = async (req: SponsorRequest, operation: () => Promise<WebhookOperation>): Promise<void> => {
-    const report = req.report;
-    const started = report === undefined ? 0 : performance.now();
-    const verdict = await deps.checkWebhooks({
-      dappId: req.dappId,
-      webhookData: req.webhookData,
-      beforeCalls: (count) => req.spend.webhookCalls(count),
-      operation,
-    });
-    if (report !== undefined && verdict.calls.length > 0) {
-      report({
-        kind: 'webhook',
-        allowed: verdict.allowed,
-        ...(verdict.allowed ? {} : { reason: verdict.failure.reason }),
-        latencyMs: performance.now() - started,
-        calls: verdict.calls.length,
-      });
-    }
-    if (verdict.allowed) return;
-    const { reason } = verdict.failure;
-    if (reason === 'denied') {
-      throw new SponsorshipDeniedError("Sponsorship denied: the dApp's webhook did not approve this user operation");
-    }
-    throw new WebhookFailedError(`Sponsorship denied: ${WEBHOOK_FAILURES[reason]}`, reason);
-  };
+  const approveByWebhooks = (req: SponsorRequest, operation: () => Promise<WebhookOperation>): Promise<void> =>
+    approveByDappWebhooks({ checkWebhooks: deps.checkWebhooks, ...req, operation });
 
   /** What a webhook with includeOperation is shown: the op as it will be signed, where, and at what worst case. */
   const webhookOperation = (req: SponsorRequest, pass: PolicyPass, gas: FinalGas): WebhookOperation => ({
