@@ -257,6 +257,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     policies: policyGate,
     // The guard is built with the observers below; a request only arrives once everything is.
     assertCanSign: (chainId) => observability.solvency.assertCanSign(chainId),
+    admitSignature: (op) => observability.solvency.admitSignature(op),
     checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
   });
   const tokenPaymaster = createTokenPaymasterService({
@@ -267,6 +268,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     tokens: tokenCatalog,
     fees,
     assertCanSign: (chainId) => observability.solvency.assertCanSign(chainId),
+    admitSignature: (op) => observability.solvency.admitSignature(op),
   });
   const sessions = createSessionService({
     store,

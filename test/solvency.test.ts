@@ -6,7 +6,6 @@ import type { SolvencySettings } from '../src/config/solvencySettings.js';
 import { PaymasterInsolventError } from '../src/errors/PatronError.js';
 import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
 import { userOpHashV06 } from '../src/paymaster/patronPaymasterV06.js';
-import type { CallReport } from '../src/rpc/callReport.js';
 import { toRpcError } from '../src/rpc/rpcErrors.js';
 import { createAlertSender } from '../src/solvency/alertWebhook.js';
 import { startSolvencyGuard } from '../src/solvency/solvencyGuard.js';
@@ -151,27 +150,12 @@ describe('solvency guard with given amounts', () => {
     signature: '0x',
   });
   const entryPoint: Address = '0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789';
-  const signedCall = (nonce: bigint, worstCaseWei: bigint, validUntil: number): CallReport => ({
-    at: 0,
-    method: 'pm_sponsorUserOperation',
-    accountId: 'a',
-    dappId: 'd',
+  const signed = (nonce: bigint, worstCaseWei: bigint, validUntil: number) => ({
     chainId: 1,
-    latencyMs: 1,
-    result: {},
-    facts: [
-      {
-        kind: 'signed',
-        mode: 'SPONSORED',
-        userOp: op(nonce),
-        entryPoint,
-        chainId: 1,
-        paymaster: entryPoint,
-        worstCaseWei,
-        validUntil,
-        paymasterAndData: '0x',
-      },
-    ],
+    userOp: op(nonce),
+    entryPoint,
+    worstCaseWei,
+    validUntil,
   });
   const settings = (floorWei: bigint): SolvencySettings => ({
     enabled: true,
@@ -195,12 +179,11 @@ describe('solvency guard with given amounts', () => {
     try {
       await guard.checkNow();
       const validUntil = now / 1000 + 60;
-      guard.observeCall(signedCall(1n, parseEther('0.4'), validUntil));
+      guard.admitSignature(signed(1n, parseEther('0.4'), validUntil));
       assert.doesNotThrow(() => guard.assertCanSign(1), '0.4 × 1.5 = 0.6 ≤ 1');
-      guard.observeCall(signedCall(2n, parseEther('0.3'), validUntil + 600));
-      // 0.7 × 1.5 = 1.05 > 1: held at once, before the next interval.
+      // 0.7 × 1.5 = 1.05 > 1: refused as it is issued, and not counted.
       assert.throws(
-        () => guard.assertCanSign(1),
+        () => guard.admitSignature(signed(2n, parseEther('0.3'), validUntil + 600)),
         (e: unknown) => {
           assert.ok(e instanceof PaymasterInsolventError);
           assert.equal(e.data?.liabilitiesWei, parseEther('0.7').toString());
@@ -208,14 +191,16 @@ describe('solvency guard with given amounts', () => {
           return true;
         },
       );
-      // The first op is included: only 0.3 stays open.
+      assert.doesNotThrow(() => guard.assertCanSign(1), 'the refused signature was not counted');
+      guard.admitSignature(signed(2n, parseEther('0.2'), validUntil + 600));
+      // The first op is included: only 0.2 stays open.
       guard.observeIncluded({
         chainId: 1,
         userOpHash: userOpHashV06({ userOp: op(1n), entryPoint, chainId: 1 }),
         actualGasCost: parseEther('0.1'),
       });
       const [s] = await guard.checkNow();
-      assert.equal(s?.liabilitiesWei, parseEther('0.3'));
+      assert.equal(s?.liabilitiesWei, parseEther('0.2'));
       assert.equal(s?.signing, true);
       // Past the second op's validUntil the EntryPoint would refuse it: no longer a liability.
       now += 700_000;

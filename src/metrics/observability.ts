@@ -80,7 +80,8 @@ export function createObservability(deps: ObservabilityDeps): Observability {
         ...(deps.priceAgeSeconds === undefined ? {} : { priceAgeSeconds: deps.priceAgeSeconds }),
       })
     : undefined;
-  const own: OnCall[] = [...(metrics === undefined ? [] : [metricsOnCall(metrics)]), (r) => solvency.observeCall(r)];
+  // The solvency guard counts signatures as they are issued (admitSignature), not when the call is reported.
+  const own: OnCall[] = metrics === undefined ? [] : [metricsOnCall(metrics)];
   return {
     metrics,
     solvency,

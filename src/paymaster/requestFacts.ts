@@ -36,3 +36,13 @@ export type RequestFact =
     };
 
 export type ReportFact = (fact: RequestFact) => void;
+
+/** A signature as it is issued, for the solvency guard's liabilities: what the EntryPoint may charge, until when. */
+export interface IssuedSignature {
+  readonly chainId: number;
+  readonly userOp: UserOperationV06;
+  readonly entryPoint: Address;
+  readonly worstCaseWei: bigint;
+  /** Unix seconds. */
+  readonly validUntil: number;
+}

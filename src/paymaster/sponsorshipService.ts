@@ -16,7 +16,7 @@ import {
   userOpHashV06,
 } from './patronPaymasterV06.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
-import type { ReportFact } from './requestFacts.js';
+import type { IssuedSignature, ReportFact } from './requestFacts.js';
 import { assertFeesWithinBounds, assertGasWithinBounds, chainFees, worstCaseCostV06 } from './signingBounds.js';
 import type { SpendGuard } from './spendGuard.js';
 import type { PartialUserOperation } from './userOperationInput.js';
@@ -43,6 +43,8 @@ export interface SponsorshipDeps {
    * before anything else is done for a request that would be signed.
    */
   readonly assertCanSign: (chainId: number) => void;
+  /** The guard's check and record of a signature being issued, in one synchronous step (throws when held). */
+  readonly admitSignature: (op: IssuedSignature) => void;
   /** The dApp's sponsorship policies: the rules before the webhook, the caps reserved at signing. */
   readonly policies: PolicyGate;
   /** Spec §6: the dApp's webhooks decide; see webhooks/webhookCheck.ts. */
@@ -230,6 +232,14 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
             { userOp: { ...final, paymasterAndData }, entryPoint: req.chain.entryPoint, chainId: req.chain.chainId },
             deps.crypto,
           ),
+      });
+      // After the last await: the guard's check and its record of this signature are one step.
+      deps.admitSignature({
+        chainId: req.chain.chainId,
+        userOp: { ...final, paymasterAndData },
+        entryPoint: req.chain.entryPoint,
+        worstCaseWei,
+        validUntil,
       });
       if (req.report !== undefined) {
         req.report({ kind: 'policy', decision });

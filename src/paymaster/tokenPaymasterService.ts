@@ -18,7 +18,7 @@ import {
   type UserOperationV06,
 } from './patronPaymasterV06.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
-import type { ReportFact } from './requestFacts.js';
+import type { IssuedSignature, ReportFact } from './requestFacts.js';
 import { assertFeesWithinBounds, assertGasWithinBounds, chainFees, worstCaseCostV06 } from './signingBounds.js';
 import type { SpendGuard } from './spendGuard.js';
 import type { SponsoredUserOperation, SponsorshipPolicy } from './sponsorshipService.js';
@@ -46,6 +46,8 @@ export interface TokenPaymasterDeps {
   readonly fees: FeeOracle;
   /** The solvency guard: throws when the chain's paymaster deposit cannot cover what is promised. */
   readonly assertCanSign: (chainId: number) => void;
+  /** The guard's check and record of a signature being issued, in one synchronous step (throws when held). */
+  readonly admitSignature: (op: IssuedSignature) => void;
 }
 
 /** What a quote adds for the approval the client batches into the op after quoting (README, "Token mode"). */
@@ -349,6 +351,14 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         maxTokenCost,
       };
       const paymasterAndData = signToken(req.chain, final, v, fields);
+      const worstCaseWei = worstCaseCostV06(limits, op.maxFeePerGas);
+      deps.admitSignature({
+        chainId: req.chain.chainId,
+        userOp: { ...final, paymasterAndData },
+        entryPoint: req.chain.entryPoint,
+        worstCaseWei,
+        validUntil: v.validUntil,
+      });
       req.report?.({
         kind: 'signed',
         mode: 'ERC20',
@@ -356,7 +366,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         entryPoint: req.chain.entryPoint,
         chainId: req.chain.chainId,
         paymaster: req.chain.paymaster,
-        worstCaseWei: worstCaseCostV06(limits, op.maxFeePerGas),
+        worstCaseWei,
         validUntil: v.validUntil,
         paymasterAndData,
       });

@@ -1,5 +1,6 @@
-import type { Address, Hex } from 'viem';
-import { type UserOperationV06, userOpHashV06 } from '../paymaster/patronPaymasterV06.js';
+import type { Hex } from 'viem';
+import { userOpHashV06 } from '../paymaster/patronPaymasterV06.js';
+import type { IssuedSignature } from '../paymaster/requestFacts.js';
 
 /**
  * The live liabilities of one process: the worst case of every signature it issued that is neither included
@@ -11,14 +12,8 @@ import { type UserOperationV06, userOpHashV06 } from '../paymaster/patronPaymast
  * `record` runs on the request path, so it only appends; the userOpHash (a keccak over the op) is computed at
  * the next `total`, off the request path.
  */
-export interface SignedOp {
-  readonly chainId: number;
-  readonly userOp: UserOperationV06;
-  readonly entryPoint: Address;
-  readonly worstCaseWei: bigint;
-  /** Unix seconds. */
-  readonly validUntil: number;
-}
+/** A signature as the paymaster services issue it (paymaster/requestFacts.ts). */
+export type SignedOp = IssuedSignature;
 
 export interface LiabilityTracker {
   /** O(1): appends, and adds the worst case to the chain's running figure. */

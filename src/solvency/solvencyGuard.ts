@@ -1,9 +1,8 @@
 import type { Address } from 'viem';
 import type { SolvencySettings } from '../config/solvencySettings.js';
 import { PaymasterInsolventError } from '../errors/PatronError.js';
-import type { CallReport } from '../rpc/callReport.js';
 import type { AlertSender } from './alertWebhook.js';
-import { createLiabilityTracker } from './liabilityTracker.js';
+import { createLiabilityTracker, type SignedOp } from './liabilityTracker.js';
 import { runwaySeconds, solvencyVerdict } from './solvencyVerdict.js';
 import { createSpendWindow } from './spendWindow.js';
 
@@ -40,12 +39,17 @@ export interface ChainSolvency {
 }
 
 export interface SolvencyGuard {
-  /** Throws PaymasterInsolventError while the chain is held. Call right before signing. */
+  /** Throws PaymasterInsolventError while the chain is held: the early check, before any work for a request. */
   assertCanSign(chainId: number): void;
+  /**
+   * The check and the record in one synchronous step, as a signature is issued: throws PaymasterInsolventError
+   * when the liabilities with this op's worst case would not be covered, else counts it. Checking first and
+   * recording after the request's awaits let concurrent requests all pass on the same figure (20 signed where
+   * 3 were covered).
+   */
+  admitSignature(op: SignedOp): void;
   /** Per chain, for the dashboard and /metrics. */
   state(): readonly ChainSolvency[];
-  /** The JSON-RPC core's onCall observer: records each issued signature's worst case (O(1)). */
-  observeCall(report: CallReport): void;
   /** Settlement's observer of an included op of the paymaster: off the liabilities, into the spend rate. */
   observeIncluded(args: {
     readonly chainId: number;
@@ -234,19 +238,21 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
         marginBps: settings.marginBps,
       });
     },
-    state: () => [...states.values()].map(view),
-    observeCall(report) {
-      for (const fact of report.facts) {
-        if (fact.kind !== 'signed') continue;
-        liabilities.record({
-          chainId: fact.chainId,
-          userOp: fact.userOp,
-          entryPoint: fact.entryPoint,
-          worstCaseWei: fact.worstCaseWei,
-          validUntil: fact.validUntil,
+    admitSignature(op) {
+      const s = states.get(op.chainId);
+      const liabilitiesWei = liabilities.current(op.chainId) + op.worstCaseWei;
+      if (s !== undefined && !evaluate(s, liabilitiesWei)) {
+        throw new PaymasterInsolventError({
+          chainId: op.chainId,
+          depositWei: s.depositWei ?? 0n,
+          liabilitiesWei,
+          floorWei: s.floorWei,
+          marginBps: settings.marginBps,
         });
       }
+      liabilities.record(op);
     },
+    state: () => [...states.values()].map(view),
     observeIncluded({ chainId, userOpHash, actualGasCost }) {
       liabilities.included(chainId, userOpHash);
       // Settlement may hand an event over again (after a restart or a reorg): spent once.
