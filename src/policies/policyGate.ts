@@ -1,5 +1,6 @@
 import type { Address, Hex } from 'viem';
 import { PolicyDeniedError } from '../errors/PatronError.js';
+import { type AccountCallsDecoding, decodeAccountCalls } from './accountCalls.js';
 import {
   type CapCharge,
   capCharges,
@@ -116,7 +117,13 @@ function capDenial(c: CapCharge, used: bigint, reserved: bigint): PolicyDenial {
 export function createPolicyGate(deps: PolicyGateDeps) {
   const facts = (req: PolicyRequest, worstCaseWei: bigint): SponsorshipFacts => {
     const micro = deps.nativeUsdMicros(req.chainId);
+    let decoded: AccountCallsDecoding | undefined;
     return {
+      // Decoded at most once per request, and only when a contract allowlist asks.
+      calls: () => {
+        decoded ??= decodeAccountCalls(req.callData);
+        return decoded;
+      },
       chainId: req.chainId,
       sender: req.sender,
       deploysAccount: req.initCode.length > 2,

@@ -1,5 +1,6 @@
-import { type Address, getAddress, type Hex, isAddressEqual } from 'viem';
-import { decodeAccountCalls } from './accountCalls.js';
+import type { Address, Hex } from 'viem';
+import { toAddress } from '../paymaster/userOperationInput.js';
+import { type AccountCallsDecoding, decodeAccountCalls } from './accountCalls.js';
 import { type CapWindow, capWindow } from './capWindows.js';
 import type { CapScope, CapUnit, Policy, PolicyCap } from './policySchema.js';
 
@@ -22,6 +23,8 @@ export interface SponsorshipFacts {
   readonly nowMs: number;
   /** The native token's price in micro-USD, with its age; undefined where no price source is configured. */
   readonly nativeUsd: { readonly microUsd: bigint; readonly ageMs: number } | undefined;
+  /** The decoded calls, memoised by the caller so that several policies decode `callData` once. */
+  readonly calls?: () => AccountCallsDecoding;
 }
 
 export type PolicyRule =
@@ -69,7 +72,36 @@ export interface CapCharge {
   readonly window: CapWindow;
 }
 
-const within = (list: readonly Address[] | undefined, a: Address) => list?.some((x) => isAddressEqual(x, a)) ?? false;
+/**
+ * A policy's address lists as sets, built once per parsed rules object (the service caches parsed policies):
+ * a list of 10,000 senders or 1,000 contracts scanned with isAddressEqual cost ~1 µs an entry per call, and an
+ * op may carry thousands of calls.
+ */
+interface Lookup {
+  readonly allow: ReadonlySet<string> | undefined;
+  readonly block: ReadonlySet<string> | undefined;
+  /** Lower-case contract → its allowed selectors (undefined: any method). */
+  readonly contracts: ReadonlyMap<string, ReadonlySet<string> | undefined> | undefined;
+}
+const lookups = new WeakMap<Policy['rules'], Lookup>();
+
+function lookupOf(rules: Policy['rules']): Lookup {
+  let l = lookups.get(rules);
+  if (l === undefined) {
+    const lower = (xs: readonly string[] | undefined) =>
+      xs === undefined ? undefined : new Set(xs.map((x) => x.toLowerCase()));
+    l = {
+      allow: lower(rules.senders?.allow),
+      block: lower(rules.senders?.block),
+      contracts:
+        rules.contracts === undefined
+          ? undefined
+          : new Map(rules.contracts.map((c) => [c.address.toLowerCase(), lower(c.selectors)])),
+    };
+    lookups.set(rules, l);
+  }
+  return l;
+}
 
 /** Whether the policy applies to this request at all: active, inside its time window, on one of its chains. */
 export function policyApplies(policy: Policy, facts: SponsorshipFacts): boolean {
@@ -125,8 +157,10 @@ const about = (p: Policy) => ({ policyId: p.id, policyName: p.name });
 /** The first rule (other than caps) the request breaks, or undefined when it passes them all. */
 export function checkPolicyRules(policy: Policy, facts: SponsorshipFacts): PolicyDenial | undefined {
   const { rules } = policy;
-  const sender = getAddress(facts.sender);
-  if (within(rules.senders?.block, sender)) {
+  const sender = toAddress(facts.sender);
+  const lookup = lookupOf(rules);
+  const key = sender.toLowerCase();
+  if (lookup.block?.has(key) === true) {
     return {
       ...about(policy),
       rule: 'senderBlocked',
@@ -134,7 +168,7 @@ export function checkPolicyRules(policy: Policy, facts: SponsorshipFacts): Polic
       message: `Sender ${sender} is blocked by policy ${policy.name}`,
     };
   }
-  if (rules.senders?.allow !== undefined && !within(rules.senders.allow, sender)) {
+  if (lookup.allow !== undefined && !lookup.allow.has(key)) {
     return {
       ...about(policy),
       rule: 'senderNotAllowed',
@@ -158,15 +192,15 @@ export function checkPolicyRules(policy: Policy, facts: SponsorshipFacts): Polic
       message: `maxFeePerGas ${facts.maxFeePerGas} wei is above policy ${policy.name}'s ceiling of ${rules.maxFeePerGas} wei`,
     };
   }
-  return rules.contracts === undefined ? undefined : checkContracts(policy, rules.contracts, facts.callData);
+  return lookup.contracts === undefined ? undefined : checkContracts(policy, lookup.contracts, facts);
 }
 
 function checkContracts(
   policy: Policy,
-  allowed: NonNullable<Policy['rules']['contracts']>,
-  callData: Hex,
+  allowed: NonNullable<Lookup['contracts']>,
+  facts: SponsorshipFacts,
 ): PolicyDenial | undefined {
-  const decoded = decodeAccountCalls(callData);
+  const decoded = facts.calls?.() ?? decodeAccountCalls(facts.callData);
   if (!decoded.ok) {
     return {
       ...about(policy),
@@ -176,8 +210,8 @@ function checkContracts(
     };
   }
   for (const call of decoded.calls) {
-    const entry = allowed.find((c) => isAddressEqual(c.address, call.to));
-    if (entry === undefined) {
+    const to = call.to.toLowerCase();
+    if (!allowed.has(to)) {
       return {
         ...about(policy),
         rule: 'contractNotAllowed',
@@ -185,7 +219,8 @@ function checkContracts(
         message: `Contract ${call.to} is not allowed by policy ${policy.name}`,
       };
     }
-    if (entry.selectors !== undefined && (call.selector === undefined || !entry.selectors.includes(call.selector))) {
+    const selectors = allowed.get(to);
+    if (selectors !== undefined && (call.selector === undefined || !selectors.has(call.selector.toLowerCase()))) {
       const method = call.selector ?? '(a call without data)';
       return {
         ...about(policy),
@@ -232,7 +267,7 @@ export function capCharges(args: {
       continue;
     }
     const window = capWindow(cap.resets, facts.nowMs);
-    const scopeKey = cap.scope === 'sender' ? getAddress(facts.sender) : 'dapp';
+    const scopeKey = cap.scope === 'sender' ? toAddress(facts.sender) : 'dapp';
     charges.push({
       policyId: policy.id,
       policyName: policy.name,
