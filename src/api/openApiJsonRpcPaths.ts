@@ -64,7 +64,8 @@ export const jsonRpcOperationPaths = (): Record<string, JsonObject> => ({
   '/api/v1/{chainId}/{apiKey}': {
     post: {
       operationId: 'paymasterJsonRpc',
-      summary: 'The paymaster JSON-RPC 2.0 endpoint (pm_sponsorUserOperation, pm_getFeeQuoteOrData, ERC-7677)',
+      summary:
+        'The paymaster JSON-RPC 2.0 endpoint (pm_sponsorUserOperation, pm_getFeeQuoteOrData, ERC-7677, pm_validateSponsorshipPolicies)',
       description:
         `OpenAPI cannot describe JSON-RPC methods: see ${README_RPC} for the methods, their params and results, ` +
         `and the error codes. Batches of up to ${MAX_BATCH} requests are answered 200 with one answer per ` +
