@@ -368,7 +368,7 @@ describe('policies end to end: viem bundler client + ERC-7677 paymaster client, 
         return true;
       });
       assert.equal(await counterValue(fx), counterBefore + 2n, 'nothing more executed');
-      // The stub passed (caps are reserved at signing); the signing call was the one refused, and logged so.
+      // The stub already reads the caps: the wallet is refused before it pays for an estimation, and it is logged so.
       await patron.deps.requestLog.flush();
       const [denied, ...alsoDenied] = await patron.deps.store.requestLog.query({
         accountId: tenant.accountId,
@@ -376,7 +376,7 @@ describe('policies end to end: viem bundler client + ERC-7677 paymaster client, 
         limit: 10,
       });
       assert.equal(alsoDenied.length, 0);
-      assert.equal(denied?.method, 'pm_getPaymasterData');
+      assert.equal(denied?.method, 'pm_getPaymasterStubData');
       assert.equal(denied?.errorCode, -32012);
       assert.deepEqual(denied?.policy, { decision: 'denied', rule: 'cap', policyId: policy.id });
 
