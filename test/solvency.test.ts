@@ -5,7 +5,8 @@ import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { SolvencySettings } from '../src/config/solvencySettings.js';
 import { PaymasterInsolventError } from '../src/errors/PatronError.js';
 import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
-import { userOpHashV06 } from '../src/paymaster/patronPaymasterV06.js';
+import { userOpHashV06, viemKeccak } from '../src/paymaster/patronPaymasterV06.js';
+import { issuedSignature } from '../src/paymaster/requestFacts.js';
 import { toRpcError } from '../src/rpc/rpcErrors.js';
 import { createAlertSender } from '../src/solvency/alertWebhook.js';
 import { startSolvencyGuard } from '../src/solvency/solvencyGuard.js';
@@ -150,13 +151,8 @@ describe('solvency guard with given amounts', () => {
     signature: '0x',
   });
   const entryPoint: Address = '0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789';
-  const signed = (nonce: bigint, worstCaseWei: bigint, validUntil: number) => ({
-    chainId: 1,
-    userOp: op(nonce),
-    entryPoint,
-    worstCaseWei,
-    validUntil,
-  });
+  const signed = (nonce: bigint, worstCaseWei: bigint, validUntil: number) =>
+    issuedSignature({ chainId: 1, userOp: op(nonce), entryPoint, worstCaseWei, validUntil, keccak: viemKeccak });
   const settings = (floorWei: bigint): SolvencySettings => ({
     enabled: true,
     intervalMs: 3_600_000,

@@ -13,10 +13,9 @@ import {
   encodeSponsoredPaymasterAndData,
   sponsoredHashV06,
   type UserOperationV06,
-  userOpHashV06,
 } from './patronPaymasterV06.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
-import type { IssuedSignature, ReportFact } from './requestFacts.js';
+import { type IssuedSignature, issuedSignature, type ReportFact } from './requestFacts.js';
 import { assertFeesWithinBounds, assertGasWithinBounds, chainFees, worstCaseCostV06 } from './signingBounds.js';
 import type { SpendGuard } from './spendGuard.js';
 import type { PartialUserOperation } from './userOperationInput.js';
@@ -222,38 +221,21 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       const { validUntil, validAfter, limits, final, pass } = ready;
       const paymasterAndData = sign({ chain: req.chain, userOp: final, validUntil, validAfter });
       const worstCaseWei = worstCaseCostV06(limits, final.maxFeePerGas);
-      // Reserved after signing (the userOpHash covers paymasterAndData); a denial discards the signature unseen.
-      const decision = await deps.policies.reserve({
-        pass,
-        worstCaseWei,
-        validUntil,
-        userOpHash: () =>
-          userOpHashV06(
-            { userOp: { ...final, paymasterAndData }, entryPoint: req.chain.entryPoint, chainId: req.chain.chainId },
-            deps.crypto,
-          ),
-      });
-      // After the last await: the guard's check and its record of this signature are one step.
-      deps.admitSignature({
+      const issued = issuedSignature({
         chainId: req.chain.chainId,
         userOp: { ...final, paymasterAndData },
         entryPoint: req.chain.entryPoint,
         worstCaseWei,
         validUntil,
+        keccak: deps.crypto,
       });
+      // Reserved after signing (the userOpHash covers paymasterAndData); a denial discards the signature unseen.
+      const decision = await deps.policies.reserve({ pass, worstCaseWei, validUntil, userOpHash: issued.userOpHash });
+      // After the last await: the guard's check and its record of this signature are one step.
+      deps.admitSignature(issued);
       if (req.report !== undefined) {
         req.report({ kind: 'policy', decision });
-        req.report({
-          kind: 'signed',
-          mode: 'SPONSORED',
-          userOp: { ...final, paymasterAndData },
-          entryPoint: req.chain.entryPoint,
-          chainId: req.chain.chainId,
-          paymaster: req.chain.paymaster,
-          worstCaseWei,
-          validUntil,
-          paymasterAndData,
-        });
+        req.report({ kind: 'signed', mode: 'SPONSORED', paymaster: req.chain.paymaster, paymasterAndData, ...issued });
       }
       return {
         paymasterAndData,

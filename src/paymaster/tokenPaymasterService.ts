@@ -18,7 +18,7 @@ import {
   type UserOperationV06,
 } from './patronPaymasterV06.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
-import type { IssuedSignature, ReportFact } from './requestFacts.js';
+import { type IssuedSignature, issuedSignature, type ReportFact } from './requestFacts.js';
 import { assertFeesWithinBounds, assertGasWithinBounds, chainFees, worstCaseCostV06 } from './signingBounds.js';
 import type { SpendGuard } from './spendGuard.js';
 import type { SponsoredUserOperation, SponsorshipPolicy } from './sponsorshipService.js';
@@ -352,24 +352,16 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       };
       const paymasterAndData = signToken(req.chain, final, v, fields);
       const worstCaseWei = worstCaseCostV06(limits, op.maxFeePerGas);
-      deps.admitSignature({
+      const issued = issuedSignature({
         chainId: req.chain.chainId,
         userOp: { ...final, paymasterAndData },
         entryPoint: req.chain.entryPoint,
         worstCaseWei,
         validUntil: v.validUntil,
+        keccak: deps.crypto,
       });
-      req.report?.({
-        kind: 'signed',
-        mode: 'ERC20',
-        userOp: { ...final, paymasterAndData },
-        entryPoint: req.chain.entryPoint,
-        chainId: req.chain.chainId,
-        paymaster: req.chain.paymaster,
-        worstCaseWei,
-        validUntil: v.validUntil,
-        paymasterAndData,
-      });
+      deps.admitSignature(issued);
+      req.report?.({ kind: 'signed', mode: 'ERC20', paymaster: req.chain.paymaster, paymasterAndData, ...issued });
       return {
         paymasterAndData,
         ...limits,

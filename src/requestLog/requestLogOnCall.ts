@@ -1,4 +1,3 @@
-import { userOpHashV06 } from '../paymaster/patronPaymasterV06.js';
 import type { RequestFact } from '../paymaster/requestFacts.js';
 import type { CallReport, OnCall } from '../rpc/callReport.js';
 import { RPC, type RpcErrorObject } from '../rpc/rpcErrors.js';
@@ -48,10 +47,7 @@ function toEntry(r: CallReport): PendingRequestLogEntry {
           },
     latencyMs: r.latencyMs,
     policy: policyOf(policy, error),
-    userOpHash:
-      signed === undefined
-        ? null
-        : () => userOpHashV06({ userOp: signed.userOp, entryPoint: signed.entryPoint, chainId: signed.chainId }),
+    userOpHash: signed === undefined ? null : signed.userOpHash,
   };
 }
 

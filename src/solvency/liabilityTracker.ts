@@ -1,5 +1,4 @@
 import type { Hex } from 'viem';
-import { userOpHashV06 } from '../paymaster/patronPaymasterV06.js';
 import type { IssuedSignature } from '../paymaster/requestFacts.js';
 
 /**
@@ -45,7 +44,7 @@ export function createLiabilityTracker(deps: { readonly now: () => number }): Li
     for (const op of batch) {
       // Counted in the chain's running figure until its next exact total.
       lastTotal.set(op.chainId, (lastTotal.get(op.chainId) ?? 0n) + op.worstCaseWei);
-      const hash: Hex = userOpHashV06({ userOp: op.userOp, entryPoint: op.entryPoint, chainId: op.chainId });
+      const hash: Hex = op.userOpHash();
       const chain = open.get(op.chainId) ?? new Map<string, Open>();
       open.set(op.chainId, chain);
       // The same op signed twice is one liability (it can be included once): the later expiry, the larger cost.

@@ -237,7 +237,7 @@ export function createSpendLedgerRepository(
       const negative = args.charges.find((c) => c.amount < 0n || c.limit < 0n);
       if (negative !== undefined) throw new Error(`spend ledger: a negative amount or limit for ${negative.key}`);
       try {
-        return reserveSync?.(args) ?? (await reserveOnce(args));
+        return (await reserveSync?.(args)) ?? (await reserveOnce(args));
       } catch (err) {
         // The same id again (the same op signed twice: the caller keys reservations by chain and userOpHash) is
         // reserved once; the second attempt rolled back whole.
