@@ -73,6 +73,16 @@ describe(`spend ledger (${BACKEND})`, () => {
     assert.equal(await state(b).then((s) => s?.reserved), 9n);
   });
 
+  test('one id reserved twice (the same op signed twice), at once or later, is counted once', async () => {
+    const k = key();
+    const id = randomUUID();
+    // At once (one batch on SQLite) and then again: every attempt answers ok, the counter moves once.
+    const both = await Promise.all([reserve([charge(k, 10n, 100n)], { id }), reserve([charge(k, 10n, 100n)], { id })]);
+    assert.deepEqual(both, [{ ok: true }, { ok: true }]);
+    assert.deepEqual(await reserve([charge(k, 10n, 100n)], { id }), { ok: true });
+    assert.deepEqual(await state(k), { used: 0n, reserved: 10n });
+  });
+
   test('amounts beyond 64 bits (1,000 ETH caps in wei) add up exactly', async () => {
     const k = key();
     const eth = 10n ** 18n;

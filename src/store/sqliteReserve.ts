@@ -1,11 +1,12 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { LedgerCharge, ReserveResult } from './spendLedgerRepository.js';
+import { isUniqueViolation } from './uniqueViolation.js';
 
 /**
  * The spend ledger's reservations on SQLite, synchronous and grouped: the reservations asked for within one turn
- * of the event loop are made in one `BEGIN IMMEDIATE` transaction of prepared statements (better-sqlite3), each
- * inside its own savepoint, so each is still all-or-none and checked against the counters as the ones before it
- * left them. `IMMEDIATE` takes the database's write lock before anything is read, so every check and reservation
+ * of the event loop are made in one `BEGIN IMMEDIATE` transaction of prepared statements (better-sqlite3),
+ * each all-or-none (it writes only once every check passed) and checked against the counters as the ones before
+ * it left them. `IMMEDIATE` takes the database's write lock before anything is read, so every check and reservation
  * is one step against every other connection and process.
  *
  * Why grouped: each commit writes the pages it touched to the WAL (~100 µs on this VM's disk), which one
@@ -50,8 +51,12 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
      VALUES (?, ?, ?, ?, 'reserved', ?, ?, ?)`,
   );
 
-  /** One reservation; run inside the batch's transaction, so better-sqlite3 makes it a savepoint. */
-  const reserveOne = sqlite.transaction((args: ReserveArgs): ReserveResult => {
+  /**
+   * One reservation, inside the batch's transaction. No savepoint of its own: it writes only once every check
+   * passed, the reservation row first (a duplicate id throws before any counter moved); a refusal leaves at most
+   * the empty counter rows it created, which are what the next reservation would create anyway.
+   */
+  const reserveOne = (args: ReserveArgs): ReserveResult => {
     const sorted = [...args.charges].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const pending = new Map<string, { used: bigint; reserved: bigint; add: bigint }>();
     for (const c of sorted) {
@@ -66,12 +71,10 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
         pending.set(c.key, state);
       }
       if (state.used + state.reserved + state.add + c.amount > c.limit) {
-        // Thrown to roll the savepoint back (better-sqlite3 releases whatever returns).
-        throw new Refused({ ok: false, charge: c, used: state.used, reserved: state.reserved + state.add });
+        return { ok: false, charge: c, used: state.used, reserved: state.reserved + state.add };
       }
       state.add += c.amount;
     }
-    for (const [key, s] of pending) write.run((s.reserved + s.add).toString(), key);
     insert.run(
       args.id,
       args.dappId,
@@ -81,17 +84,22 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
       args.expiresAt,
       args.now,
     );
+    for (const [key, s] of pending) write.run((s.reserved + s.add).toString(), key);
     return { ok: true };
-  });
+  };
 
-  /** Each reservation's outcome: a result, or the error it raised (its savepoint rolled back, the batch goes on). */
+  /**
+   * Each reservation's outcome. A duplicate id fails at the reservation row, before any counter moved: that one
+   * reports its error and the batch goes on. Any other failure may have come half-way: it rolls the whole batch
+   * back, and every reservation in it fails with it.
+   */
   const runBatch = sqlite.transaction((batch: readonly Pending[]): (ReserveResult | { error: unknown })[] =>
     batch.map((p) => {
       try {
         return reserveOne(p.args);
       } catch (err) {
-        if (err instanceof Refused) return err.result;
-        return { error: err };
+        if (isUniqueViolation(err)) return { error: err };
+        throw err;
       }
     }),
   );
@@ -124,10 +132,4 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
       queue.push({ args, resolve, reject });
       if (queue.length === 1) setImmediate(flush);
     });
-}
-
-class Refused extends Error {
-  constructor(readonly result: ReserveResult) {
-    super('refused');
-  }
 }
