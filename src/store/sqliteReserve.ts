@@ -46,6 +46,34 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
     'SELECT used, reserved FROM spend_counters WHERE key = ?',
   );
   const write = sqlite.prepare('UPDATE spend_counters SET reserved = ? WHERE key = ?');
+  // A request's keys read and written in one statement each (a request has a few caps): fewer round trips
+  // through the driver, which is most of a reservation's CPU.
+  const readMany = new Map<
+    number,
+    BetterSqlite3.Statement<string[], { key: string; used: string; reserved: string }>
+  >();
+  const writeMany = new Map<number, BetterSqlite3.Statement<string[]>>();
+  const readStatement = (n: number) => {
+    let s = readMany.get(n);
+    if (s === undefined) {
+      s = sqlite.prepare(
+        `SELECT key, used, reserved FROM spend_counters WHERE key IN (${Array(n).fill('?').join(', ')})`,
+      );
+      readMany.set(n, s);
+    }
+    return s;
+  };
+  const writeStatement = (n: number) => {
+    let s = writeMany.get(n);
+    if (s === undefined) {
+      s = sqlite.prepare(
+        `UPDATE spend_counters SET reserved = CASE key ${Array(n).fill('WHEN ? THEN ?').join(' ')} END ` +
+          `WHERE key IN (${Array(n).fill('?').join(', ')})`,
+      );
+      writeMany.set(n, s);
+    }
+    return s;
+  };
   const insert = sqlite.prepare(
     `INSERT INTO spend_reservations (id, dapp_id, chain_id, user_op_hash, status, charges, expires_at, created_at)
      VALUES (?, ?, ?, ?, 'reserved', ?, ?, ?)`,
@@ -58,14 +86,23 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
    */
   const reserveOne = (args: ReserveArgs): ReserveResult => {
     const sorted = [...args.charges].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const keys = [...new Set(sorted.map((c) => c.key))];
+    const rows = new Map(
+      keys.length === 0
+        ? []
+        : readStatement(keys.length)
+            .all(...keys)
+            .map((r) => [r.key, r]),
+    );
     const pending = new Map<string, { used: bigint; reserved: bigint; add: bigint }>();
     for (const c of sorted) {
       let state = pending.get(c.key);
       if (state === undefined) {
-        let row = read.get(c.key);
+        let row = rows.get(c.key);
         if (row === undefined) {
           ensure.run(c.key, args.dappId, c.windowEnd ?? null);
-          row = read.get(c.key);
+          const created = read.get(c.key);
+          row = created === undefined ? undefined : { key: c.key, ...created };
         }
         state = { used: BigInt(row?.used ?? '0'), reserved: BigInt(row?.reserved ?? '0'), add: 0n };
         pending.set(c.key, state);
@@ -84,7 +121,13 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
       args.expiresAt,
       args.now,
     );
-    for (const [key, s] of pending) write.run((s.reserved + s.add).toString(), key);
+    if (pending.size === 1) {
+      for (const [key, s] of pending) write.run((s.reserved + s.add).toString(), key);
+    } else if (pending.size > 1) {
+      const cases: string[] = [];
+      for (const [key, s] of pending) cases.push(key, (s.reserved + s.add).toString());
+      writeStatement(pending.size).run(...cases, ...pending.keys());
+    }
     return { ok: true };
   };
 
