@@ -317,13 +317,12 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
         expiryGraceMs: config.settlement.expiryGraceMs,
         onIncluded: async (args) => {
           await observability.onIncluded(args);
-          // The op's row may still be in this process's buffer (on the dev chain an op can be settled before
-          // the next flush): written first, then given its actual cost.
-          await requestLog.flush();
+          // Joined to the op's log rows when they are read, whichever process writes them and whenever.
           await store.requestLog.setActualCost({
             chainId: args.chainId,
             userOpHash: args.event.userOpHash,
             actualWei: args.event.actualGasCost,
+            at: now(),
           });
         },
         logger,

@@ -28,8 +28,8 @@ export interface RequestLogRepository {
   /** Counts per time bucket and outcome since `since`. */
   buckets(args: { accountId: string; dappId?: string; since: number; bucketMs: number }): Promise<RequestLogBucket[]>;
   deleteOlderThan(at: number): Promise<number>;
-  /** Writes a settled op's actual cost on its rows (the chain's and userOpHash's); returns how many. */
-  setActualCost(args: { chainId: number; userOpHash: string; actualWei: bigint }): Promise<number>;
+  /** Records what an included op really cost; its log rows show it when read (idempotent). */
+  setActualCost(args: { chainId: number; userOpHash: string; actualWei: bigint; at: number }): Promise<void>;
   /** Keeps the newest `maxRows` rows (ties at the boundary's time may keep a few more). */
   deleteBeyond(maxRows: number): Promise<number>;
 }
@@ -37,10 +37,10 @@ export interface RequestLogRepository {
 /** Rows per synchronous SQLite write (see insertMany). */
 const SQLITE_SLICE = 50;
 
-/** Columns per row; a batch of 500 rows binds 9,500 values (SQLite allows 32,766, PostgreSQL 65,535). */
-export const REQUEST_LOG_COLUMNS = 19;
+/** Columns per row; a batch of 500 rows binds 9,000 values (SQLite allows 32,766, PostgreSQL 65,535). */
+export const REQUEST_LOG_COLUMNS = 18;
 
-const toEntry = (r: Selectable<RequestLogTable>): StoredRequestLogEntry => ({
+const toEntry = (r: Selectable<RequestLogTable>, actualCostWei: string | null): StoredRequestLogEntry => ({
   id: r.id,
   at: r.at,
   accountId: r.account_id,
@@ -64,7 +64,7 @@ const toEntry = (r: Selectable<RequestLogTable>): StoredRequestLogEntry => ({
   latencyMs: r.latency_ms,
   policy: r.policy === null ? null : parsePolicy(r.policy),
   userOpHash: r.user_op_hash,
-  actualCostWei: r.actual_cost_wei,
+  actualCostWei,
 });
 
 function parsePolicy(text: string): RequestLogPolicy | null {
@@ -96,7 +96,6 @@ function toRow(e: StoredRequestLogEntry): unknown[] {
     e.latencyMs,
     e.policy === null ? null : JSON.stringify(e.policy),
     e.userOpHash,
-    e.actualCostWei,
   ];
 }
 
@@ -119,7 +118,6 @@ const ROW_COLUMNS = [
   'latency_ms',
   'policy',
   'user_op_hash',
-  'actual_cost_wei',
 ] as const;
 
 export function createRequestLogRepository(
@@ -197,7 +195,20 @@ export function createRequestLogRepository(
         );
       }
       const rows = await query.orderBy('at', 'desc').orderBy('id', 'desc').limit(q.limit).execute();
-      return rows.map(toEntry);
+      // The page's settled costs, by primary key (see migration 0009 for why they live apart).
+      const hashes = [...new Set(rows.flatMap((r) => (r.user_op_hash === null ? [] : [r.user_op_hash])))];
+      const costs =
+        hashes.length === 0
+          ? []
+          : await db
+              .selectFrom('included_ops')
+              .select(['chain_id', 'user_op_hash', 'actual_cost_wei'])
+              .where('user_op_hash', 'in', hashes)
+              .execute();
+      const costOf = new Map(costs.map((c) => [`${c.chain_id}:${c.user_op_hash}`, c.actual_cost_wei]));
+      return rows.map((r) =>
+        toEntry(r, r.user_op_hash === null ? null : (costOf.get(`${r.chain_id}:${r.user_op_hash}`) ?? null)),
+      );
     },
     async buckets({ accountId, dappId, since, bucketMs }) {
       // Integer division on a BIGINT column is integer division on both engines. The bucket size is a
@@ -213,17 +224,21 @@ export function createRequestLogRepository(
       const rows = await query.groupBy([bucket, 'outcome']).orderBy(bucket).execute();
       return rows.map((r) => ({ start: Number(r.start), outcome: r.outcome as RequestOutcome, count: Number(r.n) }));
     },
-    async setActualCost({ chainId, userOpHash, actualWei }) {
-      const r = await db
-        .updateTable('request_log')
-        .set({ actual_cost_wei: actualWei.toString() })
-        .where('chain_id', '=', chainId)
-        .where('user_op_hash', '=', userOpHash.toLowerCase())
-        .executeTakeFirst();
-      return Number(r.numUpdatedRows);
+    async setActualCost({ chainId, userOpHash, actualWei, at }) {
+      await db
+        .insertInto('included_ops')
+        .values({
+          chain_id: chainId,
+          user_op_hash: userOpHash.toLowerCase(),
+          actual_cost_wei: actualWei.toString(),
+          at,
+        })
+        .onConflict((oc) => oc.columns(['chain_id', 'user_op_hash']).doNothing())
+        .execute();
     },
     async deleteOlderThan(at) {
       const r = await db.deleteFrom('request_log').where('at', '<', at).executeTakeFirst();
+      await db.deleteFrom('included_ops').where('at', '<', at).execute();
       return Number(r.numDeletedRows);
     },
     async deleteBeyond(maxRows) {

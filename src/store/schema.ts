@@ -89,8 +89,13 @@ export interface RequestLogTable {
   /** JSON (records.ts RequestLogPolicy), null when no policy was involved. */
   policy: string | null;
   user_op_hash: string | null;
-  /** Written by settlement from the op's UserOperationEvent. */
-  actual_cost_wei: string | null;
+}
+
+export interface IncludedOpsTable {
+  chain_id: number;
+  user_op_hash: string;
+  actual_cost_wei: string;
+  at: number;
 }
 
 export interface MigrationsTable {
@@ -151,6 +156,7 @@ export interface Database {
   dashboard_sessions: DashboardSessionsTable;
   login_failures: LoginFailuresTable;
   request_log: RequestLogTable;
+  included_ops: IncludedOpsTable;
   patron_migrations: MigrationsTable;
   policies: PoliciesTable;
   spend_counters: SpendCountersTable;
