@@ -1,3 +1,4 @@
+import { type CallOutcome, callOutcome } from '../rpc/callOutcome.js';
 import type { CallReport } from '../rpc/callReport.js';
 import { RPC } from '../rpc/rpcErrors.js';
 
@@ -9,7 +10,7 @@ import { RPC } from '../rpc/rpcErrors.js';
 export interface CallLabels {
   readonly method: string;
   readonly mode: 'SPONSORED' | 'ERC20' | 'none';
-  readonly outcome: 'sponsored' | 'quoted' | 'denied' | 'error';
+  readonly outcome: CallOutcome;
   /** Why a call was denied, or "none". */
   readonly rule: string;
 }
@@ -60,15 +61,6 @@ export const METRIC_RULES: ReadonlySet<string> = new Set([
   'solvency',
 ]);
 
-/** The errors that refuse the request itself, as against failures (the request log's split). */
-const DENIALS: ReadonlySet<number> = new Set([
-  RPC.SPONSORSHIP_DENIED,
-  RPC.WEBHOOK_FAILED,
-  RPC.POLICY_DENIED,
-  RPC.OUT_OF_BOUNDS,
-  RPC.INSOLVENT,
-]);
-
 function dataField(data: unknown, field: string): string | undefined {
   if (typeof data !== 'object' || data === null || !(field in data)) return undefined;
   const value = (data as Record<string, unknown>)[field];
@@ -94,21 +86,8 @@ export function callLabels(report: CallReport): CallLabels {
   for (const fact of report.facts) {
     if (fact.kind === 'op' || fact.kind === 'signed') mode = fact.mode;
   }
+  const outcome = callOutcome(report);
   const { error } = report;
-  if (error !== undefined) {
-    const denied = DENIALS.has(error.code);
-    return {
-      method,
-      mode,
-      outcome: denied ? 'denied' : 'error',
-      rule: denied ? ruleOf(error.code, error.data) : 'none',
-    };
-  }
-  // A success without a usable signature: an ERC-20 fee quote, the ERC-7677 stub or the policies' dry run.
-  const result = report.result;
-  const quoted =
-    report.method === 'pm_getPaymasterStubData' ||
-    report.method === 'pm_validateSponsorshipPolicies' ||
-    (typeof result === 'object' && result !== null && 'feeQuotes' in result);
-  return { method, mode, outcome: quoted ? 'quoted' : 'sponsored', rule: 'none' };
+  const rule = outcome === 'denied' && error !== undefined ? ruleOf(error.code, error.data) : 'none';
+  return { method, mode, outcome, rule };
 }

@@ -1,7 +1,8 @@
 import type { RequestFact } from '../paymaster/requestFacts.js';
+import { callOutcome } from '../rpc/callOutcome.js';
 import type { CallReport, OnCall } from '../rpc/callReport.js';
 import { RPC, type RpcErrorObject } from '../rpc/rpcErrors.js';
-import type { RequestLogPolicy, RequestOutcome } from '../store/records.js';
+import type { RequestLogPolicy } from '../store/records.js';
 import type { PendingRequestLogEntry, RequestLogSink } from './requestLogRecorder.js';
 
 /**
@@ -33,7 +34,7 @@ function toEntry(r: CallReport): PendingRequestLogEntry {
     method: r.method,
     mode: op?.mode ?? null,
     sender: op?.sender ?? null,
-    outcome: error === undefined ? successOutcome(r.method, r.result) : errorOutcome(error.code),
+    outcome: callOutcome(r),
     errorCode: error?.code ?? null,
     reason: error === undefined ? null : reasonOf(error),
     webhook:
@@ -71,28 +72,6 @@ function policyOf(
     ...(d.reservationId === undefined ? {} : { reservationId: d.reservationId }),
     ...(d.charges.length === 0 ? {} : { reserved: d.charges.map((c) => ({ unit: c.unit, amount: c.amount })) }),
   };
-}
-
-/**
- * `quoted`: answered without a usable signature (an ERC-20 fee quote, `{mode: 'ERC20', feeQuotes}`, the ERC-7677
- * stub, or the dry run). Any other success carries a signed paymasterAndData: `sponsored`, whichever mode paid.
- */
-function successOutcome(method: string, result: unknown): RequestOutcome {
-  if (method === 'pm_getPaymasterStubData' || method === 'pm_validateSponsorshipPolicies') return 'quoted';
-  if (typeof result === 'object' && result !== null && 'feeQuotes' in result) return 'quoted';
-  return 'sponsored';
-}
-
-/** Refusals of the request itself (the webhook's, a policy's, or the signing bounds'), as against failures. */
-const DENIALS: ReadonlySet<number> = new Set([
-  RPC.SPONSORSHIP_DENIED,
-  RPC.WEBHOOK_FAILED,
-  RPC.POLICY_DENIED,
-  RPC.OUT_OF_BOUNDS,
-]);
-
-function errorOutcome(code: number): RequestOutcome {
-  return DENIALS.has(code) ? 'denied' : 'error';
 }
 
 function reasonOf(error: RpcErrorObject): string {

@@ -1,0 +1,32 @@
+import type { CallReport } from './callReport.js';
+import { RPC } from './rpcErrors.js';
+
+/**
+ * How a finished paymaster call ended, the one split the request log and the metrics both report:
+ * - `sponsored`: a signed paymasterAndData, whichever mode pays;
+ * - `quoted`: answered without a usable signature (an ERC-20 fee quote, the ERC-7677 stub, the policies' dry run);
+ * - `denied`: the request itself was refused (the webhook, a policy, the signing bounds, the solvency guard);
+ * - `error`: anything else, invalid params included.
+ */
+export type CallOutcome = 'sponsored' | 'quoted' | 'denied' | 'error';
+
+const DENIALS: ReadonlySet<number> = new Set([
+  RPC.SPONSORSHIP_DENIED,
+  RPC.WEBHOOK_FAILED,
+  RPC.POLICY_DENIED,
+  RPC.OUT_OF_BOUNDS,
+  RPC.INSOLVENT,
+]);
+
+export function isDenial(code: number): boolean {
+  return DENIALS.has(code);
+}
+
+export function callOutcome(report: Pick<CallReport, 'method' | 'result' | 'error'>): CallOutcome {
+  if (report.error !== undefined) return isDenial(report.error.code) ? 'denied' : 'error';
+  if (report.method === 'pm_getPaymasterStubData' || report.method === 'pm_validateSponsorshipPolicies') {
+    return 'quoted';
+  }
+  const { result } = report;
+  return typeof result === 'object' && result !== null && 'feeQuotes' in result ? 'quoted' : 'sponsored';
+}
