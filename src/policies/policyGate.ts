@@ -10,7 +10,7 @@ import {
   type SponsorshipFacts,
   selectPolicies,
 } from './policyRules.js';
-import type { CapUnit, Policy } from './policySchema.js';
+import { type CapUnit, microsToUsd, type Policy } from './policySchema.js';
 
 /**
  * Where the policy engine meets a request: the rules first (before the webhook and any simulation: a denied op
@@ -87,7 +87,7 @@ function deny(d: PolicyDenial): never {
   if (d.unit === 'usd') {
     for (const f of AMOUNT_FIELDS) {
       const v = d[f];
-      if (v !== undefined) shown[f] = formatAmount(BigInt(v), 'usd').replace(' USD', '');
+      if (v !== undefined) shown[f] = microsToUsd(BigInt(v));
     }
   }
   throw new PolicyDeniedError(message, { ...shown, rule: d.rule });

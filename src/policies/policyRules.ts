@@ -1,8 +1,9 @@
 import type { Address, Hex } from 'viem';
 import { toAddress } from '../paymaster/userOperationInput.js';
+import { usdMicrosOfWei } from '../pricing/usdMicrosOfWei.js';
 import { type AccountCallsDecoding, decodeAccountCalls } from './accountCalls.js';
 import { type CapWindow, capWindow } from './capWindows.js';
-import type { CapScope, CapUnit, Policy, PolicyCap } from './policySchema.js';
+import { type CapScope, type CapUnit, microsToUsd, type Policy, type PolicyCap } from './policySchema.js';
 
 /**
  * The policy engine's pure part: which of a dApp's policies apply to a request, whether the request passes
@@ -314,14 +315,13 @@ function capAmount(
           : `A USD cap applies and the native-token price is ${Math.round(price.ageMs / 1000)} s old (at most ${Math.round(maxPriceAgeMs / 1000)} s)`,
     };
   }
-  // micro-USD, rounded up: a cap is never under-counted.
-  return (facts.worstCaseWei * price.microUsd + 10n ** 18n - 1n) / 10n ** 18n;
+  // Rounded up: a cap is never under-counted; settlement converts the actual cost the same way.
+  return usdMicrosOfWei(facts.worstCaseWei, price.microUsd);
 }
 
 /** An amount in its unit as a person reads it: wei, USD with 6 decimals, or a count. */
 export function formatAmount(amount: bigint, unit: CapUnit): string {
   if (unit === 'wei') return `${amount} wei`;
   if (unit === 'ops') return `${amount} op${amount === 1n ? '' : 's'}`;
-  const cents = amount.toString().padStart(7, '0');
-  return `${cents.slice(0, -6)}.${cents.slice(-6)} USD`;
+  return `${microsToUsd(amount)} USD`;
 }

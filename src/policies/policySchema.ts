@@ -25,6 +25,12 @@ const usdString = z
   .string()
   .regex(/^(0|[1-9]\d{0,11})(\.\d{1,6})?$/, 'expected USD as a decimal string with at most 6 decimals');
 
+/** Micro-dollars as USD with six decimals (1,500,000n → "1.500000"): usdToMicros's inverse. */
+export function microsToUsd(micros: bigint): string {
+  const digits = micros.toString().padStart(7, '0');
+  return `${digits.slice(0, -6)}.${digits.slice(-6)}`;
+}
+
 /** USD as micro-dollars ("1.5" → 1,500,000n). */
 export function usdToMicros(usd: string): bigint {
   const [whole = '0', fraction = ''] = usd.split('.');

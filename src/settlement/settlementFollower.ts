@@ -5,9 +5,9 @@ import {
   readUserOperationEvents,
   type UserOperationEventLog,
 } from '../chain/userOperationEvents.js';
+import { usdMicrosOfWei } from '../pricing/usdMicrosOfWei.js';
 import type { ChainCursor, ChainCursorRepository } from '../store/chainCursorRepository.js';
 import type { UserOpSettlement } from '../store/spendLedgerRepository.js';
-import { usdMicrosOfWei } from './usdMicrosOfWei.js';
 
 /**
  * Follows one chain's EntryPoint for Patron's paymaster: each round settles, in the spend ledger, the ops
