@@ -210,6 +210,19 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
     }
   }
 
+  /** Throws while the chain's deposit does not cover `liabilitiesWei` (a chain the guard does not follow passes). */
+  const assertCovered = (chainId: number, liabilitiesWei: bigint): void => {
+    const s = states.get(chainId);
+    if (s === undefined || evaluate(s, liabilitiesWei)) return;
+    throw new PaymasterInsolventError({
+      chainId,
+      depositWei: s.depositWei ?? 0n,
+      liabilitiesWei,
+      floorWei: s.floorWei,
+      marginBps: settings.marginBps,
+    });
+  };
+
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const loop = () => {
@@ -226,30 +239,10 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
 
   return {
     assertCanSign(chainId) {
-      const s = states.get(chainId);
-      if (s === undefined) return;
-      const liabilitiesWei = liabilities.current(chainId);
-      if (evaluate(s, liabilitiesWei)) return;
-      throw new PaymasterInsolventError({
-        chainId,
-        depositWei: s.depositWei ?? 0n,
-        liabilitiesWei,
-        floorWei: s.floorWei,
-        marginBps: settings.marginBps,
-      });
+      assertCovered(chainId, liabilities.current(chainId));
     },
     admitSignature(op) {
-      const s = states.get(op.chainId);
-      const liabilitiesWei = liabilities.current(op.chainId) + op.worstCaseWei;
-      if (s !== undefined && !evaluate(s, liabilitiesWei)) {
-        throw new PaymasterInsolventError({
-          chainId: op.chainId,
-          depositWei: s.depositWei ?? 0n,
-          liabilitiesWei,
-          floorWei: s.floorWei,
-          marginBps: settings.marginBps,
-        });
-      }
+      assertCovered(op.chainId, liabilities.current(op.chainId) + op.worstCaseWei);
       liabilities.record(op);
     },
     state: () => [...states.values()].map(view),

@@ -42,38 +42,31 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
     `INSERT INTO spend_counters (key, dapp_id, window_end, used, reserved) VALUES (?, ?, ?, '0', '0')
      ON CONFLICT (key) DO NOTHING`,
   );
-  const read = sqlite.prepare<[string], { used: string; reserved: string }>(
-    'SELECT used, reserved FROM spend_counters WHERE key = ?',
+  // A request's keys read and written with one statement each, prepared once per number of keys (a request has a
+  // few caps): fewer round trips through the driver, which is most of a reservation's CPU.
+  const byArity = <S>(build: (n: number) => S) => {
+    const prepared = new Map<number, S>();
+    return (n: number): S => {
+      let s = prepared.get(n);
+      if (s === undefined) {
+        s = build(n);
+        prepared.set(n, s);
+      }
+      return s;
+    };
+  };
+  const marks = (n: number) => Array(n).fill('?').join(', ');
+  const readStatement = byArity((n) =>
+    sqlite.prepare<string[], { key: string; used: string; reserved: string }>(
+      `SELECT key, used, reserved FROM spend_counters WHERE key IN (${marks(n)})`,
+    ),
   );
-  const write = sqlite.prepare('UPDATE spend_counters SET reserved = ? WHERE key = ?');
-  // A request's keys read and written in one statement each (a request has a few caps): fewer round trips
-  // through the driver, which is most of a reservation's CPU.
-  const readMany = new Map<
-    number,
-    BetterSqlite3.Statement<string[], { key: string; used: string; reserved: string }>
-  >();
-  const writeMany = new Map<number, BetterSqlite3.Statement<string[]>>();
-  const readStatement = (n: number) => {
-    let s = readMany.get(n);
-    if (s === undefined) {
-      s = sqlite.prepare(
-        `SELECT key, used, reserved FROM spend_counters WHERE key IN (${Array(n).fill('?').join(', ')})`,
-      );
-      readMany.set(n, s);
-    }
-    return s;
-  };
-  const writeStatement = (n: number) => {
-    let s = writeMany.get(n);
-    if (s === undefined) {
-      s = sqlite.prepare(
-        `UPDATE spend_counters SET reserved = CASE key ${Array(n).fill('WHEN ? THEN ?').join(' ')} END ` +
-          `WHERE key IN (${Array(n).fill('?').join(', ')})`,
-      );
-      writeMany.set(n, s);
-    }
-    return s;
-  };
+  const writeStatement = byArity((n) =>
+    sqlite.prepare<string[]>(
+      `UPDATE spend_counters SET reserved = CASE key ${Array(n).fill('WHEN ? THEN ?').join(' ')} END ` +
+        `WHERE key IN (${marks(n)})`,
+    ),
+  );
   const insert = sqlite.prepare(
     `INSERT INTO spend_reservations (id, dapp_id, chain_id, user_op_hash, status, charges, expires_at, created_at)
      VALUES (?, ?, ?, ?, 'reserved', ?, ?, ?)`,
@@ -98,12 +91,9 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
     for (const c of sorted) {
       let state = pending.get(c.key);
       if (state === undefined) {
-        let row = rows.get(c.key);
-        if (row === undefined) {
-          ensure.run(c.key, args.dappId, c.windowEnd ?? null);
-          const created = read.get(c.key);
-          row = created === undefined ? undefined : { key: c.key, ...created };
-        }
+        const row = rows.get(c.key);
+        // Missing under our write lock: created empty, so nothing to read back.
+        if (row === undefined) ensure.run(c.key, args.dappId, c.windowEnd ?? null);
         state = { used: BigInt(row?.used ?? '0'), reserved: BigInt(row?.reserved ?? '0'), add: 0n };
         pending.set(c.key, state);
       }
@@ -121,11 +111,9 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
       args.expiresAt,
       args.now,
     );
-    if (pending.size === 1) {
-      for (const [key, s] of pending) write.run((s.reserved + s.add).toString(), key);
-    } else if (pending.size > 1) {
+    if (pending.size > 0) {
       const cases: string[] = [];
-      for (const [key, s] of pending) cases.push(key, (s.reserved + s.add).toString());
+      for (const [key, st] of pending) cases.push(key, (st.reserved + st.add).toString());
       writeStatement(pending.size).run(...cases, ...pending.keys());
     }
     return { ok: true };
