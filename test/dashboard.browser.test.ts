@@ -323,7 +323,9 @@ test('an owner runs the product from the browser', { skip, timeout: 90_000 }, as
       assert.equal(await cap.locator('.limit').textContent(), '100 ops');
       await shot('09b-policies');
       await page.getByRole('button', { name: 'Deactivate policy Browser policy' }).click();
-      await page.getByRole('button', { name: 'Activate policy Browser policy' }).waitFor();
+      // exact: a role name matches as a case-insensitive substring, and "Deactivate policy …" contains
+      // "activate policy …", so without it this wait returned before the PATCH had landed.
+      await page.getByRole('button', { name: 'Activate policy Browser policy', exact: true }).waitFor();
       assert.equal((await ctx.deps.policies.list(dapp.id))[0]?.active, false);
       await page.getByRole('button', { name: 'Delete policy Browser policy' }).click();
       await page.getByText('Deleted policy Browser policy').waitFor();
