@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { secp256k1 } from '@noble/curves/secp256k1';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { hexToBytes, keccak256 as viemKeccak256 } from 'viem';
 
 /**
@@ -31,9 +31,10 @@ export const jsCryptoBackend: CryptoBackend = {
   name: 'js',
   keccak256: (data) => viemKeccak256(data, 'bytes'),
   signDigest(digest, privateKey) {
-    const sig = secp256k1.sign(digest, privateKey, { lowS: true });
-    const compact = sig.toCompactRawBytes();
-    return toRsv(compact.subarray(0, 32), compact.subarray(32, 64), sig.recovery);
+    // noble 2: `prehash: false` signs the digest as given (its default hashes it again); 'recovered' is
+    // recovery || r || s.
+    const sig = secp256k1.sign(digest, privateKey, { prehash: false, lowS: true, format: 'recovered' });
+    return toRsv(sig.subarray(1, 33), sig.subarray(33, 65), sig[0] ?? 0);
   },
 };
 
