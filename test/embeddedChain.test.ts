@@ -4,7 +4,8 @@ import { type Hex, parseEther } from 'viem';
 import { entryPoint06Address } from 'viem/account-abstraction';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createDevClient } from '../src/chain/devClient.js';
-import { createEmbeddedChain, deployEntryPointV06, EmbeddedChainRpcError } from '../src/chain/embeddedChain.js';
+import { createEmbeddedChain, EmbeddedChainRpcError } from '../src/chain/embeddedChain.js';
+import { deployEntryPointV06 } from '../src/chain/entryPoints.js';
 
 const account = privateKeyToAccount('0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba');
 

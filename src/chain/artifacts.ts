@@ -143,11 +143,16 @@ export function loadBiconomySmartAccountV2Artifact(
 
 export type AccountAbstractionV06ContractName = 'EntryPoint' | 'SimpleAccountFactory' | 'SimpleAccount';
 
+/** Reads and validates a Hardhat-format artifact (`abi`, `bytecode`, `deployedBytecode`); `hint` says how to get it. */
+export function readContractArtifact(path: string, hint: string): ContractArtifact {
+  return toArtifact(artifactSchema.parse(readJson(path, hint)));
+}
+
 /** An artifact of @account-abstraction/contracts@0.6.0, resolved through Node's module resolution. */
 export function loadAccountAbstractionV06Artifact(name: AccountAbstractionV06ContractName): ContractArtifact {
   const require = createRequire(import.meta.url);
   const path = require.resolve(`@account-abstraction/contracts/artifacts/${name}.json`);
-  return toArtifact(artifactSchema.parse(readJson(path, 'install @account-abstraction/contracts@0.6.0')));
+  return readContractArtifact(path, 'install @account-abstraction/contracts@0.6.0');
 }
 
 /**

@@ -1,17 +1,5 @@
 import type { Provider, ProviderConfig } from '@nomicfoundation/edr';
-import {
-  type Address,
-  concat,
-  getAddress,
-  getContractAddress,
-  type Hex,
-  hexToBytes,
-  isAddressEqual,
-  parseAbi,
-  zeroAddress,
-  zeroHash,
-} from 'viem';
-import { entryPoint06Address } from 'viem/account-abstraction';
+import { type Address, getAddress, type Hex, hexToBytes, parseAbi, zeroAddress } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import {
   devTokenAbi,
@@ -21,7 +9,8 @@ import {
   patronPaymasterAbi,
 } from './artifacts.js';
 import { installBiconomySmartAccountV2 } from './biconomySmartAccountV2.js';
-import { createDevClient, type DevClient, hasCode, waitForSuccess } from './devClient.js';
+import { createDevClient, type DevClient, waitForSuccess } from './devClient.js';
+import { deployEntryPoint } from './entryPoints.js';
 
 /**
  * The in-process dev chain: Hardhat's Rust EVM (`@nomicfoundation/edr`, pinned to 0.13.0, the last release
@@ -157,35 +146,6 @@ export async function createEmbeddedChain(options: EmbeddedChainOptions): Promis
   };
 }
 
-/** Arachnid's deterministic deployment proxy, used by the canonical EntryPoint deployments. */
-const DETERMINISTIC_DEPLOYER: Address = '0x4e59b44847b379578588920ca78fbf26c0b4956c';
-const DETERMINISTIC_DEPLOYER_RUNTIME: Hex =
-  '0x7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe03601600081602082378035828234f58015156039578182fd5b8082525050506014600cf3';
-
-/**
- * Deploys EntryPoint v0.6 at its canonical address (0x5FF137D4…2789) so SDKs work unchanged: install the
- * deployer proxy's runtime with hardhat_setCode (no pre-signed tx needed), then CREATE2 with salt 0.
- */
-export async function deployEntryPointV06(client: DevClient): Promise<Address> {
-  if (await hasCode(client, entryPoint06Address)) return entryPoint06Address;
-  const { bytecode } = loadAccountAbstractionV06Artifact('EntryPoint');
-  const predicted = getContractAddress({ opcode: 'CREATE2', from: DETERMINISTIC_DEPLOYER, salt: zeroHash, bytecode });
-  if (!isAddressEqual(predicted, entryPoint06Address)) {
-    throw new Error(`EntryPoint artifact would deploy to ${predicted}, not ${entryPoint06Address}: wrong version?`);
-  }
-  if (!(await hasCode(client, DETERMINISTIC_DEPLOYER))) {
-    await client.setCode({ address: DETERMINISTIC_DEPLOYER, bytecode: DETERMINISTIC_DEPLOYER_RUNTIME });
-  }
-  const hash = await client.sendTransaction({
-    to: DETERMINISTIC_DEPLOYER,
-    data: concat([zeroHash, bytecode]),
-    gas: 10_000_000n,
-  });
-  await waitForSuccess(client, hash, 'EntryPoint v0.6 deployment');
-  if (!(await hasCode(client, entryPoint06Address))) throw new Error('EntryPoint v0.6 deployment left no code');
-  return entryPoint06Address;
-}
-
 export interface DeployPatronPaymasterParams {
   readonly client: DevClient;
   readonly entryPoint: Address;
@@ -287,7 +247,7 @@ export async function startDevChain(params: StartDevChainParams): Promise<DevCha
     fundedAccounts: [owner.address],
   });
   const client = createDevClient({ chain, account: owner });
-  const entryPoint = await deployEntryPointV06(client);
+  const entryPoint = await deployEntryPoint(client, '0.6');
   const paymaster = await deployPatronPaymaster({
     client,
     entryPoint,
