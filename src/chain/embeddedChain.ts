@@ -1,6 +1,7 @@
 import type { Provider, ProviderConfig } from '@nomicfoundation/edr';
 import { type Address, getAddress, type Hex, hexToBytes, parseAbi, zeroAddress } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { type AccountAbstractionStack, installAccountAbstractionStack } from './aaStack.js';
 import {
   devTokenAbi,
   loadAccountAbstractionV06Artifact,
@@ -222,7 +223,8 @@ export interface StartDevChainParams {
 /** Whole tokens of each DEV_TOKENS minted to the demo account at start. */
 export const DEMO_ACCOUNT_TOKEN_GRANT = 1_000_000n;
 
-export interface DevChain {
+/** `entryPoint`, `paymaster` and `simpleAccountFactory` are the v0.6 ones; the stack has every version's. */
+export interface DevChain extends AccountAbstractionStack {
   readonly chain: EmbeddedChain;
   /** The owner's client. */
   readonly client: DevClient;
@@ -238,7 +240,8 @@ export interface DevChain {
 
 /**
  * One embedded chain with EntryPoint v0.6, a funded PatronPaymaster, a SimpleAccountFactory and Biconomy Smart
- * Account v2 at the addresses its SDK defaults to.
+ * Account v2 at the addresses its SDK defaults to; and EntryPoints v0.7 to v0.9 with SimpleAccount, Simple7702
+ * and Safe 4337 where today's SDKs look for them (aaStack.ts).
  */
 export async function startDevChain(params: StartDevChainParams): Promise<DevChain> {
   const owner = privateKeyToAccount(params.ownerPrivateKey);
@@ -256,6 +259,7 @@ export async function startDevChain(params: StartDevChainParams): Promise<DevCha
   });
   const simpleAccountFactory = await deploySimpleAccountFactory({ client, entryPoint });
   await installBiconomySmartAccountV2({ client, entryPoint });
+  const stack = await installAccountAbstractionStack(client, simpleAccountFactory);
   const tokens: DevTokenInfo[] = [];
   for (const t of DEV_TOKENS) tokens.push(await deployDevToken({ client, ...t }));
   let demoAccount: DevChain['demoAccount'];
@@ -287,6 +291,7 @@ export async function startDevChain(params: StartDevChainParams): Promise<DevCha
     await waitForSuccess(client, hash, 'paymaster deposit');
   }
   return {
+    ...stack,
     chain,
     client,
     entryPoint,

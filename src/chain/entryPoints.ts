@@ -1,13 +1,4 @@
-import {
-  type Address,
-  concat,
-  domainSeparator,
-  getContractAddress,
-  type Hex,
-  isAddressEqual,
-  parseAbi,
-  zeroHash,
-} from 'viem';
+import { type Address, domainSeparator, getContractAddress, type Hex, isAddressEqual, parseAbi, zeroHash } from 'viem';
 import {
   entryPoint06Address,
   entryPoint07Address,
@@ -16,7 +7,14 @@ import {
 } from 'viem/account-abstraction';
 import { type AccountAbstractionArtifactVersion, loadAccountAbstractionArtifact } from './aaArtifacts.js';
 import { loadAccountAbstractionV06Artifact } from './artifacts.js';
-import { type DevClient, hasCode, waitForSuccess } from './devClient.js';
+import {
+  addressWord,
+  codeAt,
+  DETERMINISTIC_DEPLOYER,
+  deployDeterministic,
+  replaceWord,
+} from './deterministicDeployer.js';
+import { type DevClient, hasCode } from './devClient.js';
 
 export type EntryPointVersion = '0.6' | '0.7' | '0.8' | '0.9';
 
@@ -30,38 +28,8 @@ export const ENTRY_POINT_ADDRESSES: Readonly<Record<EntryPointVersion, Address>>
   '0.9': entryPoint09Address,
 };
 
-/** Arachnid's deterministic deployment proxy, used by the canonical EntryPoint and factory deployments. */
-export const DETERMINISTIC_DEPLOYER: Address = '0x4e59b44847b379578588920ca78fbf26c0b4956c';
-const DETERMINISTIC_DEPLOYER_RUNTIME: Hex =
-  '0x7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe03601600081602082378035828234f58015156039578182fd5b8082525050506014600cf3';
-
-/**
- * CREATE2 through the deterministic deployer (installed with hardhat_setCode, so no pre-signed transaction is
- * needed): returns the address, and deploys only when it has no code yet. With `expected`, refuses to deploy
- * initcode that would land elsewhere, which is how a wrong package version shows up.
- */
-export async function deployDeterministic(
-  client: DevClient,
-  params: { readonly salt: Hex; readonly bytecode: Hex; readonly what: string; readonly expected?: Address },
-): Promise<Address> {
-  const { salt, bytecode, what, expected } = params;
-  const address = getContractAddress({ opcode: 'CREATE2', from: DETERMINISTIC_DEPLOYER, salt, bytecode });
-  if (expected !== undefined && !isAddressEqual(address, expected)) {
-    throw new Error(`${what} would deploy to ${address}, not ${expected}: wrong version?`);
-  }
-  if (await hasCode(client, address)) return address;
-  if (!(await hasCode(client, DETERMINISTIC_DEPLOYER))) {
-    await client.setCode({ address: DETERMINISTIC_DEPLOYER, bytecode: DETERMINISTIC_DEPLOYER_RUNTIME });
-  }
-  const hash = await client.sendTransaction({
-    to: DETERMINISTIC_DEPLOYER,
-    data: concat([salt, bytecode]),
-    gas: 15_000_000n,
-  });
-  await waitForSuccess(client, hash, `${what} deployment`);
-  if (!(await hasCode(client, address))) throw new Error(`${what} deployment left no code at ${address}`);
-  return address;
-}
+// Re-exported for callers that found them here first.
+export { DETERMINISTIC_DEPLOYER, deployDeterministic };
 
 /** The salts of the canonical deployments; each was checked to reproduce viem's address from the npm initcode. */
 const CANONICAL_SALTS: Readonly<Record<'0.6' | '0.7' | '0.8', Hex>> = {
@@ -100,31 +68,6 @@ const entryPointV09Abi = parseAbi([
   'function senderCreator() view returns (address)',
   'function getDomainSeparatorV4() view returns (bytes32)',
 ]);
-
-/** An address as it sits in runtime code when solc inlines an `address immutable`: one left-padded word. */
-function addressWord(address: Address): string {
-  return address.slice(2).toLowerCase().padStart(64, '0');
-}
-
-/**
- * Replaces every occurrence of the 32-byte word `from` in runtime `code` by `to`, at byte boundaries, and
- * throws unless there was at least one: an immutable that is not where we expect it means the build changed,
- * and a silent miss would leave a contract that trusts the wrong address.
- */
-export function replaceWord(code: Hex, from: string, to: string, what: string): Hex {
-  const hex = code.slice(2).toLowerCase();
-  let out = '';
-  let count = 0;
-  let from0 = 0;
-  for (let at = hex.indexOf(from); at !== -1; at = hex.indexOf(from, at + 1)) {
-    if (at % 2 !== 0 || at < from0) continue;
-    out += hex.slice(from0, at) + to;
-    from0 = at + from.length;
-    count++;
-  }
-  if (count === 0) throw new Error(`${what}: not found in the runtime code`);
-  return `0x${out}${hex.slice(from0)}`;
-}
 
 /**
  * EntryPoint v0.9 at 0x4337…D009. The only npm build is 0.9.0-rc.1, and the canonical address was made from
@@ -188,10 +131,4 @@ async function installEntryPointV09(client: DevClient, bytecode: Hex): Promise<A
     throw new Error('EntryPoint v0.9 and its SenderCreator do not name each other after the move');
   }
   return canonical;
-}
-
-async function codeAt(client: DevClient, address: Address): Promise<Hex> {
-  const code = await client.getCode({ address });
-  if (code === undefined || code === '0x') throw new Error(`no code at ${address}`);
-  return code;
 }

@@ -1,0 +1,42 @@
+import type { Address } from 'viem';
+import { deploySimpleAccounts } from './accountFactories.js';
+import type { DevClient } from './devClient.js';
+import { deployEntryPoint, type EntryPointVersion } from './entryPoints.js';
+import { deploySafe4337, type Safe4337Addresses } from './safe4337.js';
+
+/**
+ * What the dev chain has for each EntryPoint version beyond v0.6, at the addresses today's SDKs default to.
+ * EntryPointSimulations is not deployed: simulation puts it at the EntryPoint's address through an eth_call
+ * state override (see paymaster/simulateV07.ts), as bundlers do.
+ */
+export interface AccountAbstractionStack {
+  readonly entryPoints: Readonly<Record<EntryPointVersion, Address>>;
+  /** SimpleAccountFactory per version (v0.6's is the dev chain's own deployment, the others canonical). */
+  readonly simpleAccountFactories: Readonly<Record<'0.6' | '0.7' | '0.8', Address>>;
+  /** The EIP-7702 delegate per version. */
+  readonly simple7702Accounts: Readonly<Record<'0.8' | '0.9', Address>>;
+  /** Safe 1.4.1 with its 4337 module for EntryPoint v0.7. */
+  readonly safe4337: Safe4337Addresses;
+}
+
+/** Deploys EntryPoints v0.6 to v0.9 and the v0.7+ accounts; idempotent. `simpleAccountFactoryV06` is reported. */
+export async function installAccountAbstractionStack(
+  client: DevClient,
+  simpleAccountFactoryV06: Address,
+): Promise<AccountAbstractionStack> {
+  // One after the other: they are transactions from one account, and concurrent sends would race for its nonce.
+  const entryPoints = {
+    '0.6': await deployEntryPoint(client, '0.6'),
+    '0.7': await deployEntryPoint(client, '0.7'),
+    '0.8': await deployEntryPoint(client, '0.8'),
+    '0.9': await deployEntryPoint(client, '0.9'),
+  };
+  const simple = await deploySimpleAccounts(client);
+  const safe4337 = await deploySafe4337(client);
+  return {
+    entryPoints,
+    simpleAccountFactories: { '0.6': simpleAccountFactoryV06, '0.7': simple.factoryV07, '0.8': simple.factoryV08 },
+    simple7702Accounts: { '0.8': simple.simple7702V08, '0.9': simple.simple7702V09 },
+    safe4337,
+  };
+}
