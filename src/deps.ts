@@ -9,6 +9,7 @@ import {
   type ChainRegistry,
   type ChainRuntime,
   createChainRegistry,
+  deploymentViews,
   eip1193ChainRuntime,
   httpChainRuntime,
 } from './chain/chainRegistry.js';
@@ -256,7 +257,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     now,
     policies: policyGate,
     // The guard is built with the observers below; a request only arrives once everything is.
-    assertCanSign: (chainId) => observability.solvency.assertCanSign(chainId),
+    assertCanSign: (chain) => observability.solvency.assertCanSign(chain),
     admitSignature: (op) => observability.solvency.admitSignature(op),
     checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
   });
@@ -267,7 +268,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     now,
     tokens: tokenCatalog,
     fees,
-    assertCanSign: (chainId) => observability.solvency.assertCanSign(chainId),
+    assertCanSign: (chain) => observability.solvency.assertCanSign(chain),
     admitSignature: (op) => observability.solvency.admitSignature(op),
   });
   const sessions = createSessionService({
@@ -305,10 +306,13 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
   const settlement = config.settlement.enabled
     ? startSettlement({
         // The in-process chain mines a block per transaction and never reorgs: a depth there would only stall.
-        chains: chains.list().map((chain) => ({
-          chain,
-          confirmations: chain.embedded ? 0 : config.settlement.confirmations,
-        })),
+        chains: chains
+          .list()
+          .flatMap(deploymentViews)
+          .map((chain) => ({
+            chain,
+            confirmations: chain.embedded ? 0 : config.settlement.confirmations,
+          })),
         cursors: store.chainCursors,
         ledger: store.spendLedger,
         nativeUsdMicros,

@@ -5,7 +5,7 @@ import { hexToBytes } from 'viem';
 import type { Config } from '../src/config/config.js';
 import { metricsOnCall } from '../src/metrics/metricsOnCall.js';
 import { createPatronMetrics } from '../src/metrics/patronMetrics.js';
-import { type UserOperationV06, viemKeccak } from '../src/paymaster/patronPaymasterV06.js';
+import { type UserOperationV06, userOpHashV06, viemKeccak } from '../src/paymaster/patronPaymasterV06.js';
 import { issuedSignature } from '../src/paymaster/requestFacts.js';
 import type { CallReport } from '../src/rpc/callReport.js';
 import {
@@ -270,15 +270,12 @@ describe('metricsOnCall labels', () => {
         {
           kind: 'signed',
           mode: 'SPONSORED',
-          paymaster: op.sender,
           paymasterAndData: '0x',
           ...issuedSignature({
-            chainId: 999,
-            userOp: op,
-            entryPoint: op.sender,
+            chain: { chainId: 999, paymaster: op.sender, entryPoint: op.sender },
             worstCaseWei: 5n,
             validUntil: 0,
-            keccak: viemKeccak,
+            hash: () => userOpHashV06({ userOp: op, entryPoint: op.sender, chainId: 999 }, viemKeccak),
           }),
         },
       ],

@@ -67,7 +67,7 @@ describe('solvency guard on the in-process chain', () => {
     const chainId = fx.chain.chainId;
     const guard = ctx.deps.solvency;
     await guard.checkNow();
-    assert.doesNotThrow(() => guard.assertCanSign(chainId));
+    assert.doesNotThrow(() => guard.assertCanSign({ chainId, paymaster: fx.paymaster }));
     assert.equal(guard.state()[0]?.depositWei, parseEther('10'));
 
     // The owner withdraws 6 ETH: 4 ETH left, below the 5 ETH floor.
@@ -84,7 +84,7 @@ describe('solvency guard on the in-process chain', () => {
     assert.equal(state?.signing, false);
     const err = (() => {
       try {
-        guard.assertCanSign(chainId);
+        guard.assertCanSign({ chainId, paymaster: fx.paymaster });
       } catch (e) {
         return e;
       }
@@ -117,7 +117,7 @@ describe('solvency guard on the in-process chain', () => {
 
     // Still insolvent: no second alert, however many checks and refused requests.
     await guard.checkNow();
-    assert.throws(() => guard.assertCanSign(chainId), PaymasterInsolventError);
+    assert.throws(() => guard.assertCanSign({ chainId, paymaster: fx.paymaster }), PaymasterInsolventError);
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(alerts().length, 1);
 
@@ -127,7 +127,7 @@ describe('solvency guard on the in-process chain', () => {
     });
     const [recovered] = await guard.checkNow();
     assert.equal(recovered?.signing, true);
-    assert.doesNotThrow(() => guard.assertCanSign(chainId));
+    assert.doesNotThrow(() => guard.assertCanSign({ chainId, paymaster: fx.paymaster }));
     await until(() => alerts().length === 2, 'the recovered alert');
     const second = alerts()[1];
     assert.ok(signedWith(secret, second));
@@ -152,7 +152,12 @@ describe('solvency guard with given amounts', () => {
   });
   const entryPoint: Address = '0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789';
   const signed = (nonce: bigint, worstCaseWei: bigint, validUntil: number) =>
-    issuedSignature({ chainId: 1, userOp: op(nonce), entryPoint, worstCaseWei, validUntil, keccak: viemKeccak });
+    issuedSignature({
+      chain: { chainId: 1, paymaster: entryPoint, entryPoint },
+      worstCaseWei,
+      validUntil,
+      hash: () => userOpHashV06({ userOp: op(nonce), entryPoint, chainId: 1 }, viemKeccak),
+    });
   const settings = (floorWei: bigint): SolvencySettings => ({
     enabled: true,
     intervalMs: 3_600_000,
@@ -176,7 +181,7 @@ describe('solvency guard with given amounts', () => {
       await guard.checkNow();
       const validUntil = now / 1000 + 60;
       guard.admitSignature(signed(1n, parseEther('0.4'), validUntil));
-      assert.doesNotThrow(() => guard.assertCanSign(1), '0.4 × 1.5 = 0.6 ≤ 1');
+      assert.doesNotThrow(() => guard.assertCanSign({ chainId: 1, paymaster: entryPoint }), '0.4 × 1.5 = 0.6 ≤ 1');
       // 0.7 × 1.5 = 1.05 > 1: refused as it is issued, and not counted.
       assert.throws(
         () => guard.admitSignature(signed(2n, parseEther('0.3'), validUntil + 600)),
@@ -187,11 +192,15 @@ describe('solvency guard with given amounts', () => {
           return true;
         },
       );
-      assert.doesNotThrow(() => guard.assertCanSign(1), 'the refused signature was not counted');
+      assert.doesNotThrow(
+        () => guard.assertCanSign({ chainId: 1, paymaster: entryPoint }),
+        'the refused signature was not counted',
+      );
       guard.admitSignature(signed(2n, parseEther('0.2'), validUntil + 600));
       // The first op is included: only 0.2 stays open.
       guard.observeIncluded({
         chainId: 1,
+        paymaster: entryPoint,
         userOpHash: userOpHashV06({ userOp: op(1n), entryPoint, chainId: 1 }),
         actualGasCost: parseEther('0.1'),
       });
@@ -221,10 +230,25 @@ describe('solvency guard with given amounts', () => {
       let [s] = await guard.checkNow();
       assert.equal(s?.runwaySeconds, undefined, 'no spend, no runway');
       now += 12 * 3_600_000;
-      guard.observeIncluded({ chainId: 1, userOpHash: '0xaa', actualGasCost: parseEther('0.5') });
-      guard.observeIncluded({ chainId: 1, userOpHash: '0xaa', actualGasCost: parseEther('0.5') }); // replayed: once
+      guard.observeIncluded({
+        chainId: 1,
+        paymaster: entryPoint,
+        userOpHash: '0xaa',
+        actualGasCost: parseEther('0.5'),
+      });
+      guard.observeIncluded({
+        chainId: 1,
+        paymaster: entryPoint,
+        userOpHash: '0xaa',
+        actualGasCost: parseEther('0.5'),
+      }); // replayed: once
       now += 12 * 3_600_000;
-      guard.observeIncluded({ chainId: 1, userOpHash: '0xbb', actualGasCost: parseEther('0.5') });
+      guard.observeIncluded({
+        chainId: 1,
+        paymaster: entryPoint,
+        userOpHash: '0xbb',
+        actualGasCost: parseEther('0.5'),
+      });
       [s] = await guard.checkNow();
       // 1 ETH over 24 h; 2 ETH last 48 h.
       assert.equal(s?.runwaySeconds, 48 * 3600);
@@ -258,14 +282,53 @@ describe('solvency guard with given amounts', () => {
     });
     try {
       await guard.checkNow();
-      assert.doesNotThrow(() => guard.assertCanSign(1));
+      assert.doesNotThrow(() => guard.assertCanSign({ chainId: 1, paymaster: entryPoint }));
       fail = false;
       await guard.checkNow();
-      assert.throws(() => guard.assertCanSign(1), PaymasterInsolventError);
+      assert.throws(() => guard.assertCanSign({ chainId: 1, paymaster: entryPoint }), PaymasterInsolventError);
       fail = true;
       await guard.checkNow();
-      assert.throws(() => guard.assertCanSign(1), PaymasterInsolventError);
-      assert.doesNotThrow(() => guard.assertCanSign(2), 'a chain the guard does not know is not held');
+      assert.throws(() => guard.assertCanSign({ chainId: 1, paymaster: entryPoint }), PaymasterInsolventError);
+      assert.doesNotThrow(
+        () => guard.assertCanSign({ chainId: 2, paymaster: entryPoint }),
+        'a chain the guard does not know is not held',
+      );
+    } finally {
+      await guard.close();
+    }
+  });
+
+  test('each paymaster of a chain is held on its own deposit: v0.7 signatures never draw on the v0.6 figure', async () => {
+    const v07: Address = '0x00000000000000000000000000000000000007a7';
+    const guard = startSolvencyGuard({
+      chains: [
+        { chainId: 1, paymaster: entryPoint, readDeposit: async () => parseEther('10') },
+        { chainId: 1, paymaster: v07, readDeposit: async () => parseEther('1') },
+      ],
+      settings: settings(0n),
+      enforce: true,
+      alert: undefined,
+      logger: silent,
+      now: Date.now,
+    });
+    try {
+      await guard.checkNow();
+      const validUntil = Math.floor(Date.now() / 1000) + 600;
+      const onV07 = (nonce: bigint, worstCaseWei: bigint) =>
+        issuedSignature({
+          chain: { chainId: 1, paymaster: v07, entryPoint },
+          worstCaseWei,
+          validUntil,
+          hash: () => userOpHashV06({ userOp: op(nonce), entryPoint, chainId: 1 }, viemKeccak),
+        });
+      // 0.6 × 1.5 = 0.9 ≤ 1 ETH on the v0.7 paymaster; a second 0.6 would need 1.8.
+      guard.admitSignature(onV07(1n, parseEther('0.6')));
+      assert.throws(() => guard.admitSignature(onV07(2n, parseEther('0.6'))), PaymasterInsolventError);
+      // The v0.6 paymaster of the same chain is untouched by them.
+      assert.doesNotThrow(() => guard.admitSignature(signed(3n, parseEther('6'), validUntil)));
+      const states = guard.state();
+      assert.equal(states.find((x) => x.paymaster === v07)?.liabilitiesWei, parseEther('0.6'));
+      assert.equal(states.find((x) => x.paymaster === entryPoint)?.liabilitiesWei, parseEther('6'));
     } finally {
       await guard.close();
     }
@@ -284,7 +347,7 @@ describe('solvency guard with given amounts', () => {
       const [s] = await guard.checkNow();
       assert.equal(s?.depositWei, 1n);
       assert.equal(s?.signing, true);
-      assert.doesNotThrow(() => guard.assertCanSign(1));
+      assert.doesNotThrow(() => guard.assertCanSign({ chainId: 1, paymaster: entryPoint }));
     } finally {
       await guard.close();
     }

@@ -3,11 +3,26 @@ import { type Address, createPublicClient, custom, type Hex, http, type PublicCl
 /** An EIP-1193 request function: how Patron talks to a chain, in-process (EDR) or over HTTP. */
 export type Eip1193Request = (args: { method: string; params?: readonly unknown[] }) => Promise<unknown>;
 
-/** A chain Patron serves: where its EntryPoint v0.6 and Patron's paymaster are, and a client to read it. */
-export interface ChainRuntime {
-  readonly chainId: number;
+/** The ERC-4337 EntryPoint releases Patron serves; v0.7, v0.8 and v0.9 share the packed user operation. */
+export type EntryPointVersion = '0.6' | '0.7' | '0.8' | '0.9';
+
+/** One of Patron's paymasters on a chain: the EntryPoint it serves (one paymaster address per EntryPoint). */
+export interface PaymasterDeployment {
+  readonly entryPointVersion: EntryPointVersion;
   readonly entryPoint: Address;
   readonly paymaster: Address;
+}
+
+/**
+ * A chain Patron serves, seen through one of its paymaster deployments: `entryPoint`, `paymaster` and
+ * `entryPointVersion` are that deployment's, and `deployments` lists every one the chain has (the registry's
+ * object is the first deployment's view; `forEntryPoint` gives the others). Everything that is per paymaster
+ * (signing, settlement, the solvency guard) takes a view, so one chain with four EntryPoints is four views of one
+ * client.
+ */
+export interface ChainRuntime extends PaymasterDeployment {
+  readonly chainId: number;
+  readonly deployments: readonly PaymasterDeployment[];
   readonly client: PublicClient;
   /** Raw JSON-RPC access; the embedded dev chain is also served to local clients through it. */
   readonly request: Eip1193Request;
@@ -28,20 +43,81 @@ export function createChainRegistry(chains: readonly ChainRuntime[]): ChainRegis
   return { get: (id) => byId.get(id), list: () => chains };
 }
 
+const sameAddress = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/** The chain seen through its deployment for `entryPoint` (an address), or undefined when it has none. */
+export function forEntryPoint(chain: ChainRuntime, entryPoint: string): ChainRuntime | undefined {
+  if (sameAddress(chain.entryPoint, entryPoint)) return chain;
+  const d = chain.deployments.find((x) => sameAddress(x.entryPoint, entryPoint));
+  return d === undefined ? undefined : viewOf(chain, d);
+}
+
+/** The chain seen through its deployment for an EntryPoint version, or undefined when it has none. */
+export function forEntryPointVersion(chain: ChainRuntime, version: EntryPointVersion): ChainRuntime | undefined {
+  if (chain.entryPointVersion === version) return chain;
+  const d = chain.deployments.find((x) => x.entryPointVersion === version);
+  return d === undefined ? undefined : viewOf(chain, d);
+}
+
+/** One view per deployment of the chain, the chain's own first (settlement and the solvency guard run per view). */
+export function deploymentViews(chain: ChainRuntime): readonly ChainRuntime[] {
+  return chain.deployments.map((d) => (sameAddress(d.paymaster, chain.paymaster) ? chain : viewOf(chain, d)));
+}
+
+/** Views are cached per chain object: the request path selects one per call and must not allocate for it. */
+const views = new WeakMap<ChainRuntime, Map<string, ChainRuntime>>();
+
+function viewOf(chain: ChainRuntime, d: PaymasterDeployment): ChainRuntime {
+  let byPaymaster = views.get(chain);
+  if (byPaymaster === undefined) {
+    byPaymaster = new Map();
+    views.set(chain, byPaymaster);
+  }
+  const key = d.paymaster.toLowerCase();
+  let view = byPaymaster.get(key);
+  if (view === undefined) {
+    view = { ...chain, entryPointVersion: d.entryPointVersion, entryPoint: d.entryPoint, paymaster: d.paymaster };
+    byPaymaster.set(key, view);
+  }
+  return view;
+}
+
+/**
+ * The deployments a chain is built with: the given list, or the one v0.6 paymaster (`entryPoint`/`paymaster`)
+ * that chains were configured with before v0.7.
+ */
+function deploymentsOf(args: {
+  entryPoint: Address;
+  paymaster: Address;
+  deployments?: readonly PaymasterDeployment[] | undefined;
+}): { first: PaymasterDeployment; all: readonly PaymasterDeployment[] } {
+  const all =
+    args.deployments !== undefined && args.deployments.length > 0
+      ? args.deployments
+      : [{ entryPointVersion: '0.6' as const, entryPoint: args.entryPoint, paymaster: args.paymaster }];
+  const first = all[0];
+  if (first === undefined) throw new Error('a chain needs at least one paymaster deployment');
+  return { first, all };
+}
+
 /** A chain reached over HTTP JSON-RPC (keep-alive connections through Node's fetch). */
 export function httpChainRuntime(args: {
   chainId: number;
   rpcUrl: string;
   entryPoint: Address;
   paymaster: Address;
+  deployments?: readonly PaymasterDeployment[];
   timeoutMs?: number;
 }): ChainRuntime {
   const transport = http(args.rpcUrl, { timeout: args.timeoutMs ?? 10_000, retryCount: 1 });
   const client = createPublicClient({ transport });
+  const { first, all } = deploymentsOf(args);
   return {
     chainId: args.chainId,
-    entryPoint: args.entryPoint,
-    paymaster: args.paymaster,
+    entryPointVersion: first.entryPointVersion,
+    entryPoint: first.entryPoint,
+    paymaster: first.paymaster,
+    deployments: all,
     client,
     request: (req) => client.request(req as Parameters<typeof client.request>[0]),
     embedded: false,
@@ -54,9 +130,20 @@ export function eip1193ChainRuntime(args: {
   request: Eip1193Request;
   entryPoint: Address;
   paymaster: Address;
+  deployments?: readonly PaymasterDeployment[];
   simpleAccountFactory?: Address;
   demoAccount?: NonNullable<ChainRuntime['demoAccount']>;
 }): ChainRuntime {
   const client = createPublicClient({ transport: custom({ request: args.request }) });
-  return { ...args, client, embedded: true };
+  const { first, all } = deploymentsOf(args);
+  const { deployments: _, ...rest } = args;
+  return {
+    ...rest,
+    entryPointVersion: first.entryPointVersion,
+    entryPoint: first.entryPoint,
+    paymaster: first.paymaster,
+    deployments: all,
+    client,
+    embedded: true,
+  };
 }

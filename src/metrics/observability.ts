@@ -1,5 +1,5 @@
 import { entryPoint06Abi } from 'viem/account-abstraction';
-import type { ChainRuntime } from '../chain/chainRegistry.js';
+import { type ChainRuntime, deploymentViews } from '../chain/chainRegistry.js';
 import type { UserOperationEventLog } from '../chain/userOperationEvents.js';
 import type { Config } from '../config/config.js';
 import type { OnCall } from '../rpc/callReport.js';
@@ -44,7 +44,7 @@ export function createObservability(deps: ObservabilityDeps): Observability {
   const { config } = deps;
   const alert = config.solvency.alert;
   const solvency = startSolvencyGuard({
-    chains: deps.chains.map((chain) => ({
+    chains: deps.chains.flatMap(deploymentViews).map((chain) => ({
       chainId: chain.chainId,
       paymaster: chain.paymaster,
       readDeposit: () =>
@@ -99,7 +99,12 @@ export function createObservability(deps: ObservabilityDeps): Observability {
       };
     },
     async onIncluded({ chainId, event }) {
-      const args = { chainId, userOpHash: event.userOpHash, actualGasCost: event.actualGasCost };
+      const args = {
+        chainId,
+        paymaster: event.paymaster,
+        userOpHash: event.userOpHash,
+        actualGasCost: event.actualGasCost,
+      };
       metrics?.observeIncluded(args);
       solvency.observeIncluded(args);
     },

@@ -1,6 +1,5 @@
 import type { Address, Hex } from 'viem';
 import type { PolicyDecision } from '../policies/policyGate.js';
-import { type Keccak, type UserOperationV06, userOpHashV06 } from './patronPaymasterV06.js';
 
 /**
  * What the domain tells about one paymaster request as it goes, for whoever observes calls (the request log,
@@ -23,21 +22,20 @@ export type RequestFact =
   | ({
       readonly kind: 'signed';
       readonly mode: 'SPONSORED' | 'ERC20';
-      readonly paymaster: Address;
       readonly paymasterAndData: Hex;
     } & IssuedSignature);
 
 export type ReportFact = (fact: RequestFact) => void;
 
 /**
- * A signature as it is issued: the final op (paymasterAndData included), what the EntryPoint may charge the
- * paymaster for it (`worstCaseWei`) and until when. `userOpHash` is computed once, with the native keccak, on its
- * first call, by whoever needs it first (the ledger's reservation, the solvency guard, the request log's flush):
- * three JS keccaks of the same op cost ~60 % of a sponsored request's CPU.
+ * A signature as it is issued: by which paymaster, what the EntryPoint may charge it for the op (`worstCaseWei`)
+ * and until when. `userOpHash` is computed once, with the native keccak, on its first call, by whoever needs it
+ * first (the ledger's reservation, the solvency guard, the request log's flush): three JS keccaks of the same op
+ * cost ~60 % of a sponsored request's CPU.
  */
 export interface IssuedSignature {
   readonly chainId: number;
-  readonly userOp: UserOperationV06;
+  readonly paymaster: Address;
   readonly entryPoint: Address;
   readonly worstCaseWei: bigint;
   /** Unix seconds. */
@@ -46,22 +44,21 @@ export interface IssuedSignature {
 }
 
 export function issuedSignature(args: {
-  readonly chainId: number;
-  readonly userOp: UserOperationV06;
-  readonly entryPoint: Address;
+  readonly chain: { readonly chainId: number; readonly paymaster: Address; readonly entryPoint: Address };
   readonly worstCaseWei: bigint;
   readonly validUntil: number;
-  readonly keccak: Keccak;
+  /** The EntryPoint's userOpHash of the signed op (the version's module computes it). */
+  readonly hash: () => Hex;
 }): IssuedSignature {
   let hash: Hex | undefined;
-  const { keccak, ...signature } = args;
   return {
-    ...signature,
+    chainId: args.chain.chainId,
+    paymaster: args.chain.paymaster,
+    entryPoint: args.chain.entryPoint,
+    worstCaseWei: args.worstCaseWei,
+    validUntil: args.validUntil,
     userOpHash: () => {
-      hash ??= userOpHashV06(
-        { userOp: args.userOp, entryPoint: args.entryPoint, chainId: args.chainId },
-        keccak,
-      ).toLowerCase() as Hex;
+      hash ??= args.hash().toLowerCase() as Hex;
       return hash;
     },
   };

@@ -1,5 +1,6 @@
 import type { Hex } from 'viem';
 import type { IssuedSignature } from '../paymaster/requestFacts.js';
+import { type PaymasterKey, paymasterKey } from './paymasterKey.js';
 
 /**
  * The live liabilities of one process: the worst case of every signature it issued that is neither included
@@ -15,14 +16,14 @@ import type { IssuedSignature } from '../paymaster/requestFacts.js';
 export type SignedOp = IssuedSignature;
 
 export interface LiabilityTracker {
-  /** O(1): appends, and adds the worst case to the chain's running figure. */
+  /** O(1): appends, and adds the worst case to its paymaster's running figure. */
   record(op: SignedOp): void;
   /** The op was included: it no longer may be charged (its real cost is already off the deposit). */
-  included(chainId: number, userOpHash: string): void;
-  /** Hashes what was recorded since, drops the expired and included, and sums the chain's worst cases. */
-  total(chainId: number): bigint;
+  included(key: PaymasterKey, userOpHash: string): void;
+  /** Hashes what was recorded since, drops the expired and included, and sums the paymaster's worst cases. */
+  total(key: PaymasterKey): bigint;
   /** The last `total` plus what was recorded since: O(1), for the per-request check. */
-  current(chainId: number): bigint;
+  current(key: PaymasterKey): bigint;
 }
 
 interface Open {
@@ -32,9 +33,9 @@ interface Open {
 
 export function createLiabilityTracker(deps: { readonly now: () => number }): LiabilityTracker {
   let pending: SignedOp[] = [];
-  const open = new Map<number, Map<string, Open>>();
-  const lastTotal = new Map<number, bigint>();
-  const pendingWei = new Map<number, bigint>();
+  const open = new Map<PaymasterKey, Map<string, Open>>();
+  const lastTotal = new Map<PaymasterKey, bigint>();
+  const pendingWei = new Map<PaymasterKey, bigint>();
 
   function flush(): void {
     if (pending.length === 0) return;
@@ -42,11 +43,12 @@ export function createLiabilityTracker(deps: { readonly now: () => number }): Li
     pending = [];
     pendingWei.clear();
     for (const op of batch) {
-      // Counted in the chain's running figure until its next exact total.
-      lastTotal.set(op.chainId, (lastTotal.get(op.chainId) ?? 0n) + op.worstCaseWei);
+      const key = paymasterKey(op);
+      // Counted in the paymaster's running figure until its next exact total.
+      lastTotal.set(key, (lastTotal.get(key) ?? 0n) + op.worstCaseWei);
       const hash: Hex = op.userOpHash();
-      const chain = open.get(op.chainId) ?? new Map<string, Open>();
-      open.set(op.chainId, chain);
+      const chain = open.get(key) ?? new Map<string, Open>();
+      open.set(key, chain);
       // The same op signed twice is one liability (it can be included once): the later expiry, the larger cost.
       const before = chain.get(hash.toLowerCase());
       chain.set(hash.toLowerCase(), {
@@ -60,26 +62,27 @@ export function createLiabilityTracker(deps: { readonly now: () => number }): Li
   return {
     record(op) {
       pending.push(op);
-      pendingWei.set(op.chainId, (pendingWei.get(op.chainId) ?? 0n) + op.worstCaseWei);
+      const key = paymasterKey(op);
+      pendingWei.set(key, (pendingWei.get(key) ?? 0n) + op.worstCaseWei);
     },
-    included(chainId, userOpHash) {
+    included(key, userOpHash) {
       flush();
-      open.get(chainId)?.delete(userOpHash.toLowerCase());
+      open.get(key)?.delete(userOpHash.toLowerCase());
     },
-    total(chainId) {
+    total(key) {
       flush();
       const now = deps.now();
       let sum = 0n;
-      const chain = open.get(chainId);
+      const chain = open.get(key);
       for (const [hash, entry] of chain ?? []) {
         if (entry.expiresAtMs <= now) chain?.delete(hash);
         else sum += entry.worstCaseWei;
       }
-      lastTotal.set(chainId, sum);
+      lastTotal.set(key, sum);
       return sum;
     },
-    current(chainId) {
-      return (lastTotal.get(chainId) ?? 0n) + (pendingWei.get(chainId) ?? 0n);
+    current(key) {
+      return (lastTotal.get(key) ?? 0n) + (pendingWei.get(key) ?? 0n);
     },
   };
 }

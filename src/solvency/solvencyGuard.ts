@@ -3,11 +3,12 @@ import type { SolvencySettings } from '../config/solvencySettings.js';
 import { PaymasterInsolventError } from '../errors/PatronError.js';
 import type { AlertSender } from './alertWebhook.js';
 import { createLiabilityTracker, type SignedOp } from './liabilityTracker.js';
+import { type PaymasterKey, paymasterKey } from './paymasterKey.js';
 import { runwaySeconds, solvencyVerdict } from './solvencyVerdict.js';
 import { createSpendWindow } from './spendWindow.js';
 
 /**
- * The solvency guard (src/solvency/README.md): per chain, a background loop reads the paymaster's EntryPoint
+ * The solvency guard (src/solvency/README.md): per paymaster (one per chain and EntryPoint), a background loop reads the paymaster's EntryPoint
  * deposit and holds signing while it is below the floor or below the live liabilities × margin. The request path
  * only calls `assertCanSign`, an O(1) check against the last deposit read and the running liabilities. State
  * changes are logged once and posted to the operator alert webhook, in the background.
@@ -39,8 +40,8 @@ export interface ChainSolvency {
 }
 
 export interface SolvencyGuard {
-  /** Throws PaymasterInsolventError while the chain is held: the early check, before any work for a request. */
-  assertCanSign(chainId: number): void;
+  /** Throws PaymasterInsolventError while the paymaster is held: the early check, before any work for a request. */
+  assertCanSign(paymaster: { readonly chainId: number; readonly paymaster: Address }): void;
   /**
    * The check and the record in one synchronous step, as a signature is issued: throws PaymasterInsolventError
    * when the liabilities with this op's worst case would not be covered, else counts it. Checking first and
@@ -48,11 +49,12 @@ export interface SolvencyGuard {
    * 3 were covered).
    */
   admitSignature(op: SignedOp): void;
-  /** Per chain, for the dashboard and /metrics. */
+  /** Per paymaster, for the dashboard and /metrics. */
   state(): readonly ChainSolvency[];
   /** Settlement's observer of an included op of the paymaster: off the liabilities, into the spend rate. */
   observeIncluded(args: {
     readonly chainId: number;
+    readonly paymaster: Address;
     readonly userOpHash: string;
     readonly actualGasCost: bigint;
   }): void;
@@ -93,9 +95,9 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
   const { settings, logger } = deps;
   const liabilities = createLiabilityTracker({ now: deps.now });
   const spend = createSpendWindow({ now: deps.now });
-  const states = new Map<number, ChainState>(
+  const states = new Map<PaymasterKey, ChainState>(
     deps.chains.map((chain) => [
-      chain.chainId,
+      paymasterKey(chain),
       {
         chain,
         floorWei: settings.floorWeiByChain.get(chain.chainId) ?? settings.floorWei,
@@ -156,8 +158,8 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
   }
 
   function view(s: ChainState): ChainSolvency {
-    const liabilitiesWei = liabilities.current(s.chain.chainId);
-    const rate = spend.weiPerSecond(s.chain.chainId);
+    const liabilitiesWei = liabilities.current(paymasterKey(s.chain));
+    const rate = spend.weiPerSecond(paymasterKey(s.chain));
     return {
       chainId: s.chain.chainId,
       paymaster: s.chain.paymaster,
@@ -195,7 +197,7 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
     } finally {
       clearTimeout(timer);
     }
-    evaluate(s, liabilities.total(s.chain.chainId));
+    evaluate(s, liabilities.total(paymasterKey(s.chain)));
   }
 
   let running: Promise<readonly ChainSolvency[]> | undefined;
@@ -210,12 +212,12 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
     }
   }
 
-  /** Throws while the chain's deposit does not cover `liabilitiesWei` (a chain the guard does not follow passes). */
-  const assertCovered = (chainId: number, liabilitiesWei: bigint): void => {
-    const s = states.get(chainId);
+  /** Throws while the paymaster's deposit does not cover `liabilitiesWei` (one the guard does not follow passes). */
+  const assertCovered = (key: PaymasterKey, liabilitiesWei: bigint): void => {
+    const s = states.get(key);
     if (s === undefined || evaluate(s, liabilitiesWei)) return;
     throw new PaymasterInsolventError({
-      chainId,
+      chainId: s.chain.chainId,
       depositWei: s.depositWei ?? 0n,
       liabilitiesWei,
       floorWei: s.floorWei,
@@ -238,22 +240,25 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
   });
 
   return {
-    assertCanSign(chainId) {
-      assertCovered(chainId, liabilities.current(chainId));
+    assertCanSign(paymaster) {
+      const key = paymasterKey(paymaster);
+      assertCovered(key, liabilities.current(key));
     },
     admitSignature(op) {
-      assertCovered(op.chainId, liabilities.current(op.chainId) + op.worstCaseWei);
+      const key = paymasterKey(op);
+      assertCovered(key, liabilities.current(key) + op.worstCaseWei);
       liabilities.record(op);
     },
     state: () => [...states.values()].map(view),
-    observeIncluded({ chainId, userOpHash, actualGasCost }) {
-      liabilities.included(chainId, userOpHash);
+    observeIncluded({ chainId, paymaster, userOpHash, actualGasCost }) {
+      const key = paymasterKey({ chainId, paymaster });
+      liabilities.included(key, userOpHash);
       // Settlement may hand an event over again (after a restart or a reorg): spent once.
-      const key = `${chainId}:${userOpHash.toLowerCase()}`;
-      if (included.has(key)) return;
+      const seen = `${key}:${userOpHash.toLowerCase()}`;
+      if (included.has(seen)) return;
       if (included.size >= SEEN_INCLUSIONS) included.clear();
-      included.add(key);
-      spend.add({ chainId, wei: actualGasCost });
+      included.add(seen);
+      spend.add({ key, wei: actualGasCost });
     },
     checkNow,
     async close() {

@@ -1,13 +1,15 @@
+import type { PaymasterKey } from './paymasterKey.js';
+
 /**
- * The paymaster's recent spend per chain: what the EntryPoint charged it for included ops (settlement's
+ * Each paymaster's recent spend: what the EntryPoint charged it for included ops (settlement's
  * UserOperationEvents), in hourly buckets over the last `windowMs` (24 h by default). The rate divides by the
  * window, or by the time since this process started when that is shorter (at least an hour), so a fresh process
  * does not report a tenth of the real rate. Per process: only a process that runs settlement sees inclusions.
  */
 export interface SpendWindow {
-  add(args: { readonly chainId: number; readonly wei: bigint }): void;
+  add(args: { readonly key: PaymasterKey; readonly wei: bigint }): void;
   /** Wei per second over the window, or undefined when nothing was spent in it. */
-  weiPerSecond(chainId: number): number | undefined;
+  weiPerSecond(key: PaymasterKey): number | undefined;
 }
 
 const HOUR_MS = 3_600_000;
@@ -15,8 +17,8 @@ const HOUR_MS = 3_600_000;
 export function createSpendWindow(deps: { readonly now: () => number; readonly windowMs?: number }): SpendWindow {
   const windowMs = deps.windowMs ?? 24 * HOUR_MS;
   const startedAt = deps.now();
-  /** chain → hour index → wei. */
-  const buckets = new Map<number, Map<number, bigint>>();
+  /** paymaster → hour index → wei. */
+  const buckets = new Map<PaymasterKey, Map<number, bigint>>();
 
   function prune(chain: Map<number, bigint>, now: number): void {
     const oldest = Math.floor((now - windowMs) / HOUR_MS);
@@ -24,16 +26,16 @@ export function createSpendWindow(deps: { readonly now: () => number; readonly w
   }
 
   return {
-    add({ chainId, wei }) {
+    add({ key, wei }) {
       const now = deps.now();
-      const chain = buckets.get(chainId) ?? new Map<number, bigint>();
-      buckets.set(chainId, chain);
+      const chain = buckets.get(key) ?? new Map<number, bigint>();
+      buckets.set(key, chain);
       const hour = Math.floor(now / HOUR_MS);
       chain.set(hour, (chain.get(hour) ?? 0n) + wei);
       prune(chain, now);
     },
-    weiPerSecond(chainId) {
-      const chain = buckets.get(chainId);
+    weiPerSecond(key) {
+      const chain = buckets.get(key);
       if (chain === undefined) return undefined;
       const now = deps.now();
       prune(chain, now);
