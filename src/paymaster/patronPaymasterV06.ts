@@ -28,6 +28,9 @@ export type UserOperationV06 = {
   signature: Hex;
 };
 
+/** The op fields the paymaster's hash covers (everything but paymasterAndData and signature). */
+export type HashedFieldsV06 = Omit<UserOperationV06, 'paymasterAndData' | 'signature'>;
+
 /**
  * The hash function is injected so the hot path can use the native addon and tests the JS reference. It must
  * not keep `data` after it returns: the preimages below are written into buffers reused by the next call.
@@ -74,7 +77,7 @@ const USER_OP_HASH_PREIMAGE = Buffer.alloc(3 * 32);
 EIP191_PREFIX.copy(EIP191_PREIMAGE, 0);
 
 /** Decodes 0x-hex strictly (Buffer's decoder silently stops at the first bad character, so count bytes). */
-function hexToBuffer(hex: string, field: string): Buffer {
+export function hexToBuffer(hex: string, field: string): Buffer {
   if (!hex.startsWith('0x') || hex.length % 2 !== 0) throw new ValidationError(`${field} must be 0x-prefixed hex`);
   const out = Buffer.from(hex.slice(2), 'hex');
   if (out.length * 2 !== hex.length - 2) throw new ValidationError(`${field} must be 0x-prefixed hex`);
@@ -82,7 +85,7 @@ function hexToBuffer(hex: string, field: string): Buffer {
 }
 
 /** Writes a 20-byte address right-aligned in the 32-byte word at `offset` (the buffer is zero-filled). */
-function writeAddressWord(buf: Buffer, offset: number, address: string, field: string): void {
+export function writeAddressWord(buf: Buffer, offset: number, address: string, field: string): void {
   if (address.length !== 42 || !address.startsWith('0x')) throw new ValidationError(`${field} must be an address`);
   if (buf.write(address.slice(2), offset + 12, 20, 'hex') !== 20) {
     throw new ValidationError(`${field} must be an address`);
@@ -90,7 +93,7 @@ function writeAddressWord(buf: Buffer, offset: number, address: string, field: s
 }
 
 /** Writes a uint256 big-endian as four 64-bit limbs; most values (gas, nonce) fit the first limb. */
-function writeUint256Word(buf: Buffer, offset: number, value: bigint, field: string): void {
+export function writeUint256Word(buf: Buffer, offset: number, value: bigint, field: string): void {
   if (value < 0n || value > MAX_UINT256) throw new ValidationError(`${field} is out of the uint256 range`);
   if (value <= MAX_UINT64) {
     buf.writeBigUInt64BE(value, offset + 24);
@@ -102,7 +105,7 @@ function writeUint256Word(buf: Buffer, offset: number, value: bigint, field: str
   }
 }
 
-function checkUint48(value: number, field: string): void {
+export function checkUint48(value: number, field: string): void {
   if (!Number.isSafeInteger(value) || value < 0 || value > MAX_UINT48) {
     throw new ValidationError(`${field} must be an integer in the uint48 range`);
   }
@@ -113,12 +116,12 @@ function checkUint48(value: number, field: string): void {
  * verificationGasLimit, preVerificationGas, maxFeePerGas, maxPriorityFeePerGas)): the contract's `_opHash`,
  * shared by every mode.
  */
-export function opHashV06(userOp: UserOperationV06, keccak: Keccak): Uint8Array {
+export function opHashV06(userOp: HashedFieldsV06, keccak: Keccak): Uint8Array {
   return keccak.keccak256(writeOpWords(OP_PREIMAGE, userOp, keccak));
 }
 
 /** The op's nine words (the paymaster's `_opHash` preimage, and the EntryPoint's pack without its last word). */
-function writeOpWords(into: Buffer, userOp: UserOperationV06, keccak: Keccak): Buffer {
+function writeOpWords(into: Buffer, userOp: HashedFieldsV06, keccak: Keccak): Buffer {
   const buf = into.fill(0);
   writeAddressWord(buf, 0, userOp.sender, 'sender');
   writeUint256Word(buf, 32, userOp.nonce, 'nonce');
@@ -139,7 +142,11 @@ function writeOpWords(into: Buffer, userOp: UserOperationV06, keccak: Keccak): B
  * them from the event.
  */
 export function userOpHashV06(
-  args: { readonly userOp: UserOperationV06; readonly entryPoint: Address; readonly chainId: number },
+  args: {
+    readonly userOp: HashedFieldsV06 & { readonly paymasterAndData: Hex };
+    readonly entryPoint: Address;
+    readonly chainId: number;
+  },
   keccak: Keccak = viemKeccak,
 ): Hex {
   const op = args.userOp;
@@ -154,7 +161,7 @@ export function userOpHashV06(
 }
 
 export interface SponsoredHashParams {
-  readonly userOp: UserOperationV06;
+  readonly userOp: HashedFieldsV06;
   readonly chainId: bigint;
   readonly paymaster: Address;
   /** Unix seconds; 0 means no expiry (ERC-4337 validationData convention). */

@@ -60,8 +60,16 @@ export function assertFeesWithinBounds(
   }
 }
 
-/** Each gas field against its cap, then the worst-case cost against the per-op cap. */
-export function assertGasWithinBounds(limits: GasLimits, maxFeePerGas: bigint, bounds: SigningBounds): void {
+/**
+ * Each gas field against its cap, then the worst-case cost against the per-op cap: `worstCaseWei` as the op's
+ * EntryPoint version computes it (default: v0.6's rule).
+ */
+export function assertGasWithinBounds(
+  limits: GasLimits,
+  maxFeePerGas: bigint,
+  bounds: SigningBounds,
+  worstCaseWei: bigint = worstCaseCostV06(limits, maxFeePerGas),
+): void {
   if (limits.callGasLimit > bounds.maxCallGasLimit) {
     deny('callGasLimit', limits.callGasLimit, bounds.maxCallGasLimit, 'gas');
   }
@@ -71,8 +79,7 @@ export function assertGasWithinBounds(limits: GasLimits, maxFeePerGas: bigint, b
   if (limits.preVerificationGas > bounds.maxPreVerificationGas) {
     deny('preVerificationGas', limits.preVerificationGas, bounds.maxPreVerificationGas, 'gas');
   }
-  const cost = worstCaseCostV06(limits, maxFeePerGas);
-  if (cost > bounds.maxOpCostWei) deny('maxOpCost', cost, bounds.maxOpCostWei, 'wei');
+  if (worstCaseWei > bounds.maxOpCostWei) deny('maxOpCost', worstCaseWei, bounds.maxOpCostWei, 'wei');
 }
 
 /** The chain's current fees, or FeesUnavailableError: a chain that cannot be read denies, it does not sign. */

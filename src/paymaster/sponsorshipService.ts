@@ -1,22 +1,23 @@
-import type { Address, Hex } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { FeeOracle } from '../chain/feeOracle.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
 import { ValidationError } from '../errors/PatronError.js';
 import type { PolicyGate, PolicyPass } from '../policies/policyGate.js';
 import type { WebhookOperation } from '../webhooks/webhookOperation.js';
-import { completeUserOperation, validityWindow } from './completeUserOperation.js';
+import { validityWindow } from './completeUserOperation.js';
 import type { CryptoBackend } from './cryptoBackend.js';
-import { DUMMY_SIGNATURE_BYTES, estimateGasV06, type GasLimitsV06 } from './gasEstimatorV06.js';
 import {
-  eip191Digest,
-  encodeSponsoredPaymasterAndData,
-  sponsoredHashV06,
-  type UserOperationV06,
-} from './patronPaymasterV06.js';
+  type EntryPointModule,
+  type FinalUserOperation,
+  finalUserOperation,
+  type GasLimits,
+  type PaymasterFields,
+  type ValidityWindow,
+} from './entryPoints/entryPointModule.js';
+import { entryPointModule } from './entryPoints/entryPointModules.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
 import { type IssuedSignature, issuedSignature, type ReportFact } from './requestFacts.js';
-import { assertFeesWithinBounds, assertGasWithinBounds, chainFees, worstCaseCostV06 } from './signingBounds.js';
+import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
 import type { SpendGuard } from './spendGuard.js';
 import type { PartialUserOperation } from './userOperationInput.js';
 import { approveByDappWebhooks, type CheckWebhooks } from './webhookApproval.js';
@@ -41,7 +42,7 @@ export interface SponsorshipDeps {
    * The solvency guard (src/solvency/): throws when the chain's paymaster deposit cannot cover what is promised,
    * before anything else is done for a request that would be signed.
    */
-  readonly assertCanSign: (chainId: number) => void;
+  readonly assertCanSign: (chain: ChainRuntime) => void;
   /** The guard's check and record of a signature being issued, in one synchronous step (throws when held). */
   readonly admitSignature: (op: IssuedSignature) => void;
   /** The dApp's sponsorship policies: the rules before the webhook, the caps reserved at signing. */
@@ -68,8 +69,7 @@ export interface SponsorRequest {
   readonly spend: SpendGuard;
 }
 
-export interface SponsoredUserOperation {
-  readonly paymasterAndData: Hex;
+export interface SponsoredUserOperation extends PaymasterFields {
   readonly callGasLimit: bigint;
   readonly verificationGasLimit: bigint;
   readonly preVerificationGas: bigint;
@@ -106,9 +106,12 @@ function policyRequest(req: {
 interface FinalGas {
   readonly validUntil: number;
   readonly validAfter: number;
-  readonly limits: GasLimitsV06;
-  readonly final: UserOperationV06;
+  readonly final: FinalUserOperation;
+  /** What the EntryPoint may charge the paymaster for it at most. */
+  readonly worstCaseWei: bigint;
 }
+
+const SPONSORED = { mode: 'SPONSORED' } as const;
 
 /**
  * The sponsored mode: fee bounds → policy rules → webhook verdict → gas limits → gas bounds → signature → caps
@@ -116,20 +119,7 @@ interface FinalGas {
  */
 export function createSponsorshipService(deps: SponsorshipDeps) {
   const window = (expiryDuration: number | undefined) => validityWindow(deps.policy, deps.now(), expiryDuration);
-
-  const sign = (args: { chain: ChainRuntime; userOp: UserOperationV06; validUntil: number; validAfter: number }) => {
-    const { chain, validUntil, validAfter } = args;
-    const hash = sponsoredHashV06(
-      { userOp: args.userOp, chainId: BigInt(chain.chainId), paymaster: chain.paymaster, validUntil, validAfter },
-      deps.crypto,
-    );
-    const signature = deps.signer.sign(eip191Digest(hash, deps.crypto));
-    return encodeSponsoredPaymasterAndData({ paymaster: chain.paymaster, validUntil, validAfter, signature });
-  };
-
-  /** A `paymasterAndData` of the final length with a dummy signature, for estimation. */
-  const stub = (paymaster: Address, validity: { validUntil: number; validAfter: number }): Hex =>
-    encodeSponsoredPaymasterAndData({ paymaster, ...validity, signature: DUMMY_SIGNATURE_BYTES });
+  const sign = (digest: Uint8Array) => deps.signer.sign(digest);
 
   /** Everything before the signature: fee bounds, policy rules, webhook, gas limits, gas bounds. */
   const prepare = async (req: SponsorRequest): Promise<FinalGas & { pass: PolicyPass }> => {
@@ -150,11 +140,13 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
 
   /** The validity window, the gas limits (the caller's or simulated) and the gas bounds. */
   const settleGas = async (req: SponsorRequest): Promise<FinalGas> => {
+    const ep = entryPointModule(req.chain.entryPointVersion);
     const { validUntil, validAfter } = window(req.expiryDuration);
-    const limits = await gasLimits(req, { validUntil, validAfter });
-    assertGasWithinBounds(limits, req.userOp.maxFeePerGas, req.bounds);
-    // paymasterAndData is not part of the signed hash.
-    return { validUntil, validAfter, limits, final: completeUserOperation(req.userOp, limits, '0x') };
+    const limits = await gasLimits(ep, req, { validUntil, validAfter });
+    const final = finalUserOperation(req.userOp, limits, ep.paymasterGas('SPONSORED'));
+    const worstCaseWei = ep.worstCaseCost(final, final.maxFeePerGas);
+    assertGasWithinBounds(limits, req.userOp.maxFeePerGas, req.bounds, worstCaseWei);
+    return { validUntil, validAfter, final, worstCaseWei };
   };
 
   const approveByWebhooks = (req: SponsorRequest, operation: () => Promise<WebhookOperation>): Promise<void> =>
@@ -162,23 +154,20 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
 
   /** What a webhook with includeOperation is shown: the op as it will be signed, where, and at what worst case. */
   const webhookOperation = (req: SponsorRequest, pass: PolicyPass, gas: FinalGas): WebhookOperation => ({
-    // The serializer sends the listed fields only: this op's paymasterAndData ('0x') is not one of them.
     userOperation: gas.final,
     chainId: req.chain.chainId,
+    entryPointVersion: req.chain.entryPointVersion,
     entryPoint: req.chain.entryPoint,
     paymaster: req.chain.paymaster,
     dappId: req.dappId,
     policyIds: pass.policies.map((p) => p.id),
-    worstCaseCostWei: worstCaseCostV06(gas.limits, gas.final.maxFeePerGas),
+    worstCaseCostWei: gas.worstCaseWei,
     validUntil: gas.validUntil,
     validAfter: gas.validAfter,
   });
 
   /** The caller's limits, or simulated ones (README, "Gas limits"). */
-  const gasLimits = async (
-    req: SponsorRequest,
-    validity: { validUntil: number; validAfter: number },
-  ): Promise<GasLimitsV06> => {
+  const gasLimits = async (ep: EntryPointModule, req: SponsorRequest, validity: ValidityWindow): Promise<GasLimits> => {
     const op = req.userOp;
     const missing = firstMissingLimit(op);
     if (req.calculateGasLimits === false && missing !== undefined) {
@@ -191,19 +180,25 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
         preVerificationGas: op.preVerificationGas ?? 0n,
       };
     }
-    // Simulated with a paymasterAndData of the final length: its bytes are part of what the op costs.
-    const base = completeUserOperation(op, op, stub(req.chain.paymaster, validity));
+    // Simulated with paymaster fields of the final length: their bytes are part of what the op costs.
+    const fields = ep.stub({ chain: req.chain, window: validity, authorization: SPONSORED });
     await req.spend.simulation();
-    return estimateGasV06({
+    return ep.estimate({
       chain: req.chain,
-      userOp: base,
-      ...(op.preVerificationGas === undefined ? {} : { callerPreVerificationGas: op.preVerificationGas }),
+      op: finalUserOperation(op, op, fields),
+      fields,
+      callerPreVerificationGas: op.preVerificationGas,
     });
   };
 
   return {
     /** The ERC-7677 stub: the final length, a dummy signature. */
-    stubPaymasterAndData: (paymaster: Address, expiryDuration?: number): Hex => stub(paymaster, window(expiryDuration)),
+    stubFields: (chain: ChainRuntime, expiryDuration?: number): PaymasterFields =>
+      entryPointModule(chain.entryPointVersion).stub({
+        chain,
+        window: window(expiryDuration),
+        authorization: SPONSORED,
+      }),
 
     /** The fee bounds alone (the stub's check: its gas limits are not final yet). */
     async assertFeesWithinBounds(args: {
@@ -216,18 +211,24 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
 
     /** The signed op: rules, webhook, gas, bounds, then the caps reserved and the signature. */
     async sponsor(req: SponsorRequest): Promise<SponsoredUserOperation> {
-      deps.assertCanSign(req.chain.chainId);
+      deps.assertCanSign(req.chain);
       const ready = await prepare(req);
-      const { validUntil, validAfter, limits, final, pass } = ready;
-      const paymasterAndData = sign({ chain: req.chain, userOp: final, validUntil, validAfter });
-      const worstCaseWei = worstCaseCostV06(limits, final.maxFeePerGas);
+      const { validUntil, validAfter, final, pass, worstCaseWei } = ready;
+      const ep = entryPointModule(req.chain.entryPointVersion);
+      const window = { validUntil, validAfter };
+      const fields = ep.sign({
+        chain: req.chain,
+        op: final,
+        window,
+        authorization: SPONSORED,
+        sign,
+        keccak: deps.crypto,
+      });
       const issued = issuedSignature({
-        chainId: req.chain.chainId,
-        userOp: { ...final, paymasterAndData },
-        entryPoint: req.chain.entryPoint,
+        chain: req.chain,
         worstCaseWei,
         validUntil,
-        keccak: deps.crypto,
+        hash: () => ep.userOpHash({ chain: req.chain, op: final, fields, keccak: deps.crypto }),
       });
       // Reserved after signing (the userOpHash covers paymasterAndData); a denial discards the signature unseen.
       const decision = await deps.policies.reserve({ pass, worstCaseWei, validUntil, userOpHash: issued.userOpHash });
@@ -235,13 +236,13 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       deps.admitSignature(issued);
       if (req.report !== undefined) {
         req.report({ kind: 'policy', decision });
-        req.report({ kind: 'signed', mode: 'SPONSORED', paymaster: req.chain.paymaster, paymasterAndData, ...issued });
+        req.report({ kind: 'signed', mode: 'SPONSORED', paymasterAndData: fields.paymasterAndData, ...issued });
       }
       return {
-        paymasterAndData,
-        callGasLimit: limits.callGasLimit,
-        verificationGasLimit: limits.verificationGasLimit,
-        preVerificationGas: limits.preVerificationGas,
+        ...fields,
+        callGasLimit: final.callGasLimit,
+        verificationGasLimit: final.verificationGasLimit,
+        preVerificationGas: final.preVerificationGas,
         validUntil,
         validAfter,
       };
@@ -252,8 +253,8 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
      * against the counters as they are, without signing or reserving. Throws what sponsor would.
      */
     async validate(req: SponsorRequest): Promise<{ policies: readonly { id: string; name: string }[] }> {
-      const { limits, final, pass } = await prepare(req);
-      await deps.policies.fits({ pass, worstCaseWei: worstCaseCostV06(limits, final.maxFeePerGas) });
+      const { pass, worstCaseWei } = await prepare(req);
+      await deps.policies.fits({ pass, worstCaseWei });
       return { policies: pass.policies.map((p) => ({ id: p.id, name: p.name })) };
     },
 
@@ -269,13 +270,9 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       sponsorshipPolicyId: string | undefined;
     }): Promise<void> {
       const pass = await deps.policies.check(policyRequest(req));
-      const op = req.userOp;
-      const known = {
-        callGasLimit: op.callGasLimit ?? 0n,
-        verificationGasLimit: op.verificationGasLimit ?? 0n,
-        preVerificationGas: op.preVerificationGas ?? 0n,
-      };
-      await deps.policies.fits({ pass, worstCaseWei: worstCaseCostV06(known, op.maxFeePerGas) });
+      const ep = entryPointModule(req.chain.entryPointVersion);
+      const known = finalUserOperation(req.userOp, req.userOp, ep.paymasterGas('SPONSORED'));
+      await deps.policies.fits({ pass, worstCaseWei: ep.worstCaseCost(known, known.maxFeePerGas) });
     },
   };
 }

@@ -8,6 +8,8 @@ import type { ChainTokens, QuotableToken } from '../tokens/tokenCatalog.js';
 import { approvalInCallData } from './callDataApproval.js';
 import { completeUserOperation, validityWindow } from './completeUserOperation.js';
 import type { CryptoBackend } from './cryptoBackend.js';
+import type { PaymasterFields } from './entryPoints/entryPointModule.js';
+import { entryPointV06 } from './entryPoints/entryPointV06.js';
 import { DUMMY_SIGNATURE_BYTES, estimateGasV06, type GasLimitsV06, preVerificationGasV06 } from './gasEstimatorV06.js';
 import {
   eip191Digest,
@@ -16,6 +18,7 @@ import {
   type TokenPaymasterFields,
   tokenHashV06,
   type UserOperationV06,
+  userOpHashV06,
 } from './patronPaymasterV06.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
 import { type IssuedSignature, issuedSignature, type ReportFact } from './requestFacts.js';
@@ -45,7 +48,7 @@ export interface TokenPaymasterDeps {
   /** The chains' current fees, for the signing bounds. */
   readonly fees: FeeOracle;
   /** The solvency guard: throws when the chain's paymaster deposit cannot cover what is promised. */
-  readonly assertCanSign: (chainId: number) => void;
+  readonly assertCanSign: (chain: ChainRuntime) => void;
   /** The guard's check and record of a signature being issued, in one synchronous step (throws when held). */
   readonly admitSignature: (op: IssuedSignature) => void;
 }
@@ -159,6 +162,13 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
   const window = (expiryDuration: number | undefined) => validityWindow(deps.policy, deps.now(), expiryDuration);
 
   const chainTokens = (chain: ChainRuntime): ChainTokens => {
+    // The token mode's arithmetic below is EntryPoint v0.6's (prefund and postOp rules); v0.7+ is refused
+    // before anything is quoted or signed rather than priced by the wrong rule.
+    if (chain.entryPointVersion !== '0.6') {
+      throw new UnsupportedError(
+        `ERC20 mode is not served on EntryPoint v${chain.entryPointVersion} yet; use SPONSORED, or EntryPoint v0.6`,
+      );
+    }
     const s = deps.tokens.snapshot(chain.chainId);
     if (s === undefined) throw new UnsupportedError(`ERC20 mode: chain ${chain.chainId} has no fee tokens configured`);
     return s;
@@ -194,9 +204,13 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
     hasTokens: (chain: ChainRuntime): boolean => deps.tokens.snapshot(chain.chainId) !== undefined,
 
     /** The ERC-7677 stub for token mode: the final length (154 bytes), a dummy signature. */
-    stubPaymasterAndData(chain: ChainRuntime, feeToken: string | undefined, expiryDuration?: number): Hex {
+    stubFields(chain: ChainRuntime, feeToken: string | undefined, expiryDuration?: number): PaymasterFields {
       const token = feeToken === undefined ? ZERO_ADDRESS : findToken(chainTokens(chain), feeToken).address;
-      return tokenStub(chain, window(expiryDuration), token);
+      return entryPointV06.stub({
+        chain,
+        window: window(expiryDuration),
+        authorization: { mode: 'ERC20', token, exchangeRate: 1n, priceMarkup: 1_000_000, maxTokenCost: 1n },
+      });
     },
 
     /** Fee quotes: one per usable requested token (preferred first), the rest listed as unsupported. */
@@ -261,7 +275,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
      */
     async sponsor(req: TokenSponsorRequest): Promise<TokenSponsoredUserOperation> {
       req.report?.({ kind: 'op', mode: 'ERC20', sender: req.userOp.sender });
-      deps.assertCanSign(req.chain.chainId);
+      deps.assertCanSign(req.chain);
       const token = findToken(chainTokens(req.chain), req.feeToken);
       const op = req.userOp;
       assertFeesWithinBounds(op, await chainFees(deps.fees, req.chain), req.bounds);
@@ -353,17 +367,23 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       const paymasterAndData = signToken(req.chain, final, v, fields);
       const worstCaseWei = worstCaseCostV06(limits, op.maxFeePerGas);
       const issued = issuedSignature({
-        chainId: req.chain.chainId,
-        userOp: { ...final, paymasterAndData },
-        entryPoint: req.chain.entryPoint,
+        chain: req.chain,
         worstCaseWei,
         validUntil: v.validUntil,
-        keccak: deps.crypto,
+        hash: () =>
+          userOpHashV06(
+            { userOp: { ...final, paymasterAndData }, entryPoint: req.chain.entryPoint, chainId: req.chain.chainId },
+            deps.crypto,
+          ),
       });
       deps.admitSignature(issued);
-      req.report?.({ kind: 'signed', mode: 'ERC20', paymaster: req.chain.paymaster, paymasterAndData, ...issued });
+      req.report?.({ kind: 'signed', mode: 'ERC20', paymasterAndData, ...issued });
       return {
         paymasterAndData,
+        paymaster: req.chain.paymaster,
+        paymasterData: `0x${paymasterAndData.slice(42)}`,
+        paymasterVerificationGasLimit: 0n,
+        paymasterPostOpGasLimit: 0n,
         ...limits,
         ...v,
         token: token.address,

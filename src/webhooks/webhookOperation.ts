@@ -1,5 +1,6 @@
 import type { Address, Hex } from 'viem';
-import type { UserOperationV06 } from '../paymaster/patronPaymasterV06.js';
+import type { EntryPointVersion } from '../chain/chainRegistry.js';
+import type { FinalUserOperation } from '../paymaster/entryPoints/entryPointModule.js';
 
 /**
  * What a webhook with `includeOperation` is shown besides `data` (README, "Webhooks"): the op Patron is about
@@ -7,9 +8,10 @@ import type { UserOperationV06 } from '../paymaster/patronPaymasterV06.js';
  * `{data}`; this is Patron's extension, off by default, so a receiver written for the spec sees no change.
  */
 export interface WebhookOperation {
-  /** The op as it will be signed, except `paymasterAndData`: that holds the signature, made after the verdict. */
-  readonly userOperation: Omit<UserOperationV06, 'paymasterAndData'>;
+  /** The op as it will be signed, except the paymaster data: that holds the signature, made after the verdict. */
+  readonly userOperation: FinalUserOperation;
   readonly chainId: number;
+  readonly entryPointVersion: EntryPointVersion;
   readonly entryPoint: Address;
   readonly paymaster: Address;
   readonly dappId: string;
@@ -25,7 +27,10 @@ export interface WebhookOperation {
 /** The JSON of the `operation` field: quantities as 0x hex (the JSON-RPC convention), the cost as decimal wei. */
 export interface WebhookOperationJson {
   readonly mode: 'SPONSORED';
-  readonly userOperation: Record<keyof WebhookOperation['userOperation'], string>;
+  /** v0.6's fields; from v0.7 also the paymaster's two gas limits, which the paymaster pays for too. */
+  readonly userOperation: Record<Exclude<keyof FinalUserOperation, PaymasterGasField>, string> &
+    Partial<Record<PaymasterGasField, string>>;
+  readonly entryPointVersion?: EntryPointVersion;
   readonly chainId: number;
   readonly entryPoint: Address;
   readonly paymaster: Address;
@@ -35,6 +40,8 @@ export interface WebhookOperationJson {
   readonly validUntil: number;
   readonly validAfter: number;
 }
+
+type PaymasterGasField = 'paymasterVerificationGasLimit' | 'paymasterPostOpGasLimit';
 
 const quantity = (n: bigint): Hex => `0x${n.toString(16)}`;
 
@@ -58,7 +65,15 @@ export function webhookOperationJson(op: WebhookOperation): WebhookOperationJson
       maxFeePerGas: quantity(u.maxFeePerGas),
       maxPriorityFeePerGas: quantity(u.maxPriorityFeePerGas),
       signature: u.signature,
+      // v0.6's shape stays exactly as it was for receivers written before v0.7.
+      ...(op.entryPointVersion === '0.6'
+        ? {}
+        : {
+            paymasterVerificationGasLimit: quantity(u.paymasterVerificationGasLimit),
+            paymasterPostOpGasLimit: quantity(u.paymasterPostOpGasLimit),
+          }),
     },
+    ...(op.entryPointVersion === '0.6' ? {} : { entryPointVersion: op.entryPointVersion }),
     chainId: op.chainId,
     entryPoint: op.entryPoint,
     paymaster: op.paymaster,

@@ -1,0 +1,130 @@
+import type { Address, Hex } from 'viem';
+import type { ChainRuntime, EntryPointVersion } from '../../chain/chainRegistry.js';
+import type { Keccak } from '../patronPaymasterV06.js';
+import type { PartialUserOperation } from '../userOperationInput.js';
+
+/**
+ * What differs between EntryPoint versions, as one small table-like module per version that the paymaster
+ * pipeline (sponsorshipService.ts, tokenPaymasterService.ts) selects by the chain deployment's version: the op's
+ * packing and hashes, the paymaster data layout, the simulation, the prefund rule. The pipeline itself (verdict →
+ * limits → window → hash → sign → encode) is written once.
+ */
+
+/** The account's gas limits (the caller's or simulated). */
+export interface GasLimits {
+  readonly callGasLimit: bigint;
+  readonly verificationGasLimit: bigint;
+  readonly preVerificationGas: bigint;
+}
+
+/** The paymaster's own two limits (v0.7+; zero on v0.6, where verificationGasLimit covers the paymaster too). */
+export interface PaymasterGas {
+  readonly paymasterVerificationGasLimit: bigint;
+  readonly paymasterPostOpGasLimit: bigint;
+}
+
+/** The op as it is hashed, simulated and signed: every gas field final, `initCode` = factory ‖ factoryData. */
+export interface FinalUserOperation extends GasLimits, PaymasterGas {
+  readonly sender: Address;
+  readonly nonce: bigint;
+  readonly initCode: Hex;
+  readonly callData: Hex;
+  readonly maxFeePerGas: bigint;
+  readonly maxPriorityFeePerGas: bigint;
+  readonly signature: Hex;
+}
+
+/** What the paymaster contributes to the op, in both the v0.6 form and the v0.7+ unpacked form. */
+export interface PaymasterFields extends PaymasterGas {
+  /** v0.6: the field itself; v0.7+: paymaster ‖ uint128 ‖ uint128 ‖ paymasterData, as the EntryPoint packs it. */
+  readonly paymasterAndData: Hex;
+  readonly paymaster: Address;
+  readonly paymasterData: Hex;
+}
+
+/** The signature's validity: unix seconds (or, on v0.9 when asked for, block numbers with the range flag). */
+export interface ValidityWindow {
+  readonly validUntil: number;
+  readonly validAfter: number;
+}
+
+/** What a signature authorises: the paymaster pays, or the paymaster pays and charges the account in a token. */
+export type Authorization =
+  | { readonly mode: 'SPONSORED' }
+  | {
+      readonly mode: 'ERC20';
+      readonly token: Address;
+      /** Token base units per 1e18 wei. */
+      readonly exchangeRate: bigint;
+      /** Parts per million, 1e6 = no premium. */
+      readonly priceMarkup: number;
+      /** The most the op may be charged, in token base units. */
+      readonly maxTokenCost: bigint;
+    };
+
+export interface SignArgs {
+  readonly chain: ChainRuntime;
+  readonly op: FinalUserOperation;
+  readonly window: ValidityWindow;
+  readonly authorization: Authorization;
+  /** r ‖ s ‖ v of a 32-byte digest. */
+  readonly sign: (digest: Uint8Array) => Uint8Array;
+  readonly keccak: Keccak;
+}
+
+export interface EstimateArgs {
+  readonly chain: ChainRuntime;
+  /** The op with its paymaster fields at the final length (a dummy signature): their bytes are part of its cost. */
+  readonly op: FinalUserOperation;
+  readonly fields: PaymasterFields;
+  /** The caller's preVerificationGas, if any: the result is never lower. */
+  readonly callerPreVerificationGas?: bigint | undefined;
+  /** Fields to simulate with, made from the simulated op (the token mode signs for real so its postOp runs). */
+  readonly simulationFields?: ((simulated: FinalUserOperation) => PaymasterFields) | undefined;
+  /** A call made from the EntryPoint after the op, whose result is reported (e.g. a view of the paymaster). */
+  readonly after?: { readonly target: Address; readonly callData: Hex } | undefined;
+}
+
+export interface GasEstimate extends GasLimits {
+  /** Gas the simulated op used in all (what the EntryPoint charged at 1 wei). */
+  readonly gasUsed: bigint;
+  readonly after?: { readonly success: boolean; readonly result: Hex };
+}
+
+export interface EntryPointModule {
+  readonly version: EntryPointVersion;
+  /** The paymaster's own gas limits for a mode (zero on v0.6). */
+  paymasterGas(mode: Authorization['mode']): PaymasterGas;
+  /** The most the EntryPoint may charge the paymaster for an op with these limits (its prefund). */
+  worstCaseCost(limits: GasLimits & PaymasterGas, maxFeePerGas: bigint): bigint;
+  /** Paymaster fields of the final length with a dummy signature (ERC-7677 stubs, estimation). */
+  stub(args: { chain: ChainRuntime; window: ValidityWindow; authorization: Authorization }): PaymasterFields;
+  /** Hash → EIP-191 digest → signature → encoding. */
+  sign(args: SignArgs): PaymasterFields;
+  /** The EntryPoint's userOpHash of the op with these fields (the ledger's and settlement's key). */
+  userOpHash(args: { chain: ChainRuntime; op: FinalUserOperation; fields: PaymasterFields; keccak: Keccak }): Hex;
+  /** Gas limits by simulation (README, "Gas limits"). */
+  estimate(args: EstimateArgs): Promise<GasEstimate>;
+}
+
+/** The op of a request completed with limits (a missing one as 0) and the paymaster's own gas. */
+export function finalUserOperation(
+  op: PartialUserOperation,
+  limits: { readonly [K in keyof GasLimits]?: bigint | undefined },
+  paymasterGas: PaymasterGas,
+): FinalUserOperation {
+  return {
+    sender: op.sender,
+    nonce: op.nonce,
+    initCode: op.initCode,
+    callData: op.callData,
+    callGasLimit: limits.callGasLimit ?? 0n,
+    verificationGasLimit: limits.verificationGasLimit ?? 0n,
+    preVerificationGas: limits.preVerificationGas ?? 0n,
+    maxFeePerGas: op.maxFeePerGas,
+    maxPriorityFeePerGas: op.maxPriorityFeePerGas,
+    paymasterVerificationGasLimit: paymasterGas.paymasterVerificationGasLimit,
+    paymasterPostOpGasLimit: paymasterGas.paymasterPostOpGasLimit,
+    signature: op.signature,
+  };
+}

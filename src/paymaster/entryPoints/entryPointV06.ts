@@ -1,0 +1,94 @@
+import type { Address, Hex } from 'viem';
+import { DUMMY_SIGNATURE_BYTES, estimateGasV06 } from '../gasEstimatorV06.js';
+import {
+  eip191Digest,
+  encodeSponsoredPaymasterAndData,
+  encodeTokenPaymasterAndData,
+  sponsoredHashV06,
+  tokenHashV06,
+  type UserOperationV06,
+  userOpHashV06,
+} from '../patronPaymasterV06.js';
+import { worstCaseCostV06 } from '../signingBounds.js';
+import type {
+  Authorization,
+  EntryPointModule,
+  FinalUserOperation,
+  PaymasterFields,
+  PaymasterGas,
+  ValidityWindow,
+} from './entryPointModule.js';
+
+/**
+ * EntryPoint v0.6 and contracts/PatronPaymaster.sol (patronPaymasterV06.ts has the layouts and hashes): one
+ * `paymasterAndData`, no paymaster gas limits of its own (the op's verificationGasLimit covers validation and
+ * postOp), and a prefund of callGasLimit + 3 × verificationGasLimit + preVerificationGas.
+ */
+const NO_PAYMASTER_GAS: PaymasterGas = { paymasterVerificationGasLimit: 0n, paymasterPostOpGasLimit: 0n };
+
+/** The token fields a stub carries: values of the final encoding's length, never signed. */
+const STUB_TOKEN_FIELDS = { exchangeRate: 1n, priceMarkup: 1_000_000, maxTokenCost: 1n } as const;
+
+function fields(paymaster: Address, paymasterAndData: Hex): PaymasterFields {
+  return { ...NO_PAYMASTER_GAS, paymasterAndData, paymaster, paymasterData: `0x${paymasterAndData.slice(42)}` };
+}
+
+function encode(paymaster: Address, window: ValidityWindow, auth: Authorization, signature: Uint8Array): Hex {
+  return auth.mode === 'SPONSORED'
+    ? encodeSponsoredPaymasterAndData({ paymaster, ...window, signature })
+    : encodeTokenPaymasterAndData({ paymaster, ...window, ...auth, signature });
+}
+
+/** The op as EntryPoint v0.6 takes it. */
+function v06(op: FinalUserOperation, paymasterAndData: Hex): UserOperationV06 {
+  return {
+    sender: op.sender,
+    nonce: op.nonce,
+    initCode: op.initCode,
+    callData: op.callData,
+    callGasLimit: op.callGasLimit,
+    verificationGasLimit: op.verificationGasLimit,
+    preVerificationGas: op.preVerificationGas,
+    maxFeePerGas: op.maxFeePerGas,
+    maxPriorityFeePerGas: op.maxPriorityFeePerGas,
+    paymasterAndData,
+    signature: op.signature,
+  };
+}
+
+export const entryPointV06: EntryPointModule = {
+  version: '0.6',
+  paymasterGas: () => NO_PAYMASTER_GAS,
+  worstCaseCost: worstCaseCostV06,
+  stub: ({ chain, window, authorization }) => {
+    const auth = authorization.mode === 'SPONSORED' ? authorization : { ...authorization, ...STUB_TOKEN_FIELDS };
+    return fields(chain.paymaster, encode(chain.paymaster, window, auth, DUMMY_SIGNATURE_BYTES));
+  },
+  sign: ({ chain, op, window, authorization, sign, keccak }) => {
+    const params = { userOp: op, chainId: BigInt(chain.chainId), paymaster: chain.paymaster, ...window };
+    const hash =
+      authorization.mode === 'SPONSORED'
+        ? sponsoredHashV06(params, keccak)
+        : tokenHashV06({ ...params, ...authorization }, keccak);
+    const signature = sign(eip191Digest(hash, keccak));
+    return fields(chain.paymaster, encode(chain.paymaster, window, authorization, signature));
+  },
+  userOpHash: ({ chain, op, fields: f, keccak }) =>
+    userOpHashV06(
+      { userOp: { ...op, paymasterAndData: f.paymasterAndData }, entryPoint: chain.entryPoint, chainId: chain.chainId },
+      keccak,
+    ),
+  estimate: ({ chain, op, fields: f, callerPreVerificationGas, simulationFields, after }) =>
+    estimateGasV06({
+      chain,
+      userOp: v06(op, f.paymasterAndData),
+      ...(callerPreVerificationGas === undefined ? {} : { callerPreVerificationGas }),
+      ...(simulationFields === undefined
+        ? {}
+        : {
+            simulationPaymasterAndData: (simulated) =>
+              simulationFields({ ...simulated, ...NO_PAYMASTER_GAS }).paymasterAndData,
+          }),
+      ...(after === undefined ? {} : { after }),
+    }),
+};
