@@ -58,6 +58,7 @@ const ctx: RpcContext = {
   sponsorship: {} as SponsorshipService,
   tokens: {} as TokenPaymasterService,
   // As paymasterRpc.ts builds it: the observers' slot reserved.
+  urlEntryPointVersion: '0.6',
   report: undefined,
 };
 const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'pm_bench', params: [] });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { isPaymasterRpcUrl } from '../src/api/paymasterRpc.js';
 import { createTestContext, type TestContext } from './helpers/testContext.js';
 
 /**
@@ -85,6 +86,39 @@ describe('under /api/v1/', () => {
     const a = await inject('GET', '/api/nothing-here');
     assert.equal(a.status, 404);
     assert.deepEqual(JSON.parse(a.body), { statusCode: 404, message: 'Route GET /api/nothing-here not found' });
+  });
+});
+
+describe('under /api/v2/ (the EntryPoint v0.7 URL @biconomy/abstractjs builds)', () => {
+  test('404, 405 and 414 in the JSON-RPC envelope, never echoing the key', async () => {
+    assertJsonRpc(
+      await inject('POST', `/api/v2/31337/${SECRET}/extra`),
+      404,
+      /^Invalid request: no endpoint here; use POST \/api\/v2\/\{chainId\}\/\{apiKey\}$/,
+    );
+    assertJsonRpc(await inject('GET', `/api/v2/31337/${SECRET}`), 405, /use POST/);
+    assertJsonRpc(await inject('POST', `/api/v2/31337/${SECRET}${'x'.repeat(100)}`), 414, /too long/);
+  });
+
+  test('the endpoint is routed: an unknown method there is -32601', async () => {
+    const a = await inject('POST', `/api/v2/31337/${SECRET}`);
+    assert.equal(a.status, 400);
+    assert.equal(JSON.parse(a.body).error.code, -32601);
+  });
+
+  test('the webhook management API under /api/v2/public/ keeps the REST envelope', async () => {
+    const a = await inject('GET', '/api/v2/public/sdk/nothing-here');
+    assert.equal(a.status, 404);
+    assert.deepEqual(JSON.parse(a.body), {
+      statusCode: 404,
+      message: 'Route GET /api/v2/public/sdk/nothing-here not found',
+    });
+    const missing = await ctx.app.inject({ method: 'DELETE', url: '/api/v2/public/sdk/webhookParameters' });
+    assert.equal(missing.statusCode, 401);
+    assert.equal(JSON.parse(missing.body).message, 'Auth token and API key is required in the headers');
+    // ...and spends the REST rate limit: only the paymaster endpoints are limited per JSON-RPC call instead.
+    assert.equal(isPaymasterRpcUrl('/api/v2/public/sdk/webhookParameters'), false);
+    assert.equal(isPaymasterRpcUrl(`/api/v2/31337/${SECRET}`), true);
   });
 });
 

@@ -2,6 +2,12 @@ import type { FastifyReply } from 'fastify';
 import { RPC } from '../rpc/rpcErrors.js';
 
 /**
+ * The REST routes that share the paymaster's `/api/v2/` prefix: the spec's webhook management API
+ * (`/api/v2/public/sdk/webhookParameters`, §4.1). They answer in the REST envelope and spend the REST rate limit.
+ */
+export const REST_UNDER_JSON_RPC = '/api/v2/public/';
+
+/**
  * The URL prefixes answered in JSON-RPC, whatever happens under them: the paymaster endpoints and the dev
  * chain. A client of these speaks JSON-RPC only, and a paymaster path holds an API key, so an answer never
  * echoes the path. Each entry is the prefix and the number of path segments its endpoint has after it (the
@@ -9,11 +15,13 @@ import { RPC } from '../rpc/rpcErrors.js';
  */
 const JSON_RPC_PATHS: readonly { readonly prefix: string; readonly segments: number }[] = [
   { prefix: '/api/v1/', segments: 2 },
+  { prefix: '/api/v2/', segments: 2 },
   { prefix: '/chain/', segments: 1 },
 ];
 
 function match(url: string) {
   const path = url.split('?', 1)[0] ?? '';
+  if (path.startsWith(REST_UNDER_JSON_RPC)) return undefined;
   for (const p of JSON_RPC_PATHS) {
     if (path.startsWith(p.prefix) || path === p.prefix.slice(0, -1)) return { ...p, path };
   }

@@ -1,6 +1,6 @@
 import type { FastifyBodyParser, FastifyInstance } from 'fastify';
 import type { AccountService } from '../accounts/accountService.js';
-import type { ChainRegistry } from '../chain/chainRegistry.js';
+import { type ChainRegistry, type EntryPointVersion, forEntryPointVersion } from '../chain/chainRegistry.js';
 import { ChainNotServedError, UnauthorizedError } from '../errors/PatronError.js';
 import type { BoundsResolver } from '../paymaster/boundsResolver.js';
 import type { SponsorshipService } from '../paymaster/sponsorshipService.js';
@@ -11,19 +11,30 @@ import { handleJsonRpc } from '../rpc/handleJsonRpc.js';
 import { PAYMASTER_METHODS } from '../rpc/registry.js';
 import type { RpcContext } from '../rpc/rpcMethod.js';
 import { setJsonRpcErrorHandler } from './jsonRpcErrorHandler.js';
+import { REST_UNDER_JSON_RPC } from './jsonRpcPaths.js';
 
 /** Larger than the REST limit: a user operation may carry a whole contract deployment in its initCode. */
 export const RPC_BODY_LIMIT = 512 * 1024;
 
-const PAYMASTER_URL_PREFIX = '/api/v1/';
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /**
- * Whether a request is paymaster traffic (`/api/v1/…`: the JSON-RPC route, and junk under its prefix). Its
- * access log is at debug, not info; see the logger options in app.ts for why.
+ * The paymaster URLs and the EntryPoint each one means when a call names none (README, "Which EntryPoint"):
+ * `/api/v1/…` is what every EntryPoint v0.6 Biconomy SDK builds, `/api/v2/…` what the v0.7 ones build
+ * (@biconomy/abstractjs). Calls that name their EntryPoint (ERC-7677, Pimlico's dialect) are served on either
+ * URL for every EntryPoint the chain has.
+ */
+export const PAYMASTER_URLS: readonly { readonly prefix: string; readonly entryPointVersion: EntryPointVersion }[] = [
+  { prefix: '/api/v1/', entryPointVersion: '0.6' },
+  { prefix: '/api/v2/', entryPointVersion: '0.7' },
+];
+
+/**
+ * Whether a request is paymaster traffic (the JSON-RPC routes, and junk under their prefixes). Its access log is
+ * at debug, not info; see the logger options in app.ts for why.
  */
 export function isPaymasterRpcUrl(url: string): boolean {
-  return url.startsWith(PAYMASTER_URL_PREFIX);
+  return PAYMASTER_URLS.some((u) => url.startsWith(u.prefix)) && !url.startsWith(REST_UNDER_JSON_RPC);
 }
 
 export interface PaymasterRpcDeps {
@@ -40,9 +51,10 @@ export interface PaymasterRpcDeps {
 }
 
 /**
- * `POST /api/v1/{chainId}/{apiKey}`: the paymaster URL every EntryPoint v0.6 Biconomy SDK builds. The API key
- * travels only in the path. Registered in its own Fastify scope, so its body parser (raw text, parsed by the
- * JSON-RPC layer to answer -32700 itself) and its error shape (JSON-RPC, not the REST envelope) stay here.
+ * `POST /api/v1/{chainId}/{apiKey}` and `POST /api/v2/{chainId}/{apiKey}`: the paymaster URLs the Biconomy SDKs
+ * build (PAYMASTER_URLS). The API key travels only in the path. Registered in its own Fastify scope, so its body
+ * parser (raw text, parsed by the JSON-RPC layer to answer -32700 itself) and its error shape (JSON-RPC, not the
+ * REST envelope) stay here.
  */
 export function registerPaymasterRpcRoutes(app: FastifyInstance, deps: PaymasterRpcDeps): void {
   void app.register(async (scope) => {
@@ -54,24 +66,26 @@ export function registerPaymasterRpcRoutes(app: FastifyInstance, deps: Paymaster
     scope.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: RPC_BODY_LIMIT }, asText);
     setJsonRpcErrorHandler(scope, RPC_BODY_LIMIT);
 
-    scope.post<{ Params: { chainId: string; apiKey: string } }>('/api/v1/:chainId/:apiKey', async (req, reply) => {
-      const { chainId, apiKey } = req.params;
-      const ip = req.ip;
-      const out = await handleJsonRpc({
-        body: typeof req.body === 'string' ? req.body : '',
-        methods: PAYMASTER_METHODS,
-        context: () => resolveContext({ deps, chainIdText: chainId, apiKey, ip }),
-        log: req.log,
-        admit: () => deps.limits.paymasterCall(ip),
-        ...(deps.onCall === undefined ? {} : { onCall: deps.onCall }),
+    for (const { prefix, entryPointVersion } of PAYMASTER_URLS) {
+      scope.post<{ Params: { chainId: string; apiKey: string } }>(`${prefix}:chainId/:apiKey`, async (req, reply) => {
+        const { chainId, apiKey } = req.params;
+        const ip = req.ip;
+        const out = await handleJsonRpc({
+          body: typeof req.body === 'string' ? req.body : '',
+          methods: PAYMASTER_METHODS,
+          context: () => resolveContext({ deps, chainIdText: chainId, apiKey, ip, entryPointVersion }),
+          log: req.log,
+          admit: () => deps.limits.paymasterCall(ip),
+          ...(deps.onCall === undefined ? {} : { onCall: deps.onCall }),
+        });
+        if (out.retryAfterSeconds !== undefined) reply.header('retry-after', String(out.retryAfterSeconds));
+        if (out.body === undefined) reply.code(204).send();
+        else reply.code(out.status).header('content-type', JSON_CONTENT_TYPE).send(JSON.stringify(out.body));
+        // The access log of this route (Fastify's own request lines are off for it, see app.ts).
+        req.log.debug({ req, res: reply, responseTime: reply.elapsedTime }, 'paymaster request answered');
+        return reply;
       });
-      if (out.retryAfterSeconds !== undefined) reply.header('retry-after', String(out.retryAfterSeconds));
-      if (out.body === undefined) reply.code(204).send();
-      else reply.code(out.status).header('content-type', JSON_CONTENT_TYPE).send(JSON.stringify(out.body));
-      // The access log of this route (Fastify's own request lines are off for it, see app.ts).
-      req.log.debug({ req, res: reply, responseTime: reply.elapsedTime }, 'paymaster request answered');
-      return reply;
-    });
+    }
   });
 }
 
@@ -80,6 +94,7 @@ async function resolveContext(args: {
   chainIdText: string;
   apiKey: string;
   ip: string;
+  entryPointVersion: EntryPointVersion;
 }): Promise<RpcContext> {
   const dapp = await args.deps.accounts.resolveApiKey(args.apiKey);
   if (dapp === undefined) throw new UnauthorizedError('Invalid API key: check the paymaster URL');
@@ -91,7 +106,8 @@ async function resolveContext(args: {
   // `report: undefined` reserves the observers' slot (see RpcContext.report).
   return {
     dapp,
-    chain,
+    chain: forEntryPointVersion(chain, args.entryPointVersion) ?? chain,
+    urlEntryPointVersion: args.entryPointVersion,
     bounds: args.deps.bounds(dapp.limits, chainId),
     sponsorship: args.deps.sponsorship,
     tokens: args.deps.tokenPaymaster,

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { ChainRuntime } from '../chain/chainRegistry.js';
+import type { ChainRuntime, EntryPointVersion } from '../chain/chainRegistry.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
 import type { ReportFact } from '../paymaster/requestFacts.js';
 import type { SponsorshipService } from '../paymaster/sponsorshipService.js';
@@ -10,7 +10,13 @@ import type { DappRecord } from '../store/records.js';
 /** What every method handler gets: the dApp and chain selected by the URL, and the domain services. */
 export interface RpcContext {
   readonly dapp: DappRecord;
+  /**
+   * The chain, seen through the deployment of the URL's EntryPoint version when it has one (else its first):
+   * what a call that names no EntryPoint is served on. Calls that name one select it (rpc/servedChain.ts).
+   */
   readonly chain: ChainRuntime;
+  /** The EntryPoint version the URL stands for (api/paymasterRpc.ts PAYMASTER_URLS). */
+  readonly urlEntryPointVersion: EntryPointVersion;
   /** The signing bounds of this dApp on this chain (README, "Signing bounds"). */
   readonly bounds: SigningBounds;
   readonly sponsorship: SponsorshipService;

@@ -1,7 +1,15 @@
 import { z } from 'zod';
-import { ChainNotServedError, ValidationError } from '../../errors/PatronError.js';
-import { address, modeObjectSchema, partialUserOperationSchema, quantity } from '../../paymaster/userOperationInput.js';
+import type { ChainRuntime } from '../../chain/chainRegistry.js';
+import { ChainNotServedError } from '../../errors/PatronError.js';
+import {
+  address,
+  type ModeObject,
+  modeObjectSchema,
+  partialUserOperationSchema,
+  quantity,
+} from '../../paymaster/userOperationInput.js';
 import type { RpcContext } from '../rpcMethod.js';
+import { entryPointChain } from '../servedChain.js';
 
 /**
  * ERC-7677 params: `[userOp, entryPoint, chainId (hex), context]`; permissionless 0.1.x leaves the context
@@ -15,19 +23,20 @@ export const erc7677Params = z.union(
   { error: 'must be [userOperation, entryPoint, chainId, context?]' },
 );
 
-/** The EntryPoint and chain id named in the params must be the ones this URL serves. */
-export function assertErc7677Target(params: z.infer<typeof erc7677Params>, ctx: RpcContext) {
+/**
+ * The deployment of the EntryPoint the params name (any the URL's chain has), after checking that the chain id
+ * they name is the URL's; and the context (an absent one is an empty mode object).
+ */
+export function erc7677Target(
+  params: z.infer<typeof erc7677Params>,
+  ctx: RpcContext,
+): { chain: ChainRuntime; mode: ModeObject } {
   const [, entryPoint, chainId] = params;
-  if (entryPoint.toLowerCase() !== ctx.chain.entryPoint.toLowerCase()) {
-    throw new ValidationError(
-      `Invalid params: params[1]: EntryPoint ${entryPoint} is not served here; this endpoint serves EntryPoint v0.6 at ${ctx.chain.entryPoint}`,
-    );
-  }
+  const chain = entryPointChain(ctx, entryPoint, 'params[1]');
   if (chainId !== BigInt(ctx.chain.chainId)) {
     throw new ChainNotServedError(
       `params[2] names chain ${chainId}, but this endpoint serves chain ${ctx.chain.chainId}`,
     );
   }
-  const mode = params[3] ?? modeObjectSchema.parse({});
-  return mode;
+  return { chain, mode: params[3] ?? modeObjectSchema.parse({}) };
 }

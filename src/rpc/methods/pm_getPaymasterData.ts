@@ -1,25 +1,32 @@
+import { erc7677Fields, gasLimitFields } from '../erc7677Result.js';
 import { defineRpcMethod } from '../rpcMethod.js';
 import { tokenPaid } from '../sponsoredResult.js';
-import { assertErc7677Target, erc7677Params } from './erc7677Params.js';
+import { erc7677Params, erc7677Target } from './erc7677Params.js';
 
 /**
- * ERC-7677 final data for EntryPoint v0.6: `{ paymasterAndData }`, signed over the op's own gas values. The
- * wallet estimated them on the stub, so they are never recomputed here (a missing one is an error).
+ * ERC-7677 final data. By default it is signed over the op's own gas values: the wallet estimated them on the
+ * stub, so they are not recomputed (a missing one is an error). With `calculateGasLimits: true` in the context
+ * (what @biconomy/abstractjs sends: it makes this one call, before estimation, with zero limits) Patron computes
+ * the limits the op leaves out, signs over them, and returns them beside the paymaster fields; limits the op
+ * gives are kept even then, since a wallet that estimated on a stub sends its final values here.
  */
 export const pm_getPaymasterData = defineRpcMethod({
   method: 'pm_getPaymasterData',
   params: erc7677Params,
   async handler(params, ctx) {
-    const mode = assertErc7677Target(params, ctx);
+    const { chain, mode } = erc7677Target(params, ctx);
+    const calculate = mode.calculateGasLimits === true;
+    // undefined: "compute what is missing" (sponsorshipService's gas rule); false: the op's limits or an error.
+    const calculateGasLimits = calculate ? undefined : false;
     if (mode.mode === 'ERC20') {
-      const paid = await tokenPaid(params[0], { ...mode, calculateGasLimits: false }, ctx);
-      return { paymasterAndData: paid.paymasterAndData };
+      const paid = await tokenPaid(params[0], { ...mode, calculateGasLimits }, { ...ctx, chain });
+      return { ...erc7677Fields(paid, chain.entryPointVersion), ...(calculate ? gasLimitFields(paid) : {}) };
     }
     const sponsored = await ctx.sponsorship.sponsor({
       dappId: ctx.dapp.id,
-      chain: ctx.chain,
+      chain,
       userOp: params[0],
-      calculateGasLimits: false,
+      calculateGasLimits,
       expiryDuration: mode.expiryDuration,
       webhookData: mode.webhookData,
       sponsorshipPolicyId: mode.sponsorshipPolicyId,
@@ -27,6 +34,6 @@ export const pm_getPaymasterData = defineRpcMethod({
       spend: ctx.spend,
       report: ctx.report,
     });
-    return { paymasterAndData: sponsored.paymasterAndData };
+    return { ...erc7677Fields(sponsored, chain.entryPointVersion), ...(calculate ? gasLimitFields(sponsored) : {}) };
   },
 });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { PolicyDeniedError, SponsorshipDeniedError } from '../../errors/PatronError.js';
 import { address, partialUserOperationSchema } from '../../paymaster/userOperationInput.js';
 import { defineRpcMethod } from '../rpcMethod.js';
-import { assertErc7677Target } from './erc7677Params.js';
+import { erc7677Target } from './erc7677Params.js';
 
 /**
  * The dry run, in Pimlico's name and shape: `[userOperation, entryPoint, sponsorshipPolicyIds]` → the requested
@@ -27,12 +27,12 @@ export const pm_validateSponsorshipPolicies = defineRpcMethod({
     { error: 'must be [userOperation, entryPoint, sponsorshipPolicyIds]' },
   ),
   async handler([userOp, entryPoint, ids], ctx) {
-    assertErc7677Target([userOp, entryPoint, BigInt(ctx.chain.chainId)], ctx);
+    const { chain } = erc7677Target([userOp, entryPoint, BigInt(ctx.chain.chainId)], ctx);
     let applying: readonly { id: string; name: string }[];
     try {
       ({ policies: applying } = await ctx.sponsorship.validate({
         dappId: ctx.dapp.id,
-        chain: ctx.chain,
+        chain,
         userOp,
         calculateGasLimits: undefined,
         expiryDuration: undefined,

@@ -1,0 +1,29 @@
+import type { Hex } from 'viem';
+import type { EntryPointVersion } from '../chain/chainRegistry.js';
+import type { GasLimits, PaymasterFields } from '../paymaster/entryPoints/entryPointModule.js';
+
+/**
+ * ERC-7677's paymaster fields (https://eips.ethereum.org/EIPS/eip-7677), quantities as hex: `paymasterAndData`
+ * for EntryPoint v0.6; from v0.7 `paymaster`, `paymasterData` and the paymaster's two gas limits, which the
+ * service must return because the paymaster pays for them.
+ */
+const hex = (n: bigint): Hex => `0x${n.toString(16)}`;
+
+export function erc7677Fields(f: PaymasterFields, version: EntryPointVersion) {
+  if (version === '0.6') return { paymasterAndData: f.paymasterAndData };
+  return {
+    paymaster: f.paymaster,
+    paymasterData: f.paymasterData,
+    paymasterVerificationGasLimit: hex(f.paymasterVerificationGasLimit),
+    paymasterPostOpGasLimit: hex(f.paymasterPostOpGasLimit),
+  };
+}
+
+/** The account's gas limits, hex, for answers that computed them (calculateGasLimits, Pimlico's dialect). */
+export function gasLimitFields(g: GasLimits) {
+  return {
+    callGasLimit: hex(g.callGasLimit),
+    verificationGasLimit: hex(g.verificationGasLimit),
+    preVerificationGas: hex(g.preVerificationGas),
+  };
+}
