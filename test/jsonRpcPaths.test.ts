@@ -27,7 +27,7 @@ async function inject(method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH', url: 
     method,
     url,
     headers: { 'content-type': 'application/json' },
-    ...(method === 'GET' ? {} : { payload: '{"jsonrpc":"2.0","id":1,"method":"pm_supportedEntryPoints","params":[]}' }),
+    ...(method === 'GET' ? {} : { payload: '{"jsonrpc":"2.0","id":1,"method":"pm_noSuchMethod","params":[]}' }),
   });
   return { status: res.statusCode, allow: res.headers.allow, body: res.body };
 }

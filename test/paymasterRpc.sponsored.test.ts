@@ -345,11 +345,37 @@ describe('errors on the paymaster URL', () => {
     assert.equal(chain.body.error?.message, 'This dApp does not serve chain 1');
   });
 
-  test('the Pimlico/Stackup dialect (EntryPoint string as params[1]) is a clean -32602', async () => {
-    const r = await rpc('pm_sponsorUserOperation', [wire(await buildDeployingOp(fx, 13n)), fx.entryPoint]);
-    assert.equal(r.status, 400);
-    assert.equal(r.body.error?.code, -32602);
-    assert.match(r.body.error?.message ?? '', /Pimlico\/Stackup/);
+  test("Pimlico's dialect (the EntryPoint as params[1]) is served: hex limits and paymasterAndData that validate on chain", async () => {
+    const op = await buildDeployingOp(fx, 13n);
+    const r = await rpc('pm_sponsorUserOperation', [
+      wire(op),
+      fx.entryPoint,
+      { validForSeconds: 120, unknownField: true },
+    ]);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const result = r.body.result as Record<string, string>;
+    assert.deepEqual(Object.keys(result).sort(), [
+      'callGasLimit',
+      'paymasterAndData',
+      'preVerificationGas',
+      'verificationGasLimit',
+    ]);
+    for (const k of ['callGasLimit', 'preVerificationGas', 'verificationGasLimit']) {
+      assert.match(String(result[k]), /^0x[0-9a-f]+$/, k);
+    }
+    const { event } = await submit({
+      ...op,
+      paymasterAndData: result.paymasterAndData as Hex,
+      callGasLimit: BigInt(String(result.callGasLimit)),
+      verificationGasLimit: BigInt(String(result.verificationGasLimit)),
+      preVerificationGas: BigInt(String(result.preVerificationGas)),
+    });
+    assert.equal(event.success, true);
+    const other = await rpc('pm_sponsorUserOperation', [wire(op), '0x0000000071727De22E5E9d8BAf0edAc6f37da032']);
+    assert.equal(other.body.error?.code, -32602);
+    assert.match(other.body.error?.message ?? '', /is not served here/);
+    const bad = await rpc('pm_sponsorUserOperation', [wire(op), fx.entryPoint, { validForSeconds: -1 }]);
+    assert.equal(bad.body.error?.code, -32602);
   });
 
   test('mode ERC20 on a chain without fee tokens configured is -32030, named', async () => {

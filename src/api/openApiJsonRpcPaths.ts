@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { MAX_BATCH } from '../rpc/handleJsonRpc.js';
 import { DEV_CHAIN_BODY_LIMIT } from './devChainRpc.js';
 import { type JsonObject, jsonSchema, pathParameter } from './openApiParts.js';
-import { RPC_BODY_LIMIT } from './paymasterRpc.js';
+import { PAYMASTER_URLS, RPC_BODY_LIMIT } from './paymasterRpc.js';
 
 /**
  * The two JSON-RPC endpoints, which are not declared REST routes (route.ts): the paymaster's (paymasterRpc.ts)
@@ -60,32 +60,39 @@ const rpcError = (description: string): JsonObject => ({
 
 const README_RPC = 'README.md, "Sponsored gas: the paymaster JSON-RPC endpoint" and "JSON-RPC errors"';
 
-export const jsonRpcOperationPaths = (): Record<string, JsonObject> => ({
-  '/api/v1/{chainId}/{apiKey}': {
-    post: {
-      operationId: 'paymasterJsonRpc',
-      summary:
-        'The paymaster JSON-RPC 2.0 endpoint (pm_sponsorUserOperation, pm_getFeeQuoteOrData, ERC-7677, pm_validateSponsorshipPolicies)',
-      description:
-        `OpenAPI cannot describe JSON-RPC methods: see ${README_RPC} for the methods, their params and results, ` +
-        `and the error codes. Batches of up to ${MAX_BATCH} requests are answered 200 with one answer per ` +
-        'request that has an id. The API key travels only in the path.',
-      tags: ['json-rpc'],
-      parameters: [pathParameter('chainId', { type: 'string', pattern: '^\\d{1,15}$' }), pathParameter('apiKey')],
-      requestBody: rpcBody(MAX_BATCH),
-      responses: {
-        '200': rpcAnswer('A result, or a batch of answers'),
-        '204': { description: 'Only notifications (requests without id): nothing to answer' },
-        '400': rpcError(
-          'A lone request failed deterministically: parse error, invalid request or params, domain refusal',
-        ),
-        '401': rpcError('Unknown API key (-32001)'),
-        '413': rpcError(`Body larger than ${RPC_BODY_LIMIT / 1024} KiB`),
-        '500': rpcError('Internal fault (-32603; details only in the server log)'),
-        '503': rpcError('A chain unavailable (-32603; transient)'),
-      },
+/** One paymaster URL per EntryPoint version a call that names none stands for (paymasterRpc.ts PAYMASTER_URLS). */
+const paymasterOperation = (prefix: string, entryPointVersion: string): JsonObject => ({
+  post: {
+    // /api/v1 keeps the id it always had; /api/v2 → paymasterJsonRpcV2.
+    operationId: prefix === '/api/v1/' ? 'paymasterJsonRpc' : `paymasterJsonRpc${prefix.slice(5, 7).toUpperCase()}`,
+    summary:
+      `The paymaster JSON-RPC 2.0 endpoint, EntryPoint v${entryPointVersion} for calls that name none ` +
+      '(pm_sponsorUserOperation, pm_getFeeQuoteOrData, ERC-7677, pm_validateSponsorshipPolicies, pm_supportedEntryPoints)',
+    description:
+      `OpenAPI cannot describe JSON-RPC methods: see ${README_RPC} for the methods, their params and results, ` +
+      `and the error codes. Batches of up to ${MAX_BATCH} requests are answered 200 with one answer per ` +
+      'request that has an id. The API key travels only in the path.',
+    tags: ['json-rpc'],
+    parameters: [pathParameter('chainId', { type: 'string', pattern: '^\\d{1,15}$' }), pathParameter('apiKey')],
+    requestBody: rpcBody(MAX_BATCH),
+    responses: {
+      '200': rpcAnswer('A result, or a batch of answers'),
+      '204': { description: 'Only notifications (requests without id): nothing to answer' },
+      '400': rpcError(
+        'A lone request failed deterministically: parse error, invalid request or params, domain refusal',
+      ),
+      '401': rpcError('Unknown API key (-32001)'),
+      '413': rpcError(`Body larger than ${RPC_BODY_LIMIT / 1024} KiB`),
+      '500': rpcError('Internal fault (-32603; details only in the server log)'),
+      '503': rpcError('A chain unavailable (-32603; transient)'),
     },
   },
+});
+
+export const jsonRpcOperationPaths = (): Record<string, JsonObject> => ({
+  ...Object.fromEntries(
+    PAYMASTER_URLS.map((u) => [`${u.prefix}{chainId}/{apiKey}`, paymasterOperation(u.prefix, u.entryPointVersion)]),
+  ),
   '/chain/{chainId}': {
     post: {
       operationId: 'devChainJsonRpc',

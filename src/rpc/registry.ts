@@ -2,6 +2,7 @@ import { pm_getFeeQuoteOrData } from './methods/pm_getFeeQuoteOrData.js';
 import { pm_getPaymasterData } from './methods/pm_getPaymasterData.js';
 import { pm_getPaymasterStubData } from './methods/pm_getPaymasterStubData.js';
 import { pm_sponsorUserOperation } from './methods/pm_sponsorUserOperation.js';
+import { pm_supportedEntryPoints } from './methods/pm_supportedEntryPoints.js';
 import { pm_validateSponsorshipPolicies } from './methods/pm_validateSponsorshipPolicies.js';
 import type { RpcMethod } from './rpcMethod.js';
 
@@ -13,5 +14,6 @@ export const PAYMASTER_METHODS: ReadonlyMap<string, RpcMethod> = new Map(
     pm_getPaymasterStubData,
     pm_getPaymasterData,
     pm_validateSponsorshipPolicies,
+    pm_supportedEntryPoints,
   ].map((m) => [m.method, m]),
 );

@@ -1,9 +1,13 @@
+import type { EntryPointVersion } from '../chain/chainRegistry.js';
 import { PolicyDeniedError, SponsorshipDeniedError, ValidationError } from '../errors/PatronError.js';
 import type { SponsoredUserOperation } from '../paymaster/sponsorshipService.js';
 import { parseTokenInfo } from '../paymaster/tokenInfo.js';
 import type { TokenQuotes } from '../paymaster/tokenPaymasterService.js';
 import type { ModeObject, PartialUserOperation } from '../paymaster/userOperationInput.js';
+import { erc7677Fields, gasLimitFields } from './erc7677Result.js';
+import type { PimlicoContext } from './methods/pm_sponsorUserOperation.js';
 import type { RpcContext } from './rpcMethod.js';
+import { entryPointChain, urlChain } from './servedChain.js';
 
 /**
  * The paymaster data on the wire (spec §2.6 and clients.md): `mode` *and* `MODE` (every Biconomy SDK reads
@@ -11,7 +15,11 @@ import type { RpcContext } from './rpcMethod.js';
  * integers (numbers while they are exact in a double, decimal strings beyond). The token mode's final data
  * has the same shape with mode ERC20.
  */
-export function sponsoredResult(s: SponsoredUserOperation, mode: 'SPONSORED' | 'ERC20' = 'SPONSORED') {
+export function sponsoredResult(
+  s: SponsoredUserOperation,
+  mode: 'SPONSORED' | 'ERC20' = 'SPONSORED',
+  entryPointVersion: EntryPointVersion = '0.6',
+) {
   return {
     mode,
     MODE: mode,
@@ -19,6 +27,15 @@ export function sponsoredResult(s: SponsoredUserOperation, mode: 'SPONSORED' | '
     preVerificationGas: s.preVerificationGas.toString(10),
     verificationGasLimit: integer(s.verificationGasLimit),
     callGasLimit: integer(s.callGasLimit),
+    // v0.7+: the unpacked fields a v0.7 op carries (paymasterAndData above is their packing, for v0.6-era readers).
+    ...(entryPointVersion === '0.6'
+      ? {}
+      : {
+          paymaster: s.paymaster,
+          paymasterData: s.paymasterData,
+          paymasterVerificationGasLimit: integer(s.paymasterVerificationGasLimit),
+          paymasterPostOpGasLimit: integer(s.paymasterPostOpGasLimit),
+        }),
   };
 }
 
@@ -38,9 +55,10 @@ function integer(n: bigint): number | string {
 }
 
 async function sponsored(userOp: PartialUserOperation, mode: ModeObject, ctx: RpcContext) {
+  const chain = urlChain(ctx);
   const s = await ctx.sponsorship.sponsor({
     dappId: ctx.dapp.id,
-    chain: ctx.chain,
+    chain,
     userOp,
     calculateGasLimits: mode.calculateGasLimits,
     expiryDuration: mode.expiryDuration,
@@ -50,13 +68,39 @@ async function sponsored(userOp: PartialUserOperation, mode: ModeObject, ctx: Rp
     spend: ctx.spend,
     report: ctx.report,
   });
-  return sponsoredResult(s);
+  return sponsoredResult(s, 'SPONSORED', chain.entryPointVersion);
+}
+
+/**
+ * Pimlico's pm_sponsorUserOperation (permissionless `sponsorUserOperation`): the EntryPoint it names, the limits
+ * the op leaves out computed, the answer in hex with v0.6's paymasterAndData or v0.7's paymaster fields.
+ */
+export async function pimlicoSponsorUserOperation(
+  userOp: PartialUserOperation,
+  entryPoint: string,
+  context: PimlicoContext,
+  ctx: RpcContext,
+) {
+  const chain = entryPointChain(ctx, entryPoint, 'params[1]');
+  const s = await ctx.sponsorship.sponsor({
+    dappId: ctx.dapp.id,
+    chain,
+    userOp,
+    calculateGasLimits: undefined,
+    expiryDuration: context?.validForSeconds,
+    webhookData: context?.webhookData ?? {},
+    sponsorshipPolicyId: context?.sponsorshipPolicyId,
+    bounds: ctx.bounds,
+    spend: ctx.spend,
+    report: ctx.report,
+  });
+  return { ...gasLimitFields(s), ...erc7677Fields(s, chain.entryPointVersion) };
 }
 
 async function quotes(userOp: PartialUserOperation, mode: ModeObject, ctx: RpcContext) {
   const info = parseTokenInfo(mode.tokenInfo);
   const q = await ctx.tokens.quote({
-    chain: ctx.chain,
+    chain: urlChain(ctx),
     userOp,
     tokens: { preferredToken: info.preferredToken, tokenList: info.tokenList },
     calculateGasLimits: mode.calculateGasLimits,
@@ -80,7 +124,7 @@ export async function feeQuoteOrData(userOp: PartialUserOperation, mode: ModeObj
     return await sponsored(userOp, mode, ctx);
   } catch (err) {
     const refused = err instanceof SponsorshipDeniedError || err instanceof PolicyDeniedError;
-    if (!refused || ctx.tokens.hasTokens(ctx.chain) === false) throw err;
+    if (!refused || ctx.tokens.hasTokens(urlChain(ctx)) === false) throw err;
     return quotes(userOp, mode, ctx);
   }
 }
@@ -91,7 +135,8 @@ export async function feeQuoteOrData(userOp: PartialUserOperation, mode: ModeObj
  */
 export async function sponsorUserOperation(userOp: PartialUserOperation, mode: ModeObject, ctx: RpcContext) {
   if (mode.mode !== 'ERC20') return sponsored(userOp, mode, ctx);
-  return sponsoredResult(await tokenPaid(userOp, mode, ctx), 'ERC20');
+  const chain = urlChain(ctx);
+  return sponsoredResult(await tokenPaid(userOp, mode, { ...ctx, chain }), 'ERC20', chain.entryPointVersion);
 }
 
 /** The token mode's final data; `calculateGasLimits` is the caller's (ERC-7677 passes false). */

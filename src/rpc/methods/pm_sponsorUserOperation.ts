@@ -1,31 +1,60 @@
 import { z } from 'zod';
 import {
+  address,
   modeObjectSchema,
   parseUserOperationAndModeFast,
   partialUserOperationSchema,
 } from '../../paymaster/userOperationInput.js';
 import { defineRpcMethod } from '../rpcMethod.js';
-import { sponsorUserOperation } from '../sponsoredResult.js';
+import { pimlicoSponsorUserOperation, sponsorUserOperation } from '../sponsoredResult.js';
 
-const PIMLICO_DIALECT =
-  'params[1] is an EntryPoint address (the Pimlico/Stackup pm_sponsorUserOperation dialect), which Patron does not serve: ' +
-  'send the Biconomy mode object ({"mode":"SPONSORED", ...}) as params[1], or use ERC-7677 pm_getPaymasterStubData / pm_getPaymasterData';
+/**
+ * Pimlico's context (permissionless `createPimlicoClient().sponsorUserOperation`): the policy to use and how long
+ * the signature should hold. Unknown fields are ignored, as Pimlico does.
+ */
+const pimlicoContextSchema = z
+  .object(
+    {
+      sponsorshipPolicyId: z.string({ error: 'must be a string' }).min(1).max(100).optional(),
+      validForSeconds: z
+        .number({ error: 'must be a number of seconds' })
+        .int({ error: 'must be a whole number of seconds' })
+        .positive({ error: 'must be a positive number of seconds' })
+        .optional(),
+      webhookData: z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }).optional(),
+    },
+    { error: 'must be an object' },
+  )
+  .nullable()
+  .optional();
 
-/** Biconomy dialect: `[userOp, {mode, calculateGasLimits, expiryDuration?, tokenInfo?, sponsorshipInfo}]`. */
+export type PimlicoContext = z.infer<typeof pimlicoContextSchema>;
+
+/**
+ * Two dialects on one name, told apart by `params[1]`:
+ * - Biconomy's `[userOp, {mode, calculateGasLimits, expiryDuration?, tokenInfo?, sponsorshipInfo}]`, served on the
+ *   URL's EntryPoint;
+ * - Pimlico's and Stackup's `[userOp, entryPoint, {sponsorshipPolicyId?, validForSeconds?}?]`, served on the
+ *   EntryPoint it names: the gas limits the op leaves out are computed, and the answer is Pimlico's (hex quantities,
+ *   v0.6 `paymasterAndData` or the v0.7+ paymaster fields).
+ */
+/** `params[1]`: an EntryPoint address (Pimlico) or a mode object (Biconomy); a failure names the field within. */
+const entryPointOrMode = z.unknown().transform((v, ctx) => {
+  const r = typeof v === 'string' ? address.safeParse(v) : modeObjectSchema.safeParse(v);
+  if (r.success) return r.data;
+  for (const issue of r.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+  return z.NEVER;
+});
+
 export const pm_sponsorUserOperation = defineRpcMethod({
   method: 'pm_sponsorUserOperation',
-  params: z.tuple(
-    [
-      partialUserOperationSchema,
-      z
-        .unknown()
-        .superRefine((v, ctx) => {
-          if (typeof v === 'string') ctx.addIssue({ code: 'custom', message: PIMLICO_DIALECT });
-        })
-        .pipe(modeObjectSchema),
-    ],
-    { error: 'must be [userOperation, modeObject]' },
-  ),
+  params: z.tuple([partialUserOperationSchema, entryPointOrMode, pimlicoContextSchema], {
+    error: 'must be [userOperation, modeObject] or [userOperation, entryPoint, context?]',
+  }),
   fastParams: parseUserOperationAndModeFast,
-  handler: ([userOp, mode], ctx) => sponsorUserOperation(userOp, mode, ctx),
+  handler: (params, ctx) => {
+    const [userOp, second, context] = params;
+    if (typeof second !== 'string') return sponsorUserOperation(userOp, second, ctx);
+    return pimlicoSponsorUserOperation(userOp, second, context, ctx);
+  },
 });

@@ -1,0 +1,9 @@
+import { z } from 'zod';
+import { defineRpcMethod } from '../rpcMethod.js';
+
+/** The EntryPoints this URL's chain has a Patron paymaster for (ERC-7677 clients and Pimlico's dialect ask). */
+export const pm_supportedEntryPoints = defineRpcMethod({
+  method: 'pm_supportedEntryPoints',
+  params: z.tuple([], { error: 'takes no params' }).or(z.undefined()),
+  handler: async (_params, ctx) => ctx.chain.deployments.map((d) => d.entryPoint),
+});
