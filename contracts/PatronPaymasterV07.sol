@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.28;
+
+import {Paymaster} from "@openzeppelin/contracts/account/paymaster/Paymaster.sol";
+import {EIP7702Utils} from "@openzeppelin/contracts/account/utils/EIP7702Utils.sol";
+import {ERC4337Utils} from "@openzeppelin/contracts/account/utils/ERC4337Utils.sol";
+import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
+import {Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step.sol";
+import {IEntryPoint, PackedUserOperation} from "@openzeppelin/contracts/interfaces/IERC4337.sol";
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
+import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/MessageHashUtils.sol";
+import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
+
+/// @title Patron's paymaster for EntryPoint v0.7, v0.8 and v0.9.
+/// @notice The PackedUserOperation counterpart of PatronPaymaster (v0.6), one source for the three EntryPoints
+/// that share that struct; it is deployed once per EntryPoint, which it names in its constructor. The first byte
+/// of paymasterData selects the mode. Mode 0 (sponsored): the paymaster pays, authorised by an off-chain
+/// signature of the Patron service. Mode 1 (token): the paymaster pays the EntryPoint and charges the account in
+/// an ERC-20, at an exchange rate and up to a maximum signed by the service.
+/// @dev All integers big-endian, all signatures EIP-191 (`toEthSignedMessageHash`) by `verifyingSigner`, r||s||v.
+/// paymasterAndData = paymaster(20) | uint128 paymasterVerificationGasLimit | uint128 paymasterPostOpGasLimit
+///                    | paymasterData, the standard v0.7 prefix. paymasterData:
+///   sponsored (paymasterAndData 130 bytes): [0] mode = 0 | [1:7] uint48 validUntil | [7:13] uint48 validAfter
+///     | [13:78] signature
+///   token (186 bytes): [0] mode = 1 | [1:7] validUntil | [7:13] validAfter | [13:33] token
+///     | [33:49] uint128 exchangeRate | [49:53] uint32 priceMarkup | [53:69] uint128 maxTokenCost | [69:134] signature
+///   v0.9 parallel signing: the signature may instead follow paymasterData in the EntryPoint v0.9 suffix,
+///     paymasterData-without-signature | signature(65) | uint16(65) | 0x22e325a297439656 (PAYMASTER_SIG_MAGIC),
+///     140 and 196 bytes. The v0.9 EntryPoint leaves `signature | uint16` out of the userOpHash, so the account
+///     can sign before the service does. The fields are then exactly ERC4337Utils.paymasterData() and the
+///     signature ERC4337Utils.paymasterSignature(). The form is accepted on every version (the older
+///     EntryPoints hash it whole, which only means the account signs last). An inline signature never ends with
+///     the magic: its last byte is v (27 or 28), the magic's is 0x56. Any other length reverts (AA33).
+/// Digest:
+///   opHash = keccak256(abi.encode(sender, nonce, initCodeHash, keccak256(callData), accountGasLimits,
+///            bytes32 paymasterAndData[20:52], preVerificationGas, gasFees))
+///   initCodeHash = keccak256(initCode), except for an EIP-7702 initCode (at least 2 bytes whose first 20,
+///     zero-padded, are 0x7702 followed by zeros): keccak256(abi.encodePacked(delegate, initCode[20:])), or
+///     keccak256(abi.encodePacked(delegate)) when initCode is at most 20 bytes, `delegate` being the sender's
+///     current EIP-7702 delegate. That is the substitution EntryPoint v0.8+ makes for its userOpHash, so the
+///     signature binds the code the account runs, not the marker; re-delegating the account voids it.
+///   sponsoredHash = keccak256(abi.encode(opHash, chainid, address(this), entryPoint, uint8 0, uint48 validUntil,
+///                   uint48 validAfter))
+///   tokenHash = keccak256(abi.encode(opHash, chainid, address(this), entryPoint, uint8 1, validUntil, validAfter,
+///               token, uint128 exchangeRate, uint32 priceMarkup, uint128 maxTokenCost))
+/// Every field the paymaster pays for is signed (both paymaster gas limits included), so a bundler cannot inflate
+/// gas after approval. Replay is prevented by the account nonce (in opHash), not a paymaster nonce, so the
+/// service needs no chain read to sign. chainid, address(this) and the EntryPoint bind a signature to one
+/// deployment; the mode byte keeps one mode's signature out of the other.
+/// validationData = sigFailed | validUntil << 160 | validAfter << 208. v0.9 reads a window whose bounds both have
+/// bit 47 set (ERC4337Utils.BLOCK_RANGE_FLAG) as block numbers; a window that sets it on one bound only is
+/// ambiguous and is a signature failure, on every version (the older EntryPoints would read the flagged bound as
+/// a timestamp some four million years away, i.e. no expiry).
+/// Token charge, rounded up (in the paymaster's favour), never more than the signed maxTokenCost:
+///   charge = ceil((actualGasCost + (POST_OP_OVERHEAD + maxPenaltyGas) * actualUserOpFeePerGas)
+///            * exchangeRate * priceMarkup / 1e24)
+///   exchangeRate: token base units per 1e18 wei; priceMarkup: parts per million (1e6 = no premium).
+/// Note: `verifyingSigner` and `feeReceiver` are storage reads; ERC-7562 (STO-031) lets bundlers accept that
+/// only from a staked paymaster, hence `addStake`.
+contract PatronPaymasterV07 is Paymaster, Ownable2Step {
+    using ERC4337Utils for PackedUserOperation;
+    using SafeERC20 for IERC20;
+
+    uint8 public constant MODE_SPONSORED = 0;
+    uint8 public constant MODE_TOKEN = 1;
+
+    /// Gas the token mode's postOp and the EntryPoint's work after it use, which the `actualGasCost` handed to
+    /// postOp does not include yet; it is charged at the op's gas price. Measured on the contract tests: postOp
+    /// with an OpenZeppelin ERC-20 transfer to a fee receiver that holds no balance yet, plus the EntryPoint's
+    /// accounting after it, is 37,025 gas on v0.8 and v0.9; the rest (~13k) is margin for heavier tokens. The
+    /// service quotes with it (contracts/README.md).
+    uint256 public constant POST_OP_OVERHEAD = 50_000;
+    /// priceMarkup bounds: 1e6 is the plain exchange rate, 2e6 doubles it (a 100 % premium).
+    uint32 public constant MIN_PRICE_MARKUP = 1e6;
+    uint32 public constant MAX_PRICE_MARKUP = 2e6;
+
+    /// paymasterAndData lengths: inline signature, and signature in the v0.9 suffix.
+    uint256 public constant SPONSORED_LENGTH = 130;
+    uint256 public constant TOKEN_LENGTH = 186;
+    uint256 public constant SPONSORED_SUFFIXED_LENGTH = 140;
+    uint256 public constant TOKEN_SUFFIXED_LENGTH = 196;
+
+    /// Offsets inside paymasterData (paymasterAndData[52:]).
+    uint256 private constant PAYMASTER_DATA_OFFSET = 52;
+    uint256 private constant VALID_UNTIL_OFFSET = 1;
+    uint256 private constant VALID_AFTER_OFFSET = 7;
+    uint256 private constant SPONSORED_FIELDS_LENGTH = 13;
+    uint256 private constant TOKEN_OFFSET = 13;
+    uint256 private constant RATE_OFFSET = 33;
+    uint256 private constant MARKUP_OFFSET = 49;
+    uint256 private constant MAX_COST_OFFSET = 53;
+    uint256 private constant TOKEN_FIELDS_LENGTH = 69;
+    uint256 private constant SIGNATURE_LENGTH = 65;
+    /// uint16 signature length + 8-byte magic after a v0.9 suffixed signature.
+    uint256 private constant SUFFIX_TAIL_LENGTH = 10;
+
+    /// ERC-20 approve(address,uint256)
+    bytes4 private constant APPROVE_SELECTOR = 0x095ea7b3;
+    /// The first 20 bytes of an EIP-7702 initCode: 0x7702 then zeros (EntryPoint v0.8's INITCODE_EIP7702_MARKER).
+    bytes20 private constant EIP7702_INITCODE_MARKER = bytes20(bytes2(0x7702));
+
+    /// EntryPoint v0.8 and v0.9 charge the 10 % unused-gas penalty only above this much unused gas.
+    uint256 private constant PENALTY_GAS_THRESHOLD = 40_000;
+
+    IEntryPoint private immutable _entryPoint;
+    /// The EntryPoint's minor version, 7, 8 or 9, derived from its canonical address in the constructor. It
+    /// selects the unused-gas penalty rule (see `maxPenaltyGas`): derived, not a constructor argument, so the
+    /// rule can never disagree with the EntryPoint actually named; an EntryPoint elsewhere is refused.
+    uint8 public immutable entryPointVersion;
+    address public verifyingSigner;
+    /// Receives the token mode's charges.
+    address public feeReceiver;
+
+    event VerifyingSignerChanged(address indexed previousSigner, address indexed newSigner);
+    event FeeReceiverChanged(address indexed previousReceiver, address indexed newReceiver);
+    /// A token-mode op was charged `charge` of `token`; `actualGasCost` is the wei figure postOp was given.
+    event TokenCharged(address indexed account, address indexed token, uint256 charge, uint256 actualGasCost);
+
+    error ZeroAddress();
+    error UnsupportedEntryPoint(address entryPoint);
+    error UnknownMode(uint8 mode);
+    error InvalidPaymasterDataLength(uint256 length, uint256 expected);
+    error RenounceOwnershipDisabled();
+    error PriceMarkupOutOfRange(uint32 priceMarkup);
+    error TokenBalanceTooLow(address token, uint256 balance, uint256 maxTokenCost);
+    error TokenAllowanceTooLow(address token, uint256 allowance, uint256 maxTokenCost);
+
+    constructor(IEntryPoint entryPoint_, address owner_, address verifyingSigner_) Ownable(owner_) {
+        if (address(entryPoint_) == address(0) || verifyingSigner_ == address(0)) revert ZeroAddress();
+        _entryPoint = entryPoint_;
+        entryPointVersion = _versionOf(entryPoint_);
+        verifyingSigner = verifyingSigner_;
+        feeReceiver = owner_;
+        emit VerifyingSignerChanged(address(0), verifyingSigner_);
+        emit FeeReceiverChanged(address(0), owner_);
+    }
+
+    /// The three EntryPoints are deployed at the same address on every chain (CREATE2), which is how the
+    /// version is known without trusting anything the EntryPoint says about itself.
+    function _versionOf(IEntryPoint entryPoint_) private pure returns (uint8) {
+        address at = address(entryPoint_);
+        if (at == address(ERC4337Utils.ENTRYPOINT_V07)) return 7;
+        if (at == address(ERC4337Utils.ENTRYPOINT_V08)) return 8;
+        if (at == address(ERC4337Utils.ENTRYPOINT_V09)) return 9;
+        revert UnsupportedEntryPoint(address(entryPoint_));
+    }
+
+    /// @inheritdoc Paymaster
+    function entryPoint() public view override returns (IEntryPoint) {
+        return _entryPoint;
+    }
+
+    // ---------------------------------------------------------------- ERC-4337 IPaymaster (via OZ Paymaster)
+
+    /// @notice Called by the EntryPoint during validation (OZ's `validatePaymasterUserOp` checks the caller). A
+    /// wrong signature returns SIG_VALIDATION_FAILED (AA34) and the window goes into validationData (AA32, or
+    /// AA37 for an expired block range on v0.9), so bundlers can simulate without reverting. It reverts (AA33)
+    /// on data it cannot parse and, in token mode, on a markup out of range or an account that cannot pay the
+    /// signed maximum.
+    function _validatePaymasterUserOp(PackedUserOperation calldata userOp, bytes32, /* userOpHash */ uint256)
+        internal
+        view
+        override
+        returns (bytes memory context, uint256 validationData)
+    {
+        (bytes calldata fields, bytes calldata signature) = _splitPaymasterData(userOp);
+        uint8 mode = uint8(fields[0]);
+        if (mode == MODE_SPONSORED) return _validateSponsored(userOp, fields, signature);
+        return _validateToken(userOp, fields, signature);
+    }
+
+    /// @notice v0.7+ calls postOp only when validation returned a context: the token mode's, never the sponsored
+    /// mode's, and never with postOpReverted. See `_postOpToken`.
+    function _postOp(PostOpMode, bytes calldata context, uint256 actualGasCost, uint256 actualUserOpFeePerGas)
+        internal
+        override
+    {
+        _postOpToken(context, actualGasCost, actualUserOpFeePerGas);
+    }
+
+    // ---------------------------------------------------------------- paymasterData layout
+
+    /// The signed fields (mode byte first) and the signature, in either placement, with exact lengths: anything
+    /// else reverts, which the EntryPoint reports as AA33.
+    function _splitPaymasterData(PackedUserOperation calldata userOp)
+        internal
+        pure
+        returns (bytes calldata fields, bytes calldata signature)
+    {
+        bytes calldata data = userOp.paymasterAndData;
+        uint256 length = data.length;
+        if (length <= PAYMASTER_DATA_OFFSET) revert InvalidPaymasterDataLength(length, SPONSORED_LENGTH);
+        uint8 mode = uint8(data[PAYMASTER_DATA_OFFSET]);
+        if (mode > MODE_TOKEN) revert UnknownMode(mode);
+        uint256 fieldsLength = mode == MODE_SPONSORED ? SPONSORED_FIELDS_LENGTH : TOKEN_FIELDS_LENGTH;
+        uint256 inlineLength = PAYMASTER_DATA_OFFSET + fieldsLength + SIGNATURE_LENGTH;
+        if (length >= SUFFIX_TAIL_LENGTH && bytes8(data[length - 8:]) == ERC4337Utils.PAYMASTER_SIG_MAGIC) {
+            uint256 expected = inlineLength + SUFFIX_TAIL_LENGTH;
+            fields = userOp.paymasterData();
+            signature = userOp.paymasterSignature();
+            // Both slices are what ERC4337Utils (and so the v0.9 EntryPoint) makes of the suffix; checking their
+            // lengths and the total pins the declared uint16 to 65 and leaves no byte unaccounted for.
+            if (length != expected || fields.length != fieldsLength || signature.length != SIGNATURE_LENGTH) {
+                revert InvalidPaymasterDataLength(length, expected);
+            }
+            return (fields, signature);
+        }
+        if (length != inlineLength) revert InvalidPaymasterDataLength(length, inlineLength);
+        return (data[PAYMASTER_DATA_OFFSET:PAYMASTER_DATA_OFFSET + fieldsLength], data[PAYMASTER_DATA_OFFSET + fieldsLength:]);
+    }
+
+    // ---------------------------------------------------------------- hashes (shared with the TS service)
+
+    /// @notice The hash the verifying signer signs (EIP-191) for a sponsored operation. paymasterAndData must
+    /// hold at least the 52-byte prefix (its gas limits are signed); the rest of it is not read.
+    function getSponsoredHash(PackedUserOperation calldata userOp, uint48 validUntil, uint48 validAfter)
+        external
+        view
+        returns (bytes32)
+    {
+        return _sponsoredHash(userOp, validUntil, validAfter);
+    }
+
+    /// @notice The hash the verifying signer signs (EIP-191) for a token-mode operation.
+    function getTokenHash(
+        PackedUserOperation calldata userOp,
+        uint48 validUntil,
+        uint48 validAfter,
+        address token,
+        uint128 exchangeRate,
+        uint32 priceMarkup,
+        uint128 maxTokenCost
+    ) external view returns (bytes32) {
+        return _tokenHash(userOp, validUntil, validAfter, token, exchangeRate, priceMarkup, maxTokenCost);
+    }
+
+    /// Every field of the op except paymasterData and signature (which carry the signature itself); the two
+    /// paymaster gas limits are in, as one word.
+    function _opHash(PackedUserOperation calldata userOp) internal view returns (bytes32) {
+        bytes calldata data = userOp.paymasterAndData;
+        if (data.length < PAYMASTER_DATA_OFFSET) revert InvalidPaymasterDataLength(data.length, SPONSORED_LENGTH);
+        return keccak256(
+            abi.encode(
+                userOp.sender,
+                userOp.nonce,
+                _initCodeHash(userOp),
+                keccak256(userOp.callData),
+                userOp.accountGasLimits,
+                bytes32(data[20:PAYMASTER_DATA_OFFSET]),
+                userOp.preVerificationGas,
+                userOp.gasFees
+            )
+        );
+    }
+
+    /// keccak256(initCode), or for an EIP-7702 initCode the value EntryPoint v0.8's Eip7702Support substitutes,
+    /// with the sender's current delegate. `bytes20(initCode)` zero-pads a shorter initCode, as the EntryPoint's
+    /// calldataload does. A sender that is not delegated gives delegate 0 here (the EntryPoint itself refuses
+    /// such an op before the paymaster runs).
+    function _initCodeHash(PackedUserOperation calldata userOp) internal view returns (bytes32) {
+        bytes calldata initCode = userOp.initCode;
+        if (initCode.length < 2 || bytes20(initCode) != EIP7702_INITCODE_MARKER) return keccak256(initCode);
+        address delegate = EIP7702Utils.fetchDelegate(userOp.sender);
+        if (initCode.length <= 20) return keccak256(abi.encodePacked(delegate));
+        return keccak256(abi.encodePacked(delegate, initCode[20:]));
+    }
+
+    function _sponsoredHash(PackedUserOperation calldata userOp, uint48 validUntil, uint48 validAfter)
+        internal
+        view
+        returns (bytes32)
+    {
+        return keccak256(
+            abi.encode(
+                _opHash(userOp), block.chainid, address(this), address(_entryPoint), MODE_SPONSORED, validUntil, validAfter
+            )
+        );
+    }
+
+    function _tokenHash(
+        PackedUserOperation calldata userOp,
+        uint48 validUntil,
+        uint48 validAfter,
+        address token,
+        uint128 exchangeRate,
+        uint32 priceMarkup,
+        uint128 maxTokenCost
+    ) internal view returns (bytes32) {
+        return keccak256(
+            abi.encode(
+                _opHash(userOp),
+                block.chainid,
+                address(this),
+                address(_entryPoint),
+                MODE_TOKEN,
+                validUntil,
+                validAfter,
+                token,
+                exchangeRate,
+                priceMarkup,
+                maxTokenCost
+            )
+        );
+    }
+
+    // ---------------------------------------------------------------- mode 0: sponsored
+
+    function _validateSponsored(PackedUserOperation calldata userOp, bytes calldata fields, bytes calldata signature)
+        internal
+        view
+        returns (bytes memory, uint256)
+    {
+        uint48 validUntil = uint48(bytes6(fields[VALID_UNTIL_OFFSET:VALID_AFTER_OFFSET]));
+        uint48 validAfter = uint48(bytes6(fields[VALID_AFTER_OFFSET:SPONSORED_FIELDS_LENGTH]));
+        bytes32 digest = MessageHashUtils.toEthSignedMessageHash(_sponsoredHash(userOp, validUntil, validAfter));
+        bool sigFailed = !_windowIsConsistent(validUntil, validAfter) || !_isSignedBy(digest, signature);
+        // Empty context: the EntryPoint then skips postOp entirely, saving its gas.
+        return ("", _packValidationData(sigFailed, validUntil, validAfter));
+    }
+
+    // ---------------------------------------------------------------- mode 1: token
+
+    struct TokenData {
+        uint48 validUntil;
+        uint48 validAfter;
+        address token;
+        uint128 exchangeRate;
+        uint32 priceMarkup;
+        uint128 maxTokenCost;
+    }
+
+    function _decodeToken(bytes calldata fields) internal pure returns (TokenData memory d) {
+        d.validUntil = uint48(bytes6(fields[VALID_UNTIL_OFFSET:VALID_AFTER_OFFSET]));
+        d.validAfter = uint48(bytes6(fields[VALID_AFTER_OFFSET:TOKEN_OFFSET]));
+        d.token = address(bytes20(fields[TOKEN_OFFSET:RATE_OFFSET]));
+        d.exchangeRate = uint128(bytes16(fields[RATE_OFFSET:MARKUP_OFFSET]));
+        d.priceMarkup = uint32(bytes4(fields[MARKUP_OFFSET:MAX_COST_OFFSET]));
+        d.maxTokenCost = uint128(bytes16(fields[MAX_COST_OFFSET:TOKEN_FIELDS_LENGTH]));
+    }
+
+    /// The signature is checked first: a tampered op fails as AA34 whatever its token says. Then the account
+    /// must be able to pay the signed maximum: its balance, and either an allowance already in place or an
+    /// `approve(paymaster, >= maxTokenCost)` inside its own callData (the usual flow batches the approval with
+    /// the user's call, and callData runs after validation, before postOp).
+    function _validateToken(PackedUserOperation calldata userOp, bytes calldata fields, bytes calldata signature)
+        internal
+        view
+        returns (bytes memory, uint256)
+    {
+        TokenData memory d = _decodeToken(fields);
+        if (d.priceMarkup < MIN_PRICE_MARKUP || d.priceMarkup > MAX_PRICE_MARKUP) {
+            revert PriceMarkupOutOfRange(d.priceMarkup);
+        }
+        bytes32 digest = MessageHashUtils.toEthSignedMessageHash(
+            _tokenHash(userOp, d.validUntil, d.validAfter, d.token, d.exchangeRate, d.priceMarkup, d.maxTokenCost)
+        );
+        if (!_windowIsConsistent(d.validUntil, d.validAfter) || !_isSignedBy(digest, signature)) {
+            return ("", _packValidationData(true, d.validUntil, d.validAfter));
+        }
+        _checkCanPay(userOp, d.token, d.maxTokenCost);
+        return (_tokenContext(userOp, d), _packValidationData(false, d.validUntil, d.validAfter));
+    }
+
+    /// What postOp needs: who pays, in what, at which price, up to what, and the penalty bound of this op.
+    function _tokenContext(PackedUserOperation calldata userOp, TokenData memory d)
+        internal
+        view
+        returns (bytes memory)
+    {
+        uint256 penaltyGas = maxPenaltyGas(userOp.callGasLimit(), userOp.paymasterPostOpGasLimit());
+        return abi.encode(userOp.sender, d.token, d.exchangeRate, d.priceMarkup, d.maxTokenCost, penaltyGas);
+    }
+
+    function _checkCanPay(PackedUserOperation calldata userOp, address token, uint256 maxTokenCost) internal view {
+        uint256 balance = IERC20(token).balanceOf(userOp.sender);
+        if (balance < maxTokenCost) revert TokenBalanceTooLow(token, balance, maxTokenCost);
+        uint256 allowance = IERC20(token).allowance(userOp.sender, address(this));
+        if (allowance < maxTokenCost && !_approvesPaymaster(userOp.callData, maxTokenCost)) {
+            revert TokenAllowanceTooLow(token, allowance, maxTokenCost);
+        }
+    }
+
+    /// Whether callData carries `approve(address(this), amount >= minAmount)`. Account call formats that
+    /// ABI-encode their inner calls as `bytes` (SimpleAccount `execute`/`executeBatch`, Safe's module calls, an
+    /// ERC-7579 batch) start them on a 32-byte boundary after the 4-byte selector: offsets 4 + 32k. An ERC-7579
+    /// single execution packs target(20) | value(32) | callData, which puts the inner call 20 bytes past that
+    /// grid: offsets 4 + 32k + 20. Which token the approval goes to is not checked (the account's encoding of
+    /// targets varies): an approval of the wrong token makes postOp's transfer fail, which on v0.7+ reverts the
+    /// op's execution while the paymaster pays its gas; the service simulates every token op before signing to
+    /// refuse exactly that.
+    function _approvesPaymaster(bytes calldata callData, uint256 minAmount) internal view returns (bool) {
+        bytes32 spender = bytes32(uint256(uint160(address(this))));
+        uint256 end = callData.length;
+        for (uint256 word = 4; word + 68 <= end; word += 32) {
+            if (_isApproval(callData, word, spender, minAmount)) return true;
+            if (word + 88 <= end && _isApproval(callData, word + 20, spender, minAmount)) return true;
+        }
+        return false;
+    }
+
+    function _isApproval(bytes calldata callData, uint256 at, bytes32 spender, uint256 minAmount)
+        private
+        pure
+        returns (bool)
+    {
+        return bytes4(callData[at:at + 4]) == APPROVE_SELECTOR && bytes32(callData[at + 4:at + 36]) == spender
+            && uint256(bytes32(callData[at + 36:at + 68])) >= minAmount;
+    }
+
+    /// @notice The most unused-gas penalty the EntryPoint can add after postOp, which the `actualGasCost` given
+    /// to postOp does not include:
+    /// - v0.7 charges 10 % of the unused callGasLimit + paymasterPostOpGasLimit, all after postOp:
+    ///   (callGasLimit + postOpGasLimit) / 10;
+    /// - v0.8 and v0.9 charge 10 % of unused execution gas and of unused postOp gas separately, each only when
+    ///   more than 40,000 gas of it is unused; the execution part is added before postOp (it is already in
+    ///   postOp's actualGasCost), so only the postOp part remains: postOpGasLimit > 40,000 ? postOpGasLimit / 10
+    ///   : 0.
+    /// Both are the penalty with nothing used, an upper bound; the charge stays within the signed maximum.
+    function maxPenaltyGas(uint256 callGasLimit, uint256 postOpGasLimit) public view returns (uint256) {
+        if (entryPointVersion == 7) return (callGasLimit + postOpGasLimit) / 10;
+        return postOpGasLimit > PENALTY_GAS_THRESHOLD ? postOpGasLimit / 10 : 0;
+    }
+
+    /// The charge: actualGasCost plus POST_OP_OVERHEAD and the penalty bound at the op's gas price (what the
+    /// EntryPoint passes as actualUserOpFeePerGas), converted and marked up, rounded up, capped by the signed
+    /// maximum, transferred from the account to the fee receiver. A failed transfer reverts postOp; the v0.7+
+    /// EntryPoint then reverts the op's execution too (an op whose fee cannot be collected does not keep its
+    /// effects) and charges the paymaster's deposit for the gas, with the maximum postOp penalty. There is no
+    /// second postOp call on these versions, hence no record of unpaid charges (unlike PatronPaymaster v0.6):
+    /// the service refuses such ops by simulating them before signing.
+    function _postOpToken(bytes calldata context, uint256 actualGasCost, uint256 actualUserOpFeePerGas) internal {
+        (
+            address account,
+            address token,
+            uint128 exchangeRate,
+            uint32 priceMarkup,
+            uint128 maxTokenCost,
+            uint256 penaltyGas
+        ) = abi.decode(context, (address, address, uint128, uint32, uint128, uint256));
+        uint256 charge = Math.mulDiv(
+            actualGasCost + (POST_OP_OVERHEAD + penaltyGas) * actualUserOpFeePerGas,
+            uint256(exchangeRate) * priceMarkup,
+            1e24,
+            Math.Rounding.Ceil
+        );
+        if (charge > maxTokenCost) charge = maxTokenCost;
+        IERC20(token).safeTransferFrom(account, feeReceiver, charge);
+        emit TokenCharged(account, token, charge, actualGasCost);
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    /// tryRecover (not recover) so that a malformed signature (bad v, high s, r = 0) is a plain failure:
+    /// reverting would turn a bad signature into AA33 and hide it from the bundler's simulation.
+    function _isSignedBy(bytes32 digest, bytes calldata signature) internal view returns (bool) {
+        (address recovered, ECDSA.RecoverError err,) =
+            ECDSA.tryRecover(digest, uint8(signature[64]), bytes32(signature[0:32]), bytes32(signature[32:64]));
+        return err == ECDSA.RecoverError.NoError && recovered == verifyingSigner;
+    }
+
+    /// False when exactly one bound carries the v0.9 block-number flag (OZ PaymasterSigner's rule).
+    function _windowIsConsistent(uint48 validUntil, uint48 validAfter) internal pure returns (bool) {
+        return (validUntil ^ validAfter) & ERC4337Utils.BLOCK_RANGE_FLAG == 0;
+    }
+
+    /// ERC-4337 validationData layout: sigFailed (160 bits) | validUntil (48) | validAfter (48). Not
+    /// ERC4337Utils.packValidationData: that one rewrites the flag bits, where the signed window must reach the
+    /// EntryPoint as signed.
+    function _packValidationData(bool sigFailed, uint48 validUntil, uint48 validAfter)
+        internal
+        pure
+        returns (uint256)
+    {
+        return (sigFailed ? ERC4337Utils.SIG_VALIDATION_FAILED : ERC4337Utils.SIG_VALIDATION_SUCCESS)
+            | (uint256(validUntil) << 160) | (uint256(validAfter) << 208);
+    }
+
+    // ---------------------------------------------------------------- administration
+
+    /// Rotates the service's signing key; data signed by the old key fails (AA34) from the next block on.
+    function setVerifyingSigner(address newSigner) external onlyOwner {
+        if (newSigner == address(0)) revert ZeroAddress();
+        emit VerifyingSignerChanged(verifyingSigner, newSigner);
+        verifyingSigner = newSigner;
+    }
+
+    function setFeeReceiver(address newReceiver) external onlyOwner {
+        if (newReceiver == address(0)) revert ZeroAddress();
+        emit FeeReceiverChanged(feeReceiver, newReceiver);
+        feeReceiver = newReceiver;
+    }
+
+    /// Without an owner nobody could withdraw the deposit or stake, so renouncing is refused.
+    function renounceOwnership() public view override onlyOwner {
+        revert RenounceOwnershipDisabled();
+    }
+
+    // ---------------------------------------------------------------- EntryPoint deposit and stake
+
+    /// Anyone may top up the deposit the EntryPoint charges for the operations this paymaster pays.
+    function deposit() external payable {
+        _deposit(msg.value);
+    }
+
+    function getDeposit() external view returns (uint256) {
+        return _entryPoint.balanceOf(address(this));
+    }
+
+    function withdrawTo(address payable withdrawAddress, uint256 amount) external onlyOwner {
+        _withdraw(withdrawAddress, amount);
+    }
+
+    /// Stake is not needed by handleOps itself but by bundlers' reputation rules (ERC-7562).
+    function addStake(uint32 unstakeDelaySec) external payable onlyOwner {
+        _addStake(msg.value, unstakeDelaySec);
+    }
+
+    function unlockStake() external onlyOwner {
+        _unlockStake();
+    }
+
+    function withdrawStake(address payable withdrawAddress) external onlyOwner {
+        _withdrawStake(withdrawAddress);
+    }
+}
