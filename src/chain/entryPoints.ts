@@ -18,6 +18,9 @@ import { type DevClient, hasCode } from './devClient.js';
 
 export type EntryPointVersion = '0.6' | '0.7' | '0.8' | '0.9';
 
+/** The releases that share the packed user operation and EntryPointSimulations. */
+export type EntryPointV07Version = Exclude<EntryPointVersion, '0.6'>;
+
 export const ENTRY_POINT_VERSIONS: readonly EntryPointVersion[] = ['0.6', '0.7', '0.8', '0.9'];
 
 /** Where every SDK looks for each EntryPoint (viem's constants, so the two can never disagree). */
@@ -81,7 +84,9 @@ const entryPointV09Abi = parseAbi([
  *   they are, EIP712 would recompute the separator on every call, but the cache should be right);
  * - the SenderCreator's `entryPoint`, which it requires to be msg.sender of createSender.
  * The SenderCreator goes where the canonical EntryPoint's own constructor would have put it (its nonce-1
- * CREATE address), patched to name the canonical EntryPoint, and the EntryPoint is patched to name it; both
+ * CREATE address, which is also where EntryPointSimulations looks for it, having no immutables when put at
+ * the EntryPoint's address by a state override), patched to name the canonical EntryPoint, and the
+ * EntryPoint is patched to name it; both
  * staging copies are then removed so nothing can reach the unpatched pair.
  */
 async function installEntryPointV09(client: DevClient, bytecode: Hex): Promise<Address> {
