@@ -22,20 +22,31 @@ import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 /// @dev All integers big-endian, all signatures EIP-191 (`toEthSignedMessageHash`) by `verifyingSigner`, r||s||v.
 /// paymasterAndData = paymaster(20) | uint128 paymasterVerificationGasLimit | uint128 paymasterPostOpGasLimit
 ///                    | paymasterData, the standard v0.7 prefix. paymasterData:
-///   sponsored (paymasterAndData 130 bytes): [0] mode = 0 | [1:7] uint48 validUntil | [7:13] uint48 validAfter
-///     | [13:78] signature
-///   token (186 bytes): [0] mode = 1 | [1:7] validUntil | [7:13] validAfter | [13:33] token
-///     | [33:49] uint128 exchangeRate | [49:53] uint32 priceMarkup | [53:69] uint128 maxTokenCost | [69:134] signature
+///   sponsored (paymasterAndData 154 bytes): [0] mode = 0 | [1:7] uint48 validUntil | [7:13] uint48 validAfter
+///     | [13:21] uint64 maxVerificationGasLimit | [21:29] uint64 maxCallGasLimit | [29:37] uint64 maxPreVerificationGas
+///     | [37:102] signature
+///   token (210 bytes): [0] mode = 1 | [1:7] validUntil | [7:13] validAfter | [13:37] the three caps, as above
+///     | [37:57] token | [57:73] uint128 exchangeRate | [73:77] uint32 priceMarkup | [77:93] uint128 maxTokenCost
+///     | [93:158] signature
 ///   v0.9 parallel signing: the signature may instead follow paymasterData in the EntryPoint v0.9 suffix,
 ///     paymasterData-without-signature | signature(65) | uint16(65) | 0x22e325a297439656 (PAYMASTER_SIG_MAGIC),
-///     140 and 196 bytes. The v0.9 EntryPoint leaves `signature | uint16` out of the userOpHash, so the account
+///     164 and 220 bytes. The v0.9 EntryPoint leaves `signature | uint16` out of the userOpHash, so the account
 ///     can sign before the service does. The fields are then exactly ERC4337Utils.paymasterData() and the
 ///     signature ERC4337Utils.paymasterSignature(). The form is accepted on every version (the older
 ///     EntryPoints hash it whole, which only means the account signs last). An inline signature never ends with
 ///     the magic: its last byte is v (27 or 28), the magic's is 0x56. Any other length reverts (AA33).
+/// Gas caps: the service signs upper bounds of the account's three gas values, not the values themselves. Clients
+/// such as viem's prepareUserOperation without a stub call ask for paymasterData first, with zero gas limits, and
+/// have the bundler estimate the limits afterwards; a signature over exact limits could never match. An op whose
+/// verificationGasLimit, callGasLimit or preVerificationGas exceeds its cap fails the signature check (AA34, not a
+/// revert: a bundler estimating gas simulates with limits of its own and tolerates a signature failure, not a
+/// revert). The paymaster's exposure stays bounded: the EntryPoint's prefund, the most it takes from the deposit,
+/// is computed from the op's limits, which are at most the caps. Knowing the final limits, the service signs caps
+/// equal to them, which is exact binding.
 /// Digest:
-///   opHash = keccak256(abi.encode(sender, nonce, initCodeHash, keccak256(callData), accountGasLimits,
-///            bytes32 paymasterAndData[20:52], preVerificationGas, gasFees))
+///   opHash = keccak256(abi.encode(sender, nonce, initCodeHash, keccak256(callData), uint256 maxVerificationGasLimit,
+///            uint256 maxCallGasLimit, bytes32 paymasterAndData[20:52], uint256 maxPreVerificationGas, gasFees))
+///     (the caps in the places of accountGasLimits and preVerificationGas, which are not hashed themselves)
 ///   initCodeHash = keccak256(initCode), except for an EIP-7702 initCode (at least 2 bytes whose first 20,
 ///     zero-padded, are 0x7702 followed by zeros): keccak256(abi.encodePacked(delegate, initCode[20:])), or
 ///     keccak256(abi.encodePacked(delegate)) when initCode is at most 20 bytes, `delegate` being the sender's
@@ -45,10 +56,10 @@ import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 ///                   uint48 validAfter))
 ///   tokenHash = keccak256(abi.encode(opHash, chainid, address(this), entryPoint, uint8 1, validUntil, validAfter,
 ///               token, uint128 exchangeRate, uint32 priceMarkup, uint128 maxTokenCost))
-/// Every field the paymaster pays for is signed (both paymaster gas limits included), so a bundler cannot inflate
-/// gas after approval. Replay is prevented by the account nonce (in opHash), not a paymaster nonce, so the
-/// service needs no chain read to sign. chainid, address(this) and the EntryPoint bind a signature to one
-/// deployment; the mode byte keeps one mode's signature out of the other.
+/// Every field the paymaster pays for is signed, exactly or as a cap (both paymaster gas limits exactly), so a
+/// bundler cannot inflate gas beyond what was approved. Replay is prevented by the account nonce (in opHash), not
+/// a paymaster nonce, so the service needs no chain read to sign. chainid, address(this) and the EntryPoint bind a
+/// signature to one deployment; the mode byte keeps one mode's signature out of the other.
 /// validationData = sigFailed | validUntil << 160 | validAfter << 208. v0.9 reads a window whose bounds both have
 /// bit 47 set (ERC4337Utils.BLOCK_RANGE_FLAG) as block numbers; a window that sets it on one bound only is
 /// ambiguous and is a signature failure, on every version (the older EntryPoints would read the flagged bound as
@@ -57,6 +68,8 @@ import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 ///   charge = ceil((actualGasCost + (POST_OP_OVERHEAD + maxPenaltyGas) * actualUserOpFeePerGas)
 ///            * exchangeRate * priceMarkup / 1e24)
 ///   exchangeRate: token base units per 1e18 wei; priceMarkup: parts per million (1e6 = no premium).
+///   The service derives maxTokenCost from the gas caps (the prefund at the caps, plus the overhead and penalty
+///   bound at maxFeePerGas), so it bounds the charge of any op within them.
 /// Note: `verifyingSigner` and `feeReceiver` are storage reads; ERC-7562 (STO-031) lets bundlers accept that
 /// only from a staked paymaster, hence `addStake`.
 contract PatronPaymasterV07 is Paymaster, Ownable2Step {
@@ -77,21 +90,24 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
     uint32 public constant MAX_PRICE_MARKUP = 2e6;
 
     /// paymasterAndData lengths: inline signature, and signature in the v0.9 suffix.
-    uint256 public constant SPONSORED_LENGTH = 130;
-    uint256 public constant TOKEN_LENGTH = 186;
-    uint256 public constant SPONSORED_SUFFIXED_LENGTH = 140;
-    uint256 public constant TOKEN_SUFFIXED_LENGTH = 196;
+    uint256 public constant SPONSORED_LENGTH = 154;
+    uint256 public constant TOKEN_LENGTH = 210;
+    uint256 public constant SPONSORED_SUFFIXED_LENGTH = 164;
+    uint256 public constant TOKEN_SUFFIXED_LENGTH = 220;
 
     /// Offsets inside paymasterData (paymasterAndData[52:]).
     uint256 private constant PAYMASTER_DATA_OFFSET = 52;
     uint256 private constant VALID_UNTIL_OFFSET = 1;
     uint256 private constant VALID_AFTER_OFFSET = 7;
-    uint256 private constant SPONSORED_FIELDS_LENGTH = 13;
-    uint256 private constant TOKEN_OFFSET = 13;
-    uint256 private constant RATE_OFFSET = 33;
-    uint256 private constant MARKUP_OFFSET = 49;
-    uint256 private constant MAX_COST_OFFSET = 53;
-    uint256 private constant TOKEN_FIELDS_LENGTH = 69;
+    uint256 private constant MAX_VERIFICATION_GAS_OFFSET = 13;
+    uint256 private constant MAX_CALL_GAS_OFFSET = 21;
+    uint256 private constant MAX_PRE_VERIFICATION_GAS_OFFSET = 29;
+    uint256 private constant SPONSORED_FIELDS_LENGTH = 37;
+    uint256 private constant TOKEN_OFFSET = 37;
+    uint256 private constant RATE_OFFSET = 57;
+    uint256 private constant MARKUP_OFFSET = 73;
+    uint256 private constant MAX_COST_OFFSET = 77;
+    uint256 private constant TOKEN_FIELDS_LENGTH = 93;
     uint256 private constant SIGNATURE_LENGTH = 65;
     /// uint16 signature length + 8-byte magic after a v0.9 suffixed signature.
     uint256 private constant SUFFIX_TAIL_LENGTH = 10;
@@ -155,10 +171,10 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
     // ---------------------------------------------------------------- ERC-4337 IPaymaster (via OZ Paymaster)
 
     /// @notice Called by the EntryPoint during validation (OZ's `validatePaymasterUserOp` checks the caller). A
-    /// wrong signature returns SIG_VALIDATION_FAILED (AA34) and the window goes into validationData (AA32, or
-    /// AA37 for an expired block range on v0.9), so bundlers can simulate without reverting. It reverts (AA33)
-    /// on data it cannot parse and, in token mode, on a markup out of range or an account that cannot pay the
-    /// signed maximum.
+    /// wrong signature, or an account gas value above its signed cap, returns SIG_VALIDATION_FAILED (AA34) and the
+    /// window goes into validationData (AA32, or AA37 for an expired block range on v0.9), so bundlers can
+    /// simulate without reverting. It reverts (AA33) on data it cannot parse and, in token mode, on a markup out
+    /// of range or an account that cannot pay the signed maximum.
     function _validatePaymasterUserOp(PackedUserOperation calldata userOp, bytes32, /* userOpHash */ uint256)
         internal
         view
@@ -213,14 +229,29 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
 
     // ---------------------------------------------------------------- hashes (shared with the TS service)
 
+    /// The signed window and gas caps, the first 36 bytes after the mode byte in both modes.
+    struct Quote {
+        uint48 validUntil;
+        uint48 validAfter;
+        uint64 maxVerificationGasLimit;
+        uint64 maxCallGasLimit;
+        uint64 maxPreVerificationGas;
+    }
+
     /// @notice The hash the verifying signer signs (EIP-191) for a sponsored operation. paymasterAndData must
-    /// hold at least the 52-byte prefix (its gas limits are signed); the rest of it is not read.
-    function getSponsoredHash(PackedUserOperation calldata userOp, uint48 validUntil, uint48 validAfter)
-        external
-        view
-        returns (bytes32)
-    {
-        return _sponsoredHash(userOp, validUntil, validAfter);
+    /// hold at least the 52-byte prefix (its gas limits are signed); the rest of it is not read, nor are the op's
+    /// accountGasLimits and preVerificationGas (the caps stand for them).
+    function getSponsoredHash(
+        PackedUserOperation calldata userOp,
+        uint48 validUntil,
+        uint48 validAfter,
+        uint64 maxVerificationGasLimit,
+        uint64 maxCallGasLimit,
+        uint64 maxPreVerificationGas
+    ) external view returns (bytes32) {
+        return _sponsoredHash(
+            userOp, Quote(validUntil, validAfter, maxVerificationGasLimit, maxCallGasLimit, maxPreVerificationGas)
+        );
     }
 
     /// @notice The hash the verifying signer signs (EIP-191) for a token-mode operation.
@@ -228,17 +259,25 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
         PackedUserOperation calldata userOp,
         uint48 validUntil,
         uint48 validAfter,
+        uint64 maxVerificationGasLimit,
+        uint64 maxCallGasLimit,
+        uint64 maxPreVerificationGas,
         address token,
         uint128 exchangeRate,
         uint32 priceMarkup,
         uint128 maxTokenCost
     ) external view returns (bytes32) {
-        return _tokenHash(userOp, validUntil, validAfter, token, exchangeRate, priceMarkup, maxTokenCost);
+        return _tokenHash(
+            userOp,
+            Quote(validUntil, validAfter, maxVerificationGasLimit, maxCallGasLimit, maxPreVerificationGas),
+            TokenData(token, exchangeRate, priceMarkup, maxTokenCost)
+        );
     }
 
-    /// Every field of the op except paymasterData and signature (which carry the signature itself); the two
-    /// paymaster gas limits are in, as one word.
-    function _opHash(PackedUserOperation calldata userOp) internal view returns (bytes32) {
+    /// Every field of the op except paymasterData and signature (which carry the signature itself), with the
+    /// signed caps in place of accountGasLimits and preVerificationGas; the two paymaster gas limits are in
+    /// exactly, as one word.
+    function _opHash(PackedUserOperation calldata userOp, Quote memory q) internal view returns (bytes32) {
         bytes calldata data = userOp.paymasterAndData;
         if (data.length < PAYMASTER_DATA_OFFSET) revert InvalidPaymasterDataLength(data.length, SPONSORED_LENGTH);
         return keccak256(
@@ -247,9 +286,10 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
                 userOp.nonce,
                 _initCodeHash(userOp),
                 keccak256(userOp.callData),
-                userOp.accountGasLimits,
+                uint256(q.maxVerificationGasLimit),
+                uint256(q.maxCallGasLimit),
                 bytes32(data[20:PAYMASTER_DATA_OFFSET]),
-                userOp.preVerificationGas,
+                uint256(q.maxPreVerificationGas),
                 userOp.gasFees
             )
         );
@@ -267,42 +307,61 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
         return keccak256(abi.encodePacked(delegate, initCode[20:]));
     }
 
-    function _sponsoredHash(PackedUserOperation calldata userOp, uint48 validUntil, uint48 validAfter)
+    function _sponsoredHash(PackedUserOperation calldata userOp, Quote memory q) internal view returns (bytes32) {
+        return keccak256(
+            abi.encode(
+                _opHash(userOp, q),
+                block.chainid,
+                address(this),
+                address(_entryPoint),
+                MODE_SPONSORED,
+                q.validUntil,
+                q.validAfter
+            )
+        );
+    }
+
+    function _tokenHash(PackedUserOperation calldata userOp, Quote memory q, TokenData memory d)
         internal
         view
         returns (bytes32)
     {
         return keccak256(
             abi.encode(
-                _opHash(userOp), block.chainid, address(this), address(_entryPoint), MODE_SPONSORED, validUntil, validAfter
-            )
-        );
-    }
-
-    function _tokenHash(
-        PackedUserOperation calldata userOp,
-        uint48 validUntil,
-        uint48 validAfter,
-        address token,
-        uint128 exchangeRate,
-        uint32 priceMarkup,
-        uint128 maxTokenCost
-    ) internal view returns (bytes32) {
-        return keccak256(
-            abi.encode(
-                _opHash(userOp),
+                _opHash(userOp, q),
                 block.chainid,
                 address(this),
                 address(_entryPoint),
                 MODE_TOKEN,
-                validUntil,
-                validAfter,
-                token,
-                exchangeRate,
-                priceMarkup,
-                maxTokenCost
+                q.validUntil,
+                q.validAfter,
+                d.token,
+                d.exchangeRate,
+                d.priceMarkup,
+                d.maxTokenCost
             )
         );
+    }
+
+    function _decodeQuote(bytes calldata fields) internal pure returns (Quote memory q) {
+        q.validUntil = uint48(bytes6(fields[VALID_UNTIL_OFFSET:VALID_AFTER_OFFSET]));
+        q.validAfter = uint48(bytes6(fields[VALID_AFTER_OFFSET:MAX_VERIFICATION_GAS_OFFSET]));
+        q.maxVerificationGasLimit = uint64(bytes8(fields[MAX_VERIFICATION_GAS_OFFSET:MAX_CALL_GAS_OFFSET]));
+        q.maxCallGasLimit = uint64(bytes8(fields[MAX_CALL_GAS_OFFSET:MAX_PRE_VERIFICATION_GAS_OFFSET]));
+        q.maxPreVerificationGas = uint64(bytes8(fields[MAX_PRE_VERIFICATION_GAS_OFFSET:SPONSORED_FIELDS_LENGTH]));
+    }
+
+    /// Whether the signature may stand for this op: a consistent window, gas within the signed caps, the verifying
+    /// signer's signature. Every failure is a signature failure (AA34), never a revert (see the contract's notes).
+    function _quoteHolds(PackedUserOperation calldata userOp, Quote memory q, bytes32 hash, bytes calldata signature)
+        internal
+        view
+        returns (bool)
+    {
+        return _windowIsConsistent(q.validUntil, q.validAfter)
+            && userOp.verificationGasLimit() <= q.maxVerificationGasLimit && userOp.callGasLimit() <= q.maxCallGasLimit
+            && userOp.preVerificationGas <= q.maxPreVerificationGas
+            && _isSignedBy(MessageHashUtils.toEthSignedMessageHash(hash), signature);
     }
 
     // ---------------------------------------------------------------- mode 0: sponsored
@@ -312,19 +371,15 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
         view
         returns (bytes memory, uint256)
     {
-        uint48 validUntil = uint48(bytes6(fields[VALID_UNTIL_OFFSET:VALID_AFTER_OFFSET]));
-        uint48 validAfter = uint48(bytes6(fields[VALID_AFTER_OFFSET:SPONSORED_FIELDS_LENGTH]));
-        bytes32 digest = MessageHashUtils.toEthSignedMessageHash(_sponsoredHash(userOp, validUntil, validAfter));
-        bool sigFailed = !_windowIsConsistent(validUntil, validAfter) || !_isSignedBy(digest, signature);
+        Quote memory q = _decodeQuote(fields);
+        bool sigFailed = !_quoteHolds(userOp, q, _sponsoredHash(userOp, q), signature);
         // Empty context: the EntryPoint then skips postOp entirely, saving its gas.
-        return ("", _packValidationData(sigFailed, validUntil, validAfter));
+        return ("", _packValidationData(sigFailed, q.validUntil, q.validAfter));
     }
 
     // ---------------------------------------------------------------- mode 1: token
 
     struct TokenData {
-        uint48 validUntil;
-        uint48 validAfter;
         address token;
         uint128 exchangeRate;
         uint32 priceMarkup;
@@ -332,35 +387,31 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
     }
 
     function _decodeToken(bytes calldata fields) internal pure returns (TokenData memory d) {
-        d.validUntil = uint48(bytes6(fields[VALID_UNTIL_OFFSET:VALID_AFTER_OFFSET]));
-        d.validAfter = uint48(bytes6(fields[VALID_AFTER_OFFSET:TOKEN_OFFSET]));
         d.token = address(bytes20(fields[TOKEN_OFFSET:RATE_OFFSET]));
         d.exchangeRate = uint128(bytes16(fields[RATE_OFFSET:MARKUP_OFFSET]));
         d.priceMarkup = uint32(bytes4(fields[MARKUP_OFFSET:MAX_COST_OFFSET]));
         d.maxTokenCost = uint128(bytes16(fields[MAX_COST_OFFSET:TOKEN_FIELDS_LENGTH]));
     }
 
-    /// The signature is checked first: a tampered op fails as AA34 whatever its token says. Then the account
-    /// must be able to pay the signed maximum: its balance, and either an allowance already in place or an
-    /// `approve(paymaster, >= maxTokenCost)` inside its own callData (the usual flow batches the approval with
-    /// the user's call, and callData runs after validation, before postOp).
+    /// The signature (with the window and the gas caps) is checked first: a tampered op fails as AA34 whatever its
+    /// token says. Then the account must be able to pay the signed maximum: its balance, and either an allowance
+    /// already in place or an `approve(paymaster, >= maxTokenCost)` inside its own callData (the usual flow batches
+    /// the approval with the user's call, and callData runs after validation, before postOp).
     function _validateToken(PackedUserOperation calldata userOp, bytes calldata fields, bytes calldata signature)
         internal
         view
         returns (bytes memory, uint256)
     {
+        Quote memory q = _decodeQuote(fields);
         TokenData memory d = _decodeToken(fields);
         if (d.priceMarkup < MIN_PRICE_MARKUP || d.priceMarkup > MAX_PRICE_MARKUP) {
             revert PriceMarkupOutOfRange(d.priceMarkup);
         }
-        bytes32 digest = MessageHashUtils.toEthSignedMessageHash(
-            _tokenHash(userOp, d.validUntil, d.validAfter, d.token, d.exchangeRate, d.priceMarkup, d.maxTokenCost)
-        );
-        if (!_windowIsConsistent(d.validUntil, d.validAfter) || !_isSignedBy(digest, signature)) {
-            return ("", _packValidationData(true, d.validUntil, d.validAfter));
+        if (!_quoteHolds(userOp, q, _tokenHash(userOp, q, d), signature)) {
+            return ("", _packValidationData(true, q.validUntil, q.validAfter));
         }
         _checkCanPay(userOp, d.token, d.maxTokenCost);
-        return (_tokenContext(userOp, d), _packValidationData(false, d.validUntil, d.validAfter));
+        return (_tokenContext(userOp, d), _packValidationData(false, q.validUntil, q.validAfter));
     }
 
     /// What postOp needs: who pays, in what, at which price, up to what, and the penalty bound of this op.

@@ -28,9 +28,12 @@ import {
   DUMMY_PAYMASTER_SIGNATURE,
   decodePaymasterAndDataV07,
   encodePaymasterAndDataV07,
+  exactCapsV07,
+  type GasCapsV07,
   PAYMASTER_SIG_MAGIC,
   sponsoredHashV07,
   userOpHashV08,
+  worstCaseCostV07,
 } from '../src/paymaster/patronPaymasterV07.js';
 import { KEYS, revertOf, testKey } from './helpers/patronPaymasterV06.js';
 import {
@@ -51,6 +54,7 @@ import {
   packed,
   paymasterDeposit,
   signAccount,
+  signedGasOf,
   signPaymaster,
   simulateOp,
   userOpHashOf,
@@ -62,6 +66,7 @@ import {
 
 const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 const FLAG = BLOCK_RANGE_FLAG;
+const MAX_UINT64 = (1n << 64n) - 1n;
 
 it('PatronPaymasterV07 has the typed ABI of src/chain/deployPatronPaymasterV07.ts (no drift)', () => {
   // solc adds `internalType`, `anonymous: false` and `name: ''` for unnamed parameters; parseAbi leaves them out.
@@ -121,7 +126,7 @@ for (const version of VERSIONS) {
       t.diagnostic(`v${version}: tx gasUsed ${receipt.gasUsed}, op actualGasUsed ${event.args.actualGasUsed}`);
     });
 
-    it('computes the same digest as getSponsoredHash for deploying, plain, 7702-form and extreme ops', async () => {
+    it('computes the same digest as getSponsoredHash for deploying, plain, 7702-form and extreme ops and caps', async () => {
       const base = await buildDeployingOp(chain.fx);
       const maxUint128 = (1n << 128n) - 1n;
       const ops: OpV07[] = [
@@ -140,36 +145,53 @@ for (const version of VERSIONS) {
           callData: `0x${'ff'.repeat(999)}`,
         },
       ];
+      const capsCases: GasCapsV07[] = [
+        { maxVerificationGasLimit: 400_000n, maxCallGasLimit: 100_000n, maxPreVerificationGas: 60_000n },
+        { maxVerificationGasLimit: 0n, maxCallGasLimit: 0n, maxPreVerificationGas: 0n },
+        { maxVerificationGasLimit: MAX_UINT64, maxCallGasLimit: 1n, maxPreVerificationGas: MAX_UINT64 - 1n },
+      ];
       for (const [i, op] of ops.entries()) {
         // The contract reads the gas limits from paymasterAndData[20:52]; the rest of it is not hashed.
         const withLimits = await signPaymaster(chain.fx, op, {
           validUntil: 0,
           validAfter: 0,
+          caps: { maxVerificationGasLimit: 0n, maxCallGasLimit: 0n, maxPreVerificationGas: 0n },
           eip7702Delegate: zeroAddress,
         });
         for (const [validUntil, validAfter] of [
           [0, 0],
           [2 ** 48 - 1, 1_700_000_000],
         ] as const) {
-          const onChain = await chain.fx.client.readContract({
-            address: chain.fx.paymaster,
-            abi: patronPaymasterV07Abi,
-            functionName: 'getSponsoredHash',
-            args: [packed(withLimits), validUntil, validAfter],
-          });
-          const local = sponsoredHashV07(
-            {
-              userOp: op,
-              chainId: BigInt(chain.fx.chainId),
-              paymaster: chain.fx.paymaster,
-              entryPoint: chain.fx.entryPoint,
-              validUntil,
-              validAfter,
-              eip7702Delegate: zeroAddress,
-            },
-            viemKeccak,
-          );
-          assert.equal(bytesToHex(local), onChain, `op ${i}, window ${validUntil}/${validAfter}`);
+          for (const caps of capsCases) {
+            const onChain = await chain.fx.client.readContract({
+              address: chain.fx.paymaster,
+              abi: patronPaymasterV07Abi,
+              functionName: 'getSponsoredHash',
+              args: [
+                packed(withLimits),
+                validUntil,
+                validAfter,
+                caps.maxVerificationGasLimit,
+                caps.maxCallGasLimit,
+                caps.maxPreVerificationGas,
+              ],
+            });
+            const local = sponsoredHashV07(
+              {
+                userOp: op,
+                chainId: BigInt(chain.fx.chainId),
+                paymaster: chain.fx.paymaster,
+                entryPoint: chain.fx.entryPoint,
+                validUntil,
+                validAfter,
+                caps,
+                eip7702Delegate: zeroAddress,
+              },
+              viemKeccak,
+            );
+            const label = `op ${i}, window ${validUntil}/${validAfter}, caps ${caps.maxVerificationGasLimit}`;
+            assert.equal(bytesToHex(local), onChain, label);
+          }
         }
       }
     });
@@ -191,10 +213,24 @@ for (const version of VERSIONS) {
       assert.equal(await failedOpReason(chain.fx, await sponsoredOp()), 'ok');
     });
 
+    const caps = (op: OpV07) => decodePaymasterAndDataV07(op.paymasterAndData).caps;
+    // Signed with caps equal to the limits (exact binding): one more gas than signed is above its cap.
     const tampers: Array<[string, (op: OpV07) => OpV07]> = [
       ['callGasLimit', (op) => ({ ...op, callGasLimit: op.callGasLimit + 1n })],
       ['verificationGasLimit', (op) => ({ ...op, verificationGasLimit: op.verificationGasLimit + 1n })],
       ['preVerificationGas', (op) => ({ ...op, preVerificationGas: op.preVerificationGas + 1n })],
+      [
+        'maxVerificationGasLimit (the cap)',
+        (op) => repack(op, { caps: { ...caps(op), maxVerificationGasLimit: caps(op).maxVerificationGasLimit + 1n } }),
+      ],
+      [
+        'maxCallGasLimit (the cap)',
+        (op) => repack(op, { caps: { ...caps(op), maxCallGasLimit: caps(op).maxCallGasLimit + 1n } }),
+      ],
+      [
+        'maxPreVerificationGas (the cap)',
+        (op) => repack(op, { caps: { ...caps(op), maxPreVerificationGas: caps(op).maxPreVerificationGas - 1n } }),
+      ],
       ['maxFeePerGas', (op) => ({ ...op, maxFeePerGas: op.maxFeePerGas + 1n })],
       ['maxPriorityFeePerGas', (op) => ({ ...op, maxPriorityFeePerGas: op.maxPriorityFeePerGas - 1n })],
       // Nonce key 1, sequence 0: still a nonce the EntryPoint accepts, so only the paymaster can object.
@@ -341,11 +377,12 @@ for (const version of VERSIONS) {
       await rejectedAs(bytesToHex(bytes), 'UnknownMode', [2]);
     });
 
-    for (const length of [53, 129, 131, 139, 141]) {
+    // 130: the layout before the gas caps.
+    for (const length of [53, 130, 153, 155, 163, 165]) {
       it(`reverts on a ${length}-byte sponsored paymasterAndData (${AA33}, InvalidPaymasterDataLength)`, async () => {
         const signed = await signPaymaster(chain.fx, await buildDeployingOp(chain.fx), chain.window);
         const padded = concat([signed.paymasterAndData, `0x${'00'.repeat(20)}`]);
-        await rejectedAs(slice(padded, 0, length), 'InvalidPaymasterDataLength', [BigInt(length), 130n]);
+        await rejectedAs(slice(padded, 0, length), 'InvalidPaymasterDataLength', [BigInt(length), 154n]);
       });
     }
 
@@ -356,16 +393,80 @@ for (const version of VERSIONS) {
       });
       const pnd = signed.paymasterAndData;
       // The signature one byte shorter, the declared length to match: well-formed for the EntryPoint, not for us.
-      const short = concat([slice(pnd, 0, 65 + 64), '0x0040', PAYMASTER_SIG_MAGIC]);
-      await rejectedAs(short, 'InvalidPaymasterDataLength', [139n, 140n]);
+      const short = concat([slice(pnd, 0, 89 + 64), '0x0040', PAYMASTER_SIG_MAGIC]);
+      await rejectedAs(short, 'InvalidPaymasterDataLength', [163n, 164n]);
       // One byte of extra field data before the signature.
-      const long = concat([slice(pnd, 0, 65), '0x00', slice(pnd, 65)]);
-      await rejectedAs(long, 'InvalidPaymasterDataLength', [141n, 140n]);
+      const long = concat([slice(pnd, 0, 89), '0x00', slice(pnd, 89)]);
+      await rejectedAs(long, 'InvalidPaymasterDataLength', [165n, 164n]);
+    });
+
+    describe('gas caps (the signature bounds the account gas values, for limits estimated after signing)', () => {
+      const CAPS: GasCapsV07 = {
+        maxVerificationGasLimit: 500_000n,
+        maxCallGasLimit: 150_000n,
+        maxPreVerificationGas: 80_000n,
+      };
+      /**
+       * What viem's prepareUserOperation does without a stub: paymasterData is asked for first (the service signs
+       * caps, not limits), the bundler estimates the limits afterwards and the account signs the final op.
+       */
+      async function cappedOp(limits: Partial<OpV07> = {}) {
+        const unsigned = await buildDeployingOp(chain.fx, {
+          verificationGasLimit: 0n,
+          callGasLimit: 0n,
+          preVerificationGas: 0n,
+        });
+        const signed = await signPaymaster(chain.fx, unsigned, { ...chain.window, caps: CAPS });
+        const estimated = { verificationGasLimit: 400_000n, callGasLimit: 100_000n, preVerificationGas: 60_000n };
+        return signAccount(chain.fx, { ...signed, ...estimated, ...limits });
+      }
+
+      it('executes an op whose three limits, set after the paymaster signed, are below the caps; the deposit drop is within the prefund at the caps', async () => {
+        const op = await cappedOp();
+        const depositBefore = await paymasterDeposit(chain.fx);
+        const { event } = await handleOne(chain.fx, op);
+        assert.equal(event.args.success, true);
+        assert.equal(await counterValue(chain.fx), 1n);
+        const dropped = depositBefore - (await paymasterDeposit(chain.fx));
+        assert.equal(dropped, event.args.actualGasCost);
+        const worst = worstCaseCostV07(signedGasOf(op, CAPS), op.maxFeePerGas);
+        assert.equal(worst, (500_000n + 150_000n + 100_000n + 0n + 80_000n) * op.maxFeePerGas);
+        assert.ok(dropped <= worst, `deposit dropped ${dropped}, worst case ${worst}`);
+      });
+
+      it('accepts each limit exactly at its cap', async () => {
+        const atCaps = {
+          verificationGasLimit: CAPS.maxVerificationGasLimit,
+          callGasLimit: CAPS.maxCallGasLimit,
+          preVerificationGas: CAPS.maxPreVerificationGas,
+        };
+        assert.equal(await failedOpReason(chain.fx, await cappedOp(atCaps)), 'ok');
+      });
+
+      const above: Array<[string, Partial<OpV07>]> = [
+        ['verificationGasLimit', { verificationGasLimit: CAPS.maxVerificationGasLimit + 1n }],
+        ['callGasLimit', { callGasLimit: CAPS.maxCallGasLimit + 1n }],
+        ['preVerificationGas', { preVerificationGas: CAPS.maxPreVerificationGas + 1n }],
+      ];
+      for (const [field, limits] of above) {
+        it(`rejects ${field} one above its cap with ${AA34} (a signature failure, not a revert)`, async () => {
+          const op = await cappedOp(limits);
+          assert.equal(await failedOpReason(chain.fx, op), AA34);
+          const validated = await validateAsEntryPoint(chain.fx, op);
+          assert.ok(validated.ok && (validated.validationData & 1n) === 1n, 'sigFailed, no revert');
+        });
+      }
+
+      it(`rejects caps raised after signing with ${AA34}, even when the op is within them`, async () => {
+        const op = await cappedOp();
+        const raised = repack(op, { caps: { ...CAPS, maxCallGasLimit: CAPS.maxCallGasLimit * 2n } });
+        assert.equal(await failedOpReason(chain.fx, await signAccount(chain.fx, raised)), AA34);
+      });
     });
 
     it('accepts the signature in the v0.9 suffix form (signed last, on every version)', async () => {
       const op = await sponsoredOp((x) => x, { signatureInSuffix: true });
-      assert.equal(size(op.paymasterAndData), 140);
+      assert.equal(size(op.paymasterAndData), 164);
       const { event } = await handleOne(chain.fx, op);
       assert.equal(event.args.success, true);
       assert.equal(await counterValue(chain.fx), 1n);
@@ -421,12 +522,13 @@ for (const version of VERSIONS) {
           paymasterPostOpGasLimit: unsigned.paymasterPostOpGasLimit,
           fields,
           ...chain.window,
+          caps: exactCapsV07(unsigned),
           signature: DUMMY_PAYMASTER_SIGNATURE,
           signatureInSuffix: true,
         };
         const stub = { ...unsigned, paymasterAndData: encodePaymasterAndDataV07(stubData) };
         // What the account signs: the userOpHash over prefix || fields || magic (signature and length cut out).
-        const magicOnly = concat([slice(stub.paymasterAndData, 0, 65), PAYMASTER_SIG_MAGIC]);
+        const magicOnly = concat([slice(stub.paymasterAndData, 0, 89), PAYMASTER_SIG_MAGIC]);
         const accountHash = userOpHashV08({
           userOp: stub,
           entryPoint: chain.fx.entryPoint,
@@ -537,7 +639,14 @@ for (const version of VERSIONS) {
             address: fx.paymaster,
             abi: patronPaymasterV07Abi,
             functionName: 'getSponsoredHash',
-            args: [packed(op), chain.window.validUntil, chain.window.validAfter],
+            args: [
+              packed(op),
+              chain.window.validUntil,
+              chain.window.validAfter,
+              op.verificationGasLimit,
+              op.callGasLimit,
+              op.preVerificationGas,
+            ],
           });
           const local = sponsoredHashV07(
             {
@@ -546,6 +655,7 @@ for (const version of VERSIONS) {
               paymaster: fx.paymaster,
               entryPoint: fx.entryPoint,
               ...chain.window,
+              caps: exactCapsV07(op),
               eip7702Delegate: delegate,
             },
             viemKeccak,
@@ -598,6 +708,7 @@ for (const version of VERSIONS) {
               paymaster: chain.fx.paymaster,
               entryPoint: chain.fx.entryPoint,
               ...chain.window,
+              caps: exactCapsV07(op),
             },
             viemKeccak,
           ),
@@ -613,6 +724,7 @@ for (const version of VERSIONS) {
           paymasterPostOpGasLimit: op.paymasterPostOpGasLimit,
           fields: { mode: 0 },
           ...chain.window,
+          caps: exactCapsV07(op),
           signature: raw,
         }),
       };

@@ -24,11 +24,14 @@ import { viemKeccak } from '../src/paymaster/patronPaymasterV06.js';
 import {
   decodePaymasterAndDataV07,
   encodePaymasterAndDataV07,
+  exactCapsV07,
+  type GasCapsV07,
   maxPenaltyGas,
   maxTokenCostV07,
   POST_OP_OVERHEAD_V07,
   tokenChargeV07,
   tokenHashV07,
+  worstCaseCostV07,
 } from '../src/paymaster/patronPaymasterV07.js';
 import { COUNTER_ADDRESS } from './helpers/patronPaymasterV06.js';
 import {
@@ -48,6 +51,7 @@ import {
   paymasterDeposit,
   setFeeReceiver,
   signAccount,
+  signedGasOf,
   signPaymaster,
   simulateOp,
   tokenBalance,
@@ -104,7 +108,7 @@ for (const version of VERSIONS) {
         ...o.overrides,
       });
       const opPrice = { ...price, priceMarkup: o.priceMarkup ?? price.priceMarkup };
-      const cap = o.maxTokenCost ?? maxTokenCostV07(base, base.maxFeePerGas, price, version);
+      const cap = o.maxTokenCost ?? maxTokenCostV07(signedGasOf(base), base.maxFeePerGas, price, version);
       const approve = o.approve === undefined ? { token: usdc.address, amount: cap } : o.approve;
       const op: OpV07 = {
         ...base,
@@ -129,31 +133,41 @@ for (const version of VERSIONS) {
         maxTokenCost: 123_456_789n,
       };
       const withLimits = await signPaymaster(chain.fx, userOp, { ...chain.window, token: fields });
-      const onChain = await chain.fx.client.readContract({
-        address: chain.fx.paymaster,
-        abi: patronPaymasterV07Abi,
-        functionName: 'getTokenHash',
-        args: [
-          packed(withLimits),
-          fields.validUntil,
-          fields.validAfter,
-          fields.token,
-          fields.exchangeRate,
-          fields.priceMarkup,
-          fields.maxTokenCost,
-        ],
-      });
-      const local = tokenHashV07(
-        {
-          userOp,
-          chainId: BigInt(chain.fx.chainId),
-          paymaster: chain.fx.paymaster,
-          entryPoint: chain.fx.entryPoint,
-          ...fields,
-        },
-        viemKeccak,
-      );
-      assert.equal(bytesToHex(local), onChain);
+      const capsCases: GasCapsV07[] = [
+        exactCapsV07(userOp),
+        { maxVerificationGasLimit: (1n << 64n) - 1n, maxCallGasLimit: 0n, maxPreVerificationGas: 123_456n },
+      ];
+      for (const caps of capsCases) {
+        const onChain = await chain.fx.client.readContract({
+          address: chain.fx.paymaster,
+          abi: patronPaymasterV07Abi,
+          functionName: 'getTokenHash',
+          args: [
+            packed(withLimits),
+            fields.validUntil,
+            fields.validAfter,
+            caps.maxVerificationGasLimit,
+            caps.maxCallGasLimit,
+            caps.maxPreVerificationGas,
+            fields.token,
+            fields.exchangeRate,
+            fields.priceMarkup,
+            fields.maxTokenCost,
+          ],
+        });
+        const local = tokenHashV07(
+          {
+            userOp,
+            chainId: BigInt(chain.fx.chainId),
+            paymaster: chain.fx.paymaster,
+            entryPoint: chain.fx.entryPoint,
+            ...fields,
+            caps,
+          },
+          viemKeccak,
+        );
+        assert.equal(bytesToHex(local), onChain, `caps ${caps.maxVerificationGasLimit}`);
+      }
       const read = (functionName: 'POST_OP_OVERHEAD') =>
         chain.fx.client.readContract({ address: chain.fx.paymaster, abi: patronPaymasterV07Abi, functionName });
       assert.equal(await read('POST_OP_OVERHEAD'), POST_OP_OVERHEAD_V07);
@@ -245,7 +259,7 @@ for (const version of VERSIONS) {
         verificationGasLimit: 100_000n,
         paymasterPostOpGasLimit: POST_OP_GAS,
       });
-      const cap = maxTokenCostV07(second, second.maxFeePerGas, price, version);
+      const cap = maxTokenCostV07(signedGasOf(second), second.maxFeePerGas, price, version);
       const signed = await signPaymaster(chain.fx, second, {
         ...chain.window,
         token: { token: usdc.address, ...price, maxTokenCost: cap },
@@ -284,7 +298,7 @@ for (const version of VERSIONS) {
 
     it('finds an approval packed ERC-7579 style (20 bytes off the word grid) and refuses one elsewhere', async () => {
       const base = await buildDeployingOp(chain.fx, { callGasLimit: CALL_GAS, paymasterPostOpGasLimit: POST_OP_GAS });
-      const cap = maxTokenCostV07(base, base.maxFeePerGas, price, version);
+      const cap = maxTokenCostV07(signedGasOf(base), base.maxFeePerGas, price, version);
       await mint(usdc.address, base.sender, 10n ** 12n);
       /** Validation of an op signed with this callData (the signature is checked first, so it must be valid). */
       const validateWith = async (callData: Hex) => {
@@ -354,6 +368,10 @@ for (const version of VERSIONS) {
         (d) => ({ ...d, fields: { ...tokenFields(d), maxTokenCost: tokenFields(d).maxTokenCost + 1n } }),
       ],
       ['validUntil', (d) => ({ ...d, validUntil: d.validUntil + 1 })],
+      [
+        'maxCallGasLimit (a gas cap)',
+        (d) => ({ ...d, caps: { ...d.caps, maxCallGasLimit: d.caps.maxCallGasLimit + 1n } }),
+      ],
       ['the mode (token data re-signed as sponsored)', (d) => ({ ...d, fields: { mode: 0 } })],
     ];
     function tokenFields(d: TokenData) {
@@ -400,7 +418,8 @@ for (const version of VERSIONS) {
       });
     }
 
-    for (const length of [185, 187, 195, 197]) {
+    // 186: the layout before the gas caps.
+    for (const length of [186, 209, 211, 219, 221]) {
       it(`reverts on a ${length}-byte token paymasterAndData (${AA33})`, async () => {
         const { op } = await tokenOp();
         const raw = concat([op.paymasterAndData, `0x${'00'.repeat(20)}`]);
@@ -414,18 +433,66 @@ for (const version of VERSIONS) {
 
     it('accepts a token op with its signature in the v0.9 suffix', async () => {
       const base = await buildDeployingOp(chain.fx, { callGasLimit: CALL_GAS, paymasterPostOpGasLimit: POST_OP_GAS });
-      const cap = maxTokenCostV07(base, base.maxFeePerGas, price, version);
+      const cap = maxTokenCostV07(signedGasOf(base), base.maxFeePerGas, price, version);
       const op = { ...base, callData: batchWithApproval(usdc.address, cap) };
       const signed = await signPaymaster(chain.fx, op, {
         ...chain.window,
         token: { token: usdc.address, ...price, maxTokenCost: cap },
         signatureInSuffix: true,
       });
-      assert.equal(size(signed.paymasterAndData), 196);
+      assert.equal(size(signed.paymasterAndData), 220);
       await mint(usdc.address, op.sender, 10n ** 12n);
       const { receipt, event } = await handleOne(chain.fx, await signAccount(chain.fx, signed));
       assert.equal(event.args.success, true);
       assert.equal(chargedEvents(receipt.logs).length, 1);
+    });
+
+    it('executes an op signed with gas caps above its limits: maxTokenCost from the caps bounds the charge', async () => {
+      const caps: GasCapsV07 = {
+        maxVerificationGasLimit: 600_000n,
+        maxCallGasLimit: 2n * CALL_GAS,
+        maxPreVerificationGas: 100_000n,
+      };
+      // The service signs before the limits are known: zero limits, caps, maxTokenCost from the caps.
+      const unsigned = await buildDeployingOp(chain.fx, {
+        verificationGasLimit: 0n,
+        callGasLimit: 0n,
+        preVerificationGas: 0n,
+        paymasterPostOpGasLimit: POST_OP_GAS,
+      });
+      const maxTokenCost = maxTokenCostV07(signedGasOf(unsigned, caps), unsigned.maxFeePerGas, price, version);
+      const exact = maxTokenCostV07(
+        signedGasOf({
+          ...unsigned,
+          verificationGasLimit: 400_000n,
+          callGasLimit: CALL_GAS,
+          preVerificationGas: 60_000n,
+        }),
+        unsigned.maxFeePerGas,
+        price,
+        version,
+      );
+      assert.ok(maxTokenCost > exact, 'the caps cost more than the limits they bound');
+      const op = { ...unsigned, callData: batchWithApproval(usdc.address, maxTokenCost) };
+      const signed = await signPaymaster(chain.fx, op, {
+        ...chain.window,
+        caps,
+        token: { token: usdc.address, ...price, maxTokenCost },
+      });
+      // Then the bundler's estimate, within the caps, and the account's signature.
+      const estimated = { verificationGasLimit: 400_000n, callGasLimit: CALL_GAS, preVerificationGas: 60_000n };
+      const final = await signAccount(chain.fx, { ...signed, ...estimated });
+      await mint(usdc.address, op.sender, 10n ** 12n);
+      // A limit above its cap: a signature failure (AA34), never a revert.
+      const over = await signAccount(chain.fx, { ...signed, ...estimated, callGasLimit: caps.maxCallGasLimit + 1n });
+      assert.equal(await failedOpReason(chain.fx, over), AA34);
+      const depositBefore = await paymasterDeposit(chain.fx);
+      const { receipt, event } = await handleOne(chain.fx, final);
+      assert.equal(event.args.success, true);
+      const [charged] = chargedEvents(receipt.logs);
+      assert.ok(charged !== undefined && charged.args.charge <= maxTokenCost);
+      const dropped = depositBefore - (await paymasterDeposit(chain.fx));
+      assert.ok(dropped <= worstCaseCostV07(signedGasOf(final, caps), final.maxFeePerGas));
     });
 
     it('never charges more than the signed maximum', async () => {
@@ -499,7 +566,7 @@ for (const version of VERSIONS) {
             paymasterVerificationGasLimit: limit,
             paymasterPostOpGasLimit: POST_OP_GAS,
           });
-          const cap = maxTokenCostV07(next, next.maxFeePerGas, price, version);
+          const cap = maxTokenCostV07(signedGasOf(next), next.maxFeePerGas, price, version);
           const token = { token: usdc.address, ...price, maxTokenCost: cap };
           const signed = await signPaymaster(chain.fx, next, { ...chain.window, token });
           return failedOpReason(chain.fx, await signAccount(chain.fx, signed));

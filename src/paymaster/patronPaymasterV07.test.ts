@@ -29,7 +29,7 @@ import {
   decodePaymasterAndDataV07,
   type EntryPointVersionV07,
   encodePaymasterAndDataV07,
-  type HashedFieldsV07,
+  exactCapsV07,
   isEip7702InitCode,
   maxPenaltyGas,
   maxTokenCostV07,
@@ -44,15 +44,18 @@ import {
   TOKEN_SUFFIXED_LENGTH_V07,
   tokenChargeV07,
   tokenHashV07,
+  type UnsignedUserOperationV07,
   type UserOperationV07,
   userOpHashForVersion,
   userOpHashV07,
   userOpHashV08,
+  withinCapsV07,
   worstCaseCostV07,
 } from './patronPaymasterV07.js';
 
 const MAX_UINT256 = (1n << 256n) - 1n;
 const MAX_UINT128 = (1n << 128n) - 1n;
+const MAX_UINT64 = (1n << 64n) - 1n;
 const MAX_UINT48 = 2 ** 48 - 1;
 const MARKER_20: Hex = '0x7702000000000000000000000000000000000000';
 
@@ -88,7 +91,7 @@ function randomUint(rng: Rng, bytes: number): bigint {
 const address = (rng: Rng): Address => getAddress(bytesToHex(rng.bytes(20)));
 
 /** A random op; a third of them carry an EIP-7702 initCode, in its three forms. */
-function randomOp(rng: Rng): HashedFieldsV07 & { paymasterAndData: Hex } {
+function randomOp(rng: Rng): UnsignedUserOperationV07 & { paymasterAndData: Hex } {
   const lengths = [0, 1, 31, 32, 33, 64, 200, 4096];
   const initCode = rng.pick<Hex>([
     bytesToHex(rng.bytes(rng.pick(lengths))),
@@ -121,6 +124,12 @@ function randomParams(rng: Rng): SponsoredHashParamsV07 {
     entryPoint: address(rng),
     validUntil: rng.pick([0, 1, MAX_UINT48, Math.floor(rng.next() * MAX_UINT48)]),
     validAfter: rng.pick([0, 1, MAX_UINT48, Math.floor(rng.next() * MAX_UINT48)]),
+    // randomUint's edges include 2^64, one past a cap's range: wrapped to 0.
+    caps: {
+      maxVerificationGasLimit: BigInt.asUintN(64, randomUint(rng, 8)),
+      maxCallGasLimit: BigInt.asUintN(64, randomUint(rng, 8)),
+      maxPreVerificationGas: BigInt.asUintN(64, randomUint(rng, 8)),
+    },
     eip7702Delegate: address(rng),
   };
 }
@@ -138,16 +147,20 @@ function referenceInitCodeHash(initCode: Hex, delegate: Address | undefined): He
 function referenceOpHash(p: SponsoredHashParamsV07): Hex {
   const u = p.userOp;
   return keccak256(
-    encodeAbiParameters(parseAbiParameters('address, uint256, bytes32, bytes32, bytes32, bytes32, uint256, bytes32'), [
-      u.sender,
-      u.nonce,
-      referenceInitCodeHash(u.initCode, p.eip7702Delegate),
-      keccak256(u.callData),
-      pair(u.verificationGasLimit, u.callGasLimit),
-      pair(u.paymasterVerificationGasLimit, u.paymasterPostOpGasLimit),
-      u.preVerificationGas,
-      pair(u.maxPriorityFeePerGas, u.maxFeePerGas),
-    ]),
+    encodeAbiParameters(
+      parseAbiParameters('address, uint256, bytes32, bytes32, uint256, uint256, bytes32, uint256, bytes32'),
+      [
+        u.sender,
+        u.nonce,
+        referenceInitCodeHash(u.initCode, p.eip7702Delegate),
+        keccak256(u.callData),
+        p.caps.maxVerificationGasLimit,
+        p.caps.maxCallGasLimit,
+        pair(u.paymasterVerificationGasLimit, u.paymasterPostOpGasLimit),
+        p.caps.maxPreVerificationGas,
+        pair(u.maxPriorityFeePerGas, u.maxFeePerGas),
+      ],
+    ),
   );
 }
 
@@ -209,6 +222,7 @@ const baseParams: SponsoredHashParamsV07 = {
   entryPoint: '0x0000000071727De22E5E9d8BAf0edAc6f37da032',
   validUntil: 1_900_000_000,
   validAfter: 0,
+  caps: { maxVerificationGasLimit: 600_000n, maxCallGasLimit: 100_000n, maxPreVerificationGas: 60_000n },
 };
 const signature = Uint8Array.from({ length: 65 }, (_, i) => i + 1);
 const tokenFields = {
@@ -251,9 +265,9 @@ describe('sponsoredHashV07 / tokenHashV07', () => {
       ['nonce', op({ nonce: 1n })],
       ['initCode', op({ initCode: '0x00' })],
       ['callData', op({ callData: '0x00' })],
-      ['callGasLimit', op({ callGasLimit: 100_001n })],
-      ['verificationGasLimit', op({ verificationGasLimit: 600_001n })],
-      ['preVerificationGas', op({ preVerificationGas: 60_001n })],
+      ['maxVerificationGasLimit', { ...baseParams, caps: { ...baseParams.caps, maxVerificationGasLimit: 600_001n } }],
+      ['maxCallGasLimit', { ...baseParams, caps: { ...baseParams.caps, maxCallGasLimit: 100_001n } }],
+      ['maxPreVerificationGas', { ...baseParams, caps: { ...baseParams.caps, maxPreVerificationGas: 60_001n } }],
       ['maxFeePerGas', op({ maxFeePerGas: 2_000_000_001n })],
       ['maxPriorityFeePerGas', op({ maxPriorityFeePerGas: 1n })],
       ['paymasterVerificationGasLimit', op({ paymasterVerificationGasLimit: 60_001n })],
@@ -270,6 +284,23 @@ describe('sponsoredHashV07 / tokenHashV07', () => {
     }
     const token = bytesToHex(tokenHashV07({ ...baseParams, ...tokenFields }, viemKeccak));
     assert.notEqual(token, base, 'the mode is signed');
+  });
+
+  it("does not read the op's own account gas values: the caps stand for them", () => {
+    const base = bytesToHex(sponsoredHashV07(baseParams, viemKeccak));
+    // What viem's prepareUserOperation asks with (zero limits) and what the bundler estimates afterwards.
+    for (const limits of [
+      { verificationGasLimit: 0n, callGasLimit: 0n, preVerificationGas: 0n },
+      { verificationGasLimit: 123_456n, callGasLimit: 7n, preVerificationGas: 50_000n },
+      { verificationGasLimit: MAX_UINT128 + 1n, callGasLimit: -1n, preVerificationGas: MAX_UINT256 + 1n },
+    ]) {
+      const params = { ...baseParams, userOp: { ...baseOp, ...limits } };
+      assert.equal(bytesToHex(sponsoredHashV07(params, viemKeccak)), base);
+      assert.equal(
+        bytesToHex(tokenHashV07({ ...params, ...tokenFields }, viemKeccak)),
+        bytesToHex(tokenHashV07({ ...baseParams, ...tokenFields }, viemKeccak)),
+      );
+    }
   });
 
   it('binds the EIP-7702 delegate, not the marker, and requires it for a 7702 initCode only', () => {
@@ -309,11 +340,21 @@ describe('sponsoredHashV07 / tokenHashV07', () => {
     const bad: Array<[string, SponsoredHashParamsV07]> = [
       ['negative nonce', op({ nonce: -1n })],
       ['nonce above uint256', op({ nonce: MAX_UINT256 + 1n })],
-      ['callGasLimit above uint128', op({ callGasLimit: MAX_UINT128 + 1n })],
+      [
+        'maxCallGasLimit above uint64',
+        { ...baseParams, caps: { ...baseParams.caps, maxCallGasLimit: MAX_UINT64 + 1n } },
+      ],
+      [
+        'negative maxVerificationGasLimit',
+        { ...baseParams, caps: { ...baseParams.caps, maxVerificationGasLimit: -1n } },
+      ],
+      [
+        'maxPreVerificationGas above uint64',
+        { ...baseParams, caps: { ...baseParams.caps, maxPreVerificationGas: MAX_UINT64 + 1n } },
+      ],
       ['maxFeePerGas above uint128', op({ maxFeePerGas: MAX_UINT128 + 1n })],
       ['paymasterPostOpGasLimit above uint128', op({ paymasterPostOpGasLimit: MAX_UINT128 + 1n })],
       ['negative paymasterVerificationGasLimit', op({ paymasterVerificationGasLimit: -1n })],
-      ['preVerificationGas above uint256', op({ preVerificationGas: MAX_UINT256 + 1n })],
       ['non-hex callData', op({ callData: '0xzz' })],
       ['odd-length initCode', op({ initCode: '0xabc' })],
       ['short sender', op({ sender: '0x1111' })],
@@ -336,6 +377,7 @@ describe('encodePaymasterAndDataV07 / decodePaymasterAndDataV07', () => {
     fields: { mode: MODE_SPONSORED },
     validUntil: 1_900_000_000,
     validAfter: 12,
+    caps: { maxVerificationGasLimit: 1_000_000n, maxCallGasLimit: 2n ** 40n + 3n, maxPreVerificationGas: 70_000n },
     signature,
   };
   const token: PaymasterAndDataV07 = { ...sponsored, fields: tokenFields };
@@ -345,7 +387,16 @@ describe('encodePaymasterAndDataV07 / decodePaymasterAndDataV07', () => {
       ['address', 'uint128', 'uint128'],
       [sponsored.paymaster, sponsored.paymasterVerificationGasLimit, sponsored.paymasterPostOpGasLimit],
     );
-    const window = encodePacked(['uint48', 'uint48'], [sponsored.validUntil, sponsored.validAfter]);
+    const window = encodePacked(
+      ['uint48', 'uint48', 'uint64', 'uint64', 'uint64'],
+      [
+        sponsored.validUntil,
+        sponsored.validAfter,
+        sponsored.caps.maxVerificationGasLimit,
+        sponsored.caps.maxCallGasLimit,
+        sponsored.caps.maxPreVerificationGas,
+      ],
+    );
     const tokenTail = encodePacked(
       ['address', 'uint128', 'uint32', 'uint128'],
       [tokenFields.token, tokenFields.exchangeRate, tokenFields.priceMarkup, tokenFields.maxTokenCost],
@@ -384,6 +435,7 @@ describe('encodePaymasterAndDataV07 / decodePaymasterAndDataV07', () => {
       paymasterPostOpGasLimit: 0n,
       validUntil: MAX_UINT48,
       validAfter: MAX_UINT48,
+      caps: { maxVerificationGasLimit: MAX_UINT64, maxCallGasLimit: 0n, maxPreVerificationGas: MAX_UINT64 },
       fields: { ...tokenFields, exchangeRate: MAX_UINT128, maxTokenCost: MAX_UINT128, priceMarkup: 2_000_000 },
     };
     const decoded = decodePaymasterAndDataV07(encodePaymasterAndDataV07(extreme));
@@ -398,6 +450,8 @@ describe('encodePaymasterAndDataV07 / decodePaymasterAndDataV07', () => {
       ['negative validAfter', { ...sponsored, validAfter: -1 }],
       ['short paymaster', { ...sponsored, paymaster: '0x1234' }],
       ['gas limit above uint128', { ...sponsored, paymasterVerificationGasLimit: MAX_UINT128 + 1n }],
+      ['cap above uint64', { ...sponsored, caps: { ...sponsored.caps, maxCallGasLimit: MAX_UINT64 + 1n } }],
+      ['negative cap', { ...sponsored, caps: { ...sponsored.caps, maxPreVerificationGas: -1n } }],
       ['rate above uint128', { ...token, fields: { ...tokenFields, exchangeRate: MAX_UINT128 + 1n } }],
       ['markup above uint32', { ...token, fields: { ...tokenFields, priceMarkup: 2 ** 32 } }],
       ['non-hex token', { ...token, fields: { ...tokenFields, token: `0x${'q'.repeat(40)}` } }],
@@ -412,14 +466,15 @@ describe('encodePaymasterAndDataV07 / decodePaymasterAndDataV07', () => {
     const withByte = (hex: Hex, at: number, byte: string): Hex =>
       `${hex.slice(0, 2 + 2 * at)}${byte}${hex.slice(4 + 2 * at)}` as Hex;
     const cases: Array<[string, Hex, RegExp]> = [
-      ['one byte short', inline.slice(0, -2) as Hex, /must be 130 bytes, got 129/],
-      ['one byte long', `${inline}00`, /must be 130 bytes, got 131/],
+      ['one byte short', inline.slice(0, -2) as Hex, /must be 154 bytes, got 153/],
+      ['one byte long', `${inline}00`, /must be 154 bytes, got 155/],
+      ['the pre-caps length', slice(inline, 0, 130), /must be 154 bytes, got 130/],
       ['prefix only', inline.slice(0, 2 + 104) as Hex, /too short/],
       ['mode 2', withByte(inline, 52, '02'), /unknown paymaster mode 2/],
-      ['mode 1 at the sponsored length', withByte(inline, 52, '01'), /must be 186 bytes, got 130/],
-      ['suffix declaring 64 bytes', withByte(suffixed, 130, '40'), /declare 65/],
-      ['suffix one byte short', concat([slice(suffixed, 0, 129), slice(suffixed, 130)]), /must be 140 bytes, got 139/],
-      ['token one byte long', `${tokenInline}00`, /must be 186 bytes, got 187/],
+      ['mode 1 at the sponsored length', withByte(inline, 52, '01'), /must be 210 bytes, got 154/],
+      ['suffix declaring 64 bytes', withByte(suffixed, 155, '40'), /declare 65/],
+      ['suffix one byte short', concat([slice(suffixed, 0, 153), slice(suffixed, 154)]), /must be 164 bytes, got 163/],
+      ['token one byte long', `${tokenInline}00`, /must be 210 bytes, got 211/],
       [
         'markup below 1e6',
         encodePaymasterAndDataV07({ ...token, fields: { ...tokenFields, priceMarkup: 999_999 } }),
@@ -457,7 +512,7 @@ describe('encodePaymasterAndDataV07 / decodePaymasterAndDataV07', () => {
 
 /** viem's UserOperation of a version, from our flat op and its paymasterAndData (the paymaster split out). */
 function toViemOp(
-  op: HashedFieldsV07 & { paymasterAndData: Hex },
+  op: UnsignedUserOperationV07 & { paymasterAndData: Hex },
   version: EntryPointVersionV07,
   extra: { delegate?: Address; paymasterSignature?: Hex } = {},
 ): UserOperation {
@@ -506,6 +561,7 @@ describe('userOpHashV07 / userOpHashV08 (pinned to viem getUserOperationHash)', 
     fields: { mode: MODE_SPONSORED },
     validUntil: 1,
     validAfter: 2,
+    caps: exactCapsV07(baseOp),
     signature,
   });
 
@@ -549,6 +605,7 @@ describe('userOpHashV07 / userOpHashV08 (pinned to viem getUserOperationHash)', 
       fields: tokenFields,
       validUntil: 1,
       validAfter: 2,
+      caps: exactCapsV07(baseOp),
       signature,
       signatureInSuffix: true,
     };
@@ -565,7 +622,7 @@ describe('userOpHashV07 / userOpHashV08 (pinned to viem getUserOperationHash)', 
     });
     const hash = userOpHashV08(args(withSignature));
     assert.equal(userOpHashV08(args(withDummy)), hash, 'the account can sign before the paymaster does');
-    const fieldsOnly = slice(withSignature.paymasterAndData, 52, 52 + 69);
+    const fieldsOnly = slice(withSignature.paymasterAndData, 52, 52 + 93);
     const viemOp = toViemOp(
       { ...baseOp, paymasterAndData: concat([slice(withSignature.paymasterAndData, 0, 52), fieldsOnly]) },
       '0.9',
@@ -643,15 +700,33 @@ describe('maxPenaltyGas / worstCaseCostV07 / token charge', () => {
     });
   }
 
-  it('worst case: the prefund, every limit at maxFeePerGas', () => {
-    const limits = {
-      verificationGasLimit: 1n,
-      callGasLimit: 2n,
+  it('worst case: the prefund at the caps, every cap and paymaster limit at maxFeePerGas', () => {
+    const gas = {
+      maxVerificationGasLimit: 1n,
+      maxCallGasLimit: 2n,
       paymasterVerificationGasLimit: 3n,
       paymasterPostOpGasLimit: 4n,
-      preVerificationGas: 5n,
+      maxPreVerificationGas: 5n,
     };
-    assert.equal(worstCaseCostV07(limits, 7n), 105n);
+    assert.equal(worstCaseCostV07(gas, 7n), 105n);
+  });
+
+  it('exactCapsV07 signs the limits themselves; withinCapsV07 is the contract check (each value <= its cap)', () => {
+    const caps = exactCapsV07(baseOp);
+    assert.deepEqual(caps, {
+      maxVerificationGasLimit: 600_000n,
+      maxCallGasLimit: 100_000n,
+      maxPreVerificationGas: 60_000n,
+    });
+    assert.equal(withinCapsV07(baseOp, caps), true);
+    assert.equal(
+      withinCapsV07({ ...baseOp, verificationGasLimit: 0n, callGasLimit: 0n, preVerificationGas: 0n }, caps),
+      true,
+    );
+    assert.equal(withinCapsV07({ ...baseOp, verificationGasLimit: 600_001n }, caps), false);
+    assert.equal(withinCapsV07({ ...baseOp, callGasLimit: 100_001n }, caps), false);
+    assert.equal(withinCapsV07({ ...baseOp, preVerificationGas: 60_001n }, caps), false);
+    assert.throws(() => exactCapsV07({ ...baseOp, callGasLimit: MAX_UINT64 + 1n }), ValidationError);
   });
 
   it('charges the formula, capped by the signed maximum, and the maximum bounds the worst case', () => {
@@ -668,18 +743,19 @@ describe('maxPenaltyGas / worstCaseCostV07 / token charge', () => {
     const wei = 10n ** 15n + 57_000n * 2n * 10n ** 9n;
     assert.equal(charge(10n ** 15n, MAX_UINT128), (wei * 3_000_000_000n * 1_100_000n + 10n ** 24n - 1n) / 10n ** 24n);
     assert.equal(charge(10n ** 15n, 7n), 7n);
-    const limits = {
-      verificationGasLimit: 500_000n,
-      callGasLimit: 100_000n,
+    const gas = {
+      maxVerificationGasLimit: 500_000n,
+      maxCallGasLimit: 100_000n,
       paymasterVerificationGasLimit: 60_000n,
       paymasterPostOpGasLimit: 70_000n,
-      preVerificationGas: 60_000n,
+      maxPreVerificationGas: 60_000n,
     };
     for (const version of ['0.7', '0.8', '0.9'] as const) {
-      const cap = maxTokenCostV07(limits, 2n * 10n ** 9n, price, version);
-      const penalty = maxPenaltyGas({ ...limits, version });
+      const cap = maxTokenCostV07(gas, 2n * 10n ** 9n, price, version);
+      // The penalty bound at the cap of callGasLimit: an op within the caps has at most this one.
+      const penalty = maxPenaltyGas({ callGasLimit: gas.maxCallGasLimit, paymasterPostOpGasLimit: 70_000n, version });
       const worst = tokenChargeV07({
-        actualGasCost: worstCaseCostV07(limits, 2n * 10n ** 9n),
+        actualGasCost: worstCaseCostV07(gas, 2n * 10n ** 9n),
         actualUserOpFeePerGas: 2n * 10n ** 9n,
         maxPenaltyGas: penalty,
         price,

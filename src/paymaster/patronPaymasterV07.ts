@@ -23,10 +23,16 @@ import { MAX_PRICE_MARKUP, MIN_PRICE_MARKUP, type TokenPrice, weiToTokenUnits } 
  *
  * paymasterAndData = paymaster(20) | uint128 paymasterVerificationGasLimit | uint128 paymasterPostOpGasLimit
  *                    | paymasterData
- *   sponsored (130 bytes): [52] mode = 0 | [53:59] uint48 validUntil | [59:65] uint48 validAfter | [65:130] r||s||v
- *   token (186 bytes): [52] mode = 1 | [53:59] validUntil | [59:65] validAfter | [65:85] token
- *     | [85:101] uint128 exchangeRate | [101:105] uint32 priceMarkup | [105:121] uint128 maxTokenCost | [121:186] sig
- *   v0.9 suffix form (140 / 196 bytes): the same fields, then signature(65) | uint16 65 | PAYMASTER_SIG_MAGIC.
+ *   sponsored (154 bytes): [52] mode = 0 | [53:59] uint48 validUntil | [59:65] uint48 validAfter
+ *     | [65:73] uint64 maxVerificationGasLimit | [73:81] uint64 maxCallGasLimit | [81:89] uint64 maxPreVerificationGas
+ *     | [89:154] r||s||v
+ *   token (210 bytes): [52] mode = 1 | [53:59] validUntil | [59:65] validAfter | [65:89] the three caps | [89:109] token
+ *     | [109:125] uint128 exchangeRate | [125:129] uint32 priceMarkup | [129:145] uint128 maxTokenCost | [145:210] sig
+ *   v0.9 suffix form (164 / 220 bytes): the same fields, then signature(65) | uint16 65 | PAYMASTER_SIG_MAGIC.
+ *
+ * The signature binds caps of the account's verificationGasLimit, callGasLimit and preVerificationGas, not their
+ * values: viem's prepareUserOperation (without a stub call) asks for paymasterData before the bundler estimates
+ * those limits. An op above any cap fails as AA34. Signing caps equal to known limits is exact binding.
  */
 
 export type UserOperationV07 = {
@@ -45,8 +51,24 @@ export type UserOperationV07 = {
   signature: Hex;
 };
 
-/** The op fields the paymaster's hash covers (everything but paymasterData and the account's signature). */
-export type HashedFieldsV07 = Omit<UserOperationV07, 'signature'>;
+/** The op without the account's signature: what the EntryPoint's userOpHash covers (with paymasterAndData). */
+export type UnsignedUserOperationV07 = Omit<UserOperationV07, 'signature'>;
+
+/**
+ * The op fields the paymaster's hash covers exactly: everything but paymasterData, the account's signature and the
+ * three account gas values, for which the hash takes GasCapsV07 instead.
+ */
+export type HashedFieldsV07 = Omit<
+  UserOperationV07,
+  'signature' | 'verificationGasLimit' | 'callGasLimit' | 'preVerificationGas'
+>;
+
+/** Upper bounds of the account's gas values, signed in their place; each fits uint64. */
+export interface GasCapsV07 {
+  readonly maxVerificationGasLimit: bigint;
+  readonly maxCallGasLimit: bigint;
+  readonly maxPreVerificationGas: bigint;
+}
 
 /** EntryPoint v0.7+'s PackedUserOperation, as the contracts take it. */
 export type PackedUserOperationV07 = {
@@ -63,11 +85,11 @@ export type PackedUserOperationV07 = {
 
 export type EntryPointVersionV07 = '0.7' | '0.8' | '0.9';
 
-export const SPONSORED_PAYMASTER_AND_DATA_LENGTH_V07 = 130;
-export const TOKEN_PAYMASTER_AND_DATA_LENGTH_V07 = 186;
+export const SPONSORED_PAYMASTER_AND_DATA_LENGTH_V07 = 154;
+export const TOKEN_PAYMASTER_AND_DATA_LENGTH_V07 = 210;
 /** With the signature in the v0.9 suffix: 10 bytes more (uint16 length, 8-byte magic). */
-export const SPONSORED_SUFFIXED_LENGTH_V07 = 140;
-export const TOKEN_SUFFIXED_LENGTH_V07 = 196;
+export const SPONSORED_SUFFIXED_LENGTH_V07 = 164;
+export const TOKEN_SUFFIXED_LENGTH_V07 = 220;
 /** keccak256("PaymasterSignature")[:8]: EntryPoint v0.9's marker of a paymaster signature after paymasterData. */
 export const PAYMASTER_SIG_MAGIC: Hex = '0x22e325a297439656';
 /** EntryPoint v0.9: both window bounds with bit 47 set are block numbers (ERC4337Utils.BLOCK_RANGE_FLAG). */
@@ -81,18 +103,22 @@ const PAYMASTER_DATA_OFFSET = 52;
 const MODE_OFFSET = 52;
 const VALID_UNTIL_OFFSET = 53;
 const VALID_AFTER_OFFSET = 59;
-const SPONSORED_FIELDS_END = 65;
-const TOKEN_OFFSET = 65;
-const RATE_OFFSET = 85;
-const MARKUP_OFFSET = 101;
-const MAX_COST_OFFSET = 105;
-const TOKEN_FIELDS_END = 121;
+const MAX_VERIFICATION_GAS_OFFSET = 65;
+const MAX_CALL_GAS_OFFSET = 73;
+const MAX_PRE_VERIFICATION_GAS_OFFSET = 81;
+const SPONSORED_FIELDS_END = 89;
+const TOKEN_OFFSET = 89;
+const RATE_OFFSET = 109;
+const MARKUP_OFFSET = 125;
+const MAX_COST_OFFSET = 129;
+const TOKEN_FIELDS_END = 145;
 const SIGNATURE_LENGTH = 65;
 const SUFFIX_TAIL_LENGTH = 10;
 /** EntryPoint v0.9's MIN_PAYMASTER_DATA_WITH_SUFFIX_LEN: a shorter paymasterAndData has no suffix. */
 const MIN_SUFFIXED_LENGTH = PAYMASTER_DATA_OFFSET + SUFFIX_TAIL_LENGTH;
 const MAGIC = Buffer.from(PAYMASTER_SIG_MAGIC.slice(2), 'hex');
 const MAX_UINT32 = 2 ** 32 - 1;
+const MAX_UINT64 = (1n << 64n) - 1n;
 const MAX_UINT128 = (1n << 128n) - 1n;
 const PENALTY_GAS_THRESHOLD = 40_000n;
 
@@ -100,7 +126,7 @@ const PENALTY_GAS_THRESHOLD = 40_000n;
  * Preimage buffers, reused: every function below fills one completely (zeroes first) and hashes it before
  * returning, all synchronously, so calls never see each other's bytes (patronPaymasterV06.ts does the same).
  */
-const OP_PREIMAGE = Buffer.alloc(8 * 32);
+const OP_PREIMAGE = Buffer.alloc(9 * 32);
 const SPONSORED_PREIMAGE = Buffer.alloc(7 * 32);
 const TOKEN_PREIMAGE = Buffer.alloc(11 * 32);
 const PACKED_OP_PREIMAGE = Buffer.alloc(8 * 32);
@@ -126,6 +152,43 @@ const DOMAIN_VERSION_HASH = keccak256(stringToBytes('1'), 'bytes');
 
 function checkUint128(value: bigint, field: string): void {
   if (value < 0n || value > MAX_UINT128) throw new ValidationError(`${field} must fit uint128`);
+}
+
+function checkCaps(caps: GasCapsV07): void {
+  for (const field of ['maxVerificationGasLimit', 'maxCallGasLimit', 'maxPreVerificationGas'] as const) {
+    const value = caps[field];
+    if (value < 0n || value > MAX_UINT64) throw new ValidationError(`${field} must fit uint64`);
+  }
+}
+
+/**
+ * Caps equal to the op's own limits: exact binding, for when the final limits are known (ERC-7677's stub, then
+ * data). Throws when a limit does not fit the uint64 of a cap.
+ */
+export function exactCapsV07(op: {
+  readonly verificationGasLimit: bigint;
+  readonly callGasLimit: bigint;
+  readonly preVerificationGas: bigint;
+}): GasCapsV07 {
+  const caps = {
+    maxVerificationGasLimit: op.verificationGasLimit,
+    maxCallGasLimit: op.callGasLimit,
+    maxPreVerificationGas: op.preVerificationGas,
+  };
+  checkCaps(caps);
+  return caps;
+}
+
+/** Whether the op's three account gas values are within the caps, as the contract checks (else AA34). */
+export function withinCapsV07(
+  op: { readonly verificationGasLimit: bigint; readonly callGasLimit: bigint; readonly preVerificationGas: bigint },
+  caps: GasCapsV07,
+): boolean {
+  return (
+    op.verificationGasLimit <= caps.maxVerificationGasLimit &&
+    op.callGasLimit <= caps.maxCallGasLimit &&
+    op.preVerificationGas <= caps.maxPreVerificationGas
+  );
 }
 
 /** Two uint128 packed in one word, `high` first: accountGasLimits, gasFees and the paymaster gas limits. */
@@ -175,25 +238,30 @@ function initCodeHash(initCode: Hex, eip7702Delegate: Address | undefined, kecca
 }
 
 /**
- * keccak256(abi.encode(sender, nonce, initCodeHash, keccak256(callData), accountGasLimits, paymasterGasLimits,
- * preVerificationGas, gasFees)): the contract's `_opHash`, shared by both modes.
+ * keccak256(abi.encode(sender, nonce, initCodeHash, keccak256(callData), uint256 maxVerificationGasLimit,
+ * uint256 maxCallGasLimit, paymasterGasLimits, uint256 maxPreVerificationGas, gasFees)): the contract's `_opHash`,
+ * shared by both modes. The op's own accountGasLimits and preVerificationGas are not read.
  */
-export function opHashV07(userOp: HashedFieldsV07, eip7702Delegate: Address | undefined, keccak: Keccak): Uint8Array {
+export function opHashV07(
+  userOp: HashedFieldsV07,
+  caps: GasCapsV07,
+  eip7702Delegate: Address | undefined,
+  keccak: Keccak,
+): Uint8Array {
+  checkCaps(caps);
   const buf = OP_PREIMAGE.fill(0);
   writeAddressWord(buf, 0, userOp.sender, 'sender');
   writeUint256Word(buf, 32, userOp.nonce, 'nonce');
   buf.set(initCodeHash(userOp.initCode, eip7702Delegate, keccak), 64);
   buf.set(keccak.keccak256(hexToBuffer(userOp.callData, 'callData')), 96);
-  writeUint128Pair(buf, 128, userOp.verificationGasLimit, userOp.callGasLimit, [
-    'verificationGasLimit',
-    'callGasLimit',
-  ]);
-  writeUint128Pair(buf, 160, userOp.paymasterVerificationGasLimit, userOp.paymasterPostOpGasLimit, [
+  buf.writeBigUInt64BE(caps.maxVerificationGasLimit, 128 + 24);
+  buf.writeBigUInt64BE(caps.maxCallGasLimit, 160 + 24);
+  writeUint128Pair(buf, 192, userOp.paymasterVerificationGasLimit, userOp.paymasterPostOpGasLimit, [
     'paymasterVerificationGasLimit',
     'paymasterPostOpGasLimit',
   ]);
-  writeUint256Word(buf, 192, userOp.preVerificationGas, 'preVerificationGas');
-  writeUint128Pair(buf, 224, userOp.maxPriorityFeePerGas, userOp.maxFeePerGas, [
+  buf.writeBigUInt64BE(caps.maxPreVerificationGas, 224 + 24);
+  writeUint128Pair(buf, 256, userOp.maxPriorityFeePerGas, userOp.maxFeePerGas, [
     'maxPriorityFeePerGas',
     'maxFeePerGas',
   ]);
@@ -208,6 +276,8 @@ export interface SponsoredHashParamsV07 {
   /** Unix seconds (or, on v0.9, block numbers with BLOCK_RANGE_FLAG on both); validUntil 0 means no expiry. */
   readonly validUntil: number;
   readonly validAfter: number;
+  /** Signed instead of the op's verificationGasLimit, callGasLimit and preVerificationGas (see GasCapsV07). */
+  readonly caps: GasCapsV07;
   /** The sender's current EIP-7702 delegate; required when initCode is the 0x7702 form, ignored otherwise. */
   readonly eip7702Delegate?: Address;
 }
@@ -216,7 +286,7 @@ export interface SponsoredHashParamsV07 {
 function writeCommonWords(buf: Buffer, params: SponsoredHashParamsV07, mode: number, keccak: Keccak): Buffer {
   checkUint48(params.validUntil, 'validUntil');
   checkUint48(params.validAfter, 'validAfter');
-  const opHash = opHashV07(params.userOp, params.eip7702Delegate, keccak);
+  const opHash = opHashV07(params.userOp, params.caps, params.eip7702Delegate, keccak);
   buf.fill(0);
   buf.set(opHash, 0);
   writeUint256Word(buf, 32, params.chainId, 'chainId');
@@ -270,6 +340,7 @@ export interface PaymasterAndDataV07 {
   readonly fields: PaymasterFieldsV07;
   readonly validUntil: number;
   readonly validAfter: number;
+  readonly caps: GasCapsV07;
   /** r || s || v, 65 bytes. */
   readonly signature: Uint8Array;
   /** Put the signature in EntryPoint v0.9's suffix (outside the userOpHash) instead of inside paymasterData. */
@@ -280,6 +351,7 @@ export interface PaymasterAndDataV07 {
 export function encodePaymasterAndDataV07(data: PaymasterAndDataV07): Hex {
   checkUint48(data.validUntil, 'validUntil');
   checkUint48(data.validAfter, 'validAfter');
+  checkCaps(data.caps);
   if (data.signature.length !== SIGNATURE_LENGTH) throw new ValidationError('signature must be 65 bytes (r||s||v)');
   const fields = data.fields;
   const fieldsEnd = fields.mode === MODE_TOKEN ? TOKEN_FIELDS_END : SPONSORED_FIELDS_END;
@@ -295,6 +367,9 @@ export function encodePaymasterAndDataV07(data: PaymasterAndDataV07): Hex {
   buf[MODE_OFFSET] = fields.mode;
   buf.writeUIntBE(data.validUntil, VALID_UNTIL_OFFSET, 6);
   buf.writeUIntBE(data.validAfter, VALID_AFTER_OFFSET, 6);
+  buf.writeBigUInt64BE(data.caps.maxVerificationGasLimit, MAX_VERIFICATION_GAS_OFFSET);
+  buf.writeBigUInt64BE(data.caps.maxCallGasLimit, MAX_CALL_GAS_OFFSET);
+  buf.writeBigUInt64BE(data.caps.maxPreVerificationGas, MAX_PRE_VERIFICATION_GAS_OFFSET);
   if (fields.mode === MODE_TOKEN) {
     checkTokenFields(fields);
     if (fields.token.length !== 42 || buf.write(fields.token.slice(2), TOKEN_OFFSET, 20, 'hex') !== 20) {
@@ -356,6 +431,11 @@ export function decodePaymasterAndDataV07(
     fields,
     validUntil: buf.readUIntBE(VALID_UNTIL_OFFSET, 6),
     validAfter: buf.readUIntBE(VALID_AFTER_OFFSET, 6),
+    caps: {
+      maxVerificationGasLimit: buf.readBigUInt64BE(MAX_VERIFICATION_GAS_OFFSET),
+      maxCallGasLimit: buf.readBigUInt64BE(MAX_CALL_GAS_OFFSET),
+      maxPreVerificationGas: buf.readBigUInt64BE(MAX_PRE_VERIFICATION_GAS_OFFSET),
+    },
     signature: new Uint8Array(buf.subarray(fieldsEnd, fieldsEnd + SIGNATURE_LENGTH)),
     signatureInSuffix: suffixed,
   };
@@ -382,7 +462,7 @@ export function packUserOperationV07(
 }
 
 export interface UserOpHashArgsV07 {
-  readonly userOp: HashedFieldsV07 & { readonly paymasterAndData: Hex };
+  readonly userOp: UnsignedUserOperationV07 & { readonly paymasterAndData: Hex };
   readonly entryPoint: Address;
   readonly chainId: number;
 }
@@ -517,25 +597,24 @@ export function maxPenaltyGas(args: {
   return args.paymasterPostOpGasLimit > PENALTY_GAS_THRESHOLD ? args.paymasterPostOpGasLimit / 10n : 0n;
 }
 
-export interface GasLimitsV07 {
-  readonly verificationGasLimit: bigint;
-  readonly callGasLimit: bigint;
+/** What the signature bounds the op's gas by: the three caps and the paymaster's own two limits (signed exactly). */
+export interface SignedGasV07 extends GasCapsV07 {
   readonly paymasterVerificationGasLimit: bigint;
   readonly paymasterPostOpGasLimit: bigint;
-  readonly preVerificationGas: bigint;
 }
 
 /**
- * The EntryPoint's prefund for an op with a paymaster, the most it can take from the deposit: every gas limit
- * at maxFeePerGas. The unused-gas penalty is charged within it, never above.
+ * The EntryPoint's prefund at the caps, the most an op signed with them can take from the deposit: (caps +
+ * paymaster limits) at maxFeePerGas. The op's own limits are at most the caps, its prefund at most this, and the
+ * unused-gas penalty is charged within the prefund, never above.
  */
-export function worstCaseCostV07(limits: GasLimitsV07, maxFeePerGas: bigint): bigint {
+export function worstCaseCostV07(gas: SignedGasV07, maxFeePerGas: bigint): bigint {
   return (
-    (limits.verificationGasLimit +
-      limits.callGasLimit +
-      limits.paymasterVerificationGasLimit +
-      limits.paymasterPostOpGasLimit +
-      limits.preVerificationGas) *
+    (gas.maxVerificationGasLimit +
+      gas.maxCallGasLimit +
+      gas.paymasterVerificationGasLimit +
+      gas.paymasterPostOpGasLimit +
+      gas.maxPreVerificationGas) *
     maxFeePerGas
   );
 }
@@ -558,18 +637,23 @@ export function tokenChargeV07(args: {
 }
 
 /**
- * A cap no charge of the op can exceed: postOp's actualGasCost is at most the prefund, so the charge formula at
- * worstCaseCostV07 and maxFeePerGas bounds every outcome. The service signs it as maxTokenCost.
+ * A cap no charge of an op within the gas caps can exceed: postOp's actualGasCost is at most the prefund, itself
+ * at most worstCaseCostV07, and the penalty bound grows with callGasLimit (v0.7), here at maxCallGasLimit; so the
+ * charge formula at worstCaseCostV07 and maxFeePerGas bounds every outcome. The service signs it as maxTokenCost.
  */
 export function maxTokenCostV07(
-  limits: GasLimitsV07,
+  gas: SignedGasV07,
   maxFeePerGas: bigint,
   price: TokenPrice,
   version: EntryPointVersionV07,
 ): bigint {
-  const penalty = maxPenaltyGas({ ...limits, version });
+  const penalty = maxPenaltyGas({
+    callGasLimit: gas.maxCallGasLimit,
+    paymasterPostOpGasLimit: gas.paymasterPostOpGasLimit,
+    version,
+  });
   const cost = weiToTokenUnits(
-    worstCaseCostV07(limits, maxFeePerGas) + (POST_OP_OVERHEAD_V07 + penalty) * maxFeePerGas,
+    worstCaseCostV07(gas, maxFeePerGas) + (POST_OP_OVERHEAD_V07 + penalty) * maxFeePerGas,
     price,
   );
   if (cost > MAX_UINT128) throw new ValidationError('the maximum token cost does not fit uint128');

@@ -31,8 +31,11 @@ import { eip191Digest, type TokenPaymasterFields, viemKeccak } from '../../src/p
 import {
   type EntryPointVersionV07,
   encodePaymasterAndDataV07,
+  exactCapsV07,
+  type GasCapsV07,
   type PaymasterFieldsV07,
   packUserOperationV07,
+  type SignedGasV07,
   sponsoredHashV07,
   tokenHashV07,
   type UserOperationV07,
@@ -288,9 +291,20 @@ export interface PaymasterSigning extends ValidityWindow {
   readonly signedPaymaster?: Address;
   readonly signedEntryPoint?: Address;
   readonly eip7702Delegate?: Address;
+  /** The gas caps signed; default: the op's own limits (exact binding). */
+  readonly caps?: GasCapsV07;
   /** Token mode when given. */
   readonly token?: TokenPaymasterFields;
   readonly signatureInSuffix?: boolean;
+}
+
+/** The gas an op signed with `caps` (default: its own limits) is bounded by, as worstCaseCostV07 and maxTokenCostV07 take it. */
+export function signedGasOf(op: OpV07, caps: GasCapsV07 = exactCapsV07(op)): SignedGasV07 {
+  return {
+    ...caps,
+    paymasterVerificationGasLimit: op.paymasterVerificationGasLimit,
+    paymasterPostOpGasLimit: op.paymasterPostOpGasLimit,
+  };
 }
 
 /** The paymaster's digest as the service computes it (local hash, EIP-191), for the signing below. */
@@ -302,6 +316,7 @@ export function paymasterDigest(fx: V07Fixture, op: OpV07, s: PaymasterSigning):
     entryPoint: s.signedEntryPoint ?? fx.entryPoint,
     validUntil: s.validUntil,
     validAfter: s.validAfter,
+    caps: s.caps ?? exactCapsV07(op),
     ...(s.eip7702Delegate === undefined ? {} : { eip7702Delegate: s.eip7702Delegate }),
   };
   const hash =
@@ -322,6 +337,7 @@ export async function signPaymaster(fx: V07Fixture, op: OpV07, s: PaymasterSigni
       fields,
       validUntil: s.validUntil,
       validAfter: s.validAfter,
+      caps: s.caps ?? exactCapsV07(op),
       signature,
       ...(s.signatureInSuffix === undefined ? {} : { signatureInSuffix: s.signatureInSuffix }),
     }),
