@@ -22,6 +22,7 @@ import {
 } from 'viem/account-abstraction';
 import { privateKeyToAccount } from 'viem/accounts';
 import { SIMPLE_ACCOUNT_ADDRESSES } from '../src/chain/accountFactories.js';
+import { patronPaymasterV07Abi } from '../src/chain/deployPatronPaymasterV07.js';
 import { waitForSuccess } from '../src/chain/devClient.js';
 import { type DevChain, startDevChain } from '../src/chain/embeddedChain.js';
 import { ENTRY_POINT_ADDRESSES } from '../src/chain/entryPoints.js';
@@ -87,6 +88,24 @@ describe('dev chain: EntryPoints v0.6-v0.9 and what SDKs default to', () => {
   it('has code at every canonical address, and describes it', async () => {
     assert.deepEqual(dev.entryPoints, ENTRY_POINT_ADDRESSES);
     assert.equal(dev.entryPoints['0.6'], dev.entryPoint);
+    assert.equal(dev.paymasters['0.6'], dev.paymaster);
+    // Patron's paymaster per version: serving that EntryPoint, with the same deposit as v0.6's.
+    for (const version of ['0.7', '0.8', '0.9'] as const) {
+      const paymaster = dev.paymasters[version];
+      const abi = patronPaymasterV07Abi;
+      assert.equal(
+        await dev.client.readContract({ address: paymaster, abi, functionName: 'entryPoint' }),
+        dev.entryPoints[version],
+      );
+      assert.equal(
+        await dev.client.readContract({ address: paymaster, abi, functionName: 'getDeposit' }),
+        parseEther('1'),
+      );
+      assert.equal(
+        await dev.client.readContract({ address: paymaster, abi, functionName: 'verifyingSigner' }),
+        owner.address,
+      );
+    }
     const addresses: Address[] = [
       ...Object.values(dev.entryPoints),
       ...Object.values(dev.simpleAccountFactories),

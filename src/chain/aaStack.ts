@@ -1,7 +1,8 @@
 import type { Address } from 'viem';
 import { deploySimpleAccounts } from './accountFactories.js';
-import type { DevClient } from './devClient.js';
-import { deployEntryPoint, type EntryPointVersion } from './entryPoints.js';
+import { deployPatronPaymasterV07, patronPaymasterV07Abi } from './deployPatronPaymasterV07.js';
+import { type DevClient, waitForSuccess } from './devClient.js';
+import { deployEntryPoint, type EntryPointV07Version, type EntryPointVersion } from './entryPoints.js';
 import { deploySafe4337, type Safe4337Addresses } from './safe4337.js';
 
 /**
@@ -39,4 +40,39 @@ export async function installAccountAbstractionStack(
     simple7702Accounts: { '0.8': simple.simple7702V08, '0.9': simple.simple7702V09 },
     safe4337,
   };
+}
+
+/**
+ * One PatronPaymasterV07 per EntryPoint v0.7, v0.8 and v0.9 (the contract serves one EntryPoint, and derives
+ * its version from the address), owned by `owner`, signing with `verifyingSigner`, each given `depositWei`
+ * of EntryPoint deposit as the v0.6 paymaster is.
+ */
+export async function deployPatronPaymastersV07(params: {
+  readonly client: DevClient;
+  readonly entryPoints: Readonly<Record<EntryPointVersion, Address>>;
+  readonly owner: Address;
+  readonly verifyingSigner: Address;
+  readonly depositWei: bigint;
+}): Promise<Record<EntryPointV07Version, Address>> {
+  const { client, owner, verifyingSigner } = params;
+  const deploy = async (version: EntryPointV07Version): Promise<Address> => {
+    const paymaster = await deployPatronPaymasterV07({
+      client,
+      entryPoint: params.entryPoints[version],
+      owner,
+      verifyingSigner,
+    });
+    if (params.depositWei > 0n) {
+      const hash = await client.writeContract({
+        address: paymaster,
+        abi: patronPaymasterV07Abi,
+        functionName: 'deposit',
+        value: params.depositWei,
+      });
+      await waitForSuccess(client, hash, `paymaster v${version} deposit`);
+    }
+    return paymaster;
+  };
+  // One after the other, as above: one sending account.
+  return { '0.7': await deploy('0.7'), '0.8': await deploy('0.8'), '0.9': await deploy('0.9') };
 }

@@ -1,4 +1,4 @@
-import { type Address, concat, getAddress, getContractAddress, type Hex, numberToHex } from 'viem';
+import { type Address, concat, getAddress, getContractAddress, type Hash, type Hex, numberToHex } from 'viem';
 import { type DevClient, hasCode, waitForSuccess } from './devClient.js';
 
 /**
@@ -62,21 +62,34 @@ export async function deployDeterministic(client: DevClient, deployment: Determi
     }
     address = getAddress(returned);
   }
-  await client.impersonateAccount({ address: from });
-  try {
-    const hash = await client.request({
-      method: 'eth_sendTransaction',
-      params: [{ from, to: deployer, data, gas: numberToHex(15_000_000n) }],
-    });
-    await waitForSuccess(client, hash, `${what} deployment`);
-  } finally {
-    await client.stopImpersonatingAccount({ address: from });
-  }
+  const hash = await sendFromNode(client, { to: deployer, data, gas: 15_000_000n });
+  await waitForSuccess(client, hash, `${what} deployment`);
   if (!(await hasCode(client, address))) {
     const landed = deterministicAddress(deployment);
     throw new Error(`${what} deployed to ${landed}, not ${address}: wrong package version?`);
   }
   return address;
+}
+
+/**
+ * Sends a transaction from the client's account, signed by the node: directly when the client's account is
+ * a JSON-RPC one already (startDevChain's setup client, whose owner is impersonated throughout), otherwise
+ * impersonating the account for this one transaction.
+ */
+export async function sendFromNode(client: DevClient, tx: { to: Address; data: Hex; gas: bigint }): Promise<Hash> {
+  const from = client.account.address;
+  const send = () =>
+    client.request({
+      method: 'eth_sendTransaction',
+      params: [{ from, to: tx.to, data: tx.data, gas: numberToHex(tx.gas) }],
+    });
+  if (client.account.type !== 'local') return send();
+  await client.impersonateAccount({ address: from });
+  try {
+    return await send();
+  } finally {
+    await client.stopImpersonatingAccount({ address: from });
+  }
 }
 
 /** An address as solc inlines an `address immutable` into runtime code: one left-padded 32-byte word. */

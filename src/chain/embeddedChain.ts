@@ -1,7 +1,7 @@
 import type { Provider, ProviderConfig } from '@nomicfoundation/edr';
 import { type Address, getAddress, type Hex, hexToBytes, parseAbi, zeroAddress } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { type AccountAbstractionStack, installAccountAbstractionStack } from './aaStack.js';
+import { type AccountAbstractionStack, deployPatronPaymastersV07, installAccountAbstractionStack } from './aaStack.js';
 import {
   devTokenAbi,
   loadAccountAbstractionV06Artifact,
@@ -11,7 +11,7 @@ import {
 } from './artifacts.js';
 import { installBiconomySmartAccountV2 } from './biconomySmartAccountV2.js';
 import { createDevClient, type DevClient, waitForSuccess } from './devClient.js';
-import { deployEntryPoint } from './entryPoints.js';
+import { deployEntryPoint, type EntryPointVersion } from './entryPoints.js';
 
 /**
  * The in-process dev chain: Hardhat's Rust EVM (`@nomicfoundation/edr`, pinned to 0.13.0, the last release
@@ -230,6 +230,8 @@ export interface DevChain extends AccountAbstractionStack {
   readonly client: DevClient;
   readonly entryPoint: Address;
   readonly paymaster: Address;
+  /** Patron's paymaster per EntryPoint (v0.6: `paymaster`; v0.7+: PatronPaymasterV07), each funded alike. */
+  readonly paymasters: Readonly<Record<EntryPointVersion, Address>>;
   readonly simpleAccountFactory: Address;
   /** DEV_TOKENS, deployed (same order). */
   readonly tokens: readonly DevTokenInfo[];
@@ -250,52 +252,65 @@ export async function startDevChain(params: StartDevChainParams): Promise<DevCha
     fundedAccounts: [owner.address],
   });
   const client = createDevClient({ chain, account: owner });
-  const entryPoint = await deployEntryPoint(client, '0.6');
+  // Set-up transactions are signed by the node for the owner, impersonated while it lasts: signing each
+  // deployment (up to 24 KB of calldata) in JavaScript took longer than the EVM took to run them all.
+  await client.impersonateAccount({ address: owner.address });
+  const setup = createDevClient({ chain, account: { address: owner.address, type: 'json-rpc' } });
+  const entryPoint = await deployEntryPoint(setup, '0.6');
   const paymaster = await deployPatronPaymaster({
-    client,
+    client: setup,
     entryPoint,
     owner: owner.address,
     verifyingSigner: params.signerAddress,
   });
-  const simpleAccountFactory = await deploySimpleAccountFactory({ client, entryPoint });
-  await installBiconomySmartAccountV2({ client, entryPoint });
-  const stack = await installAccountAbstractionStack(client, simpleAccountFactory);
+  const simpleAccountFactory = await deploySimpleAccountFactory({ client: setup, entryPoint });
+  await installBiconomySmartAccountV2({ client: setup, entryPoint });
+  const stack = await installAccountAbstractionStack(setup, simpleAccountFactory);
   const tokens: DevTokenInfo[] = [];
-  for (const t of DEV_TOKENS) tokens.push(await deployDevToken({ client, ...t }));
+  for (const t of DEV_TOKENS) tokens.push(await deployDevToken({ client: setup, ...t }));
   let demoAccount: DevChain['demoAccount'];
   if (params.demoAccountOwner !== undefined) {
-    const address = await client.readContract({
+    const address = await setup.readContract({
       address: simpleAccountFactory,
       abi: simpleAccountFactoryAbi,
       functionName: 'getAddress',
       args: [params.demoAccountOwner, 0n],
     });
     for (const t of tokens) {
-      const hash = await client.writeContract({
+      const hash = await setup.writeContract({
         address: t.address,
         abi: devTokenAbi,
         functionName: 'mint',
         args: [address, DEMO_ACCOUNT_TOKEN_GRANT * 10n ** BigInt(t.decimals)],
       });
-      await waitForSuccess(client, hash, `${t.symbol} grant to the demo account`);
+      await waitForSuccess(setup, hash, `${t.symbol} grant to the demo account`);
     }
     demoAccount = { owner: params.demoAccountOwner, address };
   }
   if (params.depositWei > 0n) {
-    const hash = await client.writeContract({
+    const hash = await setup.writeContract({
       address: paymaster,
       abi: patronPaymasterAbi,
       functionName: 'deposit',
       value: params.depositWei,
     });
-    await waitForSuccess(client, hash, 'paymaster deposit');
+    await waitForSuccess(setup, hash, 'paymaster deposit');
   }
+  const paymastersV07 = await deployPatronPaymastersV07({
+    client: setup,
+    entryPoints: stack.entryPoints,
+    owner: owner.address,
+    verifyingSigner: params.signerAddress,
+    depositWei: params.depositWei,
+  });
+  await client.stopImpersonatingAccount({ address: owner.address });
   return {
     ...stack,
     chain,
     client,
     entryPoint,
     paymaster,
+    paymasters: { '0.6': paymaster, ...paymastersV07 },
     simpleAccountFactory,
     tokens,
     ...(demoAccount === undefined ? {} : { demoAccount }),
