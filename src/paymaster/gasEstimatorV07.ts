@@ -112,7 +112,7 @@ export async function estimateGasV07(args: EstimateGasV07Args): Promise<GasEstim
     throw new SimulationFailedError(`Simulation failed: the account's call ${reason}`, reason);
   }
   const afterValidation = (r: { paid: bigint; preOpGas: bigint }) => r.paid - r.preOpGas;
-  const callGas = callGasUsed(afterValidation(measured) - afterValidation(probe));
+  const callGas = stub.callData === '0x' ? 0n : callGasUsed(afterValidation(measured) - afterValidation(probe));
   const verificationUsed = measured.preOpGas - preVerificationGas;
   return {
     preVerificationGas,
@@ -128,12 +128,13 @@ export async function estimateGasV07(args: EstimateGasV07Args): Promise<GasEstim
  * with callGasLimit SIM_CALL_GAS, so both were penalised 10 % of their unused limit (v0.7: of
  * callGasLimit + postOpLimit; v0.8+: of callGasLimit, the postOp's own penalty being the same in both), and
  * everything but the call is the same in both: difference = call − call / 10, so call = 10·difference / 9,
- * rounded up. Were the call so large that less than 40,000 of SIM_CALL_GAS stayed unused, no penalty applied
- * and the difference is the gas.
+ * rounded up (at most 3 gas over). Were the call so large that less than 40,000 of SIM_CALL_GAS stayed
+ * unused, no penalty applied and the difference is the gas.
  */
 export function callGasUsed(difference: bigint): bigint {
-  if (difference <= 0n) return 0n;
-  const call = ceilDiv(10n * difference, 9n);
+  if (difference < 0n) return 0n;
+  // +1: both penalties are floored, which can take one gas off the difference.
+  const call = ceilDiv(10n * (difference + 1n), 9n);
   return call + PENALTY_THRESHOLD >= SIM_CALL_GAS ? difference : call;
 }
 
