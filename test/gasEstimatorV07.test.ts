@@ -1,13 +1,32 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type Address, type Hex, parseEther } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { type Address, encodeFunctionData, getAddress, type Hex, parseAbi, parseEther, parseEventLogs } from 'viem';
+import {
+  entryPoint08Abi,
+  entryPoint09Abi,
+  getUserOperationHash,
+  toSimple7702SmartAccount,
+} from 'viem/account-abstraction';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { loadAccountAbstractionArtifact } from '../src/chain/aaArtifacts.js';
+import { waitForSuccess } from '../src/chain/devClient.js';
 import { type DevChain, startDevChain } from '../src/chain/embeddedChain.js';
+import type { EntryPointV07Version } from '../src/chain/entryPoints.js';
 import { SimulationFailedError } from '../src/errors/PatronError.js';
 import { estimateGasV07 } from '../src/paymaster/gasEstimatorV07.js';
-import type { UnpackedUserOperationV07 } from '../src/paymaster/userOperationV07.js';
+import { preVerificationGasV07 } from '../src/paymaster/preVerificationGasV07.js';
+import { packUserOperationV07, type UnpackedUserOperationV07 } from '../src/paymaster/userOperationV07.js';
 import { deployPostOpPaymaster } from './helpers/postOpPaymaster.js';
-import { draftOp, fund, handleOp, type SimpleVersion, sign, simpleAccount } from './helpers/simpleAccountV07.js';
+import {
+  draftOp,
+  fund,
+  handleOp,
+  type SimpleVersion,
+  sdkClientOf,
+  sign,
+  simpleAccount,
+  toViemOperation,
+} from './helpers/simpleAccountV07.js';
 
 const deployerKey: Hex = '0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba';
 const owner = privateKeyToAccount('0x2a871d0798f97d79848a013d4936a73bf4cc922c825d33c1cf7073dff6d409c6');
@@ -37,7 +56,7 @@ before(async () => {
 });
 after(() => dev.close());
 
-function estimate(version: SimpleVersion, userOp: UnpackedUserOperationV07) {
+function estimate(version: EntryPointV07Version, userOp: UnpackedUserOperationV07) {
   return estimateGasV07({ request: dev.chain.request, entryPoint: dev.entryPoints[version], version, userOp });
 }
 
@@ -89,6 +108,103 @@ describe('estimateGasV07 against the real EntryPoints', () => {
       });
     }
   }
+
+  it('v0.9 (rc.1 at the canonical address): the estimate executes a deployment and a call', async () => {
+    const entryPoint = dev.entryPoints['0.9'];
+    const { abi, bytecode } = loadAccountAbstractionArtifact('0.9', 'SimpleAccountFactory');
+    const deployed = await waitForSuccess(
+      dev.client,
+      await dev.client.deployContract({ abi, bytecode, args: [entryPoint] }),
+      'factory',
+    );
+    assert.ok(deployed.contractAddress);
+    const factory = getAddress(deployed.contractAddress);
+    const factoryAbi = parseAbi([
+      'function getAddress(address owner, uint256 salt) view returns (address)',
+      'function createAccount(address owner, uint256 salt) returns (address)',
+    ]);
+    const sender = await dev.client.readContract({
+      address: factory,
+      abi: factoryAbi,
+      functionName: 'getAddress',
+      args: [owner.address, 1n],
+    });
+    await fund(dev, sender);
+    const draft: UnpackedUserOperationV07 = {
+      sender,
+      nonce: 0n,
+      factory,
+      factoryData: encodeFunctionData({ abi: factoryAbi, functionName: 'createAccount', args: [owner.address, 1n] }),
+      callData: encodeFunctionData({
+        abi: parseAbi(['function execute(address dest, uint256 value, bytes func)']),
+        functionName: 'execute',
+        args: [recipient, 9n, '0x'],
+      }),
+      callGasLimit: 0n,
+      verificationGasLimit: 0n,
+      preVerificationGas: 0n,
+      maxFeePerGas: 3_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000_000n,
+      signature: '0x',
+    };
+    const final = { ...draft, ...(await estimate('0.9', draft)) };
+    const chainId = await dev.client.getChainId();
+    const userOpHash = getUserOperationHash({
+      chainId,
+      entryPointAddress: entryPoint,
+      entryPointVersion: '0.9',
+      userOperation: toViemOperation(final),
+    });
+    const signature = await owner.sign({ hash: userOpHash });
+    const hash = await dev.client.writeContract({
+      address: entryPoint,
+      abi: entryPoint09Abi,
+      functionName: 'handleOps',
+      args: [[packUserOperationV07({ ...final, signature })], dev.client.account.address],
+      gas: 3_000_000n,
+    });
+    const receipt = await waitForSuccess(dev.client, hash, 'handleOps v0.9');
+    const [event] = parseEventLogs({ abi: entryPoint09Abi, logs: receipt.logs, eventName: 'UserOperationEvent' });
+    assert.equal(event?.args.success, true);
+  });
+
+  it('v0.8, EIP-7702: an undelegated EOA estimated with eip7702Auth (+25,000 preVerificationGas) executes', async () => {
+    const eoa = privateKeyToAccount(generatePrivateKey());
+    await fund(dev, eoa.address);
+    const implementation = dev.simple7702Accounts['0.8'];
+    const account = await toSimple7702SmartAccount({ client: sdkClientOf(dev), owner: eoa, implementation });
+    const draft: UnpackedUserOperationV07 = {
+      sender: eoa.address,
+      nonce: await account.getNonce(),
+      factory: '0x7702',
+      callData: await account.encodeCalls([{ to: recipient, value: 5n }]),
+      callGasLimit: 0n,
+      verificationGasLimit: 0n,
+      preVerificationGas: 0n,
+      maxFeePerGas: 3_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000_000n,
+      signature: await account.getStubSignature(),
+      eip7702Auth: { address: implementation },
+    };
+    assert.equal(await dev.client.getCode({ address: eoa.address }), undefined, 'not delegated before its op');
+    const limits = await estimate('0.8', draft);
+    const { eip7702Auth: _, ...withoutAuth } = draft;
+    assert.equal(limits.preVerificationGas - preVerificationGasV07(withoutAuth), 25_000n);
+    const authorization = await dev.client.signAuthorization({ account: eoa, contractAddress: implementation });
+    const final = { ...draft, ...limits };
+    const signature = await account.signUserOperation({ ...toViemOperation(final), authorization });
+    const hash = await dev.client.writeContract({
+      address: dev.entryPoints['0.8'],
+      abi: entryPoint08Abi,
+      functionName: 'handleOps',
+      args: [[packUserOperationV07({ ...final, signature })], dev.client.account.address],
+      authorizationList: [authorization],
+      gas: 3_000_000n,
+    });
+    const receipt = await waitForSuccess(dev.client, hash, 'handleOps with an authorization');
+    const [event] = parseEventLogs({ abi: entryPoint08Abi, logs: receipt.logs, eventName: 'UserOperationEvent' });
+    assert.equal(event?.args.success, true);
+  });
 
   it('the call limit is the real execution gas plus the margin, not the simulation penalty', async () => {
     const account = await simpleAccount(dev, owner, '0.8', nextIndex++);
