@@ -193,7 +193,9 @@ export function describeInnerRevert(abi: Abi, inner: Hex): string {
     if (d.errorName === 'Error' || d.errorName === 'Panic') return describeRevert(inner);
     return formatError(abi, d.errorName, d.args ?? []);
   } catch {
-    return `reverted with unknown error ${inner.slice(0, 10)}${inner.length > 10 ? ` (data ${describeRevert(inner)})` : ''}`;
+    // The selector first, so it can be looked up; the arguments after it, cut to a readable length.
+    const args = inner.length > 10 ? ` with data 0x${inner.slice(10, 138)}${inner.length > 138 ? '…' : ''}` : '';
+    return inner.length < 10 ? `reverted with ${inner}` : `reverted with unknown error ${inner.slice(0, 10)}${args}`;
   }
 }
 
