@@ -13,7 +13,7 @@ import {
   eip1193ChainRuntime,
   httpChainRuntime,
 } from './chain/chainRegistry.js';
-import { type DevChain, startDevChain } from './chain/embeddedChain.js';
+import { type DevChain, devChainDeployments, startDevChain } from './chain/embeddedChain.js';
 import { createFeeOracle, type FeeOracle } from './chain/feeOracle.js';
 import type { Config } from './config/config.js';
 import { createObservability } from './metrics/observability.js';
@@ -181,6 +181,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
               request: devChain.chain.request,
               entryPoint: devChain.entryPoint,
               paymaster: devChain.paymaster,
+              deployments: devChainDeployments(devChain),
               simpleAccountFactory: devChain.simpleAccountFactory,
               ...(devChain.demoAccount === undefined
                 ? {}

@@ -11,7 +11,8 @@ import {
 } from './artifacts.js';
 import { installBiconomySmartAccountV2 } from './biconomySmartAccountV2.js';
 import { createDevClient, type DevClient, waitForSuccess } from './devClient.js';
-import { deployEntryPoint, type EntryPointVersion } from './entryPoints.js';
+import type { PaymasterDeployment } from './chainRegistry.js';
+import { deployEntryPoint, ENTRY_POINT_VERSIONS, type EntryPointVersion } from './entryPoints.js';
 
 /**
  * The in-process dev chain: Hardhat's Rust EVM (`@nomicfoundation/edr`, pinned to 0.13.0, the last release
@@ -316,4 +317,13 @@ export async function startDevChain(params: StartDevChainParams): Promise<DevCha
     ...(demoAccount === undefined ? {} : { demoAccount }),
     close: () => chain.close(),
   };
+}
+
+/** The dev chain's paymaster deployments, v0.6 first (the chain's own view): one per EntryPoint version. */
+export function devChainDeployments(dev: Pick<DevChain, 'entryPoints' | 'paymasters'>): readonly PaymasterDeployment[] {
+  return ENTRY_POINT_VERSIONS.map((entryPointVersion) => ({
+    entryPointVersion,
+    entryPoint: dev.entryPoints[entryPointVersion],
+    paymaster: dev.paymasters[entryPointVersion],
+  }));
 }

@@ -1,4 +1,4 @@
-import { formatUnits, getAddress, parseUnits } from 'viem';
+import { type Address, formatUnits, getAddress, parseUnits } from 'viem';
 import { z } from 'zod';
 import { boundsOverrideSchema, type SigningBounds } from './boundsSettings.js';
 
@@ -216,6 +216,8 @@ export interface ChainSettings {
     readonly defaultExpirySeconds: number;
     readonly maxExpirySeconds: number;
     readonly validAfterSkewSeconds: number;
+    /** The EIP-7702 delegates Patron sponsors (PATRON_EIP7702_DELEGATES; config/eip7702Delegates.ts). */
+    readonly eip7702Delegates: readonly Address[];
   };
   /** The deployment's signing bounds (PATRON_BOUND_*); chains and dApps may override them. */
   readonly bounds: SigningBounds;

@@ -9,6 +9,7 @@ import {
   type RequestLogSettings,
   requestLogSettingsFrom,
 } from './dashboardSettings.js';
+import { DEFAULT_EIP7702_DELEGATES, eip7702DelegatesFromEnv } from './eip7702Delegates.js';
 import { booleanFromEnv, integerFromEnv } from './envValues.js';
 import { type MetricsSettings, metricsEnv, metricsSettingsFrom } from './metricsSettings.js';
 import { type RateLimitConfig, rateLimitsFromEnv } from './rateLimitSettings.js';
@@ -69,6 +70,7 @@ const envSchema = z.object({
   PATRON_FEE_MAX_AGE_SECONDS: integerFromEnv('PATRON_FEE_MAX_AGE_SECONDS', 1, 3600),
   PATRON_DB_POOL_SIZE: integerFromEnv('PATRON_DB_POOL_SIZE', 1, 200),
   PATRON_DEMO: booleanFromEnv('PATRON_DEMO'),
+  PATRON_EIP7702_DELEGATES: eip7702DelegatesFromEnv,
   ...dashboardEnv,
   ...settlementEnv,
   ...metricsEnv,
@@ -234,6 +236,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
         defaultExpirySeconds,
         maxExpirySeconds,
         validAfterSkewSeconds: e.PATRON_VALID_AFTER_SKEW_SECONDS ?? 30,
+        eip7702Delegates: e.PATRON_EIP7702_DELEGATES ?? DEFAULT_EIP7702_DELEGATES,
       },
       bounds: bounds.bounds,
       fees: {

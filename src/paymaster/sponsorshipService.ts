@@ -1,3 +1,4 @@
+import type { Address } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { FeeOracle } from '../chain/feeOracle.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
@@ -15,6 +16,7 @@ import {
   type ValidityWindow,
 } from './entryPoints/entryPointModule.js';
 import { entryPointModule } from './entryPoints/entryPointModules.js';
+import { resolveEip7702 } from './eip7702Sender.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
 import { type IssuedSignature, issuedSignature, type ReportFact } from './requestFacts.js';
 import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
@@ -29,6 +31,8 @@ export interface SponsorshipPolicy {
   readonly maxExpirySeconds: number;
   /** `validAfter` is set this far in the past, so a bundler whose clock lags still accepts the op. */
   readonly validAfterSkewSeconds: number;
+  /** The EIP-7702 delegates sponsored (config/eip7702Delegates.ts). */
+  readonly eip7702Delegates: readonly Address[];
 }
 
 export interface SponsorshipDeps {
@@ -67,6 +71,28 @@ export interface SponsorRequest {
   readonly report?: ReportFact | undefined;
   /** The request's budget for simulations and webhook calls. */
   readonly spend: SpendGuard;
+  /**
+   * The client's bundler estimates the gas after this answer (an ERC-7677 data call made before estimation, as
+   * @biconomy/abstractjs does through viem): on v0.7+ the signature then binds bounds with headroom over the limits
+   * Patron computed instead of the limits themselves (gasCapsFor).
+   */
+  readonly limitsMayChange?: boolean | undefined;
+}
+
+/**
+ * The bounds a signature binds when the bundler will estimate the op's gas after it (v0.7+): twice Patron's own
+ * estimate plus 50,000 gas for validation and execution, and twice its preVerificationGas (bundlers differ in
+ * their calldata formulas and margins; alto's estimate of a plain SimpleAccount op stays well within these), each
+ * no higher than the signing bounds allow. The paymaster's worst case, reserved by the caps and the solvency
+ * guard, is computed at these bounds; what it is charged is what the op uses.
+ */
+export function gasCapsFor(limits: GasLimits, bounds: SigningBounds): GasLimits {
+  const min = (a: bigint, b: bigint) => (a < b ? a : b);
+  return {
+    verificationGasLimit: min(limits.verificationGasLimit * 2n + 50_000n, bounds.maxVerificationGasLimit),
+    callGasLimit: min(limits.callGasLimit * 2n + 50_000n, bounds.maxCallGasLimit),
+    preVerificationGas: min(limits.preVerificationGas * 2n, bounds.maxPreVerificationGas),
+  };
 }
 
 export interface SponsoredUserOperation extends PaymasterFields {
@@ -120,6 +146,9 @@ const SPONSORED = { mode: 'SPONSORED' } as const;
 export function createSponsorshipService(deps: SponsorshipDeps) {
   const window = (expiryDuration: number | undefined) => validityWindow(deps.policy, deps.now(), expiryDuration);
   const sign = (digest: Uint8Array) => deps.signer.sign(digest);
+  const delegates = new Set(deps.policy.eip7702Delegates.map((d) => d.toLowerCase()));
+  const eip7702Of = (chain: ChainRuntime, op: PartialUserOperation) =>
+    resolveEip7702({ chain, op, allowed: delegates });
 
   /** Everything before the signature: fee bounds, policy rules, webhook, gas limits, gas bounds. */
   const prepare = async (req: SponsorRequest): Promise<FinalGas & { pass: PolicyPass }> => {
@@ -127,11 +156,12 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     // Before the webhook and any simulation: an op priced out of bounds costs Patron nothing but this check.
     assertFeesWithinBounds(req.userOp, await chainFees(deps.fees, req.chain), req.bounds);
     const pass = await deps.policies.check(policyRequest(req));
+    const eip7702 = await eip7702Of(req.chain, req.userOp);
     // The gas work is done once: after the webhooks by default (an op they refuse costs no simulation), or
     // before them when the check asks for the operation (a webhook with includeOperation sees the final gas).
     let gas: Promise<FinalGas> | undefined;
     const finalGas = () => {
-      gas ??= settleGas(req);
+      gas ??= settleGas(req, eip7702);
       return gas;
     };
     await approveByWebhooks(req, async () => webhookOperation(req, pass, await finalGas()));
@@ -139,13 +169,18 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   };
 
   /** The validity window, the gas limits (the caller's or simulated) and the gas bounds. */
-  const settleGas = async (req: SponsorRequest): Promise<FinalGas> => {
+  const settleGas = async (req: SponsorRequest, eip7702: FinalUserOperation['eip7702']): Promise<FinalGas> => {
     const ep = entryPointModule(req.chain.entryPointVersion);
     const { validUntil, validAfter } = window(req.expiryDuration);
-    const limits = await gasLimits(ep, req, { validUntil, validAfter });
-    const final = finalUserOperation(req.userOp, limits, ep.paymasterGas('SPONSORED'));
+    const limits = await gasLimits(ep, req, { validUntil, validAfter }, eip7702);
+    const op = finalUserOperation(req.userOp, limits, ep.paymasterGas('SPONSORED'), eip7702);
+    const estimated = firstMissingLimit(req.userOp) !== undefined;
+    const final =
+      req.limitsMayChange === true && estimated && ep.version !== '0.6'
+        ? { ...op, gasCaps: gasCapsFor(limits, req.bounds) }
+        : op;
     const worstCaseWei = ep.worstCaseCost(final, final.maxFeePerGas);
-    assertGasWithinBounds(limits, req.userOp.maxFeePerGas, req.bounds, worstCaseWei);
+    assertGasWithinBounds(final.gasCaps ?? limits, req.userOp.maxFeePerGas, req.bounds, worstCaseWei);
     return { validUntil, validAfter, final, worstCaseWei };
   };
 
@@ -167,7 +202,12 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   });
 
   /** The caller's limits, or simulated ones (README, "Gas limits"). */
-  const gasLimits = async (ep: EntryPointModule, req: SponsorRequest, validity: ValidityWindow): Promise<GasLimits> => {
+  const gasLimits = async (
+    ep: EntryPointModule,
+    req: SponsorRequest,
+    validity: ValidityWindow,
+    eip7702: FinalUserOperation['eip7702'],
+  ): Promise<GasLimits> => {
     const op = req.userOp;
     const missing = firstMissingLimit(op);
     if (req.calculateGasLimits === false && missing !== undefined) {
@@ -185,7 +225,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     await req.spend.simulation();
     return ep.estimate({
       chain: req.chain,
-      op: finalUserOperation(op, op, fields),
+      op: finalUserOperation(op, op, fields, eip7702),
       fields,
       callerPreVerificationGas: op.preVerificationGas,
     });
@@ -270,6 +310,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       sponsorshipPolicyId: string | undefined;
     }): Promise<void> {
       const pass = await deps.policies.check(policyRequest(req));
+      await eip7702Of(req.chain, req.userOp);
       const ep = entryPointModule(req.chain.entryPointVersion);
       const known = finalUserOperation(req.userOp, req.userOp, ep.paymasterGas('SPONSORED'));
       await deps.policies.fits({ pass, worstCaseWei: ep.worstCaseCost(known, known.maxFeePerGas) });

@@ -89,6 +89,24 @@ export const bytes = z
   .regex(BYTES, { error: 'must be 0x-prefixed hex with an even number of digits' })
   .transform(toBytes);
 
+/**
+ * An EIP-7702 authorization as clients send it with a v0.8+ op (`eip7702Auth`): the bundler puts it in its type-4
+ * transaction. Patron reads the delegate (`address`), which its v0.8+ signature binds; the other fields are
+ * checked for form only (the chain checks the signature).
+ */
+const eip7702AuthSchema = z.object(
+  {
+    address,
+    chainId: quantity,
+    nonce: quantity,
+    r: quantity,
+    s: quantity,
+    yParity: quantity,
+  },
+  { error: 'must be an EIP-7702 authorization {address, chainId, nonce, r, s, yParity}' },
+);
+export type Eip7702Auth = z.infer<typeof eip7702AuthSchema>;
+
 /** Gas fields: absent and zero both mean "not given" (viem stubs send "0x0"). */
 const gasGiven = (v: bigint | undefined) => (v === undefined || v === 0n ? undefined : v);
 const optionalGas = quantity.optional().transform(gasGiven);
@@ -110,6 +128,7 @@ export const partialUserOperationSchema = z
       // Ignored on input: a client may send a previous answer's paymasterAndData back (getTokenFees does).
       paymasterAndData: bytes.optional(),
       signature: bytes.optional(),
+      eip7702Auth: eip7702AuthSchema.nullable().optional(),
     },
     { error: 'must be a user operation object' },
   )
@@ -129,6 +148,7 @@ function toPartialUserOperation(op: {
   maxFeePerGas: bigint;
   maxPriorityFeePerGas: bigint;
   signature?: Hex | undefined;
+  eip7702Auth?: Eip7702Auth | null | undefined;
 }) {
   return {
     sender: op.sender,
@@ -144,6 +164,7 @@ function toPartialUserOperation(op: {
     maxFeePerGas: op.maxFeePerGas,
     maxPriorityFeePerGas: op.maxPriorityFeePerGas,
     signature: op.signature ?? ('0x' as Hex),
+    eip7702Auth: op.eip7702Auth ?? undefined,
   };
 }
 
@@ -274,7 +295,8 @@ function readOptionalRecord(v: unknown): Read<Record<string, unknown> | undefine
 
 /** `partialUserOperationSchema` for the common shape, or undefined (run the schema). */
 export function parsePartialUserOperationFast(v: unknown): PartialUserOperation | undefined {
-  if (!isJsonObject(v)) return undefined;
+  // An EIP-7702 authorization is rare and nested: the schema reads it.
+  if (!isJsonObject(v) || v.eip7702Auth !== undefined) return undefined;
   const sender = readAddress(v.sender);
   const nonce = readQuantity(v.nonce);
   const initCode = readOptionalBytes(v.initCode);

@@ -18,7 +18,7 @@ import { privateKeyToAccount, sign } from 'viem/accounts';
 import { devTokenAbi, patronPaymasterAbi } from '../../src/chain/artifacts.js';
 import { type ChainRuntime, eip1193ChainRuntime } from '../../src/chain/chainRegistry.js';
 import { createDevClient, type DevClient } from '../../src/chain/devClient.js';
-import { type DevChain, startDevChain } from '../../src/chain/embeddedChain.js';
+import { type DevChain, devChainDeployments, startDevChain } from '../../src/chain/embeddedChain.js';
 import {
   eip191Digest,
   encodeSponsoredPaymasterAndData,
@@ -71,6 +71,7 @@ export function fixtureChainRuntime(fx: PatronFixture): ChainRuntime {
     request: fx.chain.request,
     entryPoint: fx.entryPoint,
     paymaster: fx.paymaster,
+    deployments: devChainDeployments(fx),
   });
 }
 

@@ -32,6 +32,30 @@ export interface FinalUserOperation extends GasLimits, PaymasterGas {
   readonly maxFeePerGas: bigint;
   readonly maxPriorityFeePerGas: bigint;
   readonly signature: Hex;
+  /**
+   * An EIP-7702 sender (v0.8+): the delegate its code will run, which the signature binds, and whether the op
+   * carries the authorization (its gas, which the EntryPoint cannot see, belongs in preVerificationGas).
+   */
+  readonly eip7702?: { readonly delegate: Address; readonly authorized: boolean } | undefined;
+  /**
+   * v0.7+: upper bounds of the three account gas values that the signature binds instead of the values themselves,
+   * for a client whose bundler estimates them after Patron signed (@biconomy/abstractjs through viem: one
+   * pm_getPaymasterData, then the bundler's estimate). Absent: the op's own values are the bounds (exact binding).
+   * The prefund, so the worst case, is computed at the bounds.
+   */
+  readonly gasCaps?: GasLimits | undefined;
+}
+
+/** The three account gas values the prefund is computed at: the caps when the op has them. */
+export function boundedGas(op: FinalUserOperation): GasLimits & PaymasterGas {
+  const caps = op.gasCaps ?? op;
+  return {
+    callGasLimit: caps.callGasLimit,
+    verificationGasLimit: caps.verificationGasLimit,
+    preVerificationGas: caps.preVerificationGas,
+    paymasterVerificationGasLimit: op.paymasterVerificationGasLimit,
+    paymasterPostOpGasLimit: op.paymasterPostOpGasLimit,
+  };
 }
 
 /** What the paymaster contributes to the op, in both the v0.6 form and the v0.7+ unpacked form. */
@@ -112,6 +136,7 @@ export function finalUserOperation(
   op: PartialUserOperation,
   limits: { readonly [K in keyof GasLimits]?: bigint | undefined },
   paymasterGas: PaymasterGas,
+  eip7702?: FinalUserOperation['eip7702'],
 ): FinalUserOperation {
   return {
     sender: op.sender,
@@ -126,5 +151,6 @@ export function finalUserOperation(
     paymasterVerificationGasLimit: paymasterGas.paymasterVerificationGasLimit,
     paymasterPostOpGasLimit: paymasterGas.paymasterPostOpGasLimit,
     signature: op.signature,
+    eip7702,
   };
 }

@@ -27,6 +27,8 @@ export const pm_getPaymasterData = defineRpcMethod({
       chain,
       userOp: params[0],
       calculateGasLimits,
+      // viem keeps only the paymaster fields of this answer: what it computed, the client's bundler estimates again.
+      limitsMayChange: calculate,
       expiryDuration: mode.expiryDuration,
       webhookData: mode.webhookData,
       sponsorshipPolicyId: mode.sponsorshipPolicyId,

@@ -1,0 +1,34 @@
+import { type Address, getAddress } from 'viem';
+import { z } from 'zod';
+
+/**
+ * The EIP-7702 delegates Patron sponsors (PATRON_EIP7702_DELEGATES, comma-separated addresses): a 7702 account
+ * runs whatever code its EOA delegated to, so sponsoring any delegate would let one that approves anything spend
+ * the paymaster's signature. Default: the implementations today's SDKs delegate to, each checked against the
+ * address its npm package publishes:
+ * - eth-infinitism Simple7702Account for EntryPoint v0.8 (viem `toSimple7702SmartAccount`, permissionless
+ *   `to7702SimpleSmartAccount`) and v0.9;
+ * - MetaMask's EIP7702StatelessDeleGator (@metamask/delegation-deployments).
+ */
+export const DEFAULT_EIP7702_DELEGATES: readonly Address[] = [
+  '0xe6Cae83BdE06E4c305530e199D7217f42808555B',
+  '0xa46cc63eBF4Bd77888AA327837d20b23A63a56B5',
+  '0x63c0c19a282a1B52b07dD5a65b58948A07DAE32B',
+];
+
+export const eip7702DelegatesFromEnv = z
+  .string()
+  .optional()
+  .transform((v, ctx): readonly Address[] | undefined => {
+    if (v === undefined || v.trim() === '') return undefined;
+    const items = v.split(',').map((x) => x.trim());
+    const bad = items.find((x) => !/^0x[0-9a-fA-F]{40}$/.test(x));
+    if (bad !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `PATRON_EIP7702_DELEGATES must be comma-separated addresses; "${bad.slice(0, 50)}" is not one`,
+      });
+      return z.NEVER;
+    }
+    return items.map((x) => getAddress(x.toLowerCase()));
+  });

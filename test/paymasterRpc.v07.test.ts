@@ -1,0 +1,276 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { toSimpleSmartAccount } from 'permissionless/accounts';
+import { type Address, createPublicClient, custom, type Hex, parseEventLogs, toHex } from 'viem';
+import {
+  entryPoint07Abi,
+  entryPoint08Abi,
+  getUserOperationHash,
+  toPackedUserOperation,
+  type UserOperation,
+} from 'viem/account-abstraction';
+import { privateKeyToAccount } from 'viem/accounts';
+import { COUNTER_ADDRESS, counterValue, testKey } from './helpers/patronPaymasterV06.js';
+import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
+
+/**
+ * The paymaster URL for EntryPoint v0.7 and v0.8 through the app: the ERC-7677 stub and data, the single data call
+ * with zero limits that @biconomy/abstractjs makes (the signature binds gas caps the bundler's later estimate fits
+ * under), Biconomy's and Pimlico's pm_sponsorUserOperation; every op submitted with handleOps on the dev chain's
+ * canonical EntryPoint, the paymaster charged exactly the op's actualGasCost.
+ */
+let app: RpcFixture;
+before(async () => {
+  app = await startRpcFixture();
+});
+after(() => app.close());
+
+type Version = '0.7' | '0.8';
+const ABIS = { '0.7': entryPoint07Abi, '0.8': entryPoint08Abi } as const;
+
+const rpcV2 = async (method: string, params: unknown[]) => {
+  const res = await app.ctx.app.inject({
+    method: 'POST',
+    url: `/api/v2/${app.fx.chain.chainId}/${app.tenant.apiKey}`,
+    headers: { 'content-type': 'application/json' },
+    payload: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }),
+  });
+  return {
+    status: res.statusCode,
+    body: res.json() as { result?: Record<string, unknown>; error?: { code: number; message: string } },
+  };
+};
+
+let salt = 100n;
+/** A fresh SimpleAccount of the version (deployed by the op), calling the counter; fees at the chain's. */
+async function newAccountOp(version: Version) {
+  const owner = privateKeyToAccount(testKey(`v07-owner-${salt}`));
+  const account = await toSimpleSmartAccount({
+    client: createPublicClient({ chain: app.fx.client.chain, transport: custom(app.fx.chain) }),
+    owner,
+    index: salt++,
+    entryPoint: { address: app.fx.entryPoints[version], version },
+  });
+  const { factory, factoryData } = await account.getFactoryArgs();
+  const block = await app.fx.client.getBlock();
+  const maxPriorityFeePerGas = 1_000_000_000n;
+  const op = {
+    sender: account.address,
+    nonce: await account.getNonce(),
+    factory,
+    factoryData,
+    callData: await account.encodeCalls([{ to: COUNTER_ADDRESS, data: '0x01' }]),
+    maxFeePerGas: (block.baseFeePerGas ?? 0n) * 2n + maxPriorityFeePerGas,
+    maxPriorityFeePerGas,
+    signature: await account.getStubSignature(),
+  };
+  return { account, op };
+}
+
+const hex = (n: bigint) => toHex(n);
+/** The op as ERC-7677 clients send it (viem's formatUserOperationRequest): hex quantities. */
+function wire(op: Record<string, unknown>) {
+  return Object.fromEntries(Object.entries(op).map(([k, v]) => [k, typeof v === 'bigint' ? hex(v) : v]));
+}
+
+/** Signs the op with the account, submits it with handleOps, returns the event and the deposit change. */
+async function execute(
+  version: Version,
+  account: Awaited<ReturnType<typeof toSimpleSmartAccount>>,
+  op: UserOperation<'0.7'>,
+) {
+  const entryPoint = app.fx.entryPoints[version];
+  const paymaster = app.fx.paymasters[version];
+  const signature = await account.signUserOperation({ ...op, chainId: app.fx.chain.chainId });
+  const signed = { ...op, signature };
+  const abi = ABIS[version];
+  const deposit = () =>
+    app.fx.client.readContract({ address: entryPoint, abi, functionName: 'balanceOf', args: [paymaster] });
+  const before = await deposit();
+  const counter = await counterValue(app.fx);
+  const hash = await app.fx.bundler.writeContract({
+    address: entryPoint,
+    abi,
+    functionName: 'handleOps',
+    args: [[toPackedUserOperation(signed)], app.fx.bundler.account.address],
+    gas: 5_000_000n,
+  });
+  const receipt = await app.fx.client.waitForTransactionReceipt({ hash });
+  assert.equal(receipt.status, 'success');
+  const [event] = parseEventLogs({ abi, logs: receipt.logs, eventName: 'UserOperationEvent' });
+  assert.ok(event, 'UserOperationEvent');
+  assert.equal(event.args.success, true);
+  assert.equal(event.args.paymaster, paymaster);
+  assert.equal(before - (await deposit()), event.args.actualGasCost);
+  assert.equal(await counterValue(app.fx), counter + 1n);
+  const expectedHash = getUserOperationHash({
+    chainId: app.fx.chain.chainId,
+    entryPointAddress: entryPoint,
+    entryPointVersion: version,
+    userOperation: signed,
+  });
+  assert.equal(event.args.userOpHash, expectedHash);
+  return event.args;
+}
+
+const quantity = (v: unknown) => BigInt(String(v));
+
+for (const version of ['0.7', '0.8'] as const) {
+  describe(`EntryPoint v${version} on /api/v2`, () => {
+    test('ERC-7677 stub then data over the final gas: the op executes, the paymaster pays', async () => {
+      const { account, op } = await newAccountOp(version);
+      const entryPoint = app.fx.entryPoints[version];
+      const chainHex = hex(BigInt(app.fx.chain.chainId));
+      const stub = await rpcV2('pm_getPaymasterStubData', [
+        wire({ ...op, callGasLimit: 0n, verificationGasLimit: 0n, preVerificationGas: 0n }),
+        entryPoint,
+        chainHex,
+        {},
+      ]);
+      assert.equal(stub.status, 200, JSON.stringify(stub.body));
+      const s = stub.body.result ?? {};
+      assert.equal(s.paymaster, app.fx.paymasters[version]);
+      assert.equal(s.isFinal, false);
+      assert.match(String(s.paymasterVerificationGasLimit), /^0x[0-9a-f]+$/);
+      assert.match(String(s.paymasterPostOpGasLimit), /^0x[0-9a-f]+$/);
+      // The wallet's estimate (here: generous fixed limits), then the final data over exactly those.
+      const gas = { callGasLimit: 200_000n, verificationGasLimit: 600_000n, preVerificationGas: 100_000n };
+      const withPaymaster = {
+        ...op,
+        ...gas,
+        paymaster: s.paymaster as Address,
+        paymasterVerificationGasLimit: quantity(s.paymasterVerificationGasLimit),
+        paymasterPostOpGasLimit: quantity(s.paymasterPostOpGasLimit),
+      };
+      const data = await rpcV2('pm_getPaymasterData', [
+        wire({ ...withPaymaster, paymasterData: s.paymasterData }),
+        entryPoint,
+        chainHex,
+        {},
+      ]);
+      assert.equal(data.status, 200, JSON.stringify(data.body));
+      const d = data.body.result ?? {};
+      assert.equal(String(d.paymasterData).length, String(s.paymasterData).length, 'stub and data have one length');
+      assert.equal(d.callGasLimit, undefined, 'no limits computed: none asked for');
+      await execute(version, account, {
+        ...withPaymaster,
+        paymasterData: d.paymasterData as Hex,
+      } as UserOperation<'0.7'>);
+    });
+
+    test("abstractjs's single data call before estimation: limits returned, a bundler's own estimate under the signed caps executes", async () => {
+      const { account, op } = await newAccountOp(version);
+      const entryPoint = app.fx.entryPoints[version];
+      const context = { mode: 'SPONSORED', calculateGasLimits: true, expiryDuration: 300 };
+      const data = await rpcV2('pm_getPaymasterData', [
+        wire({ ...op, callGasLimit: 0n, verificationGasLimit: 0n, preVerificationGas: 0n }),
+        entryPoint,
+        hex(BigInt(app.fx.chain.chainId)),
+        context,
+      ]);
+      assert.equal(data.status, 200, JSON.stringify(data.body));
+      const d = data.body.result ?? {};
+      for (const k of ['callGasLimit', 'verificationGasLimit', 'preVerificationGas'])
+        assert.match(String(d[k]), /^0x[0-9a-f]+$/, k);
+      // viem drops the limits and the bundler estimates its own: here 1.4 × Patron's, within the caps.
+      const bundlerGas = (k: string) => (quantity(d[k]) * 14n) / 10n;
+      await execute(version, account, {
+        ...op,
+        callGasLimit: bundlerGas('callGasLimit'),
+        verificationGasLimit: bundlerGas('verificationGasLimit'),
+        preVerificationGas: bundlerGas('preVerificationGas'),
+        paymaster: d.paymaster as Address,
+        paymasterVerificationGasLimit: quantity(d.paymasterVerificationGasLimit),
+        paymasterPostOpGasLimit: quantity(d.paymasterPostOpGasLimit),
+        paymasterData: d.paymasterData as Hex,
+      } as UserOperation<'0.7'>);
+    });
+
+    test("Pimlico's pm_sponsorUserOperation names the EntryPoint: v0.7 fields in hex, the op executes", async () => {
+      const { account, op } = await newAccountOp(version);
+      const r = await rpcV2('pm_sponsorUserOperation', [
+        wire(op),
+        app.fx.entryPoints[version],
+        { validForSeconds: 120 },
+      ]);
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const p = r.body.result ?? {};
+      assert.deepEqual(Object.keys(p).sort(), [
+        'callGasLimit',
+        'paymaster',
+        'paymasterData',
+        'paymasterPostOpGasLimit',
+        'paymasterVerificationGasLimit',
+        'preVerificationGas',
+        'verificationGasLimit',
+      ]);
+      await execute(version, account, {
+        ...op,
+        callGasLimit: quantity(p.callGasLimit),
+        verificationGasLimit: quantity(p.verificationGasLimit),
+        preVerificationGas: quantity(p.preVerificationGas),
+        paymaster: p.paymaster as Address,
+        paymasterVerificationGasLimit: quantity(p.paymasterVerificationGasLimit),
+        paymasterPostOpGasLimit: quantity(p.paymasterPostOpGasLimit),
+        paymasterData: p.paymasterData as Hex,
+      } as UserOperation<'0.7'>);
+    });
+  });
+}
+
+describe('Biconomy dialect on /api/v2 (EntryPoint v0.7, named by the URL)', () => {
+  test('pm_sponsorUserOperation with the op as abstractjs sends it (decimal strings, paymaster gas "0"): executes', async () => {
+    const { account, op } = await newAccountOp('0.7');
+    const decimal = Object.fromEntries(
+      Object.entries({
+        ...op,
+        paymasterVerificationGasLimit: 0n,
+        paymasterPostOpGasLimit: 0n,
+        callGasLimit: 0n,
+        verificationGasLimit: 0n,
+        preVerificationGas: 0n,
+      }).map(([k, v]) => [k, typeof v === 'bigint' ? v.toString(10) : v]),
+    );
+    const r = await rpcV2('pm_sponsorUserOperation', [decimal, { mode: 'SPONSORED', calculateGasLimits: true }]);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const p = r.body.result ?? {};
+    assert.equal(p.mode, 'SPONSORED');
+    assert.equal(p.paymaster, app.fx.paymasters['0.7']);
+    await execute('0.7', account, {
+      ...op,
+      callGasLimit: quantity(p.callGasLimit),
+      verificationGasLimit: quantity(p.verificationGasLimit),
+      preVerificationGas: quantity(p.preVerificationGas),
+      paymaster: p.paymaster as Address,
+      paymasterVerificationGasLimit: quantity(p.paymasterVerificationGasLimit),
+      paymasterPostOpGasLimit: quantity(p.paymasterPostOpGasLimit),
+      paymasterData: p.paymasterData as Hex,
+    } as UserOperation<'0.7'>);
+  });
+
+  test('pm_supportedEntryPoints lists the four; an EntryPoint the chain lacks is refused naming what it has', async () => {
+    const r = await rpcV2('pm_supportedEntryPoints', []);
+    assert.deepEqual(r.body.result, [
+      app.fx.entryPoints['0.6'],
+      app.fx.entryPoints['0.7'],
+      app.fx.entryPoints['0.8'],
+      app.fx.entryPoints['0.9'],
+    ]);
+    const { op } = await newAccountOp('0.7');
+    const bad = await rpcV2('pm_getPaymasterStubData', [
+      wire(op),
+      '0x000000000000000000000000000000000000dEaD',
+      hex(BigInt(app.fx.chain.chainId)),
+      {},
+    ]);
+    assert.equal(bad.body.error?.code, -32602);
+    assert.match(bad.body.error?.message ?? '', /is not served here; chain \d+ is served for v0\.6 at 0x/);
+  });
+
+  test('ERC20 mode on v0.7 is refused, named, before anything is signed', async () => {
+    const { op } = await newAccountOp('0.7');
+    const r = await rpcV2('pm_getFeeQuoteOrData', [wire(op), { mode: 'ERC20', tokenInfo: { tokenList: [] } }]);
+    assert.equal(r.body.error?.code, -32030);
+    assert.match(r.body.error?.message ?? '', /ERC20 mode is not served on EntryPoint v0\.7 yet/);
+  });
+});
