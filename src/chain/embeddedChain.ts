@@ -10,8 +10,8 @@ import {
   patronPaymasterAbi,
 } from './artifacts.js';
 import { installBiconomySmartAccountV2 } from './biconomySmartAccountV2.js';
-import { createDevClient, type DevClient, waitForSuccess } from './devClient.js';
 import type { PaymasterDeployment } from './chainRegistry.js';
+import { createDevClient, type DevClient, waitForSuccess } from './devClient.js';
 import { deployEntryPoint, ENTRY_POINT_VERSIONS, type EntryPointVersion } from './entryPoints.js';
 
 /**

@@ -7,6 +7,7 @@ import type { PolicyGate, PolicyPass } from '../policies/policyGate.js';
 import type { WebhookOperation } from '../webhooks/webhookOperation.js';
 import { validityWindow } from './completeUserOperation.js';
 import type { CryptoBackend } from './cryptoBackend.js';
+import { resolveEip7702 } from './eip7702Sender.js';
 import {
   type EntryPointModule,
   type FinalUserOperation,
@@ -16,7 +17,6 @@ import {
   type ValidityWindow,
 } from './entryPoints/entryPointModule.js';
 import { entryPointModule } from './entryPoints/entryPointModules.js';
-import { resolveEip7702 } from './eip7702Sender.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
 import { type IssuedSignature, issuedSignature, type ReportFact } from './requestFacts.js';
 import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';

@@ -1,4 +1,5 @@
 import { type Address, type Hex, hexToBytes, slice } from 'viem';
+import type { EntryPointV07Version } from '../../chain/entryPoints.js';
 import { estimateGasV07 } from '../gasEstimatorV07.js';
 import { eip191Digest, MODE_SPONSORED, MODE_TOKEN } from '../patronPaymasterV06.js';
 import {
@@ -11,7 +12,6 @@ import {
   userOpHashForVersion,
   worstCaseCostV07,
 } from '../patronPaymasterV07.js';
-import type { EntryPointV07Version } from '../../chain/entryPoints.js';
 import type { UnpackedUserOperationV07 } from '../userOperationV07.js';
 import type {
   Authorization,
