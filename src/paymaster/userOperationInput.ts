@@ -117,7 +117,8 @@ export const partialUserOperationSchema = z
       sender: address,
       nonce: quantity,
       initCode: bytes.optional(),
-      factory: address.optional(),
+      // viem's toSimple7702SmartAccount sends the EIP-7702 marker unpadded; alto accepts it too.
+      factory: z.union([address, z.literal('0x7702')]).optional(),
       factoryData: bytes.optional(),
       callData: bytes,
       callGasLimit: optionalGas,
