@@ -15,6 +15,7 @@ import {
 } from './chain/chainRegistry.js';
 import { type DevChain, devChainDeployments, startDevChain } from './chain/embeddedChain.js';
 import { createFeeOracle, type FeeOracle } from './chain/feeOracle.js';
+import { chainDeployments } from './config/chainSettings.js';
 import type { Config } from './config/config.js';
 import { createObservability } from './metrics/observability.js';
 import type { PatronMetrics } from './metrics/patronMetrics.js';
@@ -189,12 +190,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
             }),
           ]),
       ...config.paymaster.chains.map((c) =>
-        httpChainRuntime({
-          chainId: c.chainId,
-          rpcUrl: c.rpcUrl,
-          entryPoint: c.entryPoint,
-          paymaster: c.paymaster,
-        }),
+        httpChainRuntime({ chainId: c.chainId, rpcUrl: c.rpcUrl, deployments: chainDeployments(c) }),
       ),
     ],
   );

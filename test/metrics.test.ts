@@ -190,9 +190,12 @@ describe('/metrics after real calls through the app', () => {
     assert.equal(value(text, 'patron_signatures_total', { chain, mode: 'SPONSORED' }), 1);
     const reserved = value(text, 'patron_reserved_wei_total', { chain });
     assert.ok(reserved > 0);
-    assert.equal(value(text, 'patron_live_liabilities_wei', { chain }), reserved, 'the open signature is a liability');
-    assert.equal(value(text, 'patron_paymaster_deposit_wei', { chain }), 10e18);
-    assert.equal(value(text, 'patron_solvency_signing', { chain }), 1);
+    // The v0.6 paymaster signed; the chain's other paymasters (v0.7 to v0.9) have their own deposits and figures.
+    const v06 = { chain, paymaster: fx.paymaster };
+    assert.equal(value(text, 'patron_live_liabilities_wei', v06), reserved, 'the open signature is a liability');
+    assert.equal(value(text, 'patron_live_liabilities_wei', { chain }), reserved, 'on the v0.6 paymaster only');
+    assert.equal(value(text, 'patron_paymaster_deposit_wei', v06), 10e18);
+    assert.equal(value(text, 'patron_solvency_signing', v06), 1);
 
     // Included on chain, then seen by settlement: the settled wei move, and the liability is gone.
     const r = sponsored.result ?? {};
@@ -213,7 +216,7 @@ describe('/metrics after real calls through the app', () => {
     assert.ok(Number(cost) <= reserved, 'the worst case bounds the actual cost');
     assert.equal(value(text, 'patron_live_liabilities_wei', { chain }), 0);
     assert.ok(value(text, 'patron_settlement_lag_blocks', { chain }) >= 0);
-    assert.ok(value(text, 'patron_runway_seconds', { chain }) > 0);
+    assert.ok(value(text, 'patron_runway_seconds', { chain, paymaster: fx.paymaster }) > 0);
   });
 });
 

@@ -87,14 +87,16 @@ function viewOf(chain: ChainRuntime, d: PaymasterDeployment): ChainRuntime {
  * that chains were configured with before v0.7.
  */
 function deploymentsOf(args: {
-  entryPoint: Address;
-  paymaster: Address;
+  entryPoint?: Address | undefined;
+  paymaster?: Address | undefined;
   deployments?: readonly PaymasterDeployment[] | undefined;
 }): { first: PaymasterDeployment; all: readonly PaymasterDeployment[] } {
   const all =
     args.deployments !== undefined && args.deployments.length > 0
       ? args.deployments
-      : [{ entryPointVersion: '0.6' as const, entryPoint: args.entryPoint, paymaster: args.paymaster }];
+      : args.entryPoint !== undefined && args.paymaster !== undefined
+        ? [{ entryPointVersion: '0.6' as const, entryPoint: args.entryPoint, paymaster: args.paymaster }]
+        : [];
   const first = all[0];
   if (first === undefined) throw new Error('a chain needs at least one paymaster deployment');
   return { first, all };
@@ -104,8 +106,9 @@ function deploymentsOf(args: {
 export function httpChainRuntime(args: {
   chainId: number;
   rpcUrl: string;
-  entryPoint: Address;
-  paymaster: Address;
+  /** v0.6's deployment when `deployments` is not given (the configuration before v0.7). */
+  entryPoint?: Address;
+  paymaster?: Address;
   deployments?: readonly PaymasterDeployment[];
   timeoutMs?: number;
 }): ChainRuntime {

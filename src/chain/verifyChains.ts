@@ -1,6 +1,6 @@
 import { type Address, getAddress, isAddressEqual } from 'viem';
 import { patronPaymasterAbi } from './artifacts.js';
-import type { ChainRuntime } from './chainRegistry.js';
+import { type ChainRuntime, deploymentViews } from './chainRegistry.js';
 import { withTimeout } from './withTimeout.js';
 
 /**
@@ -19,12 +19,17 @@ export async function verifyChains(args: {
   timeoutMs?: number;
 }): Promise<string[]> {
   const timeoutMs = args.timeoutMs ?? 10_000;
-  const results = await Promise.all(args.chains.map((c) => verifyChain(c, args.signer, timeoutMs)));
+  // Every paymaster deployment of every chain (one per EntryPoint version) is checked the same way.
+  const views = args.chains.flatMap(deploymentViews);
+  const results = await Promise.all(views.map((c) => verifyChain(c, args.signer, timeoutMs)));
   return results.flat();
 }
 
 async function verifyChain(chain: ChainRuntime, signer: Address, timeoutMs: number): Promise<string[]> {
-  const name = `chain ${chain.chainId}`;
+  const name =
+    chain.deployments.length > 1
+      ? `chain ${chain.chainId} (EntryPoint v${chain.entryPointVersion})`
+      : `chain ${chain.chainId}`;
   try {
     return await withTimeout(checks(chain, signer, name), timeoutMs);
   } catch (err) {

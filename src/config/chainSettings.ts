@@ -1,4 +1,5 @@
 import { type Address, formatUnits, getAddress, parseUnits } from 'viem';
+import { entryPoint07Address, entryPoint08Address, entryPoint09Address } from 'viem/account-abstraction';
 import { z } from 'zod';
 import { boundsOverrideSchema, type SigningBounds } from './boundsSettings.js';
 
@@ -123,10 +124,25 @@ const chainEntry = z
       rpcUrl: z.string({ error: 'rpcUrl must be a string' }).refine((v) => /^https?:\/\//.test(v) && URL.canParse(v), {
         error: 'rpcUrl must be an http(s) URL',
       }),
+      /** Patron's paymaster for EntryPoint v0.6 (`entryPoint`); optional when `paymasters` names others. */
       paymaster: z
         .string({ error: 'paymaster must be an address' })
         .regex(ADDRESS, { error: 'paymaster must be an address' })
-        .transform((v) => getAddress(v.toLowerCase())),
+        .transform((v) => getAddress(v.toLowerCase()))
+        .optional(),
+      /**
+       * Patron's paymasters for EntryPoint v0.7, v0.8 and v0.9 (PatronPaymasterV07, one per EntryPoint, each at the
+       * canonical EntryPoint address): `{"0.7": "0x…", "0.8": "0x…"}`.
+       */
+      paymasters: z
+        .partialRecord(
+          z.enum(['0.7', '0.8', '0.9'], { error: 'paymasters keys must be "0.7", "0.8" or "0.9"' }),
+          address('each paymasters value'),
+          {
+            error: 'paymasters must be an object whose keys are "0.7", "0.8" or "0.9" and values paymaster addresses',
+          },
+        )
+        .optional(),
       entryPoint: z
         .string()
         .regex(ADDRESS, { error: 'entryPoint must be an address' })
@@ -138,9 +154,16 @@ const chainEntry = z
       /** This chain's signing bounds, over the deployment's (README, "Signing bounds"). */
       bounds: boundsOverrideSchema.optional(),
     },
-    { error: 'each chain must be an object {chainId, rpcUrl, paymaster, entryPoint?}' },
+    { error: 'each chain must be an object {chainId, rpcUrl, paymaster?, entryPoint?, paymasters?}' },
   )
   .superRefine((chain, ctx) => {
+    if (chain.paymaster === undefined && Object.keys(chain.paymasters ?? {}).length === 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['paymaster'],
+        message: 'a chain needs a paymaster (EntryPoint v0.6) or paymasters (v0.7+)',
+      });
+    }
     const tokens = chain.tokens ?? [];
     if (tokens.length > 0 && chain.nativeUsd === undefined) {
       ctx.addIssue({ code: 'custom', path: ['nativeUsd'], message: 'nativeUsd is required when tokens are listed' });
@@ -200,6 +223,31 @@ export const chainsFromEnv = z
   });
 
 export type ChainSetting = z.infer<typeof chainEntry>;
+
+/** The canonical EntryPoint of each version (viem's, the addresses every SDK uses). */
+const CANONICAL_ENTRY_POINTS = {
+  '0.6': CANONICAL_ENTRY_POINT_V06,
+  '0.7': entryPoint07Address,
+  '0.8': entryPoint08Address,
+  '0.9': entryPoint09Address,
+} as const;
+
+/** A chain's paymaster deployments as configured: v0.6's first when it has one, then v0.7, v0.8, v0.9. */
+export function chainDeployments(
+  c: ChainSetting,
+): readonly { entryPointVersion: '0.6' | '0.7' | '0.8' | '0.9'; entryPoint: Address; paymaster: Address }[] {
+  const v06 =
+    c.paymaster === undefined
+      ? []
+      : [{ entryPointVersion: '0.6' as const, entryPoint: c.entryPoint, paymaster: c.paymaster }];
+  const later = (['0.7', '0.8', '0.9'] as const).flatMap((v) => {
+    const paymaster = c.paymasters?.[v];
+    return paymaster === undefined
+      ? []
+      : [{ entryPointVersion: v, entryPoint: getAddress(CANONICAL_ENTRY_POINTS[v]), paymaster }];
+  });
+  return [...v06, ...later];
+}
 
 export type SignerSetting =
   | { readonly kind: 'privateKey'; readonly privateKeyHex: string }

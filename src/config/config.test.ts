@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, test } from 'node:test';
+import { getAddress } from 'viem';
+import { chainDeployments } from './chainSettings.js';
 import { ConfigError, loadConfig } from './config.js';
+import { DEFAULT_EIP7702_DELEGATES } from './eip7702Delegates.js';
 
 const KEY = 'ab'.repeat(32);
 
@@ -242,7 +245,44 @@ describe('chains, signer and sponsorship window', () => {
       defaultExpirySeconds: 300,
       maxExpirySeconds: 3600,
       validAfterSkewSeconds: 30,
+      eip7702Delegates: DEFAULT_EIP7702_DELEGATES,
     });
+  });
+
+  test('PATRON_EIP7702_DELEGATES: comma-separated addresses, checksummed; anything else is named', () => {
+    const c = loadConfig({
+      PATRON_DATA_DIR: '/tmp/x',
+      PATRON_EIP7702_DELEGATES:
+        ' 0xe6cae83bde06e4c305530e199d7217f42808555b ,0x00000000000000000000000000000000000000aa',
+    });
+    assert.deepEqual(c.paymaster.sponsorship.eip7702Delegates, [
+      '0xe6Cae83BdE06E4c305530e199D7217f42808555B',
+      '0x00000000000000000000000000000000000000AA',
+    ]);
+    const err = configError({ PATRON_EIP7702_DELEGATES: '0xe6cae83bde06e4c305530e199d7217f42808555b,nope' });
+    assert.match(
+      err.problems.join('\n'),
+      /PATRON_EIP7702_DELEGATES must be comma-separated addresses; "nope" is not one/,
+    );
+  });
+
+  test('PATRON_CHAINS: paymasters for EntryPoint v0.7+ at the canonical EntryPoints, with or without a v0.6 one', () => {
+    const pm = '0x00000000000000000000000000000000000000bb';
+    const c = loadConfig({
+      PATRON_DATA_DIR: '/tmp/x',
+      PATRON_CHAINS: JSON.stringify([{ chainId: 8453, rpcUrl: 'https://rpc.example', paymasters: { '0.8': pm } }]),
+    });
+    const [chain] = c.paymaster.chains;
+    assert.ok(chain);
+    assert.deepEqual(chainDeployments(chain), [
+      { entryPointVersion: '0.8', entryPoint: '0x4337084D9E255Ff0702461CF8895CE9E3b5Ff108', paymaster: getAddress(pm) },
+    ]);
+    const none = configError({ PATRON_CHAINS: JSON.stringify([{ chainId: 1, rpcUrl: 'https://rpc.example' }]) });
+    assert.match(none.problems.join('\n'), /a chain needs a paymaster \(EntryPoint v0\.6\) or paymasters \(v0\.7\+\)/);
+    const bad = configError({
+      PATRON_CHAINS: JSON.stringify([{ chainId: 1, rpcUrl: 'https://rpc.example', paymasters: { '0.5': pm } }]),
+    });
+    assert.match(bad.problems.join('\n'), /paymasters must be an object whose keys are "0\.7", "0\.8" or "0\.9"/);
   });
 
   test('production: no dev chain by default, and a signer key is required', () => {

@@ -177,18 +177,22 @@ function registerGauges(registry: Registry, sources: MetricsSources, chain: (cha
   fromSolvency(
     'patron_live_liabilities_wei',
     'Worst case of the signatures not yet included nor expired (src/solvency/README.md)',
-    ['chain'],
-    (g, s) => g.set({ chain: chain(s.chainId) }, Number(s.liabilitiesWei)),
+    ['chain', 'paymaster'],
+    (g, s) => g.set({ chain: chain(s.chainId), paymaster: s.paymaster }, Number(s.liabilitiesWei)),
   );
-  fromSolvency('patron_solvency_signing', '1 while the solvency guard lets the chain sign, else 0', ['chain'], (g, s) =>
-    g.set({ chain: chain(s.chainId) }, s.signing ? 1 : 0),
+  // Per paymaster too: a chain has one per EntryPoint version, each held on its own deposit.
+  fromSolvency(
+    'patron_solvency_signing',
+    '1 while the solvency guard lets the paymaster sign, else 0',
+    ['chain', 'paymaster'],
+    (g, s) => g.set({ chain: chain(s.chainId), paymaster: s.paymaster }, s.signing ? 1 : 0),
   );
   fromSolvency(
     'patron_runway_seconds',
     'Deposit divided by the recent included spend rate (absent without recent spend)',
-    ['chain'],
+    ['chain', 'paymaster'],
     (g, s) => {
-      if (s.runwaySeconds !== undefined) g.set({ chain: chain(s.chainId) }, s.runwaySeconds);
+      if (s.runwaySeconds !== undefined) g.set({ chain: chain(s.chainId), paymaster: s.paymaster }, s.runwaySeconds);
     },
   );
   new Gauge({
@@ -198,9 +202,13 @@ function registerGauges(registry: Registry, sources: MetricsSources, chain: (cha
     registers,
     collect() {
       this.reset();
+      // One follower per paymaster deployment of a chain: the chain's lag is its slowest follower's.
+      const lags = new Map<number, bigint>();
       for (const s of settlementLag?.() ?? []) {
-        if (s.lag !== undefined) this.set({ chain: chain(s.chainId) }, Number(s.lag));
+        const known = lags.get(s.chainId);
+        if (s.lag !== undefined && (known === undefined || s.lag > known)) lags.set(s.chainId, s.lag);
       }
+      for (const [chainId, lag] of lags) this.set({ chain: chain(chainId) }, Number(lag));
     },
   });
   new Gauge({
