@@ -89,6 +89,39 @@ test('deploy, deposit and info on a chain reached over HTTP', async () => {
   );
 });
 
+test('each EntryPoint version: deploy, fund and read PatronPaymasterV07 for v0.7, v0.8 and v0.9', async () => {
+  const canonical = {
+    '0.7': '0x0000000071727De22E5E9d8BAf0edAc6f37da032',
+    '0.8': '0x4337084D9E255Ff0702461CF8895CE9E3b5Ff108',
+    '0.9': '0x433709009B8330FDa32311DF1C2AFA402eD8D009',
+  } as const;
+  for (const version of ['0.7', '0.8', '0.9'] as const) {
+    const deployed = await cli(['paymaster', 'deploy', '--rpc', rpcUrl, '--entry-point-version', version]);
+    assert.equal(deployed.code, 0, JSON.stringify(deployed.json));
+    assert.equal(deployed.json.contract, 'PatronPaymasterV07');
+    assert.equal(deployed.json.entryPointVersion, version);
+    assert.equal(deployed.json.entryPoint, canonical[version]);
+    const paymaster = String(deployed.json.paymaster);
+    const deposited = await cli([
+      'paymaster',
+      'deposit',
+      '--rpc',
+      rpcUrl,
+      '--paymaster',
+      paymaster,
+      '--amount',
+      '0.25',
+    ]);
+    assert.equal(deposited.json.deposit, '250000000000000000', JSON.stringify(deposited.json));
+    const info = await cli(['paymaster', 'info', '--rpc', rpcUrl, '--paymaster', paymaster]);
+    assert.equal(info.json.entryPoint, canonical[version]);
+    assert.equal(info.json.verifyingSigner, privateKeyToAddress(signerKey));
+    assert.equal(info.json.deposit, '250000000000000000');
+  }
+  const bad = await cli(['paymaster', 'deploy', '--rpc', rpcUrl, '--entry-point-version', '0.5']);
+  assert.deepEqual(bad.json, { error: { message: '--entry-point-version must be 0.6, 0.7, 0.8 or 0.9' } });
+});
+
 test('clear errors: no deployer key, a bad amount, no EntryPoint at the address', async () => {
   const noKey = await cli(['paymaster', 'deploy', '--rpc', rpcUrl], { PATRON_DEPLOYER_PRIVATE_KEY: '' });
   assert.equal(noKey.code, 1);

@@ -228,7 +228,7 @@ export const USAGE = `Usage: patron <command> [options] [--json]
   demo          [--url URL] [--account ID|EMAIL]      the sponsored flow against a running Patron
   signer address                                     the configured paymaster signer
   signer keystore --out FILE                          encrypt it (password: PATRON_KEYSTORE_PASSWORD)
-  paymaster deploy  --rpc URL [--entry-point A] [--owner A] [--signer A]   (key: PATRON_DEPLOYER_PRIVATE_KEY)
+  paymaster deploy  --rpc URL [--entry-point-version 0.6|0.7|0.8|0.9] [--entry-point A (v0.6)] [--owner A] [--signer A]   (key: PATRON_DEPLOYER_PRIVATE_KEY)
   paymaster deposit --rpc URL --paymaster A --amount ETH                   (key: PATRON_DEPLOYER_PRIVATE_KEY)
   paymaster info    --rpc URL --paymaster A             deposit, owner, signer, stake
 

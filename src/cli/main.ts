@@ -114,6 +114,7 @@ function parse(argv: readonly string[]) {
       owner: { type: 'string' },
       signer: { type: 'string' },
       'entry-point': { type: 'string' },
+      'entry-point-version': { type: 'string' },
       out: { type: 'string' },
       'password-stdin': { type: 'boolean' },
       set: { type: 'string' },

@@ -9,9 +9,16 @@ import {
   http,
   parseEther,
 } from 'viem';
-import { entryPoint06Abi } from 'viem/account-abstraction';
+import {
+  entryPoint06Abi,
+  entryPoint06Address,
+  entryPoint07Address,
+  entryPoint08Address,
+  entryPoint09Address,
+} from 'viem/account-abstraction';
 import { privateKeyToAccount } from 'viem/accounts';
 import { loadPatronPaymasterArtifact, patronPaymasterAbi } from '../chain/artifacts.js';
+import { loadPatronPaymasterV07Artifact } from '../chain/deployPatronPaymasterV07.js';
 import type { Config } from '../config/config.js';
 import { ValidationError } from '../errors/PatronError.js';
 import { selectCryptoBackend } from '../paymaster/cryptoBackend.js';
@@ -25,7 +32,24 @@ import type { CommandContext } from './commands.js';
  * and manage the signer key. Keys come from the environment, never from the command line (where `ps` and
  * shell history would see them): PATRON_DEPLOYER_PRIVATE_KEY pays for deployments and deposits.
  */
-const CANONICAL_ENTRY_POINT_V06: Address = '0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789';
+/**
+ * Which paymaster a deployment is, by EntryPoint version: its contract and the canonical EntryPoint it serves.
+ * v0.7, v0.8 and v0.9 share PatronPaymasterV07, which derives its EntryPoint's rules from the canonical address
+ * (so it deploys only against one of those).
+ */
+const VERSIONS = {
+  '0.6': { entryPoint: entryPoint06Address, contract: 'PatronPaymaster' },
+  '0.7': { entryPoint: entryPoint07Address, contract: 'PatronPaymasterV07' },
+  '0.8': { entryPoint: entryPoint08Address, contract: 'PatronPaymasterV07' },
+  '0.9': { entryPoint: entryPoint09Address, contract: 'PatronPaymasterV07' },
+} as const;
+type Version = keyof typeof VERSIONS;
+
+function versionOption(ctx: CommandContext): Version {
+  const v = option(ctx, 'entry-point-version') ?? '0.6';
+  if (!Object.hasOwn(VERSIONS, v)) throw new ValidationError('--entry-point-version must be 0.6, 0.7, 0.8 or 0.9');
+  return v as Version;
+}
 
 function option(ctx: CommandContext, name: string): string | undefined {
   const v = ctx.options[name];
@@ -90,25 +114,37 @@ export const paymasterCommands: Record<string, (ctx: CommandContext) => Promise<
   async 'paymaster deploy'(ctx) {
     const { publicClient, wallet } = rpcClients(ctx, true);
     if (wallet === undefined) return;
-    const entryPoint = addressOption(ctx, 'entry-point', CANONICAL_ENTRY_POINT_V06);
+    const version = versionOption(ctx);
+    const { contract } = VERSIONS[version];
+    // v0.7+ paymasters take only the canonical EntryPoint of their version (the contract refuses any other).
+    const entryPoint =
+      version === '0.6'
+        ? addressOption(ctx, 'entry-point', VERSIONS[version].entryPoint)
+        : VERSIONS[version].entryPoint;
     const owner = addressOption(ctx, 'owner', wallet.account.address);
     const signer =
       option(ctx, 'signer') === undefined ? configuredSigner(ctx.config).address : addressOption(ctx, 'signer');
     if ((await publicClient.getCode({ address: entryPoint })) === undefined) {
       throw new ValidationError(`No contract at the EntryPoint address ${entryPoint} on this chain`);
     }
-    const { abi, bytecode } = loadPatronPaymasterArtifact();
+    const { abi, bytecode } = version === '0.6' ? loadPatronPaymasterArtifact() : loadPatronPaymasterV07Artifact();
     const chainId = await publicClient.getChainId();
     const hash = await wallet.deployContract({ abi, bytecode, args: [entryPoint, owner, signer], chain: null });
     const receipt = await publicClient.waitForTransactionReceipt({ hash });
     if (receipt.status !== 'success' || receipt.contractAddress == null)
       throw new ValidationError(`Deployment failed: tx ${hash}`);
     const paymaster = getAddress(receipt.contractAddress);
-    printResult(ctx.io, ctx.json, { paymaster, chainId, entryPoint, owner, signer, txHash: hash }, [
-      `Deployed PatronPaymaster ${paymaster} on chain ${chainId} (tx ${hash})`,
-      `  EntryPoint ${entryPoint}, owner ${owner}, verifying signer ${signer}`,
-      `  Add it to PATRON_CHAINS: {"chainId": ${chainId}, "rpcUrl": "…", "paymaster": "${paymaster}"}`,
-    ]);
+    const entry = version === '0.6' ? `"paymaster": "${paymaster}"` : `"paymasters": {"${version}": "${paymaster}"}`;
+    printResult(
+      ctx.io,
+      ctx.json,
+      { paymaster, chainId, entryPoint, entryPointVersion: version, contract, owner, signer, txHash: hash },
+      [
+        `Deployed ${contract} ${paymaster} for EntryPoint v${version} on chain ${chainId} (tx ${hash})`,
+        `  EntryPoint ${entryPoint}, owner ${owner}, verifying signer ${signer}`,
+        `  Add it to PATRON_CHAINS: {"chainId": ${chainId}, "rpcUrl": "…", ${entry}}`,
+      ],
+    );
   },
 
   async 'paymaster deposit'(ctx) {
