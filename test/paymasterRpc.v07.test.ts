@@ -218,6 +218,58 @@ for (const version of ['0.7', '0.8'] as const) {
   });
 }
 
+describe('EIP-7702 senders', () => {
+  const auth = (address: Address) => ({
+    address,
+    chainId: '0x7a69',
+    nonce: '0x0',
+    r: `0x${'11'.repeat(32)}`,
+    s: `0x${'22'.repeat(32)}`,
+    yParity: '0x0',
+  });
+  const eoaOp = async (version: Version, delegate: Address) => {
+    const { op } = await newAccountOp(version);
+    const { factory: _f, factoryData: _d, ...rest } = op;
+    return wire({ ...rest, factory: '0x7702', eip7702Auth: auth(delegate) });
+  };
+
+  test('a delegate the deployment does not allow is refused (-32030, naming the allowed ones), at the stub already', async () => {
+    const stranger = '0x000000000000000000000000000000000000bEEF';
+    for (const method of ['pm_getPaymasterStubData', 'pm_getPaymasterData'] as const) {
+      const r = await rpcV2(method, [
+        await eoaOp('0.8', stranger),
+        app.fx.entryPoints['0.8'],
+        hex(BigInt(app.fx.chain.chainId)),
+        {},
+      ]);
+      assert.equal(r.body.error?.code, -32030, JSON.stringify(r.body));
+      assert.match(
+        r.body.error?.message ?? '',
+        /EIP-7702 delegate 0x000000000000000000000000000000000000bEEF is not sponsored by this Patron; it sponsors accounts delegated to 0xe6cae83bde06e4c305530e199d7217f42808555b/,
+      );
+    }
+  });
+
+  test('an allowed delegate gets a stub; EIP-7702 on EntryPoint v0.7 is invalid params', async () => {
+    const allowed = app.fx.simple7702Accounts['0.8'];
+    const ok = await rpcV2('pm_getPaymasterStubData', [
+      await eoaOp('0.8', allowed),
+      app.fx.entryPoints['0.8'],
+      hex(BigInt(app.fx.chain.chainId)),
+      {},
+    ]);
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    const v07 = await rpcV2('pm_getPaymasterStubData', [
+      await eoaOp('0.7', allowed),
+      app.fx.entryPoints['0.7'],
+      hex(BigInt(app.fx.chain.chainId)),
+      {},
+    ]);
+    assert.equal(v07.body.error?.code, -32602);
+    assert.match(v07.body.error?.message ?? '', /needs EntryPoint v0\.8 or later, not v0\.7/);
+  });
+});
+
 describe('Biconomy dialect on /api/v2 (EntryPoint v0.7, named by the URL)', () => {
   test('pm_sponsorUserOperation with the op as abstractjs sends it (decimal strings, paymaster gas "0"): executes', async () => {
     const { account, op } = await newAccountOp('0.7');

@@ -21,7 +21,8 @@ export async function resolveEip7702(args: {
   readonly allowed: ReadonlySet<string>;
 }): Promise<FinalUserOperation['eip7702']> {
   const { chain, op } = args;
-  const marker = op.initCode !== '0x' && isEip7702InitCode(hexToBytes(op.initCode));
+  // The string test first: this runs on every sponsored request, and almost no initCode starts with 0x7702.
+  const marker = op.initCode.startsWith('0x7702') && isEip7702InitCode(hexToBytes(op.initCode));
   if (!marker && op.eip7702Auth === undefined) return undefined;
   if (chain.entryPointVersion === '0.6' || chain.entryPointVersion === '0.7') {
     throw new ValidationError(
