@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
+import { getAddress, type Hex, parseEventLogs } from 'viem';
+import { entryPoint08Abi } from 'viem/account-abstraction';
 import { devTokenAbi, patronPaymasterAbi } from '../src/chain/artifacts.js';
 import { runCli } from '../src/cli/main.js';
 import { createTenant, createTestContext, TEST_MASTER_KEY, testConfig } from './helpers/testContext.js';
 
-test('`patron demo` runs the sponsored flow, then a USDC-paid op, against a listening Patron with its dev chain', async () => {
+test('`patron demo` runs the sponsored flow, then a USDC-paid op, then a v0.8 EIP-7702 op, against a listening Patron with its dev chain', async () => {
   const base = testConfig();
   const ctx = await createTestContext({ config: { paymaster: { ...base.paymaster, devChain: true } } });
   try {
@@ -25,8 +27,8 @@ test('`patron demo` runs the sponsored flow, then a USDC-paid op, against a list
     assert.match(lines, /with \{"data":\{"num":3\}\} → false/);
     assert.match(lines, /error -32010: Sponsorship denied/);
     assert.match(lines, /with \{"data":\{"num":2\}\} → true/);
-    assert.equal(lines.match(/status success/g)?.length, 2, 'both operations mined');
-    assert.equal(lines.match(/UserOperationEvent: success true/g)?.length, 2, 'both operations executed');
+    assert.equal(lines.match(/status success/g)?.length, 3, 'the three operations mined');
+    assert.equal(lines.match(/UserOperationEvent: success true/g)?.length, 3, 'the three operations executed');
     const paid = /paid (\d+)\)/.exec(lines)?.[1];
     const cost = /actualGasCost (\d+) wei/.exec(lines)?.[1];
     assert.ok(paid !== undefined && paid === cost, 'the deposit dropped by exactly actualGasCost');
@@ -56,6 +58,56 @@ test('`patron demo` runs the sponsored flow, then a USDC-paid op, against a list
       args: [feeReceiver],
     });
     assert.equal(received, BigInt(charge), 'the printed charge is what the fee receiver got');
+    // The EIP-7702 op on EntryPoint v0.8: stub and data naming it, Patron's v0.8 paymaster paying, the EOA delegated.
+    const eoa =
+      /13\. EntryPoint v0\.8 and EIP-7702: a new EOA (0x[0-9a-fA-F]{40}) signs an authorization delegating to Simple7702Account (0x[0-9a-fA-F]{40})/.exec(
+        lines,
+      );
+    assert.ok(eoa?.[1] !== undefined && eoa[2] !== undefined, lines);
+    const [owner, delegate] = [getAddress(eoa[1]), getAddress(eoa[2])];
+    assert.equal(delegate, dev.simple7702Accounts['0.8'], 'the dev chain’s Simple7702Account v0.8');
+    assert.match(
+      lines,
+      new RegExp(
+        `14\\. pm_getPaymasterStubData naming EntryPoint ${dev.entryPoints['0.8']} → paymaster ${dev.paymasters['0.8']}`,
+      ),
+    );
+    assert.match(
+      lines,
+      new RegExp(`15\\. pm_getPaymasterData \\(calculateGasLimits\\) → paymaster ${dev.paymasters['0.8']}`),
+    );
+    const userOpHash = /16\. Signed by the EOA .*: userOpHash (0x[0-9a-f]{64})/.exec(lines)?.[1] as Hex | undefined;
+    const txHash =
+      /17\. handleOps by bundler 0x[0-9a-fA-F]{40} with authorizationList \[the EOA's authorization\], transaction type eip7702: tx (0x[0-9a-f]{64})/.exec(
+        lines,
+      )?.[1] as Hex | undefined;
+    assert.ok(userOpHash !== undefined && txHash !== undefined, lines);
+    const v08 = lines.slice(lines.indexOf('17. '));
+    assert.match(
+      v08,
+      new RegExp(`UserOperationEvent: success true, paymaster ${dev.paymasters['0.8']}, actualGasCost (\\d+) wei`),
+    );
+    const cost08 = /actualGasCost (\d+) wei/.exec(v08)?.[1];
+    assert.ok(
+      cost08 !== undefined && new RegExp(`\\(paid ${cost08}\\)`).test(v08),
+      'the v0.8 deposit dropped by actualGasCost',
+    );
+    assert.match(v08, /: 0xef0100[0-9a-f]{40} \(0xef0100 ‖ Simple7702Account: delegated\)/);
+    // On chain: the op is in that transaction, executed, paid by the v0.8 paymaster; the EOA's code is the designator.
+    const receipt = await dev.client.getTransactionReceipt({ hash: txHash });
+    assert.equal(receipt.type, 'eip7702');
+    const events = parseEventLogs({ abi: entryPoint08Abi, eventName: 'UserOperationEvent', logs: receipt.logs });
+    const event = events.find((e) => e.args.userOpHash === userOpHash);
+    assert.ok(event !== undefined, `UserOperationEvent ${userOpHash} in ${txHash}`);
+    assert.equal(event.args.success, true);
+    assert.equal(getAddress(event.args.sender), owner);
+    assert.equal(getAddress(event.args.paymaster), dev.paymasters['0.8']);
+    assert.equal(String(event.args.actualGasCost), cost08);
+    assert.equal(
+      await dev.client.getCode({ address: owner }),
+      `0xef0100${delegate.slice(2).toLowerCase()}`,
+      'the EOA delegates to Simple7702Account v0.8',
+    );
     // The demo cleans up after itself: its webhook and its auth token are gone.
     assert.deepEqual(await ctx.deps.store.webhooks.listByDapp(tenant.dappId), []);
     const tokens = await ctx.deps.accounts.listTokens(tenant.accountId);

@@ -5,6 +5,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { AccountService } from '../accounts/accountService.js';
 import { DEMO_EMAIL } from '../accounts/ensureDemoAccount.js';
 import { ValidationError } from '../errors/PatronError.js';
+import { sponsor7702 } from './demoEip7702.js';
 import {
   accountAbi,
   type ChainInfo,
@@ -25,7 +26,8 @@ import { payInUsdc } from './demoTokenPayment.js';
  * step: a webhook that accepts even `num` values, a refused request (`num: 3`), a sponsored one (`num: 2`),
  * the op signed as a SimpleAccount owner and submitted with `handleOps`, and the receipt. Then the same
  * account's next op pays its gas in the dev chain's USDC (the token mode): quotes, the approval batched into the
- * op as Biconomy's SDK does it, the final data, `handleOps`, and what the paymaster charged.
+ * op as Biconomy's SDK does it, the final data, `handleOps`, and what the paymaster charged. Last, EntryPoint
+ * v0.8 through the same URL: a fresh EOA's EIP-7702 op (ERC-7677 stub, then data), sent with its authorization.
  */
 export async function runDemo(args: {
   baseUrl: string;
@@ -122,6 +124,7 @@ export async function runDemo(args: {
 
     const fees = { maxFeePerGas: op.maxFeePerGas, maxPriorityFeePerGas: op.maxPriorityFeePerGas };
     await payInUsdc({ paymasterUrl, client, bundler, dev, owner, sender, fees, print });
+    await sponsor7702({ paymasterUrl, chainUrl, bundler, dev, fees, webhookData: { num: 2 }, target: sender, print });
   } finally {
     if (webhookId !== undefined)
       await deleteJson(`${baseUrl}/api/v2/public/sdk/webhookParameters`, headers, { webhookId });
