@@ -7,6 +7,7 @@ import {
 } from 'viem/account-abstraction';
 import { type AccountAbstractionArtifactVersion, loadAccountAbstractionArtifact } from './aaArtifacts.js';
 import { loadAccountAbstractionV06Artifact } from './artifacts.js';
+import type { EntryPointVersion } from './chainRegistry.js';
 import {
   addressWord,
   codeAt,
@@ -16,7 +17,9 @@ import {
 } from './deterministicDeployer.js';
 import { type DevClient, hasCode } from './devClient.js';
 
-export type EntryPointVersion = '0.6' | '0.7' | '0.8' | '0.9';
+// One definition of the versions, in the chain registry (a chain's deployments are typed by it); re-exported here
+// for the deployment code that found it here first.
+export type { EntryPointVersion };
 
 /** The releases that share the packed user operation and EntryPointSimulations. */
 export type EntryPointV07Version = Exclude<EntryPointVersion, '0.6'>;
