@@ -57,7 +57,11 @@ test('/api/chains lists the served chains with public addresses only', async () 
   try {
     const res = await ctx.app.inject({ method: 'GET', url: '/api/chains' });
     assert.equal(res.statusCode, 200);
-    assert.deepEqual(res.json(), { signer: ctx.deps.signer.address, chains: [{ ...chain, feeTokens: [] }] });
+    const deployments = [{ entryPointVersion: '0.6', entryPoint: chain.entryPoint, paymaster: chain.paymaster }];
+    assert.deepEqual(res.json(), {
+      signer: ctx.deps.signer.address,
+      chains: [{ ...chain, deployments, feeTokens: [] }],
+    });
   } finally {
     await ctx.close();
   }

@@ -45,6 +45,11 @@ export const chainsAnswer = z.strictObject({
       chainId: z.number().int(),
       entryPoint: z.string(),
       paymaster: z.string(),
+      deployments: z
+        .array(z.strictObject({ entryPointVersion: z.string(), entryPoint: z.string(), paymaster: z.string() }))
+        .describe(
+          "Patron's paymaster per EntryPoint version this chain is served for (entryPoint/paymaster: the first)",
+        ),
       embedded: z.boolean(),
       rpcPath: z.string().optional().describe('The embedded dev chain only: its JSON-RPC path'),
       simpleAccountFactory: z.string().optional(),
@@ -118,6 +123,11 @@ export function healthRoutes(deps: HealthDeps): RouteDef[] {
           chainId: c.chainId,
           entryPoint: c.entryPoint,
           paymaster: c.paymaster,
+          deployments: c.deployments.map((d) => ({
+            entryPointVersion: d.entryPointVersion,
+            entryPoint: d.entryPoint,
+            paymaster: d.paymaster,
+          })),
           embedded: c.embedded,
           ...(c.embedded ? { rpcPath: `/chain/${c.chainId}` } : {}),
           ...(c.simpleAccountFactory === undefined ? {} : { simpleAccountFactory: c.simpleAccountFactory }),
