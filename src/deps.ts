@@ -319,12 +319,15 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
         onIncluded: async (args) => {
           await observability.onIncluded(args);
           // Joined to the op's log rows when they are read, whichever process writes them and whenever.
-          await store.requestLog.setActualCost({
-            chainId: args.chainId,
-            userOpHash: args.event.userOpHash,
-            actualWei: args.event.actualGasCost,
-            at: now(),
-          });
+          // Under both keys: a row of an op signed before its gas was final holds its op key (chain/opKey.ts).
+          for (const userOpHash of [args.event.userOpHash, args.event.opKey]) {
+            await store.requestLog.setActualCost({
+              chainId: args.chainId,
+              userOpHash,
+              actualWei: args.event.actualGasCost,
+              at: now(),
+            });
+          }
         },
         logger,
         now,

@@ -10,6 +10,7 @@ import {
   type UserOperation,
 } from 'viem/account-abstraction';
 import { privateKeyToAccount } from 'viem/accounts';
+import { opKey } from '../src/chain/opKey.js';
 import { COUNTER_ADDRESS, counterValue, testKey } from './helpers/patronPaymasterV06.js';
 import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
 
@@ -78,6 +79,7 @@ async function execute(
   version: Version,
   account: Awaited<ReturnType<typeof toSimpleSmartAccount>>,
   op: UserOperation<'0.7'>,
+  capped = false,
 ) {
   const entryPoint = app.fx.entryPoints[version];
   const paymaster = app.fx.paymasters[version];
@@ -110,6 +112,24 @@ async function execute(
     userOperation: signed,
   });
   assert.equal(event.args.userOpHash, expectedHash);
+  // What Patron recorded when it signed (the key of the spend ledger, the solvency guard and settlement) is the
+  // EntryPoint's userOpHash; for a signature of caps, the op key (chain/opKey.ts), since the bundler set the gas.
+  // Either way settlement finds it: the row gets the op's actual cost, and no liability stays open.
+  await app.ctx.deps.requestLog.flush();
+  await app.ctx.deps.settlement.runOnce();
+  const key = capped
+    ? opKey({ chainId: app.fx.chain.chainId, entryPoint, sender: signed.sender, nonce: signed.nonce })
+    : expectedHash;
+  const logged = await app.ctx.deps.store.requestLog.query({
+    accountId: app.tenant.accountId,
+    sender: signed.sender.toLowerCase(),
+    limit: 10,
+  });
+  const row = logged.find((r) => r.userOpHash === key.toLowerCase());
+  assert.ok(row, `the request log keys ${signed.sender}'s op by ${capped ? 'its op key' : "the EntryPoint's hash"}`);
+  assert.equal(row.actualCostWei, event.args.actualGasCost.toString());
+  const solvency = (await app.ctx.deps.solvency.checkNow()).find((x) => x.paymaster === paymaster);
+  assert.equal(solvency?.liabilitiesWei, 0n, 'settled: nothing of the op is a liability any more');
   return event.args;
 }
 
@@ -174,16 +194,21 @@ for (const version of ['0.7', '0.8'] as const) {
         assert.match(String(d[k]), /^0x[0-9a-f]+$/, k);
       // viem drops the limits and the bundler estimates its own: here 1.4 × Patron's, within the caps.
       const bundlerGas = (k: string) => (quantity(d[k]) * 14n) / 10n;
-      await execute(version, account, {
-        ...op,
-        callGasLimit: bundlerGas('callGasLimit'),
-        verificationGasLimit: bundlerGas('verificationGasLimit'),
-        preVerificationGas: bundlerGas('preVerificationGas'),
-        paymaster: d.paymaster as Address,
-        paymasterVerificationGasLimit: quantity(d.paymasterVerificationGasLimit),
-        paymasterPostOpGasLimit: quantity(d.paymasterPostOpGasLimit),
-        paymasterData: d.paymasterData as Hex,
-      } as UserOperation<'0.7'>);
+      await execute(
+        version,
+        account,
+        {
+          ...op,
+          callGasLimit: bundlerGas('callGasLimit'),
+          verificationGasLimit: bundlerGas('verificationGasLimit'),
+          preVerificationGas: bundlerGas('preVerificationGas'),
+          paymaster: d.paymaster as Address,
+          paymasterVerificationGasLimit: quantity(d.paymasterVerificationGasLimit),
+          paymasterPostOpGasLimit: quantity(d.paymasterPostOpGasLimit),
+          paymasterData: d.paymasterData as Hex,
+        } as UserOperation<'0.7'>,
+        true,
+      );
     });
 
     test("Pimlico's pm_sponsorUserOperation names the EntryPoint: v0.7 fields in hex, the op executes", async () => {

@@ -1,4 +1,5 @@
 import { type Address, type Hex, type PublicClient, parseAbiItem } from 'viem';
+import { opKey } from './opKey.js';
 
 /**
  * The EntryPoint's `UserOperationEvent` (v0.6 and v0.7 emit the same event), one per included op: what the
@@ -12,7 +13,10 @@ export const userOperationEventAbi = parseAbiItem(
 export interface UserOperationEventLog {
   /** Lower-case 0x hex, as the spend ledger stores it. */
   readonly userOpHash: Hex;
+  /** opKey.ts: the key of an op signed before its gas was final (lower-case 0x hex). */
+  readonly opKey: Hex;
   readonly sender: Address;
+  readonly nonce: bigint;
   readonly paymaster: Address;
   readonly success: boolean;
   /** Wei the paymaster's deposit paid for the op (a reverted op pays too). */
@@ -33,6 +37,7 @@ export const DEFAULT_MAX_BLOCK_RANGE = 2000n;
  * out on) wider eth_getLogs ranges.
  */
 export async function readUserOperationEvents(args: {
+  readonly chainId: number;
   readonly client: PublicClient;
   readonly entryPoint: Address;
   readonly paymaster: Address;
@@ -60,7 +65,14 @@ export async function readUserOperationEvents(args: {
       if (log.logIndex === null) continue;
       found.push({
         userOpHash: log.args.userOpHash.toLowerCase() as Hex,
+        opKey: opKey({
+          chainId: args.chainId,
+          entryPoint: args.entryPoint,
+          sender: log.args.sender,
+          nonce: log.args.nonce,
+        }).toLowerCase() as Hex,
         sender: log.args.sender,
+        nonce: log.args.nonce,
         paymaster: log.args.paymaster,
         success: log.args.success,
         actualGasCost: log.args.actualGasCost,

@@ -106,7 +106,7 @@ export function createObservability(deps: ObservabilityDeps): Observability {
         actualGasCost: event.actualGasCost,
       };
       metrics?.observeIncluded(args);
-      solvency.observeIncluded(args);
+      solvency.observeIncluded({ ...args, opKey: event.opKey });
     },
     close: () => solvency.close(),
   };

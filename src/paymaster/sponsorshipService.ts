@@ -1,6 +1,7 @@
 import type { Address } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { FeeOracle } from '../chain/feeOracle.js';
+import { opKey } from '../chain/opKey.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
 import { ValidationError } from '../errors/PatronError.js';
 import type { PolicyGate, PolicyPass } from '../policies/policyGate.js';
@@ -268,7 +269,16 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
         chain: req.chain,
         worstCaseWei,
         validUntil,
-        hash: () => ep.userOpHash({ chain: req.chain, op: final, fields, keccak: deps.crypto }),
+        // With caps the bundler sets the final gas, and the userOpHash with it: the op is known by its key.
+        hash: () =>
+          final.gasCaps === undefined
+            ? ep.userOpHash({ chain: req.chain, op: final, fields, keccak: deps.crypto })
+            : opKey({
+                chainId: req.chain.chainId,
+                entryPoint: req.chain.entryPoint,
+                sender: final.sender,
+                nonce: final.nonce,
+              }),
       });
       // Reserved after signing (the userOpHash covers paymasterAndData); a denial discards the signature unseen.
       const decision = await deps.policies.reserve({ pass, worstCaseWei, validUntil, userOpHash: issued.userOpHash });

@@ -149,13 +149,16 @@ export function createSettlementFollower(deps: SettlementFollowerDeps): Settleme
     const price = deps.nativeUsdMicros(chain.chainId);
     let settled = 0;
     for (const e of events) {
-      const ok = await deps.ledger.settleUserOp({
-        chainId: chain.chainId,
-        userOpHash: e.userOpHash,
-        actualWei: e.actualGasCost,
-        actualUsdMicros: price === undefined ? undefined : usdMicrosOfWei(e.actualGasCost, price),
-        now: deps.now(),
-      });
+      const settle = (userOpHash: string) =>
+        deps.ledger.settleUserOp({
+          chainId: chain.chainId,
+          userOpHash,
+          actualWei: e.actualGasCost,
+          actualUsdMicros: price === undefined ? undefined : usdMicrosOfWei(e.actualGasCost, price),
+          now: deps.now(),
+        });
+      // A signature made before the op's gas was final is reserved under its op key (chain/opKey.ts).
+      const ok = (await settle(e.userOpHash)) || (await settle(e.opKey));
       if (ok) settled++;
       await deps.onIncluded?.({ chainId: chain.chainId, event: e }).catch((err: unknown) => {
         logger.warn({ err, chainId: chain.chainId, userOpHash: e.userOpHash }, 'settlement: onIncluded failed');

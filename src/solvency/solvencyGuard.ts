@@ -56,6 +56,8 @@ export interface SolvencyGuard {
     readonly chainId: number;
     readonly paymaster: Address;
     readonly userOpHash: string;
+    /** The op's key when it was signed before its gas was final (chain/opKey.ts): its liability is under that. */
+    readonly opKey?: string;
     readonly actualGasCost: bigint;
   }): void;
   /** Reads every deposit now and re-evaluates (the loop does this every interval; tests call it). */
@@ -250,9 +252,10 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
       liabilities.record(op);
     },
     state: () => [...states.values()].map(view),
-    observeIncluded({ chainId, paymaster, userOpHash, actualGasCost }) {
+    observeIncluded({ chainId, paymaster, userOpHash, opKey, actualGasCost }) {
       const key = paymasterKey({ chainId, paymaster });
       liabilities.included(key, userOpHash);
+      if (opKey !== undefined) liabilities.included(key, opKey);
       // Settlement may hand an event over again (after a restart or a reorg): spent once.
       const seen = `${key}:${userOpHash.toLowerCase()}`;
       if (included.has(seen)) return;
