@@ -8,23 +8,36 @@ import { selectCryptoBackend } from '../src/paymaster/cryptoBackend.js';
 import {
   eip191Digest,
   encodeSponsoredPaymasterAndData,
+  MODE_SPONSORED,
   sponsoredHashV06,
   type UserOperationV06,
 } from '../src/paymaster/patronPaymasterV06.js';
+import {
+  encodePaymasterAndDataV07,
+  exactCapsV07,
+  type HashedFieldsV07,
+  sponsoredHashV07,
+} from '../src/paymaster/patronPaymasterV07.js';
 
 /**
  * The ceiling of the sponsorship benchmark, as its own child process: a server that reads the body,
  * JSON.parses it, hashes and signs the op with Patron's own signing code (sponsoredHashV06 + eip191Digest +
  * the selected CryptoBackend's signDigest + encodeSponsoredPaymasterAndData) and answers the same result shape.
  * No validation, no API key, no webhook, no logging: what signing alone allows.
- * argv: chainId paymaster [http|fastify]. `http` (default) is a bare node:http server; `fastify` serves the same
- * handler through Fastify configured as Patron's app is (its logger, request ids, no request log lines for the
- * route), which separates the framework's share from Patron's own. IPC: sends {url, backend}; answers 'cpu'
- * with process.cpuUsage(); exits on 'stop'.
+ * argv: chainId paymaster [http|fastify] [0.6|0.7|0.8]. `http` (default) is a bare node:http server; `fastify` serves
+ * the same handler through Fastify configured as Patron's app is (its logger, request ids, no request log lines for
+ * the route), which separates the framework's share from Patron's own. The version (default 0.6) picks the body
+ * and codec: 0.6 reads the Biconomy dialect's `[op, mode]`; 0.7 and 0.8 read ERC-7677's `pm_getPaymasterData`
+ * `[op, entryPoint, chainId, context]` and sign with PatronPaymasterV07's codec (sponsoredHashV07 over caps equal
+ * to the op's limits, as Patron signs a data call whose limits are given), answering ERC-7677's fields. v0.7 and
+ * v0.8 run the same paymaster digest; only the EntryPoint in it (from the body) differs. IPC: sends {url,
+ * backend}; answers 'cpu' with process.cpuUsage(); exits on 'stop'.
  */
 const chainId = BigInt(process.argv[2] ?? '31337');
 const paymaster = (process.argv[3] ?? '0x0000000000000000000000000000000000000001') as Address;
 const server = process.argv[4] ?? 'http';
+const version = process.argv[5] ?? '0.6';
+if (version !== '0.6' && version !== '0.7' && version !== '0.8') throw new Error(`unknown version ${version}`);
 const { backend } = selectCryptoBackend();
 const key = new Uint8Array(randomBytes(32));
 
@@ -76,6 +89,72 @@ function sponsor(body: string): string {
   });
 }
 
+/** An ERC-7677 data call's op (v0.7+): hex quantities, factory + factoryData, the stub's paymaster fields. */
+interface WireOpV07 {
+  sender: Address;
+  nonce: string;
+  factory?: Address;
+  factoryData?: Hex;
+  callData: Hex;
+  callGasLimit: string;
+  verificationGasLimit: string;
+  preVerificationGas: string;
+  maxFeePerGas: string;
+  maxPriorityFeePerGas: string;
+  paymasterVerificationGasLimit: string;
+  paymasterPostOpGasLimit: string;
+}
+
+const hex = (n: bigint): string => `0x${n.toString(16)}`;
+
+function sponsorV07(body: string): string {
+  const req = JSON.parse(body) as { id: number; params: [WireOpV07, Address, string, unknown] };
+  const [w, entryPoint] = req.params;
+  const userOp: HashedFieldsV07 = {
+    sender: w.sender,
+    nonce: BigInt(w.nonce),
+    initCode: w.factory === undefined ? '0x' : `${w.factory}${(w.factoryData ?? '0x').slice(2)}`,
+    callData: w.callData,
+    maxFeePerGas: BigInt(w.maxFeePerGas),
+    maxPriorityFeePerGas: BigInt(w.maxPriorityFeePerGas),
+    paymasterVerificationGasLimit: BigInt(w.paymasterVerificationGasLimit),
+    paymasterPostOpGasLimit: BigInt(w.paymasterPostOpGasLimit),
+  };
+  const caps = exactCapsV07({
+    verificationGasLimit: BigInt(w.verificationGasLimit),
+    callGasLimit: BigInt(w.callGasLimit),
+    preVerificationGas: BigInt(w.preVerificationGas),
+  });
+  const now = Math.floor(Date.now() / 1000);
+  const validUntil = now + 300;
+  const validAfter = now - 30;
+  const hash = sponsoredHashV07({ userOp, chainId, paymaster, entryPoint, validUntil, validAfter, caps }, backend);
+  const signature = backend.signDigest(eip191Digest(hash, backend), key);
+  const paymasterAndData = encodePaymasterAndDataV07({
+    paymaster,
+    paymasterVerificationGasLimit: userOp.paymasterVerificationGasLimit,
+    paymasterPostOpGasLimit: userOp.paymasterPostOpGasLimit,
+    fields: { mode: MODE_SPONSORED },
+    validUntil,
+    validAfter,
+    caps,
+    signature,
+  });
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id: req.id,
+    result: {
+      paymaster,
+      // ERC-7677 splits paymasterAndData after the paymaster (20 bytes) and its two uint128 gas limits.
+      paymasterData: `0x${paymasterAndData.slice(2 + 52 * 2)}`,
+      paymasterVerificationGasLimit: hex(userOp.paymasterVerificationGasLimit),
+      paymasterPostOpGasLimit: hex(userOp.paymasterPostOpGasLimit),
+    },
+  });
+}
+
+const handle = version === '0.6' ? sponsor : sponsorV07;
+
 async function listenHttp(): Promise<number> {
   const s = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -83,7 +162,7 @@ async function listenHttp(): Promise<number> {
     req.on('end', () => {
       let out: string;
       try {
-        out = sponsor(Buffer.concat(chunks).toString('utf8'));
+        out = handle(Buffer.concat(chunks).toString('utf8'));
       } catch {
         res.writeHead(400).end();
         return;
@@ -108,7 +187,7 @@ async function listenFastify(): Promise<number> {
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: 512 * 1024 }, asText);
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: 512 * 1024 }, asText);
   app.post('/api/v1/:chainId/:apiKey', async (req, reply) =>
-    reply.header('content-type', 'application/json; charset=utf-8').send(sponsor(String(req.body))),
+    reply.header('content-type', 'application/json; charset=utf-8').send(handle(String(req.body))),
   );
   await app.listen({ port: 0, host: '127.0.0.1' });
   return (app.server.address() as AddressInfo).port;

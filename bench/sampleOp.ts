@@ -115,3 +115,72 @@ export function opFromIpc(o: IpcOp): UserOperationV06 {
     signature: o.signature as Hex,
   };
 }
+
+/**
+ * The same op for EntryPoint v0.7/v0.8's SimpleAccount (same owner, salt, target, limits and fees; the factory
+ * and sender are that version's), as ERC-7677 clients send it (viem's formatUserOperationRequest): hex
+ * quantities, `factory` + `factoryData` instead of initCode, a 65-byte stub signature. Strings only, so it
+ * crosses IPC as is; the paymaster fields are added from the service's stub (what a wallet does), see
+ * `withStubFields`.
+ */
+export type WireOpV07 = Readonly<Record<string, string>>;
+
+const quantityHex = (n: bigint): string => `0x${n.toString(16)}`;
+/** Any 65 bytes: the account's signature is neither hashed nor checked by the paymaster. */
+const STUB_ACCOUNT_SIGNATURE = `0x${'ff'.repeat(32)}${'7a'.repeat(32)}1c`;
+
+export function simpleAccountOpV07(args: Parameters<typeof simpleAccountOp>[0]): WireOpV07 {
+  const op = simpleAccountOp(args);
+  return {
+    sender: op.sender,
+    nonce: quantityHex(op.nonce),
+    factory: args.factory,
+    // initCode is factory || createAccount(...): the v0.7 wire form splits it after the 20-byte address.
+    factoryData: `0x${op.initCode.slice(2 + 40)}`,
+    callData: op.callData,
+    callGasLimit: quantityHex(op.callGasLimit),
+    verificationGasLimit: quantityHex(op.verificationGasLimit),
+    preVerificationGas: quantityHex(op.preVerificationGas),
+    maxFeePerGas: quantityHex(op.maxFeePerGas),
+    maxPriorityFeePerGas: quantityHex(op.maxPriorityFeePerGas),
+    signature: STUB_ACCOUNT_SIGNATURE,
+  };
+}
+
+/** The ERC-7677 paymaster fields of a stub or data answer (v0.7+), hex. */
+export interface PaymasterFieldsWire {
+  readonly paymaster: string;
+  readonly paymasterData: string;
+  readonly paymasterVerificationGasLimit: string;
+  readonly paymasterPostOpGasLimit: string;
+}
+
+/** The op with a stub's paymaster fields, as viem sends it to pm_getPaymasterData after estimating on the stub. */
+export function withStubFields(op: WireOpV07, stub: PaymasterFieldsWire): WireOpV07 {
+  return {
+    ...op,
+    paymaster: stub.paymaster,
+    paymasterVerificationGasLimit: stub.paymasterVerificationGasLimit,
+    paymasterPostOpGasLimit: stub.paymasterPostOpGasLimit,
+    paymasterData: stub.paymasterData,
+  };
+}
+
+/** An ERC-7677 body `[op, entryPoint, chainIdHex, context]`, split around its nonce like `rpcBodyParts`. */
+export function erc7677BodyParts(args: {
+  op: WireOpV07;
+  method: string;
+  entryPoint: string;
+  chainId: number;
+  context: Record<string, unknown>;
+}): BodyParts {
+  const marker = '0xNONCE';
+  const text = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: args.method,
+    params: [{ ...args.op, nonce: marker }, args.entryPoint, quantityHex(BigInt(args.chainId)), args.context],
+  });
+  const [head, tail] = text.split(marker) as [string, string];
+  return { head, tail };
+}

@@ -8,8 +8,16 @@ import { benchRuntime, compileForBench, serverExecArgv } from './compiled.js';
 import { ask, childCpuMicros, cpuTimes, quietMachine, stealShare, stealText } from './machine.js';
 import type { PacedRun } from './pacedClient.js';
 import type { PacedResult } from './pacedLoad.js';
-import { type BodyParts, bodyFromParts, opFromIpc, rpcBodyParts } from './sampleOp.js';
-import type { SponsorServerReady } from './sponsorServer.js';
+import {
+  type BodyParts,
+  bodyFromParts,
+  erc7677BodyParts,
+  opFromIpc,
+  type PaymasterFieldsWire,
+  rpcBodyParts,
+  withStubFields,
+} from './sampleOp.js';
+import type { BenchVersionV07, SponsorServerReady } from './sponsorServer.js';
 
 /**
  * Benchmark of the sponsorship hot path, `pm_getFeeQuoteOrData` in SPONSORED mode on chain 31337, at 50
@@ -28,6 +36,11 @@ import type { SponsorServerReady } from './sponsorServer.js';
  *      server that has seen its tenants (their lookups cached until something changes, cachePolicy.ts);
  *   g. a on a second Patron without its guards (BENCH_GUARDS=off, guardsOff.ts): a / g is what the signing
  *      bounds and rate limits cost; the bound comparisons that still run in g are timed apart (`micro`);
+ *   h, i. a's hot path on EntryPoint v0.7 (h) and v0.8 (i): the same SimpleAccount op on that version (factory +
+ *      factoryData, hex quantities, the stub's paymaster fields), sent as ERC-7677 `pm_getPaymasterData` to
+ *      /api/v2 with every limit given (no simulation, no webhook);
+ *   j, k. their ceilings: d's bare server with PatronPaymasterV07's codec (sponsoredHashV07 over exact caps), one
+ *      process per version (the EntryPoint in the digest differs); h / j and i / k are read beside a / d;
  * then (a), (b) and the ceiling again at a fixed 1,000 req/s (autocannon overallRate), for their p99.
  *
  * Each request carries a fresh nonce (see sampleOp.ts). Prints req/s, p50, p99, the server's CPU µs per
@@ -49,7 +62,9 @@ const connections = 50;
 const fixedRate = 1000;
 /** The paced runs' unmeasured start (see pacedLoad.ts). */
 const PACED_WARMUP_SECONDS = 3;
-const only = new Set((process.env.BENCH_SCENARIOS ?? 'a,b,c,d,e,g,p,s,w,micro,a@rate,b@rate,d@rate').split(','));
+const only = new Set(
+  (process.env.BENCH_SCENARIOS ?? 'a,b,c,d,e,g,h,i,j,k,p,s,w,micro,a@rate,b@rate,d@rate').split(','),
+);
 const runtime = benchRuntime();
 const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 
@@ -106,6 +121,19 @@ const [ceilingReady] = (await once(ceiling, 'message')) as [{ url: string }];
 // Its log goes nowhere: it writes none (request lines are off), as Patron's paymaster route.
 const framework = forkChild('bench/ceilingServer.ts', [String(ready.chainId), ready.paymaster, 'fastify'], true);
 framework.stdout?.resume();
+// The v0.7/v0.8 ceilings (j, k), only when asked for: each is a process of its own, bound to that version's paymaster.
+const ceilingV07 = async (version: BenchVersionV07, k: 'j' | 'k') => {
+  if (!only.has(k)) return undefined;
+  const child = forkChild('bench/ceilingServer.ts', [
+    String(ready.chainId),
+    ready.v07[version].paymaster,
+    'http',
+    version,
+  ]);
+  const [{ url }] = (await once(child, 'message')) as [{ url: string }];
+  return { child, url };
+};
+const ceilingV07s = { '0.7': await ceilingV07('0.7', 'j'), '0.8': await ceilingV07('0.8', 'k') };
 // The paced load generator, in a process of its own (see pacedClient.ts).
 const pacer = forkChild('bench/pacedClient.ts');
 await once(pacer, 'message');
@@ -134,6 +162,41 @@ const computedLimits = rpcBodyParts({
   withGas: false,
 });
 
+/**
+ * The v0.7/v0.8 data call as a wallet makes it: first the stub (pm_getPaymasterStubData, once, not measured) for
+ * the paymaster fields the wallet estimates with and then sends back, then pm_getPaymasterData with the final
+ * limits and an empty context (SPONSORED, limits not computed: no simulation).
+ */
+const v2Url = `${ready.url}/api/v2/${ready.chainId}/${ready.plainApiKey}`;
+async function dataCallBody(version: BenchVersionV07): Promise<BodyParts> {
+  const { entryPoint, op: wire } = ready.v07[version];
+  const stubBody = erc7677BodyParts({
+    op: wire,
+    method: 'pm_getPaymasterStubData',
+    entryPoint,
+    chainId: ready.chainId,
+    context: {},
+  });
+  const res = await fetch(v2Url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: bodyFromParts(stubBody)(0),
+  });
+  const text = await res.text();
+  const stub = (JSON.parse(text) as { result?: PaymasterFieldsWire }).result;
+  if (res.status !== 200 || stub?.paymaster !== ready.v07[version].paymaster) {
+    throw new Error(`v${version} stub: unexpected answer ${res.status} ${text}`);
+  }
+  return erc7677BodyParts({
+    op: withStubFields(wire, stub),
+    method: 'pm_getPaymasterData',
+    entryPoint,
+    chainId: ready.chainId,
+    context: {},
+  });
+}
+const dataCallBodies = { '0.7': await dataCallBody('0.7'), '0.8': await dataCallBody('0.8') };
+
 interface Target {
   readonly name: string;
   readonly server: ChildProcess;
@@ -143,11 +206,35 @@ interface Target {
   readonly logged: boolean;
   /** Per-request path, when the URL changes per request (s: a random one of many API keys). */
   readonly path?: () => string;
+  /** For ERC-7677 v0.7+ answers: the paymaster the answer must name (absent: a v0.6 paymasterAndData). */
+  readonly paymasterV07?: string;
 }
 
 const spread = ready.spreadApiKeys;
 const warm = ready.warmApiKeys;
-const targets: Partial<Record<'a' | 'b' | 'c' | 'd' | 'e' | 'g' | 'p' | 's' | 'w', Target>> = {
+type Scenario = 'a' | 'b' | 'c' | 'd' | 'e' | 'g' | 'h' | 'i' | 'j' | 'k' | 'p' | 's' | 'w';
+const patronV07 = (version: BenchVersionV07, name: string): Target => ({
+  name,
+  server: patron,
+  url: v2Url,
+  body: dataCallBodies[version],
+  logged: true,
+  paymasterV07: ready.v07[version].paymaster,
+});
+const ceilingV07Target = (version: BenchVersionV07, name: string): Partial<Record<Scenario, Target>> => {
+  const c = ceilingV07s[version];
+  if (c === undefined) return {};
+  const target: Target = {
+    name,
+    server: c.child,
+    url: c.url,
+    body: dataCallBodies[version],
+    logged: false,
+    paymasterV07: ready.v07[version].paymaster,
+  };
+  return { [version === '0.7' ? 'j' : 'k']: target };
+};
+const targets: Partial<Record<Scenario, Target>> = {
   a: {
     name: 'a. SPONSORED, limits given, no webhook',
     server: patron,
@@ -190,6 +277,10 @@ const targets: Partial<Record<'a' | 'b' | 'c' | 'd' | 'e' | 'g' | 'p' | 's' | 'w
     body: givenLimits,
     logged: false,
   },
+  h: patronV07('0.7', 'h. v0.7 pm_getPaymasterData, limits given'),
+  ...ceilingV07Target('0.7', 'j. v0.7 ceiling: node:http + hash + sign'),
+  i: patronV07('0.8', 'i. v0.8 pm_getPaymasterData, limits given'),
+  ...ceilingV07Target('0.8', 'k. v0.8 ceiling: node:http + hash + sign'),
   ...(spread.length === 0
     ? {}
     : {
@@ -245,8 +336,13 @@ async function smokeTest(t: Target): Promise<void> {
     body: bodyFromParts(t.body)(nonce++),
   });
   const text = await res.text();
-  const json = JSON.parse(text) as { result?: { paymasterAndData?: string } };
-  if (res.status !== 200 || json.result?.paymasterAndData?.length !== 2 + 98 * 2) {
+  const json = JSON.parse(text) as { result?: { paymasterAndData?: string } & Partial<PaymasterFieldsWire> };
+  // v0.6: 98 bytes of paymasterAndData; v0.7+: the 154-byte sponsored paymasterAndData less its first 52 bytes.
+  const sponsored =
+    t.paymasterV07 === undefined
+      ? json.result?.paymasterAndData?.length === 2 + 98 * 2
+      : json.result?.paymaster === t.paymasterV07 && json.result.paymasterData?.length === 2 + (154 - 52) * 2;
+  if (res.status !== 200 || !sponsored) {
     throw new Error(`${t.name}: unexpected answer ${res.status} ${text}`);
   }
 }
@@ -322,7 +418,7 @@ function row(name: string, slices: readonly Slice[], extra = ''): { rps: number;
 }
 
 console.log(
-  `# ${method} SPONSORED, ${connections} connections, ${seconds} s per scenario in ${rounds} interleaved rounds; ` +
+  `# ${method} SPONSORED${only.has('h') || only.has('i') ? ' (h, i: pm_getPaymasterData on /api/v2)' : ''}, ${connections} connections, ${seconds} s per scenario in ${rounds} interleaved rounds; ` +
     `storage ${ready.storage}, crypto ${ready.cryptoBackend}, log level ${ready.logLevel}, ${runtime === 'tsc' ? 'tsc output' : 'tsx'}, node ${process.version}`,
 );
 const keys = (Object.keys(targets) as Key[]).filter((k) => only.has(k));
@@ -354,6 +450,22 @@ if (a !== undefined && d !== undefined) {
   console.log(
     `(a) reaches ${((100 * a.rps) / d.rps).toFixed(0)} % of the ceiling's throughput; ` +
       `its CPU per request is ${(a.cpu / d.cpu).toFixed(2)}× the ceiling's (${((100 * d.cpu) / a.cpu).toFixed(0)} % when CPU-bound)`,
+  );
+}
+
+// Each version against its own ceiling (same machine, same rounds): what Patron adds to bare signing, per version.
+for (const [k, c, what] of [
+  ['a', 'd', 'v0.6'],
+  ['h', 'j', 'v0.7'],
+  ['i', 'k', 'v0.8'],
+] as const) {
+  const x = totals.get(k);
+  const ceilingTotals = totals.get(c);
+  if (x === undefined || ceilingTotals === undefined) continue;
+  const vsA = a === undefined || k === 'a' ? '' : `; ${(x.cpu / a.cpu).toFixed(2)}× (a)'s CPU`;
+  console.log(
+    `(${k}) ${what}: CPU ${x.cpu.toFixed(0)} µs/req = ${(x.cpu / ceilingTotals.cpu).toFixed(2)}× its ceiling (${c}, ` +
+      `${ceilingTotals.cpu.toFixed(0)} µs/req); ${((100 * x.rps) / ceilingTotals.rps).toFixed(0)} % of its throughput${vsA}`,
   );
 }
 
@@ -434,7 +546,16 @@ if (quiet.warnings > 0) {
   );
 }
 
-for (const child of [patron, receiver, ceiling, framework, pacer, ...(bare === undefined ? [] : [bare])]) {
+const v07Ceilings = Object.values(ceilingV07s).flatMap((c) => (c === undefined ? [] : [c.child]));
+for (const child of [
+  patron,
+  receiver,
+  ceiling,
+  framework,
+  pacer,
+  ...v07Ceilings,
+  ...(bare === undefined ? [] : [bare]),
+]) {
   child.send('stop');
   await once(child, 'exit');
 }

@@ -10,13 +10,13 @@ import { createDeps } from '../src/deps.js';
 import { createLogger } from '../src/logger.js';
 import { BENCH_RATE_LIMITS } from './benchRateLimits.js';
 import { guardsOff } from './guardsOff.js';
-import { type IpcOp, opToIpc, simpleAccountOp } from './sampleOp.js';
+import { type IpcOp, opToIpc, simpleAccountOp, simpleAccountOpV07, type WireOpV07 } from './sampleOp.js';
 import { serveBenchIpc } from './serveBenchIpc.js';
 
 /**
  * Patron for the sponsorship benchmark, as a child process: the whole service (createDeps + createApp) with
- * the embedded dev chain (chain 31337, EntryPoint v0.6 and Patron's paymaster deployed at start), a fresh
- * SQLite data directory (or PostgreSQL with DATABASE_URL), and the service's default log level (info; set
+ * the embedded dev chain (chain 31337, EntryPoints v0.6 to v0.9 and Patron's paymaster for each, deployed at
+ * start), a fresh SQLite data directory (or PostgreSQL with DATABASE_URL), and the service's default log level (info; set
  * LOG_LEVEL to change it) writing to stdout, which the parent drains like a log shipper would. Two dApps are
  * created through the domain services: `plain` (no webhook) and `hooked` (the parent registers one). Speaks
  * over IPC: sends `Ready`; answers 'cpu' with process.cpuUsage(); exits on 'stop'. With `BENCH_GUARDS=off` it is
@@ -43,7 +43,12 @@ export interface SponsorServerReady {
   readonly warmApiKeys: readonly string[];
   /** The sample op with its real counterfactual sender; bigints as decimal strings (IPC is JSON). */
   readonly op: IpcOp;
+  /** The same op for EntryPoint v0.7 and v0.8 (that version's SimpleAccount), and the deployments it goes to. */
+  readonly v07: Readonly<Record<BenchVersionV07, { entryPoint: Address; paymaster: Address; op: WireOpV07 }>>;
 }
+
+/** The v0.7+ versions the benchmark sponsors (v0.9 differs from v0.8 only in where the signature goes). */
+export type BenchVersionV07 = '0.7' | '0.8';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'patron-bench-sponsor-'));
 const logLevel = process.env.LOG_LEVEL ?? 'info';
@@ -72,13 +77,25 @@ const hooked = await deps.accounts.createDapp({ accountId: account.id, name: 'be
 // The counterfactual SimpleAccount of a throwaway owner, read from the deployed factory.
 const owner = privateKeyToAddress(`0x${'11'.repeat(32)}`);
 const salt = 0n;
-const sender = await devChain.client.readContract({
-  address: devChain.simpleAccountFactory,
-  abi: parseAbi(['function getAddress(address owner, uint256 salt) view returns (address)']),
-  functionName: 'getAddress',
-  args: [owner, salt],
-});
+const counterfactual = (factory: Address) =>
+  devChain.client.readContract({
+    address: factory,
+    abi: parseAbi(['function getAddress(address owner, uint256 salt) view returns (address)']),
+    functionName: 'getAddress',
+    args: [owner, salt],
+  });
+const sender = await counterfactual(devChain.simpleAccountFactory);
 const op = simpleAccountOp({ factory: devChain.simpleAccountFactory, owner, salt, sender, target: owner });
+// The same account on EntryPoint v0.7 and v0.8: their SimpleAccountFactory (same createAccount/getAddress ABI).
+const opV07 = async (version: BenchVersionV07) => {
+  const factory = devChain.simpleAccountFactories[version];
+  return {
+    entryPoint: devChain.entryPoints[version],
+    paymaster: devChain.paymasters[version],
+    op: simpleAccountOpV07({ factory, owner, salt, sender: await counterfactual(factory), target: owner }),
+  };
+};
+const v07 = { '0.7': await opV07('0.7'), '0.8': await opV07('0.8') };
 
 // Caps far above what a run spends (every request is reserved and none settles): what they cost, not when they bind.
 const policed = await deps.accounts.createDapp({ accountId: account.id, name: 'bench policed', chainIds: [31337] });
@@ -138,5 +155,6 @@ const ready: SponsorServerReady = {
   spreadApiKeys,
   warmApiKeys,
   op: opToIpc(op),
+  v07,
 };
 process.send?.(ready);
