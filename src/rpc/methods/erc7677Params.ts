@@ -5,6 +5,7 @@ import {
   address,
   type ModeObject,
   modeObjectSchema,
+  parseErc7677ParamsFast,
   partialUserOperationSchema,
   quantity,
 } from '../../paymaster/userOperationInput.js';
@@ -22,6 +23,9 @@ export const erc7677Params = z.union(
   ],
   { error: 'must be [userOperation, entryPoint, chainId, context?]' },
 );
+
+/** The common shape by hand (the hot path of every v0.7+ client), else the schema: userOperationInput.ts. */
+export const erc7677ParamsFast: (params: unknown) => z.infer<typeof erc7677Params> | undefined = parseErc7677ParamsFast;
 
 /**
  * The deployment of the EntryPoint the params name (any the URL's chain has), after checking that the chain id

@@ -1,7 +1,7 @@
 import { erc7677Fields, gasLimitFields } from '../erc7677Result.js';
 import { defineRpcMethod } from '../rpcMethod.js';
 import { tokenPaid } from '../sponsoredResult.js';
-import { erc7677Params, erc7677Target } from './erc7677Params.js';
+import { erc7677Params, erc7677ParamsFast, erc7677Target } from './erc7677Params.js';
 
 /**
  * ERC-7677 final data. By default it is signed over the op's own gas values: the wallet estimated them on the
@@ -13,6 +13,7 @@ import { erc7677Params, erc7677Target } from './erc7677Params.js';
 export const pm_getPaymasterData = defineRpcMethod({
   method: 'pm_getPaymasterData',
   params: erc7677Params,
+  fastParams: erc7677ParamsFast,
   async handler(params, ctx) {
     const { chain, mode } = erc7677Target(params, ctx);
     const calculate = mode.calculateGasLimits === true;

@@ -1,7 +1,7 @@
 import { parseTokenInfo } from '../../paymaster/tokenInfo.js';
 import { erc7677Fields } from '../erc7677Result.js';
 import { defineRpcMethod } from '../rpcMethod.js';
-import { erc7677Params, erc7677Target } from './erc7677Params.js';
+import { erc7677Params, erc7677ParamsFast, erc7677Target } from './erc7677Params.js';
 
 /**
  * ERC-7677 stub: paymaster fields of the final length with a dummy signature (v0.6: 98 bytes sponsored, 154 in
@@ -14,6 +14,7 @@ import { erc7677Params, erc7677Target } from './erc7677Params.js';
 export const pm_getPaymasterStubData = defineRpcMethod({
   method: 'pm_getPaymasterStubData',
   params: erc7677Params,
+  fastParams: erc7677ParamsFast,
   async handler(params, ctx) {
     const { chain, mode } = erc7677Target(params, ctx);
     // The stub signs nothing, but a client should learn here, not at the final data, that its fees are refused.

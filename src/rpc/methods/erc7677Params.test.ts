@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { erc7677Params, erc7677ParamsFast } from './erc7677Params.js';
+
+test('ERC-7677 params: the fast parser returns what the schema does, or defers', () => {
+  const op = {
+    sender: `0x${'ab'.repeat(20)}`,
+    nonce: '0x1',
+    factory: `0x${'cd'.repeat(20)}`,
+    factoryData: '0x1234',
+    callData: '0xb61d27f6',
+    callGasLimit: '0x0',
+    verificationGasLimit: '0x0',
+    preVerificationGas: '0x0',
+    maxFeePerGas: '0x3b9aca00',
+    maxPriorityFeePerGas: '0x3b9aca00',
+    paymaster: `0x${'ef'.repeat(20)}`,
+    paymasterData: '0x00',
+    signature: '0xff',
+  };
+  const ep = '0x0000000071727De22E5E9d8BAf0edAc6f37da032';
+  const cases: unknown[] = [
+    [op, ep, '0x7a69', {}],
+    [op, ep, '0x7a69'],
+    [op, ep, '0x7a69', null],
+    [op, ep, '0x7a69', { mode: 'SPONSORED', calculateGasLimits: true, sponsorshipInfo: { webhookData: { n: 1 } } }],
+    [op, ep.toLowerCase(), 31337, { mode: 'ERC20', tokenInfo: { feeTokenAddress: ep } }],
+    [op, 'nope', '0x7a69', {}],
+    [op, ep, '-1', {}],
+    [op, ep, '0x7a69', { mode: 'WHATEVER' }],
+    [op, ep, '0x7a69', {}, 5],
+    [{ ...op, sender: 1 }, ep, '0x7a69', {}],
+    [
+      { ...op, eip7702Auth: { address: ep, chainId: '0x1', nonce: '0x0', r: '0x1', s: '0x2', yParity: '0x0' } },
+      ep,
+      '0x1',
+    ],
+  ];
+  let fast = 0;
+  for (const params of cases) {
+    const quick = erc7677ParamsFast(params);
+    const schema = erc7677Params.safeParse(params);
+    if (quick === undefined) continue;
+    fast++;
+    assert.ok(schema.success, `the fast parser accepted what the schema refuses: ${JSON.stringify(params)}`);
+    assert.deepStrictEqual(quick, schema.data);
+  }
+  assert.equal(fast, 5, 'the five well-formed common shapes take the fast path');
+});
