@@ -124,7 +124,9 @@ export async function feeQuoteOrData(userOp: PartialUserOperation, mode: ModeObj
     return await sponsored(userOp, mode, ctx);
   } catch (err) {
     const refused = err instanceof SponsorshipDeniedError || err instanceof PolicyDeniedError;
-    if (!refused || ctx.tokens.hasTokens(urlChain(ctx)) === false) throw err;
+    // The fallback quotes in the token mode, which only EntryPoint v0.6 serves yet: elsewhere the refusal stands.
+    const chain = urlChain(ctx);
+    if (!refused || chain.entryPointVersion !== '0.6' || ctx.tokens.hasTokens(chain) === false) throw err;
     return quotes(userOp, mode, ctx);
   }
 }
