@@ -148,8 +148,11 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   const window = (expiryDuration: number | undefined) => validityWindow(deps.policy, deps.now(), expiryDuration);
   const sign = (digest: Uint8Array) => deps.signer.sign(digest);
   const delegates = new Set(deps.policy.eip7702Delegates.map((d) => d.toLowerCase()));
+  // Most ops are not EIP-7702 ones: they skip the (async) resolution, and its promise, on the hot path.
   const eip7702Of = (chain: ChainRuntime, op: PartialUserOperation) =>
-    resolveEip7702({ chain, op, allowed: delegates });
+    op.eip7702Auth === undefined && !op.initCode.startsWith('0x7702')
+      ? undefined
+      : resolveEip7702({ chain, op, allowed: delegates });
 
   /** Everything before the signature: fee bounds, policy rules, webhook, gas limits, gas bounds. */
   const prepare = async (req: SponsorRequest): Promise<FinalGas & { pass: PolicyPass }> => {
@@ -157,7 +160,8 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     // Before the webhook and any simulation: an op priced out of bounds costs Patron nothing but this check.
     assertFeesWithinBounds(req.userOp, await chainFees(deps.fees, req.chain), req.bounds);
     const pass = await deps.policies.check(policyRequest(req));
-    const eip7702 = await eip7702Of(req.chain, req.userOp);
+    const resolving = eip7702Of(req.chain, req.userOp);
+    const eip7702 = resolving === undefined ? undefined : await resolving;
     // The gas work is done once: after the webhooks by default (an op they refuse costs no simulation), or
     // before them when the check asks for the operation (a webhook with includeOperation sees the final gas).
     let gas: Promise<FinalGas> | undefined;
