@@ -2,6 +2,7 @@ import { type Address, formatEther } from 'viem';
 import { z } from 'zod';
 import type { ChainRegistry } from '../chain/chainRegistry.js';
 import { type PaymasterStatus, readPaymasterStatus } from '../chain/paymasterStatus.js';
+import { paymasterKey } from '../solvency/paymasterKey.js';
 import type { ChainSolvency } from '../solvency/solvencyGuard.js';
 import { solvencyVerdict } from '../solvency/solvencyVerdict.js';
 import { DASHBOARD_TAG } from './adminSession.js';
@@ -123,10 +124,11 @@ export function adminPaymasterStatusRoutes(deps: {
             .list()
             .map((chain) => readPaymasterStatus({ chain, signer: deps.signer.address, depositWarningWei })),
         );
-        const solvency = new Map(deps.solvency.state().map((s) => [s.chainId, s]));
+        // The guard counts per paymaster (a chain has one per EntryPoint version): each row takes its own.
+        const solvency = new Map(deps.solvency.state().map((s) => [paymasterKey(s), s]));
         return {
           depositWarning: toWei(depositWarningWei),
-          chains: statuses.map((s) => toView(s, solvency.get(s.chainId))),
+          chains: statuses.map((s) => toView(s, solvency.get(paymasterKey(s)))),
         };
       },
     }),
