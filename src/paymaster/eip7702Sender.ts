@@ -15,15 +15,25 @@ const DESIGNATOR = '0xef0100';
  * in the same transaction), else the sender's current delegation read from the chain. Only the delegates the
  * deployment allows are sponsored (config/eip7702Delegates.ts).
  */
-export async function resolveEip7702(args: {
+export function resolveEip7702(args: {
   readonly chain: ChainRuntime;
   readonly op: Pick<PartialUserOperation, 'sender' | 'initCode' | 'eip7702Auth'>;
   readonly allowed: ReadonlySet<string>;
-}): Promise<FinalUserOperation['eip7702']> {
-  const { chain, op } = args;
-  // The string test first: this runs on every sponsored request, and almost no initCode starts with 0x7702.
+}): Promise<FinalUserOperation['eip7702']> | undefined {
+  const { op } = args;
+  // This runs on every sponsored request and almost no op is an EIP-7702 one: the string test comes first, and
+  // such an op gets undefined at once, without a promise to await on the hot path.
   const marker = op.initCode.startsWith('0x7702') && isEip7702InitCode(hexToBytes(op.initCode));
   if (!marker && op.eip7702Auth === undefined) return undefined;
+  return resolveDelegate(args);
+}
+
+async function resolveDelegate(args: {
+  readonly chain: ChainRuntime;
+  readonly op: Pick<PartialUserOperation, 'sender' | 'eip7702Auth'>;
+  readonly allowed: ReadonlySet<string>;
+}): Promise<NonNullable<FinalUserOperation['eip7702']>> {
+  const { chain, op } = args;
   if (chain.entryPointVersion === '0.6' || chain.entryPointVersion === '0.7') {
     throw new ValidationError(
       `Invalid params: params[0]: an EIP-7702 operation (eip7702Auth, or the 0x7702 initCode) needs EntryPoint v0.8 or later, not v${chain.entryPointVersion}`,

@@ -148,11 +148,9 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   const window = (expiryDuration: number | undefined) => validityWindow(deps.policy, deps.now(), expiryDuration);
   const sign = (digest: Uint8Array) => deps.signer.sign(digest);
   const delegates = new Set(deps.policy.eip7702Delegates.map((d) => d.toLowerCase()));
-  // Most ops are not EIP-7702 ones: they skip the (async) resolution, and its promise, on the hot path.
+  /** undefined at once for an ordinary op (most): eip7702Sender.ts. */
   const eip7702Of = (chain: ChainRuntime, op: PartialUserOperation) =>
-    op.eip7702Auth === undefined && !op.initCode.startsWith('0x7702')
-      ? undefined
-      : resolveEip7702({ chain, op, allowed: delegates });
+    resolveEip7702({ chain, op, allowed: delegates });
 
   /** Everything before the signature: fee bounds, policy rules, webhook, gas limits, gas bounds. */
   const prepare = async (req: SponsorRequest): Promise<FinalGas & { pass: PolicyPass }> => {

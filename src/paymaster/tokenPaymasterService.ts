@@ -188,15 +188,12 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
     return encodeTokenPaymasterAndData({ paymaster: chain.paymaster, ...v, ...fields, signature });
   };
 
-  const tokenStub = (chain: ChainRuntime, v: { validUntil: number; validAfter: number }, token: Address): Hex =>
-    encodeTokenPaymasterAndData({
-      paymaster: chain.paymaster,
-      ...v,
-      token,
-      exchangeRate: 1n,
-      priceMarkup: 1_000_000,
-      maxTokenCost: 1n,
-      signature: DUMMY_SIGNATURE_BYTES,
+  /** v0.6's token stub: the final length (154 bytes), a dummy signature, placeholder price fields. */
+  const tokenStub = (chain: ChainRuntime, v: { validUntil: number; validAfter: number }, token: Address) =>
+    entryPointV06.stub({
+      chain,
+      window: v,
+      authorization: { mode: 'ERC20', token, exchangeRate: 1n, priceMarkup: 1_000_000, maxTokenCost: 1n },
     });
 
   return {
@@ -206,11 +203,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
     /** The ERC-7677 stub for token mode: the final length (154 bytes), a dummy signature. */
     stubFields(chain: ChainRuntime, feeToken: string | undefined, expiryDuration?: number): PaymasterFields {
       const token = feeToken === undefined ? ZERO_ADDRESS : findToken(chainTokens(chain), feeToken).address;
-      return entryPointV06.stub({
-        chain,
-        window: window(expiryDuration),
-        authorization: { mode: 'ERC20', token, exchangeRate: 1n, priceMarkup: 1_000_000, maxTokenCost: 1n },
-      });
+      return tokenStub(chain, window(expiryDuration), token);
     },
 
     /** Fee quotes: one per usable requested token (preferred first), the rest listed as unsupported. */
@@ -246,7 +239,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
           userOp: base,
           ...(op.preVerificationGas === undefined ? {} : { callerPreVerificationGas: op.preVerificationGas }),
         });
-        const tokenSized = { ...base, paymasterAndData: tokenStub(req.chain, v, ZERO_ADDRESS) };
+        const tokenSized = { ...base, paymasterAndData: tokenStub(req.chain, v, ZERO_ADDRESS).paymasterAndData };
         limits = {
           callGasLimit: estimate.callGasLimit,
           verificationGasLimit: estimate.verificationGasLimit,
@@ -289,7 +282,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       // The caller's own limits are final: out of bounds, the op is refused before it costs a simulation.
       if (useCallerLimits) assertGasWithinBounds(op, op.maxFeePerGas, req.bounds);
       const price = { exchangeRate: token.exchangeRate, priceMarkup: token.priceMarkup };
-      const base = completeUserOperation(op, op, tokenStub(req.chain, v, token.address));
+      const base = completeUserOperation(op, op, tokenStub(req.chain, v, token.address).paymasterAndData);
       const simFields = {
         token: token.address,
         exchangeRate: token.exchangeRate,
