@@ -48,6 +48,8 @@ export interface SimulateHandleOpV07Args {
   readonly targetCallData?: Hex | undefined;
   /** For estimation with dummy signatures, which fail by design; windows are still checked. */
   readonly ignoreSignatureFailure?: boolean | undefined;
+  /** Storage the simulation sees changed, per contract (slot → value). */
+  readonly stateDiff?: Readonly<Record<Address, Readonly<Record<Hex, Hex>>>> | undefined;
 }
 
 /**
@@ -82,11 +84,19 @@ export async function simulateHandleOpV07(args: SimulateHandleOpV07Args): Promis
     functionName: 'simulateHandleOp',
     args: [packUserOperationV07(args.userOp), args.target ?? zeroAddress, args.targetCallData ?? '0x'],
   });
-  const overrides: Record<string, { code: Hex }> = { [args.entryPoint]: { code: deployedBytecode } };
+  const overrides: Record<string, { code?: Hex; stateDiff?: Readonly<Record<Hex, Hex>> }> = {
+    [args.entryPoint]: { code: deployedBytecode },
+  };
+  for (const [address, diff] of Object.entries(args.stateDiff ?? {})) {
+    overrides[address] = { ...overrides[address], stateDiff: diff };
+  }
   // An EIP-7702 op is simulated before its authorization is on chain: the bundler's type-4 transaction
   // installs it. The override gives the sender the code it will have, so the EntryPoint's 7702 checks pass.
   if (args.userOp.eip7702Auth !== undefined) {
-    overrides[args.userOp.sender] = { code: delegationCode(args.userOp.eip7702Auth.address) };
+    overrides[args.userOp.sender] = {
+      ...overrides[args.userOp.sender],
+      code: delegationCode(args.userOp.eip7702Auth.address),
+    };
   }
   let returned: unknown;
   try {

@@ -6,7 +6,6 @@ import type { SigningBounds } from '../config/boundsSettings.js';
 import { ValidationError } from '../errors/PatronError.js';
 import type { PolicyGate, PolicyPass } from '../policies/policyGate.js';
 import type { WebhookOperation } from '../webhooks/webhookOperation.js';
-import { validityWindow } from './completeUserOperation.js';
 import type { CryptoBackend } from './cryptoBackend.js';
 import { resolveEip7702 } from './eip7702Sender.js';
 import {
@@ -18,11 +17,13 @@ import {
   type ValidityWindow,
 } from './entryPoints/entryPointModule.js';
 import { entryPointModule } from './entryPoints/entryPointModules.js';
+import { gasCapsFor } from './gasCaps.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
 import { type IssuedSignature, issuedSignature, type ReportFact } from './requestFacts.js';
 import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
 import type { SpendGuard } from './spendGuard.js';
 import type { PartialUserOperation } from './userOperationInput.js';
+import { validityWindow } from './validityWindow.js';
 import { approveByDappWebhooks, type CheckWebhooks } from './webhookApproval.js';
 
 export interface SponsorshipPolicy {
@@ -78,22 +79,6 @@ export interface SponsorRequest {
    * Patron computed instead of the limits themselves (gasCapsFor).
    */
   readonly limitsMayChange?: boolean | undefined;
-}
-
-/**
- * The bounds a signature binds when the bundler will estimate the op's gas after it (v0.7+): twice Patron's own
- * estimate plus 50,000 gas for validation and execution, and twice its preVerificationGas (bundlers differ in
- * their calldata formulas and margins; alto's estimate of a plain SimpleAccount op stays well within these), each
- * no higher than the signing bounds allow. The paymaster's worst case, reserved by the caps and the solvency
- * guard, is computed at these bounds; what it is charged is what the op uses.
- */
-export function gasCapsFor(limits: GasLimits, bounds: SigningBounds): GasLimits {
-  const min = (a: bigint, b: bigint) => (a < b ? a : b);
-  return {
-    verificationGasLimit: min(limits.verificationGasLimit * 2n + 50_000n, bounds.maxVerificationGasLimit),
-    callGasLimit: min(limits.callGasLimit * 2n + 50_000n, bounds.maxCallGasLimit),
-    preVerificationGas: min(limits.preVerificationGas * 2n, bounds.maxPreVerificationGas),
-  };
 }
 
 export interface SponsoredUserOperation extends PaymasterFields {

@@ -64,7 +64,12 @@ export function weiToTokenUnitsAt(wei: bigint, rateTimesMarkup: bigint): bigint 
 
 /** The signed cap of an op: what it costs in the token when every gas limit is used at maxFeePerGas. */
 export function maxTokenCostV06(limits: GasLimits, maxFeePerGas: bigint, price: TokenPrice): bigint {
-  const cost = weiToTokenUnits(maxGasV06(limits) * maxFeePerGas, price);
+  return maxTokenCostOf(maxGasV06(limits) * maxFeePerGas, price);
+}
+
+/** The signed cap for a maximum charge in wei (the EntryPoint module's maxChargeWei): converted, rounded up. */
+export function maxTokenCostOf(maxChargeWei: bigint, price: TokenPrice): bigint {
+  const cost = weiToTokenUnits(maxChargeWei, price);
   if (cost > MAX_UINT128) throw new ValidationError('the maximum token cost does not fit uint128');
   return cost;
 }

@@ -1,37 +1,39 @@
-import { type Address, decodeFunctionResult, encodeFunctionData, erc20Abi, type Hex } from 'viem';
-import { patronPaymasterAbi } from '../chain/artifacts.js';
+import type { Address } from 'viem';
+import { erc20Abi } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { FeeOracle } from '../chain/feeOracle.js';
+import { opKey } from '../chain/opKey.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
 import { SimulationFailedError, TokenPaymentError, UnsupportedError, ValidationError } from '../errors/PatronError.js';
 import type { ChainTokens, QuotableToken } from '../tokens/tokenCatalog.js';
 import { approvalInCallData } from './callDataApproval.js';
-import { completeUserOperation, validityWindow } from './completeUserOperation.js';
 import type { CryptoBackend } from './cryptoBackend.js';
-import type { PaymasterFields } from './entryPoints/entryPointModule.js';
-import { entryPointV06 } from './entryPoints/entryPointV06.js';
-import { DUMMY_SIGNATURE_BYTES, estimateGasV06, type GasLimitsV06, preVerificationGasV06 } from './gasEstimatorV06.js';
+import { resolveEip7702 } from './eip7702Sender.js';
 import {
-  eip191Digest,
-  encodeSponsoredPaymasterAndData,
-  encodeTokenPaymasterAndData,
-  type TokenPaymasterFields,
-  tokenHashV06,
-  type UserOperationV06,
-  userOpHashV06,
-} from './patronPaymasterV06.js';
+  type Authorization,
+  type FinalUserOperation,
+  finalUserOperation,
+  type GasLimits,
+  type PaymasterFields,
+  type ValidityWindow,
+} from './entryPoints/entryPointModule.js';
+import { entryPointModule } from './entryPoints/entryPointModules.js';
+import { gasCapsFor } from './gasCaps.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
 import { type IssuedSignature, issuedSignature, type ReportFact } from './requestFacts.js';
-import { assertFeesWithinBounds, assertGasWithinBounds, chainFees, worstCaseCostV06 } from './signingBounds.js';
+import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
 import type { SpendGuard } from './spendGuard.js';
 import type { SponsoredUserOperation, SponsorshipPolicy } from './sponsorshipService.js';
-import { maxGasV06, maxTokenCostV06, POST_OP_OVERHEAD, weiToTokenUnits, weiToTokenUnitsAt } from './tokenMath.js';
+import { maxTokenCostOf, POST_OP_OVERHEAD, weiToTokenUnits, weiToTokenUnitsAt } from './tokenMath.js';
 import type { PartialUserOperation } from './userOperationInput.js';
+import { validityWindow } from './validityWindow.js';
 
 /**
- * The token mode (spec §2.5/§2.7): fee quotes per token, and the final `paymasterAndData` of mode 1 of
- * Patron's paymaster. Prices come from the token catalog's snapshot (refreshed in the background), so a quote
- * with the op's own gas limits does no I/O at all. The arithmetic is tokenMath.ts; README "Token mode".
+ * The token mode (spec §2.5/§2.7): fee quotes per token, and the final paymaster data of Patron's paymaster in
+ * its token mode, on every EntryPoint version through the version's module (entryPoints/): window → limits →
+ * bounds → charge simulated → maximum charge → hash → sign → encode. Prices come from the token catalog's snapshot
+ * (refreshed in the background), so a quote with the op's own gas limits does no I/O at all. The arithmetic is
+ * tokenMath.ts and the module's maxChargeWei; README "Token mode".
  */
 
 /** The part of the token catalog this service reads: a synchronous snapshot per chain. */
@@ -58,7 +60,10 @@ export const QUOTE_APPROVAL_CALL_GAS = 50_000n;
 export const QUOTE_APPROVAL_CALLDATA_GAS = 6_000n;
 /** The token mode's extra validation work (two ERC-20 reads and the callData scan), with margin. */
 export const TOKEN_VALIDATION_GAS = 20_000n;
-/** v0.6 gives postOp the op's verificationGasLimit: enough for an ERC-20 transferFrom, with margin. */
+/**
+ * v0.6 gives the paymaster's validation and postOp the op's verificationGasLimit (paymasterInAccountGas): a quote
+ * adds TOKEN_VALIDATION_GAS to it, and no token op has less than this, enough for an ERC-20 transferFrom.
+ */
 export const TOKEN_MIN_VERIFICATION_GAS = 90_000n;
 
 export interface FeeQuote {
@@ -112,6 +117,8 @@ export interface TokenSponsorRequest {
   readonly report?: ReportFact | undefined;
   /** The request's budget for simulations. */
   readonly spend: SpendGuard;
+  /** The client's bundler estimates the gas after this answer: v0.7+ signs caps (gasCaps.ts), as sponsorship does. */
+  readonly limitsMayChange?: boolean | undefined;
 }
 
 export interface TokenSponsoredUserOperation extends SponsoredUserOperation {
@@ -158,39 +165,27 @@ function prepare(snapshot: ChainTokens): PreparedSnapshot {
 }
 const ZERO_ADDRESS: Address = '0x0000000000000000000000000000000000000000';
 
+const SPONSORED = { mode: 'SPONSORED' } as const;
+
 export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
   const window = (expiryDuration: number | undefined) => validityWindow(deps.policy, deps.now(), expiryDuration);
+  const sign = (digest: Uint8Array) => deps.signer.sign(digest);
+  const delegates = new Set(deps.policy.eip7702Delegates.map((d) => d.toLowerCase()));
+  /** An EIP-7702 sender's delegate, checked against the allowed ones (undefined at once for an ordinary op). */
+  const eip7702Of = async (chain: ChainRuntime, op: PartialUserOperation): Promise<FinalUserOperation['eip7702']> => {
+    const resolving = resolveEip7702({ chain, op, allowed: delegates });
+    return resolving === undefined ? undefined : await resolving;
+  };
 
   const chainTokens = (chain: ChainRuntime): ChainTokens => {
-    // The token mode's arithmetic below is EntryPoint v0.6's (prefund and postOp rules); v0.7+ is refused
-    // before anything is quoted or signed rather than priced by the wrong rule.
-    if (chain.entryPointVersion !== '0.6') {
-      throw new UnsupportedError(
-        `ERC20 mode is not served on EntryPoint v${chain.entryPointVersion} yet; use SPONSORED, or EntryPoint v0.6`,
-      );
-    }
     const s = deps.tokens.snapshot(chain.chainId);
     if (s === undefined) throw new UnsupportedError(`ERC20 mode: chain ${chain.chainId} has no fee tokens configured`);
     return s;
   };
 
-  const signToken = (
-    chain: ChainRuntime,
-    userOp: UserOperationV06,
-    v: { validUntil: number; validAfter: number },
-    fields: TokenPaymasterFields,
-  ): Hex => {
-    const hash = tokenHashV06(
-      { userOp, chainId: BigInt(chain.chainId), paymaster: chain.paymaster, ...v, ...fields },
-      deps.crypto,
-    );
-    const signature = deps.signer.sign(eip191Digest(hash, deps.crypto));
-    return encodeTokenPaymasterAndData({ paymaster: chain.paymaster, ...v, ...fields, signature });
-  };
-
-  /** v0.6's token stub: the final length (154 bytes), a dummy signature, placeholder price fields. */
-  const tokenStub = (chain: ChainRuntime, v: { validUntil: number; validAfter: number }, token: Address) =>
-    entryPointV06.stub({
+  /** The token stub: the final length, a dummy signature, placeholder price fields. */
+  const tokenStub = (chain: ChainRuntime, v: ValidityWindow, token: Address): PaymasterFields =>
+    entryPointModule(chain.entryPointVersion).stub({
       chain,
       window: v,
       authorization: { mode: 'ERC20', token, exchangeRate: 1n, priceMarkup: 1_000_000, maxTokenCost: 1n },
@@ -200,7 +195,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
     /** Whether the chain has fee tokens configured at all (usable now or not). */
     hasTokens: (chain: ChainRuntime): boolean => deps.tokens.snapshot(chain.chainId) !== undefined,
 
-    /** The ERC-7677 stub for token mode: the final length (154 bytes), a dummy signature. */
+    /** The ERC-7677 stub for token mode: the final length, a dummy signature. */
     stubFields(chain: ChainRuntime, feeToken: string | undefined, expiryDuration?: number): PaymasterFields {
       const token = feeToken === undefined ? ZERO_ADDRESS : findToken(chainTokens(chain), feeToken).address;
       return tokenStub(chain, window(expiryDuration), token);
@@ -215,8 +210,10 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         throw new ValidationError('Invalid params: params[0].maxFeePerGas: must be set to quote a fee in tokens');
       }
       assertFeesWithinBounds(op, await chainFees(deps.fees, req.chain), req.bounds);
+      const ep = entryPointModule(req.chain.entryPointVersion);
+      const paymasterGas = ep.paymasterGas('ERC20');
       const v = window(req.expiryDuration);
-      let limits: GasLimitsV06;
+      let limits: GasLimits;
       if (req.calculateGasLimits !== true && hasAllLimits(op)) {
         limits = {
           callGasLimit: op.callGasLimit,
@@ -227,51 +224,55 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         limits = { callGasLimit: 0n, verificationGasLimit: 0n, preVerificationGas: 0n };
       } else {
         // Measured with the sponsored stub: it needs no token balance, so a user can see a quote before
-        // holding the token. The token mode's extra validation and postOp are added below.
-        const base = completeUserOperation(
-          op,
-          op,
-          encodeSponsoredPaymasterAndData({ paymaster: req.chain.paymaster, ...v, signature: DUMMY_SIGNATURE_BYTES }),
-        );
+        // holding the token. The token mode's extra validation and postOp are added below (v0.6) or have limits
+        // of their own (v0.7+); preVerificationGas is sized for the token data.
+        const base = finalUserOperation(op, op, paymasterGas, await eip7702Of(req.chain, op));
         await req.spend.simulation();
-        const estimate = await estimateGasV06({
+        const estimate = await ep.estimate({
           chain: req.chain,
-          userOp: base,
-          ...(op.preVerificationGas === undefined ? {} : { callerPreVerificationGas: op.preVerificationGas }),
+          op: base,
+          fields: ep.stub({ chain: req.chain, window: v, authorization: SPONSORED }),
+          callerPreVerificationGas: op.preVerificationGas,
         });
-        const tokenSized = { ...base, paymasterAndData: tokenStub(req.chain, v, ZERO_ADDRESS).paymasterAndData };
+        const tokenSized = ep.preVerificationGas({ op: base, fields: tokenStub(req.chain, v, ZERO_ADDRESS) });
         limits = {
           callGasLimit: estimate.callGasLimit,
           verificationGasLimit: estimate.verificationGasLimit,
-          preVerificationGas: maxBig(estimate.preVerificationGas, preVerificationGasV06(tokenSized)),
+          preVerificationGas: maxBig(estimate.preVerificationGas, tokenSized),
         };
       }
       // The client batches approve(paymaster, maxGasFee) into the op after this quote, and the op is then
       // estimated again: the quote covers that approval so that the final maximum stays under it.
       const approves = approvalInCallData(op.callData, req.chain.paymaster) !== undefined;
-      const quoted: GasLimitsV06 = {
+      const quoted: GasLimits = {
         callGasLimit: limits.callGasLimit + (approves ? 0n : QUOTE_APPROVAL_CALL_GAS),
-        verificationGasLimit: maxBig(limits.verificationGasLimit + TOKEN_VALIDATION_GAS, TOKEN_MIN_VERIFICATION_GAS),
+        verificationGasLimit: ep.paymasterInAccountGas
+          ? maxBig(limits.verificationGasLimit + TOKEN_VALIDATION_GAS, TOKEN_MIN_VERIFICATION_GAS)
+          : limits.verificationGasLimit,
         preVerificationGas: limits.preVerificationGas + (approves ? 0n : QUOTE_APPROVAL_CALLDATA_GAS),
       };
-      assertGasWithinBounds(quoted, op.maxFeePerGas, req.bounds);
-      const maxWei = maxGasV06(quoted) * op.maxFeePerGas;
+      const gas = { ...quoted, ...paymasterGas };
+      assertGasWithinBounds(quoted, op.maxFeePerGas, req.bounds, ep.worstCaseCost(gas, op.maxFeePerGas));
+      const maxWei = ep.maxChargeWei(gas, op.maxFeePerGas);
       const feeQuotes = selected.map((t) => feeQuote(t, weiToTokenUnitsAt(maxWei, t.rateTimesMarkup), v.validUntil));
       return { paymasterAddress: req.chain.paymaster, feeQuotes, unsupportedTokens: unsupported };
     },
 
     /**
      * Final token-mode data for an op that pays in `feeToken`. The op is always simulated with a real
-     * signature (at 1 wei, maximum charge 1 unit): the paymaster's validation and postOp run, and the
-     * paymaster's `unpaidCharges` for the account is read after it, so an op whose charge would fail (an
+     * signature (at 1 wei, maximum charge 1 unit): the paymaster's validation and postOp run, and the version's
+     * charge probe (ChargeProbe) tells whether the charge was collected, so an op whose charge would fail (an
      * approval of the wrong token, a balance spent by the call) is refused here instead of costing the deposit.
      */
     async sponsor(req: TokenSponsorRequest): Promise<TokenSponsoredUserOperation> {
       req.report?.({ kind: 'op', mode: 'ERC20', sender: req.userOp.sender });
       deps.assertCanSign(req.chain);
-      const token = findToken(chainTokens(req.chain), req.feeToken);
+      const chain = req.chain;
+      const token = findToken(chainTokens(chain), req.feeToken);
       const op = req.userOp;
-      assertFeesWithinBounds(op, await chainFees(deps.fees, req.chain), req.bounds);
+      assertFeesWithinBounds(op, await chainFees(deps.fees, chain), req.bounds);
+      const ep = entryPointModule(chain.entryPointVersion);
+      const paymasterGas = ep.paymasterGas('ERC20');
       const v = window(req.expiryDuration);
       if (req.calculateGasLimits === false && !hasAllLimits(op)) {
         throw new ValidationError(
@@ -280,60 +281,58 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       }
       const useCallerLimits = req.calculateGasLimits !== true && hasAllLimits(op);
       // The caller's own limits are final: out of bounds, the op is refused before it costs a simulation.
-      if (useCallerLimits) assertGasWithinBounds(op, op.maxFeePerGas, req.bounds);
+      if (useCallerLimits) {
+        const known = finalUserOperation(op, op, paymasterGas);
+        assertGasWithinBounds(op, op.maxFeePerGas, req.bounds, ep.worstCaseCost(known, op.maxFeePerGas));
+      }
+      const eip7702 = await eip7702Of(chain, op);
       const price = { exchangeRate: token.exchangeRate, priceMarkup: token.priceMarkup };
-      const base = completeUserOperation(op, op, tokenStub(req.chain, v, token.address).paymasterAndData);
-      const simFields = {
-        token: token.address,
-        exchangeRate: token.exchangeRate,
-        priceMarkup: token.priceMarkup,
-        maxTokenCost: 1n,
-      };
-      const approved = approvalInCallData(op.callData, req.chain.paymaster);
+      const simulationAuth: Authorization = { mode: 'ERC20', token: token.address, ...price, maxTokenCost: 1n };
+      const probe = ep.chargeProbe({ chain, sender: op.sender, token: token.address });
+      const approved = approvalInCallData(op.callData, chain.paymaster);
       const erc20 = { address: token.address, abi: erc20Abi } as const;
       await req.spend.simulation();
       const [estimate, balance, available] = await Promise.all([
-        estimateGasV06({
-          chain: req.chain,
-          userOp: base,
-          ...(op.preVerificationGas === undefined ? {} : { callerPreVerificationGas: op.preVerificationGas }),
-          simulationPaymasterAndData: (simulated) => signToken(req.chain, simulated, v, simFields),
-          after: {
-            target: req.chain.paymaster,
-            callData: encodeFunctionData({
-              abi: patronPaymasterAbi,
-              functionName: 'unpaidCharges',
-              args: [op.sender, token.address],
-            }),
-          },
+        ep.estimate({
+          chain,
+          op: finalUserOperation(op, op, paymasterGas, eip7702),
+          fields: tokenStub(chain, v, token.address),
+          callerPreVerificationGas: op.preVerificationGas,
+          simulationFields: (simulated) =>
+            ep.sign({ chain, op: simulated, window: v, authorization: simulationAuth, sign, keccak: deps.crypto }),
+          after: probe.after,
+          stateDiff: probe.stateDiff,
         }),
-        req.chain.client.readContract({ ...erc20, functionName: 'balanceOf', args: [op.sender] }),
+        chain.client.readContract({ ...erc20, functionName: 'balanceOf', args: [op.sender] }),
         // An approval inside the op is what counts; only without one does the allowance already given matter.
         approved ??
-          req.chain.client.readContract({
-            ...erc20,
-            functionName: 'allowance',
-            args: [op.sender, req.chain.paymaster],
-          }),
+          chain.client.readContract({ ...erc20, functionName: 'allowance', args: [op.sender, chain.paymaster] }),
       ]);
-      const owed = estimate.after?.success
-        ? decodeFunctionResult({ abi: patronPaymasterAbi, functionName: 'unpaidCharges', data: estimate.after.result })
-        : undefined;
-      if (owed === undefined || owed > 0n) {
+      if (estimate.after?.success !== true || !probe.collected(estimate.after.result)) {
+        // v0.6's paymaster records a charge it could not collect, which the account must settle first.
+        const unpaid = ep.version === '0.6' ? ', and settle any unpaid charge' : '';
         throw new SimulationFailedError(
-          `Simulation failed: the ${token.symbol} charge of this operation could not be collected; approve the paymaster ${req.chain.paymaster} for ${token.symbol} in the operation (or before it), and settle any unpaid charge`,
+          `Simulation failed: the ${token.symbol} charge of this operation could not be collected; approve the paymaster ${chain.paymaster} for ${token.symbol} in the operation (or before it)${unpaid}`,
           'token charge failed',
         );
       }
-      const limits: GasLimitsV06 = {
+      const limits: GasLimits = {
         callGasLimit: useCallerLimits ? op.callGasLimit : estimate.callGasLimit,
         verificationGasLimit: useCallerLimits
           ? op.verificationGasLimit
-          : maxBig(estimate.verificationGasLimit, TOKEN_MIN_VERIFICATION_GAS),
+          : ep.paymasterInAccountGas
+            ? maxBig(estimate.verificationGasLimit, TOKEN_MIN_VERIFICATION_GAS)
+            : estimate.verificationGasLimit,
         preVerificationGas: useCallerLimits ? op.preVerificationGas : estimate.preVerificationGas,
       };
-      assertGasWithinBounds(limits, op.maxFeePerGas, req.bounds);
-      let maxTokenCost = maxTokenCostV06(limits, op.maxFeePerGas, price);
+      const exact = finalUserOperation(op, limits, paymasterGas, eip7702);
+      const final: FinalUserOperation =
+        req.limitsMayChange === true && !useCallerLimits && !ep.paymasterInAccountGas
+          ? { ...exact, gasCaps: gasCapsFor(limits, req.bounds) }
+          : exact;
+      const worstCaseWei = ep.worstCaseCost(final, op.maxFeePerGas);
+      assertGasWithinBounds(final.gasCaps ?? limits, op.maxFeePerGas, req.bounds, worstCaseWei);
+      let maxTokenCost = maxTokenCostOf(ep.maxChargeWei(final, op.maxFeePerGas), price);
       if (available < maxTokenCost) {
         // The user approved a quote made before the approval joined the op: accept it as the cap if it still
         // covers what the op is expected to cost (simulated gas, plus the postOp overhead, at maxFeePerGas).
@@ -350,38 +349,21 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
           `The account holds ${balance} base units of ${token.symbol}, below the maximum charge of ${maxTokenCost}`,
         );
       }
-      const final = completeUserOperation(op, limits, '0x');
-      const fields = {
-        token: token.address,
-        exchangeRate: token.exchangeRate,
-        priceMarkup: token.priceMarkup,
-        maxTokenCost,
-      };
-      const paymasterAndData = signToken(req.chain, final, v, fields);
-      const worstCaseWei = worstCaseCostV06(limits, op.maxFeePerGas);
+      const authorization: Authorization = { mode: 'ERC20', token: token.address, ...price, maxTokenCost };
+      const fields = ep.sign({ chain, op: final, window: v, authorization, sign, keccak: deps.crypto });
       const issued = issuedSignature({
-        chain: req.chain,
+        chain,
         worstCaseWei,
         validUntil: v.validUntil,
+        // With caps the bundler sets the final gas, and the userOpHash with it: the op is known by its key.
         hash: () =>
-          userOpHashV06(
-            { userOp: { ...final, paymasterAndData }, entryPoint: req.chain.entryPoint, chainId: req.chain.chainId },
-            deps.crypto,
-          ),
+          final.gasCaps === undefined
+            ? ep.userOpHash({ chain, op: final, fields, keccak: deps.crypto })
+            : opKey({ chainId: chain.chainId, entryPoint: chain.entryPoint, sender: final.sender, nonce: final.nonce }),
       });
       deps.admitSignature(issued);
-      req.report?.({ kind: 'signed', mode: 'ERC20', paymasterAndData, ...issued });
-      return {
-        paymasterAndData,
-        paymaster: req.chain.paymaster,
-        paymasterData: `0x${paymasterAndData.slice(42)}`,
-        paymasterVerificationGasLimit: 0n,
-        paymasterPostOpGasLimit: 0n,
-        ...limits,
-        ...v,
-        token: token.address,
-        maxTokenCost,
-      };
+      req.report?.({ kind: 'signed', mode: 'ERC20', paymasterAndData: fields.paymasterAndData, ...issued });
+      return { ...fields, ...limits, ...v, token: token.address, maxTokenCost };
     },
   };
 }

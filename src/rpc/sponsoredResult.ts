@@ -124,9 +124,7 @@ export async function feeQuoteOrData(userOp: PartialUserOperation, mode: ModeObj
     return await sponsored(userOp, mode, ctx);
   } catch (err) {
     const refused = err instanceof SponsorshipDeniedError || err instanceof PolicyDeniedError;
-    // The fallback quotes in the token mode, which only EntryPoint v0.6 serves yet: elsewhere the refusal stands.
-    const chain = urlChain(ctx);
-    if (!refused || chain.entryPointVersion !== '0.6' || ctx.tokens.hasTokens(chain) === false) throw err;
+    if (!refused || ctx.tokens.hasTokens(urlChain(ctx)) === false) throw err;
     return quotes(userOp, mode, ctx);
   }
 }
@@ -141,8 +139,11 @@ export async function sponsorUserOperation(userOp: PartialUserOperation, mode: M
   return sponsoredResult(await tokenPaid(userOp, mode, { ...ctx, chain }), 'ERC20', chain.entryPointVersion);
 }
 
-/** The token mode's final data; `calculateGasLimits` is the caller's (ERC-7677 passes false). */
-export function tokenPaid(userOp: PartialUserOperation, mode: ModeObject, ctx: RpcContext) {
+/**
+ * The token mode's final data; `calculateGasLimits` is the caller's (ERC-7677 passes false), `limitsMayChange`
+ * as sponsorship's (an ERC-7677 data call before the bundler's estimate).
+ */
+export function tokenPaid(userOp: PartialUserOperation, mode: ModeObject, ctx: RpcContext, limitsMayChange = false) {
   const info = parseTokenInfo(mode.tokenInfo);
   const feeToken = info.feeTokenAddress ?? info.preferredToken;
   if (feeToken === undefined) {
@@ -157,5 +158,6 @@ export function tokenPaid(userOp: PartialUserOperation, mode: ModeObject, ctx: R
     bounds: ctx.bounds,
     report: ctx.report,
     spend: ctx.spend,
+    limitsMayChange,
   });
 }

@@ -107,6 +107,21 @@ export interface EstimateArgs {
   readonly simulationFields?: ((simulated: FinalUserOperation) => PaymasterFields) | undefined;
   /** A call made from the EntryPoint after the op, whose result is reported (e.g. a view of the paymaster). */
   readonly after?: { readonly target: Address; readonly callData: Hex } | undefined;
+  /** Storage the simulation sees changed (eth_call state override `stateDiff`), e.g. for a charge probe. */
+  readonly stateDiff?: StateDiff | undefined;
+}
+
+/** Storage slots to override in a simulation, per contract: address → slot → 32-byte value. */
+export type StateDiff = Readonly<Record<Address, Readonly<Record<Hex, Hex>>>>;
+
+/**
+ * How a simulation shows that the token mode's charge was collected (the op executed and postOp's transfer went
+ * through): what to call after the op, the state it needs, and how to read the answer.
+ */
+export interface ChargeProbe {
+  readonly after: { readonly target: Address; readonly callData: Hex };
+  readonly stateDiff?: StateDiff | undefined;
+  collected(result: Hex): boolean;
 }
 
 export interface GasEstimate extends GasLimits {
@@ -117,10 +132,24 @@ export interface GasEstimate extends GasLimits {
 
 export interface EntryPointModule {
   readonly version: EntryPointVersion;
+  /**
+   * v0.6: the paymaster's validation and postOp run within the op's verificationGasLimit (it has no limits of its
+   * own), so the token mode sizes that limit for them; v0.7+: the paymaster's own limits cover them.
+   */
+  readonly paymasterInAccountGas: boolean;
   /** The paymaster's own gas limits for a mode (zero on v0.6). */
   paymasterGas(mode: Authorization['mode']): PaymasterGas;
   /** The most the EntryPoint may charge the paymaster for an op with these limits (its prefund). */
   worstCaseCost(limits: GasLimits & PaymasterGas, maxFeePerGas: bigint): bigint;
+  /**
+   * The token mode: the wei amount the most an op may be charged is converted from, for an op within these limits
+   * (the caps, when it has them) at maxFeePerGas: the most postOp can be given, plus what the charge adds to it.
+   */
+  maxChargeWei(limits: GasLimits & PaymasterGas, maxFeePerGas: bigint): bigint;
+  /** The op's preVerificationGas by its size with these fields (what its calldata costs, with the margin). */
+  preVerificationGas(args: { op: FinalUserOperation; fields: PaymasterFields }): bigint;
+  /** The token mode's probe of a simulated charge (ChargeProbe). */
+  chargeProbe(args: { chain: ChainRuntime; sender: Address; token: Address }): ChargeProbe;
   /** Paymaster fields of the final length with a dummy signature (ERC-7677 stubs, estimation). */
   stub(args: { chain: ChainRuntime; window: ValidityWindow; authorization: Authorization }): PaymasterFields;
   /** Hash → EIP-191 digest → signature → encoding. */

@@ -1,5 +1,6 @@
-import type { Address, Hex } from 'viem';
-import { DUMMY_SIGNATURE_BYTES, estimateGasV06 } from '../gasEstimatorV06.js';
+import { type Address, decodeFunctionResult, encodeFunctionData, type Hex } from 'viem';
+import { patronPaymasterAbi } from '../../chain/artifacts.js';
+import { DUMMY_SIGNATURE, DUMMY_SIGNATURE_BYTES, estimateGasV06, preVerificationGasV06 } from '../gasEstimatorV06.js';
 import {
   eip191Digest,
   encodeSponsoredPaymasterAndData,
@@ -10,6 +11,7 @@ import {
   userOpHashV06,
 } from '../patronPaymasterV06.js';
 import { worstCaseCostV06 } from '../signingBounds.js';
+import { maxGasV06 } from '../tokenMath.js';
 import type {
   Authorization,
   EntryPointModule,
@@ -58,8 +60,24 @@ function v06(op: FinalUserOperation, paymasterAndData: Hex): UserOperationV06 {
 
 export const entryPointV06: EntryPointModule = {
   version: '0.6',
+  paymasterInAccountGas: true,
   paymasterGas: () => NO_PAYMASTER_GAS,
   worstCaseCost: worstCaseCostV06,
+  maxChargeWei: (limits, maxFeePerGas) => maxGasV06(limits) * maxFeePerGas,
+  preVerificationGas: ({ op, fields: f }) =>
+    preVerificationGasV06(
+      v06({ ...op, signature: op.signature === '0x' ? DUMMY_SIGNATURE : op.signature }, f.paymasterAndData),
+    ),
+  // PatronPaymaster v0.6 records a charge its postOp could not collect (the EntryPoint calls postOp again after
+  // a revert): nothing owed after the op means it was paid.
+  chargeProbe: ({ chain, sender, token }) => ({
+    after: {
+      target: chain.paymaster,
+      callData: encodeFunctionData({ abi: patronPaymasterAbi, functionName: 'unpaidCharges', args: [sender, token] }),
+    },
+    collected: (result) =>
+      decodeFunctionResult({ abi: patronPaymasterAbi, functionName: 'unpaidCharges', data: result }) === 0n,
+  }),
   stub: ({ chain, window, authorization }) => {
     const auth = authorization.mode === 'SPONSORED' ? authorization : { ...authorization, ...STUB_TOKEN_FIELDS };
     return fields(chain.paymaster, encode(chain.paymaster, window, auth, DUMMY_SIGNATURE_BYTES));

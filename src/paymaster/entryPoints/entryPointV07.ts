@@ -1,17 +1,33 @@
-import { type Address, type Hex, hexToBytes, slice } from 'viem';
+import { randomBytes } from 'node:crypto';
+import {
+  type Address,
+  bytesToHex,
+  decodeFunctionResult,
+  encodeFunctionData,
+  erc20Abi,
+  type Hex,
+  hexToBytes,
+  pad,
+  slice,
+} from 'viem';
 import type { EntryPointV07Version } from '../../chain/entryPoints.js';
+import { DUMMY_SIGNATURE } from '../gasEstimatorV06.js';
 import { estimateGasV07 } from '../gasEstimatorV07.js';
 import { eip191Digest, MODE_SPONSORED, MODE_TOKEN } from '../patronPaymasterV06.js';
 import {
   DUMMY_PAYMASTER_SIGNATURE,
   encodePaymasterAndDataV07,
   type GasCapsV07,
+  maxPenaltyGas,
   type PaymasterFieldsV07,
+  POST_OP_OVERHEAD_V07,
   sponsoredHashV07,
   tokenHashV07,
   userOpHashForVersion,
   worstCaseCostV07,
 } from '../patronPaymasterV07.js';
+import { preVerificationGasV07 } from '../preVerificationGasV07.js';
+import { simulateHandleOpV07 } from '../simulateV07.js';
 import type { UnpackedUserOperationV07 } from '../userOperationV07.js';
 import type {
   Authorization,
@@ -96,6 +112,19 @@ function encode(args: {
   return fields(args.paymaster, gas, paymasterAndData);
 }
 
+/**
+ * PatronPaymasterV07's `feeReceiver` storage slot: Ownable's owner (0) and Ownable2Step's pending owner (1) come
+ * first, then verifyingSigner (2) and feeReceiver (3). A test reads it from the deployed contract.
+ */
+export const FEE_RECEIVER_SLOT: Hex = pad('0x03', { size: 32 });
+
+/** The gas values the token mode's maximum charge is computed at (its caps, when the op has them). */
+const chargeBounds = (limits: GasLimits & PaymasterGas & { readonly gasCaps?: GasLimits | undefined }) => ({
+  ...capsOf(limits),
+  paymasterVerificationGasLimit: limits.paymasterVerificationGasLimit,
+  paymasterPostOpGasLimit: limits.paymasterPostOpGasLimit,
+});
+
 /** initCode as viem's unpacked op splits it: the factory (or the 0x7702 marker) and its data. */
 function unpacked(op: FinalUserOperation, f: PaymasterFields): UnpackedUserOperationV07 {
   const init = op.initCode;
@@ -122,8 +151,35 @@ function unpacked(op: FinalUserOperation, f: PaymasterFields): UnpackedUserOpera
 function entryPointV07Module(version: EntryPointV07Version): EntryPointModule {
   return {
     version,
+    paymasterInAccountGas: false,
     paymasterGas: (mode) => PAYMASTER_GAS[mode],
     worstCaseCost: (gas, maxFeePerGas) => worstCaseCostV07({ ...gas, ...capsOf(gas) }, maxFeePerGas),
+    // The contract's charge: what postOp is given (at most the prefund) plus POST_OP_OVERHEAD and its penalty bound.
+    maxChargeWei: (limits, maxFeePerGas) => {
+      const gas = chargeBounds(limits);
+      const penalty = maxPenaltyGas({
+        callGasLimit: gas.maxCallGasLimit,
+        paymasterPostOpGasLimit: gas.paymasterPostOpGasLimit,
+        version,
+      });
+      return worstCaseCostV07(gas, maxFeePerGas) + (POST_OP_OVERHEAD_V07 + penalty) * maxFeePerGas;
+    },
+    preVerificationGas: ({ op, fields: f }) =>
+      preVerificationGasV07(unpacked({ ...op, signature: op.signature === '0x' ? DUMMY_SIGNATURE : op.signature }, f)),
+    // v0.7+ keeps no record of a failed charge (the EntryPoint reverts the op's execution instead). The probe
+    // points the paymaster's feeReceiver at a fresh random address for the simulation: that address holds any
+    // of the token only if postOp's transfer went through (an unpredictable address, so no one can pre-fund it).
+    chargeProbe: ({ chain, token }) => {
+      const receiver = bytesToHex(randomBytes(20));
+      return {
+        after: {
+          target: token,
+          callData: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [receiver] }),
+        },
+        stateDiff: { [chain.paymaster]: { [FEE_RECEIVER_SLOT]: pad(receiver, { size: 32 }) } },
+        collected: (result) => decodeFunctionResult({ abi: erc20Abi, functionName: 'balanceOf', data: result }) > 0n,
+      };
+    },
     stub: ({ chain, window, authorization }) => {
       const auth = authorization.mode === 'SPONSORED' ? authorization : { ...authorization, ...STUB_TOKEN };
       const op = PAYMASTER_GAS[authorization.mode];
@@ -165,29 +221,51 @@ function entryPointV07Module(version: EntryPointV07Version): EntryPointModule {
         },
         keccak,
       ),
-    estimate: ({ chain, op, fields: f, callerPreVerificationGas, simulationFields, after }) =>
-      estimateGasV07({
+    /**
+     * Limits from three simulations with the stub's fields (gasEstimatorV07), then, when the caller gives real
+     * fields to simulate with (the token mode signs them so its validation and postOp run), one more at those
+     * limits: that one reports the `after` call and what the op is charged (its `paid` at 1 wei, penalty
+     * included). The stub's fields never reach postOp (a dummy signature fails validation softly first), so they
+     * measure the account alone; the paymaster's own limits cover the rest.
+     */
+    estimate: async ({ chain, op, fields: f, callerPreVerificationGas, simulationFields, after, stateDiff }) => {
+      const limits = await estimateGasV07({
         request: chain.request,
         entryPoint: chain.entryPoint,
         version,
         userOp: unpacked(op, f),
         callerPreVerificationGas,
-        ...(simulationFields === undefined
-          ? {}
-          : {
-              simulationPaymasterData: (simulated) =>
-                simulationFields({
-                  ...op,
-                  callGasLimit: simulated.callGasLimit,
-                  verificationGasLimit: simulated.verificationGasLimit,
-                  preVerificationGas: simulated.preVerificationGas,
-                  maxFeePerGas: simulated.maxFeePerGas,
-                  maxPriorityFeePerGas: simulated.maxPriorityFeePerGas,
-                  signature: simulated.signature,
-                }).paymasterData,
-            }),
-        after,
-      }),
+        ...(simulationFields === undefined ? { after } : {}),
+      });
+      if (simulationFields === undefined) return limits;
+      const simulated: FinalUserOperation = {
+        ...op,
+        callGasLimit: limits.callGasLimit,
+        verificationGasLimit: limits.verificationGasLimit,
+        preVerificationGas: limits.preVerificationGas,
+        maxFeePerGas: 1n,
+        maxPriorityFeePerGas: 1n,
+        signature: op.signature === '0x' ? DUMMY_SIGNATURE : op.signature,
+      };
+      const real = simulationFields(simulated);
+      const result = await simulateHandleOpV07({
+        request: chain.request,
+        entryPoint: chain.entryPoint,
+        version,
+        userOp: unpacked(simulated, real),
+        ...(after === undefined ? {} : { target: after.target, targetCallData: after.callData }),
+        // The account's signature is a dummy; the paymaster's is real and its window checked.
+        ignoreSignatureFailure: true,
+        stateDiff,
+      });
+      return {
+        callGasLimit: limits.callGasLimit,
+        verificationGasLimit: limits.verificationGasLimit,
+        preVerificationGas: limits.preVerificationGas,
+        gasUsed: result.paid,
+        ...(after === undefined ? {} : { after: { success: result.targetSuccess, result: result.targetResult } }),
+      };
+    },
   };
 }
 
