@@ -343,26 +343,5 @@ describe('Biconomy dialect on /api/v2 (EntryPoint v0.7, named by the URL)', () =
     assert.equal(bad.body.error?.code, -32602);
     assert.match(bad.body.error?.message ?? '', /is not served here; chain \d+ is served for v0\.6 at 0x/);
   });
-
-  test("no mode on v0.7: a policy's refusal stands (no ERC20 fallback, which v0.7 does not serve yet)", async () => {
-    const { op } = await newAccountOp('0.7');
-    const policy = await app.ctx.deps.policies.create({
-      dappId: app.tenant.dappId,
-      name: 'no-this-sender',
-      rules: { senders: { block: [op.sender] } },
-    });
-    try {
-      const r = await rpcV2('pm_getFeeQuoteOrData', [wire(op), {}]);
-      assert.equal(r.body.error?.code, -32012, JSON.stringify(r.body));
-    } finally {
-      await app.ctx.deps.policies.delete({ dappId: app.tenant.dappId, policyId: policy.id });
-    }
-  });
-
-  test('ERC20 mode on v0.7 is refused, named, before anything is signed', async () => {
-    const { op } = await newAccountOp('0.7');
-    const r = await rpcV2('pm_getFeeQuoteOrData', [wire(op), { mode: 'ERC20', tokenInfo: { tokenList: [] } }]);
-    assert.equal(r.body.error?.code, -32030);
-    assert.match(r.body.error?.message ?? '', /ERC20 mode is not served on EntryPoint v0\.7 yet/);
-  });
+});
 });
