@@ -5,6 +5,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { type Hex, hexToBytes } from 'viem';
+import { devChainDeployments } from '../src/chain/embeddedChain.js';
 import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
 import { setTenantPassword, TEST_PASSWORD } from './helpers/dashboardSession.js';
 import {
@@ -278,20 +279,36 @@ test('an owner runs the product from the browser', { skip, timeout: 90_000 }, as
     await page.setViewportSize({ width: 1280, height: 860 });
   });
 
-  await t.test('paymaster status: deposit, addresses, signer, liabilities, runway', async () => {
-    await page.click('nav >> text=Paymaster status');
-    const card = page.locator('[data-chain="31337"]');
-    await card.waitFor();
-    assert.match((await card.locator('.deposit').textContent()) ?? '', /^\d+(\.\d+)? ETH$/);
-    assert.match((await card.textContent()) ?? '', new RegExp(fx.paymaster));
-    // The request above was signed, never included: a liability, no spend yet.
-    assert.match((await card.locator('.liabilities').textContent()) ?? '', /^\d+(\.\d+)? ETH$/);
-    assert.match((await card.locator('.required').textContent()) ?? '', /^\d+(\.\d+)? ETH$/);
-    assert.equal(await card.locator('.runway').textContent(), 'no spend yet');
-    assert.equal(await card.locator('.signing').getAttribute('data-signing'), 'true');
-    assert.equal(await page.locator('[data-solvency]').count(), 0, 'no banner while signing');
-    await shot('09-paymaster-status');
-  });
+  await t.test(
+    'paymaster status: per EntryPoint version, deposit, addresses, signer, liabilities, runway',
+    async () => {
+      await page.click('nav >> text=Paymaster status');
+      const chain = page.locator('[data-chain="31337"]');
+      await chain.waitFor();
+      // One card per paymaster deployment, each with its own addresses.
+      const deployments = devChainDeployments(fx);
+      assert.deepEqual(
+        await chain
+          .locator('[data-entry-point-version]')
+          .evaluateAll((els) => els.map((e) => e.getAttribute('data-paymaster'))),
+        deployments.map((d) => d.paymaster),
+      );
+      for (const d of deployments) {
+        const pm = chain.locator(`[data-entry-point-version="${d.entryPointVersion}"]`);
+        assert.equal(await pm.locator('h3').textContent(), `EntryPoint v${d.entryPointVersion}`);
+        assert.match((await pm.textContent()) ?? '', new RegExp(`${d.paymaster}.*${d.entryPoint}`));
+        assert.match((await pm.locator('.deposit').textContent()) ?? '', /^\d+(\.\d+)? ETH$/);
+        assert.equal(await pm.locator('.runway').textContent(), 'no spend yet');
+      }
+      const card = chain.locator('[data-entry-point-version="0.6"]');
+      // The request above was signed, never included: a liability, no spend yet.
+      assert.match((await card.locator('.liabilities').textContent()) ?? '', /^\d+(\.\d+)? ETH$/);
+      assert.match((await card.locator('.required').textContent()) ?? '', /^\d+(\.\d+)? ETH$/);
+      assert.equal(await card.locator('.signing').getAttribute('data-signing'), 'true');
+      assert.equal(await page.locator('[data-solvency]').count(), 0, 'no banner while signing');
+      await shot('09-paymaster-status');
+    },
+  );
 
   await t.test(
     'policies: create one (a refused rule shows the server message), see it and its usage, delete it',
@@ -378,17 +395,24 @@ test('an owner runs the product from the browser', { skip, timeout: 90_000 }, as
     await shot('09c-request-log-policy');
     // That spend gives the paymaster a runway.
     await page.click('nav >> text=Paymaster status');
-    const runway = page.locator('[data-chain="31337"] .runway');
+    const runway = page.locator('[data-chain="31337"] [data-entry-point-version="0.6"] .runway');
     await runway.waitFor();
     assert.match((await runway.textContent()) ?? '', /^≈ [\d.]+ (min|h|days) at the last 24 h's spend/);
+    // Only the v0.6 paymaster paid: the others' runways stay empty (each card takes its own figures).
+    assert.deepEqual(
+      await page
+        .locator('[data-chain="31337"] [data-entry-point-version]:not([data-entry-point-version="0.6"]) .runway')
+        .allTextContents(),
+      ['no spend yet', 'no spend yet', 'no spend yet'],
+    );
     await shot('09d-paymaster-runway');
     // A chain the guard holds (the API's answer, as test/dashboardSolvencyLog.test.ts gets it below the floor).
     await page.route('**/api/admin/paymaster-status', async (route) => {
       const res = await route.fetch();
       const body = await res.json();
-      const [chain] = body.data.chains;
-      chain.solvency = {
-        ...chain.solvency,
+      const v09 = body.data.paymasters.find((p: { entryPointVersion: string }) => p.entryPointVersion === '0.9');
+      v09.solvency = {
+        ...v09.solvency,
         signing: false,
         heldReason: 'floor',
         floor: { wei: '20000000000000000000', eth: '20' },
@@ -398,10 +422,15 @@ test('an owner runs the product from the browser', { skip, timeout: 90_000 }, as
     await page.reload();
     const banner = page.locator('[data-chain="31337"] [data-solvency="held"]');
     await banner.waitFor();
-    assert.match((await banner.textContent()) ?? '', /^Signing is held on this chain\. .*below the floor \(20 ETH/);
     assert.match(
+      (await banner.textContent()) ?? '',
+      /^Signing is held for this paymaster\. .*below the floor \(20 ETH/,
+    );
+    // On the held paymaster's card only.
+    assert.equal(await page.locator('[data-entry-point-version="0.9"] [data-solvency="held"]').count(), 1);
+    assert.equal(
       (await page.locator('[data-solvency="summary"]').textContent()) ?? '',
-      /^Signing is held on chain 31337/,
+      'Signing is held on chain 31337 (EntryPoint v0.9): the paymaster deposit is too low there. Details below.',
     );
     await shot('09e-paymaster-held');
     await page.unroute('**/api/admin/paymaster-status');

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { hexToBytes, parseEther } from 'viem';
 import { eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
+import { devChainDeployments } from '../src/chain/embeddedChain.js';
 import { type SignedIn, setTenantPassword, signIn, writeHeaders } from './helpers/dashboardSession.js';
 import { fixtureChainRuntime, KEYS, type PatronFixture, startPatronFixture } from './helpers/patronPaymasterV06.js';
 import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
@@ -220,22 +221,38 @@ describe('tenancy: another account’s dApp and webhooks are not found', () => {
 });
 
 describe('paymaster status', () => {
-  test('per chain: addresses, deposit, signer; a deposit below the threshold is flagged', async () => {
+  test('per paymaster deployment: addresses, deposit, signer; a deposit below the threshold is flagged', async () => {
     const res = await as(sa).get('/api/admin/paymaster-status');
     assert.equal(res.statusCode, 200, res.body);
     const d = res.json().data;
     assert.deepEqual(d.depositWarning, { wei: parseEther('20').toString(), eth: '20' });
+    // One row per EntryPoint version of the dev chain, each with its own paymaster and its own deposit.
+    assert.deepEqual(
+      d.paymasters.map((p: { chainId: number; entryPointVersion: string; entryPoint: string; paymaster: string }) => [
+        p.chainId,
+        p.entryPointVersion,
+        p.entryPoint,
+        p.paymaster,
+      ]),
+      devChainDeployments(fx).map((x) => [fx.chain.chainId, x.entryPointVersion, x.entryPoint, x.paymaster]),
+    );
+    assert.equal(new Set(d.paymasters.map((p: { paymaster: string }) => p.paymaster)).size, 4);
+    for (const p of d.paymasters) {
+      assert.equal(p.deposit.eth, '10', p.entryPointVersion);
+      assert.equal(p.signer, ctx.deps.signer.address);
+      assert.equal(p.onChainSigner, ctx.deps.signer.address, p.entryPointVersion);
+      assert.deepEqual(
+        p.warnings.map((w: { code: string }) => w.code),
+        ['deposit_low'],
+      );
+    }
+    // `chains`, as callers from before the deployments read it: per chain, its first (v0.6) paymaster's row.
+    assert.deepEqual(d.chains, [d.paymasters[0]]);
     const [c] = d.chains;
     assert.equal(c.chainId, fx.chain.chainId);
     assert.equal(c.paymaster, fx.paymaster);
     assert.equal(c.entryPoint, fx.entryPoint);
-    assert.equal(c.deposit.eth, '10');
-    assert.equal(c.signer, ctx.deps.signer.address);
-    assert.equal(c.onChainSigner, ctx.deps.signer.address);
-    assert.deepEqual(
-      c.warnings.map((w: { code: string }) => w.code),
-      ['deposit_low'],
-    );
+    assert.equal(c.entryPointVersion, '0.6');
   });
 
   test('a signer that is not the contract’s is flagged; an unreachable chain is a warning, not a failure', async () => {
@@ -259,18 +276,35 @@ describe('paymaster status', () => {
         url: '/api/admin/paymaster-status',
         headers: { authorization: `Bearer ${t.authToken}` },
       });
-      const [dev, down] = res.json().data.chains;
-      assert.ok(dev.warnings.some((w: { code: string }) => w.code === 'signer_mismatch'));
-      assert.equal(
-        dev.warnings.some((w: { code: string }) => w.code === 'deposit_low'),
-        false,
-        'default threshold 0.1 ETH',
+      const rows = res.json().data.paymasters as Array<{
+        chainId: number;
+        entryPointVersion: string;
+        deposit: unknown;
+        warnings: Array<{ code: string }>;
+      }>;
+      const dev = rows.filter((r) => r.chainId === fx.chain.chainId);
+      assert.equal(dev.length, 4);
+      for (const r of dev) {
+        assert.ok(
+          r.warnings.some((w) => w.code === 'signer_mismatch'),
+          r.entryPointVersion,
+        );
+        assert.equal(
+          r.warnings.some((w) => w.code === 'deposit_low'),
+          false,
+          'default threshold 0.1 ETH',
+        );
+      }
+      // A chain configured the way chains were before v0.7 (one v0.6 paymaster) is one row.
+      const down = rows.filter((r) => r.chainId === 999);
+      assert.deepEqual(
+        down.map((r) => [r.entryPointVersion, r.warnings.map((w) => w.code), r.deposit]),
+        [['0.6', ['unreachable'], null]],
       );
       assert.deepEqual(
-        down.warnings.map((w: { code: string }) => w.code),
-        ['unreachable'],
+        res.json().data.chains.map((c: { chainId: number }) => c.chainId),
+        [fx.chain.chainId, 999],
       );
-      assert.equal(down.deposit, null);
     } finally {
       await other.close();
     }

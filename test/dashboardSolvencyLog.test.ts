@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { formatEther, type Hex, hexToBytes, parseEther } from 'viem';
+import { type Address, formatEther, type Hex, hexToBytes, parseEther } from 'viem';
+import { entryPoint06Abi } from 'viem/account-abstraction';
 import type { Config } from '../src/config/config.js';
 import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
 import { devChainTokenSettings } from '../src/tokens/devChainTokens.js';
@@ -128,6 +129,12 @@ describe('paymaster status: solvency', () => {
     for (const field of ['heldReason', 'runwaySeconds', 'spendPerHour', 'actualCostWei', 'userOpHash']) {
       assert.ok(doc.includes(`"${field}"`), field);
     }
+    // One row per deployment in `paymasters`; `chains` (the first deployment per chain) is kept, deprecated.
+    const answer =
+      JSON.parse(doc).paths['/api/admin/paymaster-status'].get.responses['200'].content['application/json'].schema
+        .properties.data.properties;
+    assert.ok(answer.paymasters.items.required.includes('entryPointVersion'));
+    assert.equal(answer.chains.deprecated, true);
   });
 });
 
@@ -187,6 +194,42 @@ describe('request log: the policy decision and the actual cost', () => {
     });
     assert.equal(entry?.userOpHash, null);
     assert.equal(entry?.actualCostWei, null);
+  });
+});
+
+// After the describe above: its v0.6 op was signed, included and settled, and no other paymaster signed anything.
+describe('paymaster status: one row per deployment, each with its own figures', () => {
+  test('the v0.6 row has the spend and a runway; the v0.7-v0.9 rows none; each deposit is its own', async () => {
+    const t = await createTenant(ctx.deps);
+    await ctx.deps.solvency.checkNow();
+    const res = await get(t, '/api/admin/paymaster-status');
+    assert.equal(res.statusCode, 200, res.body);
+    const rows = res.json().data.paymasters as Array<{
+      entryPointVersion: string;
+      entryPoint: Address;
+      paymaster: Address;
+      solvency: { deposit: { wei: string }; spendPerHour: unknown; runwaySeconds: number | null };
+    }>;
+    assert.deepEqual(
+      rows.map((r) => r.entryPointVersion),
+      ['0.6', '0.7', '0.8', '0.9'],
+    );
+    for (const r of rows) {
+      const onChain = await fx.client.readContract({
+        address: r.entryPoint,
+        abi: entryPoint06Abi,
+        functionName: 'balanceOf',
+        args: [r.paymaster],
+      });
+      assert.equal(r.solvency.deposit.wei, onChain.toString(), r.entryPointVersion);
+      if (r.entryPointVersion === '0.6') {
+        assert.notEqual(r.solvency.spendPerHour, null);
+        assert.equal(typeof r.solvency.runwaySeconds, 'number');
+      } else {
+        assert.deepEqual([r.solvency.spendPerHour, r.solvency.runwaySeconds], [null, null], r.entryPointVersion);
+      }
+    }
+    assert.notEqual(rows[0]?.solvency.deposit.wei, rows[1]?.solvency.deposit.wei, 'the v0.6 deposit paid for the op');
   });
 });
 

@@ -5,13 +5,14 @@ import { formatDuration, formatEth, h, notice, title } from './dom.js';
 /**
  * @typedef {{wei: string, eth: string}} Wei
  * @typedef {{deposit: Wei | null, liabilities: Wei, floor: Wei, marginBps: number, required: Wei, signing: boolean, heldReason: 'floor' | 'liabilities' | null, spendPerHour: Wei | null, runwaySeconds: number | null, checkedAt: string | null}} Solvency
+ * @typedef {{chainId: number, embedded: boolean, entryPointVersion: string, entryPoint: string, paymaster: string, signer: string, onChainSigner: string | null, deposit: Wei | null, staked: boolean | null, stake: Wei | null, unstakeDelaySec: number | null, warnings: Array<{code: string, message: string}>, solvency: Solvency | null}} PaymasterRow
  */
 
 /** "× 1.5" from basis points. @param {number} bps */
 const margin = (bps) => `× ${bps / 10_000}`;
 
 /**
- * The banner of a chain whose signing the solvency guard holds: why, and what the deposit must reach.
+ * The banner of a paymaster whose signing the solvency guard holds: why, and what the deposit must reach.
  * @param {Solvency} s
  */
 function heldBanner(s) {
@@ -23,7 +24,7 @@ function heldBanner(s) {
   return h(
     'div',
     { className: 'notice error banner', role: 'alert', 'data-solvency': 'held', 'data-reason': s.heldReason ?? '' },
-    h('strong', null, 'Signing is held on this chain. '),
+    h('strong', null, 'Signing is held for this paymaster. '),
     `No sponsorship or token quote is signed here because ${why}. Top up the paymaster's EntryPoint deposit; signing resumes by itself once it covers both.`,
   );
 }
@@ -35,7 +36,7 @@ const runway = (s) =>
     : `≈ ${formatDuration(s.runwaySeconds)} at the last 24 h's spend${s.spendPerHour === null ? '' : ` (${formatEth(s.spendPerHour.wei)} per hour)`}`;
 
 /**
- * The solvency guard's facts for one chain (src/solvency/README.md).
+ * The solvency guard's facts for one paymaster (src/solvency/README.md).
  * @param {Solvency} s @param {(k: string, v: Node | string) => Node[]} fact
  */
 const solvencyFacts = (s, fact) =>
@@ -53,18 +54,87 @@ const solvencyFacts = (s, fact) =>
     ),
   ].flat();
 
+/** @param {PaymasterRow} p */
+const isHeld = (p) => p.solvency !== null && !p.solvency.signing;
+
+/** @param {string} k @param {Node | string} v */
+const fact = (k, v) => [h('dt', null, k), h('dd', null, v)];
+
 /**
- * Paymaster status per chain: addresses, EntryPoint deposit and stake, signer, warnings, and the solvency guard's
- * view (liabilities, what the deposit must reach, runway; a banner while it holds signing).
+ * One paymaster deployment of a chain: each EntryPoint version has its own paymaster, deposit and solvency.
+ * @param {PaymasterRow} p
+ */
+const paymasterCard = (p) => {
+  const id = `paymaster-${p.chainId}-${p.entryPointVersion}`;
+  return h(
+    'article',
+    {
+      className: 'card',
+      'aria-labelledby': id,
+      'data-entry-point-version': p.entryPointVersion,
+      'data-paymaster': p.paymaster,
+    },
+    h('h3', { id }, `EntryPoint v${p.entryPointVersion}`),
+    p.solvency !== null && !p.solvency.signing ? heldBanner(p.solvency) : null,
+    p.warnings.map((w) =>
+      notice(w.code === 'not_staked' ? 'info' : 'warn', h('span', { 'data-warning': w.code }, w.message)),
+    ),
+    h(
+      'dl',
+      { className: 'facts' },
+      fact('Paymaster', h('span', { className: 'mono' }, p.paymaster)),
+      fact('EntryPoint', h('span', { className: 'mono' }, p.entryPoint)),
+      fact('Deposit', h('strong', { className: 'deposit' }, p.deposit === null ? 'unknown' : `${p.deposit.eth} ETH`)),
+      p.solvency === null ? null : solvencyFacts(p.solvency, fact),
+      fact(
+        'Stake',
+        p.staked === null
+          ? 'unknown'
+          : p.staked
+            ? `${p.stake?.eth ?? '?'} ETH, unstake delay ${p.unstakeDelaySec ?? '?'} s`
+            : 'not staked',
+      ),
+      fact('Signer (this Patron)', h('span', { className: 'mono' }, p.signer)),
+      fact('Signer (contract)', h('span', { className: 'mono' }, p.onChainSigner ?? 'unknown')),
+    ),
+  );
+};
+
+/**
+ * The rows grouped by chain, in the answer's order (a chain's first deployment first).
+ * @param {PaymasterRow[]} rows @returns {Map<number, PaymasterRow[]>}
+ */
+function byChain(rows) {
+  /** @type {Map<number, PaymasterRow[]>} */
+  const chains = new Map();
+  for (const p of rows) chains.set(p.chainId, [...(chains.get(p.chainId) ?? []), p]);
+  return chains;
+}
+
+/**
+ * "chain 31337 (EntryPoint v0.6, v0.9), chain 10 (EntryPoint v0.7)": where the guard holds signing.
+ * @param {Map<number, PaymasterRow[]>} chains
+ */
+function heldWhere(chains) {
+  /** @type {string[]} */
+  const where = [];
+  for (const [chainId, rows] of chains) {
+    const versions = rows.filter(isHeld).map((p) => `v${p.entryPointVersion}`);
+    if (versions.length > 0) where.push(`chain ${chainId} (EntryPoint ${versions.join(', ')})`);
+  }
+  return where.join(', ');
+}
+
+/**
+ * Paymaster status per deployment (chain × EntryPoint version), grouped by chain: addresses, EntryPoint deposit
+ * and stake, signer, warnings, and the solvency guard's view (liabilities, what the deposit must reach, runway; a
+ * banner while it holds signing).
  * @param {HTMLElement} main
  */
 export async function renderStatus(main) {
   const status = await api('GET', '/api/admin/paymaster-status');
-  /** @type {number[]} */
-  const held = status.chains.flatMap((/** @type {{chainId: number, solvency: Solvency | null}} */ c) =>
-    c.solvency !== null && !c.solvency.signing ? [c.chainId] : [],
-  );
-  const fact = (/** @type {string} */ k, /** @type {Node | string} */ v) => [h('dt', null, k), h('dd', null, v)];
+  const chains = byChain(/** @type {PaymasterRow[]} */ (status.paymasters));
+  const held = heldWhere(chains);
   // Through h() (not append directly), which flattens the list and skips the null.
   main.append(
     h(
@@ -74,51 +144,24 @@ export async function renderStatus(main) {
       h(
         'p',
         { className: 'hint' },
-        `Deposits below ${status.depositWarning.eth} ETH are flagged (PATRON_DEPOSIT_WARNING_ETH).`,
+        `One paymaster per EntryPoint version on each chain, each with its own deposit. Deposits below ${status.depositWarning.eth} ETH are flagged (PATRON_DEPOSIT_WARNING_ETH).`,
       ),
-      status.chains.length === 0 ? notice('warn', 'This Patron serves no chain: set PATRON_CHAINS.') : null,
-      held.length === 0
+      chains.size === 0 ? notice('warn', 'This Patron serves no chain: set PATRON_CHAINS.') : null,
+      held === ''
         ? null
         : h(
             'div',
             { className: 'notice error banner', role: 'alert', 'data-solvency': 'summary' },
-            h('strong', null, `Signing is held on chain ${held.join(', ')}`),
+            h('strong', null, `Signing is held on ${held}`),
             ': the paymaster deposit is too low there. Details below.',
           ),
-      status.chains.map(
-        (
-          /** @type {{chainId: number, embedded: boolean, entryPoint: string, paymaster: string, signer: string, onChainSigner: string | null, deposit: {eth: string, wei: string} | null, staked: boolean | null, stake: {eth: string} | null, unstakeDelaySec: number | null, warnings: Array<{code: string, message: string}>, solvency: Solvency | null}} */ c,
-        ) =>
-          h(
-            'section',
-            { className: 'card', 'aria-labelledby': `chain-${c.chainId}`, 'data-chain': String(c.chainId) },
-            h('h2', { id: `chain-${c.chainId}` }, `Chain ${c.chainId}`, c.embedded ? ' (embedded dev chain)' : ''),
-            c.solvency !== null && !c.solvency.signing ? heldBanner(c.solvency) : null,
-            c.warnings.map((w) =>
-              notice(w.code === 'not_staked' ? 'info' : 'warn', h('span', { 'data-warning': w.code }, w.message)),
-            ),
-            h(
-              'dl',
-              { className: 'facts' },
-              fact('Paymaster', h('span', { className: 'mono' }, c.paymaster)),
-              fact('EntryPoint', h('span', { className: 'mono' }, c.entryPoint)),
-              fact(
-                'Deposit',
-                h('strong', { className: 'deposit' }, c.deposit === null ? 'unknown' : `${c.deposit.eth} ETH`),
-              ),
-              c.solvency === null ? null : solvencyFacts(c.solvency, fact),
-              fact(
-                'Stake',
-                c.staked === null
-                  ? 'unknown'
-                  : c.staked
-                    ? `${c.stake?.eth ?? '?'} ETH, unstake delay ${c.unstakeDelaySec ?? '?'} s`
-                    : 'not staked',
-              ),
-              fact('Signer (this Patron)', h('span', { className: 'mono' }, c.signer)),
-              fact('Signer (contract)', h('span', { className: 'mono' }, c.onChainSigner ?? 'unknown')),
-            ),
-          ),
+      [...chains].map(([chainId, rows]) =>
+        h(
+          'section',
+          { 'aria-labelledby': `chain-${chainId}`, 'data-chain': String(chainId) },
+          h('h2', { id: `chain-${chainId}` }, `Chain ${chainId}`, rows[0]?.embedded ? ' (embedded dev chain)' : ''),
+          h('div', { className: 'deployments' }, rows.map(paymasterCard)),
+        ),
       ),
     ),
   );

@@ -1,6 +1,6 @@
 import { type Address, formatEther } from 'viem';
 import { z } from 'zod';
-import type { ChainRegistry } from '../chain/chainRegistry.js';
+import { type ChainRegistry, deploymentViews } from '../chain/chainRegistry.js';
 import { type PaymasterStatus, readPaymasterStatus } from '../chain/paymasterStatus.js';
 import { paymasterKey } from '../solvency/paymasterKey.js';
 import type { ChainSolvency } from '../solvency/solvencyGuard.js';
@@ -9,11 +9,12 @@ import { DASHBOARD_TAG } from './adminSession.js';
 import { type RouteDef, route } from './route.js';
 
 /**
- * `GET /api/admin/paymaster-status`: per served chain, the paymaster, its EntryPoint deposit and stake, the
- * signer, warnings (deposit below PATRON_DEPOSIT_WARNING_ETH, signer mismatch, unreachable chain), and the
- * solvency guard's view of it (src/solvency/README.md: deposit as last read, live liabilities, floor, margin,
- * whether signing is held and why, spend rate and runway). The paymaster is the operator's, shared by every
- * dApp, so every signed-in account sees the same answer.
+ * `GET /api/admin/paymaster-status`: per paymaster deployment (a chain has one per EntryPoint version, each with
+ * its own address and EntryPoint deposit), the paymaster, its EntryPoint deposit and stake, the signer, warnings
+ * (deposit below PATRON_DEPOSIT_WARNING_ETH, signer mismatch, unreachable chain), and the solvency guard's view of
+ * it (src/solvency/README.md: deposit as last read, live liabilities, floor, margin, whether signing is held and
+ * why, spend rate and runway). The paymasters are the operator's, shared by every dApp, so every signed-in
+ * account sees the same answer.
  */
 const wei = z.object({ wei: z.string(), eth: z.string() });
 const solvencyView = z.object({
@@ -35,25 +36,34 @@ const solvencyView = z.object({
   runwaySeconds: z.number().int().nullable(),
   checkedAt: z.string().nullable(),
 });
+const paymasterRow = z.object({
+  chainId: z.number().int(),
+  embedded: z.boolean(),
+  entryPointVersion: z.enum(['0.6', '0.7', '0.8', '0.9']),
+  entryPoint: z.string(),
+  paymaster: z.string(),
+  signer: z.string(),
+  onChainSigner: z.string().nullable(),
+  deposit: wei.nullable(),
+  staked: z.boolean().nullable(),
+  stake: wei.nullable(),
+  unstakeDelaySec: z.number().nullable(),
+  warnings: z.array(z.object({ code: z.string(), message: z.string() })),
+  /** Null when the guard does not follow this paymaster. */
+  solvency: solvencyView.nullable(),
+});
+type PaymasterRow = z.infer<typeof paymasterRow>;
+
 export const paymasterStatusView = z.object({
   depositWarning: wei,
-  chains: z.array(
-    z.object({
-      chainId: z.number().int(),
-      embedded: z.boolean(),
-      entryPoint: z.string(),
-      paymaster: z.string(),
-      signer: z.string(),
-      onChainSigner: z.string().nullable(),
-      deposit: wei.nullable(),
-      staked: z.boolean().nullable(),
-      stake: wei.nullable(),
-      unstakeDelaySec: z.number().nullable(),
-      warnings: z.array(z.object({ code: z.string(), message: z.string() })),
-      /** Null when the guard does not follow this chain. */
-      solvency: solvencyView.nullable(),
-    }),
-  ),
+  paymasters: z
+    .array(paymasterRow)
+    .describe("One row per paymaster deployment: per chain, one per EntryPoint version, the chain's first first"),
+  // Kept for callers written when a chain had one paymaster: what they read then is the first deployment's row.
+  chains: z
+    .array(paymasterRow)
+    .describe("Deprecated: per chain, its first deployment's row only (the same row as in `paymasters`)")
+    .meta({ deprecated: true }),
 });
 
 const toWei = (v: bigint) => ({ wei: v.toString(10), eth: formatEther(v) });
@@ -83,12 +93,10 @@ const toSolvencyView = (s: ChainSolvency): z.infer<typeof solvencyView> => {
   };
 };
 
-const toView = (
-  s: PaymasterStatus,
-  solvency: ChainSolvency | undefined,
-): z.infer<typeof paymasterStatusView>['chains'][number] => ({
+const toRow = (s: PaymasterStatus, solvency: ChainSolvency | undefined): PaymasterRow => ({
   chainId: s.chainId,
   embedded: s.embedded,
+  entryPointVersion: s.entryPointVersion,
   entryPoint: s.entryPoint,
   paymaster: s.paymaster,
   signer: s.signer,
@@ -114,21 +122,25 @@ export function adminPaymasterStatusRoutes(deps: {
       auth: 'account',
       operationId: 'getPaymasterStatus',
       summary:
-        'Per served chain: paymaster, EntryPoint deposit and stake, signers, warnings, solvency and runway (the same for everyone)',
+        'Per paymaster deployment (chain × EntryPoint version): paymaster, EntryPoint deposit and stake, signers, warnings, solvency and runway (the same for everyone)',
       tag: DASHBOARD_TAG,
       answer: { envelope: 'Paymaster status fetched', data: paymasterStatusView },
       handler: async () => {
         const depositWarningWei = deps.config.dashboard.depositWarningWei;
+        const chains = deps.chains.list();
         const statuses = await Promise.all(
-          deps.chains
-            .list()
-            .map((chain) => readPaymasterStatus({ chain, signer: deps.signer.address, depositWarningWei })),
+          chains
+            .flatMap(deploymentViews)
+            .map((view) => readPaymasterStatus({ chain: view, signer: deps.signer.address, depositWarningWei })),
         );
-        // The guard counts per paymaster (a chain has one per EntryPoint version): each row takes its own.
+        // The guard counts per paymaster: each row takes its own figures.
         const solvency = new Map(deps.solvency.state().map((s) => [paymasterKey(s), s]));
+        const paymasters = statuses.map((s) => toRow(s, solvency.get(paymasterKey(s))));
+        const first = new Set(chains.map((c) => paymasterKey(c)));
         return {
           depositWarning: toWei(depositWarningWei),
-          chains: statuses.map((s) => toView(s, solvency.get(paymasterKey(s)))),
+          paymasters,
+          chains: paymasters.filter((row) => first.has(paymasterKey(row))),
         };
       },
     }),

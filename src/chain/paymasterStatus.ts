@@ -1,10 +1,10 @@
 import { type Address, isAddressEqual, parseAbi } from 'viem';
 import { entryPoint06Abi } from 'viem/account-abstraction';
-import type { ChainRuntime } from './chainRegistry.js';
+import type { ChainRuntime, EntryPointVersion } from './chainRegistry.js';
 import { withTimeout } from './withTimeout.js';
 
 /**
- * What an operator checks about a paymaster on one chain: its EntryPoint deposit (what sponsored gas is paid
+ * What an operator checks about one paymaster deployment (a chain has one per EntryPoint version): its EntryPoint deposit (what sponsored gas is paid
  * from), its stake (public bundlers require a staked paymaster, ERC-7562), and whether the contract's
  * verifying signer is the key this Patron signs with (otherwise every sponsorship fails with AA34).
  */
@@ -17,6 +17,7 @@ export type PaymasterWarning =
 export interface PaymasterStatus {
   readonly chainId: number;
   readonly embedded: boolean;
+  readonly entryPointVersion: EntryPointVersion;
   readonly entryPoint: Address;
   readonly paymaster: Address;
   /** The signer this Patron signs with. */
@@ -32,6 +33,11 @@ export interface PaymasterStatus {
 
 const verifyingSignerAbi = parseAbi(['function verifyingSigner() view returns (address)']);
 
+/**
+ * The status of the deployment `chain` is a view of (chainRegistry.ts `deploymentViews` gives one per EntryPoint).
+ * `getDepositInfo` is read through v0.6's ABI for every version: v0.7-v0.9 widen `deposit` to uint256, but
+ * the struct is all static words, so the encoding is the same.
+ */
 export async function readPaymasterStatus(args: {
   chain: ChainRuntime;
   signer: Address;
@@ -42,6 +48,7 @@ export async function readPaymasterStatus(args: {
   const base = {
     chainId: chain.chainId,
     embedded: chain.embedded,
+    entryPointVersion: chain.entryPointVersion,
     entryPoint: chain.entryPoint,
     paymaster: chain.paymaster,
     signer: args.signer,
@@ -66,7 +73,10 @@ export async function readPaymasterStatus(args: {
   const deposit = info.status === 'fulfilled' ? info.value : undefined;
   const signer = onChainSigner.status === 'fulfilled' ? onChainSigner.value : undefined;
   if (deposit === undefined) {
-    warnings.push({ code: 'unreachable', message: `Could not read the EntryPoint deposit on chain ${chain.chainId}` });
+    warnings.push({
+      code: 'unreachable',
+      message: `Could not read the EntryPoint v${chain.entryPointVersion} deposit on chain ${chain.chainId}`,
+    });
   } else {
     if (deposit.deposit < args.depositWarningWei) {
       warnings.push({
