@@ -344,4 +344,3 @@ describe('Biconomy dialect on /api/v2 (EntryPoint v0.7, named by the URL)', () =
     assert.match(bad.body.error?.message ?? '', /is not served here; chain \d+ is served for v0\.6 at 0x/);
   });
 });
-});
