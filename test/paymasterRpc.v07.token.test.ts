@@ -60,7 +60,7 @@ interface Quote {
  * version on /api/v2) of the quote's maxGasFee; on v0.8, which that dialect does not name, of a fixed 20 USDC.
  */
 async function quotedOp(version: V07Version, approveToken: Address = usdc.address) {
-  const first = await newSimpleAccountOp(app, version, [{ to: COUNTER_ADDRESS, data: '0x01' }]);
+  const first = await newSimpleAccountOp(app.fx, version, [{ to: COUNTER_ADDRESS, data: '0x01' }]);
   await mintToken(app.fx, usdc.address, first.op.sender, 1_000_000_000n);
   const approved = version === '0.7' ? await quote(first.op) : 20_000_000n;
   const paymaster = app.fx.paymasters[version];
@@ -222,7 +222,7 @@ for (const version of ['0.7', '0.8'] as const) {
     });
 
     test('an account holding less than the maximum charge is refused, named', async () => {
-      const poor = await newSimpleAccountOp(app, version, [{ to: COUNTER_ADDRESS, data: '0x01' }]);
+      const poor = await newSimpleAccountOp(app.fx, version, [{ to: COUNTER_ADDRESS, data: '0x01' }]);
       const callData = await poor.account.encodeCalls([
         { to: usdc.address, data: approve(app.fx.paymasters[version], 10n ** 12n) },
         { to: COUNTER_ADDRESS, data: '0x01' },
@@ -249,7 +249,7 @@ test("PatronPaymasterV07's feeReceiver is in the storage slot the charge probe o
 });
 
 test("no mode on v0.7: a policy's refusal falls back to token quotes from the v0.7 paymaster", async () => {
-  const { op } = await newSimpleAccountOp(app, '0.7', [{ to: COUNTER_ADDRESS, data: '0x01' }]);
+  const { op } = await newSimpleAccountOp(app.fx, '0.7', [{ to: COUNTER_ADDRESS, data: '0x01' }]);
   const policy = await app.ctx.deps.policies.create({
     dappId: app.tenant.dappId,
     name: 'no-this-sender-v07',

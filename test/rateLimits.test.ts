@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { hexToBytes } from 'viem';
+import { hexToBytes, toHex } from 'viem';
 import { createApp } from '../src/app.js';
 import { applyRateLimitsOverride, type RateLimitsOverride } from '../src/config/rateLimitSettings.js';
 import { createDeps } from '../src/deps.js';
@@ -9,12 +9,14 @@ import { createLogger } from '../src/logger.js';
 import { LOCAL_ORIGIN } from './helpers/dashboardSession.js';
 import {
   buildDeployingOp,
+  COUNTER_ADDRESS,
   fixtureChainRuntime,
   KEYS,
   type PatronFixture,
   startPatronFixture,
 } from './helpers/patronPaymasterV06.js';
 import { biconomyWireOp } from './helpers/rpcFixture.js';
+import { hexWire, newSimpleAccountOp } from './helpers/rpcV07.js';
 import {
   BACKEND,
   createTenant,
@@ -155,6 +157,24 @@ describe('paymaster calls', () => {
     assert.equal(first.status, 200, JSON.stringify(first.body));
     assertLimited(await rpc(ctx, tenant, await sponsoredCall(42, true), '198.51.100.9'), 'simulations.perKey');
     assert.equal((await rpc(ctx, tenant, await sponsoredCall(43, false))).status, 200);
+  });
+
+  test('each simulation counts: an EntryPoint v0.7 estimate runs three side by side and spends three', async () => {
+    const { ctx, tenant } = await limited({ simulations: { perKey: budget(4) } });
+    const v07Call = async (id: number) => {
+      const { op } = await newSimpleAccountOp(fx, '0.7', [{ to: COUNTER_ADDRESS, data: '0x01' }]);
+      return {
+        jsonrpc: '2.0',
+        id,
+        method: 'pm_getPaymasterData',
+        params: [hexWire(op), fx.entryPoints['0.7'], toHex(fx.chain.chainId), { calculateGasLimits: true }],
+      };
+    };
+    const first = await rpc(ctx, tenant, await v07Call(45));
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    // 1 left: a v0.6 estimate (one simulation) fits; then another v0.7 one does not (counted as one, it would).
+    assert.equal((await rpc(ctx, tenant, await sponsoredCall(46, true))).status, 200);
+    assertLimited(await rpc(ctx, tenant, await v07Call(47), '198.51.100.9'), 'simulations.perKey');
   });
 
   test('a batch of 20 simulations against a per-IP budget of 5: 5 are simulated', async () => {

@@ -4,6 +4,7 @@
  * "Rate limits"); each method throws RateLimitedError when the budget is spent, before the work starts.
  */
 export interface SpendGuard {
-  simulation(): Promise<void>;
+  /** `count` simulations (default 1): an estimate on EntryPoint v0.7+ runs several side by side. */
+  simulation(count?: number): Promise<void>;
   webhookCalls(count: number): Promise<void>;
 }

@@ -210,7 +210,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     }
     // Simulated with paymaster fields of the final length: their bytes are part of what the op costs.
     const fields = ep.stub({ chain: req.chain, window: validity, authorization: SPONSORED });
-    await req.spend.simulation();
+    await req.spend.simulation(ep.simulations({ verified: false }));
     return ep.estimate({
       chain: req.chain,
       op: finalUserOperation(op, op, fields, eip7702),

@@ -227,7 +227,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         // holding the token. The token mode's extra validation and postOp are added below (v0.6) or have limits
         // of their own (v0.7+); preVerificationGas is sized for the token data.
         const base = finalUserOperation(op, op, paymasterGas, await eip7702Of(req.chain, op));
-        await req.spend.simulation();
+        await req.spend.simulation(ep.simulations({ verified: false }));
         const estimate = await ep.estimate({
           chain: req.chain,
           op: base,
@@ -291,7 +291,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       const probe = ep.chargeProbe({ chain, sender: op.sender, token: token.address });
       const approved = approvalInCallData(op.callData, chain.paymaster);
       const erc20 = { address: token.address, abi: erc20Abi } as const;
-      await req.spend.simulation();
+      await req.spend.simulation(ep.simulations({ verified: true }));
       const [estimate, balance, available] = await Promise.all([
         ep.estimate({
           chain,

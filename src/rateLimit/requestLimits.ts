@@ -61,18 +61,20 @@ export function createRequestLimits(args: { limiter: RateLimiter; settings: Rate
             key: dappId,
             budget: b.calls.perKey,
           }),
-        async simulation() {
+        async simulation(count = 1) {
           await limiter.take({
             limit: 'simulations.perIp',
             what: 'simulations from this IP',
             key: ipKey,
             budget: b.simulations.perIp,
+            cost: count,
           });
           await limiter.take({
             limit: 'simulations.perKey',
             what: 'simulations for this API key',
             key: dappId,
             budget: b.simulations.perKey,
+            cost: count,
           });
         },
         async webhookCalls(count) {

@@ -1,7 +1,7 @@
 import { toSimpleSmartAccount } from 'permissionless/accounts';
 import { createPublicClient, custom, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { testKey } from './patronPaymasterV06.js';
+import { type PatronFixture, testKey } from './patronPaymasterV06.js';
 import type { RpcFixture } from './rpcFixture.js';
 
 /** Helpers for the v0.7+ paymaster URL tests (/api/v2): calls, a fresh SimpleAccount's op, the wire forms. */
@@ -26,19 +26,19 @@ export async function rpcV2(app: RpcFixture, method: string, params: unknown[]):
 let salt = 10_000n;
 /** A fresh SimpleAccount of the version (deployed by the op) with calls of its own; fees at the chain's. */
 export async function newSimpleAccountOp(
-  app: RpcFixture,
+  fx: PatronFixture,
   version: V07Version,
   calls: readonly { to: `0x${string}`; data: `0x${string}` }[],
 ) {
   const owner = privateKeyToAccount(testKey(`rpc-v07-owner-${salt}`));
   const account = await toSimpleSmartAccount({
-    client: createPublicClient({ chain: app.fx.client.chain, transport: custom(app.fx.chain) }),
+    client: createPublicClient({ chain: fx.client.chain, transport: custom(fx.chain) }),
     owner,
     index: salt++,
-    entryPoint: { address: app.fx.entryPoints[version], version },
+    entryPoint: { address: fx.entryPoints[version], version },
   });
   const { factory, factoryData } = await account.getFactoryArgs();
-  const block = await app.fx.client.getBlock();
+  const block = await fx.client.getBlock();
   const maxPriorityFeePerGas = 1_000_000_000n;
   const op = {
     sender: account.address,

@@ -156,6 +156,11 @@ export interface EntryPointModule {
   sign(args: SignArgs): PaymasterFields;
   /** The EntryPoint's userOpHash of the op with these fields (the ledger's and settlement's key). */
   userOpHash(args: { chain: ChainRuntime; op: FinalUserOperation; fields: PaymasterFields; keccak: Keccak }): Hex;
+  /**
+   * How many simulations `estimate` runs (the rate limits count each: they bound the load on the node), with
+   * real fields to simulate (`verified`, the token mode's final data) or not.
+   */
+  simulations(args: { readonly verified: boolean }): number;
   /** Gas limits by simulation (README, "Gas limits"). */
   estimate(args: EstimateArgs): Promise<GasEstimate>;
 }

@@ -62,6 +62,8 @@ export const entryPointV06: EntryPointModule = {
   version: '0.6',
   paymasterInAccountGas: true,
   paymasterGas: () => NO_PAYMASTER_GAS,
+  // One simulateHandleOp, with the real fields when given.
+  simulations: () => 1,
   worstCaseCost: worstCaseCostV06,
   maxChargeWei: (limits, maxFeePerGas) => maxGasV06(limits) * maxFeePerGas,
   preVerificationGas: ({ op, fields: f }) =>

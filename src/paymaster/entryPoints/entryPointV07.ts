@@ -153,6 +153,8 @@ function entryPointV07Module(version: EntryPointV07Version): EntryPointModule {
     version,
     paymasterInAccountGas: false,
     paymasterGas: (mode) => PAYMASTER_GAS[mode],
+    // Three side by side (gasEstimatorV07), and one more with the real fields at the limits found.
+    simulations: ({ verified }) => (verified ? 4 : 3),
     worstCaseCost: (gas, maxFeePerGas) => worstCaseCostV07({ ...gas, ...capsOf(gas) }, maxFeePerGas),
     // The contract's charge: what postOp is given (at most the prefund) plus POST_OP_OVERHEAD and its penalty bound.
     maxChargeWei: (limits, maxFeePerGas) => {
