@@ -80,6 +80,7 @@ function encode(args: {
   window: ValidityWindow;
   auth: Authorization;
   signature: Uint8Array;
+  signatureInSuffix?: boolean | undefined;
 }): PaymasterFields {
   const gas = {
     paymasterVerificationGasLimit: args.op.paymasterVerificationGasLimit,
@@ -92,6 +93,7 @@ function encode(args: {
     caps: args.caps,
     ...args.window,
     signature: args.signature,
+    signatureInSuffix: args.signatureInSuffix === true,
   });
   return fields(args.paymaster, gas, paymasterAndData);
 }
@@ -124,7 +126,7 @@ function entryPointV07Module(version: EntryPointV07Version): EntryPointModule {
     version,
     paymasterGas: (mode) => PAYMASTER_GAS[mode],
     worstCaseCost: (gas, maxFeePerGas) => worstCaseCostV07({ ...gas, ...capsOf(gas) }, maxFeePerGas),
-    stub: ({ chain, window, authorization }) => {
+    stub: ({ chain, window, authorization, signatureInSuffix }) => {
       const auth = authorization.mode === 'SPONSORED' ? authorization : { ...authorization, ...STUB_TOKEN };
       const op = PAYMASTER_GAS[authorization.mode];
       return encode({
@@ -134,9 +136,10 @@ function entryPointV07Module(version: EntryPointV07Version): EntryPointModule {
         window,
         auth,
         signature: DUMMY_PAYMASTER_SIGNATURE,
+        signatureInSuffix,
       });
     },
-    sign: ({ chain, op, window, authorization, sign, keccak }) => {
+    sign: ({ chain, op, window, authorization, sign, keccak, signatureInSuffix }) => {
       const caps = capsOf(op);
       const params = {
         userOp: op,
@@ -152,7 +155,15 @@ function entryPointV07Module(version: EntryPointV07Version): EntryPointModule {
           ? sponsoredHashV07(params, keccak)
           : tokenHashV07({ ...params, ...authorization }, keccak);
       const signature = sign(eip191Digest(hash, keccak));
-      return encode({ paymaster: chain.paymaster, op, caps, window, auth: authorization, signature });
+      return encode({
+        paymaster: chain.paymaster,
+        op,
+        caps,
+        window,
+        auth: authorization,
+        signature,
+        signatureInSuffix,
+      });
     },
     userOpHash: ({ chain, op, fields: f, keccak }) =>
       userOpHashForVersion(
