@@ -63,7 +63,14 @@ const opSchema = z.intersection(partialUserOperationSchema, opPaymasterSchema);
  */
 export const erc7677Params = z
   .union([z.tuple([opSchema, address, quantity, contextSchema.nullable()]), z.tuple([opSchema, address, quantity])], {
-    error: 'must be [userOperation, entryPoint, chainId, context?]',
+    // A bad v0.9 opt-in in a well-formed call is named, not lost in the union's "must be" (the 4-tuple is first).
+    error: (iss) => {
+      const inner = iss.code === 'invalid_union' ? iss.errors[0]?.[0] : undefined;
+      const [index, field] = inner?.path ?? [];
+      return inner !== undefined && index === 3 && (field === 'signingPhase' || field === 'validityUnit')
+        ? `params[3].${field}: ${inner.message}`
+        : 'must be [userOperation, entryPoint, chainId, context?]';
+    },
   })
   .transform((p): [Erc7677Op, Address, bigint, Erc7677Context | null] | [Erc7677Op, Address, bigint] =>
     p.length === 4 ? [withCommitted(p[0], p[3]), p[1], p[2], p[3]] : [withCommitted(p[0], undefined), p[1], p[2]],
