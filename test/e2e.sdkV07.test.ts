@@ -14,18 +14,26 @@ import {
   keccak256,
   numberToHex,
   RpcRequestError,
+  size,
+  slice,
   stringToHex,
 } from 'viem';
 import {
   createBundlerClient,
   createPaymasterClient,
+  formatUserOperationRequest,
   type SmartAccount,
   toSimple7702SmartAccount,
 } from 'viem/account-abstraction';
 import { privateKeyToAccount } from 'viem/accounts';
 import { loadAccountAbstractionArtifact } from '../src/chain/aaArtifacts.js';
 import { waitForSuccess } from '../src/chain/devClient.js';
-import { decodePaymasterAndDataV07, type GasCapsV07, withinCapsV07 } from '../src/paymaster/patronPaymasterV07.js';
+import {
+  decodePaymasterAndDataV07,
+  type GasCapsV07,
+  userOpHashForVersion,
+  withinCapsV07,
+} from '../src/paymaster/patronPaymasterV07.js';
 import { COUNTER_ADDRESS } from './helpers/patronPaymasterV06.js';
 import {
   assertPaidByPatron,
@@ -339,6 +347,106 @@ describe('viem createPaymasterClient (ERC-7677) with permissionless SimpleAccoun
     const [stub, data] = patronCallsSince(from);
     paymasterFieldsOf(x, stub, '0.9');
     paymasterFieldsOf(x, data, '0.9');
+  });
+});
+
+describe('EntryPoint v0.9 parallel signing (signingPhase commit, then finalize)', () => {
+  test('a v0.9 op signed in parallel: viem prepares on the commit, the account signs while Patron finalizes, alto executes it', async () => {
+    const x = e2e();
+    const owner = ownerFor('parallel-v09');
+    // The EOA is delegated to Simple7702Account v0.9 beforehand (a type-4 transaction of its own).
+    const authorization = await owner.signAuthorization({
+      contractAddress: x.fx.simple7702Accounts['0.9'],
+      chainId: x.chainId,
+      nonce: 0,
+    });
+    await waitForSuccess(
+      x.fx.client,
+      await x.fx.bundler.sendTransaction({ to: owner.address, authorizationList: [authorization] }),
+      'the delegation',
+    );
+    const account = await toSimple7702SmartAccount({ client: x.publicClient, owner, entryPoint: '0.9' });
+    const paymaster = createPaymasterClient({ transport: http(x.paymasterUrl(x.open.apiKey)) });
+    const bundler = createBundlerClient({ client: x.publicClient, transport: http(x.alto.url) });
+    const fees = await bundlerFees(x).estimateFeesPerGas();
+    const { depositBefore, counterBefore } = await beforeOp('0.9');
+    const from = x.calls.length;
+
+    // Commit: viem's own flow (stub → alto's estimate → data), with the context of the commit phase.
+    const prepared = await bundler.prepareUserOperation({
+      account,
+      calls: [counterCall],
+      ...fees,
+      paymaster,
+      paymasterContext: { signingPhase: 'commit' },
+    });
+    assert.deepEqual(callsSince(from), [
+      'patron:pm_getPaymasterStubData',
+      'alto:eth_estimateUserOperationGas',
+      'patron:pm_getPaymasterData',
+    ]);
+    const entryPoint = x.entryPoint('0.9');
+    // Delegated already: viem sends no 0x7702 initCode.
+    assert.equal(prepared.factory, undefined);
+    const committed = prepared;
+    const packedPnd = concat([
+      committed.paymaster as Hex,
+      numberToHex(committed.paymasterVerificationGasLimit ?? 0n, { size: 16 }),
+      numberToHex(committed.paymasterPostOpGasLimit ?? 0n, { size: 16 }),
+      committed.paymasterData as Hex,
+    ]);
+    assert.equal(decodePaymasterAndDataV07(packedPnd).signatureInSuffix, true, 'the commit has the suffix form');
+    // The userOpHash, which leaves the suffix's signature out (Patron's codec, as the EntryPoint computes it).
+    const userOpHash = userOpHashForVersion({
+      userOp: {
+        ...committed,
+        initCode: '0x',
+        paymasterVerificationGasLimit: committed.paymasterVerificationGasLimit ?? 0n,
+        paymasterPostOpGasLimit: committed.paymasterPostOpGasLimit ?? 0n,
+        paymasterAndData: packedPnd,
+      },
+      entryPoint,
+      chainId: x.chainId,
+      version: '0.9',
+    });
+    // viem and alto model v0.9's suffix as a separate `paymasterSignature` (toPackedUserOperation appends it with
+    // its length and the magic): Patron's paymasterData is the EntryPoint's bytes, so its last 75 are split off.
+    const split = (data: Hex) => ({
+      paymasterData: slice(data, 0, size(data) - 75),
+      paymasterSignature: slice(data, size(data) - 75, size(data) - 10),
+    });
+    // The account signs (viem's own hash of the split op) and Patron finalizes, at the same time.
+    const [signature, finalized] = await Promise.all([
+      account.signUserOperation({ ...committed, ...split(committed.paymasterData as Hex) }),
+      paymaster.getPaymasterData({
+        ...committed,
+        chainId: x.chainId,
+        entryPointAddress: entryPoint,
+        context: { signingPhase: 'finalize' },
+      }),
+    ]);
+    const finalData = (finalized as { paymasterData: Hex }).paymasterData;
+    assert.equal(size(finalData), size(committed.paymasterData as Hex));
+    assert.equal(
+      split(finalData).paymasterData,
+      split(committed.paymasterData as Hex).paymasterData,
+      'the finalized prefix is the commit’s, byte for byte',
+    );
+    const op = { ...committed, ...split(finalData), signature };
+    const sent = await bundler.request({
+      method: 'eth_sendUserOperation',
+      params: [formatUserOperationRequest(op), entryPoint],
+    });
+    assert.equal(sent, userOpHash, 'alto names the op by the hash the account signed');
+    const { receipt } = await bundler.waitForUserOperationReceipt({ hash: userOpHash, ...receiptPolling });
+    await assertPaidByPatron(x, {
+      version: '0.9',
+      txHash: receipt.transactionHash,
+      userOpHash,
+      sender: owner.address,
+      depositBefore,
+      counterBefore,
+    });
   });
 });
 

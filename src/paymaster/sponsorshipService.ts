@@ -1,4 +1,4 @@
-import type { Address } from 'viem';
+import type { Address, Hex } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { FeeOracle } from '../chain/feeOracle.js';
 import { opKey } from '../chain/opKey.js';
@@ -18,12 +18,22 @@ import {
 } from './entryPoints/entryPointModule.js';
 import { entryPointModule } from './entryPoints/entryPointModules.js';
 import { gasCapsFor } from './gasCaps.js';
+import { type CommittedPaymaster, readCommitment, unsuffixedPrefix } from './parallelSigningCommitment.js';
+import { DUMMY_PAYMASTER_SIGNATURE } from './patronPaymasterV07.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
 import { type IssuedSignature, issuedSignature, type ReportFact } from './requestFacts.js';
 import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
 import type { SpendGuard } from './spendGuard.js';
 import type { PartialUserOperation } from './userOperationInput.js';
-import { validityWindow } from './validityWindow.js';
+import {
+  blockWindow,
+  checkIssuedWindow,
+  currentBlockNumber,
+  type IssuedWindow,
+  isBlockWindow,
+  timeWindow,
+  type ValidityUnit,
+} from './validityWindows.js';
 import { approveByDappWebhooks, type CheckWebhooks } from './webhookApproval.js';
 
 export interface SponsorshipPolicy {
@@ -79,6 +89,15 @@ export interface SponsorRequest {
    * Patron computed instead of the limits themselves (gasCapsFor).
    */
   readonly limitsMayChange?: boolean | undefined;
+  /** EntryPoint v0.9: the window in block numbers instead of seconds (validityWindows.ts). */
+  readonly validityUnit?: ValidityUnit | undefined;
+  /** EntryPoint v0.9: the signature in the `paymasterSignature` suffix, outside the userOpHash (parallel signing). */
+  readonly signatureInSuffix?: boolean | undefined;
+}
+
+/** A parallel-signing finalize: the op carries the paymaster fields a commit returned (parallelSigningCommitment.ts). */
+export interface FinalizeRequest extends SponsorRequest {
+  readonly committed: CommittedPaymaster;
 }
 
 export interface SponsoredUserOperation extends PaymasterFields {
@@ -115,9 +134,7 @@ function policyRequest(req: {
 }
 
 /** The op's final gas: its validity window, limits and bounds checked, and the op as it will be hashed. */
-interface FinalGas {
-  readonly validUntil: number;
-  readonly validAfter: number;
+interface FinalGas extends IssuedWindow {
   readonly final: FinalUserOperation;
   /** What the EntryPoint may charge the paymaster for it at most. */
   readonly worstCaseWei: bigint;
@@ -125,12 +142,46 @@ interface FinalGas {
 
 const SPONSORED = { mode: 'SPONSORED' } as const;
 
+/** A stub's block window: the flag on both bounds and no zero byte (see stubFields). */
+const STUB_BLOCK_WINDOW = { validUntil: 0x8101_0101_0101, validAfter: 0x8101_0101_0101 } as const;
+
+/** A request as the pipeline signs it; a finalize adds the commit's window and prefix (FinalizeRequest). */
+interface Signing extends SponsorRequest {
+  readonly window?: IssuedWindow | undefined;
+  readonly prefix?: Hex | undefined;
+}
+
+/** The parallel-signing suffix and block windows are EntryPoint v0.9's; on another version the request is wrong. */
+function assertV09(chain: ChainRuntime, what: string): void {
+  if (chain.entryPointVersion !== '0.9') {
+    throw new ValidationError(
+      `${what} is served on EntryPoint v0.9 only; ${chain.entryPoint} is v${chain.entryPointVersion}`,
+    );
+  }
+}
+
+const gasOf = (op: GasLimits): GasLimits => ({
+  callGasLimit: op.callGasLimit,
+  verificationGasLimit: op.verificationGasLimit,
+  preVerificationGas: op.preVerificationGas,
+});
+
 /**
  * The sponsored mode: fee bounds → policy rules → webhook verdict → gas limits → gas bounds → signature → caps
  * reserved; when a webhook of the dApp has includeOperation, the gas limits and bounds come before its verdict.
  */
 export function createSponsorshipService(deps: SponsorshipDeps) {
-  const window = (expiryDuration: number | undefined) => validityWindow(deps.policy, deps.now(), expiryDuration);
+  /** The window a request asks for: seconds, or (v0.9, `validityUnit: "blocks"`) block numbers from the head. */
+  const windowFor = async (req: {
+    chain: ChainRuntime;
+    expiryDuration: number | undefined;
+    validityUnit?: ValidityUnit | undefined;
+  }): Promise<IssuedWindow> => {
+    if (req.validityUnit !== 'blocks') return timeWindow(deps.policy, deps.now(), req.expiryDuration);
+    assertV09(req.chain, 'a window in block numbers');
+    const currentBlock = await currentBlockNumber(req.chain.request);
+    return blockWindow({ policy: deps.policy, nowMs: deps.now(), expiryDuration: req.expiryDuration, currentBlock });
+  };
   const sign = (digest: Uint8Array) => deps.signer.sign(digest);
   const delegates = new Set(deps.policy.eip7702Delegates.map((d) => d.toLowerCase()));
   /** undefined at once for an ordinary op (most): eip7702Sender.ts. */
@@ -138,7 +189,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     resolveEip7702({ chain, op, allowed: delegates });
 
   /** Everything before the signature: fee bounds, policy rules, webhook, gas limits, gas bounds. */
-  const prepare = async (req: SponsorRequest): Promise<FinalGas & { pass: PolicyPass }> => {
+  const prepare = async (req: Signing): Promise<FinalGas & { pass: PolicyPass }> => {
     req.report?.({ kind: 'op', mode: 'SPONSORED', sender: req.userOp.sender });
     // Before the webhook and any simulation: an op priced out of bounds costs Patron nothing but this check.
     assertFeesWithinBounds(req.userOp, await chainFees(deps.fees, req.chain), req.bounds);
@@ -157,10 +208,10 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   };
 
   /** The validity window, the gas limits (the caller's or simulated) and the gas bounds. */
-  const settleGas = async (req: SponsorRequest, eip7702: FinalUserOperation['eip7702']): Promise<FinalGas> => {
+  const settleGas = async (req: Signing, eip7702: FinalUserOperation['eip7702']): Promise<FinalGas> => {
     const ep = entryPointModule(req.chain.entryPointVersion);
-    const { validUntil, validAfter } = window(req.expiryDuration);
-    const limits = await gasLimits(ep, req, { validUntil, validAfter }, eip7702);
+    const issued = req.window ?? (await windowFor(req));
+    const limits = await gasLimits(ep, req, issued, eip7702);
     const op = finalUserOperation(req.userOp, limits, ep.paymasterGas('SPONSORED'), eip7702);
     const estimated = firstMissingLimit(req.userOp) !== undefined;
     const final =
@@ -169,7 +220,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
         : op;
     const worstCaseWei = ep.worstCaseCost(final, final.maxFeePerGas);
     assertGasWithinBounds(final.gasCaps ?? limits, req.userOp.maxFeePerGas, req.bounds, worstCaseWei);
-    return { validUntil, validAfter, final, worstCaseWei };
+    return { ...issued, final, worstCaseWei };
   };
 
   const approveByWebhooks = (req: SponsorRequest, operation: () => Promise<WebhookOperation>): Promise<void> =>
@@ -219,14 +270,80 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     });
   };
 
+  /** The signed op: rules, webhook, gas, bounds, then the caps reserved and the signature. */
+  const sponsorOp = async (req: Signing): Promise<SponsoredUserOperation> => {
+    if (req.signatureInSuffix === true) assertV09(req.chain, 'a paymasterSignature suffix');
+    deps.assertCanSign(req.chain);
+    const ready = await prepare(req);
+    const { final, pass, worstCaseWei, expiresAt } = ready;
+    const ep = entryPointModule(req.chain.entryPointVersion);
+    const window = { validUntil: ready.validUntil, validAfter: ready.validAfter };
+    const fields = ep.sign({
+      chain: req.chain,
+      op: final,
+      window,
+      authorization: SPONSORED,
+      sign,
+      keccak: deps.crypto,
+      signatureInSuffix: req.signatureInSuffix,
+    });
+    // A finalize reproduces its commit's prefix by construction (every field was checked); this holds it to that.
+    if (req.prefix !== undefined && unsuffixedPrefix(fields.paymasterAndData) !== req.prefix.toLowerCase()) {
+      throw new ValidationError('the committed paymasterData does not match the op as Patron would sign it');
+    }
+    const issued = issuedSignature({
+      chain: req.chain,
+      worstCaseWei,
+      // Unix seconds, also for a block window (its expiresAt): the ledger and the request log expire by time.
+      validUntil: expiresAt,
+      // With caps the bundler sets the final gas, and the userOpHash with it: the op is known by its key.
+      hash: () =>
+        final.gasCaps === undefined
+          ? ep.userOpHash({ chain: req.chain, op: final, fields, keccak: deps.crypto })
+          : opKey({
+              chainId: req.chain.chainId,
+              entryPoint: req.chain.entryPoint,
+              sender: final.sender,
+              nonce: final.nonce,
+            }),
+    });
+    // Reserved after signing (the userOpHash covers paymasterAndData); a denial discards the signature unseen.
+    const decision = await deps.policies.reserve({
+      pass,
+      worstCaseWei,
+      validUntil: expiresAt,
+      userOpHash: issued.userOpHash,
+    });
+    // After the last await: the guard's check and its record of this signature are one step.
+    deps.admitSignature(issued);
+    if (req.report !== undefined) {
+      req.report({ kind: 'policy', decision });
+      req.report({ kind: 'signed', mode: 'SPONSORED', paymasterAndData: fields.paymasterAndData, ...issued });
+    }
+    return { ...fields, ...gasOf(final), ...window };
+  };
+
   return {
-    /** The ERC-7677 stub: the final length, a dummy signature. */
-    stubFields: (chain: ChainRuntime, expiryDuration?: number): PaymasterFields =>
-      entryPointModule(chain.entryPointVersion).stub({
+    /**
+     * The ERC-7677 stub: the final length, a dummy signature. A block window's bounds are placeholders with every
+     * byte non-zero, so the stub's calldata costs at least what the final window's does (its preVerificationGas
+     * stays valid); a stub is never valid on chain anyway.
+     */
+    stubFields: (
+      chain: ChainRuntime,
+      expiryDuration?: number,
+      options: { validityUnit?: ValidityUnit | undefined; signatureInSuffix?: boolean | undefined } = {},
+    ): PaymasterFields => {
+      if (options.validityUnit === 'blocks') assertV09(chain, 'a window in block numbers');
+      if (options.signatureInSuffix === true) assertV09(chain, 'a paymasterSignature suffix');
+      return entryPointModule(chain.entryPointVersion).stub({
         chain,
-        window: window(expiryDuration),
+        window:
+          options.validityUnit === 'blocks' ? STUB_BLOCK_WINDOW : timeWindow(deps.policy, deps.now(), expiryDuration),
         authorization: SPONSORED,
-      }),
+        signatureInSuffix: options.signatureInSuffix,
+      });
+    },
 
     /** The fee bounds alone (the stub's check: its gas limits are not final yet). */
     async assertFeesWithinBounds(args: {
@@ -238,51 +355,75 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     },
 
     /** The signed op: rules, webhook, gas, bounds, then the caps reserved and the signature. */
-    async sponsor(req: SponsorRequest): Promise<SponsoredUserOperation> {
+    sponsor: (req: SponsorRequest): Promise<SponsoredUserOperation> => sponsorOp(req),
+
+    /**
+     * Parallel signing, first step (v0.9): the cheap checks (solvency, fee bounds, policy rules and caps read-only,
+     * the EIP-7702 delegate, gas bounds) and the final paymasterData over the op's own gas limits, with a
+     * placeholder in the signature suffix. Nothing is signed or reserved: the account signs the userOpHash, which
+     * the suffix does not enter, while Patron finalizes.
+     */
+    async commit(req: SponsorRequest): Promise<SponsoredUserOperation> {
+      assertV09(req.chain, 'signingPhase');
       deps.assertCanSign(req.chain);
-      const ready = await prepare(req);
-      const { validUntil, validAfter, final, pass, worstCaseWei } = ready;
+      req.report?.({ kind: 'op', mode: 'SPONSORED', sender: req.userOp.sender });
+      assertFeesWithinBounds(req.userOp, await chainFees(deps.fees, req.chain), req.bounds);
+      const missing = firstMissingLimit(req.userOp);
+      if (missing !== undefined) {
+        throw new ValidationError(
+          `Invalid params: params[0].${missing}: required with signingPhase "commit" (estimate on the stub first)`,
+        );
+      }
+      const pass = await deps.policies.check(policyRequest(req));
+      const eip7702 = await eip7702Of(req.chain, req.userOp);
       const ep = entryPointModule(req.chain.entryPointVersion);
-      const window = { validUntil, validAfter };
+      const window = await windowFor(req);
+      const final = finalUserOperation(req.userOp, req.userOp, ep.paymasterGas('SPONSORED'), eip7702);
+      const worstCaseWei = ep.worstCaseCost(final, final.maxFeePerGas);
+      assertGasWithinBounds(final, final.maxFeePerGas, req.bounds, worstCaseWei);
+      await deps.policies.fits({ pass, worstCaseWei });
+      // The signing step with a placeholder for the signer: the prefix comes out of the one encoder finalize uses.
       const fields = ep.sign({
         chain: req.chain,
         op: final,
         window,
         authorization: SPONSORED,
-        sign,
+        sign: () => DUMMY_PAYMASTER_SIGNATURE,
         keccak: deps.crypto,
+        signatureInSuffix: true,
       });
-      const issued = issuedSignature({
+      return { ...fields, ...gasOf(final), validUntil: window.validUntil, validAfter: window.validAfter };
+    },
+
+    /**
+     * Parallel signing, second step (v0.9): the op comes back with the commit's paymaster fields; they must be
+     * Patron's, over the op's gas, in a window the policy still allows (parallelSigningCommitment.ts). Then the
+     * whole sponsor pipeline runs on that window, and the answer's prefix is the commit's byte for byte.
+     */
+    async finalize(req: FinalizeRequest): Promise<SponsoredUserOperation> {
+      assertV09(req.chain, 'signingPhase');
+      const ep = entryPointModule(req.chain.entryPointVersion);
+      const commitment = readCommitment({
         chain: req.chain,
-        worstCaseWei,
-        validUntil,
-        // With caps the bundler sets the final gas, and the userOpHash with it: the op is known by its key.
-        hash: () =>
-          final.gasCaps === undefined
-            ? ep.userOpHash({ chain: req.chain, op: final, fields, keccak: deps.crypto })
-            : opKey({
-                chainId: req.chain.chainId,
-                entryPoint: req.chain.entryPoint,
-                sender: final.sender,
-                nonce: final.nonce,
-              }),
+        committed: req.committed,
+        op: req.userOp,
+        paymasterGas: ep.paymasterGas('SPONSORED'),
       });
-      // Reserved after signing (the userOpHash covers paymasterAndData); a denial discards the signature unseen.
-      const decision = await deps.policies.reserve({ pass, worstCaseWei, validUntil, userOpHash: issued.userOpHash });
-      // After the last await: the guard's check and its record of this signature are one step.
-      deps.admitSignature(issued);
-      if (req.report !== undefined) {
-        req.report({ kind: 'policy', decision });
-        req.report({ kind: 'signed', mode: 'SPONSORED', paymasterAndData: fields.paymasterAndData, ...issued });
-      }
-      return {
-        ...fields,
-        callGasLimit: final.callGasLimit,
-        verificationGasLimit: final.verificationGasLimit,
-        preVerificationGas: final.preVerificationGas,
-        validUntil,
-        validAfter,
-      };
+      const head = isBlockWindow(commitment.window) ? await currentBlockNumber(req.chain.request) : undefined;
+      const window = checkIssuedWindow({
+        window: commitment.window,
+        policy: deps.policy,
+        nowMs: deps.now(),
+        currentBlock: head,
+      });
+      return sponsorOp({
+        ...req,
+        calculateGasLimits: false,
+        limitsMayChange: false,
+        signatureInSuffix: true,
+        window,
+        prefix: commitment.prefix,
+      });
     },
 
     /**

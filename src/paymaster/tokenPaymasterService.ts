@@ -26,7 +26,7 @@ import type { SpendGuard } from './spendGuard.js';
 import type { SponsoredUserOperation, SponsorshipPolicy } from './sponsorshipService.js';
 import { maxTokenCostOf, POST_OP_OVERHEAD, weiToTokenUnits, weiToTokenUnitsAt } from './tokenMath.js';
 import type { PartialUserOperation } from './userOperationInput.js';
-import { validityWindow } from './validityWindow.js';
+import { validityWindow } from './validityWindows.js';
 
 /**
  * The token mode (spec §2.5/§2.7): fee quotes per token, and the final paymaster data of Patron's paymaster in

@@ -94,6 +94,8 @@ export interface SignArgs {
   /** r ‖ s ‖ v of a 32-byte digest. */
   readonly sign: (digest: Uint8Array) => Uint8Array;
   readonly keccak: Keccak;
+  /** EntryPoint v0.9 only: the signature in the `paymasterSignature` suffix, outside the userOpHash. */
+  readonly signatureInSuffix?: boolean | undefined;
 }
 
 export interface EstimateArgs {
@@ -151,7 +153,13 @@ export interface EntryPointModule {
   /** The token mode's probe of a simulated charge (ChargeProbe). */
   chargeProbe(args: { chain: ChainRuntime; sender: Address; token: Address }): ChargeProbe;
   /** Paymaster fields of the final length with a dummy signature (ERC-7677 stubs, estimation). */
-  stub(args: { chain: ChainRuntime; window: ValidityWindow; authorization: Authorization }): PaymasterFields;
+  stub(args: {
+    chain: ChainRuntime;
+    window: ValidityWindow;
+    authorization: Authorization;
+    /** As SignArgs: the stub then has the suffixed form's length. */
+    signatureInSuffix?: boolean | undefined;
+  }): PaymasterFields;
   /** Hash → EIP-191 digest → signature → encoding. */
   sign(args: SignArgs): PaymasterFields;
   /** The EntryPoint's userOpHash of the op with these fields (the ledger's and settlement's key). */

@@ -96,6 +96,7 @@ function encode(args: {
   window: ValidityWindow;
   auth: Authorization;
   signature: Uint8Array;
+  signatureInSuffix?: boolean | undefined;
 }): PaymasterFields {
   const gas = {
     paymasterVerificationGasLimit: args.op.paymasterVerificationGasLimit,
@@ -108,6 +109,7 @@ function encode(args: {
     caps: args.caps,
     ...args.window,
     signature: args.signature,
+    signatureInSuffix: args.signatureInSuffix === true,
   });
   return fields(args.paymaster, gas, paymasterAndData);
 }
@@ -182,7 +184,7 @@ function entryPointV07Module(version: EntryPointV07Version): EntryPointModule {
         collected: (result) => decodeFunctionResult({ abi: erc20Abi, functionName: 'balanceOf', data: result }) > 0n,
       };
     },
-    stub: ({ chain, window, authorization }) => {
+    stub: ({ chain, window, authorization, signatureInSuffix }) => {
       const auth = authorization.mode === 'SPONSORED' ? authorization : { ...authorization, ...STUB_TOKEN };
       const op = PAYMASTER_GAS[authorization.mode];
       return encode({
@@ -192,9 +194,10 @@ function entryPointV07Module(version: EntryPointV07Version): EntryPointModule {
         window,
         auth,
         signature: DUMMY_PAYMASTER_SIGNATURE,
+        signatureInSuffix,
       });
     },
-    sign: ({ chain, op, window, authorization, sign, keccak }) => {
+    sign: ({ chain, op, window, authorization, sign, keccak, signatureInSuffix }) => {
       const caps = capsOf(op);
       const params = {
         userOp: op,
@@ -210,7 +213,15 @@ function entryPointV07Module(version: EntryPointV07Version): EntryPointModule {
           ? sponsoredHashV07(params, keccak)
           : tokenHashV07({ ...params, ...authorization }, keccak);
       const signature = sign(eip191Digest(hash, keccak));
-      return encode({ paymaster: chain.paymaster, op, caps, window, auth: authorization, signature });
+      return encode({
+        paymaster: chain.paymaster,
+        op,
+        caps,
+        window,
+        auth: authorization,
+        signature,
+        signatureInSuffix,
+      });
     },
     userOpHash: ({ chain, op, fields: f, keccak }) =>
       userOpHashForVersion(

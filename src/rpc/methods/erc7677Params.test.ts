@@ -47,3 +47,43 @@ test('ERC-7677 params: the fast parser returns what the schema does, or defers',
   }
   assert.equal(fast, 5, 'the five well-formed common shapes take the fast path');
 });
+
+test("ERC-7677 params: v0.9's opt-ins go to the schema; only a finalize keeps the op's paymaster fields", () => {
+  const op = {
+    sender: `0x${'ab'.repeat(20)}`,
+    nonce: '0x1',
+    callData: '0xb61d27f6',
+    callGasLimit: '0x10',
+    verificationGasLimit: '0x20',
+    preVerificationGas: '0x30',
+    maxFeePerGas: '0x3b9aca00',
+    maxPriorityFeePerGas: '0x3b9aca00',
+    paymaster: `0x${'ef'.repeat(20)}`,
+    paymasterData: '0x00',
+    paymasterVerificationGasLimit: '0x9c40',
+    paymasterPostOpGasLimit: '0x0',
+    signature: '0xff',
+  };
+  const ep = '0x433709009B8330FDa32311DF1C2AFA402eD8D009';
+  for (const context of [{ signingPhase: 'commit' }, { validityUnit: 'blocks' }, { signingPhase: 'finalize' }]) {
+    assert.equal(erc7677ParamsFast([op, ep, '0x7a69', context]), undefined, JSON.stringify(context));
+  }
+  const commit = erc7677Params.parse([op, ep, '0x7a69', { signingPhase: 'commit', validityUnit: 'blocks' }]);
+  assert.equal(commit[3]?.signingPhase, 'commit');
+  assert.equal(commit[3]?.validityUnit, 'blocks');
+  assert.equal(commit[0].committed, undefined, 'a commit ignores paymaster fields, as every other call does');
+  const finalize = erc7677Params.parse([op, ep, '0x7a69', { signingPhase: 'finalize' }]);
+  assert.equal(finalize[0].committed?.paymaster?.toLowerCase(), op.paymaster);
+  assert.deepEqual(finalize[0].committed, {
+    paymaster: finalize[0].committed?.paymaster,
+    paymasterData: '0x00',
+    paymasterVerificationGasLimit: 40_000n,
+    paymasterPostOpGasLimit: 0n,
+  });
+  const plain = erc7677Params.parse([op, ep, '0x7a69', {}]);
+  assert.deepStrictEqual(erc7677ParamsFast([op, ep, '0x7a69', {}]), plain);
+  for (const bad of [{ signingPhase: 'sign' }, { validityUnit: 'slots' }]) {
+    const r = erc7677Params.safeParse([op, ep, '0x7a69', bad]);
+    assert.equal(r.success, false, JSON.stringify(bad));
+  }
+});

@@ -2,6 +2,7 @@ import { parseTokenInfo } from '../../paymaster/tokenInfo.js';
 import { erc7677Fields } from '../erc7677Result.js';
 import { defineRpcMethod } from '../rpcMethod.js';
 import { erc7677Params, erc7677ParamsFast, erc7677Target } from './erc7677Params.js';
+import { v09Options } from './erc7677V09Options.js';
 
 /**
  * ERC-7677 stub: paymaster fields of the final length with a dummy signature (v0.6: 98 bytes sponsored, 154 in
@@ -9,7 +10,9 @@ import { erc7677Params, erc7677ParamsFast, erc7677Target } from './erc7677Params
  * preVerificationGas it derives from the op's size) stays valid for the real data. The webhook is consulted and
  * the policy caps reserved when the real data is signed (pm_getPaymasterData), not here; the policy rules (sender
  * lists, contracts, deployment, gas price) and the caps (read-only, with the gas the op gives) are checked here
- * too, so a denied op is refused before the wallet spends an estimation on it.
+ * too, so a denied op is refused before the wallet spends an estimation on it. On v0.9, `signingPhase: "commit"`
+ * gives the stub of the parallel-signing flow (164 bytes: the signature in the suffix) and `validityUnit: "blocks"`
+ * one of a block window (erc7677V09Options.ts).
  */
 export const pm_getPaymasterStubData = defineRpcMethod({
   method: 'pm_getPaymasterStubData',
@@ -17,6 +20,7 @@ export const pm_getPaymasterStubData = defineRpcMethod({
   fastParams: erc7677ParamsFast,
   async handler(params, ctx) {
     const { chain, mode } = erc7677Target(params, ctx);
+    const v09 = v09Options({ chain, mode, method: 'pm_getPaymasterStubData' });
     // The stub signs nothing, but a client should learn here, not at the final data, that its fees are refused.
     await ctx.sponsorship.assertFeesWithinBounds({ chain, userOp: params[0], bounds: ctx.bounds });
     if (mode.mode === 'ERC20') {
@@ -30,7 +34,11 @@ export const pm_getPaymasterStubData = defineRpcMethod({
       userOp: params[0],
       sponsorshipPolicyId: mode.sponsorshipPolicyId,
     });
-    const fields = ctx.sponsorship.stubFields(chain, mode.expiryDuration);
+    // A commit's stub has the suffixed form's length: the preVerificationGas estimated on it holds for the final op.
+    const fields = ctx.sponsorship.stubFields(chain, mode.expiryDuration, {
+      validityUnit: v09.validityUnit,
+      signatureInSuffix: v09.signingPhase === 'commit',
+    });
     return { ...erc7677Fields(fields, chain.entryPointVersion), sponsor: { name: 'Patron' }, isFinal: false };
   },
 });

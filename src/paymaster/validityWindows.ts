@@ -1,0 +1,131 @@
+import type { Eip1193Request } from '../chain/chainRegistry.js';
+import { ValidationError } from '../errors/PatronError.js';
+import type { ValidityWindow } from './entryPoints/entryPointModule.js';
+import { BLOCK_RANGE_FLAG } from './patronPaymasterV07.js';
+
+/**
+ * Validity windows as Patron issues and accepts them: in unix seconds (every EntryPoint), or on EntryPoint v0.9
+ * when the client asks (`validityUnit: "blocks"`), in block numbers with bit 47 (BLOCK_RANGE_FLAG) set on both
+ * bounds, which the v0.9 EntryPoint compares with block.number instead of block.timestamp.
+ *
+ * A block window must not outlast the time-based policy (PATRON_EXPIRY_MAX_SECONDS) in real time. Its real length
+ * is its blocks times the chain's block time, so the blocks are counted with an upper bound of that time:
+ * SECONDS_PER_BLOCK, Ethereum's 12-second slot, which every rollup Patron is likely to serve beats (a 2-second
+ * L2 gets a window 6 times shorter than the policy, never longer). Only a chain that stalls below one block per
+ * 12 s stretches it; the settlement's expiry grace (PATRON_SETTLEMENT_EXPIRY_GRACE_SECONDS) absorbs short ones.
+ */
+export const SECONDS_PER_BLOCK = 12;
+
+export type ValidityUnit = 'seconds' | 'blocks';
+
+/**
+ * A window with the unix second by which it has surely closed (`expiresAt`): what the spend ledger, the policy
+ * reservations and the request log key expiry by. For a time window it is validUntil; for a block window the time
+ * its last block comes at SECONDS_PER_BLOCK.
+ */
+export interface IssuedWindow extends ValidityWindow {
+  readonly expiresAt: number;
+}
+
+export interface WindowPolicy {
+  readonly defaultExpirySeconds: number;
+  readonly maxExpirySeconds: number;
+  readonly validAfterSkewSeconds: number;
+}
+
+const MASK = BLOCK_RANGE_FLAG - 1;
+
+/** What EntryPoint v0.9 reads as a block window: both bounds strictly above the flag (EntryPoint._getValidationData). */
+export function isBlockWindow(w: ValidityWindow): boolean {
+  return w.validUntil > BLOCK_RANGE_FLAG && w.validAfter > BLOCK_RANGE_FLAG;
+}
+
+/** The chain's head, read afresh (viem's getBlockNumber caches it for seconds). */
+export async function currentBlockNumber(request: Eip1193Request): Promise<number> {
+  return Number(BigInt(String(await request({ method: 'eth_blockNumber' }))));
+}
+
+/** The time window of a request: its expiryDuration (or the default), capped by the policy. */
+export function timeWindow(policy: WindowPolicy, nowMs: number, expiryDuration: number | undefined): IssuedWindow {
+  const w = validityWindow(policy, nowMs, expiryDuration);
+  return { ...w, expiresAt: w.validUntil };
+}
+
+/**
+ * The block window of a request: from `skew` blocks back (a bundler whose node lags a block or two still sees the
+ * op valid) to the blocks the expiry allows at SECONDS_PER_BLOCK, at least one.
+ */
+export function blockWindow(args: {
+  readonly policy: WindowPolicy;
+  readonly nowMs: number;
+  readonly expiryDuration: number | undefined;
+  readonly currentBlock: number;
+}): IssuedWindow {
+  const { policy } = args;
+  const expiry = Math.min(args.expiryDuration ?? policy.defaultExpirySeconds, policy.maxExpirySeconds);
+  const blocks = Math.max(1, Math.floor(expiry / SECONDS_PER_BLOCK));
+  const skew = Math.ceil(policy.validAfterSkewSeconds / SECONDS_PER_BLOCK);
+  const until = args.currentBlock + blocks;
+  if (until > MASK) throw new ValidationError('the chain is past the block numbers a v0.9 window can name');
+  return {
+    validUntil: BLOCK_RANGE_FLAG + until,
+    // Block 0 would be the bare flag, which v0.9 reads as a timestamp: the window opens after block 1 at the earliest.
+    validAfter: BLOCK_RANGE_FLAG + Math.max(1, args.currentBlock - skew),
+    expiresAt: Math.floor(args.nowMs / 1000) + blocks * SECONDS_PER_BLOCK,
+  };
+}
+
+/**
+ * Checks a window Patron issued earlier (a parallel-signing commit) against the policy now, and gives its expiry
+ * time: not closed yet, not longer from now than the policy's maximum, open now or within the skew. Mixed bounds
+ * (one in blocks, one in seconds) are invalid on v0.9 and refused.
+ */
+export function checkIssuedWindow(args: {
+  readonly window: ValidityWindow;
+  readonly policy: WindowPolicy;
+  readonly nowMs: number;
+  /** Required for a block window. */
+  readonly currentBlock?: number | undefined;
+}): IssuedWindow {
+  const { window: w, policy } = args;
+  const untilFlagged = isBlockWindow(w);
+  if (!untilFlagged && (w.validUntil >= BLOCK_RANGE_FLAG || w.validAfter >= BLOCK_RANGE_FLAG)) {
+    throw new ValidationError('the committed window mixes a block number and a timestamp');
+  }
+  const now = Math.floor(args.nowMs / 1000);
+  if (!untilFlagged) {
+    if (w.validUntil === 0 || w.validUntil <= now) throw new ValidationError('the committed window has expired');
+    if (w.validUntil > now + policy.maxExpirySeconds) {
+      throw new ValidationError(`the committed window lasts more than ${policy.maxExpirySeconds} s from now`);
+    }
+    if (w.validAfter > now + policy.validAfterSkewSeconds) {
+      throw new ValidationError('the committed window opens in the future');
+    }
+    return { ...w, expiresAt: w.validUntil };
+  }
+  const head = args.currentBlock;
+  if (head === undefined) throw new ValidationError('a block window needs the current block');
+  const until = w.validUntil - BLOCK_RANGE_FLAG;
+  const after = w.validAfter - BLOCK_RANGE_FLAG;
+  const maxBlocks = Math.max(1, Math.floor(policy.maxExpirySeconds / SECONDS_PER_BLOCK));
+  // v0.9 refuses an op when block.number > validUntil or <= validAfter; the op lands in a later block than `head`.
+  if (until <= head) throw new ValidationError(`the committed window has expired (block ${until}, now ${head})`);
+  if (until > head + maxBlocks) {
+    throw new ValidationError(`the committed window lasts more than ${maxBlocks} blocks from now`);
+  }
+  if (after > head + Math.ceil(policy.validAfterSkewSeconds / SECONDS_PER_BLOCK)) {
+    throw new ValidationError('the committed window opens at a future block');
+  }
+  return { ...w, expiresAt: now + (until - head) * SECONDS_PER_BLOCK };
+}
+
+/** `validUntil`/`validAfter` (unix seconds) for a request: its expiryDuration (or the default), capped. */
+export function validityWindow(
+  policy: { defaultExpirySeconds: number; maxExpirySeconds: number; validAfterSkewSeconds: number },
+  nowMs: number,
+  expiryDuration: number | undefined,
+): { validUntil: number; validAfter: number } {
+  const now = Math.floor(nowMs / 1000);
+  const expiry = Math.min(expiryDuration ?? policy.defaultExpirySeconds, policy.maxExpirySeconds);
+  return { validUntil: now + expiry, validAfter: Math.max(0, now - policy.validAfterSkewSeconds) };
+}
