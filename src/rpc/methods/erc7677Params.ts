@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import type { ChainRuntime } from '../../chain/chainRegistry.js';
-import { ChainNotServedError } from '../../errors/PatronError.js';
 import {
   address,
   type ModeObject,
@@ -10,7 +9,7 @@ import {
   quantity,
 } from '../../paymaster/userOperationInput.js';
 import type { RpcContext } from '../rpcMethod.js';
-import { entryPointChain } from '../servedChain.js';
+import { assertUrlChainId, entryPointChain } from '../servedChain.js';
 
 /**
  * ERC-7677 params: `[userOp, entryPoint, chainId (hex), context]`; permissionless 0.1.x leaves the context
@@ -37,10 +36,6 @@ export function erc7677Target(
 ): { chain: ChainRuntime; mode: ModeObject } {
   const [, entryPoint, chainId] = params;
   const chain = entryPointChain(ctx, entryPoint, 'params[1]');
-  if (chainId !== BigInt(ctx.chain.chainId)) {
-    throw new ChainNotServedError(
-      `params[2] names chain ${chainId}, but this endpoint serves chain ${ctx.chain.chainId}`,
-    );
-  }
+  assertUrlChainId(ctx, chainId, 'params[2]');
   return { chain, mode: params[3] ?? modeObjectSchema.parse({}) };
 }
