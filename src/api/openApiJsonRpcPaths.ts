@@ -67,7 +67,8 @@ const paymasterOperation = (prefix: string, entryPointVersion: string): JsonObje
     operationId: prefix === '/api/v1/' ? 'paymasterJsonRpc' : `paymasterJsonRpc${prefix.slice(5, 7).toUpperCase()}`,
     summary:
       `The paymaster JSON-RPC 2.0 endpoint, EntryPoint v${entryPointVersion} for calls that name none ` +
-      '(pm_sponsorUserOperation, pm_getFeeQuoteOrData, ERC-7677, pm_validateSponsorshipPolicies, pm_supportedEntryPoints)',
+      '(pm_sponsorUserOperation, pm_getFeeQuoteOrData, ERC-7677, pm_validateSponsorshipPolicies, pm_supportedEntryPoints, ' +
+      'pimlico_getTokenQuotes)',
     description:
       `OpenAPI cannot describe JSON-RPC methods: see ${README_RPC} for the methods, their params and results, ` +
       `and the error codes. Batches of up to ${MAX_BATCH} requests are answered 200 with one answer per ` +

@@ -22,6 +22,7 @@ export const METRIC_METHODS: ReadonlySet<string> = new Set([
   'pm_getPaymasterStubData',
   'pm_getPaymasterData',
   'pm_validateSponsorshipPolicies',
+  'pimlico_getTokenQuotes',
 ]);
 
 /**

@@ -62,6 +62,14 @@ export function weiToTokenUnitsAt(wei: bigint, rateTimesMarkup: bigint): bigint 
   return ceilDiv(wei * rateTimesMarkup, SCALE);
 }
 
+/**
+ * `exchangeRate × priceMarkup` in the exchange rate's own unit (token base units per 1e18 wei), rounded up: for
+ * clients that convert wei themselves (pimlico_getTokenQuotes), so that their conversion includes the markup.
+ */
+export function markedUpExchangeRate(price: TokenPrice): bigint {
+  return ceilDiv(price.exchangeRate * BigInt(price.priceMarkup), BigInt(MIN_PRICE_MARKUP));
+}
+
 /** The signed cap of an op: what it costs in the token when every gas limit is used at maxFeePerGas. */
 export function maxTokenCostV06(limits: GasLimits, maxFeePerGas: bigint, price: TokenPrice): bigint {
   return maxTokenCostOf(maxGasV06(limits) * maxFeePerGas, price);

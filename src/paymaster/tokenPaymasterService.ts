@@ -25,6 +25,7 @@ import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './sign
 import type { SpendGuard } from './spendGuard.js';
 import type { SponsoredUserOperation, SponsorshipPolicy } from './sponsorshipService.js';
 import { maxTokenCostOf, POST_OP_OVERHEAD, weiToTokenUnits, weiToTokenUnitsAt } from './tokenMath.js';
+import { type TokenRateQuote, tokenRateQuotes } from './tokenRateQuotes.js';
 import type { PartialUserOperation } from './userOperationInput.js';
 import { validityWindow } from './validityWindows.js';
 
@@ -192,6 +193,10 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
     });
 
   return {
+    /** Pimlico's token quotes (tokenRateQuotes.ts): prices and the postOp gas for the EntryPoint's deployment. */
+    rateQuotes: (chain: ChainRuntime, tokens: readonly string[]): TokenRateQuote[] =>
+      tokenRateQuotes({ chain, snapshot: deps.tokens.snapshot(chain.chainId), tokens }),
+
     /** Whether the chain has fee tokens configured at all (usable now or not). */
     hasTokens: (chain: ChainRuntime): boolean => deps.tokens.snapshot(chain.chainId) !== undefined,
 

@@ -189,6 +189,9 @@ const sponsorshipPolicyIdSchema = z
  * The mode object (`params[1]`) of the Biconomy dialect: spec §2.4/§2.5 plus the SDK-side siblings
  * (`webhookData`, `calculateGasLimits`, `smartAccountInfo` next to `mode`). `mode` may be absent (Biconomy:
  * "try SPONSORED, fall back to ERC20"); SPONSORSHIP is the spec table's name for SPONSORED.
+ * `token` is Pimlico's ERC-20 context (permissionless's prepareUserOperationForErc20Paymaster and Safe's relay-kit
+ * send `{ token }` as the ERC-7677 context): the ERC20 mode paying in that token, so it sets `mode` to ERC20 when
+ * none is given, and is refused beside SPONSORED rather than silently sponsoring an op its sender meant to pay for.
  */
 export const modeObjectSchema = z
   .object(
@@ -214,10 +217,19 @@ export const modeObjectSchema = z
       webhookData: webhookDataSchema.optional(),
       tokenInfo: z.unknown().optional(),
       sponsorshipPolicyId: sponsorshipPolicyIdSchema.optional(),
+      token: address.optional(),
     },
     { error: 'must be a mode object' },
   )
+  .superRefine((m, ctx) => {
+    if (m.token !== undefined && m.mode === 'SPONSORED') {
+      ctx.addIssue({ code: 'custom', message: TOKEN_WITH_SPONSORED, path: ['token'] });
+    }
+  })
   .transform(toModeObject);
+
+const TOKEN_WITH_SPONSORED =
+  'names a fee token, which pays gas in ERC20 mode; it cannot go with mode "SPONSORED" (leave mode out or send "ERC20")';
 
 function toModeObject(m: {
   mode?: 'SPONSORED' | 'ERC20' | undefined;
@@ -227,14 +239,16 @@ function toModeObject(m: {
   webhookData?: Record<string, unknown> | undefined;
   tokenInfo?: unknown;
   sponsorshipPolicyId?: string | undefined;
+  token?: Address | undefined;
 }) {
   return {
-    mode: m.mode,
+    mode: m.mode ?? (m.token === undefined ? undefined : ('ERC20' as const)),
     calculateGasLimits: m.calculateGasLimits,
     expiryDuration: m.expiryDuration,
     webhookData: m.sponsorshipInfo?.webhookData ?? m.webhookData ?? {},
     tokenInfo: m.tokenInfo,
     sponsorshipPolicyId: m.sponsorshipPolicyId,
+    token: m.token,
   };
 }
 
@@ -378,6 +392,9 @@ export function parseModeObjectFast(v: unknown): ModeObject | undefined {
   if (policyId !== undefined && !(typeof policyId === 'string' && policyId.length > 0 && policyId.length <= 100)) {
     return undefined;
   }
+  const token = readOptionalAddress(v.token);
+  // A token beside SPONSORED is refused: the schema says so.
+  if (token === NOT_SURE || (token !== undefined && mode === 'SPONSORED')) return undefined;
   if (infoWebhookData === NOT_SURE || webhookData === NOT_SURE) return undefined;
   // Out of bounds: the schema says which bound, and where.
   if (infoWebhookData !== undefined && webhookDataProblem(infoWebhookData) !== undefined) return undefined;
@@ -390,6 +407,7 @@ export function parseModeObjectFast(v: unknown): ModeObject | undefined {
     webhookData,
     tokenInfo: v.tokenInfo,
     sponsorshipPolicyId: policyId,
+    token,
   });
 }
 

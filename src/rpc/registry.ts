@@ -1,3 +1,4 @@
+import { pimlico_getTokenQuotes } from './methods/pimlico_getTokenQuotes.js';
 import { pm_getFeeQuoteOrData } from './methods/pm_getFeeQuoteOrData.js';
 import { pm_getPaymasterData } from './methods/pm_getPaymasterData.js';
 import { pm_getPaymasterStubData } from './methods/pm_getPaymasterStubData.js';
@@ -15,5 +16,6 @@ export const PAYMASTER_METHODS: ReadonlyMap<string, RpcMethod> = new Map(
     pm_getPaymasterData,
     pm_validateSponsorshipPolicies,
     pm_supportedEntryPoints,
+    pimlico_getTokenQuotes,
   ].map((m) => [m.method, m]),
 );

@@ -1,5 +1,5 @@
 import { type ChainRuntime, forEntryPoint } from '../chain/chainRegistry.js';
-import { UnsupportedError, ValidationError } from '../errors/PatronError.js';
+import { ChainNotServedError, UnsupportedError, ValidationError } from '../errors/PatronError.js';
 import type { RpcContext } from './rpcMethod.js';
 
 /** How a chain's deployments read in an error: "v0.6 at 0x5FF1…, v0.7 at 0x0000…". */
@@ -26,4 +26,10 @@ export function entryPointChain(ctx: RpcContext, entryPoint: string, where: stri
   throw new ValidationError(
     `Invalid params: ${where}: EntryPoint ${entryPoint} is not served here; chain ${ctx.chain.chainId} is served for ${served(ctx.chain)}`,
   );
+}
+
+/** A chain id the params name (ERC-7677, Pimlico's dialect) must be the URL's: a key is per chain. */
+export function assertUrlChainId(ctx: RpcContext, chainId: bigint, where: string): void {
+  if (chainId === BigInt(ctx.chain.chainId)) return;
+  throw new ChainNotServedError(`${where} names chain ${chainId}, but this endpoint serves chain ${ctx.chain.chainId}`);
 }

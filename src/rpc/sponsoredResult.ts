@@ -5,6 +5,7 @@ import { parseTokenInfo } from '../paymaster/tokenInfo.js';
 import type { TokenQuotes } from '../paymaster/tokenPaymasterService.js';
 import type { ModeObject, PartialUserOperation } from '../paymaster/userOperationInput.js';
 import { erc7677Fields, gasLimitFields } from './erc7677Result.js';
+import { feeTokenOf } from './feeToken.js';
 import type { PimlicoContext } from './methods/pm_sponsorUserOperation.js';
 import type { RpcContext } from './rpcMethod.js';
 import { entryPointChain, urlChain } from './servedChain.js';
@@ -102,7 +103,8 @@ async function quotes(userOp: PartialUserOperation, mode: ModeObject, ctx: RpcCo
   const q = await ctx.tokens.quote({
     chain: urlChain(ctx),
     userOp,
-    tokens: { preferredToken: info.preferredToken, tokenList: info.tokenList },
+    // Pimlico's `token` is the token the user will pay in: quoted first, like preferredToken.
+    tokens: { preferredToken: mode.token ?? info.preferredToken, tokenList: info.tokenList },
     calculateGasLimits: mode.calculateGasLimits,
     expiryDuration: mode.expiryDuration,
     bounds: ctx.bounds,
@@ -143,11 +145,18 @@ export async function sponsorUserOperation(userOp: PartialUserOperation, mode: M
  * The token mode's final data; `calculateGasLimits` is the caller's (ERC-7677 passes false), `limitsMayChange`
  * as sponsorship's (an ERC-7677 data call before the bundler's estimate).
  */
-export function tokenPaid(userOp: PartialUserOperation, mode: ModeObject, ctx: RpcContext, limitsMayChange = false) {
-  const info = parseTokenInfo(mode.tokenInfo);
-  const feeToken = info.feeTokenAddress ?? info.preferredToken;
+export function tokenPaid(
+  userOp: PartialUserOperation,
+  mode: ModeObject,
+  ctx: RpcContext,
+  limitsMayChange = false,
+  where = 'params[1]',
+) {
+  const feeToken = feeTokenOf(mode, where);
   if (feeToken === undefined) {
-    throw new ValidationError('Invalid params: params[1].tokenInfo.feeTokenAddress: required in ERC20 mode');
+    throw new ValidationError(
+      `Invalid params: ${where}.tokenInfo.feeTokenAddress: required in ERC20 mode (or ${where}.token)`,
+    );
   }
   return ctx.tokens.sponsor({
     chain: ctx.chain,

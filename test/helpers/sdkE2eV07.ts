@@ -77,10 +77,12 @@ export interface RecordedRpc {
  * returns an accessor for it. A file's extra set-up goes in `setUp`: Node 20 starts file-level `before` hooks
  * as they are registered, without waiting for the previous one.
  */
-export function useSdkE2eV07(options: { setUp?(e2e: SdkE2eV07): Promise<void> } = {}): () => SdkE2eV07 {
+export function useSdkE2eV07(
+  options: { setUp?(e2e: SdkE2eV07): Promise<void>; readonly tokens?: boolean } = {},
+): () => SdkE2eV07 {
   let started: { e2e: SdkE2eV07; close(): Promise<void> } | undefined;
   before(async () => {
-    started = await startSdkE2eV07();
+    started = await startSdkE2eV07({ tokens: options.tokens === true });
     await options.setUp?.(started.e2e);
   });
   after(async () => {
@@ -92,8 +94,9 @@ export function useSdkE2eV07(options: { setUp?(e2e: SdkE2eV07): Promise<void> } 
   };
 }
 
-async function startSdkE2eV07(): Promise<{ e2e: SdkE2eV07; close(): Promise<void> }> {
-  const app = await startRpcFixture();
+/** `tokens`: the dev fee tokens (USDC, PDT) are configured, so the ERC20 mode is served (rpcFixture.ts). */
+async function startSdkE2eV07(options: { tokens: boolean }): Promise<{ e2e: SdkE2eV07; close(): Promise<void> }> {
+  const app = await startRpcFixture({ tokens: options.tokens });
   const { fx, ctx, tenant: open } = app;
   let alto: AltoBundler | undefined;
   let recorder: ReturnType<typeof recordRpc> | undefined;

@@ -87,3 +87,34 @@ test("ERC-7677 params: v0.9's opt-ins go to the schema; only a finalize keeps th
     assert.equal(r.success, false, JSON.stringify(bad));
   }
 });
+
+test('ERC-7677 params: Pimlico’s { token } context is the ERC20 mode in that token, in both parsers; with SPONSORED refused', () => {
+  const op = {
+    sender: `0x${'ab'.repeat(20)}`,
+    nonce: '0x1',
+    callData: '0xb61d27f6',
+    maxFeePerGas: '0x3b9aca00',
+    maxPriorityFeePerGas: '0x3b9aca00',
+  };
+  const ep = '0x0000000071727De22E5E9d8BAf0edAc6f37da032';
+  const usdc = `0x${'cd'.repeat(20)}`;
+  for (const context of [{ token: usdc }, { token: usdc, mode: 'ERC20' }, { token: usdc, mode: 'erc20' }]) {
+    const params = [op, ep, '0x7a69', context];
+    const quick = erc7677ParamsFast(params);
+    const schema = erc7677Params.safeParse(params);
+    assert.ok(quick !== undefined && schema.success, JSON.stringify(context));
+    assert.deepStrictEqual(quick, schema.data);
+    const mode = quick[3];
+    assert.equal(mode?.mode, 'ERC20');
+    assert.equal(mode?.token?.toLowerCase(), usdc);
+  }
+  for (const mode of ['SPONSORED', 'sponsorship']) {
+    const params = [op, ep, '0x7a69', { token: usdc, mode }];
+    assert.equal(erc7677ParamsFast(params), undefined, 'the fast parser leaves the refusal to the schema');
+    const schema = erc7677Params.safeParse(params);
+    assert.equal(schema.success, false);
+    assert.ok(schema.error?.issues.some((i) => JSON.stringify(i).includes('cannot go with mode')));
+  }
+  assert.equal(erc7677ParamsFast([op, ep, '0x7a69', { token: 'usdc' }]), undefined);
+  assert.equal(erc7677Params.safeParse([op, ep, '0x7a69', { token: 'usdc' }]).success, false);
+});

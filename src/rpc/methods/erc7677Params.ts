@@ -1,7 +1,6 @@
 import type { Address } from 'viem';
 import { z } from 'zod';
 import type { ChainRuntime } from '../../chain/chainRegistry.js';
-import { ChainNotServedError } from '../../errors/PatronError.js';
 import type { CommittedPaymaster } from '../../paymaster/parallelSigningCommitment.js';
 import {
   address,
@@ -13,7 +12,7 @@ import {
   quantity,
 } from '../../paymaster/userOperationInput.js';
 import type { RpcContext } from '../rpcMethod.js';
-import { entryPointChain } from '../servedChain.js';
+import { assertUrlChainId, entryPointChain } from '../servedChain.js';
 
 /**
  * EntryPoint v0.9's opt-ins in the ERC-7677 context (README, "Parallel signing on v0.9"): `signingPhase`, the
@@ -102,10 +101,6 @@ export function erc7677Target(
 ): { chain: ChainRuntime; mode: Erc7677Context } {
   const [, entryPoint, chainId] = params;
   const chain = entryPointChain(ctx, entryPoint, 'params[1]');
-  if (chainId !== BigInt(ctx.chain.chainId)) {
-    throw new ChainNotServedError(
-      `params[2] names chain ${chainId}, but this endpoint serves chain ${ctx.chain.chainId}`,
-    );
-  }
+  assertUrlChainId(ctx, chainId, 'params[2]');
   return { chain, mode: params[3] ?? modeObjectSchema.parse({}) };
 }

@@ -26,7 +26,13 @@ export const pm_getPaymasterData = defineRpcMethod({
     // undefined: "compute what is missing" (sponsorshipService's gas rule); false: the op's limits or an error.
     const calculateGasLimits = calculate ? undefined : false;
     if (mode.mode === 'ERC20') {
-      const paid = await tokenPaid(params[0], { ...mode, calculateGasLimits }, { ...ctx, chain }, calculate);
+      const paid = await tokenPaid(
+        params[0],
+        { ...mode, calculateGasLimits },
+        { ...ctx, chain },
+        calculate,
+        'params[3]',
+      );
       return { ...erc7677Fields(paid, chain.entryPointVersion), ...(calculate ? gasLimitFields(paid) : {}) };
     }
     const request = {

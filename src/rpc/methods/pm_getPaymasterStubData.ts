@@ -1,5 +1,5 @@
-import { parseTokenInfo } from '../../paymaster/tokenInfo.js';
 import { erc7677Fields } from '../erc7677Result.js';
+import { feeTokenOf } from '../feeToken.js';
 import { defineRpcMethod } from '../rpcMethod.js';
 import { erc7677Params, erc7677ParamsFast, erc7677Target } from './erc7677Params.js';
 import { v09Options } from './erc7677V09Options.js';
@@ -24,8 +24,7 @@ export const pm_getPaymasterStubData = defineRpcMethod({
     // The stub signs nothing, but a client should learn here, not at the final data, that its fees are refused.
     await ctx.sponsorship.assertFeesWithinBounds({ chain, userOp: params[0], bounds: ctx.bounds });
     if (mode.mode === 'ERC20') {
-      const info = parseTokenInfo(mode.tokenInfo);
-      const fields = ctx.tokens.stubFields(chain, info.feeTokenAddress ?? info.preferredToken, mode.expiryDuration);
+      const fields = ctx.tokens.stubFields(chain, feeTokenOf(mode, 'params[3]'), mode.expiryDuration);
       return { ...erc7677Fields(fields, chain.entryPointVersion), sponsor: { name: 'Patron' }, isFinal: false };
     }
     await ctx.sponsorship.precheckPolicies({

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { address, quantity } from '../../paymaster/userOperationInput.js';
+import { defineRpcMethod } from '../rpcMethod.js';
+import { assertUrlChainId, entryPointChain } from '../servedChain.js';
+import { tokenQuotesResult } from '../tokenQuotesResult.js';
+
+/**
+ * Pimlico's `pimlico_getTokenQuotes([{ tokens }, entryPoint, chainId])`
+ * (https://docs.pimlico.io/references/paymaster/erc20-paymaster/endpoints/pimlico_getTokenQuotes), what
+ * permissionless's prepareUserOperationForErc20Paymaster asks before it batches the approval: the paymaster of the
+ * EntryPoint named (any the chain has; another is -32602 like every call naming one), and per requested token the
+ * chain can price now its marked-up exchange rate and the postOp gas (paymaster/tokenRateQuotes.ts). A token the
+ * chain does not take is left out and the call succeeds, as Pimlico documents.
+ */
+export const pimlico_getTokenQuotes = defineRpcMethod({
+  method: 'pimlico_getTokenQuotes',
+  params: z.tuple(
+    [
+      z.object(
+        { tokens: z.array(address, { error: 'must be an array of token addresses' }).max(100) },
+        { error: 'must be { tokens: Address[] }' },
+      ),
+      address,
+      quantity,
+    ],
+    { error: 'must be [{ tokens }, entryPoint, chainId]' },
+  ),
+  async handler([{ tokens }, entryPoint, chainId], ctx) {
+    const chain = entryPointChain(ctx, entryPoint, 'params[1]');
+    assertUrlChainId(ctx, chainId, 'params[2]');
+    return tokenQuotesResult(ctx.tokens.rateQuotes(chain, tokens));
+  },
+});

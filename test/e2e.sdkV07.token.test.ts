@@ -1,0 +1,254 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import * as abstractjs from '@biconomy/abstractjs';
+import { createBicoBundlerClient, createBicoPaymasterClient } from '@biconomy/abstractjs';
+import { createSmartAccountClient } from 'permissionless';
+import { toSimpleSmartAccount } from 'permissionless/accounts';
+import { createPimlicoClient } from 'permissionless/clients/pimlico';
+import { prepareUserOperationForErc20Paymaster } from 'permissionless/experimental/pimlico';
+import {
+  type Address,
+  decodeFunctionData,
+  encodeFunctionData,
+  erc20Abi,
+  getAddress,
+  type Hex,
+  http,
+  keccak256,
+  maxUint256,
+  parseEventLogs,
+  stringToHex,
+} from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
+import { MODE_TOKEN } from '../src/paymaster/patronPaymasterV06.js';
+import { decodePaymasterAndDataV07 } from '../src/paymaster/patronPaymasterV07.js';
+import { COUNTER_ADDRESS, mintToken, tokenBalance } from './helpers/patronPaymasterV06.js';
+import { assertPaidByPatron, bundlerFees, type SdkE2eV07, useSdkE2eV07 } from './helpers/sdkE2eV07.js';
+
+/**
+ * The ERC-20 flows of today's SDKs, unmodified, through Patron's /api/v2 URL and alto on EntryPoint v0.7, each
+ * checked on chain: the op executed paid from the paymaster's deposit (actualGasCost), the fee receiver paid the
+ * TokenCharged charge, which is at most the signed maximum, itself at most what the account approved.
+ * - permissionless: createPimlicoClient on Patron's URL as the paymaster, prepareUserOperationForErc20Paymaster as
+ *   the client's prepareUserOperation and `paymasterContext: { token }`. It asks pimlico_getTokenQuotes, prepares
+ *   the op over the `{ token }` stub with a dummy max approval, computes its own approval from the quote
+ *   ((five limits + postOpGas) × maxFeePerGas × exchangeRate / 1e18), and asks pm_getPaymasterData for it.
+ * - @biconomy/abstractjs: createBicoPaymasterClient's getTokenPaymasterQuotes on a prepared op, then the op with
+ *   approve(quote.paymasterAddress, ceil(maxGasFee × 10^decimal)) through createBicoBundlerClient with the ERC20
+ *   context. (Its own sendTokenPaymasterUserOp approves Biconomy's hard-coded paymaster; see README.)
+ */
+const e2e = useSdkE2eV07({ tokens: true });
+
+/**
+ * abstractjs exports toBiconomyTokenPaymasterContext at run time, but its type declaration is not reachable from the
+ * package's types entry under NodeNext resolution: the function itself is used, typed here by what it returns.
+ */
+const { toBiconomyTokenPaymasterContext } = abstractjs as unknown as {
+  toBiconomyTokenPaymasterContext(params: { feeTokenAddress: Address }): Record<string, unknown>;
+};
+
+const counterCall = { to: COUNTER_ADDRESS, data: '0x' as Hex };
+const receiptPolling = { pollingInterval: 100, timeout: 30_000 } as const;
+const ownerFor = (label: string) => privateKeyToAccount(keccak256(stringToHex(`patron-test-sdk-v07-token-${label}`)));
+
+const chargedAbi = [
+  {
+    type: 'event',
+    name: 'TokenCharged',
+    inputs: [
+      { name: 'account', type: 'address', indexed: true },
+      { name: 'token', type: 'address', indexed: true },
+      { name: 'charge', type: 'uint256', indexed: false },
+      { name: 'actualGasCost', type: 'uint256', indexed: false },
+    ],
+  },
+] as const;
+const feeReceiverAbi = [
+  { type: 'function', name: 'feeReceiver', stateMutability: 'view', inputs: [], outputs: [{ type: 'address' }] },
+] as const;
+
+const usdcOf = (x: SdkE2eV07): DevTokenInfo => {
+  const [usdc] = x.fx.tokens;
+  assert.ok(usdc, 'the dev chain has USDC');
+  return usdc;
+};
+
+/** A fresh v0.7 SimpleAccount holding 100 USDC. */
+async function fundedAccount(x: SdkE2eV07, label: string) {
+  const account = await toSimpleSmartAccount({
+    client: x.publicClient,
+    owner: ownerFor(label),
+    entryPoint: { address: x.entryPoint('0.7'), version: '0.7' },
+  });
+  await mintToken(x.fx, usdcOf(x).address, account.address, 100_000_000n);
+  return account;
+}
+
+async function feeReceiver(x: SdkE2eV07): Promise<Address> {
+  return x.fx.client.readContract({ address: x.paymaster('0.7'), abi: feeReceiverAbi, functionName: 'feeReceiver' });
+}
+
+/** The approval of the paymaster in the token among the op's calls (the last sent to alto since `from`). */
+function sentApproval(
+  x: SdkE2eV07,
+  from: number,
+  decode: (callData: Hex) => readonly { to: Address; data?: Hex | undefined }[],
+) {
+  const send = x.calls.slice(from).findLast((c) => c.target === 'alto' && c.method === 'eth_sendUserOperation');
+  const op = send?.params[0] as { callData?: Hex; paymasterData?: Hex } | undefined;
+  assert.ok(op?.callData && op.paymasterData, 'the SDK sent the op to alto');
+  const approvals = decode(op.callData).flatMap((call) => {
+    if (getAddress(call.to) !== getAddress(usdcOf(x).address) || call.data === undefined) return [];
+    const f = decodeFunctionData({ abi: erc20Abi, data: call.data });
+    return f.functionName === 'approve' && getAddress(f.args[0]) === x.paymaster('0.7') ? [f.args[1]] : [];
+  });
+  assert.equal(approvals.length, 1, 'one approval of Patron’s paymaster in the op');
+  const decoded = decodePaymasterAndDataV07(`${x.paymaster('0.7')}${'00'.repeat(32)}${op.paymasterData.slice(2)}`);
+  assert.equal(decoded.fields.mode, MODE_TOKEN, 'a token-mode signature');
+  const maxTokenCost = decoded.fields.mode === MODE_TOKEN ? decoded.fields.maxTokenCost : 0n;
+  return { approved: approvals[0] ?? 0n, maxTokenCost };
+}
+
+/** The charge of the op's bundle: TokenCharged, paid to the paymaster's fee receiver. */
+async function chargeOf(x: SdkE2eV07, txHash: Hex, receiverBefore: bigint, receiver: Address) {
+  const receipt = await x.fx.client.getTransactionReceipt({ hash: txHash });
+  const [charged] = parseEventLogs({ abi: chargedAbi, logs: receipt.logs, eventName: 'TokenCharged' });
+  assert.ok(charged, 'TokenCharged');
+  assert.equal(getAddress(charged.args.token), getAddress(usdcOf(x).address));
+  assert.ok(charged.args.charge > 0n);
+  const gained = (await tokenBalance(x.fx, usdcOf(x).address, receiver)) - receiverBefore;
+  assert.equal(gained, charged.args.charge, 'the fee receiver gained the charge');
+  return charged.args.charge;
+}
+
+describe('permissionless ERC-20: createPimlicoClient on Patron’s URL, prepareUserOperationForErc20Paymaster', () => {
+  test('pimlico_getTokenQuotes, the { token } stub and data; the op executes and the charge is within the approval', async (t) => {
+    const x = e2e();
+    const usdc = usdcOf(x).address;
+    const account = await fundedAccount(x, 'permissionless');
+    const pimlico = createPimlicoClient({
+      transport: http(x.paymasterUrl(x.open.apiKey)),
+      entryPoint: { address: x.entryPoint('0.7'), version: '0.7' },
+    });
+    const client = createSmartAccountClient({
+      account,
+      chain: x.chain,
+      client: x.publicClient,
+      bundlerTransport: http(x.alto.url),
+      paymaster: pimlico,
+      paymasterContext: { token: usdc },
+      userOperation: { ...bundlerFees(x), prepareUserOperation: prepareUserOperationForErc20Paymaster(pimlico) },
+    });
+    const receiver = await feeReceiver(x);
+    const receiverBefore = await tokenBalance(x.fx, usdc, receiver);
+    const [depositBefore, counterBefore] = [await x.deposit('0.7'), await x.counter()];
+    const from = x.calls.length;
+
+    const userOpHash = await client.sendUserOperation({ calls: [counterCall] });
+    const { receipt } = await client.waitForUserOperationReceipt({ hash: userOpHash, ...receiptPolling });
+    await assertPaidByPatron(x, {
+      version: '0.7',
+      txHash: receipt.transactionHash,
+      userOpHash,
+      sender: account.address,
+      depositBefore,
+      counterBefore,
+    });
+    const patron = x.calls.slice(from).filter((c) => c.target === 'patron');
+    assert.deepEqual(
+      patron.map((c) => c.method),
+      ['pimlico_getTokenQuotes', 'pm_getPaymasterStubData', 'pm_getPaymasterData'],
+    );
+    for (const c of patron.slice(1)) assert.deepEqual(c.params[3], { token: usdc }, 'the { token } context');
+    const charge = await chargeOf(x, receipt.transactionHash, receiverBefore, receiver);
+    const { approved, maxTokenCost } = sentApproval(x, from, (data) => decodeSimpleAccountCalls(data));
+    t.diagnostic(`approved ${approved}, signed maximum ${maxTokenCost}, charged ${charge}`);
+    assert.ok(approved < maxUint256, 'the approval permissionless computed, not its dummy one');
+    assert.ok(charge <= maxTokenCost && maxTokenCost <= approved, 'charge ≤ signed maximum ≤ approval');
+  });
+});
+
+describe('@biconomy/abstractjs ERC-20: getTokenPaymasterQuotes, then the approval of the quoted paymaster', () => {
+  test('the quote on a prepared op, the approval batched, createBicoBundlerClient with the ERC20 context: executes', async (t) => {
+    const x = e2e();
+    const usdc = usdcOf(x).address;
+    const account = await fundedAccount(x, 'bico');
+    const paymaster = createBicoPaymasterClient({ paymasterUrl: x.paymasterUrl(x.open.apiKey) });
+    const bundler = createBicoBundlerClient({
+      account,
+      client: x.publicClient,
+      bundlerUrl: x.alto.url,
+      paymaster,
+      paymasterContext: toBiconomyTokenPaymasterContext({ feeTokenAddress: usdc }),
+      userOperation: bundlerFees(x),
+    });
+    const approve = (spender: Address, amount: bigint) => ({
+      to: usdc,
+      data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, amount] }),
+    });
+    // Biconomy's own preparation (prepareTokenPaymasterUserOp): the calls behind an unlimited approval.
+    const prepared = await bundler.prepareUserOperation({
+      calls: [approve(x.paymaster('0.7'), maxUint256), counterCall],
+    });
+    const quotes = await paymaster.getTokenPaymasterQuotes({ userOp: prepared, tokenList: [usdc] });
+    const [quote] = quotes.feeQuotes;
+    assert.ok(quote, JSON.stringify(quotes));
+    assert.equal(getAddress(quotes.paymasterAddress), x.paymaster('0.7'));
+    const amount = BigInt(Math.ceil(quote.maxGasFee * 10 ** quote.decimal));
+
+    const receiver = await feeReceiver(x);
+    const receiverBefore = await tokenBalance(x.fx, usdc, receiver);
+    const [depositBefore, counterBefore] = [await x.deposit('0.7'), await x.counter()];
+    const from = x.calls.length;
+    const userOpHash = await bundler.sendUserOperation({
+      calls: [approve(getAddress(quotes.paymasterAddress), amount), counterCall],
+    });
+    const { receipt } = await bundler.waitForUserOperationReceipt({ hash: userOpHash, ...receiptPolling });
+    await assertPaidByPatron(x, {
+      version: '0.7',
+      txHash: receipt.transactionHash,
+      userOpHash,
+      sender: account.address,
+      depositBefore,
+      counterBefore,
+    });
+    const charge = await chargeOf(x, receipt.transactionHash, receiverBefore, receiver);
+    const { approved, maxTokenCost } = sentApproval(x, from, (data) => decodeSimpleAccountCalls(data));
+    t.diagnostic(`quoted ${amount}, signed maximum ${maxTokenCost}, charged ${charge}`);
+    assert.equal(approved, amount, 'the op approved the quote');
+    assert.ok(charge <= maxTokenCost && maxTokenCost <= approved, 'charge ≤ signed maximum ≤ approval');
+  });
+});
+
+const simpleAccountBatchAbi = [
+  {
+    type: 'function',
+    name: 'executeBatch',
+    stateMutability: 'nonpayable',
+    inputs: [
+      { name: 'dest', type: 'address[]' },
+      { name: 'value', type: 'uint256[]' },
+      { name: 'func', type: 'bytes[]' },
+    ],
+    outputs: [],
+  },
+  {
+    type: 'function',
+    name: 'execute',
+    stateMutability: 'nonpayable',
+    inputs: [
+      { name: 'dest', type: 'address' },
+      { name: 'value', type: 'uint256' },
+      { name: 'func', type: 'bytes' },
+    ],
+    outputs: [],
+  },
+] as const;
+
+/** SimpleAccount v0.7's execute / executeBatch, as the calls they make. */
+function decodeSimpleAccountCalls(callData: Hex): { to: Address; data?: Hex | undefined }[] {
+  const f = decodeFunctionData({ abi: simpleAccountBatchAbi, data: callData });
+  if (f.functionName === 'execute') return [{ to: f.args[0], data: f.args[2] }];
+  return f.args[0].map((to, i) => ({ to, data: f.args[2][i] }));
+}
