@@ -1,4 +1,4 @@
-import type { Address, Hex } from 'viem';
+import type { Address } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { FeeOracle } from '../chain/feeOracle.js';
 import { opKey } from '../chain/opKey.js';
@@ -18,19 +18,25 @@ import {
 } from './entryPoints/entryPointModule.js';
 import { entryPointModule } from './entryPoints/entryPointModules.js';
 import { gasCapsFor } from './gasCaps.js';
-import { type CommittedPaymaster, readCommitment, unsuffixedPrefix } from './parallelSigningCommitment.js';
-import { DUMMY_PAYMASTER_SIGNATURE } from './patronPaymasterV07.js';
+import { createParallelSigning } from './parallelSigning.js';
+import { unsuffixedPrefix } from './parallelSigningCommitment.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
-import { type IssuedSignature, issuedSignature, type ReportFact } from './requestFacts.js';
+import { type IssuedSignature, issuedSignature } from './requestFacts.js';
 import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
-import type { SpendGuard } from './spendGuard.js';
+import {
+  assertV09,
+  firstMissingLimit,
+  gasOf,
+  policyRequest,
+  type SigningRequest,
+  type SponsoredUserOperation,
+  type SponsorRequest,
+} from './sponsorRequest.js';
 import type { PartialUserOperation } from './userOperationInput.js';
 import {
   blockWindow,
-  checkIssuedWindow,
   currentBlockNumber,
   type IssuedWindow,
-  isBlockWindow,
   timeWindow,
   type ValidityUnit,
 } from './validityWindows.js';
@@ -67,72 +73,6 @@ export interface SponsorshipDeps {
   readonly checkWebhooks: CheckWebhooks;
 }
 
-export interface SponsorRequest {
-  readonly dappId: string;
-  readonly chain: ChainRuntime;
-  readonly userOp: PartialUserOperation;
-  /** true: compute limits; false: use the caller's (which must be present); undefined: compute if missing. */
-  readonly calculateGasLimits: boolean | undefined;
-  readonly expiryDuration: number | undefined;
-  readonly webhookData: Record<string, unknown>;
-  /** The policy the request names (`sponsorshipPolicyId`), if any; every policy that applies is checked anyway. */
-  readonly sponsorshipPolicyId?: string | undefined;
-  /** The signing bounds that apply to this dApp on this chain (README, "Signing bounds"). */
-  readonly bounds: SigningBounds;
-  /** Told what happens as the request goes (the request log, the metrics); see requestFacts.ts. */
-  readonly report?: ReportFact | undefined;
-  /** The request's budget for simulations and webhook calls. */
-  readonly spend: SpendGuard;
-  /**
-   * The client's bundler estimates the gas after this answer (an ERC-7677 data call made before estimation, as
-   * @biconomy/abstractjs does through viem): on v0.7+ the signature then binds bounds with headroom over the limits
-   * Patron computed instead of the limits themselves (gasCapsFor).
-   */
-  readonly limitsMayChange?: boolean | undefined;
-  /** EntryPoint v0.9: the window in block numbers instead of seconds (validityWindows.ts). */
-  readonly validityUnit?: ValidityUnit | undefined;
-  /** EntryPoint v0.9: the signature in the `paymasterSignature` suffix, outside the userOpHash (parallel signing). */
-  readonly signatureInSuffix?: boolean | undefined;
-}
-
-/** A parallel-signing finalize: the op carries the paymaster fields a commit returned (parallelSigningCommitment.ts). */
-export interface FinalizeRequest extends SponsorRequest {
-  readonly committed: CommittedPaymaster;
-}
-
-export interface SponsoredUserOperation extends PaymasterFields {
-  readonly callGasLimit: bigint;
-  readonly verificationGasLimit: bigint;
-  readonly preVerificationGas: bigint;
-  readonly validUntil: number;
-  readonly validAfter: number;
-}
-
-/** The first gas limit the caller left out, in the order the error names them. */
-function firstMissingLimit(op: PartialUserOperation): string | undefined {
-  if (op.callGasLimit === undefined) return 'callGasLimit';
-  if (op.verificationGasLimit === undefined) return 'verificationGasLimit';
-  if (op.preVerificationGas === undefined) return 'preVerificationGas';
-  return undefined;
-}
-
-function policyRequest(req: {
-  dappId: string;
-  chain: ChainRuntime;
-  userOp: PartialUserOperation;
-  sponsorshipPolicyId?: string | undefined;
-}) {
-  return {
-    dappId: req.dappId,
-    chainId: req.chain.chainId,
-    sender: req.userOp.sender,
-    initCode: req.userOp.initCode,
-    callData: req.userOp.callData,
-    maxFeePerGas: req.userOp.maxFeePerGas,
-    requestedPolicyId: req.sponsorshipPolicyId,
-  };
-}
-
 /** The op's final gas: its validity window, limits and bounds checked, and the op as it will be hashed. */
 interface FinalGas extends IssuedWindow {
   readonly final: FinalUserOperation;
@@ -144,27 +84,6 @@ const SPONSORED = { mode: 'SPONSORED' } as const;
 
 /** A stub's block window: the flag on both bounds and no zero byte (see stubFields). */
 const STUB_BLOCK_WINDOW = { validUntil: 0x8101_0101_0101, validAfter: 0x8101_0101_0101 } as const;
-
-/** A request as the pipeline signs it; a finalize adds the commit's window and prefix (FinalizeRequest). */
-interface Signing extends SponsorRequest {
-  readonly window?: IssuedWindow | undefined;
-  readonly prefix?: Hex | undefined;
-}
-
-/** The parallel-signing suffix and block windows are EntryPoint v0.9's; on another version the request is wrong. */
-function assertV09(chain: ChainRuntime, what: string): void {
-  if (chain.entryPointVersion !== '0.9') {
-    throw new ValidationError(
-      `${what} is served on EntryPoint v0.9 only; ${chain.entryPoint} is v${chain.entryPointVersion}`,
-    );
-  }
-}
-
-const gasOf = (op: GasLimits): GasLimits => ({
-  callGasLimit: op.callGasLimit,
-  verificationGasLimit: op.verificationGasLimit,
-  preVerificationGas: op.preVerificationGas,
-});
 
 /**
  * The sponsored mode: fee bounds → policy rules → webhook verdict → gas limits → gas bounds → signature → caps
@@ -189,7 +108,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     resolveEip7702({ chain, op, allowed: delegates });
 
   /** Everything before the signature: fee bounds, policy rules, webhook, gas limits, gas bounds. */
-  const prepare = async (req: Signing): Promise<FinalGas & { pass: PolicyPass }> => {
+  const prepare = async (req: SigningRequest): Promise<FinalGas & { pass: PolicyPass }> => {
     req.report?.({ kind: 'op', mode: 'SPONSORED', sender: req.userOp.sender });
     // Before the webhook and any simulation: an op priced out of bounds costs Patron nothing but this check.
     assertFeesWithinBounds(req.userOp, await chainFees(deps.fees, req.chain), req.bounds);
@@ -208,7 +127,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   };
 
   /** The validity window, the gas limits (the caller's or simulated) and the gas bounds. */
-  const settleGas = async (req: Signing, eip7702: FinalUserOperation['eip7702']): Promise<FinalGas> => {
+  const settleGas = async (req: SigningRequest, eip7702: FinalUserOperation['eip7702']): Promise<FinalGas> => {
     const ep = entryPointModule(req.chain.entryPointVersion);
     const issued = req.window ?? (await windowFor(req));
     const limits = await gasLimits(ep, req, issued, eip7702);
@@ -271,7 +190,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   };
 
   /** The signed op: rules, webhook, gas, bounds, then the caps reserved and the signature. */
-  const sponsorOp = async (req: Signing): Promise<SponsoredUserOperation> => {
+  const sponsorOp = async (req: SigningRequest): Promise<SponsoredUserOperation> => {
     if (req.signatureInSuffix === true) assertV09(req.chain, 'a paymasterSignature suffix');
     deps.assertCanSign(req.chain);
     const ready = await prepare(req);
@@ -323,6 +242,8 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     return { ...fields, ...gasOf(final), ...window };
   };
 
+  const parallel = createParallelSigning({ deps, windowFor, eip7702Of, sponsorOp });
+
   return {
     /**
      * The ERC-7677 stub: the final length, a dummy signature. A block window's bounds are placeholders with every
@@ -357,74 +278,8 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     /** The signed op: rules, webhook, gas, bounds, then the caps reserved and the signature. */
     sponsor: (req: SponsorRequest): Promise<SponsoredUserOperation> => sponsorOp(req),
 
-    /**
-     * Parallel signing, first step (v0.9): the cheap checks (solvency, fee bounds, policy rules and caps read-only,
-     * the EIP-7702 delegate, gas bounds) and the final paymasterData over the op's own gas limits, with a
-     * placeholder in the signature suffix. Nothing is signed or reserved: the account signs the userOpHash, which
-     * the suffix does not enter, while Patron finalizes.
-     */
-    async commit(req: SponsorRequest): Promise<SponsoredUserOperation> {
-      assertV09(req.chain, 'signingPhase');
-      deps.assertCanSign(req.chain);
-      req.report?.({ kind: 'op', mode: 'SPONSORED', sender: req.userOp.sender });
-      assertFeesWithinBounds(req.userOp, await chainFees(deps.fees, req.chain), req.bounds);
-      const missing = firstMissingLimit(req.userOp);
-      if (missing !== undefined) {
-        throw new ValidationError(
-          `Invalid params: params[0].${missing}: required with signingPhase "commit" (estimate on the stub first)`,
-        );
-      }
-      const pass = await deps.policies.check(policyRequest(req));
-      const eip7702 = await eip7702Of(req.chain, req.userOp);
-      const ep = entryPointModule(req.chain.entryPointVersion);
-      const window = await windowFor(req);
-      const final = finalUserOperation(req.userOp, req.userOp, ep.paymasterGas('SPONSORED'), eip7702);
-      const worstCaseWei = ep.worstCaseCost(final, final.maxFeePerGas);
-      assertGasWithinBounds(final, final.maxFeePerGas, req.bounds, worstCaseWei);
-      await deps.policies.fits({ pass, worstCaseWei });
-      // The signing step with a placeholder for the signer: the prefix comes out of the one encoder finalize uses.
-      const fields = ep.sign({
-        chain: req.chain,
-        op: final,
-        window,
-        authorization: SPONSORED,
-        sign: () => DUMMY_PAYMASTER_SIGNATURE,
-        keccak: deps.crypto,
-        signatureInSuffix: true,
-      });
-      return { ...fields, ...gasOf(final), validUntil: window.validUntil, validAfter: window.validAfter };
-    },
-
-    /**
-     * Parallel signing, second step (v0.9): the op comes back with the commit's paymaster fields; they must be
-     * Patron's, over the op's gas, in a window the policy still allows (parallelSigningCommitment.ts). Then the
-     * whole sponsor pipeline runs on that window, and the answer's prefix is the commit's byte for byte.
-     */
-    async finalize(req: FinalizeRequest): Promise<SponsoredUserOperation> {
-      assertV09(req.chain, 'signingPhase');
-      const ep = entryPointModule(req.chain.entryPointVersion);
-      const commitment = readCommitment({
-        chain: req.chain,
-        committed: req.committed,
-        op: req.userOp,
-        paymasterGas: ep.paymasterGas('SPONSORED'),
-      });
-      const head = isBlockWindow(commitment.window) ? await currentBlockNumber(req.chain.request) : undefined;
-      const window = checkIssuedWindow({
-        window: commitment.window,
-        policy: deps.policy,
-        nowMs: deps.now(),
-        currentBlock: head,
-      });
-      return sponsorOp({
-        ...req,
-        calculateGasLimits: false,
-        limitsMayChange: false,
-        signatureInSuffix: true,
-        window,
-        prefix: commitment.prefix,
-      });
-    },
+    /** Parallel signing on v0.9, its two steps (parallelSigning.ts). */
+    ...parallel,
 
     /**
      * The dry run (pm_validateSponsorshipPolicies): every check sponsor makes, the webhook included, and the caps

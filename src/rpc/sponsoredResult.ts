@@ -1,6 +1,6 @@
 import type { EntryPointVersion } from '../chain/chainRegistry.js';
 import { PolicyDeniedError, SponsorshipDeniedError, ValidationError } from '../errors/PatronError.js';
-import type { SponsoredUserOperation } from '../paymaster/sponsorshipService.js';
+import type { SponsoredUserOperation } from '../paymaster/sponsorRequest.js';
 import { parseTokenInfo } from '../paymaster/tokenInfo.js';
 import type { TokenQuotes } from '../paymaster/tokenPaymasterService.js';
 import type { ModeObject, PartialUserOperation } from '../paymaster/userOperationInput.js';
