@@ -54,6 +54,8 @@ const withCommitted = (
   };
 };
 
+const V09_KEYS = ['signingPhase', 'validityUnit'] as const;
+
 const opSchema = z.intersection(partialUserOperationSchema, opPaymasterSchema);
 
 /**
@@ -61,21 +63,29 @@ const opSchema = z.intersection(partialUserOperationSchema, opPaymasterSchema);
  * out when it is undefined. The context is the same mode object as the Biconomy dialect's, plus v0.9's opt-ins.
  */
 export const erc7677Params = z
-  .union([z.tuple([opSchema, address, quantity, contextSchema.nullable()]), z.tuple([opSchema, address, quantity])], {
-    // A bad v0.9 opt-in in a well-formed call is named, not lost in the union's "must be" (the 4-tuple is first).
-    error: (iss) => {
-      const inner = iss.code === 'invalid_union' ? iss.errors[0]?.[0] : undefined;
-      const [index, field] = inner?.path ?? [];
-      return inner !== undefined && index === 3 && (field === 'signingPhase' || field === 'validityUnit')
-        ? `params[3].${field}: ${inner.message}`
-        : 'must be [userOperation, entryPoint, chainId, context?]';
-    },
+  .unknown()
+  // A bad v0.9 opt-in in a well-formed call is named where it is (params[3].signingPhase), not lost in the
+  // union's "must be": its issue comes first, with its path.
+  .superRefine((params, ctx) => {
+    const context: unknown = Array.isArray(params) ? params[3] : undefined;
+    if (typeof context !== 'object' || context === null) return;
+    for (const key of V09_KEYS) {
+      const r = v09ContextSchema.shape[key].safeParse((context as Record<string, unknown>)[key]);
+      if (!r.success)
+        ctx.addIssue({ code: 'custom', message: r.error.issues[0]?.message ?? 'invalid', path: [3, key] });
+    }
   })
+  .pipe(
+    z.union(
+      [z.tuple([opSchema, address, quantity, contextSchema.nullable()]), z.tuple([opSchema, address, quantity])],
+      {
+        error: 'must be [userOperation, entryPoint, chainId, context?]',
+      },
+    ),
+  )
   .transform((p): [Erc7677Op, Address, bigint, Erc7677Context | null] | [Erc7677Op, Address, bigint] =>
     p.length === 4 ? [withCommitted(p[0], p[3]), p[1], p[2], p[3]] : [withCommitted(p[0], undefined), p[1], p[2]],
   );
-
-const V09_KEYS = ['signingPhase', 'validityUnit'] as const;
 
 /**
  * The common shape by hand (the hot path of every v0.7+ client), else the schema: userOperationInput.ts. A context
