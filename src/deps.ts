@@ -190,7 +190,12 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
             }),
           ]),
       ...config.paymaster.chains.map((c) =>
-        httpChainRuntime({ chainId: c.chainId, rpcUrl: c.rpcUrl, deployments: chainDeployments(c) }),
+        httpChainRuntime({
+          chainId: c.chainId,
+          rpcUrl: c.rpcUrl,
+          deployments: chainDeployments(c),
+          maxBlockTimeSeconds: c.maxBlockTimeSeconds,
+        }),
       ),
     ],
   );

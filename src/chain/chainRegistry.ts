@@ -27,6 +27,11 @@ export interface ChainRuntime extends PaymasterDeployment {
   /** Raw JSON-RPC access; the embedded dev chain is also served to local clients through it. */
   readonly request: Eip1193Request;
   readonly embedded: boolean;
+  /**
+   * An upper bound of the chain's block time (PATRON_CHAINS[i].maxBlockTimeSeconds, default 12): v0.9's block-number
+   * windows are counted with it, so they never last longer in real time than the time policy allows.
+   */
+  readonly maxBlockTimeSeconds?: number | undefined;
   /** On the dev chain: the SimpleAccount v0.6 factory deployed with it, for demos and local SDK use. */
   readonly simpleAccountFactory?: Address;
   /** On the dev chain: a SimpleAccount funded with the dev tokens, and its owner's (public, dev-only) key. */
@@ -111,6 +116,7 @@ export function httpChainRuntime(args: {
   paymaster?: Address;
   deployments?: readonly PaymasterDeployment[];
   timeoutMs?: number;
+  maxBlockTimeSeconds?: number | undefined;
 }): ChainRuntime {
   const transport = http(args.rpcUrl, { timeout: args.timeoutMs ?? 10_000, retryCount: 1 });
   const client = createPublicClient({ transport });
@@ -124,6 +130,7 @@ export function httpChainRuntime(args: {
     client,
     request: (req) => client.request(req as Parameters<typeof client.request>[0]),
     embedded: false,
+    maxBlockTimeSeconds: args.maxBlockTimeSeconds,
   };
 }
 

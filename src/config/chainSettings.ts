@@ -151,6 +151,15 @@ const chainEntry = z
       /** The native coin's USD price; required when tokens are listed (exchange rates are native-relative). */
       nativeUsd: priceSourceSpecSchema.optional(),
       tokens: z.array(tokenSettingSchema, { error: 'tokens must be an array' }).optional(),
+      /**
+       * An upper bound of the chain's block time in seconds, for EntryPoint v0.9's block-number windows (README,
+       * "Block-number windows on v0.9"): 12 (Ethereum's slot) unless set; a rollup's operator sets its own.
+       */
+      maxBlockTimeSeconds: z
+        .number({ error: 'maxBlockTimeSeconds must be a number of seconds' })
+        .positive({ error: 'maxBlockTimeSeconds must be positive' })
+        .max(3600, { error: 'maxBlockTimeSeconds must be at most 3600' })
+        .optional(),
       /** This chain's signing bounds, over the deployment's (README, "Signing bounds"). */
       bounds: boundsOverrideSchema.optional(),
     },

@@ -285,6 +285,20 @@ describe('chains, signer and sponsorship window', () => {
     assert.match(bad.problems.join('\n'), /paymasters must be an object whose keys are "0\.7", "0\.8" or "0\.9"/);
   });
 
+  test('PATRON_CHAINS: maxBlockTimeSeconds, the bound v0.9 block windows are counted at, is a positive number', () => {
+    const pm = '0x00000000000000000000000000000000000000bb';
+    const chains = (extra: object) =>
+      JSON.stringify([{ chainId: 8453, rpcUrl: 'https://rpc.example', paymasters: { '0.9': pm }, ...extra }]);
+    const c = loadConfig({ PATRON_DATA_DIR: '/tmp/x', PATRON_CHAINS: chains({ maxBlockTimeSeconds: 2 }) });
+    assert.equal(c.paymaster.chains[0]?.maxBlockTimeSeconds, 2);
+    const unset = loadConfig({ PATRON_DATA_DIR: '/tmp/x', PATRON_CHAINS: chains({}) });
+    assert.equal(unset.paymaster.chains[0]?.maxBlockTimeSeconds, undefined);
+    assert.match(
+      configError({ PATRON_CHAINS: chains({ maxBlockTimeSeconds: 0 }) }).problems.join('\n'),
+      /maxBlockTimeSeconds must be positive/,
+    );
+  });
+
   test('production: no dev chain by default, and a signer key is required', () => {
     const err = configError({ NODE_ENV: 'production', PATRON_MASTER_KEY: KEY });
     assert.deepEqual(err.problems, [

@@ -24,6 +24,7 @@ import {
   currentBlockNumber,
   type IssuedWindow,
   isBlockWindow,
+  secondsPerBlock,
   type WindowPolicy,
 } from './validityWindows.js';
 
@@ -115,6 +116,7 @@ export function createParallelSigning(args: ParallelSigningArgs) {
         policy: args.deps.policy,
         nowMs: args.deps.now(),
         currentBlock: head,
+        secondsPerBlock: secondsPerBlock(req.chain),
       });
       return args.sponsorOp({
         ...req,

@@ -37,6 +37,7 @@ import {
   blockWindow,
   currentBlockNumber,
   type IssuedWindow,
+  secondsPerBlock,
   timeWindow,
   type ValidityUnit,
 } from './validityWindows.js';
@@ -99,7 +100,13 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     if (req.validityUnit !== 'blocks') return timeWindow(deps.policy, deps.now(), req.expiryDuration);
     assertV09(req.chain, 'a window in block numbers');
     const currentBlock = await currentBlockNumber(req.chain.request);
-    return blockWindow({ policy: deps.policy, nowMs: deps.now(), expiryDuration: req.expiryDuration, currentBlock });
+    return blockWindow({
+      policy: deps.policy,
+      nowMs: deps.now(),
+      expiryDuration: req.expiryDuration,
+      currentBlock,
+      secondsPerBlock: secondsPerBlock(req.chain),
+    });
   };
   const sign = (digest: Uint8Array) => deps.signer.sign(digest);
   const delegates = new Set(deps.policy.eip7702Delegates.map((d) => d.toLowerCase()));

@@ -9,19 +9,24 @@ import { BLOCK_RANGE_FLAG } from './patronPaymasterV07.js';
  * bounds, which the v0.9 EntryPoint compares with block.number instead of block.timestamp.
  *
  * A block window must not outlast the time-based policy (PATRON_EXPIRY_MAX_SECONDS) in real time. Its real length
- * is its blocks times the chain's block time, so the blocks are counted with an upper bound of that time:
- * SECONDS_PER_BLOCK, Ethereum's 12-second slot, which every rollup Patron is likely to serve beats (a 2-second
- * L2 gets a window 6 times shorter than the policy, never longer). Only a chain that stalls below one block per
- * 12 s stretches it; the settlement's expiry grace (PATRON_SETTLEMENT_EXPIRY_GRACE_SECONDS) absorbs short ones.
+ * is its blocks times the chain's block time, so the blocks are counted with an upper bound of that time: the
+ * chain's `maxBlockTimeSeconds`, by default SECONDS_PER_BLOCK, Ethereum's 12-second slot, which every rollup beats
+ * (a 2-second L2 left at the default gets a window 6 times shorter than the policy, never longer; its operator
+ * sets 2). Only a chain that stalls below one block per bound stretches it; the settlement's expiry grace
+ * (PATRON_SETTLEMENT_EXPIRY_GRACE_SECONDS) absorbs short stalls.
  */
 export const SECONDS_PER_BLOCK = 12;
+
+/** The seconds per block a chain's block windows are counted at (the bound above). */
+export const secondsPerBlock = (chain: { readonly maxBlockTimeSeconds?: number | undefined }): number =>
+  chain.maxBlockTimeSeconds ?? SECONDS_PER_BLOCK;
 
 export type ValidityUnit = 'seconds' | 'blocks';
 
 /**
  * A window with the unix second by which it has surely closed (`expiresAt`): what the spend ledger, the policy
  * reservations and the request log key expiry by. For a time window it is validUntil; for a block window the time
- * its last block comes at SECONDS_PER_BLOCK.
+ * its last block comes at the chain's bound (secondsPerBlock).
  */
 export interface IssuedWindow extends ValidityWindow {
   readonly expiresAt: number;
@@ -53,25 +58,27 @@ export function timeWindow(policy: WindowPolicy, nowMs: number, expiryDuration: 
 
 /**
  * The block window of a request: from `skew` blocks back (a bundler whose node lags a block or two still sees the
- * op valid) to the blocks the expiry allows at SECONDS_PER_BLOCK, at least one.
+ * op valid) to the blocks the expiry allows at the chain's bound, at least one.
  */
 export function blockWindow(args: {
   readonly policy: WindowPolicy;
   readonly nowMs: number;
   readonly expiryDuration: number | undefined;
   readonly currentBlock: number;
+  /** An upper bound of the chain's block time (secondsPerBlock). */
+  readonly secondsPerBlock: number;
 }): IssuedWindow {
-  const { policy } = args;
+  const { policy, secondsPerBlock: perBlock } = args;
   const expiry = Math.min(args.expiryDuration ?? policy.defaultExpirySeconds, policy.maxExpirySeconds);
-  const blocks = Math.max(1, Math.floor(expiry / SECONDS_PER_BLOCK));
-  const skew = Math.ceil(policy.validAfterSkewSeconds / SECONDS_PER_BLOCK);
+  const blocks = Math.max(1, Math.floor(expiry / perBlock));
+  const skew = Math.ceil(policy.validAfterSkewSeconds / perBlock);
   const until = args.currentBlock + blocks;
   if (until > MASK) throw new ValidationError('the chain is past the block numbers a v0.9 window can name');
   return {
     validUntil: BLOCK_RANGE_FLAG + until,
     // Block 0 would be the bare flag, which v0.9 reads as a timestamp: the window opens after block 1 at the earliest.
     validAfter: BLOCK_RANGE_FLAG + Math.max(1, args.currentBlock - skew),
-    expiresAt: Math.floor(args.nowMs / 1000) + blocks * SECONDS_PER_BLOCK,
+    expiresAt: Math.floor(args.nowMs / 1000) + Math.ceil(blocks * perBlock),
   };
 }
 
@@ -86,8 +93,10 @@ export function checkIssuedWindow(args: {
   readonly nowMs: number;
   /** Required for a block window. */
   readonly currentBlock?: number | undefined;
+  /** An upper bound of the chain's block time (secondsPerBlock). */
+  readonly secondsPerBlock: number;
 }): IssuedWindow {
-  const { window: w, policy } = args;
+  const { window: w, policy, secondsPerBlock: perBlock } = args;
   const untilFlagged = isBlockWindow(w);
   if (!untilFlagged && (w.validUntil >= BLOCK_RANGE_FLAG || w.validAfter >= BLOCK_RANGE_FLAG)) {
     throw new ValidationError('the committed window mixes a block number and a timestamp');
@@ -107,16 +116,16 @@ export function checkIssuedWindow(args: {
   if (head === undefined) throw new ValidationError('a block window needs the current block');
   const until = w.validUntil - BLOCK_RANGE_FLAG;
   const after = w.validAfter - BLOCK_RANGE_FLAG;
-  const maxBlocks = Math.max(1, Math.floor(policy.maxExpirySeconds / SECONDS_PER_BLOCK));
+  const maxBlocks = Math.max(1, Math.floor(policy.maxExpirySeconds / perBlock));
   // v0.9 refuses an op when block.number > validUntil or <= validAfter; the op lands in a later block than `head`.
   if (until <= head) throw new ValidationError(`the committed window has expired (block ${until}, now ${head})`);
   if (until > head + maxBlocks) {
     throw new ValidationError(`the committed window lasts more than ${maxBlocks} blocks from now`);
   }
-  if (after > head + Math.ceil(policy.validAfterSkewSeconds / SECONDS_PER_BLOCK)) {
+  if (after > head + Math.ceil(policy.validAfterSkewSeconds / perBlock)) {
     throw new ValidationError('the committed window opens at a future block');
   }
-  return { ...w, expiresAt: now + (until - head) * SECONDS_PER_BLOCK };
+  return { ...w, expiresAt: now + Math.ceil((until - head) * perBlock) };
 }
 
 /** `validUntil`/`validAfter` (unix seconds) for a request: its expiryDuration (or the default), capped. */
