@@ -7,6 +7,7 @@ import { opKey } from '../src/chain/opKey.js';
 import { FEE_RECEIVER_SLOT } from '../src/paymaster/entryPoints/entryPointV07.js';
 import { MODE_TOKEN } from '../src/paymaster/patronPaymasterV06.js';
 import { decodePaymasterAndDataV07 } from '../src/paymaster/patronPaymasterV07.js';
+import { weiToTokenUnits } from '../src/paymaster/tokenMath.js';
 import { COUNTER_ADDRESS, counterValue, mintToken, tokenBalance } from './helpers/patronPaymasterV06.js';
 import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
 import { decimalWire, hexWire, newSimpleAccountOp, quantity, rpcV2, type V07Version } from './helpers/rpcV07.js';
@@ -145,7 +146,7 @@ async function execute(
   const row = logged.find((r) => r.userOpHash === key.toLowerCase());
   assert.ok(row, 'the request log has the signed op');
   assert.equal(row.actualCostWei, event.args.actualGasCost.toString());
-  return { charge: charged.args.charge, maxTokenCost };
+  return { charge: charged.args.charge, maxTokenCost, actualGasCost: event.args.actualGasCost };
 }
 
 const unpackedPaymaster = (p: Record<string, unknown>) => ({
@@ -190,27 +191,44 @@ const tokenData = (version: V07Version, op: Record<string, unknown>) =>
 
 for (const version of ['0.7', '0.8'] as const) {
   describe(`ERC20 mode on EntryPoint v${version} (/api/v2)`, () => {
-    test("abstractjs's single ERC-7677 data call in ERC20 mode: caps signed, a bundler's own estimate under them executes", async () => {
+    test("abstractjs's single ERC-7677 data call in ERC20 mode: an op at the signed caps, the most a submitter can use, executes and its charge covers what the deposit paid", async () => {
       const { account, op, approved } = await quotedOp(version);
       const r = await tokenData(version, op);
       assert.equal(r.status, 200, JSON.stringify(r.body));
       const d = r.body.result ?? {};
-      const bundlerGas = (k: string) => (quantity(d[k]) * 14n) / 10n;
-      const { maxTokenCost } = await execute(
+      const signed = decodePaymasterAndDataV07(
+        concat([d.paymaster as Hex, pad('0x', { size: 32 }), d.paymasterData as Hex]),
+      );
+      const { caps } = signed;
+      for (const [limit, cap] of [
+        ['callGasLimit', caps.maxCallGasLimit],
+        ['verificationGasLimit', caps.maxVerificationGasLimit],
+        ['preVerificationGas', caps.maxPreVerificationGas],
+      ] as const) {
+        assert.ok(quantity(d[limit]) <= cap, `Patron's ${limit} ${d[limit]} within its cap ${cap}`);
+      }
+      // A submitter (the user as their own bundler) sets every gas value to its cap.
+      const { charge, actualGasCost } = await execute(
         version,
         account,
         {
           ...op,
-          callGasLimit: bundlerGas('callGasLimit'),
-          verificationGasLimit: bundlerGas('verificationGasLimit'),
-          preVerificationGas: bundlerGas('preVerificationGas'),
+          callGasLimit: caps.maxCallGasLimit,
+          verificationGasLimit: caps.maxVerificationGasLimit,
+          preVerificationGas: caps.maxPreVerificationGas,
           ...unpackedPaymaster(d),
         } as UserOperation<'0.7'>,
         { approved, capped: true },
       );
-      // Priced at the caps the maximum would exceed the quote: the approval the user gave is the cap instead (on
-      // v0.8 the approval is a generous fixed amount, and the maximum at the caps stays below it).
-      if (version === '0.7') assert.equal(maxTokenCost, approved);
+      // The caps were chosen so that the signed maximum fits the approval and still covers the worst case: the
+      // charge is never capped below what the paymaster paid (in the token, at the signed price).
+      const price =
+        signed.fields.mode === MODE_TOKEN
+          ? { exchangeRate: signed.fields.exchangeRate, priceMarkup: signed.fields.priceMarkup }
+          : undefined;
+      assert.ok(price);
+      const cost = weiToTokenUnits(actualGasCost, price);
+      assert.ok(charge >= cost, `charge ${charge} covers the deposit's ${actualGasCost} wei (${cost} units)`);
     });
 
     test('an approval of another token: the charge could not be collected, refused by simulation (-32020)', async () => {

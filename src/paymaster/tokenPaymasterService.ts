@@ -6,6 +6,7 @@ import { opKey } from '../chain/opKey.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
 import { SimulationFailedError, TokenPaymentError, UnsupportedError, ValidationError } from '../errors/PatronError.js';
 import type { ChainTokens, QuotableToken } from '../tokens/tokenCatalog.js';
+import { affordableCaps } from './affordableCaps.js';
 import { approvalInCallData } from './callDataApproval.js';
 import type { CryptoBackend } from './cryptoBackend.js';
 import { resolveEip7702 } from './eip7702Sender.js';
@@ -259,7 +260,11 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       };
       const gas = { ...quoted, ...paymasterGas };
       assertGasWithinBounds(quoted, op.maxFeePerGas, req.bounds, ep.worstCaseCost(gas, op.maxFeePerGas));
-      const maxWei = ep.maxChargeWei(gas, op.maxFeePerGas);
+      // v0.7+: the one client that quotes here (@biconomy/abstractjs) then asks for the final data before its bundler
+      // estimates, which Patron signs as caps (gasCaps.ts): the quote prices those caps, so that the approval it
+      // leads to covers the most the op can cost (affordableCaps.ts shrinks caps an approval cannot pay for).
+      const priced = ep.paymasterInAccountGas ? gas : { ...gas, gasCaps: gasCapsFor(quoted, req.bounds) };
+      const maxWei = ep.maxChargeWei(priced, op.maxFeePerGas);
       const feeQuotes = selected.map((t) => feeQuote(t, weiToTokenUnitsAt(maxWei, t.rateTimesMarkup), v.validUntil));
       return { paymasterAddress: req.chain.paymaster, feeQuotes, unsupportedTokens: unsupported };
     },
@@ -332,13 +337,24 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         preVerificationGas: useCallerLimits ? op.preVerificationGas : estimate.preVerificationGas,
       };
       const exact = finalUserOperation(op, limits, paymasterGas, eip7702);
-      const final: FinalUserOperation =
+      const chargeAt = (o: FinalUserOperation) => maxTokenCostOf(ep.maxChargeWei(o, op.maxFeePerGas), price);
+      let final: FinalUserOperation =
         req.limitsMayChange === true && !useCallerLimits && !ep.paymasterInAccountGas
           ? { ...exact, gasCaps: gasCapsFor(limits, req.bounds) }
           : exact;
-      const worstCaseWei = ep.worstCaseCost(final, op.maxFeePerGas);
-      assertGasWithinBounds(final.gasCaps ?? limits, op.maxFeePerGas, req.bounds, worstCaseWei);
-      let maxTokenCost = maxTokenCostOf(ep.maxChargeWei(final, op.maxFeePerGas), price);
+      let maxTokenCost = chargeAt(final);
+      if (available < maxTokenCost && final.gasCaps !== undefined) {
+        // Caps the approval cannot pay for would let the submitter use gas the charge no longer covers: the caps
+        // shrink toward Patron's own limits until the maximum fits the approval (affordableCaps.ts).
+        const gasCaps = affordableCaps({
+          limits,
+          caps: final.gasCaps,
+          charge: (caps) => chargeAt({ ...exact, gasCaps: caps }),
+          budget: available,
+        });
+        final = { ...exact, gasCaps: gasCaps ?? limits };
+        maxTokenCost = chargeAt(final);
+      }
       if (available < maxTokenCost) {
         // The user approved a quote made before the approval joined the op: accept it as the cap if it still
         // covers what the op is expected to cost (simulated gas, plus the postOp overhead, at maxFeePerGas).
@@ -350,6 +366,8 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         }
         maxTokenCost = available;
       }
+      const worstCaseWei = ep.worstCaseCost(final, op.maxFeePerGas);
+      assertGasWithinBounds(final.gasCaps ?? limits, op.maxFeePerGas, req.bounds, worstCaseWei);
       if (balance < maxTokenCost) {
         throw new TokenPaymentError(
           `The account holds ${balance} base units of ${token.symbol}, below the maximum charge of ${maxTokenCost}`,
