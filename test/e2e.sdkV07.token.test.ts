@@ -20,6 +20,7 @@ import {
   stringToHex,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import { MODE_TOKEN } from '../src/paymaster/patronPaymasterV06.js';
 import { decodePaymasterAndDataV07 } from '../src/paymaster/patronPaymasterV07.js';
@@ -52,21 +53,9 @@ const counterCall = { to: COUNTER_ADDRESS, data: '0x' as Hex };
 const receiptPolling = { pollingInterval: 100, timeout: 30_000 } as const;
 const ownerFor = (label: string) => privateKeyToAccount(keccak256(stringToHex(`patron-test-sdk-v07-token-${label}`)));
 
-const chargedAbi = [
-  {
-    type: 'event',
-    name: 'TokenCharged',
-    inputs: [
-      { name: 'account', type: 'address', indexed: true },
-      { name: 'token', type: 'address', indexed: true },
-      { name: 'charge', type: 'uint256', indexed: false },
-      { name: 'actualGasCost', type: 'uint256', indexed: false },
-    ],
-  },
-] as const;
-const feeReceiverAbi = [
-  { type: 'function', name: 'feeReceiver', stateMutability: 'view', inputs: [], outputs: [{ type: 'address' }] },
-] as const;
+// PatronPaymasterV07 has PatronPaymaster's (v0.6) feeReceiver() and TokenCharged event, signature for signature.
+const chargedAbi = patronPaymasterAbi;
+const feeReceiverAbi = patronPaymasterAbi;
 
 const usdcOf = (x: SdkE2eV07): DevTokenInfo => {
   const [usdc] = x.fx.tokens;

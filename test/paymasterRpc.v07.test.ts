@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { toSimpleSmartAccount } from 'permissionless/accounts';
-import { type Address, createPublicClient, custom, type Hex, parseEventLogs, toHex } from 'viem';
+import type { toSimpleSmartAccount } from 'permissionless/accounts';
+import { type Address, type Hex, parseEventLogs, toHex } from 'viem';
 import {
   entryPoint07Abi,
   entryPoint08Abi,
@@ -9,10 +9,11 @@ import {
   toPackedUserOperation,
   type UserOperation,
 } from 'viem/account-abstraction';
-import { privateKeyToAccount } from 'viem/accounts';
 import { opKey } from '../src/chain/opKey.js';
-import { COUNTER_ADDRESS, counterValue, testKey } from './helpers/patronPaymasterV06.js';
+import { COUNTER_ADDRESS, counterValue } from './helpers/patronPaymasterV06.js';
 import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
+import type { V07Version } from './helpers/rpcV07.js';
+import { hexWire, newSimpleAccountOp, quantity, rpcV2 as rpcV2Of } from './helpers/rpcV07.js';
 
 /**
  * The paymaster URL for EntryPoint v0.7 and v0.8 through the app: the ERC-7677 stub and data, the single data call
@@ -26,53 +27,14 @@ before(async () => {
 });
 after(() => app.close());
 
-type Version = '0.7' | '0.8';
+type Version = V07Version;
 const ABIS = { '0.7': entryPoint07Abi, '0.8': entryPoint08Abi } as const;
 
-const rpcV2 = async (method: string, params: unknown[]) => {
-  const res = await app.ctx.app.inject({
-    method: 'POST',
-    url: `/api/v2/${app.fx.chain.chainId}/${app.tenant.apiKey}`,
-    headers: { 'content-type': 'application/json' },
-    payload: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }),
-  });
-  return {
-    status: res.statusCode,
-    body: res.json() as { result?: Record<string, unknown>; error?: { code: number; message: string } },
-  };
-};
-
-let salt = 100n;
-/** A fresh SimpleAccount of the version (deployed by the op), calling the counter; fees at the chain's. */
-async function newAccountOp(version: Version) {
-  const owner = privateKeyToAccount(testKey(`v07-owner-${salt}`));
-  const account = await toSimpleSmartAccount({
-    client: createPublicClient({ chain: app.fx.client.chain, transport: custom(app.fx.chain) }),
-    owner,
-    index: salt++,
-    entryPoint: { address: app.fx.entryPoints[version], version },
-  });
-  const { factory, factoryData } = await account.getFactoryArgs();
-  const block = await app.fx.client.getBlock();
-  const maxPriorityFeePerGas = 1_000_000_000n;
-  const op = {
-    sender: account.address,
-    nonce: await account.getNonce(),
-    factory,
-    factoryData,
-    callData: await account.encodeCalls([{ to: COUNTER_ADDRESS, data: '0x01' }]),
-    maxFeePerGas: (block.baseFeePerGas ?? 0n) * 2n + maxPriorityFeePerGas,
-    maxPriorityFeePerGas,
-    signature: await account.getStubSignature(),
-  };
-  return { account, op };
-}
-
+const counterCall = [{ to: COUNTER_ADDRESS, data: '0x01' as const }];
+const newAccountOp = (version: Version) => newSimpleAccountOp(app.fx, version, counterCall);
+const rpcV2 = (method: string, params: unknown[]) => rpcV2Of(app, method, params);
+const wire = hexWire;
 const hex = (n: bigint) => toHex(n);
-/** The op as ERC-7677 clients send it (viem's formatUserOperationRequest): hex quantities. */
-function wire(op: Record<string, unknown>) {
-  return Object.fromEntries(Object.entries(op).map(([k, v]) => [k, typeof v === 'bigint' ? hex(v) : v]));
-}
 
 /** Signs the op with the account, submits it with handleOps, returns the event and the deposit change. */
 async function execute(
@@ -132,8 +94,6 @@ async function execute(
   assert.equal(solvency?.liabilitiesWei, 0n, 'settled: nothing of the op is a liability any more');
   return event.args;
 }
-
-const quantity = (v: unknown) => BigInt(String(v));
 
 for (const version of ['0.7', '0.8'] as const) {
   describe(`EntryPoint v${version} on /api/v2`, () => {

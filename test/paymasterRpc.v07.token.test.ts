@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Address, concat, encodeFunctionData, erc20Abi, type Hex, pad, parseEventLogs } from 'viem';
 import { entryPoint07Abi, entryPoint08Abi, toPackedUserOperation, type UserOperation } from 'viem/account-abstraction';
+import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import { opKey } from '../src/chain/opKey.js';
 import { FEE_RECEIVER_SLOT } from '../src/paymaster/entryPoints/entryPointV07.js';
@@ -30,21 +31,9 @@ before(async () => {
 after(() => app.close());
 
 const ABIS = { '0.7': entryPoint07Abi, '0.8': entryPoint08Abi } as const;
-const chargedAbi = [
-  {
-    type: 'event',
-    name: 'TokenCharged',
-    inputs: [
-      { name: 'account', type: 'address', indexed: true },
-      { name: 'token', type: 'address', indexed: true },
-      { name: 'charge', type: 'uint256', indexed: false },
-      { name: 'actualGasCost', type: 'uint256', indexed: false },
-    ],
-  },
-] as const;
-const feeReceiverAbi = [
-  { type: 'function', name: 'feeReceiver', stateMutability: 'view', inputs: [], outputs: [{ type: 'address' }] },
-] as const;
+// PatronPaymasterV07 has PatronPaymaster's (v0.6) feeReceiver() and TokenCharged event, signature for signature.
+const chargedAbi = patronPaymasterAbi;
+const feeReceiverAbi = patronPaymasterAbi;
 
 const approve = (spender: Address, amount: bigint): Hex =>
   encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, amount] });
