@@ -2,8 +2,8 @@ import { type Address, getAddress, type Hex, hexToBytes } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import { UnavailableError, UnsupportedError, ValidationError } from '../errors/PatronError.js';
 import type { FinalUserOperation } from './entryPoints/entryPointModule.js';
+import type { PartialUserOperation } from './partialUserOperation.js';
 import { isEip7702InitCode } from './patronPaymasterV07.js';
-import type { PartialUserOperation } from './userOperationInput.js';
 
 /** EIP-7702's delegation designator: an EOA's code is 0xef0100 ‖ delegate. */
 const DESIGNATOR = '0xef0100';

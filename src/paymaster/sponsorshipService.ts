@@ -19,12 +19,12 @@ import {
 import { entryPointModule } from './entryPoints/entryPointModules.js';
 import { gasCapsFor } from './gasCaps.js';
 import { type CommittedPaymaster, readCommitment, unsuffixedPrefix } from './parallelSigningCommitment.js';
+import type { PartialUserOperation } from './partialUserOperation.js';
 import { DUMMY_PAYMASTER_SIGNATURE } from './patronPaymasterV07.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
 import { type IssuedSignature, issuedSignature, type ReportFact } from './requestFacts.js';
 import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
 import type { SpendGuard } from './spendGuard.js';
-import type { PartialUserOperation } from './userOperationInput.js';
 import {
   blockWindow,
   checkIssuedWindow,

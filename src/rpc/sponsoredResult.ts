@@ -1,14 +1,15 @@
 import type { EntryPointVersion } from '../chain/chainRegistry.js';
 import { PolicyDeniedError, SponsorshipDeniedError, ValidationError } from '../errors/PatronError.js';
+import type { PartialUserOperation } from '../paymaster/partialUserOperation.js';
 import type { SponsoredUserOperation } from '../paymaster/sponsorshipService.js';
-import { parseTokenInfo } from '../paymaster/tokenInfo.js';
 import type { TokenQuotes } from '../paymaster/tokenPaymasterService.js';
-import type { ModeObject, PartialUserOperation } from '../paymaster/userOperationInput.js';
 import { erc7677Fields, gasLimitFields } from './erc7677Result.js';
 import { feeTokenOf } from './feeToken.js';
 import type { PimlicoContext } from './methods/pm_sponsorUserOperation.js';
 import type { RpcContext } from './rpcMethod.js';
 import { entryPointChain, urlChain } from './servedChain.js';
+import type { ModeObject } from './wire/modeObject.js';
+import { parseTokenInfo } from './wire/tokenInfo.js';
 
 /**
  * The paymaster data on the wire (spec §2.6 and clients.md): `mode` *and* `MODE` (every Biconomy SDK reads

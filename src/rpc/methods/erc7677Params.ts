@@ -2,17 +2,13 @@ import type { Address } from 'viem';
 import { z } from 'zod';
 import type { ChainRuntime } from '../../chain/chainRegistry.js';
 import type { CommittedPaymaster } from '../../paymaster/parallelSigningCommitment.js';
-import {
-  address,
-  bytes,
-  modeObjectSchema,
-  type PartialUserOperation,
-  parseErc7677ParamsFast,
-  partialUserOperationSchema,
-  quantity,
-} from '../../paymaster/userOperationInput.js';
+import type { PartialUserOperation } from '../../paymaster/partialUserOperation.js';
 import type { RpcContext } from '../rpcMethod.js';
 import { assertUrlChainId, entryPointChain } from '../servedChain.js';
+import { parseErc7677ParamsFast } from '../wire/erc7677.js';
+import { modeObjectSchema } from '../wire/modeObject.js';
+import { address, bytes, quantity } from '../wire/scalars.js';
+import { partialUserOperationSchema } from '../wire/userOperation.js';
 
 /**
  * EntryPoint v0.9's opt-ins in the ERC-7677 context (README, "Parallel signing on v0.9"): `signingPhase`, the
@@ -78,7 +74,7 @@ export const erc7677Params = z
 const V09_KEYS = ['signingPhase', 'validityUnit'] as const;
 
 /**
- * The common shape by hand (the hot path of every v0.7+ client), else the schema: userOperationInput.ts. A context
+ * The common shape by hand (the hot path of every v0.7+ client), else the schema: wire/erc7677.ts. A context
  * with v0.9's opt-ins is rare and goes to the schema, which reads them (and a finalize's paymaster fields).
  */
 export const erc7677ParamsFast = (params: unknown): z.infer<typeof erc7677Params> | undefined => {

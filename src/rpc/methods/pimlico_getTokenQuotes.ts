@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { address, quantity } from '../../paymaster/userOperationInput.js';
 import { defineRpcMethod } from '../rpcMethod.js';
 import { assertUrlChainId, entryPointChain } from '../servedChain.js';
 import { tokenQuotesResult } from '../tokenQuotesResult.js';
+import { address, quantity } from '../wire/scalars.js';
 
 /**
  * Pimlico's `pimlico_getTokenQuotes([{ tokens }, entryPoint, chainId])`

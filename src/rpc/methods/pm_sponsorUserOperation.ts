@@ -1,12 +1,9 @@
 import { z } from 'zod';
-import {
-  address,
-  modeObjectSchema,
-  parseUserOperationAndModeFast,
-  partialUserOperationSchema,
-} from '../../paymaster/userOperationInput.js';
 import { defineRpcMethod } from '../rpcMethod.js';
 import { pimlicoSponsorUserOperation, sponsorUserOperation } from '../sponsoredResult.js';
+import { modeObjectSchema, parseUserOperationAndModeFast } from '../wire/modeObject.js';
+import { address } from '../wire/scalars.js';
+import { partialUserOperationSchema } from '../wire/userOperation.js';
 
 /**
  * Pimlico's context (permissionless `createPimlicoClient().sponsorUserOperation`): the policy to use and how long

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { PolicyDeniedError, SponsorshipDeniedError } from '../../errors/PatronError.js';
-import { address, partialUserOperationSchema } from '../../paymaster/userOperationInput.js';
 import { defineRpcMethod } from '../rpcMethod.js';
+import { address } from '../wire/scalars.js';
+import { partialUserOperationSchema } from '../wire/userOperation.js';
 import { erc7677Target } from './erc7677Params.js';
 
 /**
