@@ -185,6 +185,14 @@ describe('ERC20 quotes (pm_getFeeQuoteOrData)', () => {
     assert.equal(body.error?.code, -32602);
     assert.match(body.error?.message ?? '', /params\[1\]\.tokenInfo\.tokenList\[0\]: must be a token address/);
   });
+
+  test('a quote without maxFeePerGas is a -32602 naming params[0].maxFeePerGas', async () => {
+    const op = { ...wire(await buildDeployingOp(fx, 104n)), maxFeePerGas: '0x0' };
+    const { status, body } = await rpc('pm_getFeeQuoteOrData', [op, { mode: 'ERC20' }]);
+    assert.equal(status, 400);
+    assert.equal(body.error?.code, -32602);
+    assert.equal(body.error?.message, 'Invalid params: params[0].maxFeePerGas: must be set to quote a fee in tokens');
+  });
 });
 
 describe('ERC20 final data (pm_sponsorUserOperation) accepted by the EntryPoint', () => {

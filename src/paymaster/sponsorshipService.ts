@@ -3,7 +3,7 @@ import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { FeeOracle } from '../chain/feeOracle.js';
 import { opKey } from '../chain/opKey.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
-import { ValidationError } from '../errors/PatronError.js';
+import { OperationFieldError, ValidationError } from '../errors/PatronError.js';
 import type { PolicyGate, PolicyPass } from '../policies/policyGate.js';
 import type { WebhookOperation } from '../webhooks/webhookOperation.js';
 import type { CryptoBackend } from './cryptoBackend.js';
@@ -250,7 +250,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     const op = req.userOp;
     const missing = firstMissingLimit(op);
     if (req.calculateGasLimits === false && missing !== undefined) {
-      throw new ValidationError(`Invalid params: params[0].${missing}: required when calculateGasLimits is false`);
+      throw new OperationFieldError(missing, 'required when calculateGasLimits is false');
     }
     if (req.calculateGasLimits !== true && missing === undefined) {
       return {
@@ -370,9 +370,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       assertFeesWithinBounds(req.userOp, await chainFees(deps.fees, req.chain), req.bounds);
       const missing = firstMissingLimit(req.userOp);
       if (missing !== undefined) {
-        throw new ValidationError(
-          `Invalid params: params[0].${missing}: required with signingPhase "commit" (estimate on the stub first)`,
-        );
+        throw new OperationFieldError(missing, 'required with signingPhase "commit" (estimate on the stub first)');
       }
       const pass = await deps.policies.check(policyRequest(req));
       const eip7702 = await eip7702Of(req.chain, req.userOp);

@@ -4,7 +4,12 @@ import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { FeeOracle } from '../chain/feeOracle.js';
 import { opKey } from '../chain/opKey.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
-import { SimulationFailedError, TokenPaymentError, UnsupportedError, ValidationError } from '../errors/PatronError.js';
+import {
+  OperationFieldError,
+  SimulationFailedError,
+  TokenPaymentError,
+  UnsupportedError,
+} from '../errors/PatronError.js';
 import type { ChainTokens, QuotableToken } from '../tokens/tokenCatalog.js';
 import { approvalInCallData } from './callDataApproval.js';
 import type { CryptoBackend } from './cryptoBackend.js';
@@ -212,7 +217,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       const { selected, unsupported } = selectTokens(prepare(chainTokens(req.chain)), req.tokens);
       const op = req.userOp;
       if (op.maxFeePerGas === 0n) {
-        throw new ValidationError('Invalid params: params[0].maxFeePerGas: must be set to quote a fee in tokens');
+        throw new OperationFieldError('maxFeePerGas', 'must be set to quote a fee in tokens');
       }
       assertFeesWithinBounds(op, await chainFees(deps.fees, req.chain), req.bounds);
       const ep = entryPointModule(req.chain.entryPointVersion);
@@ -280,8 +285,9 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       const paymasterGas = ep.paymasterGas('ERC20');
       const v = window(req.expiryDuration);
       if (req.calculateGasLimits === false && !hasAllLimits(op)) {
-        throw new ValidationError(
-          'Invalid params: params[0]: callGasLimit, verificationGasLimit and preVerificationGas are required when calculateGasLimits is false',
+        throw new OperationFieldError(
+          undefined,
+          'callGasLimit, verificationGasLimit and preVerificationGas are required when calculateGasLimits is false',
         );
       }
       const useCallerLimits = req.calculateGasLimits !== true && hasAllLimits(op);
