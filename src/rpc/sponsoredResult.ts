@@ -2,12 +2,12 @@ import type { EntryPointVersion } from '../chain/chainRegistry.js';
 import { PolicyDeniedError, SponsorshipDeniedError, ValidationError } from '../errors/PatronError.js';
 import type { PartialUserOperation } from '../paymaster/partialUserOperation.js';
 import type { SponsoredUserOperation } from '../paymaster/sponsorshipService.js';
-import type { TokenQuotes } from '../paymaster/tokenPaymasterService.js';
 import { erc7677Fields, gasLimitFields } from './erc7677Result.js';
 import { feeTokenOf } from './feeToken.js';
 import type { PimlicoContext } from './methods/pm_sponsorUserOperation.js';
 import type { RpcContext } from './rpcMethod.js';
 import { entryPointChain, urlChain } from './servedChain.js';
+import { biconomyQuotesResult } from './wire/biconomyQuotes.js';
 import type { ModeObject } from './wire/modeObject.js';
 import { parseTokenInfo } from './wire/tokenInfo.js';
 
@@ -38,17 +38,6 @@ export function sponsoredResult(
           paymasterVerificationGasLimit: integer(s.paymasterVerificationGasLimit),
           paymasterPostOpGasLimit: integer(s.paymasterPostOpGasLimit),
         }),
-  };
-}
-
-/** Spec §2.7: the token quotes, with `mode` and `MODE`. */
-export function quotesResult(q: TokenQuotes) {
-  return {
-    mode: 'ERC20' as const,
-    MODE: 'ERC20' as const,
-    paymasterAddress: q.paymasterAddress,
-    feeQuotes: q.feeQuotes,
-    unsupportedTokens: q.unsupportedTokens,
   };
 }
 
@@ -112,7 +101,7 @@ async function quotes(userOp: PartialUserOperation, mode: ModeObject, ctx: RpcCo
     report: ctx.report,
     spend: ctx.spend,
   });
-  return quotesResult(q);
+  return biconomyQuotesResult(q);
 }
 
 /**
