@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineRpcMethod } from '../rpcMethod.js';
 import { assertUrlChainId, entryPointChain } from '../servedChain.js';
-import { tokenQuotesResult } from '../tokenQuotesResult.js';
+import { tokenQuotesResult } from '../wire/pimlicoTokenQuotes.js';
 import { address, quantity } from '../wire/scalars.js';
 
 /**

@@ -1,6 +1,6 @@
-import { erc7677Fields, gasLimitFields } from '../erc7677Result.js';
 import { defineRpcMethod } from '../rpcMethod.js';
 import { tokenPaid } from '../sponsoredResult.js';
+import { erc7677Fields, gasLimitFields } from '../wire/erc7677Result.js';
 import { erc7677Params, erc7677ParamsFast, erc7677Target } from './erc7677Params.js';
 import { committedPaymaster, v09Options } from './erc7677V09Options.js';
 

@@ -48,6 +48,9 @@ export const bytes = z
   .regex(BYTES, { error: 'must be 0x-prefixed hex with an even number of digits' })
   .transform(toBytes);
 
+/** A quantity as the hex answers write it (ERC-7677, Pimlico's dialect): 0x and no leading zeros. */
+export const hexQuantity = (n: bigint): Hex => `0x${n.toString(16)}`;
+
 /*
  * The fast path. Every sponsorship request parses its params; through zod that is tens of µs of the ~200 µs a
  * request may cost, so the common shape (what every SDK sends) is checked by hand first. The contract: a fast

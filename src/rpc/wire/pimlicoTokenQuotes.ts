@@ -1,7 +1,5 @@
-import type { Hex } from 'viem';
-import type { TokenRateQuote } from '../paymaster/tokenRateQuotes.js';
-
-const hex = (n: bigint): Hex => `0x${n.toString(16)}`;
+import type { TokenRateQuote } from '../../paymaster/tokenRateQuotes.js';
+import { hexQuantity as hex } from './scalars.js';
 
 /**
  * pimlico_getTokenQuotes's result on the wire: `{ quotes }`, quantities as hex (permissionless reads them with
