@@ -58,7 +58,7 @@ export const hexQuantity = (n: bigint): Hex => `0x${n.toString(16)}`;
  * the caller then runs the schema, which produces the value or the error message. So it only accepts a subset of
  * what the schema accepts (plain objects and the field types the schema allows, nothing else), builds its result
  * with the schema's own transforms, and leaves every refusal to the schema. A test pins the two to each other
- * (fastParsers.test.ts).
+ * (userOperation.test.ts).
  */
 
 /** An object as JSON.parse makes it; zod's object and record checks accept every such value. */

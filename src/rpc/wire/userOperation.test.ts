@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import { partialUserOperationSchema } from './userOperation.js';
+import { describe, test } from 'node:test';
+import { z } from 'zod';
+import { modeObjectSchema, parseModeObjectFast, parseUserOperationAndModeFast } from './modeObject.js';
+import { parsePartialUserOperationFast, partialUserOperationSchema } from './userOperation.js';
 
 const base = {
   sender: '0x1234567890AbcdEF1234567890aBcdef12345678',
@@ -65,3 +67,144 @@ for (const [name, patch, message] of bad) {
     assert.match(r.error?.issues[0]?.message ?? '', message);
   });
 }
+
+/** The contract of the hand-written fast parsers (scalars.ts): exactly the schema's value, or defer to it. */
+describe('the fast path returns exactly what the schemas return, or defers to them', () => {
+  // Values a client could put in any field: valid and invalid, of every JSON type, with the edge cases of each rule.
+  const pool: unknown[] = [
+    undefined,
+    null,
+    true,
+    0,
+    -0,
+    1,
+    100000,
+    -1,
+    1.5,
+    2 ** 53,
+    Number.MAX_SAFE_INTEGER,
+    '',
+    '0',
+    '0x',
+    '0x0',
+    '0x00',
+    ' 0x10 ',
+    '0X10',
+    '0x186a0',
+    '0x186A0',
+    '100000',
+    '-1',
+    '1e3',
+    `0x${'f'.repeat(64)}`,
+    `0x1${'0'.repeat(64)}`,
+    '9'.repeat(78),
+    '9'.repeat(79),
+    '0xabc',
+    '0xB61D27F6',
+    '0xzz',
+    'hello',
+    '0x1234567890AbcdEF1234567890aBcdef12345678',
+    '0x1234567890abcdef1234567890abcdef12345678',
+    '0x1234567890ABCDEF1234567890ABCDEF12345678',
+    '1234567890abcdef1234567890abcdef12345678',
+    '0x1234',
+    [],
+    ['0x00'],
+    {},
+    { num: 2 },
+  ];
+  const modePool: unknown[] = [...pool, 'SPONSORED', 'sponsored', ' Sponsorship ', 'ERC20', 'erc20', 'FREE'];
+  const recordPool: unknown[] = [
+    ...pool,
+    { num: 2, nested: { a: [1] } },
+    JSON.parse('{"__proto__": {"polluted": true}, "b": 1}'),
+    JSON.parse('{"constructor": {"prototype": 1}}'),
+    { 2: 'two', 1: 'one', a: 'a' },
+  ];
+  const opFields = Object.keys({ ...base, callGasLimit: 0, verificationGasLimit: 0, preVerificationGas: 0 }).concat([
+    'factory',
+    'factoryData',
+    'paymasterAndData',
+    'signature',
+    'extra',
+  ]);
+
+  /** A deterministic PRNG (mulberry32), so a failure reproduces. */
+  function rng(seed: number) {
+    let a = seed;
+    return () => {
+      a = (a + 0x6d2b79f5) | 0;
+      let t = Math.imul(a ^ (a >>> 15), 1 | a);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+  const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
+
+  function agrees(
+    schema: { safeParse(v: unknown): { success: boolean; data?: unknown } },
+    fast: unknown,
+    input: unknown,
+  ) {
+    const r = schema.safeParse(input);
+    if (fast === undefined) return r.success ? 'deferred' : 'refused';
+    assert.equal(r.success, true, `fast path accepted what the schema refuses: ${JSON.stringify(input)}`);
+    assert.deepStrictEqual(fast, r.data, JSON.stringify(input));
+    return 'fast';
+  }
+
+  test('user operations: every single-field change, and random combinations', () => {
+    const counts = { fast: 0, deferred: 0, refused: 0 };
+    const inputs: Record<string, unknown>[] = [];
+    for (const field of opFields) for (const value of pool) inputs.push({ ...base, [field]: value });
+    const r = rng(7);
+    for (let i = 0; i < 3000; i++) {
+      const op: Record<string, unknown> = { ...base };
+      for (const field of opFields) if (r() < 0.3) op[field] = pick(r, pool);
+      inputs.push(op);
+    }
+    for (const input of inputs)
+      counts[agrees(partialUserOperationSchema, parsePartialUserOperationFast(input), input)]++;
+    // Most valid inputs take the fast path (else it is dead weight).
+    assert.ok(counts.fast > 300 && counts.fast >= 0.9 * (counts.fast + counts.deferred), JSON.stringify(counts));
+  });
+
+  test('mode objects: every single-field change, and random combinations', () => {
+    const counts = { fast: 0, deferred: 0, refused: 0 };
+    const fields: [string, readonly unknown[]][] = [
+      ['mode', modePool],
+      ['calculateGasLimits', pool],
+      ['expiryDuration', pool],
+      ['webhookData', recordPool],
+      ['sponsorshipInfo', recordPool],
+      ['tokenInfo', pool],
+    ];
+    const inputs: unknown[] = [
+      ...pool,
+      { sponsorshipInfo: { webhookData: { num: 2 }, smartAccountInfo: { name: 'B' } } },
+    ];
+    for (const [field, values] of fields)
+      for (const value of values) inputs.push({ mode: 'SPONSORED', [field]: value });
+    for (const value of recordPool) inputs.push({ sponsorshipInfo: { webhookData: value } });
+    const r = rng(11);
+    for (let i = 0; i < 2000; i++) {
+      const m: Record<string, unknown> = {};
+      for (const [field, values] of fields) if (r() < 0.5) m[field] = pick(r, values);
+      if (r() < 0.3) m.sponsorshipInfo = { webhookData: pick(r, recordPool), smartAccountInfo: pick(r, pool) };
+      inputs.push(m);
+    }
+    for (const input of inputs) counts[agrees(modeObjectSchema, parseModeObjectFast(input), input)]++;
+    assert.ok(counts.fast > 100 && counts.fast >= 0.9 * (counts.fast + counts.deferred), JSON.stringify(counts));
+  });
+
+  test('params tuples: only [op, mode] exactly; a __proto__ key of webhookData is dropped as the schema drops it', () => {
+    const tuple = z.tuple([partialUserOperationSchema, modeObjectSchema]);
+    const mode = JSON.parse('{"mode":"SPONSORED","webhookData":{"__proto__":{"x":1},"num":2}}');
+    for (const params of [[base, mode], [base], [base, mode, 1], [base, null], {}, null, [[], mode]]) {
+      agrees(tuple, parseUserOperationAndModeFast(params), params);
+    }
+    const parsed = parseUserOperationAndModeFast([base, mode]);
+    assert.deepStrictEqual(parsed?.[1].webhookData, { num: 2 });
+    assert.equal(JSON.stringify(parsed?.[1].webhookData), '{"num":2}');
+  });
+});
