@@ -3,7 +3,7 @@ import { PolicyDeniedError, SponsorshipDeniedError } from '../../errors/PatronEr
 import { defineRpcMethod } from '../rpcMethod.js';
 import { address } from '../wire/scalars.js';
 import { partialUserOperationSchema } from '../wire/userOperation.js';
-import { erc7677Target } from './erc7677Params.js';
+import { erc7677Target } from './erc7677Target.js';
 
 /**
  * The dry run, in Pimlico's name and shape: `[userOperation, entryPoint, sponsorshipPolicyIds]` → the requested
