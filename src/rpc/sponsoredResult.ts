@@ -1,13 +1,13 @@
 import { PolicyDeniedError, SponsorshipDeniedError, ValidationError } from '../errors/PatronError.js';
 import type { PartialUserOperation } from '../paymaster/partialUserOperation.js';
 import { feeTokenOf } from './feeToken.js';
-import type { PimlicoContext } from './methods/pm_sponsorUserOperation.js';
 import type { RpcContext } from './rpcMethod.js';
 import { entryPointChain, urlChain } from './servedChain.js';
 import { biconomyQuotesResult } from './wire/biconomyQuotes.js';
 import { biconomyPaymasterResult } from './wire/biconomyResult.js';
 import { erc7677Fields, gasLimitFields } from './wire/erc7677Result.js';
 import type { ModeObject } from './wire/modeObject.js';
+import type { PimlicoContext } from './wire/pimlico.js';
 import { parseTokenInfo } from './wire/tokenInfo.js';
 
 async function sponsored(userOp: PartialUserOperation, mode: ModeObject, ctx: RpcContext) {
