@@ -33,7 +33,13 @@ const eip7702AuthSchema = z.object(
     yParity: quantity,
   },
   { error: 'must be an EIP-7702 authorization {address, chainId, nonce, r, s, yParity}' },
-) satisfies z.ZodType<Eip7702Auth>;
+);
+
+/** `true` when A and B are assignable both ways (the same fields, of the same types), else `never`. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+
+// One truth: each schema's output is exactly the domain's type (a field more or less fails to compile).
+true satisfies Same<z.output<typeof eip7702AuthSchema>, Eip7702Auth>;
 
 /** Gas fields: absent and zero both mean "not given" (viem stubs send "0x0"). */
 const gasGiven = (v: bigint | undefined) => (v === undefined || v === 0n ? undefined : v);
@@ -98,7 +104,8 @@ export const partialUserOperationSchema = z
     },
     { error: 'must be a user operation object' },
   )
-  .transform(toPartialUserOperation) satisfies z.ZodType<PartialUserOperation>;
+  .transform(toPartialUserOperation);
+true satisfies Same<z.output<typeof partialUserOperationSchema>, PartialUserOperation>;
 
 function readOptionalGas(v: unknown): Read<bigint | undefined> {
   if (v === undefined) return undefined;
