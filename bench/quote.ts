@@ -16,9 +16,9 @@ import { loadConfig } from '../src/config/config.js';
 import { NO_DAPP_LIMITS } from '../src/config/dappLimits.js';
 import { createDeps, type Deps } from '../src/deps.js';
 import { createLogger } from '../src/logger.js';
-import { parseTokenInfo } from '../src/paymaster/tokenInfo.js';
-import { parseUserOperationAndModeFast } from '../src/paymaster/userOperationInput.js';
-import { quotesResult } from '../src/rpc/sponsoredResult.js';
+import { biconomyQuotesResult } from '../src/rpc/wire/biconomyQuotes.js';
+import { parseUserOperationAndModeFast } from '../src/rpc/wire/modeObject.js';
+import { parseTokenInfo } from '../src/rpc/wire/tokenInfo.js';
 import type { ChainTokenSettings } from '../src/tokens/tokenCatalog.js';
 import { BENCH_RATE_LIMITS } from './benchRateLimits.js';
 import { closedLoad } from './closedLoad.js';
@@ -131,7 +131,7 @@ async function microBenchmark(deps: Deps, chainId: number, body: string, n: numb
     'parse [userOp, mode] (fast path)': () => parseUserOperationAndModeFast(params),
     'parseTokenInfo (zod)': () => parseTokenInfo(mode.tokenInfo),
     'tokenPaymaster.quote': () => deps.tokenPaymaster.quote(request),
-    'JSON of the result': () => JSON.stringify({ jsonrpc: '2.0', id: 1, result: quotesResult(quoted) }),
+    'JSON of the result': () => JSON.stringify({ jsonrpc: '2.0', id: 1, result: biconomyQuotesResult(quoted) }),
   };
   const out: Record<string, number> = {};
   for (const [name, step] of Object.entries(steps)) {

@@ -84,6 +84,23 @@ export class ValidationError extends PatronError {
   }
 }
 
+/**
+ * A user operation the domain cannot work with as sent: `field` names the op's field (undefined: the op as a
+ * whole), `problem` says what is wrong. The domain does not know where the op sits in a request; the transport
+ * that parsed it says so (the JSON-RPC edge: `Invalid params: params[0].maxFeePerGas: …`, rpc/rpcErrors.ts).
+ */
+export class OperationFieldError extends PatronError {
+  override name = 'OperationFieldError' as const;
+  readonly field: string | undefined;
+  readonly problem: string;
+  constructor(field: string | undefined, problem: string, options?: PatronErrorOptions) {
+    const what = field === undefined ? 'The user operation' : `The user operation's ${field}`;
+    super('VALIDATION', `${what}: ${problem}`, options);
+    this.field = field;
+    this.problem = problem;
+  }
+}
+
 export class UnauthorizedError extends PatronError {
   override name = 'UnauthorizedError' as const;
   constructor(message: string, options?: PatronErrorOptions) {

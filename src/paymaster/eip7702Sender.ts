@@ -1,9 +1,9 @@
 import { type Address, getAddress, type Hex, hexToBytes } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
-import { UnavailableError, UnsupportedError, ValidationError } from '../errors/PatronError.js';
+import { OperationFieldError, UnavailableError, UnsupportedError } from '../errors/PatronError.js';
 import type { FinalUserOperation } from './entryPoints/entryPointModule.js';
+import type { PartialUserOperation } from './partialUserOperation.js';
 import { isEip7702InitCode } from './patronPaymasterV07.js';
-import type { PartialUserOperation } from './userOperationInput.js';
 
 /** EIP-7702's delegation designator: an EOA's code is 0xef0100 ‖ delegate. */
 const DESIGNATOR = '0xef0100';
@@ -35,8 +35,9 @@ async function resolveDelegate(args: {
 }): Promise<NonNullable<FinalUserOperation['eip7702']>> {
   const { chain, op } = args;
   if (chain.entryPointVersion === '0.6' || chain.entryPointVersion === '0.7') {
-    throw new ValidationError(
-      `Invalid params: params[0]: an EIP-7702 operation (eip7702Auth, or the 0x7702 initCode) needs EntryPoint v0.8 or later, not v${chain.entryPointVersion}`,
+    throw new OperationFieldError(
+      undefined,
+      `an EIP-7702 operation (eip7702Auth, or the 0x7702 initCode) needs EntryPoint v0.8 or later, not v${chain.entryPointVersion}`,
     );
   }
   const delegate = op.eip7702Auth?.address ?? (await currentDelegate(chain, op.sender));
@@ -56,8 +57,9 @@ async function currentDelegate(chain: ChainRuntime, sender: Address): Promise<Ad
     throw new UnavailableError('The chain could not be read for the sender’s EIP-7702 delegation', { cause: err });
   }
   if (code === undefined || !code.toLowerCase().startsWith(DESIGNATOR) || code.length !== 2 + 23 * 2) {
-    throw new ValidationError(
-      'Invalid params: params[0]: the 0x7702 initCode needs eip7702Auth, or a sender already delegated with EIP-7702',
+    throw new OperationFieldError(
+      undefined,
+      'the 0x7702 initCode needs eip7702Auth, or a sender already delegated with EIP-7702',
     );
   }
   return getAddress(`0x${code.slice(8)}`);

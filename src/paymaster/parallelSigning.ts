@@ -1,11 +1,12 @@
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { FeeOracle } from '../chain/feeOracle.js';
-import { ValidationError } from '../errors/PatronError.js';
+import { OperationFieldError } from '../errors/PatronError.js';
 import type { PolicyGate } from '../policies/policyGate.js';
 import type { CryptoBackend } from './cryptoBackend.js';
 import { type FinalUserOperation, finalUserOperation } from './entryPoints/entryPointModule.js';
 import { entryPointModule } from './entryPoints/entryPointModules.js';
 import { readCommitment } from './parallelSigningCommitment.js';
+import type { PartialUserOperation } from './partialUserOperation.js';
 import { DUMMY_PAYMASTER_SIGNATURE } from './patronPaymasterV07.js';
 import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
 import {
@@ -18,7 +19,6 @@ import {
   type SponsoredUserOperation,
   type SponsorRequest,
 } from './sponsorRequest.js';
-import type { PartialUserOperation } from './userOperationInput.js';
 import {
   checkIssuedWindow,
   currentBlockNumber,
@@ -71,9 +71,7 @@ export function createParallelSigning(args: ParallelSigningArgs) {
       assertFeesWithinBounds(req.userOp, await chainFees(args.deps.fees, req.chain), req.bounds);
       const missing = firstMissingLimit(req.userOp);
       if (missing !== undefined) {
-        throw new ValidationError(
-          `Invalid params: params[0].${missing}: required with signingPhase "commit" (estimate on the stub first)`,
-        );
+        throw new OperationFieldError(missing, 'required with signingPhase "commit" (estimate on the stub first)');
       }
       const pass = await args.deps.policies.check(policyRequest(req));
       const eip7702 = await args.eip7702Of(req.chain, req.userOp);

@@ -4,9 +4,9 @@ import type { SigningBounds } from '../config/boundsSettings.js';
 import { ValidationError } from '../errors/PatronError.js';
 import type { GasLimits, PaymasterFields } from './entryPoints/entryPointModule.js';
 import type { CommittedPaymaster } from './parallelSigningCommitment.js';
+import type { PartialUserOperation } from './partialUserOperation.js';
 import type { ReportFact } from './requestFacts.js';
 import type { SpendGuard } from './spendGuard.js';
-import type { PartialUserOperation } from './userOperationInput.js';
 import type { IssuedWindow, ValidityUnit } from './validityWindows.js';
 
 /**

@@ -3,7 +3,7 @@ import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { FeeOracle } from '../chain/feeOracle.js';
 import { opKey } from '../chain/opKey.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
-import { ValidationError } from '../errors/PatronError.js';
+import { OperationFieldError, ValidationError } from '../errors/PatronError.js';
 import type { PolicyGate, PolicyPass } from '../policies/policyGate.js';
 import type { WebhookOperation } from '../webhooks/webhookOperation.js';
 import type { CryptoBackend } from './cryptoBackend.js';
@@ -20,6 +20,7 @@ import { entryPointModule } from './entryPoints/entryPointModules.js';
 import { gasCapsFor } from './gasCaps.js';
 import { createParallelSigning } from './parallelSigning.js';
 import { unsuffixedPrefix } from './parallelSigningCommitment.js';
+import type { PartialUserOperation } from './partialUserOperation.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
 import { type IssuedSignature, issuedSignature } from './requestFacts.js';
 import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
@@ -32,7 +33,6 @@ import {
   type SponsoredUserOperation,
   type SponsorRequest,
 } from './sponsorRequest.js';
-import type { PartialUserOperation } from './userOperationInput.js';
 import {
   blockWindow,
   currentBlockNumber,
@@ -176,7 +176,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     const op = req.userOp;
     const missing = firstMissingLimit(op);
     if (req.calculateGasLimits === false && missing !== undefined) {
-      throw new ValidationError(`Invalid params: params[0].${missing}: required when calculateGasLimits is false`);
+      throw new OperationFieldError(missing, 'required when calculateGasLimits is false');
     }
     if (req.calculateGasLimits !== true && missing === undefined) {
       return {

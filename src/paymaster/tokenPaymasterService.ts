@@ -4,7 +4,12 @@ import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { FeeOracle } from '../chain/feeOracle.js';
 import { opKey } from '../chain/opKey.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
-import { SimulationFailedError, TokenPaymentError, UnsupportedError, ValidationError } from '../errors/PatronError.js';
+import {
+  OperationFieldError,
+  SimulationFailedError,
+  TokenPaymentError,
+  UnsupportedError,
+} from '../errors/PatronError.js';
 import type { ChainTokens, QuotableToken } from '../tokens/tokenCatalog.js';
 import { affordableCaps } from './affordableCaps.js';
 import { approvalInCallData } from './callDataApproval.js';
@@ -20,6 +25,7 @@ import {
 } from './entryPoints/entryPointModule.js';
 import { entryPointModule } from './entryPoints/entryPointModules.js';
 import { gasCapsFor } from './gasCaps.js';
+import type { PartialUserOperation } from './partialUserOperation.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
 import { type IssuedSignature, issuedSignature, type ReportFact } from './requestFacts.js';
 import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
@@ -28,7 +34,6 @@ import type { SponsoredUserOperation } from './sponsorRequest.js';
 import type { SponsorshipPolicy } from './sponsorshipService.js';
 import { maxTokenCostOf, POST_OP_OVERHEAD, weiToTokenUnits, weiToTokenUnitsAt } from './tokenMath.js';
 import { type TokenRateQuote, tokenRateQuotes } from './tokenRateQuotes.js';
-import type { PartialUserOperation } from './userOperationInput.js';
 import { validityWindow } from './validityWindows.js';
 
 /**
@@ -69,24 +74,43 @@ export const TOKEN_VALIDATION_GAS = 20_000n;
  */
 export const TOKEN_MIN_VERIFICATION_GAS = 90_000n;
 
-export interface FeeQuote {
-  readonly symbol: string;
-  readonly decimal: number;
-  readonly tokenAddress: Address;
-  /** Token units (decimal fraction), rounded up so that ceil(maxGasFee × 10^decimal) covers the charge. */
-  readonly maxGasFee: number;
-  readonly maxGasFeeUSD: number;
-  /** Token base units per 1 native coin: a number while exact in a double, else a decimal string. */
-  readonly exchangeRate: number | string;
-  readonly premiumPercentage: number;
-  readonly validUntil: number;
-  readonly logoUrl: string;
+/**
+ * A token a quote is made in: the catalog's token (address, symbol, decimals, exchangeRate, priceMarkup, premium,
+ * USD price, logo) and what the quote's arithmetic needs of it, computed once per catalog snapshot (snapshots are
+ * immutable, so these objects are too, and stay the same object while the snapshot does).
+ */
+export interface QuotedToken {
+  readonly token: QuotableToken;
+  /** exchangeRate × priceMarkup: one multiplication per token and request instead of two. */
+  readonly rateTimesMarkup: bigint;
+  /** 10^decimals. */
+  readonly unitScale: bigint;
 }
 
+/**
+ * Fee quotes for one op: the most the paymaster may charge for it in wei (the same for every token), and the
+ * tokens it is quoted in. A token's quote is `quotedTokenCost(token, maxChargeWei)` base units, worth
+ * `quotedTokenUsdE18(token, units)`; the quote holds until `validUntil`. Each dialect writes these its own way
+ * (Biconomy's fee quotes: rpc/wire/biconomyQuotes.ts).
+ */
 export interface TokenQuotes {
   readonly paymasterAddress: Address;
-  readonly feeQuotes: readonly FeeQuote[];
+  readonly maxChargeWei: bigint;
+  readonly validUntil: number;
+  /** The usable requested tokens, preferred first. */
+  readonly tokens: readonly QuotedToken[];
+  /** The requested tokens the chain does not take, as sent. */
   readonly unsupportedTokens: readonly string[];
+}
+
+/** A quote's maximum charge in the token's base units: maxChargeWei at the marked-up rate, rounded up. */
+export function quotedTokenCost(t: QuotedToken, maxChargeWei: bigint): bigint {
+  return weiToTokenUnitsAt(maxChargeWei, t.rateTimesMarkup);
+}
+
+/** What `units` base units of the token are worth in USD, 18-decimal fixed point (rounded down). */
+export function quotedTokenUsdE18(t: QuotedToken, units: bigint): bigint {
+  return (units * t.token.tokenUsdE18) / t.unitScale;
 }
 
 export interface TokenSelection {
@@ -129,22 +153,10 @@ export interface TokenSponsoredUserOperation extends SponsoredUserOperation {
   readonly maxTokenCost: bigint;
 }
 
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-
-/** What a quote needs of a token, computed once per catalog snapshot (snapshots are immutable). */
-interface PreparedToken {
-  readonly token: QuotableToken;
-  /** exchangeRate × priceMarkup: one multiplication per token and request instead of two. */
-  readonly rateTimesMarkup: bigint;
-  readonly unitScale: bigint;
-  readonly exchangeRateWire: number | string;
-  readonly premiumPercentage: number;
-}
-
 interface PreparedSnapshot {
-  readonly all: readonly PreparedToken[];
+  readonly all: readonly QuotedToken[];
   /** Lower-case address → token. */
-  readonly byKey: ReadonlyMap<string, PreparedToken>;
+  readonly byKey: ReadonlyMap<string, QuotedToken>;
 }
 
 const prepared = new WeakMap<ChainTokens, PreparedSnapshot>();
@@ -153,12 +165,10 @@ function prepare(snapshot: ChainTokens): PreparedSnapshot {
   let p = prepared.get(snapshot);
   if (p === undefined) {
     const all = snapshot.tokens.map(
-      (token): PreparedToken => ({
+      (token): QuotedToken => ({
         token,
         rateTimesMarkup: token.exchangeRate * BigInt(token.priceMarkup),
         unitScale: 10n ** BigInt(token.decimals),
-        exchangeRateWire: token.exchangeRate <= MAX_SAFE ? Number(token.exchangeRate) : token.exchangeRate.toString(10),
-        premiumPercentage: Number(token.premiumPercentage),
       }),
     );
     p = { all, byKey: new Map(all.map((t) => [t.token.address.toLowerCase(), t])) };
@@ -214,7 +224,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       const { selected, unsupported } = selectTokens(prepare(chainTokens(req.chain)), req.tokens);
       const op = req.userOp;
       if (op.maxFeePerGas === 0n) {
-        throw new ValidationError('Invalid params: params[0].maxFeePerGas: must be set to quote a fee in tokens');
+        throw new OperationFieldError('maxFeePerGas', 'must be set to quote a fee in tokens');
       }
       assertFeesWithinBounds(op, await chainFees(deps.fees, req.chain), req.bounds);
       const ep = entryPointModule(req.chain.entryPointVersion);
@@ -264,9 +274,13 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       // estimates, which Patron signs as caps (gasCaps.ts): the quote prices those caps, so that the approval it
       // leads to covers the most the op can cost (affordableCaps.ts shrinks caps an approval cannot pay for).
       const priced = ep.paymasterInAccountGas ? gas : { ...gas, gasCaps: gasCapsFor(quoted, req.bounds) };
-      const maxWei = ep.maxChargeWei(priced, op.maxFeePerGas);
-      const feeQuotes = selected.map((t) => feeQuote(t, weiToTokenUnitsAt(maxWei, t.rateTimesMarkup), v.validUntil));
-      return { paymasterAddress: req.chain.paymaster, feeQuotes, unsupportedTokens: unsupported };
+      return {
+        paymasterAddress: req.chain.paymaster,
+        maxChargeWei: ep.maxChargeWei(priced, op.maxFeePerGas),
+        validUntil: v.validUntil,
+        tokens: selected,
+        unsupportedTokens: unsupported,
+      };
     },
 
     /**
@@ -286,8 +300,9 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       const paymasterGas = ep.paymasterGas('ERC20');
       const v = window(req.expiryDuration);
       if (req.calculateGasLimits === false && !hasAllLimits(op)) {
-        throw new ValidationError(
-          'Invalid params: params[0]: callGasLimit, verificationGasLimit and preVerificationGas are required when calculateGasLimits is false',
+        throw new OperationFieldError(
+          undefined,
+          'callGasLimit, verificationGasLimit and preVerificationGas are required when calculateGasLimits is false',
         );
       }
       const useCallerLimits = req.calculateGasLimits !== true && hasAllLimits(op);
@@ -424,10 +439,10 @@ function findToken(snapshot: ChainTokens, address: string): QuotableToken {
 function selectTokens(
   snapshot: PreparedSnapshot,
   sel: TokenSelection,
-): { selected: PreparedToken[]; unsupported: string[] } {
+): { selected: QuotedToken[]; unsupported: string[] } {
   const list = sel.tokenList ?? [];
   if (sel.preferredToken === undefined && list.length === 0) return { selected: [...snapshot.all], unsupported: [] };
-  const selected: PreparedToken[] = [];
+  const selected: QuotedToken[] = [];
   const unsupported: string[] = [];
   const seen = new Set<string>();
   const add = (address: string) => {
@@ -442,56 +457,4 @@ function selectTokens(
   if (list.length === 0) for (const t of snapshot.all) add(t.token.address);
   else for (const address of list) add(address);
   return { selected, unsupported };
-}
-
-function feeQuote(p: PreparedToken, maxTokenCost: bigint, validUntil: number): FeeQuote {
-  const t = p.token;
-  return {
-    symbol: t.symbol,
-    decimal: t.decimals,
-    tokenAddress: t.address,
-    maxGasFee: tokenUnitsToNumberUp(maxTokenCost, t.decimals),
-    maxGasFeeUSD: usdNumberUp((maxTokenCost * t.tokenUsdE18) / p.unitScale),
-    exchangeRate: p.exchangeRateWire,
-    premiumPercentage: p.premiumPercentage,
-    validUntil,
-    logoUrl: t.logoUrl,
-  };
-}
-
-/**
- * `units / 10^decimals` as the smallest double d (to 15 significant digits, rounded up) for which a client's
- * `Math.ceil(d * 10 ** decimals)` is at least `units`: Biconomy's SDK approves exactly that, so a value rounded
- * down by the double conversion would approve less than the quote requires.
- */
-export function tokenUnitsToNumberUp(units: bigint, decimals: number): number {
-  if (units === 0n) return 0;
-  if (units <= MAX_SAFE && decimals <= 22) {
-    // Both exact in a double: one division, checked the way the client will use it.
-    const scale = 10 ** decimals;
-    const value = Number(units) / scale;
-    if (Math.ceil(value * scale) >= Number(units)) return value;
-  }
-  const digits = units.toString(10);
-  const keep = 15;
-  let mantissa = digits.length <= keep ? units : BigInt(digits.slice(0, keep));
-  let exponent = digits.length <= keep ? 0 : digits.length - keep;
-  if (exponent > 0 && BigInt(digits.slice(keep)) > 0n) mantissa += 1n;
-  const scale = 10 ** decimals;
-  for (;;) {
-    const value = Number(`${mantissa}e${exponent - decimals}`);
-    if (BigInt(Math.ceil(value * scale)) >= units) return value;
-    mantissa += 1n;
-    if (mantissa.toString(10).length > keep) {
-      mantissa /= 10n;
-      exponent += 1;
-      mantissa += 1n;
-    }
-  }
-}
-
-/** A USD amount (18-decimal fixed point) as a number rounded up to 6 decimals. */
-function usdNumberUp(usdE18: bigint): number {
-  const micro = (usdE18 + 10n ** 12n - 1n) / 10n ** 12n;
-  return Number(micro) / 1e6;
 }

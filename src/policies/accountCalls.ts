@@ -13,7 +13,7 @@ import {
   slice,
   toFunctionSelector,
 } from 'viem';
-import { toAddress } from '../paymaster/userOperationInput.js';
+import { toAddress } from '../paymaster/address.js';
 
 /**
  * The calls a smart account will make, decoded from its `callData`, so that a sponsorship policy can allow or

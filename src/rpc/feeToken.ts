@@ -1,6 +1,6 @@
 import { ValidationError } from '../errors/PatronError.js';
-import { parseTokenInfo } from '../paymaster/tokenInfo.js';
-import type { ModeObject } from '../paymaster/userOperationInput.js';
+import type { ModeObject } from './wire/modeObject.js';
+import { parseTokenInfo } from './wire/tokenInfo.js';
 
 /**
  * The token an ERC20 request pays in: Pimlico's `token` (the ERC-7677 context of permissionless's ERC-20 flow) or

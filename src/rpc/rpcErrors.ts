@@ -1,4 +1,4 @@
-import { PatronError, type PatronErrorCode } from '../errors/PatronError.js';
+import { OperationFieldError, PatronError, type PatronErrorCode } from '../errors/PatronError.js';
 
 /**
  * JSON-RPC error codes of the paymaster endpoints: a stable, documented table (README, "JSON-RPC errors").
@@ -63,6 +63,16 @@ const BY_DOMAIN_CODE: Record<PatronErrorCode, { code: number; http: number }> = 
   INTERNAL: { code: RPC.INTERNAL_ERROR, http: 500 },
 };
 
+/** Every method that takes a user operation takes it first (both dialects, ERC-7677): where its fields are. */
+const OPERATION_PARAM = 'params[0]';
+
+/** The caller's message; an op field the domain refused is named where the request put it. */
+function message(err: PatronError): string {
+  if (!(err instanceof OperationFieldError)) return err.shortMessage;
+  const where = err.field === undefined ? OPERATION_PARAM : `${OPERATION_PARAM}.${err.field}`;
+  return `Invalid params: ${where}: ${err.problem}`;
+}
+
 /** Maps any thrown value to a JSON-RPC error and the HTTP status a lone request would get. */
 export function toRpcError(err: unknown): { error: RpcErrorObject; http: number; internal: boolean } {
   if (err instanceof PatronError) {
@@ -73,7 +83,7 @@ export function toRpcError(err: unknown): { error: RpcErrorObject; http: number;
     return {
       error: {
         code: m.code,
-        message: internal ? 'Internal error' : err.shortMessage,
+        message: internal ? 'Internal error' : message(err),
         ...(data === undefined ? {} : { data }),
       },
       http: m.http,

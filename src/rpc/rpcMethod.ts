@@ -35,7 +35,7 @@ export interface RpcContext {
  * One JSON-RPC method: its wire name, the zod schema of its `params` (which drives parsing, typing and the
  * -32602 messages), and a thin handler that calls the domain. Registered in an explicit list (registry.ts).
  * A hot method may add `fastParams`: a hand-written parser for the common shape that returns exactly what the
- * schema would, or undefined when it is not sure, and then the schema runs (see userOperationInput.ts).
+ * schema would, or undefined when it is not sure, and then the schema runs (see wire/scalars.ts).
  */
 export interface RpcMethod<P = unknown> {
   readonly method: string;

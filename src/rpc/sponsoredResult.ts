@@ -1,59 +1,14 @@
-import type { EntryPointVersion } from '../chain/chainRegistry.js';
 import { PolicyDeniedError, SponsorshipDeniedError, ValidationError } from '../errors/PatronError.js';
-import type { SponsoredUserOperation } from '../paymaster/sponsorRequest.js';
-import { parseTokenInfo } from '../paymaster/tokenInfo.js';
-import type { TokenQuotes } from '../paymaster/tokenPaymasterService.js';
-import type { ModeObject, PartialUserOperation } from '../paymaster/userOperationInput.js';
-import { erc7677Fields, gasLimitFields } from './erc7677Result.js';
+import type { PartialUserOperation } from '../paymaster/partialUserOperation.js';
 import { feeTokenOf } from './feeToken.js';
-import type { PimlicoContext } from './methods/pm_sponsorUserOperation.js';
 import type { RpcContext } from './rpcMethod.js';
 import { entryPointChain, urlChain } from './servedChain.js';
-
-/**
- * The paymaster data on the wire (spec §2.6 and clients.md): `mode` *and* `MODE` (every Biconomy SDK reads
- * lower-case `mode`, the spec writes `MODE`), preVerificationGas as a decimal string, the two limits as
- * integers (numbers while they are exact in a double, decimal strings beyond). The token mode's final data
- * has the same shape with mode ERC20.
- */
-export function sponsoredResult(
-  s: SponsoredUserOperation,
-  mode: 'SPONSORED' | 'ERC20' = 'SPONSORED',
-  entryPointVersion: EntryPointVersion = '0.6',
-) {
-  return {
-    mode,
-    MODE: mode,
-    paymasterAndData: s.paymasterAndData,
-    preVerificationGas: s.preVerificationGas.toString(10),
-    verificationGasLimit: integer(s.verificationGasLimit),
-    callGasLimit: integer(s.callGasLimit),
-    // v0.7+: the unpacked fields a v0.7 op carries (paymasterAndData above is their packing, for v0.6-era readers).
-    ...(entryPointVersion === '0.6'
-      ? {}
-      : {
-          paymaster: s.paymaster,
-          paymasterData: s.paymasterData,
-          paymasterVerificationGasLimit: integer(s.paymasterVerificationGasLimit),
-          paymasterPostOpGasLimit: integer(s.paymasterPostOpGasLimit),
-        }),
-  };
-}
-
-/** Spec §2.7: the token quotes, with `mode` and `MODE`. */
-export function quotesResult(q: TokenQuotes) {
-  return {
-    mode: 'ERC20' as const,
-    MODE: 'ERC20' as const,
-    paymasterAddress: q.paymasterAddress,
-    feeQuotes: q.feeQuotes,
-    unsupportedTokens: q.unsupportedTokens,
-  };
-}
-
-function integer(n: bigint): number | string {
-  return n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n.toString(10);
-}
+import { biconomyQuotesResult } from './wire/biconomyQuotes.js';
+import { biconomyPaymasterResult } from './wire/biconomyResult.js';
+import { erc7677Fields, gasLimitFields } from './wire/erc7677Result.js';
+import type { ModeObject } from './wire/modeObject.js';
+import type { PimlicoContext } from './wire/pimlico.js';
+import { parseTokenInfo } from './wire/tokenInfo.js';
 
 async function sponsored(userOp: PartialUserOperation, mode: ModeObject, ctx: RpcContext) {
   const chain = urlChain(ctx);
@@ -69,7 +24,7 @@ async function sponsored(userOp: PartialUserOperation, mode: ModeObject, ctx: Rp
     spend: ctx.spend,
     report: ctx.report,
   });
-  return sponsoredResult(s, 'SPONSORED', chain.entryPointVersion);
+  return biconomyPaymasterResult(s, 'SPONSORED', chain.entryPointVersion);
 }
 
 /**
@@ -111,7 +66,7 @@ async function quotes(userOp: PartialUserOperation, mode: ModeObject, ctx: RpcCo
     report: ctx.report,
     spend: ctx.spend,
   });
-  return quotesResult(q);
+  return biconomyQuotesResult(q);
 }
 
 /**
@@ -138,7 +93,7 @@ export async function feeQuoteOrData(userOp: PartialUserOperation, mode: ModeObj
 export async function sponsorUserOperation(userOp: PartialUserOperation, mode: ModeObject, ctx: RpcContext) {
   if (mode.mode !== 'ERC20') return sponsored(userOp, mode, ctx);
   const chain = urlChain(ctx);
-  return sponsoredResult(await tokenPaid(userOp, mode, { ...ctx, chain }), 'ERC20', chain.entryPointVersion);
+  return biconomyPaymasterResult(await tokenPaid(userOp, mode, { ...ctx, chain }), 'ERC20', chain.entryPointVersion);
 }
 
 /**

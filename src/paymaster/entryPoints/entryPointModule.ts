@@ -1,7 +1,7 @@
 import type { Address, Hex } from 'viem';
 import type { ChainRuntime, EntryPointVersion } from '../../chain/chainRegistry.js';
+import type { PartialUserOperation } from '../partialUserOperation.js';
 import type { Keccak } from '../patronPaymasterV06.js';
-import type { PartialUserOperation } from '../userOperationInput.js';
 
 /**
  * What differs between EntryPoint versions, as one small table-like module per version that the paymaster

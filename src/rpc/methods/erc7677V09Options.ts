@@ -2,7 +2,7 @@ import type { ChainRuntime } from '../../chain/chainRegistry.js';
 import { UnsupportedError, ValidationError } from '../../errors/PatronError.js';
 import type { CommittedPaymaster } from '../../paymaster/parallelSigningCommitment.js';
 import type { ValidityUnit } from '../../paymaster/validityWindows.js';
-import type { Erc7677Context } from './erc7677Params.js';
+import type { Erc7677Context } from '../wire/erc7677.js';
 
 /**
  * EntryPoint v0.9's opt-ins of an ERC-7677 call, checked against the EntryPoint the call names and turned into

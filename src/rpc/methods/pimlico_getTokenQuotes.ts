@@ -1,8 +1,6 @@
-import { z } from 'zod';
-import { address, quantity } from '../../paymaster/userOperationInput.js';
 import { defineRpcMethod } from '../rpcMethod.js';
 import { assertUrlChainId, entryPointChain } from '../servedChain.js';
-import { tokenQuotesResult } from '../tokenQuotesResult.js';
+import { tokenQuotesParams, tokenQuotesResult } from '../wire/pimlico.js';
 
 /**
  * Pimlico's `pimlico_getTokenQuotes([{ tokens }, entryPoint, chainId])`
@@ -14,17 +12,7 @@ import { tokenQuotesResult } from '../tokenQuotesResult.js';
  */
 export const pimlico_getTokenQuotes = defineRpcMethod({
   method: 'pimlico_getTokenQuotes',
-  params: z.tuple(
-    [
-      z.object(
-        { tokens: z.array(address, { error: 'must be an array of token addresses' }).max(100) },
-        { error: 'must be { tokens: Address[] }' },
-      ),
-      address,
-      quantity,
-    ],
-    { error: 'must be [{ tokens }, entryPoint, chainId]' },
-  ),
+  params: tokenQuotesParams,
   async handler([{ tokens }, entryPoint, chainId], ctx) {
     const chain = entryPointChain(ctx, entryPoint, 'params[1]');
     assertUrlChainId(ctx, chainId, 'params[2]');

@@ -1,11 +1,8 @@
 import { z } from 'zod';
-import {
-  modeObjectSchema,
-  parseUserOperationAndModeFast,
-  partialUserOperationSchema,
-} from '../../paymaster/userOperationInput.js';
 import { defineRpcMethod } from '../rpcMethod.js';
 import { feeQuoteOrData } from '../sponsoredResult.js';
+import { modeObjectSchema, parseUserOperationAndModeFast } from '../wire/modeObject.js';
+import { partialUserOperationSchema } from '../wire/userOperation.js';
 
 /** Spec §4.2: sponsored data (mode SPONSORED, or no mode) or token fee quotes (mode ERC20). */
 export const pm_getFeeQuoteOrData = defineRpcMethod({

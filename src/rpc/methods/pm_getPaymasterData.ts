@@ -1,7 +1,8 @@
-import { erc7677Fields, gasLimitFields } from '../erc7677Result.js';
 import { defineRpcMethod } from '../rpcMethod.js';
 import { tokenPaid } from '../sponsoredResult.js';
-import { erc7677Params, erc7677ParamsFast, erc7677Target } from './erc7677Params.js';
+import { erc7677Params, erc7677ParamsFast } from '../wire/erc7677.js';
+import { erc7677Fields, gasLimitFields } from '../wire/erc7677Result.js';
+import { erc7677Target } from './erc7677Target.js';
 import { committedPaymaster, v09Options } from './erc7677V09Options.js';
 
 /**

@@ -1,7 +1,8 @@
-import { erc7677Fields } from '../erc7677Result.js';
 import { feeTokenOf } from '../feeToken.js';
 import { defineRpcMethod } from '../rpcMethod.js';
-import { erc7677Params, erc7677ParamsFast, erc7677Target } from './erc7677Params.js';
+import { erc7677Params, erc7677ParamsFast } from '../wire/erc7677.js';
+import { erc7677Fields } from '../wire/erc7677Result.js';
+import { erc7677Target } from './erc7677Target.js';
 import { v09Options } from './erc7677V09Options.js';
 
 /**

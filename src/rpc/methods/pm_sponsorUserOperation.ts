@@ -1,34 +1,10 @@
 import { z } from 'zod';
-import {
-  address,
-  modeObjectSchema,
-  parseUserOperationAndModeFast,
-  partialUserOperationSchema,
-} from '../../paymaster/userOperationInput.js';
 import { defineRpcMethod } from '../rpcMethod.js';
 import { pimlicoSponsorUserOperation, sponsorUserOperation } from '../sponsoredResult.js';
-
-/**
- * Pimlico's context (permissionless `createPimlicoClient().sponsorUserOperation`): the policy to use and how long
- * the signature should hold. Unknown fields are ignored, as Pimlico does.
- */
-const pimlicoContextSchema = z
-  .object(
-    {
-      sponsorshipPolicyId: z.string({ error: 'must be a string' }).min(1).max(100).optional(),
-      validForSeconds: z
-        .number({ error: 'must be a number of seconds' })
-        .int({ error: 'must be a whole number of seconds' })
-        .positive({ error: 'must be a positive number of seconds' })
-        .optional(),
-      webhookData: z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }).optional(),
-    },
-    { error: 'must be an object' },
-  )
-  .nullable()
-  .optional();
-
-export type PimlicoContext = z.infer<typeof pimlicoContextSchema>;
+import { modeObjectSchema, parseUserOperationAndModeFast } from '../wire/modeObject.js';
+import { pimlicoContextSchema } from '../wire/pimlico.js';
+import { address } from '../wire/scalars.js';
+import { partialUserOperationSchema } from '../wire/userOperation.js';
 
 /**
  * Two dialects on one name, told apart by `params[1]`:

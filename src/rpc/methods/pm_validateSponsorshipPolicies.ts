@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { PolicyDeniedError, SponsorshipDeniedError } from '../../errors/PatronError.js';
-import { address, partialUserOperationSchema } from '../../paymaster/userOperationInput.js';
 import { defineRpcMethod } from '../rpcMethod.js';
-import { erc7677Target } from './erc7677Params.js';
+import { address } from '../wire/scalars.js';
+import { partialUserOperationSchema } from '../wire/userOperation.js';
+import { erc7677Target } from './erc7677Target.js';
 
 /**
  * The dry run, in Pimlico's name and shape: `[userOperation, entryPoint, sponsorshipPolicyIds]` → the requested

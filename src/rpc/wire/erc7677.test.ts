@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { erc7677Params, erc7677ParamsFast } from './erc7677Params.js';
+import { erc7677Params, erc7677ParamsFast } from './erc7677.js';
 
 test('ERC-7677 params: the fast parser returns what the schema does, or defers', () => {
   const op = {

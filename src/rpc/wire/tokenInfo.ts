@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ValidationError } from '../errors/PatronError.js';
+import { ValidationError } from '../../errors/PatronError.js';
 
 /**
  * `tokenInfo` of the mode object: `preferredToken` and `tokenList` (quotes, spec §2.5) or `feeTokenAddress`

@@ -1,18 +1,16 @@
 import type { Address } from 'viem';
 import { z } from 'zod';
-import type { ChainRuntime } from '../../chain/chainRegistry.js';
 import type { CommittedPaymaster } from '../../paymaster/parallelSigningCommitment.js';
-import {
-  address,
-  bytes,
-  modeObjectSchema,
-  type PartialUserOperation,
-  parseErc7677ParamsFast,
-  partialUserOperationSchema,
-  quantity,
-} from '../../paymaster/userOperationInput.js';
-import type { RpcContext } from '../rpcMethod.js';
-import { assertUrlChainId, entryPointChain } from '../servedChain.js';
+import type { PartialUserOperation } from '../../paymaster/partialUserOperation.js';
+import { type ModeObject, modeObjectSchema, parseModeObjectFast } from './modeObject.js';
+import { address, bytes, NOT_SURE, quantity, readAddress, readQuantity } from './scalars.js';
+import { parsePartialUserOperationFast, partialUserOperationSchema } from './userOperation.js';
+
+/*
+ * ERC-7677's params (https://eips.ethereum.org/EIPS/eip-7677), `pm_getPaymasterStubData` and
+ * `pm_getPaymasterData`: the op, the EntryPoint, the chain id and a context, which is the Biconomy mode object
+ * (modeObject.ts) plus EntryPoint v0.9's opt-ins. A schema and, for the common shape, a fast parser (scalars.ts).
+ */
 
 /**
  * EntryPoint v0.9's opt-ins in the ERC-7677 context (README, "Parallel signing on v0.9"): `signingPhase`, the
@@ -87,11 +85,13 @@ export const erc7677Params = z
     p.length === 4 ? [withCommitted(p[0], p[3]), p[1], p[2], p[3]] : [withCommitted(p[0], undefined), p[1], p[2]],
   );
 
+export type Erc7677Params = z.infer<typeof erc7677Params>;
+
 /**
- * The common shape by hand (the hot path of every v0.7+ client), else the schema: userOperationInput.ts. A context
- * with v0.9's opt-ins is rare and goes to the schema, which reads them (and a finalize's paymaster fields).
+ * The common shape by hand (the hot path of every v0.7+ client), else the schema: parseErc7677ParamsFast below. A
+ * context with v0.9's opt-ins is rare and goes to the schema, which reads them (and a finalize's paymaster fields).
  */
-export const erc7677ParamsFast = (params: unknown): z.infer<typeof erc7677Params> | undefined => {
+export const erc7677ParamsFast = (params: unknown): Erc7677Params | undefined => {
   if (Array.isArray(params)) {
     const context: unknown = params[3];
     if (typeof context === 'object' && context !== null && V09_KEYS.some((k) => Object.hasOwn(context, k))) {
@@ -102,15 +102,19 @@ export const erc7677ParamsFast = (params: unknown): z.infer<typeof erc7677Params
 };
 
 /**
- * The deployment of the EntryPoint the params name (any the URL's chain has), after checking that the chain id
- * they name is the URL's; and the context (an absent one is an empty mode object).
+ * ERC-7677's `[userOperation, entryPoint, chainId, context?]` for the common shape, or undefined (run the schema):
+ * every v0.7+ client's stub and data calls. A null or absent context stays as the schema leaves it.
  */
-export function erc7677Target(
-  params: z.infer<typeof erc7677Params>,
-  ctx: RpcContext,
-): { chain: ChainRuntime; mode: Erc7677Context } {
-  const [, entryPoint, chainId] = params;
-  const chain = entryPointChain(ctx, entryPoint, 'params[1]');
-  assertUrlChainId(ctx, chainId, 'params[2]');
-  return { chain, mode: params[3] ?? modeObjectSchema.parse({}) };
+function parseErc7677ParamsFast(
+  params: unknown,
+): [PartialUserOperation, Address, bigint, ModeObject | null] | [PartialUserOperation, Address, bigint] | undefined {
+  if (!Array.isArray(params) || (params.length !== 3 && params.length !== 4)) return undefined;
+  const op = parsePartialUserOperationFast(params[0]);
+  const entryPoint = readAddress(params[1]);
+  const chainId = readQuantity(params[2]);
+  if (op === undefined || entryPoint === NOT_SURE || chainId === NOT_SURE) return undefined;
+  if (params.length === 3) return [op, entryPoint, chainId];
+  if (params[3] === null) return [op, entryPoint, chainId, null];
+  const mode = parseModeObjectFast(params[3]);
+  return mode === undefined ? undefined : [op, entryPoint, chainId, mode];
 }

@@ -1,17 +1,8 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { getAddress } from 'viem';
 import { z } from 'zod';
-import {
-  ADDRESS_CHECKSUM_KECCAK,
-  modeObjectSchema,
-  parseModeObjectFast,
-  parsePartialUserOperationFast,
-  parseUserOperationAndModeFast,
-  partialUserOperationSchema,
-  toAddress,
-} from './userOperationInput.js';
+import { modeObjectSchema, parseModeObjectFast, parseUserOperationAndModeFast } from './modeObject.js';
+import { parsePartialUserOperationFast, partialUserOperationSchema } from './userOperation.js';
 
 const base = {
   sender: '0x1234567890AbcdEF1234567890aBcdef12345678',
@@ -77,24 +68,7 @@ for (const [name, patch, message] of bad) {
   });
 }
 
-test('mode objects: SPONSORSHIP means SPONSORED, case-insensitive, webhookData from either place, defaults', () => {
-  assert.equal(modeObjectSchema.parse({ mode: 'sponsorship' }).mode, 'SPONSORED');
-  assert.equal(modeObjectSchema.parse({}).mode, undefined);
-  assert.deepEqual(modeObjectSchema.parse({}).webhookData, {});
-  assert.deepEqual(modeObjectSchema.parse({ sponsorshipInfo: { webhookData: { num: 2 } } }).webhookData, { num: 2 });
-  assert.deepEqual(modeObjectSchema.parse({ webhookData: { num: 4 } }).webhookData, { num: 4 });
-  const tolerant = modeObjectSchema.parse({
-    mode: 'SPONSORED',
-    tokenInfo: {},
-    expiryDuration: 6000,
-    sponsorshipInfo: { smartAccountInfo: { name: 'BICONOMY', version: '2.0.0' } },
-  });
-  assert.equal(tolerant.expiryDuration, 6000);
-  assert.equal(modeObjectSchema.safeParse({ mode: 'FREE' }).success, false);
-  assert.equal(modeObjectSchema.safeParse({ webhookData: [1] }).success, false);
-  assert.equal(modeObjectSchema.safeParse({ expiryDuration: -5 }).success, false);
-});
-
+/** The contract of the hand-written fast parsers (scalars.ts): exactly the schema's value, or defer to it. */
 describe('the fast path returns exactly what the schemas return, or defers to them', () => {
   // Values a client could put in any field: valid and invalid, of every JSON type, with the edge cases of each rule.
   const pool: unknown[] = [
@@ -233,18 +207,4 @@ describe('the fast path returns exactly what the schemas return, or defers to th
     assert.deepStrictEqual(parsed?.[1].webhookData, { num: 2 });
     assert.equal(JSON.stringify(parsed?.[1].webhookData), '{"num":2}');
   });
-});
-
-test('addresses are checksummed exactly as viem does, with the native keccak on this machine', () => {
-  assert.equal(ADDRESS_CHECKSUM_KECCAK, 'native');
-  for (let i = 0; i < 2000; i++) {
-    const lower = `0x${randomBytes(20).toString('hex')}`;
-    const expected = getAddress(lower);
-    assert.equal(toAddress(lower), expected);
-    assert.equal(toAddress(lower.toUpperCase().replace('0X', '0x')), expected);
-    assert.equal(toAddress(expected), expected, 'memoised');
-  }
-  for (const edge of [`0x${'0'.repeat(40)}`, `0x${'f'.repeat(40)}`, `0x${'a'.repeat(40)}`]) {
-    assert.equal(toAddress(edge), getAddress(edge));
-  }
 });
