@@ -293,6 +293,28 @@ describe('EntryPoint v0.9 parallel signing (signingPhase)', () => {
       }
     }
   });
+
+  test('the token mode does not take the opt-ins: -32030 naming the field (Biconomy and Pimlico token contexts)', async () => {
+    const { op } = await delegatedAccountOp();
+    const token = app.fx.tokens[0]?.address;
+    assert.ok(token);
+    for (const context of [
+      { mode: 'ERC20', tokenInfo: { feeTokenAddress: token }, signingPhase: 'commit' },
+      { token, validityUnit: 'blocks' },
+    ]) {
+      const r = await rpcV2('pm_getPaymasterData', [
+        wire({ ...op, ...GAS }),
+        app.fx.entryPoints['0.9'],
+        chainHex(),
+        context,
+      ]);
+      assert.equal(r.body.error?.code, -32030, JSON.stringify(r.body));
+      assert.match(
+        r.body.error?.message ?? '',
+        /params\[3\]\.(signingPhase|validityUnit) is served in the sponsored mode only/,
+      );
+    }
+  });
 });
 
 describe('EntryPoint v0.9 block-number windows (validityUnit: "blocks")', () => {
