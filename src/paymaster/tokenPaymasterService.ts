@@ -10,8 +10,7 @@ import {
   TokenPaymentError,
   UnsupportedError,
 } from '../errors/PatronError.js';
-import type { ChainTokens, QuotableToken } from '../tokens/tokenCatalog.js';
-import { affordableCaps } from './affordableCaps.js';
+import type { ChainTokens } from '../tokens/tokenCatalog.js';
 import { approvalInCallData } from './callDataApproval.js';
 import type { CryptoBackend } from './cryptoBackend.js';
 import { resolveEip7702 } from './eip7702Sender.js';
@@ -27,12 +26,13 @@ import { entryPointModule } from './entryPoints/entryPointModules.js';
 import { gasCapsFor } from './gasCaps.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
+import { findToken, prepare, selectTokens, type TokenQuotes, type TokenSelection } from './quotedTokens.js';
 import { type IssuedSignature, issuedSignature, type ReportFact } from './requestFacts.js';
+import { signedMaximum } from './signedMaximum.js';
 import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
 import type { SpendGuard } from './spendGuard.js';
 import type { SponsoredUserOperation } from './sponsorRequest.js';
 import type { SponsorshipPolicy } from './sponsorshipService.js';
-import { maxTokenCostOf, POST_OP_OVERHEAD, weiToTokenUnits, weiToTokenUnitsAt } from './tokenMath.js';
 import { type TokenRateQuote, tokenRateQuotes } from './tokenRateQuotes.js';
 import { validityWindow } from './validityWindows.js';
 
@@ -74,50 +74,6 @@ export const TOKEN_VALIDATION_GAS = 20_000n;
  */
 export const TOKEN_MIN_VERIFICATION_GAS = 90_000n;
 
-/**
- * A token a quote is made in: the catalog's token (address, symbol, decimals, exchangeRate, priceMarkup, premium,
- * USD price, logo) and what the quote's arithmetic needs of it, computed once per catalog snapshot (snapshots are
- * immutable, so these objects are too, and stay the same object while the snapshot does).
- */
-export interface QuotedToken {
-  readonly token: QuotableToken;
-  /** exchangeRate × priceMarkup: one multiplication per token and request instead of two. */
-  readonly rateTimesMarkup: bigint;
-  /** 10^decimals. */
-  readonly unitScale: bigint;
-}
-
-/**
- * Fee quotes for one op: the most the paymaster may charge for it in wei (the same for every token), and the
- * tokens it is quoted in. A token's quote is `quotedTokenCost(token, maxChargeWei)` base units, worth
- * `quotedTokenUsdE18(token, units)`; the quote holds until `validUntil`. Each dialect writes these its own way
- * (Biconomy's fee quotes: rpc/wire/biconomyQuotes.ts).
- */
-export interface TokenQuotes {
-  readonly paymasterAddress: Address;
-  readonly maxChargeWei: bigint;
-  readonly validUntil: number;
-  /** The usable requested tokens, preferred first. */
-  readonly tokens: readonly QuotedToken[];
-  /** The requested tokens the chain does not take, as sent. */
-  readonly unsupportedTokens: readonly string[];
-}
-
-/** A quote's maximum charge in the token's base units: maxChargeWei at the marked-up rate, rounded up. */
-export function quotedTokenCost(t: QuotedToken, maxChargeWei: bigint): bigint {
-  return weiToTokenUnitsAt(maxChargeWei, t.rateTimesMarkup);
-}
-
-/** What `units` base units of the token are worth in USD, 18-decimal fixed point (rounded down). */
-export function quotedTokenUsdE18(t: QuotedToken, units: bigint): bigint {
-  return (units * t.token.tokenUsdE18) / t.unitScale;
-}
-
-export interface TokenSelection {
-  readonly preferredToken?: string | undefined;
-  readonly tokenList?: readonly string[] | undefined;
-}
-
 export interface QuoteRequest {
   readonly chain: ChainRuntime;
   readonly userOp: PartialUserOperation;
@@ -153,29 +109,6 @@ export interface TokenSponsoredUserOperation extends SponsoredUserOperation {
   readonly maxTokenCost: bigint;
 }
 
-interface PreparedSnapshot {
-  readonly all: readonly QuotedToken[];
-  /** Lower-case address → token. */
-  readonly byKey: ReadonlyMap<string, QuotedToken>;
-}
-
-const prepared = new WeakMap<ChainTokens, PreparedSnapshot>();
-
-function prepare(snapshot: ChainTokens): PreparedSnapshot {
-  let p = prepared.get(snapshot);
-  if (p === undefined) {
-    const all = snapshot.tokens.map(
-      (token): QuotedToken => ({
-        token,
-        rateTimesMarkup: token.exchangeRate * BigInt(token.priceMarkup),
-        unitScale: 10n ** BigInt(token.decimals),
-      }),
-    );
-    p = { all, byKey: new Map(all.map((t) => [t.token.address.toLowerCase(), t])) };
-    prepared.set(snapshot, p);
-  }
-  return p;
-}
 const ZERO_ADDRESS: Address = '0x0000000000000000000000000000000000000000';
 
 const SPONSORED = { mode: 'SPONSORED' } as const;
@@ -352,35 +285,15 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         preVerificationGas: useCallerLimits ? op.preVerificationGas : estimate.preVerificationGas,
       };
       const exact = finalUserOperation(op, limits, paymasterGas, eip7702);
-      const chargeAt = (o: FinalUserOperation) => maxTokenCostOf(ep.maxChargeWei(o, op.maxFeePerGas), price);
-      let final: FinalUserOperation =
-        req.limitsMayChange === true && !useCallerLimits && !ep.paymasterInAccountGas
-          ? { ...exact, gasCaps: gasCapsFor(limits, req.bounds) }
-          : exact;
-      let maxTokenCost = chargeAt(final);
-      if (available < maxTokenCost && final.gasCaps !== undefined) {
-        // Caps the approval cannot pay for would let the submitter use gas the charge no longer covers: the caps
-        // shrink toward Patron's own limits until the maximum fits the approval (affordableCaps.ts).
-        const gasCaps = affordableCaps({
-          limits,
-          caps: final.gasCaps,
-          charge: (caps) => chargeAt({ ...exact, gasCaps: caps }),
-          budget: available,
-        });
-        final = { ...exact, gasCaps: gasCaps ?? limits };
-        maxTokenCost = chargeAt(final);
-      }
-      if (available < maxTokenCost) {
-        // The user approved a quote made before the approval joined the op: accept it as the cap if it still
-        // covers what the op is expected to cost (simulated gas, plus the postOp overhead, at maxFeePerGas).
-        const expected = weiToTokenUnits((estimate.gasUsed + POST_OP_OVERHEAD) * op.maxFeePerGas, price);
-        if (available < expected) {
-          throw new TokenPaymentError(
-            `The ${token.symbol} approval for the paymaster (${available} base units) is below this operation's expected fee (${expected}); request a new quote and approve its maxGasFee`,
-          );
-        }
-        maxTokenCost = available;
-      }
+      const { final, maxTokenCost } = signedMaximum({
+        ep,
+        exact,
+        caps: req.limitsMayChange === true && !useCallerLimits ? gasCapsFor(limits, req.bounds) : undefined,
+        price,
+        available,
+        expectedGas: estimate.gasUsed,
+        symbol: token.symbol,
+      });
       const worstCaseWei = ep.worstCaseCost(final, op.maxFeePerGas);
       assertGasWithinBounds(final.gasCaps ?? limits, op.maxFeePerGas, req.bounds, worstCaseWei);
       if (balance < maxTokenCost) {
@@ -420,41 +333,3 @@ function hasAllLimits(op: PartialUserOperation): op is WithLimits {
 }
 
 const maxBig = (a: bigint, b: bigint) => (a > b ? a : b);
-
-function findToken(snapshot: ChainTokens, address: string): QuotableToken {
-  const key = address.toLowerCase();
-  const token = prepare(snapshot).byKey.get(key)?.token;
-  if (token !== undefined) return token;
-  const reason = snapshot.unusable.get(key);
-  if (reason !== undefined) {
-    throw new UnsupportedError(`Fee token ${address} cannot be used right now: ${reason}`);
-  }
-  throw new UnsupportedError(`Fee token ${address} is not supported on this chain`);
-}
-
-/**
- * preferredToken first, then tokenList in order, duplicates (any letter case) once. An empty or absent
- * tokenList means every token of the chain (clients.md), still with preferredToken first.
- */
-function selectTokens(
-  snapshot: PreparedSnapshot,
-  sel: TokenSelection,
-): { selected: QuotedToken[]; unsupported: string[] } {
-  const list = sel.tokenList ?? [];
-  if (sel.preferredToken === undefined && list.length === 0) return { selected: [...snapshot.all], unsupported: [] };
-  const selected: QuotedToken[] = [];
-  const unsupported: string[] = [];
-  const seen = new Set<string>();
-  const add = (address: string) => {
-    const key = address.toLowerCase();
-    if (seen.has(key)) return;
-    seen.add(key);
-    const token = snapshot.byKey.get(key);
-    if (token === undefined) unsupported.push(address);
-    else selected.push(token);
-  };
-  if (sel.preferredToken !== undefined) add(sel.preferredToken);
-  if (list.length === 0) for (const t of snapshot.all) add(t.token.address);
-  else for (const address of list) add(address);
-  return { selected, unsupported };
-}
