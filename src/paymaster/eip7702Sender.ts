@@ -28,6 +28,17 @@ export function resolveEip7702(args: {
   return resolveDelegate(args);
 }
 
+/**
+ * resolveEip7702 bound to the delegates a deployment allows (PATRON_EIP7702_DELEGATES, matched in any letter case):
+ * what the sponsored and the token mode both call per op.
+ */
+export function eip7702Resolver(
+  allowed: readonly string[],
+): (chain: ChainRuntime, op: PartialUserOperation) => Promise<FinalUserOperation['eip7702']> | undefined {
+  const set = new Set(allowed.map((d) => d.toLowerCase()));
+  return (chain, op) => resolveEip7702({ chain, op, allowed: set });
+}
+
 async function resolveDelegate(args: {
   readonly chain: ChainRuntime;
   readonly op: Pick<PartialUserOperation, 'sender' | 'eip7702Auth'>;

@@ -3,7 +3,7 @@ import type { FeeOracle } from '../chain/feeOracle.js';
 import { OperationFieldError } from '../errors/PatronError.js';
 import type { PolicyGate } from '../policies/policyGate.js';
 import type { CryptoBackend } from './cryptoBackend.js';
-import { type FinalUserOperation, finalUserOperation } from './entryPoints/entryPointModule.js';
+import { type FinalUserOperation, finalUserOperation, gasLimitsOf } from './entryPoints/entryPointModule.js';
 import { entryPointModule } from './entryPoints/entryPointModules.js';
 import { readCommitment } from './parallelSigningCommitment.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
@@ -13,7 +13,6 @@ import {
   assertV09,
   type FinalizeRequest,
   firstMissingLimit,
-  gasOf,
   policyRequest,
   type SigningRequest,
   type SponsoredUserOperation,
@@ -91,7 +90,7 @@ export function createParallelSigning(args: ParallelSigningArgs) {
         keccak: args.deps.crypto,
         signatureInSuffix: true,
       });
-      return { ...fields, ...gasOf(final), validUntil: window.validUntil, validAfter: window.validAfter };
+      return { ...fields, ...gasLimitsOf(final), validUntil: window.validUntil, validAfter: window.validAfter };
     },
 
     /**

@@ -1,6 +1,11 @@
 import { TokenPaymentError } from '../errors/PatronError.js';
 import { affordableCaps } from './affordableCaps.js';
-import type { EntryPointModule, FinalUserOperation, GasLimits } from './entryPoints/entryPointModule.js';
+import {
+  type EntryPointModule,
+  type FinalUserOperation,
+  type GasLimits,
+  gasLimitsOf,
+} from './entryPoints/entryPointModule.js';
 import { maxTokenCostOf, POST_OP_OVERHEAD, type TokenPrice, weiToTokenUnits } from './tokenMath.js';
 
 /**
@@ -39,7 +44,7 @@ export function signedMaximum(args: {
       charge: (caps) => chargeAt({ ...exact, gasCaps: caps }),
       budget: available,
     });
-    final = { ...exact, gasCaps: gasCaps ?? limitsOf(exact) };
+    final = { ...exact, gasCaps: gasCaps ?? gasLimitsOf(exact) };
     maxTokenCost = chargeAt(final);
   }
   if (available < maxTokenCost) {
@@ -53,9 +58,3 @@ export function signedMaximum(args: {
   }
   return { final, maxTokenCost };
 }
-
-const limitsOf = (op: GasLimits): GasLimits => ({
-  callGasLimit: op.callGasLimit,
-  verificationGasLimit: op.verificationGasLimit,
-  preVerificationGas: op.preVerificationGas,
-});

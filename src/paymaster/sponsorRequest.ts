@@ -2,7 +2,7 @@ import type { Hex } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
 import { ValidationError } from '../errors/PatronError.js';
-import type { GasLimits, PaymasterFields } from './entryPoints/entryPointModule.js';
+import type { PaymasterFields } from './entryPoints/entryPointModule.js';
 import type { CommittedPaymaster } from './parallelSigningCommitment.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
 import type { ReportFact } from './requestFacts.js';
@@ -93,9 +93,3 @@ function assertV09(chain: ChainRuntime, what: string): void {
     );
   }
 }
-
-export const gasOf = (op: GasLimits): GasLimits => ({
-  callGasLimit: op.callGasLimit,
-  verificationGasLimit: op.verificationGasLimit,
-  preVerificationGas: op.preVerificationGas,
-});

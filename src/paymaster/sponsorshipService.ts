@@ -7,12 +7,13 @@ import { OperationFieldError, ValidationError } from '../errors/PatronError.js';
 import type { PolicyGate, PolicyPass } from '../policies/policyGate.js';
 import type { WebhookOperation } from '../webhooks/webhookOperation.js';
 import type { CryptoBackend } from './cryptoBackend.js';
-import { resolveEip7702 } from './eip7702Sender.js';
+import { eip7702Resolver } from './eip7702Sender.js';
 import {
   type EntryPointModule,
   type FinalUserOperation,
   finalUserOperation,
   type GasLimits,
+  gasLimitsOf,
   type PaymasterFields,
   type ValidityWindow,
 } from './entryPoints/entryPointModule.js';
@@ -27,7 +28,6 @@ import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './sign
 import {
   assertV09,
   firstMissingLimit,
-  gasOf,
   policyRequest,
   type SigningRequest,
   type SponsoredUserOperation,
@@ -109,10 +109,8 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     });
   };
   const sign = (digest: Uint8Array) => deps.signer.sign(digest);
-  const delegates = new Set(deps.policy.eip7702Delegates.map((d) => d.toLowerCase()));
   /** undefined at once for an ordinary op (most): eip7702Sender.ts. */
-  const eip7702Of = (chain: ChainRuntime, op: PartialUserOperation) =>
-    resolveEip7702({ chain, op, allowed: delegates });
+  const eip7702Of = eip7702Resolver(deps.policy.eip7702Delegates);
 
   /** Everything before the signature: fee bounds, policy rules, webhook, gas limits, gas bounds. */
   const prepare = async (req: SigningRequest): Promise<FinalGas & { pass: PolicyPass }> => {
@@ -246,7 +244,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       req.report({ kind: 'policy', decision });
       req.report({ kind: 'signed', mode: 'SPONSORED', paymasterAndData: fields.paymasterAndData, ...issued });
     }
-    return { ...fields, ...gasOf(final), ...window };
+    return { ...fields, ...gasLimitsOf(final), ...window };
   };
 
   const parallel = createParallelSigning({ deps, windowFor, eip7702Of, sponsorOp });

@@ -13,13 +13,13 @@ import {
 import type { ChainTokens } from '../tokens/tokenCatalog.js';
 import { approvalInCallData } from './callDataApproval.js';
 import type { CryptoBackend } from './cryptoBackend.js';
-import { resolveEip7702 } from './eip7702Sender.js';
+import { eip7702Resolver } from './eip7702Sender.js';
 import {
   type Authorization,
-  type FinalUserOperation,
   finalUserOperation,
   type GasLimits,
   type PaymasterFields,
+  STUB_TOKEN_FIELDS,
   type ValidityWindow,
 } from './entryPoints/entryPointModule.js';
 import { entryPointModule } from './entryPoints/entryPointModules.js';
@@ -116,12 +116,8 @@ const SPONSORED = { mode: 'SPONSORED' } as const;
 export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
   const window = (expiryDuration: number | undefined) => validityWindow(deps.policy, deps.now(), expiryDuration);
   const sign = (digest: Uint8Array) => deps.signer.sign(digest);
-  const delegates = new Set(deps.policy.eip7702Delegates.map((d) => d.toLowerCase()));
-  /** An EIP-7702 sender's delegate, checked against the allowed ones (undefined at once for an ordinary op). */
-  const eip7702Of = async (chain: ChainRuntime, op: PartialUserOperation): Promise<FinalUserOperation['eip7702']> => {
-    const resolving = resolveEip7702({ chain, op, allowed: delegates });
-    return resolving === undefined ? undefined : await resolving;
-  };
+  /** An EIP-7702 sender's delegate, checked against the allowed ones (undefined for an ordinary op). */
+  const eip7702Of = eip7702Resolver(deps.policy.eip7702Delegates);
 
   const chainTokens = (chain: ChainRuntime): ChainTokens => {
     const s = deps.tokens.snapshot(chain.chainId);
@@ -134,7 +130,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
     entryPointModule(chain.entryPointVersion).stub({
       chain,
       window: v,
-      authorization: { mode: 'ERC20', token, exchangeRate: 1n, priceMarkup: 1_000_000, maxTokenCost: 1n },
+      authorization: { mode: 'ERC20', token, ...STUB_TOKEN_FIELDS },
     });
 
   return {

@@ -46,6 +46,16 @@ export interface FinalUserOperation extends GasLimits, PaymasterGas {
   readonly gasCaps?: GasLimits | undefined;
 }
 
+/** The three account gas values of an op (or of anything carrying them), as a GasLimits of their own. */
+export const gasLimitsOf = (op: GasLimits): GasLimits => ({
+  callGasLimit: op.callGasLimit,
+  verificationGasLimit: op.verificationGasLimit,
+  preVerificationGas: op.preVerificationGas,
+});
+
+/** The token fields a stub carries (every version): values of the final encoding's length, never signed. */
+export const STUB_TOKEN_FIELDS = { exchangeRate: 1n, priceMarkup: 1_000_000, maxTokenCost: 1n } as const;
+
 /** The three account gas values the prefund is computed at: the caps when the op has them. */
 export function boundedGas(op: FinalUserOperation): GasLimits & PaymasterGas {
   const caps = op.gasCaps ?? op;

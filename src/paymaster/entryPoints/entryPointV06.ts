@@ -12,13 +12,14 @@ import {
 } from '../patronPaymasterV06.js';
 import { worstCaseCostV06 } from '../signingBounds.js';
 import { maxGasV06 } from '../tokenMath.js';
-import type {
-  Authorization,
-  EntryPointModule,
-  FinalUserOperation,
-  PaymasterFields,
-  PaymasterGas,
-  ValidityWindow,
+import {
+  type Authorization,
+  type EntryPointModule,
+  type FinalUserOperation,
+  type PaymasterFields,
+  type PaymasterGas,
+  STUB_TOKEN_FIELDS,
+  type ValidityWindow,
 } from './entryPointModule.js';
 
 /**
@@ -27,9 +28,6 @@ import type {
  * postOp), and a prefund of callGasLimit + 3 × verificationGasLimit + preVerificationGas.
  */
 const NO_PAYMASTER_GAS: PaymasterGas = { paymasterVerificationGasLimit: 0n, paymasterPostOpGasLimit: 0n };
-
-/** The token fields a stub carries: values of the final encoding's length, never signed. */
-const STUB_TOKEN_FIELDS = { exchangeRate: 1n, priceMarkup: 1_000_000, maxTokenCost: 1n } as const;
 
 function fields(paymaster: Address, paymasterAndData: Hex): PaymasterFields {
   return { ...NO_PAYMASTER_GAS, paymasterAndData, paymaster, paymasterData: `0x${paymasterAndData.slice(42)}` };

@@ -29,14 +29,15 @@ import {
 import { preVerificationGasV07 } from '../preVerificationGasV07.js';
 import { simulateHandleOpV07 } from '../simulateV07.js';
 import type { UnpackedUserOperationV07 } from '../userOperationV07.js';
-import type {
-  Authorization,
-  EntryPointModule,
-  FinalUserOperation,
-  GasLimits,
-  PaymasterFields,
-  PaymasterGas,
-  ValidityWindow,
+import {
+  type Authorization,
+  type EntryPointModule,
+  type FinalUserOperation,
+  type GasLimits,
+  type PaymasterFields,
+  type PaymasterGas,
+  STUB_TOKEN_FIELDS,
+  type ValidityWindow,
 } from './entryPointModule.js';
 
 /**
@@ -54,9 +55,6 @@ const PAYMASTER_GAS: Record<Authorization['mode'], PaymasterGas> = {
   SPONSORED: { paymasterVerificationGasLimit: 40_000n, paymasterPostOpGasLimit: 0n },
   ERC20: { paymasterVerificationGasLimit: 75_000n, paymasterPostOpGasLimit: 50_000n },
 };
-
-/** The token fields a stub carries: values of the final encoding's length, never signed. */
-const STUB_TOKEN = { exchangeRate: 1n, priceMarkup: 1_000_000, maxTokenCost: 1n } as const;
 
 /**
  * A stub's caps: non-zero bytes throughout, so the stub's calldata never costs less than the final data's and the
@@ -185,7 +183,7 @@ function entryPointV07Module(version: EntryPointV07Version): EntryPointModule {
       };
     },
     stub: ({ chain, window, authorization, signatureInSuffix }) => {
-      const auth = authorization.mode === 'SPONSORED' ? authorization : { ...authorization, ...STUB_TOKEN };
+      const auth = authorization.mode === 'SPONSORED' ? authorization : { ...authorization, ...STUB_TOKEN_FIELDS };
       const op = PAYMASTER_GAS[authorization.mode];
       return encode({
         paymaster: chain.paymaster,
