@@ -156,6 +156,7 @@ describe('solvency guard with given amounts', () => {
       chain: { chainId: 1, paymaster: entryPoint, entryPoint },
       worstCaseWei,
       validUntil,
+      window: { unit: 'seconds', until: validUntil },
       hash: () => userOpHashV06({ userOp: op(nonce), entryPoint, chainId: 1 }, viemKeccak),
     });
   const settings = (floorWei: bigint): SolvencySettings => ({
@@ -319,6 +320,7 @@ describe('solvency guard with given amounts', () => {
           chain: { chainId: 1, paymaster: v07, entryPoint },
           worstCaseWei,
           validUntil,
+          window: { unit: 'seconds', until: validUntil },
           hash: () => userOpHashV06({ userOp: op(nonce), entryPoint, chainId: 1 }, viemKeccak),
         });
       // 0.6 × 1.5 = 0.9 ≤ 1 ETH on the v0.7 paymaster; a second 0.6 would need 1.8.

@@ -2,7 +2,7 @@ import type { Address } from 'viem';
 import type { SolvencySettings } from '../config/solvencySettings.js';
 import { PaymasterInsolventError } from '../errors/PatronError.js';
 import type { AlertSender } from './alertWebhook.js';
-import { createLiabilityTracker, type SignedOp } from './liabilityTracker.js';
+import { type ChainHead, createLiabilityTracker, type SignedOp } from './liabilityTracker.js';
 import { type PaymasterKey, paymasterKey } from './paymasterKey.js';
 import { runwaySeconds, solvencyVerdict } from './solvencyVerdict.js';
 import { createSpendWindow } from './spendWindow.js';
@@ -18,6 +18,11 @@ export interface SolvencyChain {
   readonly paymaster: Address;
   /** The paymaster's EntryPoint deposit (balanceOf); may reject, the guard keeps the last value then. */
   readonly readDeposit: () => Promise<bigint>;
+  /**
+   * The chain's latest block as the service already reads it (the fee oracle's), by which a signature's
+   * liability ends (liabilityTracker.ts); undefined or a rejection keep the last one.
+   */
+  readonly readHead?: () => Promise<ChainHead | undefined>;
 }
 
 export interface ChainSolvency {
@@ -81,6 +86,22 @@ export interface SolvencyGuardDeps {
   readonly readTimeoutMs?: number;
 }
 
+/** The chain's head within `timeoutMs`, or undefined (the last one stands). */
+async function readHead(chain: SolvencyChain, timeoutMs: number): Promise<ChainHead | undefined> {
+  if (chain.readHead === undefined) return undefined;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      chain.readHead().catch(() => undefined),
+      new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), timeoutMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Recently included ops remembered against replays. */
 const SEEN_INCLUSIONS = 10_000;
 
@@ -91,6 +112,7 @@ interface ChainState {
   checkedAt: number | undefined;
   signing: boolean;
   readFailing: boolean;
+  head: ChainHead | undefined;
 }
 
 export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
@@ -109,6 +131,7 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
         // have its fees read either, and that refuses on its own).
         signing: true,
         readFailing: false,
+        head: undefined,
       },
     ]),
   );
@@ -199,7 +222,8 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
     } finally {
       clearTimeout(timer);
     }
-    evaluate(s, liabilities.total(paymasterKey(s.chain)));
+    s.head = (await readHead(s.chain, timeoutMs)) ?? s.head;
+    evaluate(s, liabilities.total(paymasterKey(s.chain), s.head));
   }
 
   let running: Promise<readonly ChainSolvency[]> | undefined;
