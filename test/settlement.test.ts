@@ -280,6 +280,44 @@ describe(`settlement follower (${BACKEND})`, () => {
     });
   });
 
+  test('a reorg re-includes a settled op at a higher cost: used ends at the canonical cost; one not re-included is open again, then released past its window', async () => {
+    const f = follower();
+    await f.runOnce();
+    const one = await sponsoredOp(1n);
+    const two = await sponsoredOp(2n);
+    await reserve(one.hash);
+    const start = await chain.fx.client.getBlock({ blockTag: 'latest' });
+    // Two's window closes a minute after the chain's present: the new branch will pass it.
+    await reserve(two.hash, { unit: 'seconds', until: Number(start.timestamp) + 60 });
+    const branch = await chain.fx.client.snapshot();
+    const cheap = await include(one.op);
+    const lost = await include(two.op);
+    assert.equal((await f.runOnce()).settled, 2);
+    assert.deepEqual((await counters()).wei, { used: cheap.cost + lost.cost, reserved: 0n });
+
+    // The canonical branch: a higher base fee, op one included at its new cost, op two never; and longer.
+    await chain.fx.client.revert({ id: branch });
+    await chain.fx.client.setNextBlockTimestamp({ timestamp: start.timestamp + 5n });
+    await chain.fx.client.setNextBlockBaseFeePerGas({ baseFeePerGas: (start.baseFeePerGas ?? 1n) * 3n });
+    const dear = await include(one.op);
+    assert.ok(dear.cost > cheap.cost, `${dear.cost} > ${cheap.cost}`);
+    await chain.fx.client.mine({ blocks: 3 });
+    const report = await f.runOnce();
+    assert.equal(report.reorg, true);
+    assert.equal(report.settled, 1, 'op one settled again, at the new cost');
+    assert.deepEqual(await counters(), {
+      wei: { used: dear.cost, reserved: RESERVED_WEI },
+      usd: { used: usdOf(dear.cost), reserved: RESERVED_USD },
+      ops: { used: 1n, reserved: 1n },
+    });
+    // Op two is open again: the chain may still include it until its window closes, then it is released.
+    await chain.fx.client.setNextBlockTimestamp({ timestamp: start.timestamp + 61n });
+    await chain.fx.client.mine({ blocks: 1 });
+    await f.runOnce();
+    assert.deepEqual((await counters()).wei, { used: dear.cost, reserved: 0n });
+    assert.deepEqual((await counters()).ops, { used: 1n, reserved: 0n });
+  });
+
   test('a cursor past the head (a restarted dev chain on a kept database) steps back below the head', async () => {
     const f = follower();
     const head = await chain.fx.client.getBlockNumber({ cacheTime: 0 });

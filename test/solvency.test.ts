@@ -217,6 +217,48 @@ describe('solvency guard with given amounts', () => {
     }
   });
 
+  test('a liability ends by the chain: its head past validUntil, or past a block window’s last block, not the server’s clock', async () => {
+    let now = 1_000_000_000_000;
+    // The chain's clock lags the server's by 10 minutes, and its head does not move until the test says.
+    let head = { timestamp: now / 1000 - 600, blockNumber: 100 };
+    const guard = startSolvencyGuard({
+      chains: [
+        {
+          chainId: 1,
+          paymaster: entryPoint,
+          readDeposit: async () => parseEther('1'),
+          readHead: async () => head,
+        },
+      ],
+      settings: settings(0n),
+      enforce: true,
+      alert: undefined,
+      logger: silent,
+      now: () => now,
+    });
+    const byBlocks = (nonce: bigint, lastBlock: number) => ({
+      ...signed(nonce, parseEther('0.2'), now / 1000 + 24),
+      window: { unit: 'blocks', until: lastBlock } as const,
+    });
+    try {
+      await guard.checkNow();
+      guard.admitSignature(signed(1n, parseEther('0.3'), head.timestamp + 60));
+      guard.admitSignature(byBlocks(2n, 102));
+      // The server's clock an hour later: the chain has not reached either window's end.
+      now += 3_600_000;
+      assert.equal((await guard.checkNow())[0]?.liabilitiesWei, parseEther('0.5'));
+      // The chain at validUntil, and at the last block: both could still be included.
+      head = { timestamp: head.timestamp + 60, blockNumber: 102 };
+      assert.equal((await guard.checkNow())[0]?.liabilitiesWei, parseEther('0.5'));
+      head = { timestamp: head.timestamp + 1, blockNumber: 102 };
+      assert.equal((await guard.checkNow())[0]?.liabilitiesWei, parseEther('0.2'), 'the time window closed');
+      head = { timestamp: head.timestamp, blockNumber: 103 };
+      assert.equal((await guard.checkNow())[0]?.liabilitiesWei, 0n, 'the block window closed');
+    } finally {
+      await guard.close();
+    }
+  });
+
   test('runway = deposit / the included spend rate over the last 24 h', async () => {
     let now = 2_000_000_000_000;
     const guard = startSolvencyGuard({
