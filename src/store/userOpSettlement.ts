@@ -1,14 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { ChainCursor, ChainCursorKey } from './chainCursorRepository.js';
 import type { DatabaseKind } from './database.js';
+import { ensureCounters, lockCounters, parseCharges } from './ledgerRows.js';
 import type { Database } from './schema.js';
-import {
-  type ClosingBlock,
-  ensureCounters,
-  lockCounters,
-  parseCharges,
-  type SpendLedgerRepository,
-} from './spendLedgerRepository.js';
+import type { ClosingBlock, SpendLedgerRepository } from './spendLedgerRepository.js';
 
 /** An included op's cost, as the settlement follower read it from its `UserOperationEvent`. */
 export interface SettleUserOpArgs {
