@@ -78,8 +78,8 @@ const capsOf = (op: GasLimits & { readonly gasCaps?: GasLimits | undefined }): G
 
 function codecFields(auth: Authorization): PaymasterFieldsV07 {
   if (auth.mode === 'SPONSORED') return { mode: MODE_SPONSORED };
-  const { token, exchangeRate, priceMarkup, maxTokenCost } = auth;
-  return { mode: MODE_TOKEN, token, exchangeRate, priceMarkup, maxTokenCost };
+  const { token, exchangeRate, priceMarkup, maxTokenCost, guaranteed } = auth;
+  return { mode: MODE_TOKEN, token, exchangeRate, priceMarkup, maxTokenCost, guaranteed };
 }
 
 /** The fields as both forms: the packed paymasterAndData and ERC-7677's paymasterData (after the 52 bytes). */
