@@ -48,12 +48,14 @@ import {
  * which the codec and the estimator take by version.
  *
  * The paymaster's own limits, from the contract tests' measurements (contracts/README.md) with margin: sponsored
- * validation uses ~21.6k gas and has no postOp; token validation up to ~52k (an approval batched into a new
- * account), its postOp ~36k. A postOp limit that leaves under 40,000 gas unused is never penalised on v0.8+.
+ * validation uses ~23k gas and has no postOp; token validation up to ~62k (mode 1: the prefund's transferFrom
+ * into a paymaster holding none of the token; mode 2 with an approval batched into a new account ~55k), its postOp
+ * ~36k (either mode, to an empty fee receiver). A postOp limit that leaves under 40,000 gas unused is never
+ * penalised on v0.8+.
  */
 const PAYMASTER_GAS: Record<Authorization['mode'], PaymasterGas> = {
   SPONSORED: { paymasterVerificationGasLimit: 40_000n, paymasterPostOpGasLimit: 0n },
-  ERC20: { paymasterVerificationGasLimit: 75_000n, paymasterPostOpGasLimit: 50_000n },
+  ERC20: { paymasterVerificationGasLimit: 90_000n, paymasterPostOpGasLimit: 50_000n },
 };
 
 /**
