@@ -57,6 +57,7 @@ import {
   signedGasOf,
   signPaymaster,
   simulateOp,
+  submitHandleOps,
   tokenBalance,
   useV07Chain,
   VERSIONS,
@@ -395,6 +396,66 @@ for (const version of VERSIONS) {
         reason: AA33,
         inner: { errorName: 'TokenBalanceTooLow', args: [usdc.address, balance, balance + 1n] },
       });
+    });
+
+    it('attack: a mode-1 account that moves its tokens away during execution (attacker bundler) still pays the full charge', async () => {
+      const funds = 1_000n * 10n ** 6n;
+      const sender = await accountWithAllowance(funds);
+      const attacker = getAddress('0x00000000000000000000000000000000a77ac4e7');
+      // The signed op sends everything the account holds after validation to the attacker, and leaves 1M call gas
+      // unused: what postOp's transferFrom used to find missing.
+      const held = await balanceOf(usdc.address, sender);
+      const probe = await prefundedOp({ callGasLimit: 1_000_000n });
+      const drain = batchCallData(version, [
+        {
+          target: usdc.address,
+          data: encodeFunctionData({ abi: devTokenAbi, functionName: 'transfer', args: [attacker, held - probe.cap] }),
+        },
+      ]);
+      const { op, cap } = await prefundedOp({ callGasLimit: 1_000_000n, callData: drain });
+      assert.equal(cap, probe.cap);
+      const receiverBefore = await balanceOf(usdc.address, feeReceiver);
+      const depositBefore = await paymasterDeposit(chain.fx);
+      // submitHandleOps: the bundler EOA calls handleOps with itself as beneficiary.
+      const { receipt, event } = await handleOne(chain.fx, op);
+      assert.equal(event.args.success, true);
+      assert.equal(await balanceOf(usdc.address, attacker), held - cap, 'the account did move its tokens');
+      const [charged] = chargedEvents(receipt.logs);
+      assert.ok(charged !== undefined && charged.args.charge > 0n);
+      const received = (await balanceOf(usdc.address, feeReceiver)) - receiverBefore;
+      assert.equal(received, charged.args.charge, 'the fee receiver got the whole charge');
+      const spent = depositBefore - (await paymasterDeposit(chain.fx));
+      // What the deposit spent, in USDC at the signed price, is covered by what was received.
+      const spentInToken = (spent * price.exchangeRate * BigInt(price.priceMarkup) + 10n ** 24n - 1n) / 10n ** 24n;
+      assert.ok(received >= spentInToken, `received ${received} for ${spentInToken} spent`);
+    });
+
+    it(`attack: tokens moved away after signing, before inclusion: refused in validation (${AA33}), the deposit pays nothing`, async () => {
+      const sender = await accountWithAllowance();
+      const { op, cap } = await prefundedOp();
+      // The account's owner moves the tokens in a transaction of its own after Patron signed.
+      await chain.fx.client.impersonateAccount({ address: sender });
+      await chain.fx.client.setBalance({ address: sender, value: 10n ** 18n });
+      const held = await balanceOf(usdc.address, sender);
+      await waitForSuccess(
+        chain.fx.client,
+        await chain.fx.client.writeContract({
+          account: sender,
+          address: usdc.address,
+          abi: devTokenAbi,
+          functionName: 'transfer',
+          args: [feeReceiver, held],
+        }),
+        'move the tokens',
+      );
+      assert.deepEqual(await simulateOp(chain.fx, op), {
+        reason: AA33,
+        inner: { errorName: 'TokenBalanceTooLow', args: [usdc.address, 0n, cap] },
+      });
+      const depositBefore = await paymasterDeposit(chain.fx);
+      const { receipt } = await submitHandleOps(chain.fx, [op]).catch(() => ({ receipt: undefined }));
+      assert.ok(receipt === undefined || receipt.status === 'reverted', 'handleOps reverts (FailedOp AA33)');
+      assert.equal(await paymasterDeposit(chain.fx), depositBefore);
     });
 
     it('mode 2 with the allowance already in place prefunds like mode 1', async () => {
