@@ -54,6 +54,16 @@ export function createObservability(deps: ObservabilityDeps): Observability {
           functionName: 'balanceOf',
           args: [chain.paymaster],
         }),
+      // getDepositInfo through v0.6's ABI: the struct is all static words on every version (paymasterStatus.ts).
+      readStaked: async () =>
+        (
+          await chain.client.readContract({
+            address: chain.entryPoint,
+            abi: entryPoint06Abi,
+            functionName: 'getDepositInfo',
+            args: [chain.paymaster],
+          })
+        ).staked,
     })),
     settings: config.solvency,
     enforce: config.solvency.enabled,

@@ -28,6 +28,11 @@ export interface PolicyLedger {
     readonly charges: readonly LedgerCharge[];
     readonly expiresAt: number;
     readonly now: number;
+    /**
+     * What the reservation stands for: a sponsored op (the default), or a token-mode op whose charge the dApp
+     * guarantees (mode 2), settled as sponsored only when its charge was not collected.
+     */
+    readonly kind?: 'sponsored' | 'guarantee' | undefined;
   }): Promise<
     | { readonly ok: true }
     | { readonly ok: false; readonly charge: LedgerCharge; readonly used: bigint; readonly reserved: bigint }
@@ -76,6 +81,8 @@ export interface PolicyDecision {
   /** The reservation's id, when caps applied; settled from the chain by (chain, userOpHash). */
   readonly reservationId?: string;
   readonly charges: readonly { readonly key: string; readonly unit: CapUnit; readonly amount: string }[];
+  /** A token-mode op signed in mode 2: the dApp guarantees its charge (README, "Paying gas in ERC-20"). */
+  readonly guarantee?: true;
 }
 
 /** Amounts in `data` are in the cap's unit as strings: wei and op counts as integers, USD as a decimal. */
@@ -187,11 +194,14 @@ export function createPolicyGate(deps: PolicyGateDeps) {
       readonly userOpHash: () => Hex;
       /** Unix seconds: the signature's validUntil; the reservation is released if the op is not in by then. */
       readonly validUntil: number;
+      /** A token-mode op the dApp guarantees (mode 2) instead of a sponsored one; passed to the ledger. */
+      readonly kind?: 'sponsored' | 'guarantee' | undefined;
     }): Promise<PolicyDecision> {
       const { pass } = args;
       const policyIds = pass.policies.map((p) => p.id);
+      const guarantee = args.kind === 'guarantee' ? ({ guarantee: true } as const) : {};
       const charges = chargesOf(pass, args.worstCaseWei);
-      if (charges.length === 0) return { policyIds, charges: [] };
+      if (charges.length === 0) return { policyIds, charges: [], ...guarantee };
       const hash = args.userOpHash().toLowerCase();
       const id = `${pass.request.chainId}:${hash}`;
       const result = await deps.ledger.reserve({
@@ -202,6 +212,7 @@ export function createPolicyGate(deps: PolicyGateDeps) {
         charges: charges.map(toLedger),
         expiresAt: args.validUntil * 1000,
         now: deps.now(),
+        ...(args.kind === undefined ? {} : { kind: args.kind }),
       });
       if (!result.ok) {
         const c = charges.find((x) => x.key === result.charge.key) ?? charges[0];
@@ -211,6 +222,7 @@ export function createPolicyGate(deps: PolicyGateDeps) {
         policyIds,
         reservationId: id,
         charges: charges.map((c) => ({ key: c.key, unit: c.unit, amount: c.amount.toString() })),
+        ...guarantee,
       };
     },
 

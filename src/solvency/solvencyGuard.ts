@@ -18,6 +18,11 @@ export interface SolvencyChain {
   readonly paymaster: Address;
   /** The paymaster's EntryPoint deposit (balanceOf); may reject, the guard keeps the last value then. */
   readonly readDeposit: () => Promise<bigint>;
+  /**
+   * Whether the paymaster is staked in the EntryPoint (getDepositInfo's `staked`), read with the deposit; may
+   * reject (the last value stands). The token mode needs a staked paymaster on a real chain (ERC-7562).
+   */
+  readonly readStaked?: () => Promise<boolean>;
 }
 
 export interface ChainSolvency {
@@ -37,6 +42,8 @@ export interface ChainSolvency {
   readonly runwaySeconds: number | undefined;
   /** Unix ms of the last successful deposit read. */
   readonly checkedAt: number | undefined;
+  /** Whether the paymaster is staked, as last read (undefined: not read, or not asked). */
+  readonly staked: boolean | undefined;
 }
 
 export interface SolvencyGuard {
@@ -49,6 +56,8 @@ export interface SolvencyGuard {
    * 3 were covered).
    */
   admitSignature(op: SignedOp): void;
+  /** The paymaster's stake as last read (undefined until read, or for a paymaster the guard does not follow). */
+  staked(paymaster: { readonly chainId: number; readonly paymaster: Address }): boolean | undefined;
   /** Per paymaster, for the dashboard and /metrics. */
   state(): readonly ChainSolvency[];
   /** Settlement's observer of an included op of the paymaster: off the liabilities, into the spend rate. */
@@ -89,6 +98,7 @@ interface ChainState {
   readonly floorWei: bigint;
   depositWei: bigint | undefined;
   checkedAt: number | undefined;
+  staked: boolean | undefined;
   signing: boolean;
   readFailing: boolean;
 }
@@ -105,6 +115,7 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
         floorWei: settings.floorWeiByChain.get(chain.chainId) ?? settings.floorWei,
         depositWei: undefined,
         checkedAt: undefined,
+        staked: undefined,
         // Unknown is not insolvent: until the first read, signing goes on (a chain that cannot be read cannot
         // have its fees read either, and that refuses on its own).
         signing: true,
@@ -175,12 +186,20 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
       spendWeiPerSecond: rate,
       runwaySeconds: s.depositWei === undefined ? undefined : runwaySeconds(s.depositWei, rate),
       checkedAt: s.checkedAt,
+      staked: s.staked,
     };
   }
 
   async function checkChain(s: ChainState): Promise<void> {
     const timeoutMs = deps.readTimeoutMs ?? 5000;
     let timer: NodeJS.Timeout | undefined;
+    // The stake beside the deposit, in the same cycle; a failed read keeps the last value.
+    const stake = s.chain.readStaked?.().then(
+      (staked) => {
+        s.staked = staked;
+      },
+      () => undefined,
+    );
     try {
       s.depositWei = await Promise.race([
         s.chain.readDeposit(),
@@ -198,6 +217,11 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
       s.readFailing = true;
     } finally {
       clearTimeout(timer);
+    }
+    if (stake !== undefined) {
+      let stakeTimer: NodeJS.Timeout | undefined;
+      await Promise.race([stake, new Promise<void>((done) => (stakeTimer = setTimeout(done, timeoutMs)))]);
+      clearTimeout(stakeTimer);
     }
     evaluate(s, liabilities.total(paymasterKey(s.chain)));
   }
@@ -251,6 +275,7 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
       assertCovered(key, liabilities.current(key) + op.worstCaseWei);
       liabilities.record(op);
     },
+    staked: (paymaster) => states.get(paymasterKey(paymaster))?.staked,
     state: () => [...states.values()].map(view),
     observeIncluded({ chainId, paymaster, userOpHash, opKey, actualGasCost }) {
       const key = paymasterKey({ chainId, paymaster });
