@@ -47,16 +47,21 @@ interface IEntryPoint {
 /// @title Patron's paymaster for EntryPoint v0.6.
 /// @notice A hybrid paymaster: byte 20 of `paymasterAndData` selects the mode. Mode 0 (sponsored): the paymaster
 /// pays, authorised by an off-chain signature of the Patron service. Mode 1 (token): the paymaster pays the
-/// EntryPoint and charges the account in an ERC-20, at an exchange rate signed by the service.
+/// EntryPoint and charges the account in an ERC-20, at an exchange rate signed by the service; validation takes the
+/// signed maximum from the account (prefund) and postOp refunds what the op did not cost, so the charge cannot
+/// fail after validation. Mode 2 (token, guaranteed): the same fields, for an op whose approval is batched in its
+/// own callData (it runs after validation, so it cannot be prefunded): validation prefunds when the allowance is
+/// already in place, else checks the balance and the batched approval, and postOp collects the charge (a failure
+/// is recorded in `unpaidCharges`); the service signs it only within the dApp's sponsorship policy.
 /// @dev All integers big-endian, all signatures EIP-191 (`toEthSignedMessageHash`) by `verifyingSigner`.
 /// Sponsored `paymasterAndData` (98 bytes):
 ///   [0:20] paymaster | [20] mode = 0 | [21:27] uint48 validUntil | [27:33] uint48 validAfter | [33:98] r||s||v
 ///   sponsoredHash = keccak256(abi.encode(opHash, chainid, address(this), uint8 0, validUntil, validAfter))
 /// Token `paymasterAndData` (154 bytes):
-///   [0:20] paymaster | [20] mode = 1 | [21:27] validUntil | [27:33] validAfter | [33:53] token
+///   [0:20] paymaster | [20] mode = 1 or 2 | [21:27] validUntil | [27:33] validAfter | [33:53] token
 ///   | [53:69] uint128 exchangeRate | [69:73] uint32 priceMarkup | [73:89] uint128 maxTokenCost | [89:154] r||s||v
-///   tokenHash = keccak256(abi.encode(opHash, chainid, address(this), uint8 1, validUntil, validAfter, token,
-///               exchangeRate, priceMarkup, maxTokenCost))
+///   tokenHash = keccak256(abi.encode(opHash, chainid, address(this), uint8 mode (1 or 2), validUntil, validAfter,
+///               token, exchangeRate, priceMarkup, maxTokenCost))
 /// opHash = keccak256(abi.encode(sender, nonce, keccak256(initCode), keccak256(callData), callGasLimit,
 ///          verificationGasLimit, preVerificationGas, maxFeePerGas, maxPriorityFeePerGas))
 /// Every field the paymaster pays for is signed, so a bundler cannot inflate gas after approval. Replay is
@@ -65,13 +70,15 @@ interface IEntryPoint {
 /// Token charge (rounded up, in the paymaster's favour), never more than the signed maxTokenCost:
 ///   charge = ceil((actualGasCost + POST_OP_OVERHEAD * gasPrice) * exchangeRate * priceMarkup / (1e18 * 1e6))
 ///   exchangeRate: token base units per 1e18 wei; priceMarkup: parts per million (1e6 = no premium).
-/// Note: `verifyingSigner` and `feeReceiver` are storage reads; ERC-7562 (STO-031) lets bundlers accept that
-/// only from a staked paymaster, hence `addStake`.
+/// Staking: `verifyingSigner` and `feeReceiver` are storage reads, the token mode's prefund writes the token's
+/// storage associated with the paymaster, and the token mode returns a context; ERC-7562 (STO-031, EREP-050) lets
+/// bundlers accept all three only from a staked paymaster, hence `addStake`. The token context is 8 words.
 contract PatronPaymaster is Ownable2Step {
     using SafeERC20 for IERC20;
 
     uint8 public constant MODE_SPONSORED = 0;
     uint8 public constant MODE_TOKEN = 1;
+    uint8 public constant MODE_TOKEN_GUARANTEED = 2;
 
     /// Gas the token mode's postOp and the EntryPoint's work after it use, which the `actualGasCost` handed to
     /// postOp does not include yet; it is charged at the op's gas price. Measured on the contract tests (postOp
@@ -142,10 +149,10 @@ contract PatronPaymaster is Ownable2Step {
     /// @notice Called by the EntryPoint during validation. A wrong signature returns SIG_VALIDATION_FAILED
     /// (AA34) and the time window goes into validationData (AA32), as ERC-4337 requires so bundlers can
     /// simulate without reverting. It reverts (the EntryPoint reports AA33 with the reason) on data it cannot
-    /// parse and, in token mode, when the account cannot pay the signed maximum.
+    /// parse and, in token mode, when the account cannot pay the signed maximum. The token modes write state
+    /// (the prefund).
     function validatePaymasterUserOp(UserOperation calldata userOp, bytes32, /* userOpHash */ uint256 /* maxCost */ )
         external
-        view
         onlyEntryPoint
         returns (bytes memory context, uint256 validationData)
     {
@@ -153,7 +160,7 @@ contract PatronPaymaster is Ownable2Step {
         if (data.length <= MODE_OFFSET) revert InvalidPaymasterDataLength(data.length, SPONSORED_LENGTH);
         uint8 mode = uint8(data[MODE_OFFSET]);
         if (mode == MODE_SPONSORED) return _validateSponsored(userOp, data);
-        if (mode == MODE_TOKEN) return _validateToken(userOp, data);
+        if (mode == MODE_TOKEN || mode == MODE_TOKEN_GUARANTEED) return _validateToken(userOp, data, mode);
         revert UnknownMode(mode);
     }
 
@@ -174,9 +181,10 @@ contract PatronPaymaster is Ownable2Step {
         return _sponsoredHash(userOp, validUntil, validAfter);
     }
 
-    /// @notice The hash the verifying signer signs (EIP-191) for a token-mode operation.
+    /// @notice The hash the verifying signer signs (EIP-191) for a token-mode operation of `mode` (1 or 2).
     function getTokenHash(
         UserOperation calldata userOp,
+        uint8 mode,
         uint48 validUntil,
         uint48 validAfter,
         address token,
@@ -184,7 +192,7 @@ contract PatronPaymaster is Ownable2Step {
         uint32 priceMarkup,
         uint128 maxTokenCost
     ) external view returns (bytes32) {
-        return _tokenHash(userOp, validUntil, validAfter, token, exchangeRate, priceMarkup, maxTokenCost);
+        return _tokenHash(userOp, mode, validUntil, validAfter, token, exchangeRate, priceMarkup, maxTokenCost);
     }
 
     /// Every gas and fee field plus the account nonce; `paymasterAndData` and `signature` are excluded
@@ -219,6 +227,7 @@ contract PatronPaymaster is Ownable2Step {
 
     function _tokenHash(
         UserOperation calldata userOp,
+        uint8 mode,
         uint48 validUntil,
         uint48 validAfter,
         address token,
@@ -231,7 +240,7 @@ contract PatronPaymaster is Ownable2Step {
                 _opHash(userOp),
                 block.chainid,
                 address(this),
-                MODE_TOKEN,
+                mode,
                 validUntil,
                 validAfter,
                 token,
@@ -279,13 +288,15 @@ contract PatronPaymaster is Ownable2Step {
         d.maxTokenCost = uint128(bytes16(data[MAX_COST_OFFSET:TOKEN_SIGNATURE_OFFSET]));
     }
 
-    /// The signature is checked first: a tampered op fails as AA34 whatever its token says. Then the account
-    /// must be able to pay the signed maximum: its balance, and either an allowance already in place or an
-    /// `approve(paymaster, >= maxTokenCost)` inside its own callData (the usual flow batches the approval with
-    /// the user's call, and callData runs after validation, before postOp).
-    function _validateToken(UserOperation calldata userOp, bytes calldata data)
+    /// The signature (the mode byte included) is checked first: a tampered op fails as AA34 whatever its token
+    /// says. Then the account pays:
+    /// - mode 1: the signed maximum moves from the account to the paymaster now (`transferFrom`, which needs an
+    ///   allowance already in place and the balance); an account that cannot pay reverts here (AA33);
+    /// - mode 2: the same prefund when the allowance is already in place; otherwise the balance and an
+    ///   `approve(paymaster, >= maxTokenCost)` inside its own callData (batched with the user's call, it runs after
+    ///   validation and before postOp), and postOp collects the charge.
+    function _validateToken(UserOperation calldata userOp, bytes calldata data, uint8 mode)
         internal
-        view
         returns (bytes memory, uint256)
     {
         TokenData memory d = _decodeToken(data);
@@ -293,28 +304,52 @@ contract PatronPaymaster is Ownable2Step {
             revert PriceMarkupOutOfRange(d.priceMarkup);
         }
         bytes32 digest = MessageHashUtils.toEthSignedMessageHash(
-            _tokenHash(userOp, d.validUntil, d.validAfter, d.token, d.exchangeRate, d.priceMarkup, d.maxTokenCost)
+            _tokenHash(userOp, mode, d.validUntil, d.validAfter, d.token, d.exchangeRate, d.priceMarkup, d.maxTokenCost)
         );
         if (!_isSignedBy(digest, data[TOKEN_SIGNATURE_OFFSET:], verifyingSigner)) {
             return ("", _packValidationData(true, d.validUntil, d.validAfter));
         }
         IERC20 token = IERC20(d.token);
+        bool prefunded = mode == MODE_TOKEN || token.allowance(userOp.sender, address(this)) >= d.maxTokenCost;
+        if (prefunded) {
+            if (!token.trySafeTransferFrom(userOp.sender, address(this), d.maxTokenCost)) _refusePrefund(userOp, d);
+        } else {
+            require(token.balanceOf(userOp.sender) >= d.maxTokenCost, "Patron: token balance below the maximum charge");
+            require(
+                _approvesPaymaster(userOp.callData, d.maxTokenCost), "Patron: token allowance below the maximum charge"
+            );
+        }
+        return (_tokenContext(userOp, d, prefunded), _packValidationData(false, d.validUntil, d.validAfter));
+    }
+
+    function _tokenContext(UserOperation calldata userOp, TokenData memory d, bool prefunded)
+        internal
+        pure
+        returns (bytes memory)
+    {
+        return abi.encode(
+            TokenContext(
+                userOp.sender,
+                d.token,
+                d.exchangeRate,
+                d.priceMarkup,
+                d.maxTokenCost,
+                userOp.maxFeePerGas,
+                userOp.maxPriorityFeePerGas,
+                prefunded
+            )
+        );
+    }
+
+    /// Why the prefund failed, as precisely as it can be said (AA33 with the reason).
+    function _refusePrefund(UserOperation calldata userOp, TokenData memory d) internal view {
+        IERC20 token = IERC20(d.token);
         require(token.balanceOf(userOp.sender) >= d.maxTokenCost, "Patron: token balance below the maximum charge");
         require(
-            token.allowance(userOp.sender, address(this)) >= d.maxTokenCost
-                || _approvesPaymaster(userOp.callData, d.maxTokenCost),
+            token.allowance(userOp.sender, address(this)) >= d.maxTokenCost,
             "Patron: token allowance below the maximum charge"
         );
-        bytes memory context = abi.encode(
-            userOp.sender,
-            d.token,
-            d.exchangeRate,
-            d.priceMarkup,
-            d.maxTokenCost,
-            userOp.maxFeePerGas,
-            userOp.maxPriorityFeePerGas
-        );
-        return (context, _packValidationData(false, d.validUntil, d.validAfter));
+        revert("Patron: token prefund failed");
     }
 
     /// Whether callData carries `approve(address(this), amount >= minAmount)`. Account call formats (SimpleAccount
@@ -337,32 +372,33 @@ contract PatronPaymaster is Ownable2Step {
 
     /// The charge for `actualGasCost`: plus POST_OP_OVERHEAD at the op's gas price (what the EntryPoint uses:
     /// min(maxFeePerGas, maxPriorityFeePerGas + basefee)), converted and marked up, rounded up, capped by the
-    /// signed maximum. First call (opSucceeded / opReverted): a failed transfer reverts, so the EntryPoint
-    /// undoes the op's execution and calls again with postOpReverted; an op whose fee cannot be collected does
-    /// not get to keep its effects. That second call must not revert (v0.6 would revert the whole bundle with
-    /// AA50): it tries once more and, failing, records the charge as unpaid and emits TokenChargeFailed. The
-    /// EntryPoint has charged the paymaster's deposit for the gas either way.
+    /// signed maximum. `TokenCharged` reports the amount finally kept.
+    /// - Prefunded (mode 1, and mode 2 with an allowance in place): the paymaster holds the maximum; it refunds
+    ///   `maxTokenCost - charge` to the account and pays `charge` to the fee receiver, in every PostOpMode. This
+    ///   never reverts: a refund the token refuses leaves the whole maximum with the paymaster (the op is then
+    ///   charged its maximum), a payment to the fee receiver the token refuses leaves the charge with the paymaster
+    ///   (the owner takes it with `withdrawTokens`). A first postOp that runs out of gas is undone by the
+    ///   EntryPoint, which calls again with postOpReverted; the prefund is still there and the same happens.
+    /// - Not prefunded (mode 2 with the approval in callData), first call (opSucceeded / opReverted): a failed
+    ///   transfer reverts, so the EntryPoint undoes the op's execution and calls again with postOpReverted; an op
+    ///   whose fee cannot be collected does not get to keep its effects. That second call must not revert (v0.6
+    ///   would revert the whole bundle with AA50): it tries once more and, failing, records the charge as unpaid and
+    ///   emits TokenChargeFailed. The EntryPoint has charged the paymaster's deposit for the gas either way.
     function _postOpToken(PostOpMode mode, bytes calldata context, uint256 actualGasCost) internal {
-        (
-            address account,
-            address token,
-            uint128 exchangeRate,
-            uint32 priceMarkup,
-            uint128 maxTokenCost,
-            uint256 maxFeePerGas,
-            uint256 maxPriorityFeePerGas
-        ) = abi.decode(context, (address, address, uint128, uint32, uint128, uint256, uint256));
-        uint256 gasPrice = maxFeePerGas == maxPriorityFeePerGas
-            ? maxFeePerGas
-            : Math.min(maxFeePerGas, maxPriorityFeePerGas + block.basefee);
-        uint256 charge = Math.mulDiv(
-            actualGasCost + POST_OP_OVERHEAD * gasPrice,
-            uint256(exchangeRate) * priceMarkup,
-            1e24,
-            Math.Rounding.Ceil
-        );
-        if (charge > maxTokenCost) charge = maxTokenCost;
+        TokenContext memory c = abi.decode(context, (TokenContext));
+        uint256 charge = _charge(c, actualGasCost);
+        address account = c.account;
+        address token = c.token;
+        uint256 maxTokenCost = c.maxTokenCost;
         address receiver = feeReceiver;
+        if (c.prefunded) {
+            if (charge < maxTokenCost && !IERC20(token).trySafeTransfer(account, maxTokenCost - charge)) {
+                charge = maxTokenCost;
+            }
+            IERC20(token).trySafeTransfer(receiver, charge);
+            emit TokenCharged(account, token, charge, actualGasCost);
+            return;
+        }
         if (mode != PostOpMode.postOpReverted) {
             IERC20(token).safeTransferFrom(account, receiver, charge);
             emit TokenCharged(account, token, charge, actualGasCost);
@@ -374,6 +410,31 @@ contract PatronPaymaster is Ownable2Step {
             unpaidCharges[account][token] += charge;
             emit TokenChargeFailed(account, token, charge, actualGasCost);
         }
+    }
+
+    /// What validation hands postOp (abi-encoded, 8 words).
+    struct TokenContext {
+        address account;
+        address token;
+        uint128 exchangeRate;
+        uint32 priceMarkup;
+        uint128 maxTokenCost;
+        uint256 maxFeePerGas;
+        uint256 maxPriorityFeePerGas;
+        bool prefunded;
+    }
+
+    function _charge(TokenContext memory c, uint256 actualGasCost) internal view returns (uint256) {
+        uint256 gasPrice = c.maxFeePerGas == c.maxPriorityFeePerGas
+            ? c.maxFeePerGas
+            : Math.min(c.maxFeePerGas, c.maxPriorityFeePerGas + block.basefee);
+        uint256 charge = Math.mulDiv(
+            actualGasCost + POST_OP_OVERHEAD * gasPrice,
+            uint256(c.exchangeRate) * c.priceMarkup,
+            1e24,
+            Math.Rounding.Ceil
+        );
+        return charge > c.maxTokenCost ? c.maxTokenCost : charge;
     }
 
     /// transferFrom that reports failure instead of reverting (no return value counts as success, as
@@ -428,6 +489,12 @@ contract PatronPaymaster is Ownable2Step {
         if (newReceiver == address(0)) revert ZeroAddress();
         emit FeeReceiverChanged(feeReceiver, newReceiver);
         feeReceiver = newReceiver;
+    }
+
+    /// Tokens the paymaster holds outside a bundle: charges and refunds a token refused to move in postOp.
+    function withdrawTokens(IERC20 token, address to, uint256 amount) external onlyOwner {
+        if (to == address(0)) revert ZeroAddress();
+        token.safeTransfer(to, amount);
     }
 
     /// Without an owner nobody could withdraw the deposit or stake, so renouncing is refused.

@@ -18,14 +18,19 @@ import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 /// that share that struct; it is deployed once per EntryPoint, which it names in its constructor. The first byte
 /// of paymasterData selects the mode. Mode 0 (sponsored): the paymaster pays, authorised by an off-chain
 /// signature of the Patron service. Mode 1 (token): the paymaster pays the EntryPoint and charges the account in
-/// an ERC-20, at an exchange rate and up to a maximum signed by the service.
+/// an ERC-20, at an exchange rate and up to a maximum signed by the service; validation takes that maximum from
+/// the account (prefund) and postOp refunds what the op did not cost, so the charge cannot fail after validation.
+/// Mode 2 (token, guaranteed): the same fields, for an op whose approval is batched in its own callData (it runs
+/// after validation, so it cannot be prefunded): validation prefunds when an allowance is already in place, else
+/// checks the balance and the batched approval, and postOp collects the charge; a charge that then fails is paid
+/// by the deposit, which the service only risks for a dApp whose sponsorship policy admits the op.
 /// @dev All integers big-endian, all signatures EIP-191 (`toEthSignedMessageHash`) by `verifyingSigner`, r||s||v.
 /// paymasterAndData = paymaster(20) | uint128 paymasterVerificationGasLimit | uint128 paymasterPostOpGasLimit
 ///                    | paymasterData, the standard v0.7 prefix. paymasterData:
 ///   sponsored (paymasterAndData 154 bytes): [0] mode = 0 | [1:7] uint48 validUntil | [7:13] uint48 validAfter
 ///     | [13:21] uint64 maxVerificationGasLimit | [21:29] uint64 maxCallGasLimit | [29:37] uint64 maxPreVerificationGas
 ///     | [37:102] signature
-///   token (210 bytes): [0] mode = 1 | [1:7] validUntil | [7:13] validAfter | [13:37] the three caps, as above
+///   token (210 bytes): [0] mode = 1 or 2 | [1:7] validUntil | [7:13] validAfter | [13:37] the three caps, as above
 ///     | [37:57] token | [57:73] uint128 exchangeRate | [73:77] uint32 priceMarkup | [77:93] uint128 maxTokenCost
 ///     | [93:158] signature
 ///   v0.9 parallel signing: the signature may instead follow paymasterData in the EntryPoint v0.9 suffix,
@@ -54,8 +59,8 @@ import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 ///     signature binds the code the account runs, not the marker; re-delegating the account voids it.
 ///   sponsoredHash = keccak256(abi.encode(opHash, chainid, address(this), entryPoint, uint8 0, uint48 validUntil,
 ///                   uint48 validAfter))
-///   tokenHash = keccak256(abi.encode(opHash, chainid, address(this), entryPoint, uint8 1, validUntil, validAfter,
-///               token, uint128 exchangeRate, uint32 priceMarkup, uint128 maxTokenCost))
+///   tokenHash = keccak256(abi.encode(opHash, chainid, address(this), entryPoint, uint8 mode (1 or 2), validUntil,
+///               validAfter, token, uint128 exchangeRate, uint32 priceMarkup, uint128 maxTokenCost))
 /// Every field the paymaster pays for is signed, exactly or as a cap (both paymaster gas limits exactly), so a
 /// bundler cannot inflate gas beyond what was approved. Replay is prevented by the account nonce (in opHash), not
 /// a paymaster nonce, so the service needs no chain read to sign. chainid, address(this) and the EntryPoint bind a
@@ -70,14 +75,17 @@ import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 ///   exchangeRate: token base units per 1e18 wei; priceMarkup: parts per million (1e6 = no premium).
 ///   The service derives maxTokenCost from the gas caps (the prefund at the caps, plus the overhead and penalty
 ///   bound at maxFeePerGas), so it bounds the charge of any op within them.
-/// Note: `verifyingSigner` and `feeReceiver` are storage reads; ERC-7562 (STO-031) lets bundlers accept that
-/// only from a staked paymaster, hence `addStake`.
+/// Staking: `verifyingSigner` and `feeReceiver` are storage reads, the token mode's prefund writes the token's
+/// storage associated with the paymaster (its balance), and the token mode returns a context; ERC-7562 (STO-031,
+/// EREP-050) lets bundlers accept all three only from a staked paymaster, hence `addStake`. The context is
+/// 7 words (224 bytes), far under ERC-7562's 2,048-byte limit.
 contract PatronPaymasterV07 is Paymaster, Ownable2Step {
     using ERC4337Utils for PackedUserOperation;
     using SafeERC20 for IERC20;
 
     uint8 public constant MODE_SPONSORED = 0;
     uint8 public constant MODE_TOKEN = 1;
+    uint8 public constant MODE_TOKEN_GUARANTEED = 2;
 
     /// Gas the token mode's postOp and the EntryPoint's work after it use, which the `actualGasCost` handed to
     /// postOp does not include yet; it is charged at the op's gas price. Measured on the contract tests: postOp
@@ -142,6 +150,8 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
     error PriceMarkupOutOfRange(uint32 priceMarkup);
     error TokenBalanceTooLow(address token, uint256 balance, uint256 maxTokenCost);
     error TokenAllowanceTooLow(address token, uint256 allowance, uint256 maxTokenCost);
+    /// The prefund's transferFrom failed although balance and allowance were enough (a token that refuses it).
+    error TokenPrefundFailed(address token, uint256 maxTokenCost);
 
     constructor(IEntryPoint entryPoint_, address owner_, address verifyingSigner_) Ownable(owner_) {
         if (address(entryPoint_) == address(0) || verifyingSigner_ == address(0)) revert ZeroAddress();
@@ -174,17 +184,16 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
     /// wrong signature, or an account gas value above its signed cap, returns SIG_VALIDATION_FAILED (AA34) and the
     /// window goes into validationData (AA32, or AA37 for an expired block range on v0.9), so bundlers can
     /// simulate without reverting. It reverts (AA33) on data it cannot parse and, in token mode, on a markup out
-    /// of range or an account that cannot pay the signed maximum.
+    /// of range or an account that cannot pay the signed maximum. The token modes write state (the prefund).
     function _validatePaymasterUserOp(PackedUserOperation calldata userOp, bytes32, /* userOpHash */ uint256)
         internal
-        view
         override
         returns (bytes memory context, uint256 validationData)
     {
         (bytes calldata fields, bytes calldata signature) = _splitPaymasterData(userOp);
         uint8 mode = uint8(fields[0]);
         if (mode == MODE_SPONSORED) return _validateSponsored(userOp, fields, signature);
-        return _validateToken(userOp, fields, signature);
+        return _validateToken(userOp, fields, signature, mode);
     }
 
     /// @notice v0.7+ calls postOp only when validation returned a context: the token mode's, never the sponsored
@@ -209,7 +218,7 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
         uint256 length = data.length;
         if (length <= PAYMASTER_DATA_OFFSET) revert InvalidPaymasterDataLength(length, SPONSORED_LENGTH);
         uint8 mode = uint8(data[PAYMASTER_DATA_OFFSET]);
-        if (mode > MODE_TOKEN) revert UnknownMode(mode);
+        if (mode > MODE_TOKEN_GUARANTEED) revert UnknownMode(mode);
         uint256 fieldsLength = mode == MODE_SPONSORED ? SPONSORED_FIELDS_LENGTH : TOKEN_FIELDS_LENGTH;
         uint256 inlineLength = PAYMASTER_DATA_OFFSET + fieldsLength + SIGNATURE_LENGTH;
         if (length >= SUFFIX_TAIL_LENGTH && bytes8(data[length - 8:]) == ERC4337Utils.PAYMASTER_SIG_MAGIC) {
@@ -254,9 +263,10 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
         );
     }
 
-    /// @notice The hash the verifying signer signs (EIP-191) for a token-mode operation.
+    /// @notice The hash the verifying signer signs (EIP-191) for a token-mode operation of `mode` (1 or 2).
     function getTokenHash(
         PackedUserOperation calldata userOp,
+        uint8 mode,
         uint48 validUntil,
         uint48 validAfter,
         uint64 maxVerificationGasLimit,
@@ -270,7 +280,8 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
         return _tokenHash(
             userOp,
             Quote(validUntil, validAfter, maxVerificationGasLimit, maxCallGasLimit, maxPreVerificationGas),
-            TokenData(token, exchangeRate, priceMarkup, maxTokenCost)
+            TokenData(token, exchangeRate, priceMarkup, maxTokenCost),
+            mode
         );
     }
 
@@ -321,7 +332,8 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
         );
     }
 
-    function _tokenHash(PackedUserOperation calldata userOp, Quote memory q, TokenData memory d)
+    /// The mode byte is hashed: a submitter cannot turn a mode-2 signature into mode 1 or back (AA34).
+    function _tokenHash(PackedUserOperation calldata userOp, Quote memory q, TokenData memory d, uint8 mode)
         internal
         view
         returns (bytes32)
@@ -332,7 +344,7 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
                 block.chainid,
                 address(this),
                 address(_entryPoint),
-                MODE_TOKEN,
+                mode,
                 q.validUntil,
                 q.validAfter,
                 d.token,
@@ -393,37 +405,57 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
         d.maxTokenCost = uint128(bytes16(fields[MAX_COST_OFFSET:TOKEN_FIELDS_LENGTH]));
     }
 
-    /// The signature (with the window and the gas caps) is checked first: a tampered op fails as AA34 whatever its
-    /// token says. Then the account must be able to pay the signed maximum: its balance, and either an allowance
-    /// already in place or an `approve(paymaster, >= maxTokenCost)` inside its own callData (the usual flow batches
-    /// the approval with the user's call, and callData runs after validation, before postOp).
-    function _validateToken(PackedUserOperation calldata userOp, bytes calldata fields, bytes calldata signature)
-        internal
-        view
-        returns (bytes memory, uint256)
-    {
+    /// The signature (with the window, the gas caps and the mode byte) is checked first: a tampered op fails as
+    /// AA34 whatever its token says. Then the account pays:
+    /// - mode 1: the signed maximum moves from the account to the paymaster now (`transferFrom`, which needs an
+    ///   allowance already in place and the balance); an account that cannot pay reverts here (AA33), so the
+    ///   bundler's simulation drops it and the deposit never pays for it;
+    /// - mode 2: the same prefund when the allowance is already in place; otherwise the balance and an
+    ///   `approve(paymaster, >= maxTokenCost)` inside its own callData (batched with the user's call, it runs after
+    ///   validation and before postOp), and postOp collects the charge.
+    function _validateToken(
+        PackedUserOperation calldata userOp,
+        bytes calldata fields,
+        bytes calldata signature,
+        uint8 mode
+    ) internal returns (bytes memory, uint256) {
         Quote memory q = _decodeQuote(fields);
         TokenData memory d = _decodeToken(fields);
         if (d.priceMarkup < MIN_PRICE_MARKUP || d.priceMarkup > MAX_PRICE_MARKUP) {
             revert PriceMarkupOutOfRange(d.priceMarkup);
         }
-        if (!_quoteHolds(userOp, q, _tokenHash(userOp, q, d), signature)) {
+        if (!_quoteHolds(userOp, q, _tokenHash(userOp, q, d, mode), signature)) {
             return ("", _packValidationData(true, q.validUntil, q.validAfter));
         }
-        _checkCanPay(userOp, d.token, d.maxTokenCost);
-        return (_tokenContext(userOp, d), _packValidationData(false, q.validUntil, q.validAfter));
+        bool prefunded = mode == MODE_TOKEN
+            || IERC20(d.token).allowance(userOp.sender, address(this)) >= d.maxTokenCost;
+        if (prefunded) _prefund(userOp.sender, d.token, d.maxTokenCost);
+        else _checkCanPay(userOp, d.token, d.maxTokenCost);
+        return (_tokenContext(userOp, d, prefunded), _packValidationData(false, q.validUntil, q.validAfter));
     }
 
-    /// What postOp needs: who pays, in what, at which price, up to what, and the penalty bound of this op.
-    function _tokenContext(PackedUserOperation calldata userOp, TokenData memory d)
+    /// Takes the signed maximum from the account. On failure, says why as precisely as it can (AA33).
+    function _prefund(address account, address token, uint256 maxTokenCost) internal {
+        if (IERC20(token).trySafeTransferFrom(account, address(this), maxTokenCost)) return;
+        uint256 balance = IERC20(token).balanceOf(account);
+        if (balance < maxTokenCost) revert TokenBalanceTooLow(token, balance, maxTokenCost);
+        uint256 allowance = IERC20(token).allowance(account, address(this));
+        if (allowance < maxTokenCost) revert TokenAllowanceTooLow(token, allowance, maxTokenCost);
+        revert TokenPrefundFailed(token, maxTokenCost);
+    }
+
+    /// What postOp needs: who pays, in what, at which price, up to what, the penalty bound of this op, and whether
+    /// the maximum was taken in validation (7 words, 224 bytes: ERC-7562 allows a staked paymaster 2,048).
+    function _tokenContext(PackedUserOperation calldata userOp, TokenData memory d, bool prefunded)
         internal
         view
         returns (bytes memory)
     {
         uint256 penaltyGas = maxPenaltyGas(userOp.callGasLimit(), userOp.paymasterPostOpGasLimit());
-        return abi.encode(userOp.sender, d.token, d.exchangeRate, d.priceMarkup, d.maxTokenCost, penaltyGas);
+        return abi.encode(userOp.sender, d.token, d.exchangeRate, d.priceMarkup, d.maxTokenCost, penaltyGas, prefunded);
     }
 
+    /// Mode 2 without an allowance in place: the balance, and the approval batched in callData.
     function _checkCanPay(PackedUserOperation calldata userOp, address token, uint256 maxTokenCost) internal view {
         uint256 balance = IERC20(token).balanceOf(userOp.sender);
         if (balance < maxTokenCost) revert TokenBalanceTooLow(token, balance, maxTokenCost);
@@ -476,11 +508,18 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
 
     /// The charge: actualGasCost plus POST_OP_OVERHEAD and the penalty bound at the op's gas price (what the
     /// EntryPoint passes as actualUserOpFeePerGas), converted and marked up, rounded up, capped by the signed
-    /// maximum, transferred from the account to the fee receiver. A failed transfer reverts postOp; the v0.7+
-    /// EntryPoint then reverts the op's execution too (an op whose fee cannot be collected does not keep its
-    /// effects) and charges the paymaster's deposit for the gas, with the maximum postOp penalty. There is no
-    /// second postOp call on these versions, hence no record of unpaid charges (unlike PatronPaymaster v0.6):
-    /// the service refuses such ops by simulating them before signing.
+    /// maximum. `TokenCharged` reports the amount finally kept.
+    /// - Prefunded (mode 1, and mode 2 with an allowance in place): the paymaster holds the maximum; it refunds
+    ///   `maxTokenCost - charge` to the account and pays `charge` to the fee receiver. This never reverts: a refund
+    ///   the token refuses leaves the whole maximum with the paymaster (the op is then charged its maximum), and a
+    ///   payment to the fee receiver the token refuses leaves the charge with the paymaster, where the owner can
+    ///   take it with `withdrawTokens`. (A postOp that runs out of its own gas limit reverts as a whole: the
+    ///   EntryPoint then reverts the op's execution, and the prefund, taken in validation, stays with the paymaster.)
+    /// - Not prefunded (mode 2 with the approval in callData): the charge moves from the account to the fee receiver.
+    ///   A failed transfer reverts postOp; the v0.7+ EntryPoint then reverts the op's execution too and charges the
+    ///   paymaster's deposit for the gas, with the maximum postOp penalty. There is no second postOp call on these
+    ///   versions, hence no record of unpaid charges (unlike PatronPaymaster v0.6): that loss is what the dApp
+    ///   guarantees, and the service signs mode 2 only within the dApp's sponsorship policy.
     function _postOpToken(bytes calldata context, uint256 actualGasCost, uint256 actualUserOpFeePerGas) internal {
         (
             address account,
@@ -488,8 +527,9 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
             uint128 exchangeRate,
             uint32 priceMarkup,
             uint128 maxTokenCost,
-            uint256 penaltyGas
-        ) = abi.decode(context, (address, address, uint128, uint32, uint128, uint256));
+            uint256 penaltyGas,
+            bool prefunded
+        ) = abi.decode(context, (address, address, uint128, uint32, uint128, uint256, bool));
         uint256 charge = Math.mulDiv(
             actualGasCost + (POST_OP_OVERHEAD + penaltyGas) * actualUserOpFeePerGas,
             uint256(exchangeRate) * priceMarkup,
@@ -497,8 +537,21 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
             Math.Rounding.Ceil
         );
         if (charge > maxTokenCost) charge = maxTokenCost;
-        IERC20(token).safeTransferFrom(account, feeReceiver, charge);
+        if (!prefunded) {
+            IERC20(token).safeTransferFrom(account, feeReceiver, charge);
+        } else {
+            if (charge < maxTokenCost && !IERC20(token).trySafeTransfer(account, maxTokenCost - charge)) {
+                charge = maxTokenCost;
+            }
+            IERC20(token).trySafeTransfer(feeReceiver, charge);
+        }
         emit TokenCharged(account, token, charge, actualGasCost);
+    }
+
+    /// Tokens the paymaster holds outside a bundle: charges and refunds a token refused to move in postOp.
+    function withdrawTokens(IERC20 token, address to, uint256 amount) external onlyOwner {
+        if (to == address(0)) revert ZeroAddress();
+        token.safeTransfer(to, amount);
     }
 
     // ---------------------------------------------------------------- helpers

@@ -24,6 +24,7 @@ import { type CryptoBackend, selectCryptoBackend } from './paymaster/cryptoBacke
 import { createPaymasterSigner, loadSignerKey, type PaymasterSigner } from './paymaster/paymasterSigner.js';
 import { createSponsorshipService, type SponsorshipService } from './paymaster/sponsorshipService.js';
 import { createTokenPaymasterService, type TokenPaymasterService } from './paymaster/tokenPaymasterService.js';
+import { assertTokenModeStaked } from './paymaster/tokenStake.js';
 import { createPolicyGate } from './policies/policyGate.js';
 import { createPolicyService, type PolicyService } from './policies/policyService.js';
 import { createRateLimiter, type RateLimiter } from './rateLimit/rateLimiter.js';
@@ -273,6 +274,9 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     fees,
     assertCanSign: (chain) => observability.solvency.assertCanSign(chain),
     admitSignature: (op) => observability.solvency.admitSignature(op),
+    assertStaked: (chain) => assertTokenModeStaked(chain, observability.solvency.staked(chain)),
+    policies: policyGate,
+    checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
   });
   const sessions = createSessionService({
     store,

@@ -6,6 +6,7 @@ import { verifyChains } from './chain/verifyChains.js';
 import { type Config, ConfigError, loadConfig } from './config/config.js';
 import { createDeps, type Deps } from './deps.js';
 import { createLogger } from './logger.js';
+import { unstakedTokenPaymasters } from './paymaster/tokenStake.js';
 
 /** A worker's exit code when its configuration does not match the chains (the primary then stops). */
 const EXIT_CONFIG = 78;
@@ -41,6 +42,12 @@ async function main(): Promise<void> {
     await deps.close();
     process.exit(cluster.isWorker ? EXIT_CONFIG : 1);
   }
+  // The token mode on a configured chain needs a staked paymaster (ERC-7562); refused per request, warned here.
+  const unstaked = await unstakedTokenPaymasters({
+    chains: deps.chains.list(),
+    hasTokens: (chainId) => deps.tokenCatalog.snapshot(chainId) !== undefined,
+  });
+  for (const message of unstaked) logger.warn({ check: 'paymaster_stake' }, message);
   if (deps.crypto.backend.name !== 'native') {
     logger.warn({ reason: deps.crypto.reason }, 'signing with the JavaScript backend: about 10x the CPU per signature');
   }

@@ -14,7 +14,7 @@ import { entryPoint06Abi } from 'viem/account-abstraction';
 import { privateKeyToAccount } from 'viem/accounts';
 import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { DevClient } from '../src/chain/devClient.js';
-import { deployPatronPaymaster } from '../src/chain/embeddedChain.js';
+import { DEV_PAYMASTER_STAKE, deployPatronPaymaster } from '../src/chain/embeddedChain.js';
 import {
   buildDeployingOp,
   failedOpReason,
@@ -190,20 +190,29 @@ describe('PatronPaymaster administration', () => {
         functionName: 'getDepositInfo',
         args: [chain.fx.paymaster],
       });
+    // The dev chain stakes its paymasters at deployment (1 ETH, one day), as the token mode needs.
+    const initial = await depositInfo();
+    assert.equal(initial.staked, true);
+    assert.equal(initial.stake, DEV_PAYMASTER_STAKE.wei);
+    assert.equal(initial.unstakeDelaySec, DEV_PAYMASTER_STAKE.unstakeDelaySec);
     await send(chain.fx.client, (c) =>
-      c.writeContract({ ...paymaster(), functionName: 'addStake', args: [60], value: parseEther('1') }),
+      c.writeContract({
+        ...paymaster(),
+        functionName: 'addStake',
+        args: [DEV_PAYMASTER_STAKE.unstakeDelaySec],
+        value: parseEther('1'),
+      }),
     );
     const staked = await depositInfo();
     assert.equal(staked.staked, true);
-    assert.equal(staked.stake, parseEther('1'));
-    assert.equal(staked.unstakeDelaySec, 60);
+    assert.equal(staked.stake, DEV_PAYMASTER_STAKE.wei + parseEther('1'));
     await send(chain.fx.client, (c) => c.writeContract({ ...paymaster(), functionName: 'unlockStake' }));
-    await chain.fx.client.increaseTime({ seconds: 61 });
+    await chain.fx.client.increaseTime({ seconds: DEV_PAYMASTER_STAKE.unstakeDelaySec + 1 });
     await chain.fx.client.mine({ blocks: 1 });
     await send(chain.fx.client, (c) =>
       c.writeContract({ ...paymaster(), functionName: 'withdrawStake', args: [recipient] }),
     );
     assert.equal((await depositInfo()).stake, 0n);
-    assert.equal(await chain.fx.client.getBalance({ address: recipient }), parseEther('1'));
+    assert.equal(await chain.fx.client.getBalance({ address: recipient }), DEV_PAYMASTER_STAKE.wei + parseEther('1'));
   });
 });

@@ -118,14 +118,16 @@ describe('PatronPaymaster (EntryPoint v0.6, sponsored mode)', () => {
   it('packs validationData as sigFailed | validUntil << 160 | validAfter << 208 with an empty context', async () => {
     const op = await sponsoredOp();
     const badOp = withPaymasterSignature(op, new Uint8Array(65));
-    const validate = (userOp: UserOperationV06) =>
-      chain.fx.client.readContract({
-        address: chain.fx.paymaster,
-        abi: patronPaymasterAbi,
-        functionName: 'validatePaymasterUserOp',
-        args: [userOp, zeroHash, 0n],
-        account: chain.fx.entryPoint,
-      });
+    const validate = async (userOp: UserOperationV06) =>
+      (
+        await chain.fx.client.simulateContract({
+          address: chain.fx.paymaster,
+          abi: patronPaymasterAbi,
+          functionName: 'validatePaymasterUserOp',
+          args: [userOp, zeroHash, 0n],
+          account: chain.fx.entryPoint,
+        })
+      ).result;
     const expected = (BigInt(chain.window.validUntil) << 160n) | (BigInt(chain.window.validAfter) << 208n);
     assert.deepEqual(await validate(op), ['0x', expected]);
     assert.deepEqual(await validate(badOp), ['0x', expected | 1n]);
@@ -229,7 +231,7 @@ describe('PatronPaymaster (EntryPoint v0.6, sponsored mode)', () => {
     const signed = await signAccount(chain.fx, op);
     assert.match(await failedOpReason(chain.fx, signed), /^AA33 reverted/);
     const err = await chain.fx.client
-      .readContract({
+      .simulateContract({
         address: chain.fx.paymaster,
         abi: patronPaymasterAbi,
         functionName: 'validatePaymasterUserOp',
@@ -243,8 +245,8 @@ describe('PatronPaymaster (EntryPoint v0.6, sponsored mode)', () => {
   it('reverts on an unknown mode byte (AA33 via the EntryPoint, UnknownMode directly)', async () => {
     const op = await signPaymaster(chain.fx, await buildDeployingOp(chain.fx), chain.window);
     const bytes = hexToBytes(op.paymasterAndData);
-    bytes[20] = 2;
-    await rejectBoth({ ...op, paymasterAndData: bytesToHex(bytes) }, 'UnknownMode', [2]);
+    bytes[20] = 3;
+    await rejectBoth({ ...op, paymasterAndData: bytesToHex(bytes) }, 'UnknownMode', [3]);
   });
 
   for (const length of [20, 97, 99]) {
@@ -264,7 +266,7 @@ describe('PatronPaymaster (EntryPoint v0.6, sponsored mode)', () => {
     // is awaited would count as unhandled.
     const outcomes = await Promise.all([
       chain.fx.client
-        .readContract({ ...asStranger, functionName: 'validatePaymasterUserOp', args: [op, zeroHash, 0n] })
+        .simulateContract({ ...asStranger, functionName: 'validatePaymasterUserOp', args: [op, zeroHash, 0n] })
         .then(() => undefined, revertOf),
       chain.fx.client
         .simulateContract({ ...asStranger, functionName: 'postOp', args: [0, '0x', 0n] })

@@ -2,11 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   type Address,
+  encodeAbiParameters,
   encodeFunctionData,
   getAddress,
   type Hex,
   isAddressEqual,
   maxUint256,
+  pad,
+  parseAbiParameters,
   parseEventLogs,
   zeroHash,
 } from 'viem';
@@ -21,6 +24,7 @@ import {
   viemKeccak,
 } from '../src/paymaster/patronPaymasterV06.js';
 import { maxTokenCostV06, POST_OP_OVERHEAD, tokenCharge, userOpGasPrice } from '../src/paymaster/tokenMath.js';
+import { TOKEN_MIN_VERIFICATION_GAS, TOKEN_VALIDATION_GAS } from '../src/paymaster/tokenPaymasterService.js';
 import {
   buildDeployingOp,
   COUNTER_ADDRESS,
@@ -30,6 +34,7 @@ import {
   revertOf,
   setFeeReceiver,
   signAccount,
+  signPaymaster,
   signTokenPaymaster,
   simpleAccountAbi,
   submitHandleOps,
@@ -78,6 +83,8 @@ describe('PatronPaymaster (EntryPoint v0.6, token mode)', () => {
     readonly token?: Address;
     readonly priceMarkup?: number;
     readonly mutate?: (op: UserOperationV06) => UserOperationV06;
+    /** Mode 2; default: when the approval is batched in callData (mode 1 cannot use it). */
+    readonly guaranteed?: boolean;
   }
 
   /** A deploying SimpleAccount op paying in USDC, signed by the paymaster and the account. */
@@ -96,6 +103,7 @@ describe('PatronPaymaster (EntryPoint v0.6, token mode)', () => {
       token: o.token ?? usdc.address,
       ...price,
       maxTokenCost: cap,
+      guaranteed: o.guaranteed ?? approve !== null,
     });
     return { op: await signAccount(chain.fx, (o.mutate ?? ((x) => x))(signed)), cap, price };
   }
@@ -119,22 +127,31 @@ describe('PatronPaymaster (EntryPoint v0.6, token mode)', () => {
       priceMarkup: 2_000_000,
       maxTokenCost: 123_456_789n,
     };
-    const onChain = await chain.fx.client.readContract({
-      address: chain.fx.paymaster,
-      abi: patronPaymasterAbi,
-      functionName: 'getTokenHash',
-      args: [
-        userOp,
-        fields.validUntil,
-        fields.validAfter,
-        fields.token,
-        fields.exchangeRate,
-        fields.priceMarkup,
-        fields.maxTokenCost,
-      ],
-    });
-    const local = tokenHashV06({ userOp, chainId: 31337n, paymaster: chain.fx.paymaster, ...fields }, viemKeccak);
-    assert.equal(`0x${Buffer.from(local).toString('hex')}`, onChain);
+    const hashes = new Set<string>();
+    for (const mode of [1, 2]) {
+      const onChain = await chain.fx.client.readContract({
+        address: chain.fx.paymaster,
+        abi: patronPaymasterAbi,
+        functionName: 'getTokenHash',
+        args: [
+          userOp,
+          mode,
+          fields.validUntil,
+          fields.validAfter,
+          fields.token,
+          fields.exchangeRate,
+          fields.priceMarkup,
+          fields.maxTokenCost,
+        ],
+      });
+      const local = tokenHashV06(
+        { userOp, chainId: 31337n, paymaster: chain.fx.paymaster, ...fields, guaranteed: mode === 2 },
+        viemKeccak,
+      );
+      assert.equal(`0x${Buffer.from(local).toString('hex')}`, onChain, `mode ${mode}`);
+      hashes.add(onChain);
+    }
+    assert.equal(hashes.size, 2, 'the mode byte is in the hash');
     assert.equal(
       await chain.fx.client.readContract({
         address: chain.fx.paymaster,
@@ -145,7 +162,7 @@ describe('PatronPaymaster (EntryPoint v0.6, token mode)', () => {
     );
   });
 
-  it('charges the formula to the fee receiver (approval batched with the call), ≤ the signed maximum', async (t) => {
+  it('mode 2: charges the formula to the fee receiver in postOp (approval batched with the call), ≤ the signed maximum', async (t) => {
     const { op, cap, price } = await tokenOp();
     await mint(usdc.address, op.sender, 1_000n * 10n ** 6n);
     const depositBefore = await chain.fx.client.readContract({
@@ -203,6 +220,159 @@ describe('PatronPaymaster (EntryPoint v0.6, token mode)', () => {
     assert.equal(event.args.success, true);
   });
 
+  const price = { exchangeRate: RATE_USDC, priceMarkup: MARKUP_10_PERCENT };
+
+  /** Deploys the account with a first op (mode 2) approving the paymaster for everything, and funds it. */
+  async function accountWithAllowance() {
+    const first = await tokenOp({ approve: { token: usdc.address, amount: maxUint256 } });
+    await mint(usdc.address, first.op.sender, 1_000n * 10n ** 6n);
+    assert.equal((await handleOps(first.op)).event.args.success, true);
+    return first.op.sender;
+  }
+
+  /** A token op of the deployed account (no initCode, no approval): mode 1 unless `guaranteed`. */
+  async function deployedOp(o: { verificationGasLimit?: bigint; maxTokenCost?: bigint; guaranteed?: boolean } = {}) {
+    const base = await buildDeployingOp(chain.fx);
+    const op: UserOperationV06 = { ...base, initCode: '0x', verificationGasLimit: o.verificationGasLimit ?? 200_000n };
+    const cap = o.maxTokenCost ?? maxTokenCostV06(op, op.maxFeePerGas, price);
+    const signed = await signTokenPaymaster(chain.fx, op, {
+      ...chain.window,
+      token: usdc.address,
+      ...price,
+      maxTokenCost: cap,
+      guaranteed: o.guaranteed ?? false,
+    });
+    return { op: await signAccount(chain.fx, signed), cap };
+  }
+
+  const transfers = (logs: Parameters<typeof parseEventLogs>[0]['logs']) =>
+    parseEventLogs({ abi: devTokenAbi, eventName: 'Transfer', logs })
+      .filter((l) => isAddressEqual(l.address, usdc.address))
+      .map((l) => [l.args.from, l.args.to, l.args.value] as const);
+
+  it('mode 1: takes the maximum in validation, refunds the rest and pays the charge in postOp', async () => {
+    const sender = await accountWithAllowance();
+    const { op, cap } = await deployedOp();
+    const before = await balanceOf(usdc.address, sender);
+    const receiverBefore = await balanceOf(usdc.address, feeReceiver);
+    const depositBefore = await chain.fx.client.readContract({
+      address: chain.fx.paymaster,
+      abi: patronPaymasterAbi,
+      functionName: 'getDeposit',
+    });
+    const { receipt, event, baseFee } = await handleOps(op);
+    assert.equal(event.args.success, true);
+    const [charged] = parseEventLogs({ abi: patronPaymasterAbi, eventName: 'TokenCharged', logs: receipt.logs });
+    assert.ok(charged !== undefined);
+    const gasPrice = userOpGasPrice(op.maxFeePerGas, op.maxPriorityFeePerGas, baseFee);
+    const charge = tokenCharge({ actualGasCost: charged.args.actualGasCost, gasPrice, price, maxTokenCost: cap });
+    assert.equal(charged.args.charge, charge);
+    const pm = getAddress(chain.fx.paymaster);
+    assert.deepEqual(transfers(receipt.logs), [
+      [sender, pm, cap],
+      [pm, sender, cap - charge],
+      [pm, feeReceiver, charge],
+    ]);
+    assert.equal(await balanceOf(usdc.address, sender), before - charge);
+    assert.equal((await balanceOf(usdc.address, feeReceiver)) - receiverBefore, charge);
+    assert.equal(await balanceOf(usdc.address, chain.fx.paymaster), 0n);
+    const spent =
+      depositBefore -
+      (await chain.fx.client.readContract({
+        address: chain.fx.paymaster,
+        abi: patronPaymasterAbi,
+        functionName: 'getDeposit',
+      }));
+    assert.ok(charged.args.actualGasCost + POST_OP_OVERHEAD * gasPrice >= spent, 'the charge covers the deposit spent');
+  });
+
+  it('mode 1: refuses at validation an account without an allowance, even with an approval in callData, or short of balance', async () => {
+    const { op } = await tokenOp({ guaranteed: false });
+    await mint(usdc.address, op.sender, 10n ** 12n);
+    assert.equal(await failedOpReason(chain.fx, op), ALLOWANCE_LOW);
+    const sender = await accountWithAllowance();
+    const balance = await balanceOf(usdc.address, sender);
+    const { op: short } = await deployedOp({ maxTokenCost: balance + 1n });
+    assert.equal(await failedOpReason(chain.fx, short), BALANCE_LOW);
+  });
+
+  it('mode 2 with the allowance already in place prefunds like mode 1', async () => {
+    const sender = await accountWithAllowance();
+    const { op, cap } = await deployedOp({ guaranteed: true });
+    const { receipt, event } = await handleOps(op);
+    assert.equal(event.args.success, true);
+    assert.deepEqual(transfers(receipt.logs)[0], [sender, getAddress(chain.fx.paymaster), cap]);
+  });
+
+  it('mode 1: postOp never reverts once prefunded; a charge the token will not move stays with the paymaster', async () => {
+    const sender = await accountWithAllowance();
+    const { op } = await deployedOp();
+    const before = await balanceOf(usdc.address, sender);
+    // feeReceiver (slot 3) set to address(0): OpenZeppelin's ERC-20 refuses transfers to it.
+    await chain.fx.client.setStorageAt({ address: chain.fx.paymaster, index: pad('0x03'), value: pad('0x00') });
+    const { receipt, event } = await handleOps(op);
+    assert.equal(event.args.success, true, 'the op is not reverted');
+    const [charged] = parseEventLogs({ abi: patronPaymasterAbi, eventName: 'TokenCharged', logs: receipt.logs });
+    assert.ok(charged !== undefined);
+    assert.equal(await balanceOf(usdc.address, chain.fx.paymaster), charged.args.charge);
+    assert.equal(await balanceOf(usdc.address, sender), before - charged.args.charge);
+    // postOp called by the EntryPoint with a prefunded context the paymaster does not hold: nothing moves, no revert.
+    const context = encodeAbiParameters(
+      parseAbiParameters('address, address, uint128, uint32, uint128, uint256, uint256, bool'),
+      [sender, usdc.address, price.exchangeRate, price.priceMarkup, 10n ** 15n, 1n, 1n, true],
+    );
+    for (const mode of [0, 1, 2]) {
+      await chain.fx.client.simulateContract({
+        address: chain.fx.paymaster,
+        abi: patronPaymasterAbi,
+        functionName: 'postOp',
+        args: [mode, context, 1n],
+        account: chain.fx.entryPoint,
+      });
+    }
+  });
+
+  it('measures the verificationGasLimit a mode-1 op needs beyond a sponsored one (TOKEN_VALIDATION_GAS)', async (t) => {
+    /** Smallest verificationGasLimit with which `build(limit)` is included, succeeds and pays. */
+    const smallest = async (build: (limit: bigint) => Promise<UserOperationV06>) => {
+      const works = async (limit: bigint) => {
+        const snapshot = await chain.fx.client.snapshot();
+        try {
+          const { receipt, events } = await submitHandleOps(chain.fx, [await build(limit)], { gas: 3_000_000n });
+          return (
+            receipt.status === 'success' && events[0]?.args.success === true && transfers(receipt.logs).length !== 1
+          );
+        } catch {
+          return false;
+        } finally {
+          await chain.fx.client.revert({ id: snapshot });
+        }
+      };
+      let low = 0n;
+      let high = 300_000n;
+      assert.equal(await works(high), true);
+      while (high - low > 64n) {
+        const mid = (low + high) / 2n;
+        if (await works(mid)) high = mid;
+        else low = mid;
+      }
+      return high;
+    };
+    await accountWithAllowance();
+    await setFeeReceiver(chain.fx, getAddress('0x00000000000000000000000000000000fee0fee1'));
+    const token = await smallest(async (limit) => (await deployedOp({ verificationGasLimit: limit })).op);
+    const sponsored = await smallest(async (limit) => {
+      const base = await buildDeployingOp(chain.fx);
+      const op = { ...base, initCode: '0x' as Hex, verificationGasLimit: limit };
+      return signAccount(chain.fx, await signPaymaster(chain.fx, op, chain.window));
+    });
+    t.diagnostic(
+      `v0.6: a deployed SimpleAccount's mode-1 op needs verificationGasLimit >= ~${token} (prefund, refund, empty fee receiver), sponsored ~${sponsored}: ${token - sponsored} more`,
+    );
+    assert.ok(token - sponsored <= TOKEN_VALIDATION_GAS, 'TOKEN_VALIDATION_GAS covers the token mode');
+    assert.ok(token <= TOKEN_MIN_VERIFICATION_GAS, 'TOKEN_MIN_VERIFICATION_GAS covers a deployed account');
+  });
+
   it('refuses at validation an account whose balance is below the maximum charge', async () => {
     const { op, cap } = await tokenOp();
     await mint(usdc.address, op.sender, cap - 1n);
@@ -230,6 +400,7 @@ describe('PatronPaymaster (EntryPoint v0.6, token mode)', () => {
     ['priceMarkup', (d) => ({ ...d, priceMarkup: d.priceMarkup - 1 })],
     ['maxTokenCost', (d) => ({ ...d, maxTokenCost: d.maxTokenCost + 1n })],
     ['validUntil', (d) => ({ ...d, validUntil: d.validUntil + 1 })],
+    ['the token mode (2 → 1, guaranteed turned into prefunded)', (d) => ({ ...d, guaranteed: false })],
   ];
   function decodeTokenData(paymasterAndData: Hex) {
     const d = decodePaymasterAndData(paymasterAndData);

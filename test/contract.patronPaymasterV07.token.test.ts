@@ -10,6 +10,7 @@ import {
   type Hex,
   maxUint256,
   numberToHex,
+  pad,
   parseAbi,
   parseAbiParameters,
   parseEventLogs,
@@ -19,7 +20,9 @@ import {
 import { entryPoint09Abi } from 'viem/account-abstraction';
 import { devTokenAbi } from '../src/chain/artifacts.js';
 import { patronPaymasterV07Abi } from '../src/chain/deployPatronPaymasterV07.js';
+import { waitForSuccess } from '../src/chain/devClient.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
+import { FEE_RECEIVER_SLOT } from '../src/paymaster/entryPoints/entryPointV07.js';
 import { viemKeccak } from '../src/paymaster/patronPaymasterV06.js';
 import {
   decodePaymasterAndDataV07,
@@ -54,6 +57,7 @@ import {
   signedGasOf,
   signPaymaster,
   simulateOp,
+  submitHandleOps,
   tokenBalance,
   useV07Chain,
   VERSIONS,
@@ -67,6 +71,8 @@ const price = { exchangeRate: RATE_USDC, priceMarkup: MARKUP_10_PERCENT };
 /** Generous enough for the first op's approval + counter call and for postOp's transfer to a new receiver. */
 const CALL_GAS = 150_000n;
 const POST_OP_GAS = 100_000n;
+/** The token context: sender, token, exchangeRate, priceMarkup, maxTokenCost, penalty bound, prefunded. */
+const CONTEXT = parseAbiParameters('address, address, uint128, uint32, uint128, uint256, bool');
 
 for (const version of VERSIONS) {
   describe(`PatronPaymasterV07 on EntryPoint v${version} (token mode)`, () => {
@@ -98,6 +104,8 @@ for (const version of VERSIONS) {
       readonly priceMarkup?: number;
       readonly overrides?: Partial<OpV07>;
       readonly mutate?: (op: OpV07) => OpV07;
+      /** Mode 2; default: when the approval is batched in callData (mode 1 cannot use it). */
+      readonly guaranteed?: boolean;
     }
 
     /** A deploying SimpleAccount op paying in USDC, signed by the paymaster and the account. */
@@ -114,7 +122,8 @@ for (const version of VERSIONS) {
         ...base,
         callData: approve === null ? base.callData : batchWithApproval(approve.token, approve.amount),
       };
-      const token = { token: o.token ?? usdc.address, ...opPrice, maxTokenCost: cap };
+      const guaranteed = o.guaranteed ?? approve !== null;
+      const token = { token: o.token ?? usdc.address, ...opPrice, maxTokenCost: cap, guaranteed };
       const signed = await signPaymaster(chain.fx, op, { ...chain.window, token });
       return { op: await signAccount(chain.fx, (o.mutate ?? ((x) => x))(signed)), cap };
     }
@@ -137,13 +146,15 @@ for (const version of VERSIONS) {
         exactCapsV07(userOp),
         { maxVerificationGasLimit: (1n << 64n) - 1n, maxCallGasLimit: 0n, maxPreVerificationGas: 123_456n },
       ];
-      for (const caps of capsCases) {
+      const hashes = new Set<string>();
+      for (const [caps, mode] of capsCases.flatMap((c) => [[c, 1] as const, [c, 2] as const])) {
         const onChain = await chain.fx.client.readContract({
           address: chain.fx.paymaster,
           abi: patronPaymasterV07Abi,
           functionName: 'getTokenHash',
           args: [
             packed(withLimits),
+            mode,
             fields.validUntil,
             fields.validAfter,
             caps.maxVerificationGasLimit,
@@ -162,12 +173,15 @@ for (const version of VERSIONS) {
             paymaster: chain.fx.paymaster,
             entryPoint: chain.fx.entryPoint,
             ...fields,
+            guaranteed: mode === 2,
             caps,
           },
           viemKeccak,
         );
-        assert.equal(bytesToHex(local), onChain, `caps ${caps.maxVerificationGasLimit}`);
+        assert.equal(bytesToHex(local), onChain, `caps ${caps.maxVerificationGasLimit}, mode ${mode}`);
+        hashes.add(onChain);
       }
+      assert.equal(hashes.size, 4, 'the mode byte is in the hash');
       const read = (functionName: 'POST_OP_OVERHEAD') =>
         chain.fx.client.readContract({ address: chain.fx.paymaster, abi: patronPaymasterV07Abi, functionName });
       assert.equal(await read('POST_OP_OVERHEAD'), POST_OP_OVERHEAD_V07);
@@ -188,7 +202,7 @@ for (const version of VERSIONS) {
       }
     });
 
-    it('charges the formula to the fee receiver (approval batched in callData), within the cap, covering the gas', async (t) => {
+    it('mode 2: charges the formula to the fee receiver in postOp (approval batched in callData), within the cap, covering the gas', async (t) => {
       const { op, cap } = await tokenOp();
       await mint(usdc.address, op.sender, 1_000n * 10n ** 6n);
       const depositBefore = await paymasterDeposit(chain.fx);
@@ -269,6 +283,251 @@ for (const version of VERSIONS) {
       assert.equal(chargedEvents(receipt.logs).length, 1);
     });
 
+    /** Deploys the account with a first op (mode 2) that approves the paymaster for everything, and funds it. */
+    async function accountWithAllowance(funds = 1_000n * 10n ** 6n) {
+      const first = await tokenOp({ approve: { token: usdc.address, amount: maxUint256 } });
+      await mint(usdc.address, first.op.sender, funds);
+      assert.equal((await handleOne(chain.fx, first.op)).event.args.success, true);
+      return first.op.sender;
+    }
+
+    /** A mode-1 op of the deployed account (no initCode, no approval), signed at its own limits. */
+    async function prefundedOp(overrides: Partial<OpV07> = {}, maxTokenCost?: bigint) {
+      const base = await buildDeployingOp(chain.fx, {
+        initCode: '0x',
+        verificationGasLimit: 100_000n,
+        callGasLimit: CALL_GAS,
+        paymasterPostOpGasLimit: POST_OP_GAS,
+        ...overrides,
+      });
+      const cap = maxTokenCost ?? maxTokenCostV07(signedGasOf(base), base.maxFeePerGas, price, version);
+      const token = { token: usdc.address, ...price, maxTokenCost: cap };
+      const signed = await signPaymaster(chain.fx, base, { ...chain.window, token });
+      return { op: await signAccount(chain.fx, signed), cap };
+    }
+
+    const transfers = (logs: Parameters<typeof parseEventLogs>[0]['logs']) =>
+      parseEventLogs({ abi: devTokenAbi, eventName: 'Transfer', logs })
+        .filter((l) => getAddress(l.address) === getAddress(usdc.address))
+        .map((l) => [l.args.from, l.args.to, l.args.value] as const);
+
+    it('mode 1: takes the maximum in validation, refunds the rest and pays the charge in postOp', async (t) => {
+      const sender = await accountWithAllowance();
+      const { op, cap } = await prefundedOp();
+      const context = await validateAsEntryPoint(chain.fx, op);
+      assert.ok(context.ok);
+      assert.equal(
+        context.context,
+        encodeAbiParameters(CONTEXT, [
+          sender,
+          usdc.address,
+          price.exchangeRate,
+          price.priceMarkup,
+          cap,
+          maxPenaltyGas({ ...op, version }),
+          true,
+        ]),
+      );
+      const before = await balanceOf(usdc.address, sender);
+      const receiverBefore = await balanceOf(usdc.address, feeReceiver);
+      const depositBefore = await paymasterDeposit(chain.fx);
+      const { receipt, event, baseFee } = await handleOne(chain.fx, op);
+      assert.equal(event.args.success, true);
+      const [charged] = chargedEvents(receipt.logs);
+      assert.ok(charged !== undefined);
+      const fee = opGasPrice(op, baseFee);
+      const penalty = maxPenaltyGas({ ...op, version });
+      const charge = tokenChargeV07({
+        actualGasCost: charged.args.actualGasCost,
+        actualUserOpFeePerGas: fee,
+        maxPenaltyGas: penalty,
+        price,
+        maxTokenCost: cap,
+      });
+      assert.equal(charged.args.charge, charge);
+      assert.ok(charge < cap);
+      const pm = getAddress(chain.fx.paymaster);
+      assert.deepEqual(transfers(receipt.logs), [
+        [sender, pm, cap],
+        [pm, sender, cap - charge],
+        [pm, feeReceiver, charge],
+      ]);
+      assert.equal(await balanceOf(usdc.address, sender), before - charge);
+      assert.equal((await balanceOf(usdc.address, feeReceiver)) - receiverBefore, charge);
+      assert.equal(await balanceOf(usdc.address, chain.fx.paymaster), 0n, 'the paymaster keeps nothing');
+      const spent = depositBefore - (await paymasterDeposit(chain.fx));
+      const chargedWei = charged.args.actualGasCost + (POST_OP_OVERHEAD_V07 + penalty) * fee;
+      assert.ok(chargedWei >= spent, `charged ${chargedWei} wei for ${spent} spent`);
+      t.diagnostic(
+        `v${version} mode 1: gas after postOp's actualGasCost ${event.args.actualGasUsed - charged.args.actualGasCost / fee}, charged ${chargedWei - spent} wei above the deposit's spend`,
+      );
+    });
+
+    it('mode 1: charges no more than POST_OP_OVERHEAD above the gas paid, even with a large unused callGasLimit', async (t) => {
+      await accountWithAllowance();
+      await setFeeReceiver(chain.fx, getAddress('0x00000000000000000000000000000000fee0fee1'));
+      const { op } = await prefundedOp({ callGasLimit: 1_000_000n, paymasterPostOpGasLimit: 60_000n });
+      const depositBefore = await paymasterDeposit(chain.fx);
+      const { receipt, event, baseFee } = await handleOne(chain.fx, op);
+      assert.equal(event.args.success, true);
+      const [charged] = chargedEvents(receipt.logs);
+      assert.ok(charged !== undefined);
+      const fee = opGasPrice(op, baseFee);
+      const spentGas = (depositBefore - (await paymasterDeposit(chain.fx))) / fee;
+      const chargedGas = charged.args.actualGasCost / fee + POST_OP_OVERHEAD_V07 + maxPenaltyGas({ ...op, version });
+      assert.ok(chargedGas >= spentGas, `charged ${chargedGas} gas for ${spentGas}`);
+      assert.ok(chargedGas - spentGas <= POST_OP_OVERHEAD_V07, `charged ${chargedGas - spentGas} gas more than paid`);
+      t.diagnostic(
+        `v${version} mode 1: paid ${spentGas} gas, charged ${chargedGas}; gas after postOp's actualGasCost ${spentGas - charged.args.actualGasCost / fee} incl. penalties (empty fee receiver)`,
+      );
+    });
+
+    it(`mode 1: refuses at validation an account without an allowance, or whose balance is short (${AA33}), even with an approval in callData`, async () => {
+      const { op, cap } = await tokenOp({ guaranteed: false });
+      await mint(usdc.address, op.sender, 10n ** 12n);
+      assert.deepEqual(await simulateOp(chain.fx, op), {
+        reason: AA33,
+        inner: { errorName: 'TokenAllowanceTooLow', args: [usdc.address, 0n, cap] },
+      });
+      const sender = await accountWithAllowance();
+      const balance = await balanceOf(usdc.address, sender);
+      const prefunding = await prefundedOp({}, balance + 1n);
+      assert.deepEqual(await simulateOp(chain.fx, prefunding.op), {
+        reason: AA33,
+        inner: { errorName: 'TokenBalanceTooLow', args: [usdc.address, balance, balance + 1n] },
+      });
+    });
+
+    it('attack: a mode-1 account that moves its tokens away during execution (attacker bundler) still pays the full charge', async () => {
+      const funds = 1_000n * 10n ** 6n;
+      const sender = await accountWithAllowance(funds);
+      const attacker = getAddress('0x00000000000000000000000000000000a77ac4e7');
+      // The signed op sends everything the account holds after validation to the attacker, and leaves 1M call gas
+      // unused: what postOp's transferFrom used to find missing.
+      const held = await balanceOf(usdc.address, sender);
+      const probe = await prefundedOp({ callGasLimit: 1_000_000n });
+      const drain = batchCallData(version, [
+        {
+          target: usdc.address,
+          data: encodeFunctionData({ abi: devTokenAbi, functionName: 'transfer', args: [attacker, held - probe.cap] }),
+        },
+      ]);
+      const { op, cap } = await prefundedOp({ callGasLimit: 1_000_000n, callData: drain });
+      assert.equal(cap, probe.cap);
+      const receiverBefore = await balanceOf(usdc.address, feeReceiver);
+      const depositBefore = await paymasterDeposit(chain.fx);
+      // submitHandleOps: the bundler EOA calls handleOps with itself as beneficiary.
+      const { receipt, event } = await handleOne(chain.fx, op);
+      assert.equal(event.args.success, true);
+      assert.equal(await balanceOf(usdc.address, attacker), held - cap, 'the account did move its tokens');
+      const [charged] = chargedEvents(receipt.logs);
+      assert.ok(charged !== undefined && charged.args.charge > 0n);
+      const received = (await balanceOf(usdc.address, feeReceiver)) - receiverBefore;
+      assert.equal(received, charged.args.charge, 'the fee receiver got the whole charge');
+      const spent = depositBefore - (await paymasterDeposit(chain.fx));
+      // What the deposit spent, in USDC at the signed price, is covered by what was received.
+      const spentInToken = (spent * price.exchangeRate * BigInt(price.priceMarkup) + 10n ** 24n - 1n) / 10n ** 24n;
+      assert.ok(received >= spentInToken, `received ${received} for ${spentInToken} spent`);
+    });
+
+    it(`attack: tokens moved away after signing, before inclusion: refused in validation (${AA33}), the deposit pays nothing`, async () => {
+      const sender = await accountWithAllowance();
+      const { op, cap } = await prefundedOp();
+      // The account's owner moves the tokens in a transaction of its own after Patron signed.
+      await chain.fx.client.impersonateAccount({ address: sender });
+      await chain.fx.client.setBalance({ address: sender, value: 10n ** 18n });
+      const held = await balanceOf(usdc.address, sender);
+      await waitForSuccess(
+        chain.fx.client,
+        await chain.fx.client.writeContract({
+          account: sender,
+          address: usdc.address,
+          abi: devTokenAbi,
+          functionName: 'transfer',
+          args: [feeReceiver, held],
+        }),
+        'move the tokens',
+      );
+      assert.deepEqual(await simulateOp(chain.fx, op), {
+        reason: AA33,
+        inner: { errorName: 'TokenBalanceTooLow', args: [usdc.address, 0n, cap] },
+      });
+      const depositBefore = await paymasterDeposit(chain.fx);
+      const { receipt } = await submitHandleOps(chain.fx, [op]).catch(() => ({ receipt: undefined }));
+      assert.ok(receipt === undefined || receipt.status === 'reverted', 'handleOps reverts (FailedOp AA33)');
+      assert.equal(await paymasterDeposit(chain.fx), depositBefore);
+    });
+
+    it('mode 2 with the allowance already in place prefunds like mode 1', async () => {
+      const sender = await accountWithAllowance();
+      const base = await buildDeployingOp(chain.fx, {
+        initCode: '0x',
+        verificationGasLimit: 100_000n,
+        paymasterPostOpGasLimit: POST_OP_GAS,
+      });
+      const cap = maxTokenCostV07(signedGasOf(base), base.maxFeePerGas, price, version);
+      const token = { token: usdc.address, ...price, maxTokenCost: cap, guaranteed: true };
+      const op = await signAccount(chain.fx, await signPaymaster(chain.fx, base, { ...chain.window, token }));
+      const { receipt, event } = await handleOne(chain.fx, op);
+      assert.equal(event.args.success, true);
+      const [first] = transfers(receipt.logs);
+      assert.deepEqual(first, [sender, getAddress(chain.fx.paymaster), cap]);
+    });
+
+    it('mode 1: postOp never reverts once prefunded; what cannot move stays with the paymaster, which the owner withdraws', async () => {
+      const sender = await accountWithAllowance();
+      const { op, cap } = await prefundedOp();
+      const before = await balanceOf(usdc.address, sender);
+      // The fee receiver slot set to address(0): OpenZeppelin's ERC-20 refuses transfers to it.
+      await chain.fx.client.setStorageAt({ address: chain.fx.paymaster, index: FEE_RECEIVER_SLOT, value: pad('0x00') });
+      const { receipt, event } = await handleOne(chain.fx, op);
+      assert.equal(event.args.success, true, 'the op is not reverted');
+      const [charged] = chargedEvents(receipt.logs);
+      assert.ok(charged !== undefined);
+      assert.equal(await balanceOf(usdc.address, chain.fx.paymaster), charged.args.charge, 'the charge stays');
+      assert.equal(await balanceOf(usdc.address, sender), before - charged.args.charge, 'the refund went through');
+      // postOp called directly by the EntryPoint with a prefunded context the paymaster does not hold: neither the
+      // refund nor the payment can move, and it still returns (the maximum counts as charged).
+      const context = encodeAbiParameters(CONTEXT, [
+        sender,
+        usdc.address,
+        price.exchangeRate,
+        price.priceMarkup,
+        cap,
+        0n,
+        true,
+      ]);
+      const { result } = await chain.fx.client.simulateContract({
+        address: chain.fx.paymaster,
+        abi: patronPaymasterV07Abi,
+        functionName: 'postOp',
+        args: [0, context, 1n, 1n],
+        account: chain.fx.entryPoint,
+      });
+      assert.equal(result, undefined);
+      const to = getAddress('0x00000000000000000000000000000000000b0b0b');
+      await waitForSuccess(
+        chain.fx.client,
+        await chain.fx.client.writeContract({
+          address: chain.fx.paymaster,
+          abi: patronPaymasterV07Abi,
+          functionName: 'withdrawTokens',
+          args: [usdc.address, to, charged.args.charge],
+        }),
+        'withdrawTokens',
+      );
+      assert.equal(await balanceOf(usdc.address, to), charged.args.charge);
+      await assert.rejects(
+        chain.fx.stranger.writeContract({
+          address: chain.fx.paymaster,
+          abi: patronPaymasterV07Abi,
+          functionName: 'withdrawTokens',
+          args: [usdc.address, to, 0n],
+        }),
+        /OwnableUnauthorizedAccount/,
+      );
+    });
+
     it(`refuses at validation an account whose balance is below the maximum charge (${AA33})`, async () => {
       const { op, cap } = await tokenOp();
       await mint(usdc.address, op.sender, cap - 1n);
@@ -302,7 +561,7 @@ for (const version of VERSIONS) {
       await mint(usdc.address, base.sender, 10n ** 12n);
       /** Validation of an op signed with this callData (the signature is checked first, so it must be valid). */
       const validateWith = async (callData: Hex) => {
-        const { op } = await tokenOp({ approve: null, maxTokenCost: cap, overrides: { callData } });
+        const { op } = await tokenOp({ approve: null, maxTokenCost: cap, guaranteed: true, overrides: { callData } });
         return validateAsEntryPoint(chain.fx, op);
       };
       const accepted = async (callData: Hex, label: string) => {
@@ -325,6 +584,14 @@ for (const version of VERSIONS) {
       ]);
       await accepted(batch, 'ERC-7579 batch');
       const refusal = { ok: false, errorName: 'TokenAllowanceTooLow', args: [usdc.address, 0n, cap] };
+      // Mode 1 cannot use an approval batched in callData: it runs after validation, where mode 1 prefunds.
+      const { op: prefunding } = await tokenOp({
+        approve: null,
+        maxTokenCost: cap,
+        guaranteed: false,
+        overrides: { callData: single(approveCall(cap)) },
+      });
+      assert.deepEqual(await validateAsEntryPoint(chain.fx, prefunding), refusal);
       // The same approval one byte further: on neither grid, so not recognised.
       assert.deepEqual(await validateWith(single(concat(['0x00', approveCall(cap)]))), refusal);
       // An approval of another spender, or of less than the cap, does not count.
@@ -337,20 +604,23 @@ for (const version of VERSIONS) {
       assert.deepEqual(await validateWith(single(approveCall(cap - 1n))), refusal);
     });
 
-    it('returns the context postOp needs: sender, token, price, cap and the penalty bound', async () => {
+    it('returns the context postOp needs: sender, token, price, cap, the penalty bound and no prefund (mode 2, approval batched), far under 2,048 bytes', async () => {
       const { op, cap } = await tokenOp();
       await mint(usdc.address, op.sender, 10n ** 12n);
       const result = await validateAsEntryPoint(chain.fx, op);
       assert.ok(result.ok);
-      const expected = encodeAbiParameters(parseAbiParameters('address, address, uint128, uint32, uint128, uint256'), [
+      const expected = encodeAbiParameters(CONTEXT, [
         op.sender,
         usdc.address,
         price.exchangeRate,
         price.priceMarkup,
         cap,
         maxPenaltyGas({ ...op, version }),
+        false,
       ]);
       assert.equal(result.context, expected);
+      // ERC-7562 (EREP-050 and the context limit): a staked paymaster's context is at most 2,048 bytes.
+      assert.equal(size(result.context), 224);
       const { validUntil, validAfter } = chain.window;
       assert.equal(result.validationData, (BigInt(validUntil) << 160n) | (BigInt(validAfter) << 208n));
     });
@@ -373,6 +643,10 @@ for (const version of VERSIONS) {
         (d) => ({ ...d, caps: { ...d.caps, maxCallGasLimit: d.caps.maxCallGasLimit + 1n } }),
       ],
       ['the mode (token data re-signed as sponsored)', (d) => ({ ...d, fields: { mode: 0 } })],
+      [
+        'the token mode (2 → 1, guaranteed turned into prefunded)',
+        (d) => ({ ...d, fields: { ...tokenFields(d), guaranteed: false } }),
+      ],
     ];
     function tokenFields(d: TokenData) {
       if (d.fields.mode !== 1) throw new Error('expected token mode');
@@ -437,7 +711,7 @@ for (const version of VERSIONS) {
       const op = { ...base, callData: batchWithApproval(usdc.address, cap) };
       const signed = await signPaymaster(chain.fx, op, {
         ...chain.window,
-        token: { token: usdc.address, ...price, maxTokenCost: cap },
+        token: { token: usdc.address, ...price, maxTokenCost: cap, guaranteed: true },
         signatureInSuffix: true,
       });
       assert.equal(size(signed.paymasterAndData), 220);
@@ -477,7 +751,7 @@ for (const version of VERSIONS) {
       const signed = await signPaymaster(chain.fx, op, {
         ...chain.window,
         caps,
-        token: { token: usdc.address, ...price, maxTokenCost },
+        token: { token: usdc.address, ...price, maxTokenCost, guaranteed: true },
       });
       // Then the bundler's estimate, within the caps, and the account's signature.
       const estimated = { verificationGasLimit: 400_000n, callGasLimit: CALL_GAS, preVerificationGas: 60_000n };
@@ -598,10 +872,29 @@ for (const version of VERSIONS) {
         if (await succeeds(mid)) high = mid;
         else low = mid;
       }
+      // Mode 1's postOp (refund to the account, payment to an empty fee receiver), on a deployed account.
+      const prefundedSucceeds = (limit: bigint) =>
+        isolated(async () => {
+          await accountWithAllowance();
+          await setFeeReceiver(chain.fx, getAddress('0x00000000000000000000000000000000fee0fee1'));
+          const { op } = await prefundedOp({ paymasterPostOpGasLimit: limit });
+          const { receipt, event } = await handleOne(chain.fx, op);
+          // Out of gas, postOp reverts (the op with it) and the prefund stays: success and a refund mean it ran.
+          return event.args.success && transfers(receipt.logs).length === 3;
+        });
+      let low1 = 0n;
+      let high1 = POST_OP_GAS;
+      assert.equal(await prefundedSucceeds(high1), true);
+      while (high1 - low1 > 64n) {
+        const mid = (low1 + high1) / 2n;
+        if (await prefundedSucceeds(mid)) high1 = mid;
+        else low1 = mid;
+      }
       t.diagnostic(
-        `v${version}: token validation needs paymasterVerificationGasLimit >= ${viaCallData} (approval in callData of a new account), ${viaAllowance} (allowance in place); postOp (transfer to an empty fee receiver) needs paymasterPostOpGasLimit >= ~${high}`,
+        `v${version}: token validation needs paymasterVerificationGasLimit >= ${viaCallData} (mode 2, approval in callData of a new account), ${viaAllowance} (mode 1, prefund from an allowance in place); postOp needs paymasterPostOpGasLimit >= ~${high} (mode 2: transfer to an empty fee receiver), ~${high1} (mode 1: refund and payment to an empty fee receiver)`,
       );
       assert.ok(high < POST_OP_OVERHEAD_V07, 'POST_OP_OVERHEAD covers postOp itself');
+      assert.ok(high1 < POST_OP_OVERHEAD_V07, 'POST_OP_OVERHEAD covers the prefunded postOp');
     });
   });
 }

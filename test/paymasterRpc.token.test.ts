@@ -123,9 +123,9 @@ describe('ERC20 quotes (pm_getFeeQuoteOrData)', () => {
     assert.ok(
       Number.isInteger(q.validUntil) && q.validUntil > Date.now() / 1000 && q.validUntil < Date.now() / 1000 + 400,
     );
-    // maxGas = (cgl + 50,000 approval headroom) + 3 × max(vgl + 20,000, 90,000) + (pvg + 6,000) + 50,000 postOp.
-    const maxGas =
-      op.callGasLimit + 50_000n + 3n * (op.verificationGasLimit + 20_000n) + op.preVerificationGas + 6_000n + 50_000n;
+    // maxGas = (cgl + 50,000 approval headroom) + 3 × max(vgl + 50,000, 100,000) + (pvg + 6,000) + 50,000 postOp.
+    const vgl = op.verificationGasLimit + 50_000n > 100_000n ? op.verificationGasLimit + 50_000n : 100_000n;
+    const maxGas = op.callGasLimit + 50_000n + 3n * vgl + op.preVerificationGas + 6_000n + 50_000n;
     const units = (maxGas * op.maxFeePerGas * 3_000_000_000n * 1_100_000n + 10n ** 24n - 1n) / 10n ** 24n;
     assert.equal(BigInt(Math.ceil(q.maxGasFee * 1e6)), units);
     assert.ok(Math.abs(q.maxGasFeeUSD - Number(units) / 1e6) < 1e-6);

@@ -110,7 +110,8 @@ describe(`settlement of guarantees (${BACKEND})`, () => {
     };
     const signed = await signPaymaster(fx, op, {
       ...chain.window,
-      token: { token: usdc.address, ...price, maxTokenCost },
+      // Mode 2 (helper A): the approval batched in callData, the charge collected in postOp, so it can fail.
+      token: { token: usdc.address, ...price, maxTokenCost, guaranteed: true },
     });
     return signAccount(fx, signed);
   }

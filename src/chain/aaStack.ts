@@ -53,6 +53,8 @@ export async function deployPatronPaymastersV07(params: {
   readonly owner: Address;
   readonly verifyingSigner: Address;
   readonly depositWei: bigint;
+  /** Staked in the EntryPoint as well (ERC-7562: the token mode needs a staked paymaster), when given. */
+  readonly stake?: { readonly wei: bigint; readonly unstakeDelaySec: number } | undefined;
 }): Promise<Record<EntryPointV07Version, Address>> {
   const { client, owner, verifyingSigner } = params;
   const deploy = async (version: EntryPointV07Version): Promise<Address> => {
@@ -70,6 +72,16 @@ export async function deployPatronPaymastersV07(params: {
         value: params.depositWei,
       });
       await waitForSuccess(client, hash, `paymaster v${version} deposit`);
+    }
+    if (params.stake !== undefined) {
+      const hash = await client.writeContract({
+        address: paymaster,
+        abi: patronPaymasterV07Abi,
+        functionName: 'addStake',
+        args: [params.stake.unstakeDelaySec],
+        value: params.stake.wei,
+      });
+      await waitForSuccess(client, hash, `paymaster v${version} stake`);
     }
     return paymaster;
   };

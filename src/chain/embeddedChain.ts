@@ -221,6 +221,13 @@ export interface StartDevChainParams {
   readonly demoAccountOwner?: Address;
 }
 
+/**
+ * The dev chain's paymasters are staked at deployment, as a production paymaster must be for the token mode
+ * (ERC-7562; README, "Paying gas in ERC-20"): 1 ETH with a one-day unstake delay, the values public bundlers
+ * commonly require.
+ */
+export const DEV_PAYMASTER_STAKE = { wei: 10n ** 18n, unstakeDelaySec: 86_400 } as const;
+
 /** Whole tokens of each DEV_TOKENS minted to the demo account at start. */
 export const DEMO_ACCOUNT_TOKEN_GRANT = 1_000_000n;
 
@@ -297,12 +304,21 @@ export async function startDevChain(params: StartDevChainParams): Promise<DevCha
     });
     await waitForSuccess(setup, hash, 'paymaster deposit');
   }
+  const stakeHash = await setup.writeContract({
+    address: paymaster,
+    abi: patronPaymasterAbi,
+    functionName: 'addStake',
+    args: [DEV_PAYMASTER_STAKE.unstakeDelaySec],
+    value: DEV_PAYMASTER_STAKE.wei,
+  });
+  await waitForSuccess(setup, stakeHash, 'paymaster stake');
   const paymastersV07 = await deployPatronPaymastersV07({
     client: setup,
     entryPoints: stack.entryPoints,
     owner: owner.address,
     verifyingSigner: params.signerAddress,
     depositWei: params.depositWei,
+    stake: DEV_PAYMASTER_STAKE,
   });
   await client.stopImpersonatingAccount({ address: owner.address });
   return {

@@ -112,11 +112,20 @@ export async function payInUsdc(args: {
   );
   const paid = await rpc(args.paymasterUrl, 'pm_sponsorUserOperation', [
     toWire(batched),
-    { mode: 'ERC20', calculateGasLimits: true, tokenInfo: { feeTokenAddress: usdc.tokenAddress } },
+    // The approval is batched in the op, so it cannot be prefunded: the dApp guarantees the charge (mode 2), which
+    // passes its webhook as a sponsored op does (the demo's webhook accepts even `num`).
+    {
+      mode: 'ERC20',
+      calculateGasLimits: true,
+      tokenInfo: { feeTokenAddress: usdc.tokenAddress },
+      sponsorshipInfo: { webhookData: { num: 2 } },
+    },
   ]);
   if (paid.result === undefined) throw new ValidationError(`ERC20 data failed: ${paid.error?.message ?? 'no result'}`);
   const r = paid.result as PaymasterFields;
-  print(`11. pm_sponsorUserOperation with tokenInfo.feeTokenAddress ${usdc.tokenAddress} (USDC) → mode ERC20`);
+  print(
+    `11. pm_sponsorUserOperation with tokenInfo.feeTokenAddress ${usdc.tokenAddress} (USDC) → mode ERC20; the approval rides in the op, so the dApp guarantees the charge (its webhook was asked, webhookData {num: 2})`,
+  );
   printFields(r, args.print);
   const signed = await signOp({ op: batched, fields: r, owner, dev });
   const feeReceiver = await client.readContract({

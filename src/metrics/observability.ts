@@ -57,6 +57,16 @@ export function createObservability(deps: ObservabilityDeps): Observability {
           functionName: 'balanceOf',
           args: [chain.paymaster],
         }),
+      // getDepositInfo through v0.6's ABI: the struct is all static words on every version (paymasterStatus.ts).
+      readStaked: async () =>
+        (
+          await chain.client.readContract({
+            address: chain.entryPoint,
+            abi: entryPoint06Abi,
+            functionName: 'getDepositInfo',
+            args: [chain.paymaster],
+          })
+        ).staked,
       ...(deps.chainHead === undefined
         ? {}
         : { readHead: () => deps.chainHead?.(chain) ?? Promise.resolve(undefined) }),

@@ -271,7 +271,7 @@ describe('encodeSponsoredPaymasterAndData / decodePaymasterAndData', () => {
       ['paymaster only', encoded.slice(0, 42) as Hex, /too short/],
       ['empty', '0x', /too short/],
       ['mode 1 at the sponsored length', withMode('01'), /token paymasterAndData must be 154 bytes, got 98/],
-      ['mode 2', withMode('02'), /unknown paymaster mode 2/],
+      ['mode 3', withMode('03'), /unknown paymaster mode 3/],
       ['mode 255', withMode('ff'), /unknown paymaster mode 255/],
       ['non-hex', `${encoded.slice(0, -2)}zz` as Hex, /hex/],
       ['odd length', `${encoded}0` as Hex, /hex/],
@@ -368,6 +368,10 @@ describe('tokenHashV06 / encodeTokenPaymasterAndData', () => {
     const encoded = encodeTokenPaymasterAndData(data);
     assert.equal((encoded.length - 2) / 2, TOKEN_PAYMASTER_AND_DATA_LENGTH);
     assert.deepEqual(decodePaymasterAndData(encoded), { ...data, mode: MODE_TOKEN });
+    // Mode 2 (guaranteed): the same layout, byte 20 = 2.
+    const guaranteed = encodeTokenPaymasterAndData({ ...data, guaranteed: true });
+    assert.equal(guaranteed.slice(2 + 40, 2 + 42), '02');
+    assert.deepEqual(decodePaymasterAndData(guaranteed), { ...data, mode: MODE_TOKEN, guaranteed: true });
     assert.throws(() => encodeTokenPaymasterAndData({ ...data, exchangeRate: MAX_UINT128 + 1n }), /uint128/);
     assert.throws(() => encodeTokenPaymasterAndData({ ...data, maxTokenCost: -1n }), /uint128/);
     assert.throws(() => encodeTokenPaymasterAndData({ ...data, priceMarkup: 2 ** 32 }), /uint32/);

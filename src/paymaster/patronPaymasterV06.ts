@@ -10,7 +10,7 @@ import { ValidationError } from '../errors/PatronError.js';
  * sponsored paymasterAndData (98 bytes):
  *   [0:20] paymaster | [20] mode = 0 | [21:27] uint48 validUntil BE | [27:33] uint48 validAfter BE | [33:98] r||s||v
  * token paymasterAndData (154 bytes):
- *   [0:20] paymaster | [20] mode = 1 | [21:27] validUntil | [27:33] validAfter | [33:53] token
+ *   [0:20] paymaster | [20] mode = 1 (prefunded) or 2 (guaranteed by the dApp) | [21:27] validUntil | [27:33] validAfter | [33:53] token
  *   | [53:69] uint128 exchangeRate | [69:73] uint32 priceMarkup | [73:89] uint128 maxTokenCost | [89:154] r||s||v
  */
 
@@ -43,6 +43,8 @@ export const viemKeccak: Keccak = { keccak256: (data) => keccak256(data, 'bytes'
 
 export const MODE_SPONSORED = 0;
 export const MODE_TOKEN = 1;
+/** The token mode for an op that batches its approval: collected in postOp, its failure sponsored (README). */
+export const MODE_TOKEN_GUARANTEED = 2;
 export const SPONSORED_PAYMASTER_AND_DATA_LENGTH = 98;
 export const TOKEN_PAYMASTER_AND_DATA_LENGTH = 154;
 
@@ -204,7 +206,16 @@ export interface TokenPaymasterFields {
   readonly priceMarkup: number;
   /** The most the op may be charged, in token base units (uint128). */
   readonly maxTokenCost: bigint;
+  /**
+   * Mode 2 instead of 1 (the mode byte, which the hash covers): the op's approval is batched in its callData, so
+   * the charge may be collected in postOp, and its failure is paid by the deposit (README, token mode).
+   */
+  readonly guaranteed?: boolean | undefined;
 }
+
+/** The mode byte of token fields: 1 (prefunded) or 2 (guaranteed). */
+export const tokenModeOf = (f: { readonly guaranteed?: boolean | undefined }): number =>
+  f.guaranteed === true ? MODE_TOKEN_GUARANTEED : MODE_TOKEN;
 
 function checkTokenFields(f: TokenPaymasterFields): void {
   if (f.exchangeRate < 0n || f.exchangeRate > MAX_UINT128) throw new ValidationError('exchangeRate must fit uint128');
@@ -215,11 +226,11 @@ function checkTokenFields(f: TokenPaymasterFields): void {
 }
 
 /**
- * keccak256(abi.encode(opHash, chainId, paymaster, uint8 1, uint48 validUntil, uint48 validAfter, token,
+ * keccak256(abi.encode(opHash, chainId, paymaster, uint8 mode (1 or 2), uint48 validUntil, uint48 validAfter, token,
  * uint128 exchangeRate, uint32 priceMarkup, uint128 maxTokenCost)): the contract's `getTokenHash`.
  */
 export function tokenHashV06(params: SponsoredHashParams & TokenPaymasterFields, keccak: Keccak): Uint8Array {
-  const buf = writeCommonWords(TOKEN_PREIMAGE, params, MODE_TOKEN, keccak);
+  const buf = writeCommonWords(TOKEN_PREIMAGE, params, tokenModeOf(params), keccak);
   checkTokenFields(params);
   writeAddressWord(buf, 192, params.token, 'token');
   writeUint256Word(buf, 224, params.exchangeRate, 'exchangeRate');
@@ -269,7 +280,7 @@ export function encodeTokenPaymasterAndData(data: TokenPaymasterData): Hex {
   if (data.paymaster.length !== 42 || buf.write(data.paymaster.slice(2), 0, 20, 'hex') !== 20) {
     throw new ValidationError('paymaster must be an address');
   }
-  buf[MODE_OFFSET] = MODE_TOKEN;
+  buf[MODE_OFFSET] = tokenModeOf(data);
   buf.writeUIntBE(data.validUntil, VALID_UNTIL_OFFSET, 6);
   buf.writeUIntBE(data.validAfter, VALID_AFTER_OFFSET, 6);
   if (data.token.length !== 42 || buf.write(data.token.slice(2), TOKEN_OFFSET, 20, 'hex') !== 20) {
@@ -294,7 +305,7 @@ export function decodePaymasterAndData(paymasterAndData: Hex): PatronPaymasterDa
   const buf = hexToBuffer(paymasterAndData, 'paymasterAndData');
   if (buf.length <= MODE_OFFSET) throw new ValidationError('paymasterAndData is too short to carry a mode');
   const mode = buf[MODE_OFFSET];
-  if (mode === MODE_TOKEN) return decodeTokenPaymasterAndData(buf);
+  if (mode === MODE_TOKEN || mode === MODE_TOKEN_GUARANTEED) return decodeTokenPaymasterAndData(buf);
   if (mode !== MODE_SPONSORED) throw new ValidationError(`unknown paymaster mode ${String(mode)}`);
   if (buf.length !== SPONSORED_PAYMASTER_AND_DATA_LENGTH) {
     throw new ValidationError(
@@ -326,6 +337,7 @@ function decodeTokenPaymasterAndData(buf: Buffer): TokenPaymasterData & { readon
     exchangeRate: uint128At(RATE_OFFSET),
     priceMarkup: buf.readUInt32BE(MARKUP_OFFSET),
     maxTokenCost: uint128At(MAX_COST_OFFSET),
+    ...(buf[MODE_OFFSET] === MODE_TOKEN_GUARANTEED ? { guaranteed: true } : {}),
     signature: new Uint8Array(buf.subarray(TOKEN_SIGNATURE_OFFSET)),
   };
 }

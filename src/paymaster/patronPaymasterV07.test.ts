@@ -441,6 +441,14 @@ describe('encodePaymasterAndDataV07 / decodePaymasterAndDataV07', () => {
     const decoded = decodePaymasterAndDataV07(encodePaymasterAndDataV07(extreme));
     assert.deepEqual(decoded, { ...extreme, signatureInSuffix: false });
     assert.equal(encodePaymasterAndDataV07(decoded), encodePaymasterAndDataV07(extreme));
+    // Mode 2 (guaranteed): the same layout, mode byte 2.
+    const guaranteed: PaymasterAndDataV07 = {
+      ...extreme,
+      fields: { ...tokenFields, exchangeRate: MAX_UINT128, maxTokenCost: 1n, priceMarkup: 2_000_000, guaranteed: true },
+    };
+    const encoded = encodePaymasterAndDataV07(guaranteed);
+    assert.equal(encoded.slice(2 + 104, 2 + 106), '02');
+    assert.deepEqual(decodePaymasterAndDataV07(encoded), { ...guaranteed, signatureInSuffix: false });
   });
 
   it('refuses to encode bad inputs', () => {
@@ -470,7 +478,7 @@ describe('encodePaymasterAndDataV07 / decodePaymasterAndDataV07', () => {
       ['one byte long', `${inline}00`, /must be 154 bytes, got 155/],
       ['the pre-caps length', slice(inline, 0, 130), /must be 154 bytes, got 130/],
       ['prefix only', inline.slice(0, 2 + 104) as Hex, /too short/],
-      ['mode 2', withByte(inline, 52, '02'), /unknown paymaster mode 2/],
+      ['mode 3', withByte(inline, 52, '03'), /unknown paymaster mode 3/],
       ['mode 1 at the sponsored length', withByte(inline, 52, '01'), /must be 210 bytes, got 154/],
       ['suffix declaring 64 bytes', withByte(suffixed, 155, '40'), /declare 65/],
       ['suffix one byte short', concat([slice(suffixed, 0, 153), slice(suffixed, 154)]), /must be 164 bytes, got 163/],

@@ -7,7 +7,9 @@ import {
   type Keccak,
   MODE_SPONSORED,
   MODE_TOKEN,
+  MODE_TOKEN_GUARANTEED,
   type TokenPaymasterFields,
+  tokenModeOf,
   viemKeccak,
   writeAddressWord,
   writeUint256Word,
@@ -26,7 +28,7 @@ import { MAX_PRICE_MARKUP, MIN_PRICE_MARKUP, type TokenPrice, weiToTokenUnits } 
  *   sponsored (154 bytes): [52] mode = 0 | [53:59] uint48 validUntil | [59:65] uint48 validAfter
  *     | [65:73] uint64 maxVerificationGasLimit | [73:81] uint64 maxCallGasLimit | [81:89] uint64 maxPreVerificationGas
  *     | [89:154] r||s||v
- *   token (210 bytes): [52] mode = 1 | [53:59] validUntil | [59:65] validAfter | [65:89] the three caps | [89:109] token
+ *   token (210 bytes): [52] mode = 1 or 2 | [53:59] validUntil | [59:65] validAfter | [65:89] the three caps | [89:109] token
  *     | [109:125] uint128 exchangeRate | [125:129] uint32 priceMarkup | [129:145] uint128 maxTokenCost | [145:210] sig
  *   v0.9 suffix form (164 / 220 bytes): the same fields, then signature(65) | uint16 65 | PAYMASTER_SIG_MAGIC.
  *
@@ -315,11 +317,11 @@ function checkTokenFields(f: TokenPaymasterFields): void {
 }
 
 /**
- * keccak256(abi.encode(opHash, chainId, paymaster, entryPoint, uint8 1, validUntil, validAfter, token,
+ * keccak256(abi.encode(opHash, chainId, paymaster, entryPoint, uint8 mode (1 or 2), validUntil, validAfter, token,
  * uint128 exchangeRate, uint32 priceMarkup, uint128 maxTokenCost)): the contract's `getTokenHash`.
  */
 export function tokenHashV07(params: SponsoredHashParamsV07 & TokenPaymasterFields, keccak: Keccak): Uint8Array {
-  const buf = writeCommonWords(TOKEN_PREIMAGE, params, MODE_TOKEN, keccak);
+  const buf = writeCommonWords(TOKEN_PREIMAGE, params, tokenModeOf(params), keccak);
   checkTokenFields(params);
   writeAddressWord(buf, 224, params.token, 'token');
   writeUint256Word(buf, 256, params.exchangeRate, 'exchangeRate');
@@ -364,7 +366,7 @@ export function encodePaymasterAndDataV07(data: PaymasterAndDataV07): Hex {
     'paymasterVerificationGasLimit',
     'paymasterPostOpGasLimit',
   ]);
-  buf[MODE_OFFSET] = fields.mode;
+  buf[MODE_OFFSET] = fields.mode === MODE_TOKEN ? tokenModeOf(fields) : fields.mode;
   buf.writeUIntBE(data.validUntil, VALID_UNTIL_OFFSET, 6);
   buf.writeUIntBE(data.validAfter, VALID_AFTER_OFFSET, 6);
   buf.writeBigUInt64BE(data.caps.maxVerificationGasLimit, MAX_VERIFICATION_GAS_OFFSET);
@@ -399,9 +401,9 @@ export function decodePaymasterAndDataV07(
   const buf = hexToBuffer(paymasterAndData, 'paymasterAndData');
   if (buf.length <= MODE_OFFSET) throw new ValidationError('paymasterAndData is too short to carry a mode');
   const mode = buf[MODE_OFFSET];
-  if (mode !== MODE_SPONSORED && mode !== MODE_TOKEN)
+  if (mode !== MODE_SPONSORED && mode !== MODE_TOKEN && mode !== MODE_TOKEN_GUARANTEED)
     throw new ValidationError(`unknown paymaster mode ${String(mode)}`);
-  const fieldsEnd = mode === MODE_TOKEN ? TOKEN_FIELDS_END : SPONSORED_FIELDS_END;
+  const fieldsEnd = mode === MODE_SPONSORED ? SPONSORED_FIELDS_END : TOKEN_FIELDS_END;
   const suffixed = buf.length >= SUFFIX_TAIL_LENGTH && buf.subarray(buf.length - 8).equals(MAGIC);
   const expected = fieldsEnd + SIGNATURE_LENGTH + (suffixed ? SUFFIX_TAIL_LENGTH : 0);
   if (buf.length !== expected) {
@@ -412,15 +414,16 @@ export function decodePaymasterAndDataV07(
   }
   const uint128At = (offset: number) => (buf.readBigUInt64BE(offset) << 64n) | buf.readBigUInt64BE(offset + 8);
   const fields: PaymasterFieldsV07 =
-    mode === MODE_TOKEN
+    mode !== MODE_SPONSORED
       ? {
-          mode,
+          mode: MODE_TOKEN,
+          ...(mode === MODE_TOKEN_GUARANTEED ? { guaranteed: true } : {}),
           token: getAddress(`0x${buf.toString('hex', TOKEN_OFFSET, RATE_OFFSET)}`),
           exchangeRate: uint128At(RATE_OFFSET),
           priceMarkup: buf.readUInt32BE(MARKUP_OFFSET),
           maxTokenCost: uint128At(MAX_COST_OFFSET),
         }
-      : { mode };
+      : { mode: MODE_SPONSORED };
   if (fields.mode === MODE_TOKEN && (fields.priceMarkup < MIN_PRICE_MARKUP || fields.priceMarkup > MAX_PRICE_MARKUP)) {
     throw new ValidationError(`priceMarkup must be within ${MIN_PRICE_MARKUP}..${MAX_PRICE_MARKUP}`);
   }

@@ -10,6 +10,7 @@ import {
   TokenPaymentError,
   UnsupportedError,
 } from '../errors/PatronError.js';
+import type { PolicyPass } from '../policies/policyGate.js';
 import type { ChainTokens } from '../tokens/tokenCatalog.js';
 import { approvalInCallData } from './callDataApproval.js';
 import type { CryptoBackend } from './cryptoBackend.js';
@@ -33,6 +34,14 @@ import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './sign
 import type { SpendGuard } from './spendGuard.js';
 import type { SponsoredUserOperation } from './sponsorRequest.js';
 import type { SponsorshipPolicy } from './sponsorshipService.js';
+import {
+  approveGuaranteeByWebhooks,
+  checkGuaranteeRules,
+  type GuaranteeDeps,
+  type GuaranteeRules,
+  guaranteeDenial,
+  reserveGuarantee,
+} from './tokenGuarantee.js';
 import { type TokenRateQuote, tokenRateQuotes } from './tokenRateQuotes.js';
 import { chainWindowOf, validityWindow } from './validityWindows.js';
 
@@ -49,7 +58,7 @@ export interface TokenSnapshots {
   snapshot(chainId: number): ChainTokens | undefined;
 }
 
-export interface TokenPaymasterDeps {
+export interface TokenPaymasterDeps extends GuaranteeDeps {
   readonly signer: PaymasterSigner;
   readonly crypto: CryptoBackend;
   readonly policy: SponsorshipPolicy;
@@ -61,18 +70,29 @@ export interface TokenPaymasterDeps {
   readonly assertCanSign: (chain: ChainRuntime) => void;
   /** The guard's check and record of a signature being issued, in one synchronous step (throws when held). */
   readonly admitSignature: (op: IssuedSignature) => void;
+  /**
+   * Throws when the chain's paymaster is known not to be staked (ERC-7562: the token mode writes token storage in
+   * validation and returns a context, which bundlers accept from a staked paymaster only); from the last stake read,
+   * never a chain read of its own.
+   */
+  readonly assertStaked: (chain: ChainRuntime) => void;
 }
 
 /** What a quote adds for the approval the client batches into the op after quoting (README, "Token mode"). */
 export const QUOTE_APPROVAL_CALL_GAS = 50_000n;
 export const QUOTE_APPROVAL_CALLDATA_GAS = 6_000n;
-/** The token mode's extra validation work (two ERC-20 reads and the callData scan), with margin. */
-export const TOKEN_VALIDATION_GAS = 20_000n;
+/**
+ * The token mode's extra validation work on v0.6 (the prefund's transferFrom into a paymaster holding none of the
+ * token, or the reads and the callData scan of mode 2), with margin: 38,635 gas more than a sponsored op measured
+ * on a deployed SimpleAccount (test/contract.patronPaymaster.token.test.ts), ~11k for heavier tokens.
+ */
+export const TOKEN_VALIDATION_GAS = 50_000n;
 /**
  * v0.6 gives the paymaster's validation and postOp the op's verificationGasLimit (paymasterInAccountGas): a quote
- * adds TOKEN_VALIDATION_GAS to it, and no token op has less than this, enough for an ERC-20 transferFrom.
+ * adds TOKEN_VALIDATION_GAS to it, and no token op has less than this: a deployed SimpleAccount's mode-1 op needs
+ * ~84,045 (the prefund in validation, the refund and payment to an empty fee receiver in postOp).
  */
-export const TOKEN_MIN_VERIFICATION_GAS = 90_000n;
+export const TOKEN_MIN_VERIFICATION_GAS = 100_000n;
 
 export interface QuoteRequest {
   readonly chain: ChainRuntime;
@@ -89,6 +109,7 @@ export interface QuoteRequest {
 }
 
 export interface TokenSponsorRequest {
+  readonly dappId: string;
   readonly chain: ChainRuntime;
   readonly userOp: PartialUserOperation;
   readonly feeToken: string;
@@ -102,11 +123,17 @@ export interface TokenSponsorRequest {
   readonly spend: SpendGuard;
   /** The client's bundler estimates the gas after this answer: v0.7+ signs caps (gasCaps.ts), as sponsorship does. */
   readonly limitsMayChange?: boolean | undefined;
+  /** For the dApp's webhooks when the op needs its guarantee (mode 2): the request's, or {}. */
+  readonly webhookData: Record<string, unknown>;
+  /** `sponsorshipPolicyId` from the request, for the policy rules of mode 2. */
+  readonly sponsorshipPolicyId?: string | undefined;
 }
 
 export interface TokenSponsoredUserOperation extends SponsoredUserOperation {
   readonly token: Address;
   readonly maxTokenCost: bigint;
+  /** Signed in mode 2: the op batches its approval and the dApp guarantees its charge. */
+  readonly guaranteed: boolean;
 }
 
 const ZERO_ADDRESS: Address = '0x0000000000000000000000000000000000000000';
@@ -221,6 +248,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
     async sponsor(req: TokenSponsorRequest): Promise<TokenSponsoredUserOperation> {
       req.report?.({ kind: 'op', mode: 'ERC20', sender: req.userOp.sender });
       deps.assertCanSign(req.chain);
+      deps.assertStaked(req.chain);
       const chain = req.chain;
       const token = findToken(chainTokens(chain), req.feeToken);
       const op = req.userOp;
@@ -242,12 +270,33 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       }
       const eip7702 = await eip7702Of(chain, op);
       const price = { exchangeRate: token.exchangeRate, priceMarkup: token.priceMarkup };
-      const simulationAuth: Authorization = { mode: 'ERC20', token: token.address, ...price, maxTokenCost: 1n };
-      const probe = ep.chargeProbe({ chain, sender: op.sender, token: token.address });
       const approved = approvalInCallData(op.callData, chain.paymaster);
       const erc20 = { address: token.address, abi: erc20Abi } as const;
+      // The allowance already given decides the mode (mode 1 when it covers the maximum); read beside the rest.
+      const allowance = chain.client.readContract({
+        ...erc20,
+        functionName: 'allowance',
+        args: [op.sender, chain.paymaster],
+      });
+      allowance.catch(() => undefined);
+      const denial = (err: unknown) => guaranteeDenial(err, { symbol: token.symbol, paymaster: chain.paymaster });
+      // An op that batches its approval may need the dApp's guarantee (mode 2): its policy rules, before the
+      // simulation. A denial waits for the mode, unless no allowance at all is there (mode 1 is then impossible).
+      const rules: GuaranteeRules | undefined =
+        approved === undefined ? undefined : await checkGuaranteeRules(deps, req);
+      if (rules !== undefined && 'denied' in rules && (await allowance) === 0n) throw denial(rules.denied);
+      // The simulation signs the mode the op will most likely get: 2 with a batched approval (which prefunds
+      // anyway when an allowance is there), 1 without.
+      const simulationAuth: Authorization = {
+        mode: 'ERC20',
+        token: token.address,
+        ...price,
+        maxTokenCost: 1n,
+        guaranteed: approved !== undefined,
+      };
+      const probe = ep.chargeProbe({ chain, sender: op.sender, token: token.address });
       await req.spend.simulation(ep.simulations({ verified: true }));
-      const [estimate, balance, available] = await Promise.all([
+      const [estimate, balance, onChainAllowance] = await Promise.all([
         ep.estimate({
           chain,
           op: finalUserOperation(op, op, paymasterGas, eip7702),
@@ -259,9 +308,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
           stateDiff: probe.stateDiff,
         }),
         chain.client.readContract({ ...erc20, functionName: 'balanceOf', args: [op.sender] }),
-        // An approval inside the op is what counts; only without one does the allowance already given matter.
-        approved ??
-          chain.client.readContract({ ...erc20, functionName: 'allowance', args: [op.sender, chain.paymaster] }),
+        allowance,
       ]);
       if (estimate.after?.success !== true || !probe.collected(estimate.after.result)) {
         // v0.6's paymaster records a charge it could not collect, which the account must settle first.
@@ -286,7 +333,8 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         exact,
         caps: req.limitsMayChange === true && !useCallerLimits ? gasCapsFor(limits, req.bounds) : undefined,
         price,
-        available,
+        // The better of the two: the approval batched in the op and the allowance already given.
+        available: approved !== undefined && approved > onChainAllowance ? approved : onChainAllowance,
         expectedGas: estimate.gasUsed,
         symbol: token.symbol,
       });
@@ -297,7 +345,20 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
           `The account holds ${balance} base units of ${token.symbol}, below the maximum charge of ${maxTokenCost}`,
         );
       }
-      const authorization: Authorization = { mode: 'ERC20', token: token.address, ...price, maxTokenCost };
+      // Mode 1 when the allowance already given covers the maximum (prefunded: the user's own money, no gate);
+      // otherwise only the batched approval made the op payable (signedMaximum refuses anything else): mode 2.
+      const guaranteed = onChainAllowance < maxTokenCost;
+      let pass: PolicyPass | undefined;
+      if (guaranteed) {
+        if (rules === undefined) throw new TokenPaymentError(`No ${token.symbol} approval for the paymaster`);
+        if ('denied' in rules) throw denial(rules.denied);
+        pass = rules.pass;
+        const window = { validUntil: v.validUntil, validAfter: v.validAfter };
+        await approveGuaranteeByWebhooks({ deps, req, pass, final, worstCaseWei, window }).catch((err: unknown) => {
+          throw denial(err);
+        });
+      }
+      const authorization: Authorization = { mode: 'ERC20', token: token.address, ...price, maxTokenCost, guaranteed };
       const fields = ep.sign({ chain, op: final, window: v, authorization, sign, keccak: deps.crypto });
       const issued = issuedSignature({
         chain,
@@ -310,9 +371,17 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
             ? ep.userOpHash({ chain, op: final, fields, keccak: deps.crypto })
             : opKey({ chainId: chain.chainId, entryPoint: chain.entryPoint, sender: final.sender, nonce: final.nonce }),
       });
+      if (pass !== undefined) {
+        // Reserved after signing (the userOpHash covers paymasterAndData); a denial discards the signature unseen.
+        const decision = await reserveGuarantee({ deps, pass, issued }).catch((err: unknown) => {
+          throw denial(err);
+        });
+        req.report?.({ kind: 'policy', decision: { ...decision, guarantee: true } });
+      }
+      // After the last await: the guard's check and its record of this signature are one step.
       deps.admitSignature(issued);
       req.report?.({ kind: 'signed', mode: 'ERC20', paymasterAndData: fields.paymasterAndData, ...issued });
-      return { ...fields, ...limits, ...v, token: token.address, maxTokenCost };
+      return { ...fields, ...limits, ...v, token: token.address, maxTokenCost, guaranteed };
     },
   };
 }

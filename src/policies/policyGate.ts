@@ -34,6 +34,10 @@ export interface PolicyLedger {
     readonly now: number;
     readonly window: ChainWindow;
     readonly paymaster: string;
+    /**
+     * What the reservation stands for: a sponsored op, or a token-mode op whose charge the dApp guarantees
+     * (mode 2): released when its TokenCharged shows the user paid, settled as sponsored when not.
+     */
     readonly kind: ReservationKind;
     readonly policyVersion: number;
   }): Promise<
@@ -107,6 +111,8 @@ export interface PolicyDecision {
   /** The reservation's id, when caps applied; settled from the chain by (chain, userOpHash). */
   readonly reservationId?: string;
   readonly charges: readonly { readonly key: string; readonly unit: CapUnit; readonly amount: string }[];
+  /** A token-mode op signed in mode 2: the dApp guarantees its charge (README, "Paying gas in ERC-20"). */
+  readonly guarantee?: true;
 }
 
 /** Amounts in `data` are in the cap's unit as strings: wei and op counts as integers, USD as a decimal. */
@@ -231,15 +237,21 @@ export function createPolicyGate(deps: PolicyGateDeps) {
       readonly window: ChainWindow;
       /** The paymaster that signed (the settlement follower of its deployment settles and releases it). */
       readonly paymaster: Address;
-      /** 'guarantee': a token-mode op whose charge can fail after execution (src/settlement/README.md). */
-      readonly kind?: ReservationKind;
+      /**
+       * 'guarantee': a token-mode op the dApp guarantees (mode 2), whose charge can fail after execution
+       * (src/settlement/README.md); default 'sponsored'.
+       */
+      readonly kind?: ReservationKind | undefined;
     }): Promise<PolicyDecision> {
       let pass = args.pass;
+      const guarantee = args.kind === 'guarantee' ? ({ guarantee: true } as const) : {};
       for (let attempt = 0; ; attempt++) {
         const policyIds = pass.policies.map((p) => p.id);
         const charges = chargesOf(pass, args.worstCaseWei);
         if (charges.length === 0) {
-          if ((await deps.policyVersion(pass.request.dappId)) === pass.version) return { policyIds, charges: [] };
+          if ((await deps.policyVersion(pass.request.dappId)) === pass.version) {
+            return { policyIds, charges: [], ...guarantee };
+          }
         } else {
           const hash = args.userOpHash().toLowerCase();
           const id = `${pass.request.chainId}:${hash}`;
@@ -261,6 +273,7 @@ export function createPolicyGate(deps: PolicyGateDeps) {
               policyIds,
               reservationId: id,
               charges: charges.map((c) => ({ key: c.key, unit: c.unit, amount: c.amount.toString() })),
+              ...guarantee,
             };
           }
           if ('charge' in result) {

@@ -64,13 +64,16 @@ function policyOf(
       ...(typeof data.policyId === 'string' ? { policyId: data.policyId } : {}),
     };
   }
-  if (fact === undefined || fact.decision.policyIds.length === 0) return null;
+  if (fact === undefined) return null;
   const d = fact.decision;
+  // A guaranteed token op (mode 2) is logged even without policies: which token mode was signed is its fact.
+  if (d.policyIds.length === 0 && d.guarantee !== true) return null;
   return {
     decision: 'passed',
     policyIds: d.policyIds,
     ...(d.reservationId === undefined ? {} : { reservationId: d.reservationId }),
     ...(d.charges.length === 0 ? {} : { reserved: d.charges.map((c) => ({ unit: c.unit, amount: c.amount })) }),
+    ...(d.guarantee === true ? { guarantee: true } : {}),
   };
 }
 

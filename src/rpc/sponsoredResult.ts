@@ -114,7 +114,11 @@ export function tokenPaid(
     );
   }
   return ctx.tokens.sponsor({
+    dappId: ctx.dapp.id,
     chain: ctx.chain,
+    // Asked only when the op needs the dApp's guarantee (it batches its approval: mode 2).
+    webhookData: mode.webhookData ?? {},
+    sponsorshipPolicyId: mode.sponsorshipPolicyId,
     userOp,
     feeToken,
     calculateGasLimits: mode.calculateGasLimits,

@@ -19,6 +19,11 @@ export interface SolvencyChain {
   /** The paymaster's EntryPoint deposit (balanceOf); may reject, the guard keeps the last value then. */
   readonly readDeposit: () => Promise<bigint>;
   /**
+   * Whether the paymaster is staked in the EntryPoint (getDepositInfo's `staked`), read with the deposit; may
+   * reject (the last value stands). The token mode needs a staked paymaster on a real chain (ERC-7562).
+   */
+  readonly readStaked?: () => Promise<boolean>;
+  /**
    * The chain's latest block as the service already reads it (the fee oracle's), by which a signature's
    * liability ends (liabilityTracker.ts); undefined or a rejection keep the last one.
    */
@@ -42,6 +47,8 @@ export interface ChainSolvency {
   readonly runwaySeconds: number | undefined;
   /** Unix ms of the last successful deposit read. */
   readonly checkedAt: number | undefined;
+  /** Whether the paymaster is staked, as last read (undefined: not read, or not asked). */
+  readonly staked: boolean | undefined;
 }
 
 export interface SolvencyGuard {
@@ -54,6 +61,8 @@ export interface SolvencyGuard {
    * 3 were covered).
    */
   admitSignature(op: SignedOp): void;
+  /** The paymaster's stake as last read (undefined until read, or for a paymaster the guard does not follow). */
+  staked(paymaster: { readonly chainId: number; readonly paymaster: Address }): boolean | undefined;
   /** Per paymaster, for the dashboard and /metrics. */
   state(): readonly ChainSolvency[];
   /** Settlement's observer of an included op of the paymaster: off the liabilities, into the spend rate. */
@@ -110,6 +119,7 @@ interface ChainState {
   readonly floorWei: bigint;
   depositWei: bigint | undefined;
   checkedAt: number | undefined;
+  staked: boolean | undefined;
   signing: boolean;
   readFailing: boolean;
   head: ChainHead | undefined;
@@ -127,6 +137,7 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
         floorWei: settings.floorWeiByChain.get(chain.chainId) ?? settings.floorWei,
         depositWei: undefined,
         checkedAt: undefined,
+        staked: undefined,
         // Unknown is not insolvent: until the first read, signing goes on (a chain that cannot be read cannot
         // have its fees read either, and that refuses on its own).
         signing: true,
@@ -198,12 +209,20 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
       spendWeiPerSecond: rate,
       runwaySeconds: s.depositWei === undefined ? undefined : runwaySeconds(s.depositWei, rate),
       checkedAt: s.checkedAt,
+      staked: s.staked,
     };
   }
 
   async function checkChain(s: ChainState): Promise<void> {
     const timeoutMs = deps.readTimeoutMs ?? 5000;
     let timer: NodeJS.Timeout | undefined;
+    // The stake beside the deposit, in the same cycle; a failed read keeps the last value.
+    const stake = s.chain.readStaked?.().then(
+      (staked) => {
+        s.staked = staked;
+      },
+      () => undefined,
+    );
     try {
       s.depositWei = await Promise.race([
         s.chain.readDeposit(),
@@ -221,6 +240,11 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
       s.readFailing = true;
     } finally {
       clearTimeout(timer);
+    }
+    if (stake !== undefined) {
+      let stakeTimer: NodeJS.Timeout | undefined;
+      await Promise.race([stake, new Promise<void>((done) => (stakeTimer = setTimeout(done, timeoutMs)))]);
+      clearTimeout(stakeTimer);
     }
     s.head = (await readHead(s.chain, timeoutMs)) ?? s.head;
     evaluate(s, liabilities.total(paymasterKey(s.chain), s.head));
@@ -275,6 +299,7 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
       assertCovered(key, liabilities.current(key) + op.worstCaseWei);
       liabilities.record(op);
     },
+    staked: (paymaster) => states.get(paymasterKey(paymaster))?.staked,
     state: () => [...states.values()].map(view),
     observeIncluded({ chainId, paymaster, userOpHash, opKey, actualGasCost }) {
       const key = paymasterKey({ chainId, paymaster });

@@ -117,6 +117,8 @@ export interface RequestLogPolicy {
   readonly reservationId?: string;
   /** What was reserved per cap kind: amounts in the unit (wei, micro-USD, ops) as decimal strings. */
   readonly reserved?: readonly { readonly unit: string; readonly amount: string }[];
+  /** A token-mode op signed in mode 2 (its charge guaranteed by the dApp); absent for mode 1 and sponsored ops. */
+  readonly guarantee?: true;
 }
 
 export interface StoredRequestLogEntry extends RequestLogEntry {

@@ -8,6 +8,11 @@ import type { FinalUserOperation } from '../paymaster/entryPoints/entryPointModu
  * `{data}`; this is Patron's extension, off by default, so a receiver written for the spec sees no change.
  */
 export interface WebhookOperation {
+  /**
+   * ERC20: a token-mode op whose charge the dApp guarantees (it batches its approval: README, "Paying gas in
+   * ERC-20"); absent: a sponsored op.
+   */
+  readonly mode?: 'SPONSORED' | 'ERC20' | undefined;
   /** The op as it will be signed, except the paymaster data: that holds the signature, made after the verdict. */
   readonly userOperation: FinalUserOperation;
   readonly chainId: number;
@@ -26,7 +31,7 @@ export interface WebhookOperation {
 
 /** The JSON of the `operation` field: quantities as 0x hex (the JSON-RPC convention), the cost as decimal wei. */
 export interface WebhookOperationJson {
-  readonly mode: 'SPONSORED';
+  readonly mode: 'SPONSORED' | 'ERC20';
   /** v0.6's fields; from v0.7 also the paymaster's two gas limits, which the paymaster pays for too. */
   readonly userOperation: Record<Exclude<keyof FinalUserOperation, PaymasterGasField | 'eip7702' | 'gasCaps'>, string> &
     Partial<Record<PaymasterGasField, string>>;
@@ -53,7 +58,7 @@ const quantity = (n: bigint): Hex => `0x${n.toString(16)}`;
 export function webhookOperationJson(op: WebhookOperation): WebhookOperationJson {
   const u = op.userOperation;
   return {
-    mode: 'SPONSORED',
+    mode: op.mode ?? 'SPONSORED',
     userOperation: {
       sender: u.sender,
       nonce: quantity(u.nonce),

@@ -192,12 +192,13 @@ export async function signTokenPaymaster(
       exchangeRate: s.exchangeRate,
       priceMarkup: s.priceMarkup,
       maxTokenCost: s.maxTokenCost,
+      guaranteed: s.guaranteed,
     },
     viemKeccak,
   );
   const digest = bytesToHex(eip191Digest(hash, viemKeccak));
   const signature = await sign({ hash: digest, privateKey: s.key ?? KEYS.signer, to: 'bytes' });
-  const { validUntil, validAfter, token, exchangeRate, priceMarkup, maxTokenCost } = s;
+  const { validUntil, validAfter, token, exchangeRate, priceMarkup, maxTokenCost, guaranteed } = s;
   return {
     ...op,
     paymasterAndData: encodeTokenPaymasterAndData({
@@ -208,6 +209,7 @@ export async function signTokenPaymaster(
       exchangeRate,
       priceMarkup,
       maxTokenCost,
+      guaranteed,
       signature,
     }),
   };

@@ -94,6 +94,11 @@ export type Authorization =
       readonly priceMarkup: number;
       /** The most the op may be charged, in token base units. */
       readonly maxTokenCost: bigint;
+      /**
+       * Mode 2: the op batches its approval, so its charge may be collected in postOp and fail; signed only for an
+       * op the dApp's sponsorship policy admits (README, "Paying gas in ERC-20"). Absent: mode 1, prefunded.
+       */
+      readonly guaranteed?: boolean | undefined;
     };
 
 export interface SignArgs {

@@ -48,12 +48,14 @@ import {
  * which the codec and the estimator take by version.
  *
  * The paymaster's own limits, from the contract tests' measurements (contracts/README.md) with margin: sponsored
- * validation uses ~21.6k gas and has no postOp; token validation up to ~52k (an approval batched into a new
- * account), its postOp ~36k. A postOp limit that leaves under 40,000 gas unused is never penalised on v0.8+.
+ * validation uses ~23k gas and has no postOp; token validation up to ~62k (mode 1: the prefund's transferFrom
+ * into a paymaster holding none of the token; mode 2 with an approval batched into a new account ~55k), its postOp
+ * ~36k (either mode, to an empty fee receiver). A postOp limit that leaves under 40,000 gas unused is never
+ * penalised on v0.8+.
  */
 const PAYMASTER_GAS: Record<Authorization['mode'], PaymasterGas> = {
   SPONSORED: { paymasterVerificationGasLimit: 40_000n, paymasterPostOpGasLimit: 0n },
-  ERC20: { paymasterVerificationGasLimit: 75_000n, paymasterPostOpGasLimit: 50_000n },
+  ERC20: { paymasterVerificationGasLimit: 90_000n, paymasterPostOpGasLimit: 50_000n },
 };
 
 /**
@@ -78,8 +80,8 @@ const capsOf = (op: GasLimits & { readonly gasCaps?: GasLimits | undefined }): G
 
 function codecFields(auth: Authorization): PaymasterFieldsV07 {
   if (auth.mode === 'SPONSORED') return { mode: MODE_SPONSORED };
-  const { token, exchangeRate, priceMarkup, maxTokenCost } = auth;
-  return { mode: MODE_TOKEN, token, exchangeRate, priceMarkup, maxTokenCost };
+  const { token, exchangeRate, priceMarkup, maxTokenCost, guaranteed } = auth;
+  return { mode: MODE_TOKEN, token, exchangeRate, priceMarkup, maxTokenCost, guaranteed };
 }
 
 /** The fields as both forms: the packed paymasterAndData and ERC-7677's paymasterData (after the 52 bytes). */

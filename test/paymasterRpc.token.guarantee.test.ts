@@ -1,0 +1,178 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import {
+  type Address,
+  concat,
+  encodeFunctionData,
+  erc20Abi,
+  getAddress,
+  type Hex,
+  pad,
+  parseAbi,
+  parseEventLogs,
+} from 'viem';
+import { entryPoint07Abi, entryPoint08Abi, toPackedUserOperation, type UserOperation } from 'viem/account-abstraction';
+import { patronPaymasterAbi } from '../src/chain/artifacts.js';
+import type { ChainRuntime } from '../src/chain/chainRegistry.js';
+import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
+import { UnsupportedError } from '../src/errors/PatronError.js';
+import { MODE_TOKEN } from '../src/paymaster/patronPaymasterV06.js';
+import { decodePaymasterAndDataV07 } from '../src/paymaster/patronPaymasterV07.js';
+import { assertTokenModeStaked } from '../src/paymaster/tokenStake.js';
+import { COUNTER_ADDRESS, mintToken, tokenBalance } from './helpers/patronPaymasterV06.js';
+import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
+import { hexWire, newSimpleAccountOp, quantity, rpcV2, type V07Version } from './helpers/rpcV07.js';
+
+/**
+ * The token mode's two signed modes through the service (README, "Paying gas in ERC-20"): an op that batches its
+ * approval is signed in mode 2 only through the dApp's sponsorship gates (a deny-all policy refuses it at signing,
+ * -32012 saying why and how to avoid it), while an op whose allowance is already on chain is signed in mode 1 under
+ * the same policy and executes with the prefund and the refund visible as token transfers.
+ */
+let app: RpcFixture;
+let usdc: DevTokenInfo;
+before(async () => {
+  app = await startRpcFixture({ tokens: true });
+  [usdc] = app.fx.tokens as [DevTokenInfo];
+});
+after(() => app.close());
+
+const ABIS = { '0.7': entryPoint07Abi, '0.8': entryPoint08Abi } as const;
+const zeroGas = { callGasLimit: 0n, verificationGasLimit: 0n, preVerificationGas: 0n };
+const approve = (spender: Address, amount: bigint): Hex =>
+  encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, amount] });
+
+const tokenData = (version: V07Version, op: Record<string, unknown>) =>
+  rpcV2(app, 'pm_getPaymasterData', [
+    hexWire({ ...op, ...zeroGas }),
+    app.fx.entryPoints[version],
+    `0x${app.fx.chain.chainId.toString(16)}`,
+    { mode: 'ERC20', calculateGasLimits: true, expiryDuration: 6000, tokenInfo: { feeTokenAddress: usdc.address } },
+  ]);
+
+/** The sender approves the paymaster on chain itself (impersonated), before any op: an allowance in place. */
+async function approveOnChain(sender: Address, spender: Address, amount: bigint) {
+  await app.fx.client.impersonateAccount({ address: sender });
+  await app.fx.client.setBalance({ address: sender, value: 10n ** 18n });
+  const hash = await app.fx.client.writeContract({
+    account: sender,
+    address: usdc.address,
+    abi: erc20Abi,
+    functionName: 'approve',
+    args: [spender, amount],
+  });
+  await app.fx.client.waitForTransactionReceipt({ hash });
+  await app.fx.client.stopImpersonatingAccount({ address: sender });
+}
+
+for (const version of ['0.7', '0.8'] as const) {
+  describe(`ERC20 mode 1 and 2 on EntryPoint v${version}, under a deny-all sponsorship policy`, () => {
+    test('an op batching its approval (mode 2) is refused at signing; with the allowance already given it is signed in mode 1 and prefunded', async () => {
+      const paymaster = app.fx.paymasters[version];
+      const first = await newSimpleAccountOp(app.fx, version, [{ to: COUNTER_ADDRESS, data: '0x01' }]);
+      const sender = first.op.sender;
+      await mintToken(app.fx, usdc.address, sender, 1_000_000_000n);
+      const policy = await app.ctx.deps.policies.create({
+        dappId: app.tenant.dappId,
+        name: `deny-${version}`,
+        rules: { senders: { block: [sender] } },
+      });
+      try {
+        const batched = await first.account.encodeCalls([
+          { to: usdc.address, data: approve(paymaster, 50_000_000n) },
+          { to: COUNTER_ADDRESS, data: '0x01' },
+        ]);
+        const denied = await tokenData(version, { ...first.op, callData: batched });
+        assert.equal(denied.body.error?.code, -32012, JSON.stringify(denied.body));
+        assert.match(denied.body.error?.message ?? '', /batches its USDC approval/);
+        assert.match(denied.body.error?.message ?? '', /approve the paymaster 0x[0-9a-fA-F]{40} for USDC before/);
+
+        // The same account, deployed and its allowance given on chain before the op: mode 1, the user's own money,
+        // no gate.
+        // v0.8's SimpleAccountFactory takes calls from the EntryPoint's SenderCreator only: deployed as that.
+        const creator =
+          version === '0.7'
+            ? app.fx.client.account.address
+            : await app.fx.client.readContract({
+                address: app.fx.entryPoints[version],
+                abi: parseAbi(['function senderCreator() view returns (address)']),
+                functionName: 'senderCreator',
+              });
+        await app.fx.client.impersonateAccount({ address: creator });
+        await app.fx.client.setBalance({ address: creator, value: 10n ** 18n });
+        const deploy = await app.fx.client.sendTransaction({
+          account: creator,
+          to: first.op.factory as Address,
+          data: first.op.factoryData as Hex,
+        });
+        await app.fx.client.waitForTransactionReceipt({ hash: deploy });
+        await approveOnChain(sender, paymaster, 50_000_000n);
+        const { factory: _f, factoryData: _fd, ...deployed } = first.op;
+        const r = await tokenData(version, deployed);
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        const d = r.body.result ?? {};
+        const data = concat([d.paymaster as Hex, pad('0x', { size: 32 }), d.paymasterData as Hex]);
+        assert.equal(data.slice(2 + 104, 2 + 106), '01', 'mode byte 1');
+        const signed = decodePaymasterAndDataV07(data);
+        assert.equal(signed.fields.mode, MODE_TOKEN);
+        const maxTokenCost = signed.fields.mode === MODE_TOKEN ? signed.fields.maxTokenCost : 0n;
+        const op = {
+          ...deployed,
+          callGasLimit: quantity(d.callGasLimit),
+          verificationGasLimit: quantity(d.verificationGasLimit),
+          preVerificationGas: quantity(d.preVerificationGas),
+          paymaster: d.paymaster as Address,
+          paymasterVerificationGasLimit: quantity(d.paymasterVerificationGasLimit),
+          paymasterPostOpGasLimit: quantity(d.paymasterPostOpGasLimit),
+          paymasterData: d.paymasterData as Hex,
+        } as UserOperation<'0.7'>;
+        const signature = await first.account.signUserOperation({ ...op, chainId: app.fx.chain.chainId });
+        const before = await tokenBalance(app.fx, usdc.address, sender);
+        const hash = await app.fx.bundler.writeContract({
+          address: app.fx.entryPoints[version],
+          abi: ABIS[version],
+          functionName: 'handleOps',
+          args: [[toPackedUserOperation({ ...op, signature })], app.fx.bundler.account.address],
+          gas: 5_000_000n,
+        });
+        const receipt = await app.fx.client.waitForTransactionReceipt({ hash });
+        assert.equal(receipt.status, 'success');
+        const [charged] = parseEventLogs({ abi: patronPaymasterAbi, logs: receipt.logs, eventName: 'TokenCharged' });
+        assert.ok(charged !== undefined);
+        const moves = parseEventLogs({ abi: erc20Abi, logs: receipt.logs, eventName: 'Transfer' })
+          .filter((l) => getAddress(l.address) === getAddress(usdc.address))
+          .map((l) => [getAddress(l.args.from), getAddress(l.args.to), l.args.value]);
+        const pm = getAddress(paymaster);
+        assert.deepEqual(moves.slice(0, 2), [
+          [getAddress(sender), pm, maxTokenCost],
+          [pm, getAddress(sender), maxTokenCost - charged.args.charge],
+        ]);
+        assert.equal(await tokenBalance(app.fx, usdc.address, sender), before - charged.args.charge);
+      } finally {
+        await app.ctx.deps.policies.delete({ dappId: app.tenant.dappId, policyId: policy.id });
+      }
+    });
+  });
+}
+
+describe('the token mode needs a staked paymaster on a configured chain', () => {
+  const chain = { chainId: 8453, embedded: false, entryPointVersion: '0.7' } as ChainRuntime;
+  const configured: ChainRuntime = {
+    ...chain,
+    paymaster: '0x00000000000000000000000000000000000000aa',
+    entryPoint: '0x0000000071727De22E5E9d8BAf0edAc6f37da032',
+  };
+  test('refused with -32030 naming the paymaster, the EntryPoint and addStake when known unstaked', () => {
+    assert.throws(
+      () => assertTokenModeStaked(configured, false),
+      (err: unknown) =>
+        err instanceof UnsupportedError &&
+        /0x00000000000000000000000000000000000000aA|0x00000000000000000000000000000000000000AA/i.test(err.message) &&
+        err.message.includes('0x0000000071727De22E5E9d8BAf0edAc6f37da032') &&
+        err.message.includes('addStake'),
+    );
+    assert.doesNotThrow(() => assertTokenModeStaked(configured, true));
+    assert.doesNotThrow(() => assertTokenModeStaked(configured, undefined), 'not read yet: not refused');
+    assert.doesNotThrow(() => assertTokenModeStaked({ ...configured, embedded: true }, false));
+  });
+});
