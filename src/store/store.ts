@@ -49,7 +49,7 @@ export function createStore(handle: DatabaseHandle): Store {
     webhooks: createWebhookRepository(db, handle.sqlite),
     sessions: createSessionRepository(db, handle.kind),
     requestLog: createRequestLogRepository(db, handle.sqlite),
-    policies: createPolicyRepository(db, handle.sqlite),
+    policies: createPolicyRepository(db, { sqlite: handle.sqlite, pgPool: handle.pgPool }),
     spendLedger: withUserOpSettlement(db, handle.kind, createSpendLedgerRepository(db, handle.kind, handle.sqlite)),
     chainCursors: createChainCursorRepository(db),
     pgPool: handle.pgPool,
