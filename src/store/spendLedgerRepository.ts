@@ -173,8 +173,14 @@ export function createSpendLedgerRepository(
     return { ok: true };
   };
 
-  const reserveOnce = (args: ReserveArgs): Promise<ReserveResult> =>
-    db.transaction().execute(async (trx): Promise<ReserveResult> => {
+  /**
+   * One attempt in one transaction. A new id (nearly every request) pays no read of its reservation row: its
+   * insert finds a taken id, or a refusal checks for one (without a lock: the counters are locked by then, and
+   * the reservation row is always locked before them), and the caller goes again with `existingFirst`, which
+   * locks the row first and merges into it.
+   */
+  const reserveOnce = (args: ReserveArgs, existingFirst: boolean): Promise<ReserveResult | typeof AGAIN> =>
+    db.transaction().execute(async (trx): Promise<ReserveResult | typeof AGAIN> => {
       // PostgreSQL: the version first, under a share lock that a policy write's UPDATE waits for (and that waits
       // for it): a write acknowledged before this reads the new version; one after it waits until this commits.
       if (kind === 'postgres' && args.policyVersion !== undefined) {
@@ -188,12 +194,14 @@ export function createSpendLedgerRepository(
         const current = await policyVersionIn(trx, kind, args.dappId);
         if (current !== args.policyVersion) return { ok: false, policyVersion: current };
       }
-      const existingQuery = trx
-        .selectFrom('spend_reservations')
-        .select(['status', 'charges', 'valid_until', 'last_block', 'expires_at', 'kind'])
-        .where('id', '=', args.id);
-      const existing = await (kind === 'postgres' ? existingQuery.forUpdate() : existingQuery).executeTakeFirst();
-      if (existing !== undefined) return mergeInto(trx, args, existing);
+      if (existingFirst) {
+        const existingQuery = trx
+          .selectFrom('spend_reservations')
+          .select(['status', 'charges', 'valid_until', 'last_block', 'expires_at', 'kind'])
+          .where('id', '=', args.id);
+        const existing = await (kind === 'postgres' ? existingQuery.forUpdate() : existingQuery).executeTakeFirst();
+        if (existing !== undefined) return mergeInto(trx, args, existing);
+      }
       const states = await lockCounters(
         trx,
         kind,
@@ -205,6 +213,14 @@ export function createSpendLedgerRepository(
         const state = states.get(c.key) ?? { used: 0n, reserved: 0n };
         const before = pending.get(c.key) ?? 0n;
         if (state.used + state.reserved + before + c.amount > c.limit) {
+          if (!existingFirst) {
+            const taken = await trx
+              .selectFrom('spend_reservations')
+              .select('id')
+              .where('id', '=', args.id)
+              .executeTakeFirst();
+            if (taken !== undefined) return AGAIN;
+          }
           return { ok: false, charge: c, used: state.used, reserved: state.reserved + before };
         }
         pending.set(c.key, before + c.amount);
@@ -241,14 +257,18 @@ export function createSpendLedgerRepository(
     async reserve(args) {
       const negative = args.charges.find((c) => c.amount < 0n || c.limit < 0n);
       if (negative !== undefined) throw new Error(`spend ledger: a negative amount or limit for ${negative.key}`);
+      let existingFirst = false;
       for (let attempt = 0; ; attempt++) {
         try {
-          return (await reserveSync?.(args)) ?? (await reserveOnce(args));
+          const result = (await reserveSync?.(args)) ?? (await reserveOnce(args, existingFirst));
+          if (result !== AGAIN) return result;
         } catch (err) {
-          // Two first reservations of one id raced (PostgreSQL: neither saw the other's row): the loser rolled
-          // back whole and goes again, now merging into the winner's row.
+          // The id is taken (the same op signed again, or two first reservations of it racing): the attempt rolled
+          // back whole, and the next merges into the row.
           if (!isUniqueViolation(err) || attempt >= 3) throw err;
         }
+        if (attempt >= 3) throw new Error(`spend ledger: reservation ${args.id} could not be merged`);
+        existingFirst = true;
       }
     },
 
@@ -301,6 +321,9 @@ export function createSpendLedgerRepository(
     },
   };
 }
+
+/** An attempt that found its id taken: go again, merging (reserveOnce). */
+const AGAIN = Symbol('again');
 
 /** Reservations released per query by releaseClosed (it goes on until a batch is not full). */
 export const RELEASE_BATCH = 1000;
