@@ -247,7 +247,8 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     return e18 === undefined ? undefined : (e18 + 10n ** 12n - 1n) / 10n ** 12n;
   };
   const policyGate = createPolicyGate({
-    policiesOf: (dappId) => policies.policiesOf(dappId),
+    policiesOf: (dappId, options) => policies.policiesOf(dappId, options),
+    policyVersion: (dappId) => store.policies.version(dappId),
     ledger: store.spendLedger,
     nativeUsdMicros,
     now,
@@ -303,11 +304,23 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     resolve,
     now,
     settlementLag: () => settlement.status(),
+    // The fee oracle's latest block (read for the requests anyway; refreshed here only when it is stale).
+    chainHead: async (chain) => {
+      const f = await fees.get(chain);
+      return f?.timestamp === undefined
+        ? undefined
+        : { timestamp: Number(f.timestamp), blockNumber: Number(f.blockNumber) };
+    },
     priceAgeSeconds: (chainId) => {
       const at = tokenCatalog.nativePriceUpdatedAtMs(chainId);
       return at === undefined ? undefined : Math.max(0, (now() - at) / 1000);
     },
   });
+  if (config.settlement.expiryGraceIgnored) {
+    logger.warn(
+      'PATRON_SETTLEMENT_EXPIRY_GRACE_SECONDS is deprecated and ignored: reservations are released once the chain is past their window',
+    );
+  }
   // Last, once every chain client and the store exist (src/settlement/README.md).
   const settlement = config.settlement.enabled
     ? startSettlement({
@@ -318,13 +331,14 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
           .map((chain) => ({
             chain,
             confirmations: chain.embedded ? 0 : config.settlement.confirmations,
+            // The embedded chain starts from genesis with each process: a kept database's cursor is of another.
+            freshChain: chain.embedded,
           })),
         cursors: store.chainCursors,
         ledger: store.spendLedger,
         nativeUsdMicros,
         pollMs: config.settlement.pollMs,
         maxBlockRange: BigInt(config.settlement.maxBlockRange),
-        expiryGraceMs: config.settlement.expiryGraceMs,
         onIncluded: async (args) => {
           await observability.onIncluded(args);
           // Joined to the op's log rows when they are read, whichever process writes them and whenever.

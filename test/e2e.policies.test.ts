@@ -444,7 +444,7 @@ describe('policies end to end: viem bundler client + ERC-7677 paymaster client, 
     }
   });
 
-  test('an expired signature is released: a signed op never sent holds the cap until validUntil + the grace, then a new op fits', async () => {
+  test('a signature is released by the chain: a signed op never sent holds the cap while the chain could include it, then a new op fits', async () => {
     const clock = new TestClock();
     const patron = await startFreshPatron(clock);
     try {
@@ -471,15 +471,25 @@ describe('policies end to end: viem bundler client + ERC-7677 paymaster client, 
         return true;
       });
 
-      // Held until validUntil + the grace (the op could still be included then and read late) ...
-      const graceMs = config.settlement.expiryGraceMs;
-      assert.equal(graceMs, 600_000);
-      clock.moveTo(validUntil * 1000 + graceMs - 2_000);
-      assert.equal(await patron.deps.settlement.sweepOnce(), 0);
+      // The server's clock 10 minutes past validUntil, the chain idle (no block since): the op could still be
+      // included in the next block, so it stays held and the cap still refuses.
+      clock.moveTo(validUntil * 1000 + 600_000);
+      await patron.deps.settlement.runOnce();
       assert.equal((await usageOf(patron, tenant, policy.id)).reserved, '1');
-      // ... and released after it.
-      clock.moveTo(validUntil * 1000 + graceMs + 2_000);
-      assert.equal(await patron.deps.settlement.sweepOnce(), 1);
+      await assert.rejects(bundler.prepareUserOperation({ account, calls: [counterCall] }), (err: unknown) => {
+        assert.equal((patronError(err).data as { rule?: unknown }).rule, 'cap');
+        return true;
+      });
+      // A block at validUntil still could include it; the one after cannot: released once the cursor is there.
+      if ((await fx.client.getBlock()).timestamp < BigInt(validUntil)) {
+        await fx.client.setNextBlockTimestamp({ timestamp: BigInt(validUntil) });
+        await fx.client.mine({ blocks: 1 });
+        await patron.deps.settlement.runOnce();
+        assert.equal((await usageOf(patron, tenant, policy.id)).reserved, '1');
+      }
+      await fx.client.setNextBlockTimestamp({ timestamp: BigInt(validUntil + 1) });
+      await fx.client.mine({ blocks: 1 });
+      await patron.deps.settlement.runOnce();
       const released = await usageOf(patron, tenant, policy.id);
       assert.deepEqual({ used: released.used, reserved: released.reserved }, { used: '0', reserved: '0' });
 

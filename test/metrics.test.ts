@@ -278,6 +278,7 @@ describe('metricsOnCall labels', () => {
             chain: { chainId: 999, paymaster: op.sender, entryPoint: op.sender },
             worstCaseWei: 5n,
             validUntil: 0,
+            window: { unit: 'seconds', until: 0 },
             hash: () => userOpHashV06({ userOp: op, entryPoint: op.sender, chainId: 999 }, viemKeccak),
           }),
         },

@@ -287,13 +287,14 @@ describe('settlement counts each op once, for this paymaster and chain', () => {
       }),
       false,
     );
-    // Released by the sweeper afterwards: nothing more happens.
-    assert.equal(await ledger.releaseExpired({ before: Date.now() + 120_000, now: Date.now() }), 0);
+    // The chain passing its window afterwards releases nothing more.
+    const past = { chainId: 31337, paymaster: fx.paymaster, cursorBlock: 10n ** 9n, now: Date.now() };
+    await ledger.releaseClosed({ ...past, cursorTimestamp: BigInt(Date.now()) });
     const c = (await ledger.counters([key])).get(key);
     assert.deepEqual(c, { used: 400n, reserved: 0n });
   });
 
-  test('reserve, settle and sweep racing on one counter leave it exact', async () => {
+  test('reserve, settle and release racing on one counter leave it exact', async () => {
     const ledger = ctx.deps.store.spendLedger;
     const key = `race|${tenant.dappId}`;
     const now = Date.now();
@@ -302,7 +303,8 @@ describe('settlement counts each op once, for this paymaster and chain', () => {
       { length: n },
       (_, i) => `31337:0x${i.toString(16).padStart(64, '0')}${tenant.dappId.slice(0, 4)}`,
     );
-    // Half reserved first; then settle those, sweep (some expired), and reserve the other half, all at once.
+    // Half reserved first; then settle those, release those whose window the chain passed, and reserve the other
+    // half, all at once.
     await Promise.all(
       ids.slice(0, n / 2).map((id, i) =>
         ledger.reserve({
@@ -311,12 +313,20 @@ describe('settlement counts each op once, for this paymaster and chain', () => {
           chainId: 31337,
           userOpHash: id.slice(6),
           charges: [charge(key, 10n)],
-          expiresAt: i % 3 === 0 ? now - 1 : now + 600_000,
+          expiresAt: i % 3 === 0 ? now - 10_000 : now + 600_000,
           now,
         }),
       ),
     );
     const work: Promise<unknown>[] = [];
+    // The settlement cursor at a block whose timestamp is past the expired ones' validUntil only.
+    const passed = {
+      chainId: 31337,
+      paymaster: fx.paymaster,
+      cursorBlock: 10n ** 9n,
+      cursorTimestamp: BigInt(Math.floor(now / 1000)),
+      now,
+    };
     ids.forEach((id, i) => {
       if (i < n / 2) {
         if (i % 3 !== 0)
@@ -342,10 +352,10 @@ describe('settlement counts each op once, for this paymaster and chain', () => {
           }),
         );
       }
-      if (i % 50 === 0) work.push(ledger.releaseExpired({ before: now, now }));
+      if (i % 50 === 0) work.push(ledger.releaseClosed(passed));
     });
     await Promise.all(work);
-    await ledger.releaseExpired({ before: now, now });
+    await ledger.releaseClosed(passed);
     const c = (await ledger.counters([key])).get(key);
     const settled = Array.from({ length: n / 2 }, (_, i) => i).filter((i) => i % 3 !== 0).length;
     assert.deepEqual(c, { used: BigInt(settled) * 7n, reserved: BigInt(n / 2) * 10n });

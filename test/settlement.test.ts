@@ -4,9 +4,8 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { Hex } from 'viem';
 import { getUserOperationHash } from 'viem/account-abstraction';
 import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
-import { createExpirySweeper } from '../src/settlement/expirySweeper.js';
 import { createSettlementFollower, type SettlementFollower } from '../src/settlement/settlementFollower.js';
-import type { LedgerCharge } from '../src/store/spendLedgerRepository.js';
+import type { ChainWindow, LedgerCharge } from '../src/store/spendLedgerRepository.js';
 import type { Store } from '../src/store/store.js';
 import {
   buildDeployingOp,
@@ -104,15 +103,17 @@ describe(`settlement follower (${BACKEND})`, () => {
     { key: keys.ops, unit: 'ops', amount: 1n, limit: 10n, windowEnd: undefined },
   ];
 
-  async function reserve(hash: Hex, expiresAt = Date.now() + 3_600_000): Promise<void> {
+  async function reserve(hash: Hex, window: ChainWindow = { unit: 'seconds', until: chain.window.validUntil }) {
     const r = await store.spendLedger.reserve({
       id: randomUUID(),
       dappId,
       chainId: chain.fx.chain.chainId,
       userOpHash: hash,
       charges: charges(),
-      expiresAt,
+      expiresAt: Date.now() + 3_600_000,
       now: Date.now(),
+      window,
+      paymaster: chain.fx.paymaster,
     });
     assert.deepEqual(r, { ok: true });
   }
@@ -264,9 +265,9 @@ describe(`settlement follower (${BACKEND})`, () => {
 
     const report = await f.runOnce();
     assert.equal(report.reorg, true);
-    assert.deepEqual([report.settled, report.unmatched], [1, 1], 'two settled; one read again, not counted');
+    assert.deepEqual([report.settled, report.unmatched], [2, 0], 'op one reopened and settled again, op two settled');
     assert.equal(errors.length, 1, 'the reorg is logged as an error');
-    assert.deepEqual((await counters()).wei, { used: old.cost + replaced.cost, reserved: 0n });
+    assert.deepEqual((await counters()).wei, { used: later.cost + replaced.cost, reserved: 0n }, 'the canonical costs');
     assert.deepEqual((await counters()).ops, { used: 2n, reserved: 0n });
     assert.deepEqual(await cursor(), { blockNumber: later.block, blockHash: later.blockHash });
     assert.equal(f.status().reorgs, 1);
@@ -277,6 +278,44 @@ describe(`settlement follower (${BACKEND})`, () => {
       unmatched: 0,
       reorg: false,
     });
+  });
+
+  test('a reorg re-includes a settled op at a higher cost: used ends at the canonical cost; one not re-included is open again, then released past its window', async () => {
+    const f = follower();
+    await f.runOnce();
+    const one = await sponsoredOp(1n);
+    const two = await sponsoredOp(2n);
+    await reserve(one.hash);
+    const start = await chain.fx.client.getBlock({ blockTag: 'latest' });
+    // Two's window closes a minute after the chain's present: the new branch will pass it.
+    await reserve(two.hash, { unit: 'seconds', until: Number(start.timestamp) + 60 });
+    const branch = await chain.fx.client.snapshot();
+    const cheap = await include(one.op);
+    const lost = await include(two.op);
+    assert.equal((await f.runOnce()).settled, 2);
+    assert.deepEqual((await counters()).wei, { used: cheap.cost + lost.cost, reserved: 0n });
+
+    // The canonical branch: a higher base fee, op one included at its new cost, op two never; and longer.
+    await chain.fx.client.revert({ id: branch });
+    await chain.fx.client.setNextBlockTimestamp({ timestamp: start.timestamp + 5n });
+    await chain.fx.client.setNextBlockBaseFeePerGas({ baseFeePerGas: (start.baseFeePerGas ?? 1n) * 3n });
+    const dear = await include(one.op);
+    assert.ok(dear.cost > cheap.cost, `${dear.cost} > ${cheap.cost}`);
+    await chain.fx.client.mine({ blocks: 3 });
+    const report = await f.runOnce();
+    assert.equal(report.reorg, true);
+    assert.equal(report.settled, 1, 'op one settled again, at the new cost');
+    assert.deepEqual(await counters(), {
+      wei: { used: dear.cost, reserved: RESERVED_WEI },
+      usd: { used: usdOf(dear.cost), reserved: RESERVED_USD },
+      ops: { used: 1n, reserved: 1n },
+    });
+    // Op two is open again: the chain may still include it until its window closes, then it is released.
+    await chain.fx.client.setNextBlockTimestamp({ timestamp: start.timestamp + 61n });
+    await chain.fx.client.mine({ blocks: 1 });
+    await f.runOnce();
+    assert.deepEqual((await counters()).wei, { used: dear.cost, reserved: 0n });
+    assert.deepEqual((await counters()).ops, { used: 1n, reserved: 0n });
   });
 
   test('a cursor past the head (a restarted dev chain on a kept database) steps back below the head', async () => {
@@ -322,19 +361,37 @@ describe(`settlement follower (${BACKEND})`, () => {
     }
   });
 
-  test('the sweeper releases reservations expired past the grace; an op included after that counts once', async () => {
+  test('released only once the cursor block is past the signed window, whatever the server clock; an op included after that counts once', async () => {
     const f = follower();
     await f.runOnce();
-    const grace = 600_000;
+    const head = await chain.fx.client.getBlock({ blockTag: 'latest' });
     const late = await sponsoredOp(1n);
-    await reserve(late.hash, Date.now() - grace - 60_000);
+    // The server's clock is far past this window (the chain's last block is older than now): nothing is released
+    // while the chain does not move.
+    const validUntil = Number(head.timestamp) + 30;
+    await reserve(late.hash, { unit: 'seconds', until: validUntil });
     const recent = await sponsoredOp(2n);
-    await reserve(recent.hash, Date.now() - grace / 2);
-    const sweeper = createExpirySweeper({ ledger: store.spendLedger, graceMs: grace, now: Date.now });
-    assert.equal(await sweeper.sweep(), 1, 'only the one past the grace');
+    await reserve(recent.hash);
+    assert.equal((await f.runOnce()).settled, 0);
+    assert.equal(f.status().released, 0);
+    assert.deepEqual((await counters()).wei, { used: 0n, reserved: 2n * RESERVED_WEI });
+    // A block at validUntil: the op is still valid in it.
+    await chain.fx.client.setNextBlockTimestamp({ timestamp: BigInt(validUntil) });
+    await chain.fx.client.mine({ blocks: 1 });
+    await f.runOnce();
+    assert.equal(f.status().released, 0);
+    // The next block is past it: the chain can no longer include the op, and the cursor says everything before is read.
+    // (EDR's hardhat_mine can repeat a timestamp, as some L2s do: a block at the same second is still "at" it.)
+    await chain.fx.client.mine({ blocks: 1 });
+    await f.runOnce();
+    assert.equal(f.status().released, 0, 'a second block at validUntil');
+    await chain.fx.client.setNextBlockTimestamp({ timestamp: BigInt(validUntil + 1) });
+    await chain.fx.client.mine({ blocks: 1 });
+    await f.runOnce();
+    assert.equal(f.status().released, 1);
     assert.deepEqual((await counters()).wei, { used: 0n, reserved: RESERVED_WEI });
-    assert.equal(await sweeper.sweep(), 0);
 
+    // Included all the same (here its signature says otherwise): counted, once.
     const { cost } = await include(late.op);
     assert.equal((await f.runOnce()).settled, 1);
     assert.deepEqual((await counters()).wei, { used: cost, reserved: RESERVED_WEI }, 'the other stays reserved');

@@ -156,6 +156,7 @@ describe('solvency guard with given amounts', () => {
       chain: { chainId: 1, paymaster: entryPoint, entryPoint },
       worstCaseWei,
       validUntil,
+      window: { unit: 'seconds', until: validUntil },
       hash: () => userOpHashV06({ userOp: op(nonce), entryPoint, chainId: 1 }, viemKeccak),
     });
   const settings = (floorWei: bigint): SolvencySettings => ({
@@ -211,6 +212,48 @@ describe('solvency guard with given amounts', () => {
       now += 700_000;
       const [later] = await guard.checkNow();
       assert.equal(later?.liabilitiesWei, 0n);
+    } finally {
+      await guard.close();
+    }
+  });
+
+  test('a liability ends by the chain: its head past validUntil, or past a block window’s last block, not the server’s clock', async () => {
+    let now = 1_000_000_000_000;
+    // The chain's clock lags the server's by 10 minutes, and its head does not move until the test says.
+    let head = { timestamp: now / 1000 - 600, blockNumber: 100 };
+    const guard = startSolvencyGuard({
+      chains: [
+        {
+          chainId: 1,
+          paymaster: entryPoint,
+          readDeposit: async () => parseEther('1'),
+          readHead: async () => head,
+        },
+      ],
+      settings: settings(0n),
+      enforce: true,
+      alert: undefined,
+      logger: silent,
+      now: () => now,
+    });
+    const byBlocks = (nonce: bigint, lastBlock: number) => ({
+      ...signed(nonce, parseEther('0.2'), now / 1000 + 24),
+      window: { unit: 'blocks', until: lastBlock } as const,
+    });
+    try {
+      await guard.checkNow();
+      guard.admitSignature(signed(1n, parseEther('0.3'), head.timestamp + 60));
+      guard.admitSignature(byBlocks(2n, 102));
+      // The server's clock an hour later: the chain has not reached either window's end.
+      now += 3_600_000;
+      assert.equal((await guard.checkNow())[0]?.liabilitiesWei, parseEther('0.5'));
+      // The chain at validUntil, and at the last block: both could still be included.
+      head = { timestamp: head.timestamp + 60, blockNumber: 102 };
+      assert.equal((await guard.checkNow())[0]?.liabilitiesWei, parseEther('0.5'));
+      head = { timestamp: head.timestamp + 1, blockNumber: 102 };
+      assert.equal((await guard.checkNow())[0]?.liabilitiesWei, parseEther('0.2'), 'the time window closed');
+      head = { timestamp: head.timestamp, blockNumber: 103 };
+      assert.equal((await guard.checkNow())[0]?.liabilitiesWei, 0n, 'the block window closed');
     } finally {
       await guard.close();
     }
@@ -319,6 +362,7 @@ describe('solvency guard with given amounts', () => {
           chain: { chainId: 1, paymaster: v07, entryPoint },
           worstCaseWei,
           validUntil,
+          window: { unit: 'seconds', until: validUntil },
           hash: () => userOpHashV06({ userOp: op(nonce), entryPoint, chainId: 1 }, viemKeccak),
         });
       // 0.6 × 1.5 = 0.9 ≤ 1 ETH on the v0.7 paymaster; a second 0.6 would need 1.8.

@@ -12,6 +12,8 @@ export interface ChainFees {
   /** The node's `eth_maxPriorityFeePerGas` (0 when the node has no such method). */
   readonly tip: bigint;
   readonly blockNumber: bigint;
+  /** The block's timestamp (unix seconds): the chain's own clock, by which signatures expire. */
+  readonly timestamp?: bigint;
   /** When it was read (ms). */
   readonly readAt: number;
 }
@@ -40,20 +42,23 @@ async function readFees(chain: ChainRuntime, last: ChainFees | undefined, now: n
   const block = (await chain.request({ method: 'eth_getBlockByNumber', params: ['latest', false] })) as {
     baseFeePerGas?: unknown;
     number?: unknown;
+    timestamp?: unknown;
   } | null;
   const baseFee = hexToBig(block?.baseFeePerGas);
   const blockNumber = hexToBig(block?.number);
+  const timestamp = hexToBig(block?.timestamp);
   // A chain without EIP-1559 has no base fee: the bounds cannot be applied, so it is treated as unreadable.
   if (baseFee === undefined || blockNumber === undefined) throw new Error('latest block has no baseFeePerGas');
   // The tip changes with blocks, not with time: on the same block the last answer stands.
-  if (last !== undefined && last.blockNumber === blockNumber) return { ...last, baseFee, readAt: now };
+  const stamp = timestamp === undefined ? {} : { timestamp };
+  if (last !== undefined && last.blockNumber === blockNumber) return { ...last, ...stamp, baseFee, readAt: now };
   let tip = 0n;
   try {
     tip = hexToBig(await chain.request({ method: 'eth_maxPriorityFeePerGas' })) ?? 0n;
   } catch {
     // Not every node has it; the bounds' tip floor then applies alone.
   }
-  return { baseFee, tip, blockNumber, readAt: now };
+  return { baseFee, tip, blockNumber, ...stamp, readAt: now };
 }
 
 export function createFeeOracle(opts: FeeOracleOptions): FeeOracle {

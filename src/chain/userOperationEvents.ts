@@ -89,11 +89,54 @@ export async function readUserOperationEvents(args: {
 
 /** The hash of block `blockNumber`, or undefined when the chain has no such block (it is shorter). */
 export async function blockHashAt(client: PublicClient, blockNumber: bigint): Promise<Hex | undefined> {
+  return (await blockAt(client, blockNumber))?.hash;
+}
+
+/** Block `blockNumber`'s hash and timestamp (unix seconds), or undefined when the chain has no such block. */
+export async function blockAt(
+  client: PublicClient,
+  blockNumber: bigint,
+): Promise<{ readonly hash: Hex; readonly timestamp: bigint } | undefined> {
   const block = await client.getBlock({ blockNumber }).catch((err: unknown) => {
     if (err instanceof Error && err.name === 'BlockNotFoundError') return undefined;
     throw err;
   });
-  return block?.hash ?? undefined;
+  return block?.hash == null ? undefined : { hash: block.hash, timestamp: block.timestamp };
+}
+
+/**
+ * The paymaster's `TokenCharged` event (Patron's token mode, contracts/): the user paid for its op in tokens.
+ * Settlement reads it to close a guarantee (src/settlement/README.md).
+ */
+export const tokenChargedEventAbi = parseAbiItem(
+  'event TokenCharged(address indexed account, address indexed token, uint256 charge, uint256 actualGasCost)',
+);
+
+export interface TokenChargedLog {
+  readonly account: Address;
+  readonly transactionHash: Hex;
+  readonly logIndex: number;
+}
+
+/** The paymaster's TokenCharged logs over [fromBlock, toBlock] (one eth_getLogs: the caller slices the range). */
+export async function readTokenCharged(args: {
+  readonly client: PublicClient;
+  readonly paymaster: Address;
+  readonly fromBlock: bigint;
+  readonly toBlock: bigint;
+}): Promise<TokenChargedLog[]> {
+  const logs = await args.client.getLogs({
+    address: args.paymaster,
+    event: tokenChargedEventAbi,
+    fromBlock: args.fromBlock,
+    toBlock: args.toBlock,
+    strict: true,
+  });
+  return logs.flatMap((l) =>
+    l.transactionHash === null || l.logIndex === null
+      ? []
+      : [{ account: l.args.account, transactionHash: l.transactionHash, logIndex: l.logIndex }],
+  );
 }
 
 /** The latest block number, read afresh (viem otherwise serves it from a cache for its polling interval). */

@@ -7,7 +7,7 @@ test('settlement settings: defaults, values, and a bad value named', () => {
     enabled: true,
     confirmations: 5,
     pollMs: 2000,
-    expiryGraceMs: 600_000,
+    expiryGraceIgnored: false,
     maxBlockRange: 2000,
   });
   const set = loadConfig({
@@ -17,7 +17,13 @@ test('settlement settings: defaults, values, and a bad value named', () => {
     PATRON_SETTLEMENT_EXPIRY_GRACE_SECONDS: '60',
     PATRON_SETTLEMENT_MAX_BLOCK_RANGE: '500',
   }).settlement;
-  assert.deepEqual(set, { enabled: false, confirmations: 0, pollMs: 500, expiryGraceMs: 60_000, maxBlockRange: 500 });
+  assert.deepEqual(set, {
+    enabled: false,
+    confirmations: 0,
+    pollMs: 500,
+    expiryGraceIgnored: true,
+    maxBlockRange: 500,
+  });
   for (const [name, value] of [
     ['PATRON_SETTLEMENT_CONFIRMATIONS', '-1'],
     ['PATRON_SETTLEMENT_POLL_MS', '10'],

@@ -6,7 +6,7 @@ import { booleanFromEnv, integerFromEnv } from './envValues.js';
  * only reader of process.env).
  */
 export interface SettlementSettings {
-  /** Follow the chains and settle the spend ledger; false leaves reservations to expire (and be released). */
+  /** Follow the chains, settle the spend ledger and release what the chain can no longer include. */
   readonly enabled: boolean;
   /**
    * Blocks below the head an event must be before it is settled, on chains reached over RPC. The in-process dev
@@ -16,8 +16,12 @@ export interface SettlementSettings {
   readonly confirmations: number;
   /** How often each chain's head is read. */
   readonly pollMs: number;
-  /** A reservation is released this long after its signature's validUntil if its op was not seen on chain. */
-  readonly expiryGraceMs: number;
+  /**
+   * PATRON_SETTLEMENT_EXPIRY_GRACE_SECONDS was given: deprecated and ignored (issue 20). Reservations are released
+   * by the chain (its cursor block past the signed window), never by the server's clock, so no grace is needed;
+   * the service warns at start.
+   */
+  readonly expiryGraceIgnored: boolean;
   /** Blocks per eth_getLogs (providers refuse wide ranges). */
   readonly maxBlockRange: number;
 }
@@ -37,7 +41,7 @@ export function settlementSettingsFrom(e: SettlementEnv): SettlementSettings {
     enabled: e.PATRON_SETTLEMENT ?? true,
     confirmations: e.PATRON_SETTLEMENT_CONFIRMATIONS ?? 5,
     pollMs: e.PATRON_SETTLEMENT_POLL_MS ?? 2000,
-    expiryGraceMs: (e.PATRON_SETTLEMENT_EXPIRY_GRACE_SECONDS ?? 600) * 1000,
+    expiryGraceIgnored: e.PATRON_SETTLEMENT_EXPIRY_GRACE_SECONDS !== undefined,
     maxBlockRange: e.PATRON_SETTLEMENT_MAX_BLOCK_RANGE ?? 2000,
   });
 }

@@ -4,6 +4,7 @@ import type { UserOperationEventLog } from '../chain/userOperationEvents.js';
 import type { Config } from '../config/config.js';
 import type { OnCall } from '../rpc/callReport.js';
 import { createAlertSender } from '../solvency/alertWebhook.js';
+import type { ChainHead } from '../solvency/liabilityTracker.js';
 import { type SolvencyGuard, startSolvencyGuard } from '../solvency/solvencyGuard.js';
 import type { HostResolver } from '../webhooks/webhookUrlPolicy.js';
 import { metricsOnCall } from './metricsOnCall.js';
@@ -38,6 +39,8 @@ export interface ObservabilityDeps {
   readonly settlementLag?: () => readonly { readonly chainId: number; readonly lag: bigint | undefined }[];
   /** Seconds since the native coin's USD price was read (read at scrape time), when known. */
   readonly priceAgeSeconds?: (chainId: number) => number | undefined;
+  /** The chain's latest block as the service already reads it (the fee oracle), for the guard's expiry. */
+  readonly chainHead?: (chain: ChainRuntime) => Promise<ChainHead | undefined>;
 }
 
 export function createObservability(deps: ObservabilityDeps): Observability {
@@ -64,6 +67,9 @@ export function createObservability(deps: ObservabilityDeps): Observability {
             args: [chain.paymaster],
           })
         ).staked,
+      ...(deps.chainHead === undefined
+        ? {}
+        : { readHead: () => deps.chainHead?.(chain) ?? Promise.resolve(undefined) }),
     })),
     settings: config.solvency,
     enforce: config.solvency.enabled,

@@ -38,8 +38,10 @@ export interface IssuedSignature {
   readonly paymaster: Address;
   readonly entryPoint: Address;
   readonly worstCaseWei: bigint;
-  /** Unix seconds. */
+  /** Unix seconds by which the window has surely closed (the request log's expiry; a block window's estimate). */
   readonly validUntil: number;
+  /** The signed window as the chain checks it (validityWindows.ts, chainWindowOf): when the liability ends. */
+  readonly window: { readonly unit: 'seconds' | 'blocks'; readonly until: number };
   readonly userOpHash: () => Hex;
 }
 
@@ -47,6 +49,7 @@ export function issuedSignature(args: {
   readonly chain: { readonly chainId: number; readonly paymaster: Address; readonly entryPoint: Address };
   readonly worstCaseWei: bigint;
   readonly validUntil: number;
+  readonly window: IssuedSignature['window'];
   /** The EntryPoint's userOpHash of the signed op (the version's module computes it). */
   readonly hash: () => Hex;
 }): IssuedSignature {
@@ -57,6 +60,7 @@ export function issuedSignature(args: {
     entryPoint: args.chain.entryPoint,
     worstCaseWei: args.worstCaseWei,
     validUntil: args.validUntil,
+    window: args.window,
     userOpHash: () => {
       hash ??= args.hash().toLowerCase() as Hex;
       return hash;

@@ -35,6 +35,7 @@ import {
 } from './sponsorRequest.js';
 import {
   blockWindow,
+  chainWindowOf,
   currentBlockNumber,
   type IssuedWindow,
   secondsPerBlock,
@@ -218,8 +219,9 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     const issued = issuedSignature({
       chain: req.chain,
       worstCaseWei,
-      // Unix seconds, also for a block window (its expiresAt): the ledger and the request log expire by time.
+      // Unix seconds, also for a block window (its expiresAt): the request log's expiry.
       validUntil: expiresAt,
+      window: chainWindowOf(window),
       // With caps the bundler sets the final gas, and the userOpHash with it: the op is known by its key.
       hash: () =>
         final.gasCaps === undefined
@@ -236,6 +238,8 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       pass,
       worstCaseWei,
       validUntil: expiresAt,
+      window: issued.window,
+      paymaster: req.chain.paymaster,
       userOpHash: issued.userOpHash,
     });
     // After the last await: the guard's check and its record of this signature are one step.

@@ -99,6 +99,9 @@ export function reserveGuarantee(args: {
     pass: args.pass,
     worstCaseWei: args.issued.worstCaseWei,
     validUntil: args.issued.validUntil,
+    // Held until the chain passes the signed window; closed by settlement (TokenCharged: released, else settled).
+    window: args.issued.window,
+    paymaster: args.issued.paymaster,
     userOpHash: args.issued.userOpHash,
     kind: 'guarantee',
   });

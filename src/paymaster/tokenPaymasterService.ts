@@ -43,7 +43,7 @@ import {
   reserveGuarantee,
 } from './tokenGuarantee.js';
 import { type TokenRateQuote, tokenRateQuotes } from './tokenRateQuotes.js';
-import { validityWindow } from './validityWindows.js';
+import { chainWindowOf, validityWindow } from './validityWindows.js';
 
 /**
  * The token mode (spec §2.5/§2.7): fee quotes per token, and the final paymaster data of Patron's paymaster in
@@ -364,6 +364,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         chain,
         worstCaseWei,
         validUntil: v.validUntil,
+        window: chainWindowOf(v),
         // With caps the bundler sets the final gas, and the userOpHash with it: the op is known by its key.
         hash: () =>
           final.gasCaps === undefined

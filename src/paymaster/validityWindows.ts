@@ -12,8 +12,9 @@ import { BLOCK_RANGE_FLAG } from './patronPaymasterV07.js';
  * is its blocks times the chain's block time, so the blocks are counted with an upper bound of that time: the
  * chain's `maxBlockTimeSeconds`, by default SECONDS_PER_BLOCK, Ethereum's 12-second slot, which every rollup beats
  * (a 2-second L2 left at the default gets a window 6 times shorter than the policy, never longer; its operator
- * sets 2). Only a chain that stalls below one block per bound stretches it; the settlement's expiry grace
- * (PATRON_SETTLEMENT_EXPIRY_GRACE_SECONDS) absorbs short stalls.
+ * sets 2). Only a chain that stalls below one block per bound stretches it in real time; the spend ledger and the
+ * solvency guard hold a block window's signature until the chain's block number is past it (chainWindowOf), so a
+ * stall never frees its reservation early.
  */
 export const SECONDS_PER_BLOCK = 12;
 
@@ -43,6 +44,17 @@ const MASK = BLOCK_RANGE_FLAG - 1;
 /** What EntryPoint v0.9 reads as a block window: both bounds strictly above the flag (EntryPoint._getValidationData). */
 export function isBlockWindow(w: ValidityWindow): boolean {
   return w.validUntil > BLOCK_RANGE_FLAG && w.validAfter > BLOCK_RANGE_FLAG;
+}
+
+/**
+ * The window as the chain checks it: `validUntil` in unix seconds (every EntryPoint compares it with
+ * block.timestamp), or a v0.9 block window's last block (compared with block.number). The spend ledger and the
+ * solvency guard let go of a signature only once the chain is past it.
+ */
+export function chainWindowOf(w: ValidityWindow): { readonly unit: 'seconds' | 'blocks'; readonly until: number } {
+  return isBlockWindow(w)
+    ? { unit: 'blocks', until: w.validUntil - BLOCK_RANGE_FLAG }
+    : { unit: 'seconds', until: w.validUntil };
 }
 
 /** The chain's head, read afresh (viem's getBlockNumber caches it for seconds). */

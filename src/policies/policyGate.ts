@@ -19,7 +19,11 @@ import { type CapUnit, microsToUsd, type Policy } from './policySchema.js';
  * ledger is the caller's, behind `PolicyLedger`.
  */
 export interface PolicyLedger {
-  /** All or none: every charge fits (used + reserved + amount ≤ limit) and is reserved, or nothing is. */
+  /**
+   * All or none: every charge fits (used + reserved + amount ≤ limit) and is reserved, or nothing is; and only
+   * while the dApp's policy version is still `policyVersion` (else `{ok: false, policyVersion}`, nothing done).
+   * The same id again holds the larger worst case and the later window (src/store/reservationMerge.ts).
+   */
   reserve(args: {
     readonly id: string;
     readonly dappId: string;
@@ -28,17 +32,38 @@ export interface PolicyLedger {
     readonly charges: readonly LedgerCharge[];
     readonly expiresAt: number;
     readonly now: number;
+    readonly window: ChainWindow;
+    readonly paymaster: string;
     /**
-     * What the reservation stands for: a sponsored op (the default), or a token-mode op whose charge the dApp
-     * guarantees (mode 2), settled as sponsored only when its charge was not collected.
+     * What the reservation stands for: a sponsored op, or a token-mode op whose charge the dApp guarantees
+     * (mode 2): released when its TokenCharged shows the user paid, settled as sponsored when not.
      */
-    readonly kind?: 'sponsored' | 'guarantee' | undefined;
+    readonly kind: ReservationKind;
+    readonly policyVersion: number;
   }): Promise<
     | { readonly ok: true }
     | { readonly ok: false; readonly charge: LedgerCharge; readonly used: bigint; readonly reserved: bigint }
+    | { readonly ok: false; readonly policyVersion: number }
   >;
   counters(keys: readonly string[]): Promise<Map<string, { readonly used: bigint; readonly reserved: bigint }>>;
 }
+
+/** A signature's window in the chain's terms (store/spendLedgerRepository.ts). */
+export interface ChainWindow {
+  readonly unit: 'seconds' | 'blocks';
+  readonly until: number;
+}
+
+export type ReservationKind = 'sponsored' | 'guarantee';
+
+/** A dApp's policies as read at one policy version. */
+export interface PolicySet {
+  readonly policies: readonly Policy[];
+  readonly version: number;
+}
+
+/** Times a request re-reads the policies when they changed under it before it gives up (policyChanged). */
+const MAX_POLICY_RECHECKS = 5;
 
 export interface LedgerCharge {
   readonly key: string;
@@ -49,7 +74,10 @@ export interface LedgerCharge {
 }
 
 export interface PolicyGateDeps {
-  readonly policiesOf: (dappId: string) => Promise<readonly Policy[]>;
+  /** The dApp's policies and their version; `fresh`: read from the database, not a cache. */
+  readonly policiesOf: (dappId: string, options?: { readonly fresh?: boolean }) => Promise<PolicySet>;
+  /** The dApp's current policy version (cheap: see PolicyRepository.version). */
+  readonly policyVersion: (dappId: string) => Promise<number>;
   readonly ledger: PolicyLedger;
   /** The native coin's price in micro-USD on a chain, fresh (the token catalog's rule), or undefined. */
   readonly nativeUsdMicros: (chainId: number) => bigint | undefined;
@@ -72,6 +100,8 @@ export interface PolicyRequest {
 export interface PolicyPass {
   readonly request: PolicyRequest;
   readonly policies: readonly Policy[];
+  /** The policy version the rules were checked at. */
+  readonly version: number;
 }
 
 /** What the request log and the answer learn of the decision. */
@@ -169,61 +199,96 @@ export function createPolicyGate(deps: PolicyGateDeps) {
     windowEnd: c.window.end,
   });
 
+  const checkAt = async (request: PolicyRequest, fresh: boolean): Promise<PolicyPass> => {
+    const set = await deps.policiesOf(request.dappId, fresh ? { fresh } : undefined);
+    const all = set.policies;
+    if (all.length === 0 && request.requestedPolicyId === undefined) {
+      return { request, policies: [], version: set.version };
+    }
+    const f = facts(request, 0n);
+    const selected = selectPolicies({ policies: all, facts: f, requestedId: request.requestedPolicyId });
+    if ('denial' in selected) deny(selected.denial);
+    for (const policy of selected.policies) {
+      const denial = checkPolicyRules(policy, f);
+      if (denial !== undefined) deny(denial);
+    }
+    return { request, policies: selected.policies, version: set.version };
+  };
+
   return {
     /** The rules other than caps; throws PolicyDeniedError. Cheap: the policies are cached, nothing is written. */
-    async check(request: PolicyRequest): Promise<PolicyPass> {
-      const all = await deps.policiesOf(request.dappId);
-      if (all.length === 0 && request.requestedPolicyId === undefined) return { request, policies: [] };
-      const f = facts(request, 0n);
-      const selected = selectPolicies({ policies: all, facts: f, requestedId: request.requestedPolicyId });
-      if ('denial' in selected) deny(selected.denial);
-      for (const policy of selected.policies) {
-        const denial = checkPolicyRules(policy, f);
-        if (denial !== undefined) deny(denial);
-      }
-      return { request, policies: selected.policies };
-    },
+    check: (request: PolicyRequest): Promise<PolicyPass> => checkAt(request, false),
 
     /**
-     * Reserves the op's worst case against every cap that applies, keyed by its userOpHash (one reservation per
-     * op and chain: the same op signed twice is reserved once); throws PolicyDeniedError when a cap has no room.
+     * Reserves the op's worst case against every cap that applies, keyed by its userOpHash or op key (the same op
+     * signed again holds the larger worst case); throws PolicyDeniedError when a cap has no room. Atomically with
+     * the reservation (or, with no cap to reserve, as the last step) the dApp's policy version must still be the
+     * one the rules were checked at: if a policy was written meanwhile, the request reads the policies again and
+     * re-runs the rules and the caps against the op as it is (no webhook, no simulation), then tries again. So a
+     * signature issued after a policy write was acknowledged obeys it.
      */
     async reserve(args: {
       readonly pass: PolicyPass;
       readonly worstCaseWei: bigint;
       readonly userOpHash: () => Hex;
-      /** Unix seconds: the signature's validUntil; the reservation is released if the op is not in by then. */
+      /** Unix seconds by which the window has surely closed (the request log's and the dashboard's expiry). */
       readonly validUntil: number;
-      /** A token-mode op the dApp guarantees (mode 2) instead of a sponsored one; passed to the ledger. */
-      readonly kind?: 'sponsored' | 'guarantee' | undefined;
+      /** The signed window in the chain's terms: the ledger releases the reservation once the chain is past it. */
+      readonly window: ChainWindow;
+      /** The paymaster that signed (the settlement follower of its deployment settles and releases it). */
+      readonly paymaster: Address;
+      /**
+       * 'guarantee': a token-mode op the dApp guarantees (mode 2), whose charge can fail after execution
+       * (src/settlement/README.md); default 'sponsored'.
+       */
+      readonly kind?: ReservationKind | undefined;
     }): Promise<PolicyDecision> {
-      const { pass } = args;
-      const policyIds = pass.policies.map((p) => p.id);
+      let pass = args.pass;
       const guarantee = args.kind === 'guarantee' ? ({ guarantee: true } as const) : {};
-      const charges = chargesOf(pass, args.worstCaseWei);
-      if (charges.length === 0) return { policyIds, charges: [], ...guarantee };
-      const hash = args.userOpHash().toLowerCase();
-      const id = `${pass.request.chainId}:${hash}`;
-      const result = await deps.ledger.reserve({
-        id,
-        dappId: pass.request.dappId,
-        chainId: pass.request.chainId,
-        userOpHash: hash,
-        charges: charges.map(toLedger),
-        expiresAt: args.validUntil * 1000,
-        now: deps.now(),
-        ...(args.kind === undefined ? {} : { kind: args.kind }),
-      });
-      if (!result.ok) {
-        const c = charges.find((x) => x.key === result.charge.key) ?? charges[0];
-        if (c !== undefined) deny(capDenial(c, result.used, result.reserved));
+      for (let attempt = 0; ; attempt++) {
+        const policyIds = pass.policies.map((p) => p.id);
+        const charges = chargesOf(pass, args.worstCaseWei);
+        if (charges.length === 0) {
+          if ((await deps.policyVersion(pass.request.dappId)) === pass.version) {
+            return { policyIds, charges: [], ...guarantee };
+          }
+        } else {
+          const hash = args.userOpHash().toLowerCase();
+          const id = `${pass.request.chainId}:${hash}`;
+          const result = await deps.ledger.reserve({
+            id,
+            dappId: pass.request.dappId,
+            chainId: pass.request.chainId,
+            userOpHash: hash,
+            charges: charges.map(toLedger),
+            expiresAt: args.validUntil * 1000,
+            now: deps.now(),
+            window: args.window,
+            paymaster: args.paymaster.toLowerCase(),
+            kind: args.kind ?? 'sponsored',
+            policyVersion: pass.version,
+          });
+          if (result.ok) {
+            return {
+              policyIds,
+              reservationId: id,
+              charges: charges.map((c) => ({ key: c.key, unit: c.unit, amount: c.amount.toString() })),
+              ...guarantee,
+            };
+          }
+          if ('charge' in result) {
+            const c = charges.find((x) => x.key === result.charge.key) ?? charges[0];
+            if (c !== undefined) deny(capDenial(c, result.used, result.reserved));
+          }
+        }
+        if (attempt >= MAX_POLICY_RECHECKS) {
+          throw new PolicyDeniedError(
+            'the dApp’s sponsorship policies kept changing while this request was checked; try again',
+            { rule: 'policyChanged' },
+          );
+        }
+        pass = await checkAt(pass.request, true);
       }
-      return {
-        policyIds,
-        reservationId: id,
-        charges: charges.map((c) => ({ key: c.key, unit: c.unit, amount: c.amount.toString() })),
-        ...guarantee,
-      };
     },
 
     /** The dry run's cap check: would every charge fit now? Reads the counters, reserves nothing. */

@@ -8,6 +8,7 @@ import type { PolicyRecord } from '../store/policyRepository.js';
 import { isRecordId } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { capWindow } from './capWindows.js';
+import type { PolicySet } from './policyGate.js';
 import { capLedgerKey } from './policyRules.js';
 import { type Policy, policyRulesSchema } from './policySchema.js';
 
@@ -83,7 +84,7 @@ const view = (r: PolicyRecord): PolicyView => ({
 
 export function createPolicyService(deps: PolicyServiceDeps) {
   const { store, now } = deps;
-  const cache = createTtlCache<readonly Policy[]>(deps.cache);
+  const cache = createTtlCache<PolicySet>(deps.cache);
 
   const find = async (dappId: string, policyId: string): Promise<PolicyRecord> => {
     const r = isRecordId(policyId) ? await store.policies.findInDapp({ dappId, policyId }) : undefined;
@@ -153,18 +154,24 @@ export function createPolicyService(deps: PolicyServiceDeps) {
     },
 
     /**
-     * The dApp's policies, parsed, for the sponsorship path. A stored policy that no longer parses makes the
-     * whole read fail (the request is refused, never served without that policy's rules).
+     * The dApp's policies, parsed, with their version, for the sponsorship path. A stored policy that no longer
+     * parses makes the whole read fail (the request is refused, never served without that policy's rules). The
+     * version is read before the policies: a write between the two makes the pair look stale (the reservation
+     * then reads again), never current with older rules. `fresh`: from the database (a reservation found the
+     * version moved).
      */
-    policiesOf(dappId: string): Promise<readonly Policy[]> {
-      return cache.get(dappId, async () =>
-        (await store.policies.listByDapp(dappId)).map((r) => ({
+    policiesOf(dappId: string, options: { readonly fresh?: boolean } = {}): Promise<PolicySet> {
+      if (options.fresh === true) cache.delete(dappId);
+      return cache.get(dappId, async () => {
+        const version = await store.policies.version(dappId);
+        const policies: Policy[] = (await store.policies.listByDapp(dappId)).map((r) => ({
           id: r.id,
           name: r.name,
           active: r.active,
           rules: parseRules(r.rules),
-        })),
-      );
+        }));
+        return { policies, version };
+      });
     },
 
     /** The policy's dApp-wide caps in their current window, and per-sender caps for `sender` when given. */

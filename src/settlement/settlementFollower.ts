@@ -1,13 +1,17 @@
 import type { Address, Hex, PublicClient } from 'viem';
 import {
+  blockAt,
   blockHashAt,
   headBlockNumber,
+  readTokenCharged,
   readUserOperationEvents,
+  type TokenChargedLog,
   type UserOperationEventLog,
 } from '../chain/userOperationEvents.js';
 import { usdMicrosOfWei } from '../pricing/usdMicrosOfWei.js';
 import type { ChainCursor, ChainCursorRepository } from '../store/chainCursorRepository.js';
-import type { UserOpSettlement } from '../store/spendLedgerRepository.js';
+import type { SpendLedgerRepository } from '../store/spendLedgerRepository.js';
+import type { UserOpSettlement } from '../store/userOpSettlement.js';
 
 /**
  * Follows one chain's EntryPoint for Patron's paymaster: each round settles, in the spend ledger, the ops
@@ -32,7 +36,12 @@ export interface FollowedChain {
 export interface SettlementFollowerDeps {
   readonly chain: FollowedChain;
   readonly cursors: ChainCursorRepository;
-  readonly ledger: UserOpSettlement;
+  readonly ledger: UserOpSettlement & Pick<SpendLedgerRepository, 'releaseClosed'>;
+  /**
+   * The chain starts from genesis with this process (the embedded dev chain): a stored cursor that its blocks do
+   * not match is a previous run's chain, not a reorg, and is replaced by the head quietly on the first round.
+   */
+  readonly freshChain?: boolean;
   /** The native coin's price in micro-USD per whole coin, fresh, or undefined (the ledger keeps the reservation). */
   readonly nativeUsdMicros: (chainId: number) => bigint | undefined;
   /** Blocks an event must be under the head before it is settled; a reorg shallower than this is never seen. */
@@ -68,8 +77,10 @@ export interface FollowerStatus {
   readonly settled: number;
   /** Events of Patron's paymaster with no reservation left to settle (already settled, or none was made). */
   readonly unmatched: number;
-  /** Cursors found replaced by a reorg deeper than the confirmations (or a restarted dev chain). */
+  /** Cursors found replaced by a reorg deeper than the confirmations. */
   readonly reorgs: number;
+  /** Reservations released by this process since it started: the chain passed their window unincluded. */
+  readonly released: number;
 }
 
 export interface RoundReport {
@@ -108,7 +119,11 @@ export function createSettlementFollower(deps: SettlementFollowerDeps): Settleme
     settled: 0,
     unmatched: 0,
     reorgs: 0,
+    released: 0,
   };
+  /** The cursor block the last release ran at (releaseClosed runs again only once the cursor moved). */
+  let releasedAt: bigint | undefined;
+  let firstRound = true;
 
   async function hashOf(blockNumber: bigint): Promise<Hex> {
     const hash = await blockHashAt(chain.client, blockNumber);
@@ -124,31 +139,91 @@ export function createSettlementFollower(deps: SettlementFollowerDeps): Settleme
     if (onChain !== undefined && onChain.toLowerCase() === cursor.blockHash.toLowerCase()) {
       return { cursor, reorg: false };
     }
+    if (deps.freshChain === true && firstRound) {
+      // A new dev chain on a kept database: its history starts here, nothing of the old one is re-read.
+      const to = { blockNumber: safe, blockHash: await hashOf(safe) };
+      logger.info(
+        { chainId: chain.chainId, previous: cursor.blockNumber.toString(), block: safe.toString() },
+        'settlement: a new dev chain; following it from its head',
+      );
+      const reset = await cursors.rewind({ ...key, from: cursor, to, now: deps.now() });
+      return { cursor: reset ? to : await cursors.get(key), reorg: false };
+    }
     const twice = 2n * depth;
     const step = twice < MIN_REWIND_BLOCKS ? MIN_REWIND_BLOCKS : twice > MAX_REWIND_BLOCKS ? MAX_REWIND_BLOCKS : twice;
-    // A cursor past the safe head (a restarted dev chain, a node resynced from scratch) steps back from there.
+    // A cursor past the safe head (a node resynced from scratch) steps back from there.
     const top = cursor.blockNumber < safe ? cursor.blockNumber : safe;
     const back = top - step < 0n ? 0n : top - step;
     const to = { blockNumber: back, blockHash: await hashOf(back) };
+    // Only if no other process moved it meanwhile; with the cursor, every reservation closed by an event above
+    // `back` is reopened, so the blocks read again settle it at the canonical branch's cost.
+    const { rewound, reopened } = await deps.ledger.rewindSettlement({ ...key, from: cursor, to, now: deps.now() });
     logger.error(
-      { chainId: chain.chainId, cursor: cursor.blockNumber.toString(), rewoundTo: back.toString(), found: onChain },
-      'settlement: the cursor block was replaced (a reorg deeper than the confirmations, or a new chain); re-reading',
+      {
+        chainId: chain.chainId,
+        cursor: cursor.blockNumber.toString(),
+        rewoundTo: back.toString(),
+        found: onChain,
+        reopened,
+      },
+      'settlement: the cursor block was replaced (a reorg deeper than the confirmations); re-reading',
     );
-    // Only if no other process moved it meanwhile; if one did, its cursor is read again next round.
-    const rewound = await cursors.rewind({ ...key, from: cursor, to, now: deps.now() });
     return { cursor: rewound ? to : await cursors.get(key), reorg: true };
   }
 
-  async function settleSlice(from: bigint, to: bigint): Promise<{ settled: number; unmatched: number }> {
-    const hashBefore = await hashOf(to);
+  /** Releases what the chain can no longer include, once per cursor block (README.md, "Releases"). */
+  async function releaseClosed(cursor: bigint, known?: { readonly timestamp: bigint }): Promise<void> {
+    if (releasedAt === cursor) return;
+    const timestamp = known?.timestamp ?? (await blockAt(chain.client, cursor))?.timestamp;
+    if (timestamp === undefined) return;
+    const released = await deps.ledger.releaseClosed({
+      chainId: chain.chainId,
+      paymaster: chain.paymaster,
+      cursorBlock: cursor,
+      cursorTimestamp: timestamp,
+      now: deps.now(),
+    });
+    releasedAt = cursor;
+    state = { ...state, released: state.released + released };
+    if (released > 0) {
+      logger.info(
+        { chainId: chain.chainId, released, cursor: cursor.toString() },
+        'settlement: released reservations the chain can no longer include',
+      );
+    }
+  }
+
+  async function settleSlice(
+    from: bigint,
+    to: bigint,
+  ): Promise<{ settled: number; unmatched: number; timestamp: bigint }> {
+    const before = await blockAt(chain.client, to);
+    if (before === undefined) throw new ChainMovedError(`block ${to} of chain ${chain.chainId} is gone`);
     const events = await readUserOperationEvents({ ...chain, fromBlock: from, toBlock: to });
     // The logs and the hash the cursor will carry must come from one chain: re-read it after the logs.
     const hashAfter = await hashOf(to);
     const mixed = events.some((e) => e.blockNumber === to && e.blockHash.toLowerCase() !== hashAfter.toLowerCase());
-    if (hashBefore !== hashAfter || mixed) throw new ChainMovedError(`block ${to} changed while it was read`);
+    if (before.hash !== hashAfter || mixed) throw new ChainMovedError(`block ${to} changed while it was read`);
     const price = deps.nativeUsdMicros(chain.chainId);
+    // The paymaster's TokenCharged logs of the slice, read once and only if a guarantee asks (README.md).
+    let charged: Promise<TokenChargedLog[]> | undefined;
+    const paidByUser = (e: UserOperationEventLog, i: number) => async () => {
+      charged ??= readTokenCharged({ client: chain.client, paymaster: chain.paymaster, fromBlock: from, toBlock: to });
+      // The op's postOp runs between the previous op's UserOperationEvent in the transaction and its own.
+      const previous = events
+        .slice(0, i)
+        .reverse()
+        .find((p) => p.transactionHash === e.transactionHash);
+      return (await charged).some(
+        (l) =>
+          l.transactionHash === e.transactionHash &&
+          l.account.toLowerCase() === e.sender.toLowerCase() &&
+          l.logIndex < e.logIndex &&
+          (previous === undefined || l.logIndex > previous.logIndex),
+      );
+    };
     let settled = 0;
-    for (const e of events) {
+    for (const [i, e] of events.entries()) {
       const settle = (userOpHash: string) =>
         deps.ledger.settleUserOp({
           chainId: chain.chainId,
@@ -156,6 +231,9 @@ export function createSettlementFollower(deps: SettlementFollowerDeps): Settleme
           actualWei: e.actualGasCost,
           actualUsdMicros: price === undefined ? undefined : usdMicrosOfWei(e.actualGasCost, price),
           now: deps.now(),
+          block: { number: e.blockNumber, hash: e.blockHash },
+          paymaster: chain.paymaster,
+          paidByUser: paidByUser(e, i),
         });
       // A signature made before the op's gas was final is reserved under its op key (chain/opKey.ts).
       const ok = (await settle(e.userOpHash)) || (await settle(e.opKey));
@@ -169,7 +247,7 @@ export function createSettlementFollower(deps: SettlementFollowerDeps): Settleme
       );
     }
     await cursors.advance({ ...key, to: { blockNumber: to, blockHash: hashAfter }, now: deps.now() });
-    return { settled, unmatched: events.length - settled };
+    return { settled, unmatched: events.length - settled, timestamp: before.timestamp };
   }
 
   async function round(): Promise<RoundReport> {
@@ -178,6 +256,7 @@ export function createSettlementFollower(deps: SettlementFollowerDeps): Settleme
     const report = { fromBlock: undefined, toBlock: undefined, settled: 0, unmatched: 0, reorg: false };
     if (safe < 0n) return report;
     const { cursor, reorg } = await checkedCursor(safe);
+    firstRound = false;
     if (reorg) state = { ...state, reorgs: state.reorgs + 1 };
     if (cursor === undefined) {
       // First start on this chain: from the safe head on (see README.md, "First start"). Never over a cursor
@@ -190,9 +269,11 @@ export function createSettlementFollower(deps: SettlementFollowerDeps): Settleme
       return { ...report, reorg };
     }
     let from = cursor.blockNumber + 1n;
+    let last: { readonly timestamp: bigint } | undefined;
     while (from <= safe && deps.stopped?.() !== true) {
       const to = from + deps.maxBlockRange - 1n < safe ? from + deps.maxBlockRange - 1n : safe;
       const slice = await settleSlice(from, to);
+      last = slice;
       report.settled += slice.settled;
       report.unmatched += slice.unmatched;
       state = {
@@ -205,6 +286,7 @@ export function createSettlementFollower(deps: SettlementFollowerDeps): Settleme
       from = to + 1n;
     }
     state = { ...state, cursorBlock: from - 1n, head };
+    await releaseClosed(from - 1n, from - 1n === cursor.blockNumber ? undefined : last);
     if (from - 1n === cursor.blockNumber) return { ...report, reorg };
     return { ...report, fromBlock: cursor.blockNumber + 1n, toBlock: from - 1n, reorg };
   }

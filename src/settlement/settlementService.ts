@@ -1,6 +1,6 @@
 import type { ChainCursorRepository } from '../store/chainCursorRepository.js';
-import type { SpendLedgerRepository, UserOpSettlement } from '../store/spendLedgerRepository.js';
-import { createExpirySweeper } from './expirySweeper.js';
+import type { SpendLedgerRepository } from '../store/spendLedgerRepository.js';
+import type { UserOpSettlement } from '../store/userOpSettlement.js';
 import { type PollLoop, startPollLoop } from './pollLoop.js';
 import {
   createSettlementFollower,
@@ -13,14 +13,12 @@ import {
 
 /**
  * Settlement as the service runs it: one follower per served chain, each on its own poll loop (an RPC that is
- * down slows only its chain, with backoff), and the expiry sweeper on another. Built by deps.ts after everything
- * else and stopped first on close.
+ * down slows only its chain, with backoff); each round settles the new blocks and releases the reservations its
+ * cursor is past. Built by deps.ts after everything else and stopped first on close.
  */
 export interface Settlement {
   /** One round on every chain (after any running one); rejects with the first chain's failure. Tests use it. */
   runOnce(): Promise<readonly RoundReport[]>;
-  /** One sweep of expired reservations now; returns how many were released. */
-  sweepOnce(): Promise<number>;
   /** Per chain: cursor, head, lag, last error (for /metrics and the dashboard). */
   status(): readonly FollowerStatus[];
   /** Settles when every chain's first round has, whether it succeeded or not. */
@@ -29,13 +27,17 @@ export interface Settlement {
 }
 
 export interface SettlementDeps {
-  readonly chains: readonly { readonly chain: FollowedChain; readonly confirmations: number }[];
+  readonly chains: readonly {
+    readonly chain: FollowedChain;
+    readonly confirmations: number;
+    /** The embedded dev chain, new with this process (settlementFollower.ts). */
+    readonly freshChain?: boolean;
+  }[];
   readonly cursors: ChainCursorRepository;
-  readonly ledger: UserOpSettlement & Pick<SpendLedgerRepository, 'releaseExpired'>;
+  readonly ledger: UserOpSettlement & Pick<SpendLedgerRepository, 'releaseClosed'>;
   readonly nativeUsdMicros: (chainId: number) => bigint | undefined;
   readonly pollMs: number;
   readonly maxBlockRange: bigint;
-  readonly expiryGraceMs: number;
   readonly logger: SettlementLogger;
   readonly now: () => number;
   readonly onIncluded?: SettlementFollowerDeps['onIncluded'];
@@ -43,15 +45,14 @@ export interface SettlementDeps {
 
 /** Failing RPCs are retried at most this far apart. */
 const MAX_BACKOFF_MS = 60_000;
-/** Reservations expire by the minute at most (signatures last minutes); sweeping more often buys nothing. */
-const SWEEP_INTERVAL_MS = 60_000;
 
 export function startSettlement(deps: SettlementDeps): Settlement {
   let stopped = false;
-  const followers = deps.chains.map(({ chain, confirmations }) =>
+  const followers = deps.chains.map(({ chain, confirmations, freshChain }) =>
     createSettlementFollower({
       chain,
       confirmations,
+      ...(freshChain === true ? { freshChain } : {}),
       cursors: deps.cursors,
       ledger: deps.ledger,
       nativeUsdMicros: deps.nativeUsdMicros,
@@ -74,20 +75,6 @@ export function startSettlement(deps: SettlementDeps): Settlement {
     }),
   );
   const firstRounds = Promise.all(loops.map((l) => l.runNow().catch(() => undefined))).then(() => undefined);
-  const sweeper = createExpirySweeper({ ledger: deps.ledger, graceMs: deps.expiryGraceMs, now: deps.now });
-  const sweepLoop = startPollLoop({
-    intervalMs: SWEEP_INTERVAL_MS,
-    maxBackoffMs: 10 * SWEEP_INTERVAL_MS,
-    // Not at start: a restart storm should not add a sweep per process; the first one runs a minute in.
-    firstDelayMs: SWEEP_INTERVAL_MS,
-    tick: async () => {
-      const released = await sweeper.sweep();
-      if (released > 0) deps.logger.info({ released }, 'settlement: expired reservations released');
-      return released;
-    },
-    onError: (err, retryInMs) => deps.logger.warn({ err, retryInMs }, 'settlement: expiry sweep failed'),
-  });
-
   return {
     async runOnce() {
       const results = await Promise.allSettled(loops.map((l) => l.runNow()));
@@ -95,12 +82,11 @@ export function startSettlement(deps: SettlementDeps): Settlement {
       if (failed !== undefined) throw failed.reason;
       return results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
     },
-    sweepOnce: () => sweepLoop.runNow(),
     status: () => followers.map((f) => f.status()),
     ready: () => firstRounds,
     async close() {
       stopped = true;
-      await Promise.all([...loops.map((l) => l.stop()), sweepLoop.stop()]);
+      await Promise.all(loops.map((l) => l.stop()));
     },
   };
 }
@@ -111,7 +97,6 @@ export function startSettlement(deps: SettlementDeps): Settlement {
  */
 export const settlementOff: Settlement = {
   runOnce: async () => [],
-  sweepOnce: async () => 0,
   status: () => [],
   ready: async () => {},
   close: async () => {},

@@ -2,7 +2,7 @@ import type { Address } from 'viem';
 import type { SolvencySettings } from '../config/solvencySettings.js';
 import { PaymasterInsolventError } from '../errors/PatronError.js';
 import type { AlertSender } from './alertWebhook.js';
-import { createLiabilityTracker, type SignedOp } from './liabilityTracker.js';
+import { type ChainHead, createLiabilityTracker, type SignedOp } from './liabilityTracker.js';
 import { type PaymasterKey, paymasterKey } from './paymasterKey.js';
 import { runwaySeconds, solvencyVerdict } from './solvencyVerdict.js';
 import { createSpendWindow } from './spendWindow.js';
@@ -23,6 +23,11 @@ export interface SolvencyChain {
    * reject (the last value stands). The token mode needs a staked paymaster on a real chain (ERC-7562).
    */
   readonly readStaked?: () => Promise<boolean>;
+  /**
+   * The chain's latest block as the service already reads it (the fee oracle's), by which a signature's
+   * liability ends (liabilityTracker.ts); undefined or a rejection keep the last one.
+   */
+  readonly readHead?: () => Promise<ChainHead | undefined>;
 }
 
 export interface ChainSolvency {
@@ -90,6 +95,22 @@ export interface SolvencyGuardDeps {
   readonly readTimeoutMs?: number;
 }
 
+/** The chain's head within `timeoutMs`, or undefined (the last one stands). */
+async function readHead(chain: SolvencyChain, timeoutMs: number): Promise<ChainHead | undefined> {
+  if (chain.readHead === undefined) return undefined;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      chain.readHead().catch(() => undefined),
+      new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), timeoutMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Recently included ops remembered against replays. */
 const SEEN_INCLUSIONS = 10_000;
 
@@ -101,6 +122,7 @@ interface ChainState {
   staked: boolean | undefined;
   signing: boolean;
   readFailing: boolean;
+  head: ChainHead | undefined;
 }
 
 export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
@@ -120,6 +142,7 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
         // have its fees read either, and that refuses on its own).
         signing: true,
         readFailing: false,
+        head: undefined,
       },
     ]),
   );
@@ -223,7 +246,8 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
       await Promise.race([stake, new Promise<void>((done) => (stakeTimer = setTimeout(done, timeoutMs)))]);
       clearTimeout(stakeTimer);
     }
-    evaluate(s, liabilities.total(paymasterKey(s.chain)));
+    s.head = (await readHead(s.chain, timeoutMs)) ?? s.head;
+    evaluate(s, liabilities.total(paymasterKey(s.chain), s.head));
   }
 
   let running: Promise<readonly ChainSolvency[]> | undefined;

@@ -136,6 +136,23 @@ export interface SpendReservationsTable {
   created_at: number;
   closed_at: number | null;
   actual_wei: string | null;
+  /** Lower-case 0x hex; null on rows made before migration 0011. */
+  paymaster: string | null;
+  /** Unix seconds as signed (a time window), or null. */
+  valid_until: number | null;
+  /** A v0.9 block window's last block, or null. */
+  last_block: number | null;
+  /** 'sponsored' | 'guarantee'. */
+  kind: Generated<string>;
+  settled_block: number | null;
+  settled_block_hash: string | null;
+  /** JSON: {key: amount} added to `used` when the reservation was closed by an event. */
+  used_charges: string | null;
+}
+
+export interface PolicyVersionsTable {
+  dapp_id: string;
+  version: number;
 }
 
 export interface ChainCursorsTable {
@@ -162,4 +179,5 @@ export interface Database {
   spend_counters: SpendCountersTable;
   spend_reservations: SpendReservationsTable;
   chain_cursors: ChainCursorsTable;
+  policy_versions: PolicyVersionsTable;
 }

@@ -1,7 +1,14 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { Kysely, Transaction } from 'kysely';
-import { z } from 'zod';
+import type { Kysely } from 'kysely';
 import type { DatabaseKind } from './database.js';
+import { addReserved, close, ensureCounters, lockCounters, policyVersionIn, type Trx } from './ledgerRows.js';
+import {
+  chargesJson,
+  planMerge,
+  type StoredCharge,
+  type StoredReservation,
+  windowColumns,
+} from './reservationMerge.js';
 import type { Database } from './schema.js';
 import { createSqliteReserve } from './sqliteReserve.js';
 import { isUniqueViolation } from './uniqueViolation.js';
@@ -12,9 +19,26 @@ import { isUniqueViolation } from './uniqueViolation.js';
  * reading, and PostgreSQL creates missing counter rows), then locks the counter rows it touches in key order
  * (`FOR UPDATE` on PostgreSQL; SQLite's write lock covers the database), checks and adds with bigints, and
  * writes back. The check and the reservation are one step: under any number of concurrent requests against a
- * cap that admits N, exactly N are reserved.
+ * cap that admits N, exactly N are reserved. Locks are always taken in one order: the dApp's policy version
+ * row, a reservation row, the counter rows (a rewind: the cursor row first).
+ *
+ * A reservation is closed by the chain only: settled at its op's cost when settlement reads its event, released
+ * when the settlement cursor of its paymaster is past its signed window (`releaseClosed`), reopened when a reorg
+ * rewinds the cursor below the block that closed it (`rewindSettlement`).
  */
 export type LedgerUnit = 'wei' | 'usd' | 'ops';
+
+/** 'guarantee': a token-mode op whose charge is collected after execution (src/settlement/README.md). */
+export type ReservationKind = 'sponsored' | 'guarantee';
+
+/**
+ * A signature's validity window in the chain's own terms: `validUntil` in unix seconds as signed (compared with
+ * block.timestamp), or an EntryPoint v0.9 block window's last block (compared with block.number).
+ */
+export interface ChainWindow {
+  readonly unit: 'seconds' | 'blocks';
+  readonly until: number;
+}
 
 export interface LedgerCharge {
   /** The counter row: policy, cap and window (policies/policyRules.ts). */
@@ -35,141 +59,81 @@ export type ReserveResult =
       readonly charge: LedgerCharge;
       readonly used: bigint;
       readonly reserved: bigint;
-    };
+    }
+  /** The dApp's policies changed since the request read them (`policyVersion`): nothing was reserved. */
+  | { readonly ok: false; readonly policyVersion: number };
 
 export interface CounterState {
   readonly used: bigint;
   readonly reserved: bigint;
 }
 
+export interface ReserveArgs {
+  /** The op's id (chain and userOpHash, or op key): the same id again holds the larger of both (reservationMerge.ts). */
+  readonly id: string;
+  readonly dappId: string;
+  readonly chainId: number;
+  readonly userOpHash: string | undefined;
+  readonly charges: readonly LedgerCharge[];
+  /** Unix ms: when the window has surely closed, for the request log and the dashboard. */
+  readonly expiresAt: number;
+  readonly now: number;
+  /** The signed window; default: `expiresAt` in seconds. */
+  readonly window?: ChainWindow | undefined;
+  /** The paymaster that signed (its settlement follower releases it); default: any follower of the chain. */
+  readonly paymaster?: string | undefined;
+  readonly kind?: ReservationKind | undefined;
+  /** When given, reserved only if the dApp's policy version is still this one (else `{ok: false, policyVersion}`). */
+  readonly policyVersion?: number | undefined;
+}
+
+/** The block whose event closed a reservation (for a reorg to reopen it). */
+export interface ClosingBlock {
+  readonly number: bigint;
+  readonly hash: string;
+}
+
 export interface SpendLedgerRepository {
   /** Reserves every charge (used + reserved + amount ≤ limit for each) or none. */
-  reserve(args: {
-    readonly id: string;
-    readonly dappId: string;
-    readonly chainId: number;
-    readonly userOpHash: string | undefined;
-    readonly charges: readonly LedgerCharge[];
-    readonly expiresAt: number;
-    readonly now: number;
-  }): Promise<ReserveResult>;
+  reserve(args: ReserveArgs): Promise<ReserveResult>;
   /**
    * Replaces an open reservation by what the op really cost: each charge's reserved amount is released and its
    * actual amount (wei: `actualWei`; usd: `actualUsdMicros`, or the reserved amount when no price is given; ops:
-   * 1) is added to `used`. A reservation already released as expired is settled too (its cost added, nothing
-   * released again). False when it is already settled or unknown.
+   * 1) is added to `used`. A reservation already released is settled too (its cost added, nothing released
+   * again). False when it is already settled or unknown.
    */
   settle(args: {
     readonly id: string;
     readonly actualWei: bigint;
     readonly actualUsdMicros: bigint | undefined;
     readonly now: number;
+    readonly block?: ClosingBlock | undefined;
+    readonly paymaster?: string | undefined;
   }): Promise<boolean>;
-  /** Releases an open reservation whole (its op was not included before its signature expired). */
-  release(args: { readonly id: string; readonly now: number }): Promise<boolean>;
+  /** Releases an open reservation whole (its op can no longer be included, or the user paid for it). */
+  release(args: {
+    readonly id: string;
+    readonly now: number;
+    readonly block?: ClosingBlock | undefined;
+    readonly paymaster?: string | undefined;
+  }): Promise<boolean>;
   /**
-   * Releases every open reservation whose signature expired before `before`; returns how many. The caller leaves
-   * a grace after `validUntil` (an op is valid up to that second, and its receipt is read some blocks later):
-   * `before = now - grace`. An op settled after its release is still counted (see settle).
+   * Releases every open reservation of `paymaster` on `chainId` whose signed window closed before the settlement
+   * cursor's block: its timestamp past `validUntil`, its number past a block window's last block. Everything up
+   * to the cursor is settled and no later block can include such a signature. Returns how many.
    */
-  releaseExpired(args: { readonly before: number; readonly now: number }): Promise<number>;
+  releaseClosed(args: {
+    readonly chainId: number;
+    readonly paymaster: string;
+    readonly cursorBlock: bigint;
+    readonly cursorTimestamp: bigint;
+    readonly now: number;
+  }): Promise<number>;
   counters(keys: readonly string[]): Promise<Map<string, CounterState>>;
 }
 
-const storedCharges = z.array(
-  z.object({ key: z.string(), unit: z.enum(['wei', 'usd', 'ops']), amount: z.string().regex(/^\d+$/) }),
-);
-
-type Trx = Transaction<Database>;
-
-async function lockCounters(trx: Trx, kind: DatabaseKind, keys: readonly string[]): Promise<Map<string, CounterState>> {
-  const sorted = [...new Set(keys)].sort();
-  if (sorted.length === 0) return new Map();
-  const query = trx.selectFrom('spend_counters').select(['key', 'used', 'reserved']).where('key', 'in', sorted);
-  // On SQLite the transaction's first write already holds the database's write lock; FOR UPDATE is PostgreSQL's.
-  const rows = await (kind === 'postgres' ? query.orderBy('key').forUpdate() : query).execute();
-  return new Map(rows.map((r) => [r.key, { used: BigInt(r.used), reserved: BigInt(r.reserved) }]));
-}
-
-async function addReserved(trx: Trx, key: string, state: CounterState, delta: bigint, usedDelta = 0n) {
-  await trx
-    .updateTable('spend_counters')
-    .set({ reserved: (state.reserved + delta).toString(), used: (state.used + usedDelta).toString() })
-    .where('key', '=', key)
-    .execute();
-}
-
-/**
- * Closes a reservation: flips its status (only from one of `from`, which also claims it against a racer), then
- * releases what it still holds (`releases`) and adds `usedOf` each charge to `used`.
- */
-async function close(
-  db: Kysely<Database>,
-  kind: DatabaseKind,
-  args: {
-    id: string;
-    now: number;
-    from: 'reserved' | 'released';
-    status: 'settled' | 'released';
-    actualWei?: bigint;
-    usedOf(c: StoredCharge): bigint;
-  },
-): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    // Write first (see above).
-    const claimed = await trx
-      .updateTable('spend_reservations')
-      .set({
-        status: args.status,
-        closed_at: args.now,
-        actual_wei: args.actualWei === undefined ? null : args.actualWei.toString(),
-      })
-      .where('id', '=', args.id)
-      .where('status', '=', args.from)
-      .returning(['charges', 'dapp_id'])
-      .executeTakeFirst();
-    if (claimed === undefined) return false;
-    const charges = storedCharges.parse(JSON.parse(claimed.charges));
-    // A counter row deleted meanwhile (an operator's clean-up) is recreated, so nothing is added to thin air.
-    await ensureCounters(
-      trx,
-      claimed.dapp_id,
-      charges.map((c) => ({ key: c.key, windowEnd: undefined })),
-    );
-    const states = await lockCounters(
-      trx,
-      kind,
-      charges.map((c) => c.key),
-    );
-    const releases = args.from === 'reserved';
-    for (const c of charges) {
-      const state = states.get(c.key) ?? { used: 0n, reserved: 0n };
-      const amount = releases ? BigInt(c.amount) : 0n;
-      // Never below zero, whatever happened to the row.
-      const release = amount > state.reserved ? state.reserved : amount;
-      await addReserved(trx, c.key, state, -release, args.usedOf(c));
-      states.set(c.key, { used: state.used + args.usedOf(c), reserved: state.reserved - release });
-    }
-    return true;
-  });
-}
-
-async function ensureCounters(
-  trx: Trx,
-  dappId: string,
-  rows: readonly { readonly key: string; readonly windowEnd: number | undefined }[],
-): Promise<void> {
-  if (rows.length === 0) return;
-  await trx
-    .insertInto('spend_counters')
-    .values(
-      rows.map((c) => ({ key: c.key, dapp_id: dappId, window_end: c.windowEnd ?? null, used: '0', reserved: '0' })),
-    )
-    .onConflict((oc) => oc.column('key').doNothing())
-    .execute();
-}
-
-type StoredCharge = z.infer<typeof storedCharges>[number];
+const sortedByKey = (charges: readonly LedgerCharge[]) =>
+  [...charges].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 
 export function createSpendLedgerRepository(
   db: Kysely<Database>,
@@ -177,24 +141,66 @@ export function createSpendLedgerRepository(
   sqlite?: BetterSqlite3.Database,
 ): SpendLedgerRepository {
   const reserveSync = sqlite === undefined ? undefined : createSqliteReserve(sqlite);
-  const reserveOnce = (args: Parameters<SpendLedgerRepository['reserve']>[0]): Promise<ReserveResult> =>
-    db.transaction().execute(async (trx) => {
+
+  /** The same id again, under the transaction's locks: see reservationMerge.ts. */
+  const mergeInto = async (trx: Trx, args: ReserveArgs, existing: StoredReservation): Promise<ReserveResult> => {
+    const sorted = sortedByKey(args.charges);
+    await ensureCounters(trx, args.dappId, sorted);
+    const states = await lockCounters(
+      trx,
+      kind,
+      sorted.map((c) => c.key),
+    );
+    const plan = planMerge({
+      existing,
+      incoming: sorted,
+      window: windowOf(args),
+      expiresAt: args.expiresAt,
+      kind: args.kind ?? 'sponsored',
+      counters: states,
+    });
+    if (!plan.ok) return plan;
+    for (const [key, delta] of plan.add) {
+      await addReserved(trx, key, states.get(key) ?? { used: 0n, reserved: 0n }, delta);
+    }
+    if (plan.row !== undefined) {
+      await trx
+        .updateTable('spend_reservations')
+        .set({ ...plan.row, status: 'reserved', closed_at: null, actual_wei: null })
+        .where('id', '=', args.id)
+        .execute();
+    }
+    return { ok: true };
+  };
+
+  /**
+   * One attempt in one transaction. A new id (nearly every request) pays no read of its reservation row: its
+   * insert finds a taken id, or a refusal checks for one (without a lock: the counters are locked by then, and
+   * the reservation row is always locked before them), and the caller goes again with `existingFirst`, which
+   * locks the row first and merges into it.
+   */
+  const reserveOnce = (args: ReserveArgs, existingFirst: boolean): Promise<ReserveResult | typeof AGAIN> =>
+    db.transaction().execute(async (trx): Promise<ReserveResult | typeof AGAIN> => {
+      // PostgreSQL: the version first, under a share lock that a policy write's UPDATE waits for (and that waits
+      // for it): a write acknowledged before this reads the new version; one after it waits until this commits.
+      if (kind === 'postgres' && args.policyVersion !== undefined) {
+        const current = await policyVersionIn(trx, kind, args.dappId);
+        if (current !== args.policyVersion) return { ok: false, policyVersion: current };
+      }
       // Write first: create missing rows (and, on SQLite, take the write lock before any read).
-      const sorted = [...args.charges].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-      if (sorted.length > 0) {
-        await trx
-          .insertInto('spend_counters')
-          .values(
-            sorted.map((c) => ({
-              key: c.key,
-              dapp_id: args.dappId,
-              window_end: c.windowEnd ?? null,
-              used: '0',
-              reserved: '0',
-            })),
-          )
-          .onConflict((oc) => oc.column('key').doNothing())
-          .execute();
+      const sorted = sortedByKey(args.charges);
+      await ensureCounters(trx, args.dappId, sorted);
+      if (kind === 'sqlite' && args.policyVersion !== undefined) {
+        const current = await policyVersionIn(trx, kind, args.dappId);
+        if (current !== args.policyVersion) return { ok: false, policyVersion: current };
+      }
+      if (existingFirst) {
+        const existingQuery = trx
+          .selectFrom('spend_reservations')
+          .select(['status', 'charges', 'valid_until', 'last_block', 'expires_at', 'kind'])
+          .where('id', '=', args.id);
+        const existing = await (kind === 'postgres' ? existingQuery.forUpdate() : existingQuery).executeTakeFirst();
+        if (existing !== undefined) return mergeInto(trx, args, existing);
       }
       const states = await lockCounters(
         trx,
@@ -207,6 +213,14 @@ export function createSpendLedgerRepository(
         const state = states.get(c.key) ?? { used: 0n, reserved: 0n };
         const before = pending.get(c.key) ?? 0n;
         if (state.used + state.reserved + before + c.amount > c.limit) {
+          if (!existingFirst) {
+            const taken = await trx
+              .selectFrom('spend_reservations')
+              .select('id')
+              .where('id', '=', args.id)
+              .executeTakeFirst();
+            if (taken !== undefined) return AGAIN;
+          }
           return { ok: false, charge: c, used: state.used, reserved: state.reserved + before };
         }
         pending.set(c.key, before + c.amount);
@@ -223,58 +237,75 @@ export function createSpendLedgerRepository(
           chain_id: args.chainId,
           user_op_hash: args.userOpHash ?? null,
           status: 'reserved',
-          charges: JSON.stringify(sorted.map((c) => ({ key: c.key, unit: c.unit, amount: c.amount.toString() }))),
+          charges: chargesJson(sorted),
           expires_at: args.expiresAt,
           created_at: args.now,
           closed_at: null,
           actual_wei: null,
+          paymaster: args.paymaster?.toLowerCase() ?? null,
+          kind: args.kind ?? 'sponsored',
+          ...windowColumns(windowOf(args)),
         })
         .execute();
-      return { ok: true } as const;
+      return { ok: true };
     });
+
+  const releaseOne = (id: string, now: number, extra: { block?: ClosingBlock; paymaster?: string } = {}) =>
+    close(db, kind, { id, now, from: 'reserved', status: 'released', usedOf: () => 0n, ...extra });
+
   return {
     async reserve(args) {
       const negative = args.charges.find((c) => c.amount < 0n || c.limit < 0n);
       if (negative !== undefined) throw new Error(`spend ledger: a negative amount or limit for ${negative.key}`);
-      try {
-        return (await reserveSync?.(args)) ?? (await reserveOnce(args));
-      } catch (err) {
-        // The same id again (the same op signed twice: the caller keys reservations by chain and userOpHash) is
-        // reserved once; the second attempt rolled back whole.
-        if (isUniqueViolation(err)) return { ok: true } as const;
-        throw err;
+      let existingFirst = false;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const result = (await reserveSync?.(args)) ?? (await reserveOnce(args, existingFirst));
+          if (result !== AGAIN) return result;
+        } catch (err) {
+          // The id is taken (the same op signed again, or two first reservations of it racing): the attempt rolled
+          // back whole, and the next merges into the row.
+          if (!isUniqueViolation(err) || attempt >= 3) throw err;
+        }
+        if (attempt >= 3) throw new Error(`spend ledger: reservation ${args.id} could not be merged`);
+        existingFirst = true;
       }
     },
 
-    async settle({ id, actualWei, actualUsdMicros, now }) {
+    async settle({ id, actualWei, actualUsdMicros, now, block, paymaster }) {
       const usedOf = (c: StoredCharge) =>
         c.unit === 'wei' ? actualWei : c.unit === 'ops' ? 1n : (actualUsdMicros ?? BigInt(c.amount));
-      const settle = { id, now, status: 'settled', actualWei, usedOf } as const;
-      // An op included after its reservation was released as expired (submitted at the very end of its
-      // validity, its receipt read late) still counts: its cost is added, nothing is released twice.
+      const settle = { id, now, status: 'settled', actualWei, usedOf, block, paymaster } as const;
+      // An op included after its reservation was released (read late, or a reservation released by hand) still
+      // counts: its cost is added, nothing is released twice.
       return (
         (await close(db, kind, { ...settle, from: 'reserved' })) || close(db, kind, { ...settle, from: 'released' })
       );
     },
 
-    release({ id, now }) {
-      return close(db, kind, { id, now, from: 'reserved', status: 'released', usedOf: () => 0n });
+    release({ id, now, block, paymaster }) {
+      return releaseOne(id, now, {
+        ...(block === undefined ? {} : { block }),
+        ...(paymaster === undefined ? {} : { paymaster }),
+      });
     },
 
-    async releaseExpired({ before, now }) {
-      const open = await db
-        .selectFrom('spend_reservations')
-        .select('id')
-        .where('status', '=', 'reserved')
-        .where('expires_at', '<', before)
-        .orderBy('expires_at')
-        .limit(1000)
-        .execute();
+    async releaseClosed({ chainId, paymaster, cursorBlock, cursorTimestamp, now }) {
       let released = 0;
-      for (const r of open) {
-        if (await close(db, kind, { id: r.id, now, from: 'reserved', status: 'released', usedOf: () => 0n })) {
-          released++;
-        }
+      for (let batch = 0; batch < 100; batch++) {
+        const open = await db
+          .selectFrom('spend_reservations')
+          .select('id')
+          .where('chain_id', '=', chainId)
+          .where('status', '=', 'reserved')
+          .where((eb) => eb.or([eb('paymaster', '=', paymaster.toLowerCase()), eb('paymaster', 'is', null)]))
+          .where((eb) => eb.or([eb('valid_until', 'is not', null), eb('last_block', 'is not', null)]))
+          .where((eb) => eb.or([eb('valid_until', 'is', null), eb('valid_until', '<', Number(cursorTimestamp))]))
+          .where((eb) => eb.or([eb('last_block', 'is', null), eb('last_block', '<', Number(cursorBlock))]))
+          .limit(RELEASE_BATCH)
+          .execute();
+        for (const r of open) if (await releaseOne(r.id, now)) released++;
+        if (open.length < RELEASE_BATCH) break;
       }
       return released;
     },
@@ -291,49 +322,11 @@ export function createSpendLedgerRepository(
   };
 }
 
-/** An included op's cost, as the settlement follower read it from its `UserOperationEvent`. */
-export interface SettleUserOpArgs {
-  readonly chainId: number;
-  /** The EntryPoint's userOpHash (any case; stored lower-case). */
-  readonly userOpHash: string;
-  readonly actualWei: bigint;
-  readonly actualUsdMicros: bigint | undefined;
-  readonly now: number;
-}
+/** An attempt that found its id taken: go again, merging (reserveOnce). */
+const AGAIN = Symbol('again');
 
-export interface UserOpSettlement {
-  /**
-   * Settles the reservation of the op `userOpHash` on `chainId` by its actual cost (see `settle`); false when
-   * none is open or released (already settled, or Patron reserved nothing for it). Idempotent: the same event
-   * read twice (a restart, a reorg re-read, two processes) counts once.
-   */
-  settleUserOp(args: SettleUserOpArgs): Promise<boolean>;
-}
+/** Reservations released per query by releaseClosed (it goes on until a batch is not full). */
+export const RELEASE_BATCH = 1000;
 
-/**
- * The ledger with `settleUserOp`. An op is included at most once, and the signing path keys its reservation by
- * (chain, userOpHash); should two rows ever share a hash, the earliest (by creation, then id) is the one settled,
- * always the same one, so a second read of the event finds it settled instead of settling another (the rest are
- * released by the expiry sweeper).
- */
-export function withUserOpSettlement(
-  db: Kysely<Database>,
-  ledger: SpendLedgerRepository,
-): SpendLedgerRepository & UserOpSettlement {
-  return {
-    ...ledger,
-    async settleUserOp({ chainId, userOpHash, actualWei, actualUsdMicros, now }) {
-      const first = await db
-        .selectFrom('spend_reservations')
-        .select('id')
-        .where('chain_id', '=', chainId)
-        .where('user_op_hash', '=', userOpHash.toLowerCase())
-        .orderBy('created_at')
-        .orderBy('id')
-        .limit(1)
-        .executeTakeFirst();
-      if (first === undefined) return false;
-      return ledger.settle({ id: first.id, actualWei, actualUsdMicros, now });
-    },
-  };
-}
+export const windowOf = (args: Pick<ReserveArgs, 'window' | 'expiresAt'>): ChainWindow =>
+  args.window ?? { unit: 'seconds', until: Math.ceil(args.expiresAt / 1000) };

@@ -1,5 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { LedgerCharge, ReserveResult } from './spendLedgerRepository.js';
+import { chargesJson, planMerge, type StoredReservation, windowColumns } from './reservationMerge.js';
+import { type ReserveArgs, type ReserveResult, windowOf } from './spendLedgerRepository.js';
 import { isUniqueViolation } from './uniqueViolation.js';
 
 /**
@@ -17,17 +18,11 @@ import { isUniqueViolation } from './uniqueViolation.js';
  * A batch that finds the connection inside a transaction someone else opened (a Kysely one waiting on an await)
  * is handed back: better-sqlite3 would nest ours as a savepoint of theirs, so the caller takes the asynchronous
  * path, which waits for the connection.
+ *
+ * Inside the batch each reservation first checks the dApp's policy version (when the caller gives the one it
+ * evaluated), then, for an id it already has (the same op signed again), merges into it (reservationMerge.ts):
+ * looked up only when the insert finds the id taken, or a cap refuses, so a new op pays no extra read.
  */
-export interface ReserveArgs {
-  readonly id: string;
-  readonly dappId: string;
-  readonly chainId: number;
-  readonly userOpHash: string | undefined;
-  readonly charges: readonly LedgerCharge[];
-  readonly expiresAt: number;
-  readonly now: number;
-}
-
 /** The result, or undefined when the caller must take the asynchronous path. */
 export type SqliteReserve = (args: ReserveArgs) => Promise<ReserveResult | undefined>;
 
@@ -68,9 +63,56 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
     ),
   );
   const insert = sqlite.prepare(
-    `INSERT INTO spend_reservations (id, dapp_id, chain_id, user_op_hash, status, charges, expires_at, created_at)
-     VALUES (?, ?, ?, ?, 'reserved', ?, ?, ?)`,
+    `INSERT INTO spend_reservations (id, dapp_id, chain_id, user_op_hash, status, charges, expires_at, created_at,
+       paymaster, kind, valid_until, last_block)
+     VALUES (?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?, ?)`,
   );
+  const version = sqlite.prepare<[string], number>('SELECT version FROM policy_versions WHERE dapp_id = ?').pluck();
+  const existing = sqlite.prepare<[string], StoredReservation>(
+    'SELECT status, charges, valid_until, last_block, expires_at, kind FROM spend_reservations WHERE id = ?',
+  );
+  const reopen = sqlite.prepare(
+    `UPDATE spend_reservations SET status = 'reserved', closed_at = NULL, actual_wei = NULL, charges = ?,
+       valid_until = ?, last_block = ?, expires_at = ?, kind = ? WHERE id = ?`,
+  );
+
+  /** The counters of `keys` as they are now (missing rows are created empty). */
+  const countersOf = (args: ReserveArgs, keys: readonly string[]) => {
+    const rows = new Map(
+      keys.length === 0
+        ? []
+        : readStatement(keys.length)
+            .all(...keys)
+            .map((r) => [r.key, { used: BigInt(r.used), reserved: BigInt(r.reserved) }] as const),
+    );
+    for (const c of args.charges) if (!rows.has(c.key)) ensure.run(c.key, args.dappId, c.windowEnd ?? null);
+    return rows;
+  };
+
+  /** The same id again: see reservationMerge.ts. */
+  const merge = (args: ReserveArgs, row: StoredReservation): ReserveResult => {
+    const keys = [...new Set(args.charges.map((c) => c.key))];
+    const counters = countersOf(args, keys);
+    const plan = planMerge({
+      existing: row,
+      incoming: [...args.charges].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
+      window: windowOf(args),
+      expiresAt: args.expiresAt,
+      kind: args.kind ?? 'sponsored',
+      counters,
+    });
+    if (!plan.ok) return plan;
+    if (plan.add.size > 0) {
+      const cases: string[] = [];
+      for (const [key, add] of plan.add) cases.push(key, ((counters.get(key)?.reserved ?? 0n) + add).toString());
+      writeStatement(plan.add.size).run(...cases, ...plan.add.keys());
+    }
+    if (plan.row !== undefined) {
+      const r = plan.row;
+      reopen.run(r.charges, r.valid_until, r.last_block, r.expires_at, r.kind, args.id);
+    }
+    return { ok: true };
+  };
 
   /**
    * One reservation, inside the batch's transaction. No savepoint of its own: it writes only once every check
@@ -78,6 +120,10 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
    * the empty counter rows it created, which are what the next reservation would create anyway.
    */
   const reserveOne = (args: ReserveArgs): ReserveResult => {
+    if (args.policyVersion !== undefined) {
+      const current = version.get(args.dappId) ?? 0;
+      if (current !== args.policyVersion) return { ok: false, policyVersion: current };
+    }
     const sorted = [...args.charges].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const keys = [...new Set(sorted.map((c) => c.key))];
     const rows = new Map(
@@ -98,19 +144,32 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
         pending.set(c.key, state);
       }
       if (state.used + state.reserved + state.add + c.amount > c.limit) {
+        const row = existing.get(args.id);
+        if (row !== undefined) return merge(args, row);
         return { ok: false, charge: c, used: state.used, reserved: state.reserved + state.add };
       }
       state.add += c.amount;
     }
-    insert.run(
-      args.id,
-      args.dappId,
-      args.chainId,
-      args.userOpHash ?? null,
-      JSON.stringify(sorted.map((c) => ({ key: c.key, unit: c.unit, amount: c.amount.toString() }))),
-      args.expiresAt,
-      args.now,
-    );
+    const w = windowColumns(windowOf(args));
+    try {
+      insert.run(
+        args.id,
+        args.dappId,
+        args.chainId,
+        args.userOpHash ?? null,
+        chargesJson(sorted),
+        args.expiresAt,
+        args.now,
+        args.paymaster?.toLowerCase() ?? null,
+        args.kind ?? 'sponsored',
+        w.valid_until,
+        w.last_block,
+      );
+    } catch (err) {
+      const row = isUniqueViolation(err) ? existing.get(args.id) : undefined;
+      if (row === undefined) throw err;
+      return merge(args, row);
+    }
     if (pending.size > 0) {
       const cases: string[] = [];
       for (const [key, st] of pending) cases.push(key, (st.reserved + st.add).toString());
@@ -120,19 +179,11 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
   };
 
   /**
-   * Each reservation's outcome. A duplicate id fails at the reservation row, before any counter moved: that one
-   * reports its error and the batch goes on. Any other failure may have come half-way: it rolls the whole batch
-   * back, and every reservation in it fails with it.
+   * Each reservation's outcome. A failure may have come half-way: it rolls the whole batch back, and every
+   * reservation in it fails with it.
    */
   const runBatch = sqlite.transaction((batch: readonly Pending[]): (ReserveResult | { error: unknown })[] =>
-    batch.map((p) => {
-      try {
-        return reserveOne(p.args);
-      } catch (err) {
-        if (isUniqueViolation(err)) return { error: err };
-        throw err;
-      }
-    }),
+    batch.map((p) => reserveOne(p.args)),
   );
 
   let queue: Pending[] = [];

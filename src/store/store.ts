@@ -7,12 +7,8 @@ import { type DatabaseHandle, type DatabaseKind, type OpenDatabaseOptions, openD
 import { createPolicyRepository, type PolicyRepository } from './policyRepository.js';
 import { createRequestLogRepository, type RequestLogRepository } from './requestLogRepository.js';
 import { createSessionRepository, type SessionRepository } from './sessionRepository.js';
-import {
-  createSpendLedgerRepository,
-  type SpendLedgerRepository,
-  type UserOpSettlement,
-  withUserOpSettlement,
-} from './spendLedgerRepository.js';
+import { createSpendLedgerRepository, type SpendLedgerRepository } from './spendLedgerRepository.js';
+import { type UserOpSettlement, withUserOpSettlement } from './userOpSettlement.js';
 import { createWebhookRepository, type WebhookRepository } from './webhookRepository.js';
 
 /** Everything the domain needs from storage, the same on SQLite and PostgreSQL. */
@@ -53,8 +49,8 @@ export function createStore(handle: DatabaseHandle): Store {
     webhooks: createWebhookRepository(db, handle.sqlite),
     sessions: createSessionRepository(db, handle.kind),
     requestLog: createRequestLogRepository(db, handle.sqlite),
-    policies: createPolicyRepository(db),
-    spendLedger: withUserOpSettlement(db, createSpendLedgerRepository(db, handle.kind, handle.sqlite)),
+    policies: createPolicyRepository(db, { sqlite: handle.sqlite, pgPool: handle.pgPool }),
+    spendLedger: withUserOpSettlement(db, handle.kind, createSpendLedgerRepository(db, handle.kind, handle.sqlite)),
     chainCursors: createChainCursorRepository(db),
     pgPool: handle.pgPool,
     async ping() {

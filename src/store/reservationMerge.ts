@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import type {
+  ChainWindow,
+  CounterState,
+  LedgerCharge,
+  ReservationKind,
+  ReserveResult,
+} from './spendLedgerRepository.js';
+
+/**
+ * One op signed again under a reservation id it already has (the same userOpHash, or the same op key: a v0.7+
+ * signature with gas caps is reserved under (sender, nonce), and the caller may ask again with other callData,
+ * so another worst case). Pure: both ledger paths (SQLite's batch, Kysely's transaction) read the row and the
+ * counters under their lock and apply the plan. The ledger must hold, until settlement, at least the largest worst
+ * case ever signed for the id, and every signature's window: an open row keeps per cap the larger amount (the
+ * difference is checked against the cap and reserved), the later window on each scale; a row released (the chain
+ * passed every earlier signature's window, so none of them can be included any more) is reopened with this
+ * request's charges, checked in full; a settled row (its op is on chain, the nonce is spent) takes nothing.
+ */
+export const storedChargesSchema = z.array(
+  z.object({ key: z.string(), unit: z.enum(['wei', 'usd', 'ops']), amount: z.string().regex(/^\d+$/) }),
+);
+export type StoredCharge = z.infer<typeof storedChargesSchema>[number];
+
+export interface StoredReservation {
+  readonly status: string;
+  readonly charges: string;
+  readonly valid_until: number | null;
+  readonly last_block: number | null;
+  readonly expires_at: number;
+  readonly kind: string;
+}
+
+export interface ReservationUpdate {
+  readonly charges: string;
+  readonly valid_until: number | null;
+  readonly last_block: number | null;
+  readonly expires_at: number;
+  readonly kind: ReservationKind;
+}
+
+export type MergePlan =
+  | { readonly ok: true; readonly add: ReadonlyMap<string, bigint>; readonly row: ReservationUpdate | undefined }
+  | Extract<ReserveResult, { ok: false; charge: LedgerCharge }>;
+
+const maxOf = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.max(a, b));
+
+export const windowColumns = (w: ChainWindow) => ({
+  valid_until: w.unit === 'seconds' ? w.until : null,
+  last_block: w.unit === 'blocks' ? w.until : null,
+});
+
+export const chargesJson = (charges: readonly { key: string; unit: string; amount: bigint | string }[]): string =>
+  JSON.stringify(charges.map((c) => ({ key: c.key, unit: c.unit, amount: c.amount.toString() })));
+
+/** `counters` must hold the state of every key in `incoming` (absent: a new, empty row). */
+export function planMerge(args: {
+  readonly existing: StoredReservation;
+  readonly incoming: readonly LedgerCharge[];
+  readonly window: ChainWindow;
+  readonly expiresAt: number;
+  readonly kind: ReservationKind;
+  readonly counters: ReadonlyMap<string, CounterState>;
+}): MergePlan {
+  const { existing, incoming, counters } = args;
+  if (existing.status === 'settled') return { ok: true, add: new Map(), row: undefined };
+  const reopening = existing.status !== 'reserved';
+  const stored = new Map(
+    reopening ? [] : storedChargesSchema.parse(JSON.parse(existing.charges)).map((c) => [c.key, c] as const),
+  );
+  const add = new Map<string, bigint>();
+  for (const c of incoming) {
+    const held = BigInt(stored.get(c.key)?.amount ?? '0');
+    if (c.amount <= held) continue;
+    const delta = c.amount - held;
+    const state = counters.get(c.key) ?? { used: 0n, reserved: 0n };
+    const before = add.get(c.key) ?? 0n;
+    if (state.used + state.reserved + before + delta > c.limit) {
+      return { ok: false, charge: c, used: state.used, reserved: state.reserved + before };
+    }
+    add.set(c.key, before + delta);
+    stored.set(c.key, { key: c.key, unit: c.unit, amount: c.amount.toString() });
+  }
+  const w = windowColumns(args.window);
+  const row: ReservationUpdate = reopening
+    ? { charges: chargesJson([...stored.values()]), ...w, expires_at: args.expiresAt, kind: args.kind }
+    : {
+        charges: chargesJson([...stored.values()]),
+        valid_until: maxOf(existing.valid_until, w.valid_until),
+        last_block: maxOf(existing.last_block, w.last_block),
+        expires_at: Math.max(existing.expires_at, args.expiresAt),
+        kind: existing.kind === 'guarantee' ? 'guarantee' : 'sponsored',
+      };
+  return { ok: true, add, row };
+}
