@@ -3,6 +3,8 @@ import { after, before, describe, test } from 'node:test';
 import {
   type Address,
   concat,
+  createPublicClient,
+  custom,
   encodeFunctionData,
   erc20Abi,
   getAddress,
@@ -11,17 +13,34 @@ import {
   parseAbi,
   parseEventLogs,
 } from 'viem';
-import { entryPoint07Abi, entryPoint08Abi, toPackedUserOperation, type UserOperation } from 'viem/account-abstraction';
+import {
+  entryPoint07Abi,
+  entryPoint08Abi,
+  entryPoint09Abi,
+  toPackedUserOperation,
+  toSimple7702SmartAccount,
+  type UserOperation,
+} from 'viem/account-abstraction';
+import { privateKeyToAccount } from 'viem/accounts';
 import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { ChainRuntime } from '../src/chain/chainRegistry.js';
+import { createDevClient, waitForSuccess } from '../src/chain/devClient.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import { UnsupportedError } from '../src/errors/PatronError.js';
-import { MODE_TOKEN } from '../src/paymaster/patronPaymasterV06.js';
+import { decodePaymasterAndData, MODE_TOKEN } from '../src/paymaster/patronPaymasterV06.js';
 import { decodePaymasterAndDataV07 } from '../src/paymaster/patronPaymasterV07.js';
 import { assertTokenModeStaked } from '../src/paymaster/tokenStake.js';
-import { COUNTER_ADDRESS, mintToken, tokenBalance } from './helpers/patronPaymasterV06.js';
-import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
-import { hexWire, newSimpleAccountOp, quantity, rpcV2, type V07Version } from './helpers/rpcV07.js';
+import {
+  buildDeployingOp,
+  COUNTER_ADDRESS,
+  mintToken,
+  simpleAccountAbi,
+  testKey,
+  tokenBalance,
+} from './helpers/patronPaymasterV06.js';
+import { biconomyWireOp, type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
+import { hexWire, newSimpleAccountOp, quantity, rpcV2 } from './helpers/rpcV07.js';
+import { createTenant, type Tenant } from './helpers/testContext.js';
 
 /**
  * The token mode's two signed modes through the service (README, "Paying gas in ERC-20"): an op that batches its
@@ -42,13 +61,19 @@ const zeroGas = { callGasLimit: 0n, verificationGasLimit: 0n, preVerificationGas
 const approve = (spender: Address, amount: bigint): Hex =>
   encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, amount] });
 
-const tokenData = (version: V07Version, op: Record<string, unknown>) =>
+const tokenData = (version: '0.7' | '0.8' | '0.9', op: Record<string, unknown>) =>
   rpcV2(app, 'pm_getPaymasterData', [
     hexWire({ ...op, ...zeroGas }),
     app.fx.entryPoints[version],
     `0x${app.fx.chain.chainId.toString(16)}`,
     { mode: 'ERC20', calculateGasLimits: true, expiryDuration: 6000, tokenInfo: { feeTokenAddress: usdc.address } },
   ]);
+
+/** Where the paymaster pays its token charges (its owner unless set). */
+const feeReceiverOf = async (paymaster: Address) =>
+  getAddress(
+    await app.fx.client.readContract({ address: paymaster, abi: patronPaymasterAbi, functionName: 'feeReceiver' }),
+  );
 
 /** The sender approves the paymaster on chain itself (impersonated), before any op: an allowance in place. */
 async function approveOnChain(sender: Address, spender: Address, amount: bigint) {
@@ -143,9 +168,10 @@ for (const version of ['0.7', '0.8'] as const) {
           .filter((l) => getAddress(l.address) === getAddress(usdc.address))
           .map((l) => [getAddress(l.args.from), getAddress(l.args.to), l.args.value]);
         const pm = getAddress(paymaster);
-        assert.deepEqual(moves.slice(0, 2), [
+        assert.deepEqual(moves, [
           [getAddress(sender), pm, maxTokenCost],
           [pm, getAddress(sender), maxTokenCost - charged.args.charge],
+          [pm, await feeReceiverOf(paymaster), charged.args.charge],
         ]);
         assert.equal(await tokenBalance(app.fx, usdc.address, sender), before - charged.args.charge);
       } finally {
@@ -154,6 +180,272 @@ for (const version of ['0.7', '0.8'] as const) {
     });
   });
 }
+
+/** An EOA delegated to Simple7702Account v0.9 (a type-4 transaction sent by the bundler key), holding ETH for gas. */
+async function delegatedV09Account(label: string) {
+  const owner = privateKeyToAccount(testKey(`guarantee-v09-${label}`));
+  const authorization = await owner.signAuthorization({
+    contractAddress: app.fx.simple7702Accounts['0.9'],
+    chainId: app.fx.chain.chainId,
+    nonce: 0,
+  });
+  const tx = await app.fx.bundler.sendTransaction({ to: owner.address, authorizationList: [authorization] });
+  assert.equal((await app.fx.client.waitForTransactionReceipt({ hash: tx })).status, 'success');
+  await app.fx.client.setBalance({ address: owner.address, value: 10n ** 18n });
+  const client = createPublicClient({ chain: app.fx.client.chain, transport: custom(app.fx.chain) });
+  const account = await toSimple7702SmartAccount({ client, owner, entryPoint: '0.9' });
+  const opOf = async (calls: readonly { to: Address; data: Hex }[]) => {
+    const block = await app.fx.client.getBlock();
+    const maxPriorityFeePerGas = 1_000_000_000n;
+    return {
+      sender: account.address,
+      nonce: await account.getNonce(),
+      callData: await account.encodeCalls(calls),
+      maxFeePerGas: (block.baseFeePerGas ?? 0n) * 2n + maxPriorityFeePerGas,
+      maxPriorityFeePerGas,
+      signature: await account.getStubSignature(),
+    };
+  };
+  return { owner, account, opOf };
+}
+
+describe('ERC20 mode 1 and 2 on EntryPoint v0.9 (an EIP-7702 account), under a deny-all sponsorship policy', () => {
+  test('the batched approval (mode 2) is refused at signing; after the EOA approves on chain, mode 1 executes with prefund, refund and charge', async () => {
+    const paymaster = app.fx.paymasters['0.9'];
+    const { owner, account, opOf } = await delegatedV09Account('deny-all');
+    const sender = account.address;
+    await mintToken(app.fx, usdc.address, sender, 1_000_000_000n);
+    const policy = await app.ctx.deps.policies.create({
+      dappId: app.tenant.dappId,
+      name: 'deny-0.9',
+      rules: { senders: { block: [sender] } },
+    });
+    try {
+      const batched = await opOf([
+        { to: usdc.address, data: approve(paymaster, 50_000_000n) },
+        { to: COUNTER_ADDRESS, data: '0x01' },
+      ]);
+      const denied = await tokenData('0.9', batched);
+      assert.equal(denied.body.error?.code, -32012, JSON.stringify(denied.body));
+      assert.match(denied.body.error?.message ?? '', /batches its USDC approval/);
+
+      // The account is an EOA: it approves the paymaster with a transaction of its own, no impersonation.
+      const owned = createDevClient({ chain: app.fx.chain, account: owner });
+      await waitForSuccess(
+        app.fx.client,
+        await owned.writeContract({
+          address: usdc.address,
+          abi: erc20Abi,
+          functionName: 'approve',
+          args: [paymaster, 50_000_000n],
+        }),
+        'approve the paymaster',
+      );
+      const plain = await opOf([{ to: COUNTER_ADDRESS, data: '0x01' }]);
+      const r = await tokenData('0.9', plain);
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const d = r.body.result ?? {};
+      const data = concat([d.paymaster as Hex, pad('0x', { size: 32 }), d.paymasterData as Hex]);
+      assert.equal(data.slice(2 + 104, 2 + 106), '01', 'mode byte 1');
+      const signed = decodePaymasterAndDataV07(data);
+      const maxTokenCost = signed.fields.mode === MODE_TOKEN ? signed.fields.maxTokenCost : 0n;
+      assert.ok(maxTokenCost > 0n);
+      const op = {
+        ...plain,
+        callGasLimit: quantity(d.callGasLimit),
+        verificationGasLimit: quantity(d.verificationGasLimit),
+        preVerificationGas: quantity(d.preVerificationGas),
+        paymaster: d.paymaster as Address,
+        paymasterVerificationGasLimit: quantity(d.paymasterVerificationGasLimit),
+        paymasterPostOpGasLimit: quantity(d.paymasterPostOpGasLimit),
+        paymasterData: d.paymasterData as Hex,
+      } as UserOperation<'0.9'>;
+      const signature = await account.signUserOperation({ ...op, chainId: app.fx.chain.chainId });
+      const before = await tokenBalance(app.fx, usdc.address, sender);
+      const hash = await app.fx.bundler.writeContract({
+        address: app.fx.entryPoints['0.9'],
+        abi: entryPoint09Abi,
+        functionName: 'handleOps',
+        args: [[toPackedUserOperation({ ...op, signature })], app.fx.bundler.account.address],
+        gas: 5_000_000n,
+      });
+      const receipt = await app.fx.client.waitForTransactionReceipt({ hash });
+      assert.equal(receipt.status, 'success');
+      const [event] = parseEventLogs({ abi: entryPoint09Abi, logs: receipt.logs, eventName: 'UserOperationEvent' });
+      assert.equal(event?.args.success, true);
+      const [charged] = parseEventLogs({ abi: patronPaymasterAbi, logs: receipt.logs, eventName: 'TokenCharged' });
+      assert.ok(charged !== undefined && charged.args.charge > 0n);
+      const moves = parseEventLogs({ abi: erc20Abi, logs: receipt.logs, eventName: 'Transfer' })
+        .filter((l) => getAddress(l.address) === getAddress(usdc.address))
+        .map((l) => [getAddress(l.args.from), getAddress(l.args.to), l.args.value]);
+      const pm = getAddress(paymaster);
+      assert.deepEqual(moves, [
+        [getAddress(sender), pm, maxTokenCost],
+        [pm, getAddress(sender), maxTokenCost - charged.args.charge],
+        [pm, await feeReceiverOf(paymaster), charged.args.charge],
+      ]);
+      assert.equal(await tokenBalance(app.fx, usdc.address, sender), before - charged.args.charge);
+    } finally {
+      await app.ctx.deps.policies.delete({ dappId: app.tenant.dappId, policyId: policy.id });
+    }
+  });
+});
+
+describe('a sponsorshipPolicyId the request names applies to mode 2 in every dialect', () => {
+  /** A dApp of its own with one policy that admits everything: naming another id must change the answer. */
+  async function tenantWithPolicy() {
+    const tenant = await createTenant(app.ctx.deps);
+    const policy = await app.ctx.deps.policies.create({
+      dappId: tenant.dappId,
+      name: 'guarantees',
+      rules: { caps: [{ scope: 'dapp', unit: 'wei', limit: (10n ** 18n).toString() }] },
+    });
+    return { tenant, policy };
+  }
+
+  async function logOf(tenant: Tenant) {
+    await app.ctx.deps.requestLog.flush();
+    const res = await app.ctx.app.inject({
+      method: 'GET',
+      url: '/api/admin/request-log',
+      headers: { authorization: `Bearer ${tenant.authToken}` },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    return (res.json() as { data: { entries: Array<{ outcome: string; policy: Record<string, unknown> | null }> } })
+      .data.entries;
+  }
+
+  test('the Biconomy dialect (pm_sponsorUserOperation, v0.6): an unknown id is policyNotFound; the named policy reserves, logged as a guarantee', async () => {
+    const { tenant, policy } = await tenantWithPolicy();
+    const base = await buildDeployingOp(app.fx, 9_601n);
+    await mintToken(app.fx, usdc.address, base.sender, 1_000_000_000n);
+    const op = {
+      ...base,
+      callData: encodeFunctionData({
+        abi: simpleAccountAbi,
+        functionName: 'executeBatch',
+        args: [
+          [usdc.address, COUNTER_ADDRESS],
+          [approve(app.fx.paymaster, 50_000_000n), '0x'],
+        ],
+      }),
+    };
+    const ask = (sponsorshipPolicyId: string) =>
+      app.rpc(
+        'pm_sponsorUserOperation',
+        [
+          biconomyWireOp(op),
+          {
+            mode: 'ERC20',
+            calculateGasLimits: true,
+            tokenInfo: { feeTokenAddress: usdc.address },
+            sponsorshipPolicyId,
+          },
+        ],
+        { apiKey: tenant.apiKey },
+      );
+    const unknown = await ask('no-such-policy');
+    assert.equal(unknown.body.error?.code, -32012, JSON.stringify(unknown.body));
+    assert.equal((unknown.body.error?.data as { rule?: string } | undefined)?.rule, 'policyNotFound');
+    assert.match(unknown.body.error?.message ?? '', /batches its USDC approval/);
+
+    const named = await ask(policy.id);
+    assert.equal(named.status, 200, JSON.stringify(named.body));
+    const signed = decodePaymasterAndData(String(named.body.result?.paymasterAndData) as Hex);
+    assert.ok(signed.mode === MODE_TOKEN && signed.guaranteed === true, 'mode 2');
+    const [entry, refused] = await logOf(tenant);
+    assert.equal(entry?.outcome, 'sponsored');
+    assert.equal(entry?.policy?.guarantee, true);
+    assert.deepEqual(entry?.policy?.policyIds, [policy.id]);
+    assert.equal((entry?.policy?.reserved as { unit: string }[] | undefined)?.[0]?.unit, 'wei');
+    assert.deepEqual([refused?.outcome, refused?.policy?.rule], ['denied', 'policyNotFound']);
+  });
+
+  test('the { token } ERC-7677 context (pm_getPaymasterData, v0.7): the same', async () => {
+    const { tenant, policy } = await tenantWithPolicy();
+    const first = await newSimpleAccountOp(app.fx, '0.7', [{ to: COUNTER_ADDRESS, data: '0x01' }]);
+    await mintToken(app.fx, usdc.address, first.op.sender, 1_000_000_000n);
+    const callData = await first.account.encodeCalls([
+      { to: usdc.address, data: approve(app.fx.paymasters['0.7'], 50_000_000n) },
+      { to: COUNTER_ADDRESS, data: '0x01' },
+    ]);
+    const ask = async (sponsorshipPolicyId: string) => {
+      const res = await app.ctx.app.inject({
+        method: 'POST',
+        url: `/api/v2/${app.fx.chain.chainId}/${tenant.apiKey}`,
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'pm_getPaymasterData',
+          params: [
+            hexWire({ ...first.op, callData, ...zeroGas }),
+            app.fx.entryPoints['0.7'],
+            `0x${app.fx.chain.chainId.toString(16)}`,
+            { token: usdc.address, calculateGasLimits: true, sponsorshipPolicyId },
+          ],
+        }),
+      });
+      return res.json() as {
+        result?: Record<string, unknown>;
+        error?: { code: number; message: string; data?: unknown };
+      };
+    };
+    const unknown = await ask('no-such-policy');
+    assert.equal(unknown.error?.code, -32012, JSON.stringify(unknown));
+    assert.equal((unknown.error?.data as { rule?: string } | undefined)?.rule, 'policyNotFound');
+    const named = await ask(policy.id);
+    assert.ok(named.result, JSON.stringify(named));
+    const data = concat([named.result.paymaster as Hex, pad('0x', { size: 32 }), named.result.paymasterData as Hex]);
+    assert.equal(data.slice(2 + 104, 2 + 106), '02', 'mode byte 2');
+    const [entry] = await logOf(tenant);
+    assert.equal(entry?.policy?.guarantee, true);
+    assert.deepEqual(entry?.policy?.policyIds, [policy.id]);
+  });
+});
+
+describe('Pimlico’s pm_sponsorUserOperation with a { token } context', () => {
+  test('is the token mode: mode 2 through the named policy (an unknown id is policyNotFound), never a sponsorship', async () => {
+    const tenant = await createTenant(app.ctx.deps);
+    const policy = await app.ctx.deps.policies.create({ dappId: tenant.dappId, name: 'guarantees', rules: {} });
+    const first = await newSimpleAccountOp(app.fx, '0.7', [{ to: COUNTER_ADDRESS, data: '0x01' }]);
+    await mintToken(app.fx, usdc.address, first.op.sender, 1_000_000_000n);
+    const callData = await first.account.encodeCalls([
+      { to: usdc.address, data: approve(app.fx.paymasters['0.7'], 50_000_000n) },
+      { to: COUNTER_ADDRESS, data: '0x01' },
+    ]);
+    const ask = async (context: Record<string, unknown>) => {
+      const res = await app.ctx.app.inject({
+        method: 'POST',
+        url: `/api/v2/${app.fx.chain.chainId}/${tenant.apiKey}`,
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'pm_sponsorUserOperation',
+          params: [hexWire({ ...first.op, callData }), app.fx.entryPoints['0.7'], context],
+        }),
+      });
+      return res.json() as { result?: Record<string, unknown>; error?: { code: number; data?: unknown } };
+    };
+    const unknown = await ask({ token: usdc.address, sponsorshipPolicyId: 'no-such-policy' });
+    assert.equal(unknown.error?.code, -32012, JSON.stringify(unknown));
+    assert.equal((unknown.error?.data as { rule?: string } | undefined)?.rule, 'policyNotFound');
+    const named = await ask({ token: usdc.address, sponsorshipPolicyId: policy.id, validForSeconds: 120 });
+    assert.ok(named.result, JSON.stringify(named));
+    const r = named.result;
+    for (const k of ['callGasLimit', 'verificationGasLimit', 'preVerificationGas', 'paymasterPostOpGasLimit']) {
+      assert.match(String(r[k]), /^0x[0-9a-f]+$/, `${k} in hex, Pimlico's shape`);
+    }
+    const decoded = decodePaymasterAndDataV07(
+      concat([r.paymaster as Hex, pad('0x', { size: 32 }), r.paymasterData as Hex]),
+    );
+    assert.ok(decoded.fields.mode === MODE_TOKEN && decoded.fields.guaranteed === true, 'mode 2, not sponsored');
+    assert.equal(decoded.fields.token, getAddress(usdc.address));
+    const now = Math.floor(Date.now() / 1000);
+    assert.ok(decoded.validUntil <= now + 125 && decoded.validUntil >= now + 60, 'validForSeconds bounds the window');
+  });
+});
 
 describe('the token mode needs a staked paymaster on a configured chain', () => {
   const chain = { chainId: 8453, embedded: false, entryPointVersion: '0.7' } as ChainRuntime;
