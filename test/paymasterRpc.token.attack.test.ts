@@ -1,26 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import {
-  type Address,
-  BaseError,
-  concat,
-  decodeErrorResult,
-  encodeFunctionData,
-  getAddress,
-  type Hex,
-  maxUint256,
-  pad,
-  parseAbi,
-  parseEventLogs,
-  toHex,
-} from 'viem';
-import { entryPoint06Abi, entryPoint07Abi, toPackedUserOperation, type UserOperation } from 'viem/account-abstraction';
+import { type Address, getAddress, type Hex, maxUint256, parseEventLogs } from 'viem';
+import { entryPoint06Abi, entryPoint07Abi } from 'viem/account-abstraction';
 import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { DevClient } from '../src/chain/devClient.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import type { EntryPointVersion } from '../src/chain/entryPoints.js';
-import { decodePaymasterAndData, MODE_TOKEN } from '../src/paymaster/patronPaymasterV06.js';
-import { decodePaymasterAndDataV07 } from '../src/paymaster/patronPaymasterV07.js';
 import { mintToken, tokenBalance } from './helpers/patronPaymasterV06.js';
 import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
 import { createTenant, type Tenant } from './helpers/testContext.js';
@@ -35,6 +20,14 @@ import {
   runCall,
   transferCall,
 } from './helpers/tokenAttacker.js';
+import {
+  entryPointPrefund,
+  failedOpReason,
+  inToken,
+  type Limits,
+  requestTokenData,
+  submitAttack,
+} from './helpers/tokenAttackOps.js';
 
 /**
  * Issue 20, hole 1, played the attacker's way through Patron on every EntryPoint version: only the dApp's public API
@@ -70,27 +63,7 @@ const TRIGGER: Record<EntryPointVersion, bigint> = {
   '0.9': 100n,
 };
 const CALL_GAS = 8_000_000n;
-const FEES = { maxFeePerGas: 2_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
 const USDC = 10n ** 6n;
-const FAILED = parseAbi([
-  'error FailedOp(uint256 opIndex, string reason)',
-  'error FailedOpWithRevert(uint256 opIndex, string reason, bytes inner)',
-]);
-
-interface Limits {
-  readonly callGasLimit: bigint;
-  readonly verificationGasLimit: bigint;
-  readonly preVerificationGas: bigint;
-}
-
-interface SignedFields {
-  readonly guaranteed: boolean;
-  readonly maxTokenCost: bigint;
-  readonly exchangeRate: bigint;
-  readonly priceMarkup: number;
-}
-
-const q = (v: unknown) => BigInt(String(v));
 const deposit = (version: EntryPointVersion) =>
   app.fx.client.readContract({
     address: app.fx.entryPoints[version],
@@ -99,139 +72,6 @@ const deposit = (version: EntryPointVersion) =>
     args: [app.fx.paymasters[version]],
   });
 const balance = (who: Address) => tokenBalance(app.fx, usdc.address, who);
-/** Wei in token units at the signed price, rounded up: what a charge must reach to cover `wei`. */
-const inToken = (wei: bigint, f: SignedFields) =>
-  (wei * f.exchangeRate * BigInt(f.priceMarkup) + 10n ** 24n - 1n) / 10n ** 24n;
-
-async function post(url: string, method: string, params: unknown[]) {
-  const res = await app.ctx.app.inject({
-    method: 'POST',
-    url,
-    headers: { 'content-type': 'application/json' },
-    payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  return res.json() as { result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
-}
-
-/**
- * The token mode's final data from Patron for the account's call, with the public API key: the Biconomy dialect on
- * v0.6, the ERC-7677 `{ token }` context on v0.7+. Without `limits` Patron computes them (the attacker's estimate);
- * with them, it signs over the attacker's own.
- */
-async function tokenData(args: {
-  readonly version: EntryPointVersion;
-  readonly tenant: Tenant;
-  readonly a: AttackerAccount;
-  readonly callData: Hex;
-  readonly limits?: Limits;
-}) {
-  const { version, a } = args;
-  const chainId = app.fx.chain.chainId;
-  const base = {
-    sender: a.sender,
-    nonce: await a.account.getNonce(),
-    callData: args.callData,
-    ...FEES,
-    signature: await a.account.getStubSignature(),
-  };
-  const limits = args.limits ?? { callGasLimit: 0n, verificationGasLimit: 0n, preVerificationGas: 0n };
-  const calculate = args.limits === undefined;
-  const answer =
-    version === '0.6'
-      ? await post(`/api/v1/${chainId}/${args.tenant.apiKey}`, 'pm_sponsorUserOperation', [
-          Object.fromEntries(
-            Object.entries({ ...base, ...limits, initCode: '0x' }).map(([k, v]) => [
-              k,
-              typeof v === 'bigint' ? v.toString() : v,
-            ]),
-          ),
-          { mode: 'ERC20', calculateGasLimits: calculate, tokenInfo: { feeTokenAddress: usdc.address } },
-        ])
-      : await post(`/api/v2/${chainId}/${args.tenant.apiKey}`, 'pm_getPaymasterData', [
-          Object.fromEntries(
-            Object.entries({ ...base, ...limits }).map(([k, v]) => [k, typeof v === 'bigint' ? toHex(v) : v]),
-          ),
-          app.fx.entryPoints[version],
-          toHex(chainId),
-          { token: usdc.address, ...(calculate ? { calculateGasLimits: true } : {}) },
-        ]);
-  if (answer.result === undefined) return { error: answer.error };
-  const r = answer.result;
-  const signedLimits: Limits = calculate
-    ? {
-        callGasLimit: q(r.callGasLimit),
-        verificationGasLimit: q(r.verificationGasLimit),
-        preVerificationGas: q(r.preVerificationGas),
-      }
-    : limits;
-  if (version === '0.6') {
-    const paymasterAndData = r.paymasterAndData as Hex;
-    const d = decodePaymasterAndData(paymasterAndData);
-    assert.ok(d.mode === MODE_TOKEN, 'a token-mode signature');
-    const fields = { guaranteed: d.guaranteed === true, ...pick(d) };
-    return { op: { ...base, ...signedLimits, initCode: '0x' as Hex, paymasterAndData }, fields, limits: signedLimits };
-  }
-  const paymaster = r.paymaster as Address;
-  const paymasterData = r.paymasterData as Hex;
-  const d = decodePaymasterAndDataV07(concat([paymaster, pad('0x', { size: 32 }), paymasterData])).fields;
-  assert.ok(d.mode === MODE_TOKEN, 'a token-mode signature');
-  const fields = { guaranteed: d.guaranteed === true, ...pick(d) };
-  const op = {
-    ...base,
-    ...signedLimits,
-    paymaster,
-    paymasterData,
-    paymasterVerificationGasLimit: q(r.paymasterVerificationGasLimit),
-    paymasterPostOpGasLimit: q(r.paymasterPostOpGasLimit),
-  };
-  return { op, fields, limits: signedLimits };
-}
-
-const pick = (d: { maxTokenCost: bigint; exchangeRate: bigint; priceMarkup: number }) => ({
-  maxTokenCost: d.maxTokenCost,
-  exchangeRate: d.exchangeRate,
-  priceMarkup: d.priceMarkup,
-});
-
-type SignedOp = NonNullable<Awaited<ReturnType<typeof tokenData>>['op']>;
-
-/** The account's signature over the op and handleOps' calldata, the attacker's bundler as beneficiary. */
-async function handleOpsData(version: EntryPointVersion, a: AttackerAccount, op: SignedOp, beneficiary: Address) {
-  const chainId = app.fx.chain.chainId;
-  const signature = await a.account.signUserOperation({ ...op, chainId } as Parameters<
-    AttackerAccount['account']['signUserOperation']
-  >[0]);
-  if (version === '0.6') {
-    const v06 = { ...(op as SignedOp & { initCode: Hex; paymasterAndData: Hex }), signature };
-    return encodeFunctionData({ abi: entryPoint06Abi, functionName: 'handleOps', args: [[v06], beneficiary] });
-  }
-  const packed = toPackedUserOperation({ ...op, signature } as UserOperation<'0.7'>);
-  return encodeFunctionData({ abi: entryPoint07Abi, functionName: 'handleOps', args: [[packed], beneficiary] });
-}
-
-/** The attacker's bundler submits the op at the chain's gas price (far above Patron's simulation's). */
-async function submit(version: EntryPointVersion, bundler: DevClient, a: AttackerAccount, op: SignedOp) {
-  const data = await handleOpsData(version, a, op, bundler.account.address);
-  const hash = await bundler.sendTransaction({ to: app.fx.entryPoints[version], data, gas: 15_000_000n });
-  const receipt = await app.fx.client.waitForTransactionReceipt({ hash });
-  const tx = await app.fx.client.getTransaction({ hash });
-  return { receipt, gasPrice: tx.gasPrice ?? 0n };
-}
-
-/** What a bundler's simulation of handleOps says: the FailedOp reason. */
-async function failedOpReason(version: EntryPointVersion, bundler: DevClient, a: AttackerAccount, op: SignedOp) {
-  const data = await handleOpsData(version, a, op, bundler.account.address);
-  try {
-    await app.fx.client.call({ account: bundler.account.address, to: app.fx.entryPoints[version], data });
-  } catch (err) {
-    const raw = err instanceof BaseError ? err.walk((e) => typeof (e as { data?: unknown }).data === 'string') : null;
-    const revert = (raw as { data?: Hex } | null)?.data;
-    assert.ok(revert !== undefined, String(err));
-    return String(decodeErrorResult({ abi: FAILED, data: revert }).args[1]);
-  }
-  return 'ok';
-}
-
 /** One fee receiver per paymaster, 0xfefe…fe06 to …fe09, so its balance change is that paymaster's charges. */
 const feeReceiverOf = (version: EntryPointVersion) => getAddress(`0x${'fe'.repeat(19)}0${version.slice(2)}`);
 
@@ -241,6 +81,8 @@ for (const version of VERSIONS) {
     let drainer: Address;
     let armOnly: Address;
     const paymaster = () => app.fx.paymasters[version];
+    const tokenData = (args: { tenant: Tenant; a: AttackerAccount; callData: Hex; limits?: Limits }) =>
+      requestTokenData({ app, token: usdc.address, version, ...args });
     before(async () => {
       bundler = await attackerBundler(app.fx, `bundler-${version}`);
       drainer = await deployDrainer(bundler, TRIGGER[version]);
@@ -266,9 +108,9 @@ for (const version of VERSIONS) {
 
     /** The attacker's estimate (Patron's limits for the call), then its own op: the same with 8M call gas. */
     async function attackOp(tenant: Tenant, a: AttackerAccount, callData: Hex, estimateWith: Tenant = tenant) {
-      const estimate = await tokenData({ version, tenant: estimateWith, a, callData });
+      const estimate = await tokenData({ tenant: estimateWith, a, callData });
       assert.ok(estimate.limits, JSON.stringify(estimate.error));
-      return tokenData({ version, tenant, a, callData, limits: { ...estimate.limits, callGasLimit: CALL_GAS } });
+      return tokenData({ tenant, a, callData, limits: { ...estimate.limits, callGasLimit: CALL_GAS } });
     }
 
     test('mode 1, allowance in place, under a deny-all policy: 3 draining ops (gas-price trigger ×2, armed after signing), each charged in full, covering the deposit', async (t) => {
@@ -290,7 +132,7 @@ for (const version of VERSIONS) {
           await balance(bundler.account.address),
           await deposit(version),
         ];
-        const { receipt, gasPrice } = await submit(version, bundler, a, signed.op);
+        const { receipt, gasPrice } = await submitAttack({ app, version, bundler, a, op: signed.op });
         assert.equal(receipt.status, 'success');
         assert.ok(gasPrice > TRIGGER[version], 'included at a real gas price');
         const [event] = parseEventLogs({ abi: entryPoint07Abi, logs: receipt.logs, eventName: 'UserOperationEvent' });
@@ -346,10 +188,12 @@ for (const version of VERSIONS) {
       let a = await attackerAccount({ fx: app.fx, version, label: 'mode2-cap-0', bundler });
       await mintToken(app.fx, usdc.address, a.sender, 1_000n * USDC);
       const losses = new Map<string, bigint>();
+      /** The most the EntryPoint can take from the deposit for each op: its prefund. */
+      const prefunds = new Map<string, bigint>();
       let refusal: { code: number; message: string; data?: unknown } | undefined;
       for (let i = 0; i < 10 && refusal === undefined; i++) {
         if (version === '0.6' && i > 0) {
-          const owing = await tokenData({ version, tenant, a, callData: await mode2CallData(a) });
+          const owing = await tokenData({ tenant, a, callData: await mode2CallData(a) });
           assert.equal(owing.error?.code, -32020, 'v0.6: the account that owes a charge is refused');
           assert.match(owing.error?.message ?? '', /settle any unpaid charge/);
           a = await attackerAccount({ fx: app.fx, version, label: `mode2-cap-${i}`, bundler });
@@ -366,7 +210,7 @@ for (const version of VERSIONS) {
           await balance(feeReceiverOf(version)),
           await balance(a.sender),
         ];
-        const { receipt } = await submit(version, bundler, a, signed.op);
+        const { receipt } = await submitAttack({ app, version, bundler, a, op: signed.op });
         assert.equal(receipt.status, 'success');
         const [event] = parseEventLogs({ abi: entryPoint07Abi, logs: receipt.logs, eventName: 'UserOperationEvent' });
         assert.ok(event !== undefined, 'included');
@@ -380,6 +224,7 @@ for (const version of VERSIONS) {
         const lost = depositBefore - (await deposit(version));
         assert.equal(lost, event.args.actualGasCost);
         losses.set(event.args.userOpHash.toLowerCase(), lost);
+        prefunds.set(event.args.userOpHash.toLowerCase(), entryPointPrefund(version, signed.op));
       }
       assert.ok(refusal !== undefined, 'Patron refused before the attacker gave up');
       assert.equal(refusal.code, -32012, JSON.stringify(refusal));
@@ -389,7 +234,8 @@ for (const version of VERSIONS) {
       const total = [...losses.values()].reduce((x, y) => x + y, 0n);
       t.diagnostic(`v${version}: ${losses.size} mode-2 ops, deposit lost ${total} wei of a ${cap} wei cap`);
       assert.ok(total <= cap, `lost ${total} > cap ${cap}`);
-      // Each signed op reserved its worst case as a guarantee (the request log), which bounds what it cost.
+      // Each signed op reserved its worst case as a guarantee (the request log): at least the EntryPoint's prefund
+      // for it, which bounds what it can cost.
       await app.ctx.deps.requestLog.flush();
       const entries = await app.ctx.deps.store.requestLog.query({ accountId: tenant.accountId, limit: 100 });
       const reserved = new Map(
@@ -404,7 +250,9 @@ for (const version of VERSIONS) {
       );
       assert.deepEqual([...reserved.keys()].sort(), [...losses.keys()].sort(), 'one reservation per signed op');
       for (const [hash, lost] of losses) {
-        assert.ok(lost <= (reserved.get(hash) ?? 0n), `op ${hash}: lost ${lost} > reserved ${reserved.get(hash)}`);
+        const w = reserved.get(hash) ?? 0n;
+        assert.ok(w >= (prefunds.get(hash) ?? w + 1n), `op ${hash}: reserved ${w} below the EntryPoint's prefund`);
+        assert.ok(lost <= w, `op ${hash}: lost ${lost} > reserved ${w}`);
       }
       const [usage] = await app.ctx.deps.policies.usage({ dappId: tenant.dappId, policyId: policy.id });
       const sum = [...reserved.values()].reduce((x, y) => x + y, 0n);
@@ -419,9 +267,9 @@ for (const version of VERSIONS) {
       assert.ok(signed.op, JSON.stringify(signed.error));
       assert.equal(signed.fields.guaranteed, false);
       await a.ownTransaction(usdc.address, transferCall(bundler.account.address, await balance(a.sender)));
-      assert.match(await failedOpReason(version, bundler, a, signed.op), /^AA33 /);
+      assert.match(await failedOpReason({ app, version, bundler, a, op: signed.op }), /^AA33 /);
       const [depositBefore, receiverBefore] = [await deposit(version), await balance(feeReceiverOf(version))];
-      const { receipt } = await submit(version, bundler, a, signed.op);
+      const { receipt } = await submitAttack({ app, version, bundler, a, op: signed.op });
       assert.equal(receipt.status, 'reverted', 'handleOps reverts: FailedOp AA33');
       assert.equal(await deposit(version), depositBefore, 'the deposit paid nothing');
       assert.equal(await balance(feeReceiverOf(version)), receiverBefore);
