@@ -163,8 +163,14 @@ describe('Pimlico’s pm_sponsorUserOperation with a { token } context', () => {
           params: [hexWire({ ...first.op, callData }), app.fx.entryPoints['0.7'], context],
         }),
       });
-      return res.json() as { result?: Record<string, unknown>; error?: { code: number; data?: unknown } };
+      return res.json() as {
+        result?: Record<string, unknown>;
+        error?: { code: number; message: string; data?: unknown };
+      };
     };
+    const malformed = await ask({ token: 'usdc' });
+    assert.equal(malformed.error?.code, -32602, JSON.stringify(malformed));
+    assert.match(malformed.error?.message ?? '', /params\[2\]\.token/, 'a malformed token is named where it is');
     const unknown = await ask({ token: usdc.address, sponsorshipPolicyId: 'no-such-policy' });
     assert.equal(unknown.error?.code, -32012, JSON.stringify(unknown));
     assert.equal((unknown.error?.data as { rule?: string } | undefined)?.rule, 'policyNotFound');
