@@ -336,6 +336,27 @@ describe('the dashboard itself', () => {
     assert.equal((await ctx.app.inject({ method: 'GET', url: '/dashboard' })).statusCode, 404);
   });
 
+  test('the request log page words the policy decision, a mode-2 token op as a guarantee', async () => {
+    // The page's own function (dashboard/assets/pageLog.js imports nothing that needs a browser at load).
+    const page = (await import(new URL('../dashboard/assets/pageLog.js', import.meta.url).href)) as {
+      policyText(p: Record<string, unknown> | null, names: Map<string, string>): string;
+    };
+    const names = new Map([['p1', 'Daily cap']]);
+    const passed = { decision: 'passed', rule: null, policyId: null, policyIds: ['p1'], guarantee: false };
+    const reserved = [{ unit: 'wei', amount: '3900000000000000' }];
+    assert.equal(page.policyText(null, names), '—');
+    assert.equal(page.policyText({ ...passed, reserved }, names), 'reserved 0.0039 ETH');
+    assert.equal(page.policyText({ ...passed, reserved, guarantee: true }, names), 'guarantee: reserved 0.0039 ETH');
+    assert.equal(
+      page.policyText({ ...passed, policyIds: [], reserved: [], guarantee: true }, names),
+      'guarantee: passed',
+    );
+    assert.equal(
+      page.policyText({ ...passed, decision: 'denied', rule: 'cap', policyId: 'p1', reserved: [] }, names),
+      'denied: cap (policy Daily cap)',
+    );
+  });
+
   test('assets: JavaScript and CSS with ETags (304 when unchanged); unknown files 404; no path escapes', async () => {
     const js = await ctx.app.inject({ method: 'GET', url: '/ops/ui/assets/app.js' });
     assert.equal(js.statusCode, 200);

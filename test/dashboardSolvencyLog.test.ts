@@ -71,6 +71,7 @@ interface LogEntry {
     policyId: string | null;
     policyIds: string[];
     reserved: Array<{ unit: string; amount: string }>;
+    guarantee: boolean;
   } | null;
   userOpHash: string | null;
   actualCostWei: string | null;
@@ -158,6 +159,7 @@ describe('request log: the policy decision and the actual cost', () => {
       policyId: null,
       policyIds: [policy.id],
       reserved: [{ unit: 'wei', amount: WORST_CASE.toString() }],
+      guarantee: false,
     });
     assert.match(signedEntry?.userOpHash ?? '', /^0x[0-9a-f]{64}$/);
     assert.equal(signedEntry?.actualCostWei, null, 'not settled yet');
@@ -191,6 +193,7 @@ describe('request log: the policy decision and the actual cost', () => {
       policyId: policy.id,
       policyIds: [],
       reserved: [],
+      guarantee: false,
     });
     assert.equal(entry?.userOpHash, null);
     assert.equal(entry?.actualCostWei, null);

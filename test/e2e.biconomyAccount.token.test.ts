@@ -15,7 +15,15 @@ import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import { decodePaymasterAndData, type UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
 import { type BiconomyPartialOp, biconomyPartialOp, SMART_ACCOUNT_INFO } from './helpers/biconomySponsoredCases.js';
-import { mintToken, setFeeReceiver, simpleAccountAbi, tokenBalance } from './helpers/patronPaymasterV06.js';
+import {
+  COUNTER_ADDRESS,
+  mintToken,
+  setFeeReceiver,
+  signAccount,
+  simpleAccountAbi,
+  submitHandleOps,
+  tokenBalance,
+} from './helpers/patronPaymasterV06.js';
 import {
   accountSdkError,
   applySdkFields,
@@ -113,8 +121,8 @@ async function quoteFor(op: UserOperationV06, token: DevTokenInfo) {
  * BiconomySmartAccountV2.buildTokenPaymasterUserOp on SimpleAccount: the SDK's approval transaction first,
  * then the op's own call (decoded from its `execute`), as one `executeBatch`.
  */
-async function withSdkApproval(op: UserOperationV06, feeQuote: FeeQuote, spender: string) {
-  const approval = await pm.buildTokenApprovalTransaction({ feeQuote, spender });
+async function withSdkApproval(op: UserOperationV06, feeQuote: FeeQuote, spender: string, maxApproval = false) {
+  const approval = await pm.buildTokenApprovalTransaction({ feeQuote, spender, maxApproval });
   const own = decodeFunctionData({ abi: simpleAccountAbi, data: op.callData });
   assert.equal(own.functionName, 'execute');
   const [dest, , func] = own.args as readonly [Address, bigint, Hex];
@@ -255,6 +263,77 @@ describe('@biconomy/account 4.x createPaymaster, ERC20 mode', () => {
       assert.equal(await balanceOf(token.address, op.sender), approved - charge, 'the account paid the charge only');
     });
   }
+
+  test('two ops: the first batches the SDK’s unlimited approval (mode 2); the second, its allowance on chain, is mode 1 with prefund, refund and charge', async (t) => {
+    const usdc = devToken('USDC');
+    const first = await e2e.nextOp();
+    await mint(usdc.address, first.sender, 100n * 10n ** 6n);
+    /** Quote → the SDK's approval batched first → getPaymasterAndData, as the SDK's account does it. */
+    const paid = async (plain: UserOperationV06, maxApproval: boolean) => {
+      const { r, feeQuote } = await quoteFor(plain, usdc);
+      const { op } = await withSdkApproval(plain, feeQuote, String(r.tokenPaymasterAddress), maxApproval);
+      const final = await pm.getPaymasterAndData(biconomyPartialOp(op), {
+        mode: PaymasterMode.ERC20,
+        feeTokenAddress: usdc.address,
+        calculateGasLimits: true,
+      });
+      const ready = applySdkFields(op, final, TOKEN_PAYMASTER_AND_DATA_HEX_LENGTH);
+      const data = decodePaymasterAndData(ready.paymasterAndData);
+      assert.ok(data.mode === 1, 'token mode');
+      return { ready, data };
+    };
+
+    // First op: no allowance on chain; the SDK's maxApproval batched, so Patron signs mode 2.
+    const one = await paid(first, true);
+    assert.equal(one.data.guaranteed, true, 'mode 2');
+    await assertSponsoredOnChain(e2e.fx, one.ready);
+    assert.equal(
+      await e2e.fx.client.readContract({
+        address: usdc.address,
+        abi: erc20Abi,
+        functionName: 'allowance',
+        args: [first.sender, e2e.fx.paymaster],
+      }),
+      2n ** 256n - 1n,
+      'the unlimited allowance is on chain',
+    );
+
+    // Second op of the same account: the SDK batches its (exact) approval again; the allowance already covers the
+    // maximum, so Patron signs mode 1 and the paymaster takes the maximum in validation.
+    const next: UserOperationV06 = {
+      ...first,
+      nonce: first.nonce + 1n,
+      initCode: '0x',
+      callData: encodeFunctionData({
+        abi: simpleAccountAbi,
+        functionName: 'execute',
+        args: [COUNTER_ADDRESS, 0n, '0x'],
+      }),
+    };
+    const two = await paid(next, false);
+    assert.equal(two.data.guaranteed, undefined, 'mode 1');
+    const before = await balanceOf(usdc.address, first.sender);
+    const receiverBefore = await balanceOf(usdc.address, FEE_RECEIVER);
+    const { receipt, events } = await submitHandleOps(e2e.fx, [await signAccount(e2e.fx, two.ready)]);
+    assert.equal(events[0]?.args.success, true, 'executed');
+    const [charged] = parseEventLogs({ abi: patronPaymasterAbi, eventName: 'TokenCharged', logs: receipt.logs });
+    assert.ok(charged !== undefined);
+    const { charge } = charged.args;
+    const moves = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs })
+      .filter((l) => getAddress(l.address) === usdc.address)
+      .map((l) => [getAddress(l.args.from), getAddress(l.args.to), l.args.value]);
+    const [sender, paymaster] = [getAddress(first.sender), e2e.fx.paymaster];
+    assert.deepEqual(moves, [
+      [sender, paymaster, two.data.maxTokenCost],
+      [paymaster, sender, two.data.maxTokenCost - charge],
+      [paymaster, FEE_RECEIVER, charge],
+    ]);
+    assert.equal(await balanceOf(usdc.address, first.sender), before - charge, 'the account paid the charge only');
+    assert.equal((await balanceOf(usdc.address, FEE_RECEIVER)) - receiverBefore, charge);
+    t.diagnostic(
+      `mode 1: prefund ${two.data.maxTokenCost}, refund ${two.data.maxTokenCost - charge}, charge ${charge}`,
+    );
+  });
 
   test('an account holding none of the token: the SDK throws with Patron’s reason inside, nothing is signed', async () => {
     const usdc = devToken('USDC');

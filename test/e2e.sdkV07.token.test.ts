@@ -111,6 +111,38 @@ async function chargeOf(x: SdkE2eV07, txHash: Hex, receiverBefore: bigint, recei
   return charged.args.charge;
 }
 
+/** The paymaster data of the op the SDK last sent to alto (since `from`), decoded: its mode and signed maximum. */
+function sentTokenData(x: SdkE2eV07, from: number) {
+  const send = x.calls.slice(from).findLast((c) => c.target === 'alto' && c.method === 'eth_sendUserOperation');
+  const op = send?.params[0] as { callData?: Hex; paymasterData?: Hex } | undefined;
+  assert.ok(op?.callData && op.paymasterData, 'the SDK sent the op to alto');
+  const decoded = decodePaymasterAndDataV07(`${x.paymaster('0.7')}${'00'.repeat(32)}${op.paymasterData.slice(2)}`);
+  assert.equal(decoded.fields.mode, MODE_TOKEN, 'a token-mode signature');
+  const fields = decoded.fields.mode === MODE_TOKEN ? decoded.fields : undefined;
+  return { callData: op.callData, guaranteed: fields?.guaranteed === true, maxTokenCost: fields?.maxTokenCost ?? 0n };
+}
+
+/**
+ * Mode 1 in the bundle's receipt: the prefund (account → paymaster, the signed maximum), the refund (paymaster →
+ * account) and the charge (paymaster → fee receiver) as the token's Transfer events, in that order; returns the
+ * charge (TokenCharged's).
+ */
+async function prefundRefundCharge(x: SdkE2eV07, args: { txHash: Hex; sender: Address; maxTokenCost: bigint }) {
+  const receipt = await x.fx.client.getTransactionReceipt({ hash: args.txHash });
+  const [charged] = parseEventLogs({ abi: chargedAbi, logs: receipt.logs, eventName: 'TokenCharged' });
+  assert.ok(charged, 'TokenCharged');
+  const moves = parseEventLogs({ abi: erc20Abi, logs: receipt.logs, eventName: 'Transfer' })
+    .filter((l) => getAddress(l.address) === getAddress(usdcOf(x).address))
+    .map((l) => [getAddress(l.args.from), getAddress(l.args.to), l.args.value]);
+  const [sender, pm] = [getAddress(args.sender), x.paymaster('0.7')];
+  assert.deepEqual(moves, [
+    [sender, pm, args.maxTokenCost],
+    [pm, sender, args.maxTokenCost - charged.args.charge],
+    [pm, getAddress(await feeReceiver(x)), charged.args.charge],
+  ]);
+  return charged.args.charge;
+}
+
 describe('permissionless ERC-20: createPimlicoClient on Patron’s URL, prepareUserOperationForErc20Paymaster', () => {
   test('pimlico_getTokenQuotes, the { token } stub and data; the op executes and the charge is within the approval', async (t) => {
     const x = e2e();
@@ -155,6 +187,75 @@ describe('permissionless ERC-20: createPimlicoClient on Patron’s URL, prepareU
     t.diagnostic(`approved ${approved}, signed maximum ${maxTokenCost}, charged ${charge}`);
     assert.ok(approved < maxUint256, 'the approval permissionless computed, not its dummy one');
     assert.ok(charge <= maxTokenCost && maxTokenCost <= approved, 'charge ≤ signed maximum ≤ approval');
+  });
+});
+
+describe('permissionless ERC-20, two ops: the batched approval (mode 2), then the allowance in place (mode 1)', () => {
+  test('the first op batches its approval and executes in mode 2; the second, with no approval left to batch, is mode 1 with prefund, refund and charge', async (t) => {
+    const x = e2e();
+    const usdc = usdcOf(x).address;
+    const account = await fundedAccount(x, 'permissionless-two-ops');
+    const pimlico = createPimlicoClient({
+      transport: http(x.paymasterUrl(x.open.apiKey)),
+      entryPoint: { address: x.entryPoint('0.7'), version: '0.7' },
+    });
+    const client = createSmartAccountClient({
+      account,
+      chain: x.chain,
+      client: x.publicClient,
+      bundlerTransport: http(x.alto.url),
+      paymaster: pimlico,
+      paymasterContext: { token: usdc },
+      userOperation: { ...bundlerFees(x), prepareUserOperation: prepareUserOperationForErc20Paymaster(pimlico) },
+    });
+    const unlimited = {
+      to: usdc,
+      data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [x.paymaster('0.7'), maxUint256] }),
+    };
+    // First op: permissionless batches its approval (none on chain yet); the wallet's own call approves the
+    // paymaster without limit for the ops to come.
+    let from = x.calls.length;
+    const first = await client.sendUserOperation({ calls: [unlimited, counterCall] });
+    const firstReceipt = await client.waitForUserOperationReceipt({ hash: first, ...receiptPolling });
+    assert.equal(firstReceipt.success, true);
+    const batched = sentTokenData(x, from);
+    assert.equal(batched.guaranteed, true, 'mode 2: the approval is batched in the op');
+    assert.equal(
+      decodeSimpleAccountCalls(batched.callData).filter((c) => getAddress(c.to) === getAddress(usdc)).length,
+      2,
+      'permissionless’s approval and the wallet’s',
+    );
+
+    // Second op: the allowance is on chain, permissionless batches nothing, Patron signs mode 1.
+    const [depositBefore, counterBefore] = [await x.deposit('0.7'), await x.counter()];
+    const before = await tokenBalance(x.fx, usdc, account.address);
+    from = x.calls.length;
+    const second = await client.sendUserOperation({ calls: [counterCall] });
+    const { receipt } = await client.waitForUserOperationReceipt({ hash: second, ...receiptPolling });
+    await assertPaidByPatron(x, {
+      version: '0.7',
+      txHash: receipt.transactionHash,
+      userOpHash: second,
+      sender: account.address,
+      depositBefore,
+      counterBefore,
+    });
+    const prefunded = sentTokenData(x, from);
+    assert.equal(prefunded.guaranteed, false, 'mode 1');
+    assert.deepEqual(
+      decodeSimpleAccountCalls(prefunded.callData).map((c) => getAddress(c.to)),
+      [getAddress(COUNTER_ADDRESS)],
+      'no approval batched',
+    );
+    const charge = await prefundRefundCharge(x, {
+      txHash: receipt.transactionHash,
+      sender: account.address,
+      maxTokenCost: prefunded.maxTokenCost,
+    });
+    assert.equal(await tokenBalance(x.fx, usdc, account.address), before - charge, 'the account paid the charge only');
+    t.diagnostic(
+      `mode 1: prefund ${prefunded.maxTokenCost}, refund ${prefunded.maxTokenCost - charge}, charge ${charge}`,
+    );
   });
 });
 
@@ -207,6 +308,74 @@ describe('@biconomy/abstractjs ERC-20: getTokenPaymasterQuotes, then the approva
     t.diagnostic(`quoted ${amount}, signed maximum ${maxTokenCost}, charged ${charge}`);
     assert.equal(approved, amount, 'the op approved the quote');
     assert.ok(charge <= maxTokenCost && maxTokenCost <= approved, 'charge ≤ signed maximum ≤ approval');
+  });
+});
+
+describe('@biconomy/abstractjs ERC-20, two ops: the batched approval (mode 2), then the allowance in place (mode 1)', () => {
+  test('each op batches the quoted approval; the first (no allowance yet) is mode 2, the second (an unlimited one on chain) mode 1 with prefund, refund and charge', async (t) => {
+    const x = e2e();
+    const usdc = usdcOf(x).address;
+    const account = await fundedAccount(x, 'bico-two-ops');
+    const paymaster = createBicoPaymasterClient({ paymasterUrl: x.paymasterUrl(x.open.apiKey) });
+    const bundler = createBicoBundlerClient({
+      account,
+      client: x.publicClient,
+      bundlerUrl: x.alto.url,
+      paymaster,
+      paymasterContext: toBiconomyTokenPaymasterContext({ feeTokenAddress: usdc }),
+      userOperation: bundlerFees(x),
+    });
+    const approve = (spender: Address, amount: bigint) => ({
+      to: usdc,
+      data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, amount] }),
+    });
+    /** The quoted approval: prepare behind an unlimited one (the SDK's own preparation), quote, ceil(maxGasFee). */
+    const quoted = async () => {
+      const prepared = await bundler.prepareUserOperation({
+        calls: [approve(x.paymaster('0.7'), maxUint256), counterCall],
+      });
+      const quotes = await paymaster.getTokenPaymasterQuotes({ userOp: prepared, tokenList: [usdc] });
+      const [quote] = quotes.feeQuotes;
+      assert.ok(quote, JSON.stringify(quotes));
+      return {
+        spender: getAddress(quotes.paymasterAddress),
+        amount: BigInt(Math.ceil(quote.maxGasFee * 10 ** quote.decimal)),
+      };
+    };
+
+    // First op: the SDK's unlimited approval batched (Biconomy's own preparation approves without limit).
+    const q1 = await quoted();
+    let from = x.calls.length;
+    const first = await bundler.sendUserOperation({ calls: [approve(q1.spender, maxUint256), counterCall] });
+    assert.equal((await bundler.waitForUserOperationReceipt({ hash: first, ...receiptPolling })).success, true);
+    assert.equal(sentTokenData(x, from).guaranteed, true, 'mode 2: no allowance on chain yet');
+
+    // Second op: the quoted approval batched again (abstractjs always batches it), the allowance already on chain.
+    const q2 = await quoted();
+    const [depositBefore, counterBefore] = [await x.deposit('0.7'), await x.counter()];
+    const before = await tokenBalance(x.fx, usdc, account.address);
+    from = x.calls.length;
+    const second = await bundler.sendUserOperation({ calls: [approve(q2.spender, q2.amount), counterCall] });
+    const { receipt } = await bundler.waitForUserOperationReceipt({ hash: second, ...receiptPolling });
+    await assertPaidByPatron(x, {
+      version: '0.7',
+      txHash: receipt.transactionHash,
+      userOpHash: second,
+      sender: account.address,
+      depositBefore,
+      counterBefore,
+    });
+    const prefunded = sentTokenData(x, from);
+    assert.equal(prefunded.guaranteed, false, 'mode 1: the allowance on chain covers the maximum');
+    const charge = await prefundRefundCharge(x, {
+      txHash: receipt.transactionHash,
+      sender: account.address,
+      maxTokenCost: prefunded.maxTokenCost,
+    });
+    assert.equal(await tokenBalance(x.fx, usdc, account.address), before - charge, 'the account paid the charge only');
+    t.diagnostic(
+      `mode 1: prefund ${prefunded.maxTokenCost}, refund ${prefunded.maxTokenCost - charge}, charge ${charge}`,
+    );
   });
 });
 

@@ -3,6 +3,8 @@ import { after, before, describe, test } from 'node:test';
 import {
   type Address,
   concat,
+  createPublicClient,
+  custom,
   encodeFunctionData,
   erc20Abi,
   getAddress,
@@ -11,23 +13,33 @@ import {
   parseAbi,
   parseEventLogs,
 } from 'viem';
-import { entryPoint07Abi, entryPoint08Abi, toPackedUserOperation, type UserOperation } from 'viem/account-abstraction';
+import {
+  entryPoint07Abi,
+  entryPoint08Abi,
+  entryPoint09Abi,
+  toPackedUserOperation,
+  toSimple7702SmartAccount,
+  type UserOperation,
+} from 'viem/account-abstraction';
+import { privateKeyToAccount } from 'viem/accounts';
 import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { ChainRuntime } from '../src/chain/chainRegistry.js';
+import { createDevClient, waitForSuccess } from '../src/chain/devClient.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import { UnsupportedError } from '../src/errors/PatronError.js';
 import { MODE_TOKEN } from '../src/paymaster/patronPaymasterV06.js';
 import { decodePaymasterAndDataV07 } from '../src/paymaster/patronPaymasterV07.js';
 import { assertTokenModeStaked } from '../src/paymaster/tokenStake.js';
-import { COUNTER_ADDRESS, mintToken, tokenBalance } from './helpers/patronPaymasterV06.js';
+import { COUNTER_ADDRESS, mintToken, testKey, tokenBalance } from './helpers/patronPaymasterV06.js';
 import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
-import { hexWire, newSimpleAccountOp, quantity, rpcV2, type V07Version } from './helpers/rpcV07.js';
+import { hexWire, newSimpleAccountOp, quantity, rpcV2 } from './helpers/rpcV07.js';
 
 /**
- * The token mode's two signed modes through the service (README, "Paying gas in ERC-20"): an op that batches its
- * approval is signed in mode 2 only through the dApp's sponsorship gates (a deny-all policy refuses it at signing,
- * -32012 saying why and how to avoid it), while an op whose allowance is already on chain is signed in mode 1 under
- * the same policy and executes with the prefund and the refund visible as token transfers.
+ * The token mode's two signed modes through the service (README, "Paying gas in ERC-20"), on EntryPoint v0.7, v0.8
+ * (SimpleAccount) and v0.9 (an EIP-7702 account): an op that batches its approval is signed in mode 2 only through the
+ * dApp's sponsorship gates (a deny-all policy refuses it at signing, -32012 saying why and how to avoid it), while an
+ * op whose allowance is already on chain is signed in mode 1 under the same policy and executes with the prefund, the
+ * refund and the charge visible as token transfers. The named policy in each dialect: paymasterRpc.token.namedPolicy.
  */
 let app: RpcFixture;
 let usdc: DevTokenInfo;
@@ -42,13 +54,19 @@ const zeroGas = { callGasLimit: 0n, verificationGasLimit: 0n, preVerificationGas
 const approve = (spender: Address, amount: bigint): Hex =>
   encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, amount] });
 
-const tokenData = (version: V07Version, op: Record<string, unknown>) =>
+const tokenData = (version: '0.7' | '0.8' | '0.9', op: Record<string, unknown>) =>
   rpcV2(app, 'pm_getPaymasterData', [
     hexWire({ ...op, ...zeroGas }),
     app.fx.entryPoints[version],
     `0x${app.fx.chain.chainId.toString(16)}`,
     { mode: 'ERC20', calculateGasLimits: true, expiryDuration: 6000, tokenInfo: { feeTokenAddress: usdc.address } },
   ]);
+
+/** Where the paymaster pays its token charges (its owner unless set). */
+const feeReceiverOf = async (paymaster: Address) =>
+  getAddress(
+    await app.fx.client.readContract({ address: paymaster, abi: patronPaymasterAbi, functionName: 'feeReceiver' }),
+  );
 
 /** The sender approves the paymaster on chain itself (impersonated), before any op: an allowance in place. */
 async function approveOnChain(sender: Address, spender: Address, amount: bigint) {
@@ -143,9 +161,10 @@ for (const version of ['0.7', '0.8'] as const) {
           .filter((l) => getAddress(l.address) === getAddress(usdc.address))
           .map((l) => [getAddress(l.args.from), getAddress(l.args.to), l.args.value]);
         const pm = getAddress(paymaster);
-        assert.deepEqual(moves.slice(0, 2), [
+        assert.deepEqual(moves, [
           [getAddress(sender), pm, maxTokenCost],
           [pm, getAddress(sender), maxTokenCost - charged.args.charge],
+          [pm, await feeReceiverOf(paymaster), charged.args.charge],
         ]);
         assert.equal(await tokenBalance(app.fx, usdc.address, sender), before - charged.args.charge);
       } finally {
@@ -154,6 +173,116 @@ for (const version of ['0.7', '0.8'] as const) {
     });
   });
 }
+
+/** An EOA delegated to Simple7702Account v0.9 (a type-4 transaction sent by the bundler key), holding ETH for gas. */
+async function delegatedV09Account(label: string) {
+  const owner = privateKeyToAccount(testKey(`guarantee-v09-${label}`));
+  const authorization = await owner.signAuthorization({
+    contractAddress: app.fx.simple7702Accounts['0.9'],
+    chainId: app.fx.chain.chainId,
+    nonce: 0,
+  });
+  const tx = await app.fx.bundler.sendTransaction({ to: owner.address, authorizationList: [authorization] });
+  assert.equal((await app.fx.client.waitForTransactionReceipt({ hash: tx })).status, 'success');
+  await app.fx.client.setBalance({ address: owner.address, value: 10n ** 18n });
+  const client = createPublicClient({ chain: app.fx.client.chain, transport: custom(app.fx.chain) });
+  const account = await toSimple7702SmartAccount({ client, owner, entryPoint: '0.9' });
+  const opOf = async (calls: readonly { to: Address; data: Hex }[]) => {
+    const block = await app.fx.client.getBlock();
+    const maxPriorityFeePerGas = 1_000_000_000n;
+    return {
+      sender: account.address,
+      nonce: await account.getNonce(),
+      callData: await account.encodeCalls(calls),
+      maxFeePerGas: (block.baseFeePerGas ?? 0n) * 2n + maxPriorityFeePerGas,
+      maxPriorityFeePerGas,
+      signature: await account.getStubSignature(),
+    };
+  };
+  return { owner, account, opOf };
+}
+
+describe('ERC20 mode 1 and 2 on EntryPoint v0.9 (an EIP-7702 account), under a deny-all sponsorship policy', () => {
+  test('the batched approval (mode 2) is refused at signing; after the EOA approves on chain, mode 1 executes with prefund, refund and charge', async () => {
+    const paymaster = app.fx.paymasters['0.9'];
+    const { owner, account, opOf } = await delegatedV09Account('deny-all');
+    const sender = account.address;
+    await mintToken(app.fx, usdc.address, sender, 1_000_000_000n);
+    const policy = await app.ctx.deps.policies.create({
+      dappId: app.tenant.dappId,
+      name: 'deny-0.9',
+      rules: { senders: { block: [sender] } },
+    });
+    try {
+      const batched = await opOf([
+        { to: usdc.address, data: approve(paymaster, 50_000_000n) },
+        { to: COUNTER_ADDRESS, data: '0x01' },
+      ]);
+      const denied = await tokenData('0.9', batched);
+      assert.equal(denied.body.error?.code, -32012, JSON.stringify(denied.body));
+      assert.match(denied.body.error?.message ?? '', /batches its USDC approval/);
+
+      // The account is an EOA: it approves the paymaster with a transaction of its own, no impersonation.
+      const owned = createDevClient({ chain: app.fx.chain, account: owner });
+      await waitForSuccess(
+        app.fx.client,
+        await owned.writeContract({
+          address: usdc.address,
+          abi: erc20Abi,
+          functionName: 'approve',
+          args: [paymaster, 50_000_000n],
+        }),
+        'approve the paymaster',
+      );
+      const plain = await opOf([{ to: COUNTER_ADDRESS, data: '0x01' }]);
+      const r = await tokenData('0.9', plain);
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const d = r.body.result ?? {};
+      const data = concat([d.paymaster as Hex, pad('0x', { size: 32 }), d.paymasterData as Hex]);
+      assert.equal(data.slice(2 + 104, 2 + 106), '01', 'mode byte 1');
+      const signed = decodePaymasterAndDataV07(data);
+      const maxTokenCost = signed.fields.mode === MODE_TOKEN ? signed.fields.maxTokenCost : 0n;
+      assert.ok(maxTokenCost > 0n);
+      const op = {
+        ...plain,
+        callGasLimit: quantity(d.callGasLimit),
+        verificationGasLimit: quantity(d.verificationGasLimit),
+        preVerificationGas: quantity(d.preVerificationGas),
+        paymaster: d.paymaster as Address,
+        paymasterVerificationGasLimit: quantity(d.paymasterVerificationGasLimit),
+        paymasterPostOpGasLimit: quantity(d.paymasterPostOpGasLimit),
+        paymasterData: d.paymasterData as Hex,
+      } as UserOperation<'0.9'>;
+      const signature = await account.signUserOperation({ ...op, chainId: app.fx.chain.chainId });
+      const before = await tokenBalance(app.fx, usdc.address, sender);
+      const hash = await app.fx.bundler.writeContract({
+        address: app.fx.entryPoints['0.9'],
+        abi: entryPoint09Abi,
+        functionName: 'handleOps',
+        args: [[toPackedUserOperation({ ...op, signature })], app.fx.bundler.account.address],
+        gas: 5_000_000n,
+      });
+      const receipt = await app.fx.client.waitForTransactionReceipt({ hash });
+      assert.equal(receipt.status, 'success');
+      const [event] = parseEventLogs({ abi: entryPoint09Abi, logs: receipt.logs, eventName: 'UserOperationEvent' });
+      assert.equal(event?.args.success, true);
+      const [charged] = parseEventLogs({ abi: patronPaymasterAbi, logs: receipt.logs, eventName: 'TokenCharged' });
+      assert.ok(charged !== undefined && charged.args.charge > 0n);
+      const moves = parseEventLogs({ abi: erc20Abi, logs: receipt.logs, eventName: 'Transfer' })
+        .filter((l) => getAddress(l.address) === getAddress(usdc.address))
+        .map((l) => [getAddress(l.args.from), getAddress(l.args.to), l.args.value]);
+      const pm = getAddress(paymaster);
+      assert.deepEqual(moves, [
+        [getAddress(sender), pm, maxTokenCost],
+        [pm, getAddress(sender), maxTokenCost - charged.args.charge],
+        [pm, await feeReceiverOf(paymaster), charged.args.charge],
+      ]);
+      assert.equal(await tokenBalance(app.fx, usdc.address, sender), before - charged.args.charge);
+    } finally {
+      await app.ctx.deps.policies.delete({ dappId: app.tenant.dappId, policyId: policy.id });
+    }
+  });
+});
 
 describe('the token mode needs a staked paymaster on a configured chain', () => {
   const chain = { chainId: 8453, embedded: false, entryPointVersion: '0.7' } as ChainRuntime;

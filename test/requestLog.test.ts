@@ -275,6 +275,66 @@ describe('reading it back', () => {
     );
   });
 
+  test('policy.guarantee: true for a token op signed in mode 2 (with or without caps), false otherwise', async () => {
+    // Rows as the recorder writes them (requestLogOnCall.ts); the token flow that records them through the service
+    // is test/paymasterRpc.token.guarantee.test.ts.
+    const c = await createTenant(ctx.deps, `c-${randomUUID()}@example.com`);
+    const row = (n: number, policy: RequestLogEntry['policy']) => ({
+      id: randomUUID(),
+      at: Date.now() - n,
+      accountId: c.accountId,
+      dappId: c.dappId,
+      chainId: 31337,
+      method: 'pm_getPaymasterData',
+      mode: 'ERC20',
+      sender: SENDER.toLowerCase(),
+      outcome: 'sponsored' as const,
+      errorCode: null,
+      reason: null,
+      webhook: null,
+      latencyMs: 3,
+      policy,
+      userOpHash: null,
+      actualCostWei: null,
+    });
+    await ctx.deps.store.requestLog.insertMany([
+      row(1, { decision: 'passed', policyIds: [], guarantee: true }),
+      row(2, {
+        decision: 'passed',
+        policyIds: ['p1'],
+        reservationId: 'r1',
+        reserved: [{ unit: 'wei', amount: '7' }],
+        guarantee: true,
+      }),
+      row(3, { decision: 'passed', policyIds: ['p1'], reserved: [{ unit: 'wei', amount: '5' }] }),
+      row(4, null),
+    ]);
+    const { entries } = await logOf(c);
+    assert.deepEqual(
+      entries.map((e) => e.policy),
+      [
+        { decision: 'passed', rule: null, policyId: null, policyIds: [], reserved: [], guarantee: true },
+        {
+          decision: 'passed',
+          rule: null,
+          policyId: null,
+          policyIds: ['p1'],
+          reserved: [{ unit: 'wei', amount: '7' }],
+          guarantee: true,
+        },
+        {
+          decision: 'passed',
+          rule: null,
+          policyId: null,
+          policyIds: ['p1'],
+          reserved: [{ unit: 'wei', amount: '5' }],
+          guarantee: false,
+        },
+        null,
+      ],
+    );
+  });
+
   test('bad queries are 400 naming the field', async () => {
     for (const [q, msg] of [
       ['?outcome=won', /^outcome must be one of sponsored, quoted, denied, error$/],

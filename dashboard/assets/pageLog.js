@@ -5,7 +5,7 @@ import { busy, clear, formatEth, formatTime, h, shortAddress, title } from './do
 
 /**
  * @typedef {{id: string, at: string, dappId: string, chainId: number, method: string, mode: string | null, sender: string | null, outcome: string, errorCode: number | null, reason: string | null, webhook: {allowed: boolean, reason: string | null, latencyMs: number, calls: number} | null, latencyMs: number, policy: Policy | null, userOpHash: string | null, actualCostWei: string | null}} Entry
- * @typedef {{decision: 'passed' | 'denied', rule: string | null, policyId: string | null, policyIds: string[], reserved: Array<{unit: string, amount: string}>}} Policy
+ * @typedef {{decision: 'passed' | 'denied', rule: string | null, policyId: string | null, policyIds: string[], reserved: Array<{unit: string, amount: string}>, guarantee: boolean}} Policy
  */
 
 /** A reserved amount in its cap's unit: wei as ETH, usd in micro-USD, ops. @param {{unit: string, amount: string}} r */
@@ -16,16 +16,19 @@ function reservedAmount(r) {
 }
 
 /**
- * "denied: cap (policy Daily cap)", "reserved 0.0039 ETH + 1 op", "passed", or "—" when no policy was asked.
+ * "denied: cap (policy Daily cap)", "reserved 0.0039 ETH + 1 op", "passed", or "—" when no policy was asked; a
+ * token-mode op signed in mode 2 (its charge guaranteed by the dApp) reads "guarantee: reserved 0.0039 ETH" or
+ * "guarantee: passed". Exported for the tests (test/dashboardApi.test.ts).
  * @param {Policy | null} p @param {Map<string, string>} policyNames
  */
-function policyText(p, policyNames) {
+export function policyText(p, policyNames) {
   if (p === null) return '—';
   if (p.decision === 'denied') {
     const name = p.policyId === null ? null : (policyNames.get(p.policyId) ?? p.policyId.slice(0, 8));
     return `denied: ${p.rule ?? 'policy'}${name === null ? '' : ` (policy ${name})`}`;
   }
-  return p.reserved.length === 0 ? 'passed' : `reserved ${p.reserved.map(reservedAmount).join(' + ')}`;
+  const passed = p.reserved.length === 0 ? 'passed' : `reserved ${p.reserved.map(reservedAmount).join(' + ')}`;
+  return p.guarantee ? `guarantee: ${passed}` : passed;
 }
 
 /**
@@ -203,7 +206,7 @@ export async function renderLog(main, ctx) {
     h(
       'p',
       { className: 'hint' },
-      'Every paymaster JSON-RPC call of your dApps. Outcomes: sponsored (signed paymasterAndData), quoted (a token quote or an ERC-7677 stub), denied (your webhook or a policy said no), error (anything else). Policy: what the request reserved against your caps, or the rule that denied it. Actual cost: what the EntryPoint charged once the op was included.',
+      'Every paymaster JSON-RPC call of your dApps. Outcomes: sponsored (signed paymasterAndData), quoted (a token quote or an ERC-7677 stub), denied (your webhook or a policy said no), error (anything else). Policy: what the request reserved against your caps, or the rule that denied it; "guarantee" marks a token-paid op that batches its approval, whose charge your dApp guarantees. Actual cost: what the EntryPoint charged once the op was included.',
     ),
     out,
     form,

@@ -63,6 +63,8 @@ export const requestLogEntryView = z.object({
   /**
    * The policy decision (null when no policy was asked: no policy on the dApp, or the call ended before): what
    * was reserved per cap unit (wei, usd in micro-USD, ops; decimal strings), or the rule and policy that denied.
+   * `guarantee`: a token-mode op signed in mode 2, whose charge the dApp guarantees (README, "Paying gas in ERC-20");
+   * such an op has a decision even when the dApp has no policy.
    */
   policy: z
     .object({
@@ -71,6 +73,7 @@ export const requestLogEntryView = z.object({
       policyId: z.string().nullable(),
       policyIds: z.array(z.string()),
       reserved: z.array(z.object({ unit: z.string(), amount: z.string() })),
+      guarantee: z.boolean(),
     })
     .nullable(),
   /** A signed op's EntryPoint userOpHash. */
@@ -103,6 +106,7 @@ const toView = (e: StoredRequestLogEntry): z.infer<typeof requestLogEntryView> =
           policyId: e.policy.policyId ?? null,
           policyIds: [...(e.policy.policyIds ?? [])],
           reserved: (e.policy.reserved ?? []).map((r) => ({ unit: r.unit, amount: r.amount })),
+          guarantee: e.policy.guarantee === true,
         },
   userOpHash: e.userOpHash,
   actualCostWei: e.actualCostWei,

@@ -29,7 +29,8 @@ async function sponsored(userOp: PartialUserOperation, mode: ModeObject, ctx: Rp
 
 /**
  * Pimlico's pm_sponsorUserOperation (permissionless `sponsorUserOperation`): the EntryPoint it names, the limits
- * the op leaves out computed, the answer in hex with v0.6's paymasterAndData or v0.7's paymaster fields.
+ * the op leaves out computed, the answer in hex with v0.6's paymasterAndData or v0.7's paymaster fields. A
+ * `token` in the context is the ERC20 mode in that token, with the context's policy, window and webhookData.
  */
 export async function pimlicoSponsorUserOperation(
   userOp: PartialUserOperation,
@@ -38,6 +39,19 @@ export async function pimlicoSponsorUserOperation(
   ctx: RpcContext,
 ) {
   const chain = entryPointChain(ctx, entryPoint, 'params[1]');
+  if (context?.token !== undefined) {
+    const mode: ModeObject = {
+      mode: 'ERC20',
+      token: context.token,
+      calculateGasLimits: undefined,
+      expiryDuration: context.validForSeconds,
+      webhookData: context.webhookData ?? {},
+      tokenInfo: undefined,
+      sponsorshipPolicyId: context.sponsorshipPolicyId,
+    };
+    const paid = await tokenPaid(userOp, mode, { ...ctx, chain }, false, 'params[2]');
+    return { ...gasLimitFields(paid), ...erc7677Fields(paid, chain.entryPointVersion) };
+  }
   const s = await ctx.sponsorship.sponsor({
     dappId: ctx.dapp.id,
     chain,

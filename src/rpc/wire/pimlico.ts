@@ -5,13 +5,16 @@ import { address, hexQuantity as hex, quantity } from './scalars.js';
 /* Pimlico's dialect (permissionless's Pimlico client): its pm_sponsorUserOperation context and its token quotes. */
 
 /**
- * Pimlico's context (permissionless `createPimlicoClient().sponsorUserOperation`): the policy to use and how long
- * the signature should hold. Unknown fields are ignored, as Pimlico does.
+ * Pimlico's context (permissionless `createPimlicoClient().sponsorUserOperation`): the policy to use, how long
+ * the signature should hold, and `token`, Pimlico's ERC-20 paymaster context (`paymasterContext: { token }`): the
+ * ERC20 mode paying in that token, as in every other dialect (README, "Pimlico's ERC-20 dialect"), never a
+ * sponsorship its sender did not ask for. Unknown fields are ignored, as Pimlico does.
  */
 export const pimlicoContextSchema = z
   .object(
     {
       sponsorshipPolicyId: z.string({ error: 'must be a string' }).min(1).max(100).optional(),
+      token: address.optional(),
       validForSeconds: z
         .number({ error: 'must be a number of seconds' })
         .int({ error: 'must be a whole number of seconds' })
