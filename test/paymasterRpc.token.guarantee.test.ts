@@ -26,7 +26,7 @@ import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { ChainRuntime } from '../src/chain/chainRegistry.js';
 import { createDevClient, waitForSuccess } from '../src/chain/devClient.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
-import { UnsupportedError } from '../src/errors/PatronError.js';
+import { UnavailableError, UnsupportedError } from '../src/errors/PatronError.js';
 import { MODE_TOKEN } from '../src/paymaster/patronPaymasterV06.js';
 import { decodePaymasterAndDataV07 } from '../src/paymaster/patronPaymasterV07.js';
 import { assertTokenModeStaked } from '../src/paymaster/tokenStake.js';
@@ -301,7 +301,11 @@ describe('the token mode needs a staked paymaster on a configured chain', () => 
         err.message.includes('addStake'),
     );
     assert.doesNotThrow(() => assertTokenModeStaked(configured, true));
-    assert.doesNotThrow(() => assertTokenModeStaked(configured, undefined), 'not read yet: not refused');
+    assert.throws(
+      () => assertTokenModeStaked(configured, undefined),
+      (err: unknown) => err instanceof UnavailableError && /has not been read yet/.test(err.message),
+      'not read yet: refused as transient',
+    );
     assert.doesNotThrow(() => assertTokenModeStaked({ ...configured, embedded: true }, false));
   });
 });

@@ -2,7 +2,7 @@ import { getAddress } from 'viem';
 import { entryPoint06Abi } from 'viem/account-abstraction';
 import { type ChainRuntime, deploymentViews } from '../chain/chainRegistry.js';
 import { withTimeout } from '../chain/withTimeout.js';
-import { UnsupportedError } from '../errors/PatronError.js';
+import { UnavailableError, UnsupportedError } from '../errors/PatronError.js';
 
 /**
  * The token mode needs a staked paymaster (ERC-7562): its validation takes the prefund, writing the token's storage
@@ -19,10 +19,18 @@ export function unstakedTokenModeMessage(chain: ChainRuntime): string {
   );
 }
 
-/** Refuses the token mode on a configured chain whose paymaster is known (from the last read) not to be staked. */
+/**
+ * Refuses the token mode on a configured chain whose paymaster is not known (from the last read) to be staked: not
+ * staked is -32030; not read yet (a slow RPC at start-up) is a transient -32603 (HTTP 503, which clients retry), so
+ * no token-mode signature is issued for a paymaster whose stake nobody has seen.
+ */
 export function assertTokenModeStaked(chain: ChainRuntime, staked: boolean | undefined): void {
-  // Unknown (not read yet) is not refused, as the solvency guard does not refuse an unread deposit.
-  if (chain.embedded || staked !== false) return;
+  if (chain.embedded || staked === true) return;
+  if (staked === undefined) {
+    throw new UnavailableError(
+      `ERC20 mode: the stake of the paymaster ${getAddress(chain.paymaster)} on chain ${chain.chainId} has not been read yet; retry`,
+    );
+  }
   throw new UnsupportedError(unstakedTokenModeMessage(chain));
 }
 
