@@ -1,7 +1,7 @@
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { FeeOracle } from '../chain/feeOracle.js';
 import { OperationFieldError } from '../errors/PatronError.js';
-import type { PolicyGate } from '../policies/policyGate.js';
+import type { PolicyGate, PolicyRequest } from '../policies/policyGate.js';
 import type { CryptoBackend } from './cryptoBackend.js';
 import { type FinalUserOperation, finalUserOperation, gasLimitsOf } from './entryPoints/entryPointModule.js';
 import { entryPointModule } from './entryPoints/entryPointModules.js';
@@ -13,7 +13,6 @@ import {
   assertV09,
   type FinalizeRequest,
   firstMissingLimit,
-  policyRequest,
   type SigningRequest,
   type SponsoredUserOperation,
   type SponsorRequest,
@@ -49,6 +48,8 @@ export interface ParallelSigningArgs {
     chain: ChainRuntime,
     op: PartialUserOperation,
   ) => Promise<FinalUserOperation['eip7702']> | undefined;
+  /** The policy rules' view of a request (its sender's account kind asked only when an allowlist needs it). */
+  readonly rulesRequest: (req: SponsorRequest) => PolicyRequest;
   /** The sponsored mode's signing pipeline. */
   readonly sponsorOp: (req: SigningRequest) => Promise<SponsoredUserOperation>;
 }
@@ -72,7 +73,7 @@ export function createParallelSigning(args: ParallelSigningArgs) {
       if (missing !== undefined) {
         throw new OperationFieldError(missing, 'required with signingPhase "commit" (estimate on the stub first)');
       }
-      const pass = await args.deps.policies.check(policyRequest(req));
+      const pass = await args.deps.policies.check(args.rulesRequest(req));
       const eip7702 = await args.eip7702Of(req.chain, req.userOp);
       const ep = entryPointModule(req.chain.entryPointVersion);
       const window = await args.windowFor(req);

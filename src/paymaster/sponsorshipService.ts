@@ -1,9 +1,11 @@
 import type { Address } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { FeeOracle } from '../chain/feeOracle.js';
+import type { ChainReads } from '../chain/senderCode.js';
 import { opKey } from '../chain/opKey.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
 import { OperationFieldError, ValidationError } from '../errors/PatronError.js';
+import { knownAccountsOf, resolveSenderAccount } from '../policies/knownAccounts.js';
 import type { PolicyGate, PolicyPass } from '../policies/policyGate.js';
 import type { WebhookOperation } from '../webhooks/webhookOperation.js';
 import type { CryptoBackend } from './cryptoBackend.js';
@@ -72,6 +74,8 @@ export interface SponsorshipDeps {
   readonly policies: PolicyGate;
   /** Spec §6: the dApp's webhooks decide; see webhooks/webhookCheck.ts. */
   readonly checkWebhooks: CheckWebhooks;
+  /** The sender's code and a proxy's implementation, read from the chain and cached (chain/senderCode.ts). */
+  readonly chainReads: ChainReads;
 }
 
 /** The op's final gas: its validity window, limits and bounds checked, and the op as it will be hashed. */
@@ -111,13 +115,24 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   const sign = (digest: Uint8Array) => deps.signer.sign(digest);
   /** undefined at once for an ordinary op (most): eip7702Sender.ts. */
   const eip7702Of = eip7702Resolver(deps.policy.eip7702Delegates);
+  /** The policy rules' view of the request; a contract allowlist asks what the sender is (policies/knownAccounts.ts). */
+  const rulesRequest = (req: Parameters<typeof policyRequest>[0]) => ({
+    ...policyRequest(req),
+    senderAccount: () =>
+      resolveSenderAccount({
+        chain: req.chain,
+        reads: deps.chainReads,
+        known: knownAccountsOf(req.chain),
+        op: req.userOp,
+      }),
+  });
 
   /** Everything before the signature: fee bounds, policy rules, webhook, gas limits, gas bounds. */
   const prepare = async (req: SigningRequest): Promise<FinalGas & { pass: PolicyPass }> => {
     req.report?.({ kind: 'op', mode: 'SPONSORED', sender: req.userOp.sender });
     // Before the webhook and any simulation: an op priced out of bounds costs Patron nothing but this check.
     assertFeesWithinBounds(req.userOp, await chainFees(deps.fees, req.chain), req.bounds);
-    const pass = await deps.policies.check(policyRequest(req));
+    const pass = await deps.policies.check(rulesRequest(req));
     const resolving = eip7702Of(req.chain, req.userOp);
     const eip7702 = resolving === undefined ? undefined : await resolving;
     // The gas work is done once: after the webhooks by default (an op they refuse costs no simulation), or
@@ -247,7 +262,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     return { ...fields, ...gasLimitsOf(final), ...window };
   };
 
-  const parallel = createParallelSigning({ deps, windowFor, eip7702Of, sponsorOp });
+  const parallel = createParallelSigning({ deps, windowFor, eip7702Of, rulesRequest, sponsorOp });
 
   return {
     /**
@@ -307,7 +322,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       userOp: PartialUserOperation;
       sponsorshipPolicyId: string | undefined;
     }): Promise<void> {
-      const pass = await deps.policies.check(policyRequest(req));
+      const pass = await deps.policies.check(rulesRequest(req));
       await eip7702Of(req.chain, req.userOp);
       const ep = entryPointModule(req.chain.entryPointVersion);
       const known = finalUserOperation(req.userOp, req.userOp, ep.paymasterGas('SPONSORED'));
