@@ -282,6 +282,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     fees,
     assertCanSign: (chain) => observability.solvency.assertCanSign(chain),
     admitSignature: (op) => observability.solvency.admitSignature(op),
+    chainReads,
   });
   const sessions = createSessionService({
     store,

@@ -3,6 +3,7 @@ import { erc20Abi } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { FeeOracle } from '../chain/feeOracle.js';
 import { opKey } from '../chain/opKey.js';
+import type { ChainReads } from '../chain/senderCode.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
 import {
   OperationFieldError,
@@ -13,7 +14,6 @@ import {
 import type { ChainTokens } from '../tokens/tokenCatalog.js';
 import { approvalInCallData } from './callDataApproval.js';
 import type { CryptoBackend } from './cryptoBackend.js';
-import { eip7702Resolver } from './eip7702Sender.js';
 import {
   type Authorization,
   finalUserOperation,
@@ -28,6 +28,7 @@ import type { PartialUserOperation } from './partialUserOperation.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
 import { findToken, prepare, selectTokens, type TokenQuotes, type TokenSelection } from './quotedTokens.js';
 import { type IssuedSignature, issuedSignature, type ReportFact } from './requestFacts.js';
+import { senderFactsResolver } from './senderFacts.js';
 import { signedMaximum } from './signedMaximum.js';
 import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
 import type { SpendGuard } from './spendGuard.js';
@@ -61,6 +62,8 @@ export interface TokenPaymasterDeps {
   readonly assertCanSign: (chain: ChainRuntime) => void;
   /** The guard's check and record of a signature being issued, in one synchronous step (throws when held). */
   readonly admitSignature: (op: IssuedSignature) => void;
+  /** The sender's code, read from the chain and cached (chain/senderCode.ts). */
+  readonly chainReads: ChainReads;
 }
 
 /** What a quote adds for the approval the client batches into the op after quoting (README, "Token mode"). */
@@ -116,8 +119,8 @@ const SPONSORED = { mode: 'SPONSORED' } as const;
 export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
   const window = (expiryDuration: number | undefined) => validityWindow(deps.policy, deps.now(), expiryDuration);
   const sign = (digest: Uint8Array) => deps.signer.sign(digest);
-  /** An EIP-7702 sender's delegate, checked against the allowed ones (undefined for an ordinary op). */
-  const eip7702Of = eip7702Resolver(deps.policy.eip7702Delegates);
+  /** The sender's EIP-7702 delegate and code hash, checked (undefined at once for a deployment): senderFacts.ts. */
+  const senderOf = senderFactsResolver({ allowed: deps.policy.eip7702Delegates, reads: deps.chainReads });
 
   const chainTokens = (chain: ChainRuntime): ChainTokens => {
     const s = deps.tokens.snapshot(chain.chainId);
@@ -172,7 +175,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         // Measured with the sponsored stub: it needs no token balance, so a user can see a quote before
         // holding the token. The token mode's extra validation and postOp are added below (v0.6) or have limits
         // of their own (v0.7+); preVerificationGas is sized for the token data.
-        const base = finalUserOperation(op, op, paymasterGas, await eip7702Of(req.chain, op));
+        const base = finalUserOperation(op, op, paymasterGas, await senderOf(req.chain, op));
         await req.spend.simulation(ep.simulations({ verified: false }));
         const estimate = await ep.estimate({
           chain: req.chain,
@@ -240,7 +243,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         const known = finalUserOperation(op, op, paymasterGas);
         assertGasWithinBounds(op, op.maxFeePerGas, req.bounds, ep.worstCaseCost(known, op.maxFeePerGas));
       }
-      const eip7702 = await eip7702Of(chain, op);
+      const sender = await senderOf(chain, op);
       const price = { exchangeRate: token.exchangeRate, priceMarkup: token.priceMarkup };
       const simulationAuth: Authorization = { mode: 'ERC20', token: token.address, ...price, maxTokenCost: 1n };
       const probe = ep.chargeProbe({ chain, sender: op.sender, token: token.address });
@@ -250,7 +253,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       const [estimate, balance, available] = await Promise.all([
         ep.estimate({
           chain,
-          op: finalUserOperation(op, op, paymasterGas, eip7702),
+          op: finalUserOperation(op, op, paymasterGas, sender),
           fields: tokenStub(chain, v, token.address),
           callerPreVerificationGas: op.preVerificationGas,
           simulationFields: (simulated) =>
@@ -280,7 +283,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
             : estimate.verificationGasLimit,
         preVerificationGas: useCallerLimits ? op.preVerificationGas : estimate.preVerificationGas,
       };
-      const exact = finalUserOperation(op, limits, paymasterGas, eip7702);
+      const exact = finalUserOperation(op, limits, paymasterGas, sender);
       const { final, maxTokenCost } = signedMaximum({
         ep,
         exact,
