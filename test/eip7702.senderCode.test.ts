@@ -32,7 +32,7 @@ let fx: PatronFixture;
 let burner: Address;
 
 before(async () => {
-  app = await startRpcFixture();
+  app = await startRpcFixture({ tokens: true });
   fx = app.fx;
   burner = privateKeyToAccount(testKey('7702-burner-delegate')).address;
   await fx.client.setCode({ address: burner, bytecode: BURNER_CODE });
@@ -111,6 +111,15 @@ for (const version of ['0.8', '0.9'] as const) {
         {},
       ]);
       assert.equal(stub.body.error?.code, -32030);
+      // And in the token mode (permissionless's ERC-20 context): the same check, before any simulation.
+      const token = await rpcV2(app, 'pm_getPaymasterData', [
+        hexWire({ sender: eoa.address, nonce: 0n, callData: '0x', ...gas, ...fees, signature: '0x' }),
+        entryPoint(),
+        toHex(fx.chain.chainId),
+        { token: fx.tokens[0]?.address },
+      ]);
+      assert.equal(token.body.error?.code, -32030, JSON.stringify(token.body));
+      assert.match(token.body.error?.message ?? '', /EIP-7702 delegate .* is not sponsored/);
     });
 
     test('a sender with no code, no initCode and no eip7702Auth is refused (-32602 naming the sender)', async () => {
