@@ -7,6 +7,7 @@ import {
   getAddress,
   type Hex,
   keccak256,
+  pad,
   parseAbi,
   parseEther,
   parseEventLogs,
@@ -19,14 +20,22 @@ import {
   CANONICAL_ACCOUNTS,
   devChainKnownAccounts,
   implementationOfFactory,
+  KERNEL,
+  KERNEL_V2_PROXY_CODE_HASH,
   SAFE_PROXY_CODE_HASH,
   SIMPLE_ACCOUNT_PROXY_CODE_HASHES,
   SOLADY_ERC1967_PROXY_CODE_HASH,
 } from '../src/chain/canonicalAccounts.js';
 import { createDevClient, waitForSuccess } from '../src/chain/devClient.js';
 import { createChainReads } from '../src/chain/senderCode.js';
-import { knownAccountsOf, resolveSenderAccount } from '../src/policies/knownAccounts.js';
-import { fixtureChainRuntime, type PatronFixture, startPatronFixture, testKey } from './helpers/patronPaymasterV06.js';
+import { ERC1967_IMPLEMENTATION_SLOT, knownAccountsOf, resolveSenderAccount } from '../src/policies/knownAccounts.js';
+import {
+  COUNTER_ADDRESS,
+  fixtureChainRuntime,
+  type PatronFixture,
+  startPatronFixture,
+  testKey,
+} from './helpers/patronPaymasterV06.js';
 
 /**
  * The canonical account facts of src/chain/canonicalAccounts.ts recomputed from the accounts the dev chain really
@@ -108,6 +117,30 @@ describe('the canonical facts, recomputed on the dev chain', () => {
     const solady: Hex =
       '0x363d3d373d3d363d7f360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc545af43d6000803e6038573d6000fd5b3d6000f3';
     assert.equal(keccak256(solady), SOLADY_ERC1967_PROXY_CODE_HASH);
+  });
+
+  test("Kernel 0.2's proxy, assembled from its factory's source, is a working ERC-1967 proxy of the listed hash", async () => {
+    const kernelProxy = concat([
+      '0x3d3d3373',
+      KERNEL.v2Factory,
+      '0x14605757363d3d37363d7f360894a13ba1a3210667c828492db98dca3e2076cc',
+      '0x3735a920a3ca505d382bbc545af43d6000803e6052573d6000fd5b3d6000f35b',
+      '0x3d356020355560408036111560525736038060403d373d3d355af43d6000803e',
+      '0x6052573d6000fd',
+    ]);
+    assert.equal(keccak256(kernelProxy), KERNEL_V2_PROXY_CODE_HASH);
+    const proxy = privateKeyToAccount(testKey('kernel-v2-proxy')).address;
+    await fx.client.setCode({ address: proxy, bytecode: kernelProxy });
+    // Pointed at the counter (a code that increments its own slot 0): a call runs it in the proxy's storage.
+    await fx.client.setStorageAt({ address: proxy, index: ERC1967_IMPLEMENTATION_SLOT, value: pad(COUNTER_ADDRESS) });
+    await waitForSuccess(fx.client, await fx.bundler.sendTransaction({ to: proxy, data: '0x01' }), 'proxy call');
+    assert.equal(await fx.client.getStorageAt({ address: proxy, slot: pad('0x00') }), pad('0x01'));
+    await fx.client.setStorageAt({
+      address: proxy,
+      index: ERC1967_IMPLEMENTATION_SLOT,
+      value: pad(KERNEL.v2Implementations[3]),
+    });
+    assert.deepEqual(await resolve(proxy), { known: true, kind: 'kernelV2' });
   });
 });
 

@@ -28,10 +28,19 @@ const SIMPLE_ACCOUNT_FACTORY_V06: Address = '0x9406Cc6185a346906296840746125a0E4
 /**
  * Solady's LibClone ERC-1967 proxy (ERC-7760's basic UUPS variant), the runtime code
  * `0x363d3d373d3d363d7f360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc545af43d6000803e6038573d6000fd5b3d6000f3`:
- * what Kernel's factories (permissionless `initCodeHashV0_7`) and Light Account v2's factory
- * (`LibClone.createDeterministicERC1967`, alchemyplatform/light-account) deploy.
+ * what Kernel 0.3's factories and Light Account v2's factory (`LibClone.createDeterministicERC1967`,
+ * alchemyplatform/light-account) deploy; @biconomy/abstractjs's PROXY_CREATION_CODE is its creation code.
  */
 export const SOLADY_ERC1967_PROXY_CODE_HASH: Hex = '0xaaa52c8cc8a0e3fd27ce756cc6b4e70c51423e9b597b11f32d3e49f8b1fc890d';
+
+/**
+ * Kernel 0.2's factory (`AdminLessERC1967Factory`, zerodevapp/kernel) deploys its own 127-byte ERC-1967 proxy, which
+ * delegates to the ERC-1967 slot and lets only the factory set it: `3d3d3373 ‖ factory ‖ 14605757363d3d37363d7f
+ * 360894a1…3d6000fd` as that contract's `_initCode` lays it out, with the factory 0x5de4…5ae3. Assembled from the
+ * source, not read from a deployment (the dev chain has no Kernel): a wrong hash matches no account, and Kernel 0.2
+ * accounts are then refused until an operator lists the right one.
+ */
+export const KERNEL_V2_PROXY_CODE_HASH: Hex = '0x7254edb0ba49650a2ecb4fbf9223710f6223925b0aa26ad310e486ccf5c4473a';
 
 /** The ERC1967Proxy each SimpleAccountFactory release deploys (OpenZeppelin as compiled in that npm release). */
 export const SIMPLE_ACCOUNT_PROXY_CODE_HASHES = {
@@ -118,7 +127,7 @@ export const CANONICAL_ACCOUNTS: KnownAccountsSetting = {
   kernelV2: {
     implementations: [...KERNEL.v2Implementations],
     factories: [KERNEL.v2Factory],
-    proxyCodeHashes: [SOLADY_ERC1967_PROXY_CODE_HASH],
+    proxyCodeHashes: [KERNEL_V2_PROXY_CODE_HASH],
   },
   kernelV3: {
     implementations: [...KERNEL.v3Implementations],
