@@ -52,7 +52,10 @@ import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 ///   opHash = keccak256(abi.encode(sender, nonce, initCodeHash, keccak256(callData), uint256 maxVerificationGasLimit,
 ///            uint256 maxCallGasLimit, bytes32 paymasterAndData[20:52], uint256 maxPreVerificationGas, gasFees))
 ///     (the caps in the places of accountGasLimits and preVerificationGas, which are not hashed themselves)
-///   initCodeHash = keccak256(initCode), except for an EIP-7702 initCode (at least 2 bytes whose first 20,
+///   initCodeHash = sender.codehash (EXTCODEHASH) when initCode is empty, so the signature binds the code the
+///     deployed sender runs: an EIP-7702 account re-delegated after signing, or any other change of its code, fails
+///     it (AA34). A proxy's upgrade does not change the proxy's code hash and is not bound. Otherwise
+///     keccak256(initCode), except for an EIP-7702 initCode (at least 2 bytes whose first 20,
 ///     zero-padded, are 0x7702 followed by zeros): keccak256(abi.encodePacked(delegate, initCode[20:])), or
 ///     keccak256(abi.encodePacked(delegate)) when initCode is at most 20 bytes, `delegate` being the sender's
 ///     current EIP-7702 delegate. That is the substitution EntryPoint v0.8+ makes for its userOpHash, so the
@@ -249,7 +252,8 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
 
     /// @notice The hash the verifying signer signs (EIP-191) for a sponsored operation. paymasterAndData must
     /// hold at least the 52-byte prefix (its gas limits are signed); the rest of it is not read, nor are the op's
-    /// accountGasLimits and preVerificationGas (the caps stand for them).
+    /// accountGasLimits and preVerificationGas (the caps stand for them). With an empty initCode it binds the
+    /// sender's code hash as the chain has it when called (see `_initCodeHash`).
     function getSponsoredHash(
         PackedUserOperation calldata userOp,
         uint48 validUntil,
@@ -306,12 +310,18 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
         );
     }
 
-    /// keccak256(initCode), or for an EIP-7702 initCode the value EntryPoint v0.8's Eip7702Support substitutes,
-    /// with the sender's current delegate. `bytes20(initCode)` zero-pads a shorter initCode, as the EntryPoint's
-    /// calldataload does. A sender that is not delegated gives delegate 0 here (the EntryPoint itself refuses
-    /// such an op before the paymaster runs).
+    /// What the digest binds of the code the sender will run: for an empty initCode the sender's code hash
+    /// (EXTCODEHASH, which ERC-7562 lets a paymaster read of the sender), so any change of its code after signing
+    /// (an EIP-7702 account re-delegated, which EXTCODEHASH sees as keccak256(0xef0100 || delegate)) fails the
+    /// signature (AA34); keccak256(initCode) otherwise, or for an EIP-7702 initCode the value EntryPoint v0.8's
+    /// Eip7702Support substitutes, with the sender's current delegate. `bytes20(initCode)` zero-pads a shorter
+    /// initCode, as the EntryPoint's calldataload does. A sender that is not delegated gives delegate 0 here (the
+    /// EntryPoint itself refuses such an op before the paymaster runs). The code hash stands in the initCode
+    /// hash's word: equal only for an op whose initCode is byte for byte the sender's code, which runs that same
+    /// code (v0.7/v0.8 refuse initCode for a deployed sender; v0.9 ignores it).
     function _initCodeHash(PackedUserOperation calldata userOp) internal view returns (bytes32) {
         bytes calldata initCode = userOp.initCode;
+        if (initCode.length == 0) return userOp.sender.codehash;
         if (initCode.length < 2 || bytes20(initCode) != EIP7702_INITCODE_MARKER) return keccak256(initCode);
         address delegate = EIP7702Utils.fetchDelegate(userOp.sender);
         if (initCode.length <= 20) return keccak256(abi.encodePacked(delegate));

@@ -5,6 +5,7 @@ import { type AccountService, createAccountService } from './accounts/accountSer
 import { createSecretBox, loadMasterKey } from './accounts/secretBox.js';
 import { createSessionService, type SessionService } from './accounts/sessionService.js';
 import { cachePolicy } from './cache/cachePolicy.js';
+import { devChainKnownAccounts } from './chain/canonicalAccounts.js';
 import {
   type ChainRegistry,
   type ChainRuntime,
@@ -15,6 +16,7 @@ import {
 } from './chain/chainRegistry.js';
 import { type DevChain, devChainDeployments, startDevChain } from './chain/embeddedChain.js';
 import { createFeeOracle, type FeeOracle } from './chain/feeOracle.js';
+import { createChainReads } from './chain/senderCode.js';
 import { chainDeployments } from './config/chainSettings.js';
 import type { Config } from './config/config.js';
 import { createObservability } from './metrics/observability.js';
@@ -25,6 +27,7 @@ import { createPaymasterSigner, loadSignerKey, type PaymasterSigner } from './pa
 import { createSponsorshipService, type SponsorshipService } from './paymaster/sponsorshipService.js';
 import { createTokenPaymasterService, type TokenPaymasterService } from './paymaster/tokenPaymasterService.js';
 import { assertTokenModeStaked } from './paymaster/tokenStake.js';
+import { knownAccountsOf } from './policies/knownAccounts.js';
 import { createPolicyGate } from './policies/policyGate.js';
 import { createPolicyService, type PolicyService } from './policies/policyService.js';
 import { createRateLimiter, type RateLimiter } from './rateLimit/rateLimiter.js';
@@ -185,6 +188,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
               paymaster: devChain.paymaster,
               deployments: devChainDeployments(devChain),
               simpleAccountFactory: devChain.simpleAccountFactory,
+              accounts: devChainKnownAccounts(devChain),
               ...(devChain.demoAccount === undefined
                 ? {}
                 : { demoAccount: { ...devChain.demoAccount, ownerPrivateKey: DEV_DEMO_ACCOUNT_OWNER_KEY } }),
@@ -196,10 +200,15 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
           rpcUrl: c.rpcUrl,
           deployments: chainDeployments(c),
           maxBlockTimeSeconds: c.maxBlockTimeSeconds,
+          accounts: c.accounts,
         }),
       ),
     ],
   );
+  // A chain whose accounts give a canonical address or code hash another kind throws here, before anything is served.
+  for (const c of chains.list()) knownAccountsOf(c);
+  // The senders' code and proxy slots, one bounded cache for every chain (chain/senderCode.ts).
+  const chainReads = createChainReads({ maxEntries: config.cacheMaxEntries, now });
   const fees =
     overrides.guards?.fees ??
     createFeeOracle({
@@ -264,6 +273,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     assertCanSign: (chain) => observability.solvency.assertCanSign(chain),
     admitSignature: (op) => observability.solvency.admitSignature(op),
     checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
+    chainReads,
   });
   const tokenPaymaster = createTokenPaymasterService({
     signer,
@@ -277,6 +287,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     assertStaked: (chain) => assertTokenModeStaked(chain, observability.solvency.staked(chain)),
     policies: policyGate,
     checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
+    chainReads,
   });
   const sessions = createSessionService({
     store,

@@ -7,11 +7,13 @@ import {
   type Hex,
   hexToBytes,
   isAddressEqual,
+  keccak256,
   maxUint256,
   parseEventLogs,
   size,
   slice,
   zeroAddress,
+  zeroHash,
 } from 'viem';
 import { entryPoint09Abi } from 'viem/account-abstraction';
 import { privateKeyToAccount, sign } from 'viem/accounts';
@@ -129,9 +131,20 @@ for (const version of VERSIONS) {
     it('computes the same digest as getSponsoredHash for deploying, plain, 7702-form and extreme ops and caps', async () => {
       const base = await buildDeployingOp(chain.fx);
       const maxUint128 = (1n << 128n) - 1n;
+      // Without initCode the digest binds the sender's EXTCODEHASH: 0 for an account that does not exist, keccak256 of
+      // the code for a contract, of 0xef0100 ‖ delegate for an EIP-7702 account.
+      const delegated = testKey('digest-delegated-eoa').slice(0, 42) as Address;
+      await chain.fx.client.setCode({ address: delegated, bytecode: concat(['0xef0100', chain.fx.paymaster]) });
+      const codeHashes = new Map<Address, Hex>([
+        [base.sender, zeroHash],
+        [chain.fx.paymaster, keccak256((await chain.fx.client.getCode({ address: chain.fx.paymaster })) ?? '0x')],
+        [delegated, keccak256(concat(['0xef0100', chain.fx.paymaster]))],
+      ]);
       const ops: OpV07[] = [
         base,
         { ...base, initCode: '0x', callData: '0x' },
+        { ...base, sender: chain.fx.paymaster, initCode: '0x' },
+        { ...base, sender: delegated, initCode: '0x' },
         // The sender has no delegation, so the contract substitutes delegate 0 (the EntryPoint would refuse it).
         { ...base, initCode: '0x7702' },
         { ...base, initCode: concat(['0x7702000000000000000000000000000000000000', '0xabcdef']) },
@@ -157,7 +170,9 @@ for (const version of VERSIONS) {
           validAfter: 0,
           caps: { maxVerificationGasLimit: 0n, maxCallGasLimit: 0n, maxPreVerificationGas: 0n },
           eip7702Delegate: zeroAddress,
+          senderCodeHash: zeroHash,
         });
+        const senderCodeHash = codeHashes.get(op.sender);
         for (const [validUntil, validAfter] of [
           [0, 0],
           [2 ** 48 - 1, 1_700_000_000],
@@ -186,6 +201,7 @@ for (const version of VERSIONS) {
                 validAfter,
                 caps,
                 eip7702Delegate: zeroAddress,
+                ...(op.initCode === '0x' && senderCodeHash !== undefined ? { senderCodeHash } : {}),
               },
               viemKeccak,
             );

@@ -20,8 +20,9 @@ import { answer, type Receiver, startReceiver } from './helpers/webhookReceiver.
 /**
  * The request log: every paymaster JSON-RPC call of a resolved dApp is recorded with its outcome, written in
  * batches off the request path, shown per account through the admin API, and pruned by age and count.
- * The chain is a stub that answers only the fee reads of the signing bounds (base fee 1 gwei, tip 1 gwei) and
- * fails every other call: the calls recorded here need no chain beyond that (limits given, or a stub).
+ * The chain is a stub that answers only the fee reads of the signing bounds (base fee 1 gwei, tip 1 gwei) and the
+ * sender's code (a deployed account: an op without initCode from a sender without code is refused) and fails
+ * every other call: the calls recorded here need no chain beyond that (limits given, or a stub).
  */
 const SENDER = '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01';
 const PAYMASTER = '0x1111111111111111111111111111111111111111';
@@ -59,6 +60,7 @@ before(async () => {
     request: async ({ method }) => {
       if (method === 'eth_getBlockByNumber') return { number: '0x1', baseFeePerGas: '0x3b9aca00' };
       if (method === 'eth_maxPriorityFeePerGas') return '0x3b9aca00';
+      if (method === 'eth_getCode') return '0x60006000fd';
       throw new Error('no chain in this test');
     },
     entryPoint: ENTRY_POINT,

@@ -289,4 +289,39 @@ describe('eviction', () => {
     assert.equal(loads, 1);
     assert.equal(await cache.get('k', async () => 'again'), 'new', 'and that one is what is cached');
   });
+
+  test('ttlOf gives each value its own life, and 0 keeps a value out of the cache', async () => {
+    const c = clock();
+    const cache = createTtlCache<string>({
+      ttlMs: 0,
+      maxEntries: 10,
+      now: c.now,
+      ttlOf: (v) => (v.startsWith('long') ? 60_000 : v.startsWith('short') ? 1_000 : 0),
+    });
+    const long = countingLoader('long');
+    const short = countingLoader('short');
+    const none = countingLoader('none');
+    await cache.get('a', long.load);
+    await cache.get('b', short.load);
+    await cache.get('c', none.load);
+    c.advance(999);
+    await cache.get('a', long.load);
+    await cache.get('b', short.load);
+    await cache.get('c', none.load);
+    assert.deepEqual([long.calls, short.calls, none.calls], [1, 1, 2], 'a value with life 0 is loaded every time');
+    c.advance(2);
+    assert.equal(await cache.get('b', short.load), 'short#2', 'the short one expired');
+    assert.equal(await cache.get('a', long.load), 'long#1', 'the long one did not');
+  });
+
+  test('ttlOf entries are bounded by maxEntries like any other', async () => {
+    const cache = createTtlCache<string>({ ttlMs: 0, maxEntries: 2, now: clock().now, ttlOf: () => 60_000 });
+    const loads: string[] = [];
+    const load = (k: string) => async () => {
+      loads.push(k);
+      return k;
+    };
+    for (const k of ['a', 'b', 'c', 'a']) await cache.get(k, load(k));
+    assert.deepEqual(loads, ['a', 'b', 'c', 'a'], 'a was evicted by c (least recently used)');
+  });
 });

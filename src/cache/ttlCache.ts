@@ -28,15 +28,20 @@ interface Node<V> {
  * the Map's own insertion order (`keys().next()` after deletes) is not: V8 keeps deleted slots until it
  * rehashes and walks them on every such call, which cost ~12 µs per request once 10,000 keys were in play.
  */
-export interface TtlCacheOptions {
+export interface TtlCacheOptions<V = unknown> {
   readonly ttlMs: number;
   readonly maxEntries: number;
   /** Moves when the source changed outside this process; an entry loaded under another value is a miss. */
   readonly generation?: () => number;
   readonly now?: () => number;
+  /**
+   * The life of one loaded value, when it depends on the value (`ttlMs` otherwise); 0 or less: not cached at all.
+   * The sender-code cache (chain/senderCode.ts) keeps a contract's code long and an EIP-7702 delegation briefly.
+   */
+  readonly ttlOf?: (value: V) => number;
 }
 
-export function createTtlCache<V>(args: TtlCacheOptions): TtlCache<V> {
+export function createTtlCache<V>(args: TtlCacheOptions<V>): TtlCache<V> {
   const now = args.now ?? Date.now;
   const generation = args.generation ?? (() => 0);
   const entries = new Map<string, Node<V>>();
@@ -68,11 +73,13 @@ export function createTtlCache<V>(args: TtlCacheOptions): TtlCache<V> {
   };
   const store = (key: string, value: V, loadedAt: number) => {
     remove(key);
+    const ttlMs = args.ttlOf === undefined ? args.ttlMs : args.ttlOf(value);
+    if (ttlMs <= 0) return;
     while (entries.size >= args.maxEntries && oldest !== undefined) remove(oldest.key);
     const n: Node<V> = {
       key,
       value,
-      expiresAt: now() + args.ttlMs,
+      expiresAt: now() + ttlMs,
       generation: loadedAt,
       newer: undefined,
       older: undefined,
@@ -99,7 +106,9 @@ export function createTtlCache<V>(args: TtlCacheOptions): TtlCache<V> {
       const p = load().then(
         (value) => {
           // A delete() during the load removed the inflight entry: do not cache what may be stale.
-          if (inflight.get(key)?.promise === p && args.ttlMs > 0) store(key, value, loadedAt);
+          if (inflight.get(key)?.promise === p && (args.ttlMs > 0 || args.ttlOf !== undefined)) {
+            store(key, value, loadedAt);
+          }
           if (inflight.get(key)?.promise === p) inflight.delete(key);
           return value;
         },

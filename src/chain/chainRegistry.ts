@@ -1,4 +1,5 @@
 import { type Address, createPublicClient, custom, type Hex, http, type PublicClient } from 'viem';
+import type { KnownAccountsSetting } from '../config/knownAccountsSettings.js';
 
 /** An EIP-1193 request function: how Patron talks to a chain, in-process (EDR) or over HTTP. */
 export type Eip1193Request = (args: { method: string; params?: readonly unknown[] }) => Promise<unknown>;
@@ -32,6 +33,11 @@ export interface ChainRuntime extends PaymasterDeployment {
    * windows are counted with it, so they never last longer in real time than the time policy allows.
    */
   readonly maxBlockTimeSeconds?: number | undefined;
+  /**
+   * The smart accounts this chain has beyond the canonical ones (policies/knownAccounts.ts): PATRON_CHAINS[i].accounts,
+   * or what the dev chain deploys at addresses of its own.
+   */
+  readonly accounts?: KnownAccountsSetting | undefined;
   /** On the dev chain: the SimpleAccount v0.6 factory deployed with it, for demos and local SDK use. */
   readonly simpleAccountFactory?: Address;
   /** On the dev chain: a SimpleAccount funded with the dev tokens, and its owner's (public, dev-only) key. */
@@ -117,6 +123,7 @@ export function httpChainRuntime(args: {
   deployments?: readonly PaymasterDeployment[];
   timeoutMs?: number;
   maxBlockTimeSeconds?: number | undefined;
+  accounts?: KnownAccountsSetting | undefined;
 }): ChainRuntime {
   const transport = http(args.rpcUrl, { timeout: args.timeoutMs ?? 10_000, retryCount: 1 });
   const client = createPublicClient({ transport });
@@ -131,6 +138,7 @@ export function httpChainRuntime(args: {
     request: (req) => client.request(req as Parameters<typeof client.request>[0]),
     embedded: false,
     maxBlockTimeSeconds: args.maxBlockTimeSeconds,
+    accounts: args.accounts,
   };
 }
 
@@ -143,6 +151,7 @@ export function eip1193ChainRuntime(args: {
   deployments?: readonly PaymasterDeployment[];
   simpleAccountFactory?: Address;
   demoAccount?: NonNullable<ChainRuntime['demoAccount']>;
+  accounts?: KnownAccountsSetting;
 }): ChainRuntime {
   const client = createPublicClient({ transport: custom({ request: args.request }) });
   const { first, all } = deploymentsOf(args);

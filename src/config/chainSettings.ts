@@ -2,6 +2,7 @@ import { type Address, formatUnits, getAddress, parseUnits } from 'viem';
 import { entryPoint07Address, entryPoint08Address, entryPoint09Address } from 'viem/account-abstraction';
 import { z } from 'zod';
 import { boundsOverrideSchema, type SigningBounds } from './boundsSettings.js';
+import { knownAccountsSchema } from './knownAccountsSettings.js';
 
 /**
  * Chains, the paymaster signer and the sponsorship window, from the environment (part of loadConfig).
@@ -162,6 +163,11 @@ const chainEntry = z
         .optional(),
       /** This chain's signing bounds, over the deployment's (README, "Signing bounds"). */
       bounds: boundsOverrideSchema.optional(),
+      /**
+       * Smart accounts this chain has beyond the canonical ones, per kind (config/knownAccountsSettings.ts): what a
+       * policy's contract allowlist recognises (README, "How policies are enforced").
+       */
+      accounts: knownAccountsSchema.optional(),
     },
     { error: 'each chain must be an object {chainId, rpcUrl, paymaster?, entryPoint?, paymasters?}' },
   )

@@ -299,6 +299,33 @@ describe('chains, signer and sponsorship window', () => {
     );
   });
 
+  test('PATRON_CHAINS: accounts, per kind, checksummed; an unknown kind, a bad address or one given two kinds refused', () => {
+    const pm = '0x00000000000000000000000000000000000000bb';
+    const chains = (accounts: unknown) =>
+      JSON.stringify([{ chainId: 8453, rpcUrl: 'https://rpc.example', paymasters: { '0.7': pm }, accounts }]);
+    const impl = '0xae8c656ad28f2b59a196ab61815c16a0ae1c3cba';
+    const hash = `0x${'ab'.repeat(32)}`;
+    const c = loadConfig({
+      PATRON_DATA_DIR: '/tmp/x',
+      PATRON_CHAINS: chains({
+        lightAccount: { implementations: [impl], proxyCodeHashes: [hash.toUpperCase().replace('0X', '0x')] },
+      }),
+    });
+    assert.deepEqual(c.paymaster.chains[0]?.accounts, {
+      lightAccount: { implementations: ['0xae8c656ad28F2B59a196AB61815C16A0AE1c3cba'], proxyCodeHashes: [hash] },
+    });
+    const problems = (accounts: unknown) => configError({ PATRON_CHAINS: chains(accounts) }).problems.join('\n');
+    assert.match(
+      problems({ nexus: {} }),
+      /PATRON_CHAINS\[0\]: accounts must be an object whose keys are account kinds \(simpleAccountV06/,
+    );
+    assert.match(problems({ kernelV3: { factories: ['0x12'] } }), /factories must be addresses/);
+    assert.match(
+      problems({ kernelV3: { factories: [impl] }, kernelV2: { implementations: [impl] } }),
+      /is listed for kernelV3 too/,
+    );
+  });
+
   test('production: no dev chain by default, and a signer key is required', () => {
     const err = configError({ NODE_ENV: 'production', PATRON_MASTER_KEY: KEY });
     assert.deepEqual(err.problems, [

@@ -1,9 +1,9 @@
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { FeeOracle } from '../chain/feeOracle.js';
 import { OperationFieldError } from '../errors/PatronError.js';
-import type { PolicyGate } from '../policies/policyGate.js';
+import type { PolicyGate, PolicyRequest } from '../policies/policyGate.js';
 import type { CryptoBackend } from './cryptoBackend.js';
-import { type FinalUserOperation, finalUserOperation, gasLimitsOf } from './entryPoints/entryPointModule.js';
+import { finalUserOperation, gasLimitsOf, type SenderFacts } from './entryPoints/entryPointModule.js';
 import { entryPointModule } from './entryPoints/entryPointModules.js';
 import { readCommitment } from './parallelSigningCommitment.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
@@ -13,7 +13,6 @@ import {
   assertV09,
   type FinalizeRequest,
   firstMissingLimit,
-  policyRequest,
   type SigningRequest,
   type SponsoredUserOperation,
   type SponsorRequest,
@@ -44,11 +43,10 @@ export interface ParallelSigningArgs {
   };
   /** The window a request asks for (seconds, or block numbers). */
   readonly windowFor: (req: SponsorRequest) => Promise<IssuedWindow>;
-  /** The op's EIP-7702 delegate, checked against the allowed ones (undefined at once for an ordinary op). */
-  readonly eip7702Of: (
-    chain: ChainRuntime,
-    op: PartialUserOperation,
-  ) => Promise<FinalUserOperation['eip7702']> | undefined;
+  /** What the sender is on chain: its EIP-7702 delegate, its code hash (undefined at once for a deployment). */
+  readonly senderOf: (chain: ChainRuntime, op: PartialUserOperation) => Promise<SenderFacts> | undefined;
+  /** The policy rules' view of a request (its sender's account kind asked only when an allowlist needs it). */
+  readonly rulesRequest: (req: SponsorRequest) => PolicyRequest;
   /** The sponsored mode's signing pipeline. */
   readonly sponsorOp: (req: SigningRequest) => Promise<SponsoredUserOperation>;
 }
@@ -72,11 +70,11 @@ export function createParallelSigning(args: ParallelSigningArgs) {
       if (missing !== undefined) {
         throw new OperationFieldError(missing, 'required with signingPhase "commit" (estimate on the stub first)');
       }
-      const pass = await args.deps.policies.check(policyRequest(req));
-      const eip7702 = await args.eip7702Of(req.chain, req.userOp);
+      const pass = await args.deps.policies.check(args.rulesRequest(req));
+      const sender = await args.senderOf(req.chain, req.userOp);
       const ep = entryPointModule(req.chain.entryPointVersion);
       const window = await args.windowFor(req);
-      const final = finalUserOperation(req.userOp, req.userOp, ep.paymasterGas('SPONSORED'), eip7702);
+      const final = finalUserOperation(req.userOp, req.userOp, ep.paymasterGas('SPONSORED'), sender);
       const worstCaseWei = ep.worstCaseCost(final, final.maxFeePerGas);
       assertGasWithinBounds(final, final.maxFeePerGas, req.bounds, worstCaseWei);
       await args.deps.policies.fits({ pass, worstCaseWei });

@@ -131,13 +131,18 @@ function randomParams(rng: Rng): SponsoredHashParamsV07 {
       maxPreVerificationGas: BigInt.asUintN(64, randomUint(rng, 8)),
     },
     eip7702Delegate: address(rng),
+    senderCodeHash: bytesToHex(rng.bytes(32)),
   };
 }
 
 const pair = (high: bigint, low: bigint): Hex => encodePacked(['uint128', 'uint128'], [high, low]);
 
-/** The contract's initCodeHash written with viem's helpers (Eip7702Support's substitution). */
-function referenceInitCodeHash(initCode: Hex, delegate: Address | undefined): Hex {
+/** The contract's initCodeHash written with viem's helpers (Eip7702Support's substitution, EXTCODEHASH). */
+function referenceInitCodeHash(initCode: Hex, delegate: Address | undefined, senderCodeHash: Hex | undefined): Hex {
+  if (initCode === '0x') {
+    if (senderCodeHash === undefined) throw new Error('test op without initCode and without the sender code hash');
+    return senderCodeHash;
+  }
   if (!isEip7702InitCode(Buffer.from(initCode.slice(2), 'hex'))) return keccak256(initCode);
   if (delegate === undefined) throw new Error('test op without a delegate');
   return keccak256(size(initCode) <= 20 ? delegate : concat([delegate, slice(initCode, 20)]));
@@ -152,7 +157,7 @@ function referenceOpHash(p: SponsoredHashParamsV07): Hex {
       [
         u.sender,
         u.nonce,
-        referenceInitCodeHash(u.initCode, p.eip7702Delegate),
+        referenceInitCodeHash(u.initCode, p.eip7702Delegate, p.senderCodeHash),
         keccak256(u.callData),
         p.caps.maxVerificationGasLimit,
         p.caps.maxCallGasLimit,
@@ -223,6 +228,7 @@ const baseParams: SponsoredHashParamsV07 = {
   validUntil: 1_900_000_000,
   validAfter: 0,
   caps: { maxVerificationGasLimit: 600_000n, maxCallGasLimit: 100_000n, maxPreVerificationGas: 60_000n },
+  senderCodeHash: '0x0cf33e42b59cd30ce43a3d95a9c4de2589047c5e0968708337764f9776097210',
 };
 const signature = Uint8Array.from({ length: 65 }, (_, i) => i + 1);
 const tokenFields = {
@@ -264,6 +270,7 @@ describe('sponsoredHashV07 / tokenHashV07', () => {
       ['sender', op({ sender: '0x1111111111111111111111111111111111111112' })],
       ['nonce', op({ nonce: 1n })],
       ['initCode', op({ initCode: '0x00' })],
+      ['senderCodeHash', { ...baseParams, senderCodeHash: keccak256('0xef0100') }],
       ['callData', op({ callData: '0x00' })],
       ['maxVerificationGasLimit', { ...baseParams, caps: { ...baseParams.caps, maxVerificationGasLimit: 600_001n } }],
       ['maxCallGasLimit', { ...baseParams, caps: { ...baseParams.caps, maxCallGasLimit: 100_001n } }],
@@ -317,6 +324,23 @@ describe('sponsoredHashV07 / tokenHashV07', () => {
     // A factory initCode ignores a delegate passed along.
     const plain = { ...baseParams, eip7702Delegate: delegate };
     assert.deepEqual(sponsoredHashV07(plain, viemKeccak), sponsoredHashV07(baseParams, viemKeccak));
+  });
+
+  it("binds the sender's code hash for an op without initCode, requires it there, and ignores it elsewhere", () => {
+    const hash = bytesToHex(sponsoredHashV07(baseParams, viemKeccak));
+    assert.equal(hash, referenceSponsoredHash(baseParams));
+    const redelegated = { ...baseParams, senderCodeHash: keccak256(concat(['0xef0100', MARKER_20])) };
+    assert.notEqual(bytesToHex(sponsoredHashV07(redelegated, viemKeccak)), hash, 'another code, another digest');
+    const { senderCodeHash: _, ...without } = baseParams;
+    assert.throws(() => sponsoredHashV07(without, viemKeccak), /senderCodeHash/);
+    assert.throws(() => tokenHashV07({ ...without, ...tokenFields }, viemKeccak), /senderCodeHash/);
+    assert.throws(() => sponsoredHashV07({ ...baseParams, senderCodeHash: '0x1234' }, viemKeccak), /32 bytes/);
+    // A factory initCode or a 7702 marker hashes what it always did, whatever code hash is passed along.
+    for (const initCode of [concat([baseParams.paymaster, '0xc0ffee']), MARKER_20] as const) {
+      const params = { ...baseParams, userOp: { ...baseOp, initCode }, eip7702Delegate: baseParams.paymaster };
+      const { senderCodeHash: __, ...plain } = params;
+      assert.deepEqual(sponsoredHashV07(params, viemKeccak), sponsoredHashV07(plain, viemKeccak), initCode);
+    }
   });
 
   it('recognises exactly the initCodes EntryPoint v0.8 treats as 7702', () => {

@@ -239,22 +239,48 @@ function initCodeHash(initCode: Hex, eip7702Delegate: Address | undefined, kecca
   return keccak.keccak256(preimage);
 }
 
+/** What the digest binds of the sender's code besides the op's fields (SponsoredHashParamsV07 has both). */
+export interface SenderCodeV07 {
+  /** The sender's current EIP-7702 delegate; required when initCode is the 0x7702 form, ignored otherwise. */
+  readonly eip7702Delegate?: Address | undefined;
+  /** The sender's code hash (EXTCODEHASH at inclusion); required when initCode is empty, ignored otherwise. */
+  readonly senderCodeHash?: Hex | undefined;
+}
+
+/**
+ * The contract's `_initCodeHash`: the sender's code hash for an empty initCode, else keccak256(initCode) with an
+ * EIP-7702 initCode's delegate substitution.
+ */
+function boundInitCodeHash(initCode: Hex, sender: SenderCodeV07, keccak: Keccak): Uint8Array {
+  if (initCode.length === 2) {
+    const hash = sender.senderCodeHash;
+    if (hash === undefined) {
+      throw new ValidationError('an op without initCode needs the senderCodeHash of its deployed sender');
+    }
+    const bytes = hexToBuffer(hash, 'senderCodeHash');
+    if (bytes.length !== 32) throw new ValidationError('senderCodeHash must be 32 bytes');
+    return bytes;
+  }
+  return initCodeHash(initCode, sender.eip7702Delegate, keccak);
+}
+
 /**
  * keccak256(abi.encode(sender, nonce, initCodeHash, keccak256(callData), uint256 maxVerificationGasLimit,
  * uint256 maxCallGasLimit, paymasterGasLimits, uint256 maxPreVerificationGas, gasFees)): the contract's `_opHash`,
- * shared by both modes. The op's own accountGasLimits and preVerificationGas are not read.
+ * shared by both modes. The op's own accountGasLimits and preVerificationGas are not read; for an empty initCode
+ * the initCode word is the sender's code hash (`senderCode.senderCodeHash`).
  */
 export function opHashV07(
   userOp: HashedFieldsV07,
   caps: GasCapsV07,
-  eip7702Delegate: Address | undefined,
+  senderCode: SenderCodeV07,
   keccak: Keccak,
 ): Uint8Array {
   checkCaps(caps);
   const buf = OP_PREIMAGE.fill(0);
   writeAddressWord(buf, 0, userOp.sender, 'sender');
   writeUint256Word(buf, 32, userOp.nonce, 'nonce');
-  buf.set(initCodeHash(userOp.initCode, eip7702Delegate, keccak), 64);
+  buf.set(boundInitCodeHash(userOp.initCode, senderCode, keccak), 64);
   buf.set(keccak.keccak256(hexToBuffer(userOp.callData, 'callData')), 96);
   buf.writeBigUInt64BE(caps.maxVerificationGasLimit, 128 + 24);
   buf.writeBigUInt64BE(caps.maxCallGasLimit, 160 + 24);
@@ -282,13 +308,15 @@ export interface SponsoredHashParamsV07 {
   readonly caps: GasCapsV07;
   /** The sender's current EIP-7702 delegate; required when initCode is the 0x7702 form, ignored otherwise. */
   readonly eip7702Delegate?: Address;
+  /** The sender's code hash (EXTCODEHASH); required when initCode is empty, ignored otherwise. */
+  readonly senderCodeHash?: Hex;
 }
 
 /** The seven words both modes' hashes start with, written into `buf` after zeroing it. */
 function writeCommonWords(buf: Buffer, params: SponsoredHashParamsV07, mode: number, keccak: Keccak): Buffer {
   checkUint48(params.validUntil, 'validUntil');
   checkUint48(params.validAfter, 'validAfter');
-  const opHash = opHashV07(params.userOp, params.caps, params.eip7702Delegate, keccak);
+  const opHash = opHashV07(params.userOp, params.caps, params, keccak);
   buf.fill(0);
   buf.set(opHash, 0);
   writeUint256Word(buf, 32, params.chainId, 'chainId');

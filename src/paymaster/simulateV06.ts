@@ -1,6 +1,7 @@
 import { type Address, decodeErrorResult, encodeFunctionData, type Hex, zeroAddress } from 'viem';
 import { entryPoint06Abi } from 'viem/account-abstraction';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
+import { findRevertData } from '../chain/revertData.js';
 import { SimulationFailedError, UnavailableError } from '../errors/PatronError.js';
 import type { UserOperationV06 } from './patronPaymasterV06.js';
 
@@ -57,22 +58,8 @@ export async function simulateHandleOpV06(args: {
   throw new SimulationFailedError(`Simulation failed: ${decoded.errorName}`, decoded.errorName);
 }
 
-/** The revert data inside a JSON-RPC error, wherever the node put it (`data`, `data.data`, a cause's). */
-export function findRevertData(err: unknown): Hex | undefined {
-  const seen = new Set<unknown>();
-  let current: unknown = err;
-  while (typeof current === 'object' && current !== null && !seen.has(current)) {
-    seen.add(current);
-    const data = (current as { data?: unknown }).data;
-    if (typeof data === 'string' && /^0x[0-9a-fA-F]*$/.test(data) && data.length >= 10) return data as Hex;
-    if (typeof data === 'object' && data !== null) {
-      const inner = (data as { data?: unknown }).data;
-      if (typeof inner === 'string' && /^0x[0-9a-fA-F]*$/.test(inner) && inner.length >= 10) return inner as Hex;
-    }
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
+/** Moved to chain/revertData.ts (the chain reads use it too); re-exported for simulateV07.ts. */
+export { findRevertData };
 
 /** A readable reason from a call's revert data: Error(string), Panic(uint256), or the raw selector. */
 export function describeRevert(data: Hex): string {

@@ -1,7 +1,10 @@
 import type { Hex } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
+import type { ChainReads } from '../chain/senderCode.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
 import { ValidationError } from '../errors/PatronError.js';
+import { knownAccountsOf, resolveSenderAccount } from '../policies/knownAccounts.js';
+import type { PolicyRequest } from '../policies/policyGate.js';
 import type { PaymasterFields } from './entryPoints/entryPointModule.js';
 import type { CommittedPaymaster } from './parallelSigningCommitment.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
@@ -62,12 +65,19 @@ export function firstMissingLimit(op: PartialUserOperation): string | undefined 
   return undefined;
 }
 
-export function policyRequest(req: {
-  dappId: string;
-  chain: ChainRuntime;
-  userOp: PartialUserOperation;
-  sponsorshipPolicyId?: string | undefined;
-}) {
+/**
+ * The policy rules' view of a request, in either mode; a contract allowlist asks what the sender is
+ * (policies/knownAccounts.ts), read from the chain only then.
+ */
+export function policyRequest(
+  req: {
+    dappId: string;
+    chain: ChainRuntime;
+    userOp: PartialUserOperation;
+    sponsorshipPolicyId?: string | undefined;
+  },
+  reads: ChainReads,
+): PolicyRequest {
   return {
     dappId: req.dappId,
     chainId: req.chain.chainId,
@@ -76,6 +86,8 @@ export function policyRequest(req: {
     callData: req.userOp.callData,
     maxFeePerGas: req.userOp.maxFeePerGas,
     requestedPolicyId: req.sponsorshipPolicyId,
+    senderAccount: () =>
+      resolveSenderAccount({ chain: req.chain, reads, known: knownAccountsOf(req.chain), op: req.userOp }),
   };
 }
 

@@ -2,12 +2,12 @@ import type { Address } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { FeeOracle } from '../chain/feeOracle.js';
 import { opKey } from '../chain/opKey.js';
+import type { ChainReads } from '../chain/senderCode.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
 import { OperationFieldError, ValidationError } from '../errors/PatronError.js';
 import type { PolicyGate, PolicyPass } from '../policies/policyGate.js';
 import type { WebhookOperation } from '../webhooks/webhookOperation.js';
 import type { CryptoBackend } from './cryptoBackend.js';
-import { eip7702Resolver } from './eip7702Sender.js';
 import {
   type EntryPointModule,
   type FinalUserOperation,
@@ -15,6 +15,7 @@ import {
   type GasLimits,
   gasLimitsOf,
   type PaymasterFields,
+  type SenderFacts,
   type ValidityWindow,
 } from './entryPoints/entryPointModule.js';
 import { entryPointModule } from './entryPoints/entryPointModules.js';
@@ -24,6 +25,7 @@ import { unsuffixedPrefix } from './parallelSigningCommitment.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
 import { type IssuedSignature, issuedSignature } from './requestFacts.js';
+import { senderFactsResolver } from './senderFacts.js';
 import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
 import {
   assertV09,
@@ -73,6 +75,8 @@ export interface SponsorshipDeps {
   readonly policies: PolicyGate;
   /** Spec §6: the dApp's webhooks decide; see webhooks/webhookCheck.ts. */
   readonly checkWebhooks: CheckWebhooks;
+  /** The sender's code and a proxy's implementation, read from the chain and cached (chain/senderCode.ts). */
+  readonly chainReads: ChainReads;
 }
 
 /** The op's final gas: its validity window, limits and bounds checked, and the op as it will be hashed. */
@@ -110,22 +114,23 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     });
   };
   const sign = (digest: Uint8Array) => deps.signer.sign(digest);
-  /** undefined at once for an ordinary op (most): eip7702Sender.ts. */
-  const eip7702Of = eip7702Resolver(deps.policy.eip7702Delegates);
+  /** undefined at once for an op that deploys its account (most): senderFacts.ts. */
+  const senderOf = senderFactsResolver({ allowed: deps.policy.eip7702Delegates, reads: deps.chainReads });
+  const rulesRequest = (req: Parameters<typeof policyRequest>[0]) => policyRequest(req, deps.chainReads);
 
   /** Everything before the signature: fee bounds, policy rules, webhook, gas limits, gas bounds. */
   const prepare = async (req: SigningRequest): Promise<FinalGas & { pass: PolicyPass }> => {
     req.report?.({ kind: 'op', mode: 'SPONSORED', sender: req.userOp.sender });
     // Before the webhook and any simulation: an op priced out of bounds costs Patron nothing but this check.
     assertFeesWithinBounds(req.userOp, await chainFees(deps.fees, req.chain), req.bounds);
-    const pass = await deps.policies.check(policyRequest(req));
-    const resolving = eip7702Of(req.chain, req.userOp);
-    const eip7702 = resolving === undefined ? undefined : await resolving;
+    const pass = await deps.policies.check(rulesRequest(req));
+    const resolving = senderOf(req.chain, req.userOp);
+    const sender = resolving === undefined ? undefined : await resolving;
     // The gas work is done once: after the webhooks by default (an op they refuse costs no simulation), or
     // before them when the check asks for the operation (a webhook with includeOperation sees the final gas).
     let gas: Promise<FinalGas> | undefined;
     const finalGas = () => {
-      gas ??= settleGas(req, eip7702);
+      gas ??= settleGas(req, sender);
       return gas;
     };
     await approveByWebhooks(req, async () => webhookOperation(req, pass, await finalGas()));
@@ -133,11 +138,11 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   };
 
   /** The validity window, the gas limits (the caller's or simulated) and the gas bounds. */
-  const settleGas = async (req: SigningRequest, eip7702: FinalUserOperation['eip7702']): Promise<FinalGas> => {
+  const settleGas = async (req: SigningRequest, sender: SenderFacts | undefined): Promise<FinalGas> => {
     const ep = entryPointModule(req.chain.entryPointVersion);
     const issued = req.window ?? (await windowFor(req));
-    const limits = await gasLimits(ep, req, issued, eip7702);
-    const op = finalUserOperation(req.userOp, limits, ep.paymasterGas('SPONSORED'), eip7702);
+    const limits = await gasLimits(ep, req, issued, sender);
+    const op = finalUserOperation(req.userOp, limits, ep.paymasterGas('SPONSORED'), sender);
     const estimated = firstMissingLimit(req.userOp) !== undefined;
     const final =
       req.limitsMayChange === true && estimated && ep.version !== '0.6'
@@ -170,7 +175,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     ep: EntryPointModule,
     req: SponsorRequest,
     validity: ValidityWindow,
-    eip7702: FinalUserOperation['eip7702'],
+    sender: SenderFacts | undefined,
   ): Promise<GasLimits> => {
     const op = req.userOp;
     const missing = firstMissingLimit(op);
@@ -189,7 +194,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     await req.spend.simulation(ep.simulations({ verified: false }));
     return ep.estimate({
       chain: req.chain,
-      op: finalUserOperation(op, op, fields, eip7702),
+      op: finalUserOperation(op, op, fields, sender),
       fields,
       callerPreVerificationGas: op.preVerificationGas,
     });
@@ -251,7 +256,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     return { ...fields, ...gasLimitsOf(final), ...window };
   };
 
-  const parallel = createParallelSigning({ deps, windowFor, eip7702Of, sponsorOp });
+  const parallel = createParallelSigning({ deps, windowFor, senderOf, rulesRequest, sponsorOp });
 
   return {
     /**
@@ -311,8 +316,8 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       userOp: PartialUserOperation;
       sponsorshipPolicyId: string | undefined;
     }): Promise<void> {
-      const pass = await deps.policies.check(policyRequest(req));
-      await eip7702Of(req.chain, req.userOp);
+      const pass = await deps.policies.check(rulesRequest(req));
+      await senderOf(req.chain, req.userOp);
       const ep = entryPointModule(req.chain.entryPointVersion);
       const known = finalUserOperation(req.userOp, req.userOp, ep.paymasterGas('SPONSORED'));
       await deps.policies.fits({ pass, worstCaseWei: ep.worstCaseCost(known, known.maxFeePerGas) });

@@ -1,5 +1,6 @@
 import type { Address } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
+import type { ChainReads } from '../chain/senderCode.js';
 import { PolicyDeniedError, SponsorshipDeniedError, WebhookFailedError } from '../errors/PatronError.js';
 import type { PolicyDecision, PolicyGate, PolicyPass } from '../policies/policyGate.js';
 import type { WebhookOperation } from '../webhooks/webhookOperation.js';
@@ -21,6 +22,8 @@ import { approveByDappWebhooks, type CheckWebhooks } from './webhookApproval.js'
  */
 export interface GuaranteeDeps {
   readonly policies: PolicyGate;
+  /** The sender's code, for a contract allowlist's known-account check (chain/senderCode.ts). */
+  readonly chainReads: ChainReads;
   readonly checkWebhooks: CheckWebhooks;
 }
 
@@ -39,7 +42,7 @@ export type GuaranteeRules = { readonly pass: PolicyPass } | { readonly denied: 
 
 /** The policy rules (cached, nothing written), before any simulation. */
 export function checkGuaranteeRules(deps: GuaranteeDeps, req: GuaranteeRequest): Promise<GuaranteeRules> {
-  return deps.policies.check(policyRequest(req)).then(
+  return deps.policies.check(policyRequest(req, deps.chainReads)).then(
     (pass) => ({ pass }),
     (denied: unknown) => ({ denied }),
   );

@@ -14,7 +14,6 @@ import type { PolicyPass } from '../policies/policyGate.js';
 import type { ChainTokens } from '../tokens/tokenCatalog.js';
 import { approvalInCallData } from './callDataApproval.js';
 import type { CryptoBackend } from './cryptoBackend.js';
-import { eip7702Resolver } from './eip7702Sender.js';
 import {
   type Authorization,
   finalUserOperation,
@@ -29,6 +28,7 @@ import type { PartialUserOperation } from './partialUserOperation.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
 import { findToken, prepare, selectTokens, type TokenQuotes, type TokenSelection } from './quotedTokens.js';
 import { type IssuedSignature, issuedSignature, type ReportFact } from './requestFacts.js';
+import { senderFactsResolver } from './senderFacts.js';
 import { signedMaximum } from './signedMaximum.js';
 import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
 import type { SpendGuard } from './spendGuard.js';
@@ -143,8 +143,8 @@ const SPONSORED = { mode: 'SPONSORED' } as const;
 export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
   const window = (expiryDuration: number | undefined) => validityWindow(deps.policy, deps.now(), expiryDuration);
   const sign = (digest: Uint8Array) => deps.signer.sign(digest);
-  /** An EIP-7702 sender's delegate, checked against the allowed ones (undefined for an ordinary op). */
-  const eip7702Of = eip7702Resolver(deps.policy.eip7702Delegates);
+  /** The sender's EIP-7702 delegate and code hash, checked (undefined at once for a deployment): senderFacts.ts. */
+  const senderOf = senderFactsResolver({ allowed: deps.policy.eip7702Delegates, reads: deps.chainReads });
 
   const chainTokens = (chain: ChainRuntime): ChainTokens => {
     const s = deps.tokens.snapshot(chain.chainId);
@@ -199,7 +199,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         // Measured with the sponsored stub: it needs no token balance, so a user can see a quote before
         // holding the token. The token mode's extra validation and postOp are added below (v0.6) or have limits
         // of their own (v0.7+); preVerificationGas is sized for the token data.
-        const base = finalUserOperation(op, op, paymasterGas, await eip7702Of(req.chain, op));
+        const base = finalUserOperation(op, op, paymasterGas, await senderOf(req.chain, op));
         await req.spend.simulation(ep.simulations({ verified: false }));
         const estimate = await ep.estimate({
           chain: req.chain,
@@ -268,7 +268,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         const known = finalUserOperation(op, op, paymasterGas);
         assertGasWithinBounds(op, op.maxFeePerGas, req.bounds, ep.worstCaseCost(known, op.maxFeePerGas));
       }
-      const eip7702 = await eip7702Of(chain, op);
+      const sender = await senderOf(chain, op);
       const price = { exchangeRate: token.exchangeRate, priceMarkup: token.priceMarkup };
       const approved = approvalInCallData(op.callData, chain.paymaster);
       const erc20 = { address: token.address, abi: erc20Abi } as const;
@@ -299,7 +299,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       const [estimate, balance, onChainAllowance] = await Promise.all([
         ep.estimate({
           chain,
-          op: finalUserOperation(op, op, paymasterGas, eip7702),
+          op: finalUserOperation(op, op, paymasterGas, sender),
           fields: tokenStub(chain, v, token.address),
           callerPreVerificationGas: op.preVerificationGas,
           simulationFields: (simulated) =>
@@ -327,7 +327,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
             : estimate.verificationGasLimit,
         preVerificationGas: useCallerLimits ? op.preVerificationGas : estimate.preVerificationGas,
       };
-      const exact = finalUserOperation(op, limits, paymasterGas, eip7702);
+      const exact = finalUserOperation(op, limits, paymasterGas, sender);
       const { final, maxTokenCost } = signedMaximum({
         ep,
         exact,

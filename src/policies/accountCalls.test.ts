@@ -318,3 +318,66 @@ describe('decodeAccountCalls: the hand-read execute(address,uint256,bytes)', () 
     if (lenient.ok) assert.equal(lenient.calls[0]?.selector, '0x12345678');
   });
 });
+
+describe('decodeAccountCalls with the sender’s kind', () => {
+  const artifactAbi = (pkg: string, name: string) =>
+    (JSON.parse(readFileSync(require.resolve(`${pkg}/artifacts/${name}.json`), 'utf8')) as { abi: Abi }).abi;
+  const v07 = artifactAbi('@account-abstraction/contracts-v07', 'SimpleAccount');
+  const simple7702V09 = artifactAbi('@account-abstraction/contracts-v09', 'Simple7702Account');
+  const batchV06 = encodeFunctionData({
+    abi: simpleAccountAbi,
+    functionName: 'executeBatch',
+    args: [
+      [TOKEN, NFT],
+      [transfer, approve],
+    ],
+  });
+  const batchV07 = encodeFunctionData({
+    abi: v07,
+    functionName: 'executeBatch',
+    args: [[TOKEN], [0n], [transfer]],
+  });
+  const batchV08 = encodeFunctionData({
+    abi: simple7702V09,
+    functionName: 'executeBatch',
+    args: [[{ target: TOKEN, value: 0n, data: transfer }]],
+  });
+  const kernelSingle = encodeFunctionData({
+    abi: kernelV2Abi,
+    functionName: 'execute',
+    args: [TOKEN, 0n, transfer, 0],
+  });
+  const safeSingle = encodeFunctionData({
+    abi: safeModuleAbi,
+    functionName: 'executeUserOp',
+    args: [TOKEN, 0n, transfer, 0],
+  });
+  const executeV07 = encodeFunctionData({ abi: v07, functionName: 'execute', args: [TOKEN, 0n, transfer] });
+
+  test('each account decodes the methods its own ABI has, and only those', () => {
+    const cases: readonly [Hex, Parameters<typeof decodeAccountCalls>[1], boolean][] = [
+      [batchV06, 'simpleAccountV06', true],
+      [batchV06, 'simpleAccountV07', false],
+      [batchV06, 'simpleAccountV08', false],
+      [batchV07, 'simpleAccountV07', true],
+      [batchV07, 'simpleAccountV06', false],
+      [batchV08, 'simpleAccountV08', true],
+      [batchV08, 'simpleAccountV07', false],
+      [kernelSingle, 'kernelV2', true],
+      [kernelSingle, 'simpleAccountV07', false],
+      [safeSingle, 'safe4337', true],
+      [safeSingle, 'kernelV2', false],
+      [executeV07, 'simpleAccountV07', true],
+      [executeV07, 'simpleAccountV08', true],
+      [executeV07, 'biconomyV2', true],
+      [executeV07, 'safe4337', false],
+      [executeV07, 'kernelV3', false],
+    ];
+    for (const [callData, kind, ok] of cases) {
+      const r = decodeAccountCalls(callData, kind);
+      assert.equal(r.ok, ok, `${callData.slice(0, 10)} as ${kind}`);
+      if (r.ok) assert.deepEqual(r.calls[0]?.to, TOKEN);
+      else assert.match(r.reason, new RegExp(`not a method a ${kind} account executes`));
+    }
+  });
+});

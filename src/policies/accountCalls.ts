@@ -13,13 +13,16 @@ import {
   slice,
   toFunctionSelector,
 } from 'viem';
+import type { AccountKind } from '../config/knownAccountsSettings.js';
 import { toAddress } from '../paymaster/address.js';
 
 /**
  * The calls a smart account will make, decoded from its `callData`, so that a sponsorship policy can allow or
  * deny contracts and methods. One decoder per calldata layout, in a table keyed by the account's own selector;
  * a layout shared by several accounts is listed once (SimpleAccount, Biconomy Smart Account v2, Light Account and
- * Coinbase Smart Wallet all have `execute(address,uint256,bytes)`). Adding an account is adding a row.
+ * Coinbase Smart Wallet all have `execute(address,uint256,bytes)`), with the account kinds that have it. A layout
+ * only says what an account of those kinds does with the call: the caller decodes with the sender's kind, known
+ * from its implementation (policies/knownAccounts.ts), and a layout of another kind is refused.
  *
  * Fail closed: a selector not in the table, a malformed encoding, a delegatecall (the account runs foreign code
  * as itself, so its "calls" are whatever that code does) except to Safe's audited MultiSend contracts, or a
@@ -41,6 +44,8 @@ type Decoded = readonly AccountCall[] | string;
 
 interface Layout {
   readonly name: string;
+  /** The account kinds that execute this method as decoded here. */
+  readonly kinds: readonly AccountKind[];
   readonly item: AbiFunction;
   decode(args: readonly unknown[]): Decoded;
 }
@@ -164,55 +169,75 @@ const erc7579 = (args: readonly unknown[]): Decoded => {
 
 const fn = (signature: string) => parseAbiItem(signature) as AbiFunction;
 
-/** The table: one row per calldata layout, the accounts that use it in its name. */
+/** The kinds with SimpleAccount's `execute(address,uint256,bytes)` (SimpleAccount v0.8: BaseAccount's). */
+const EXECUTE_KINDS: readonly AccountKind[] = [
+  'simpleAccountV06',
+  'simpleAccountV07',
+  'simpleAccountV08',
+  'lightAccount',
+  'biconomyV2',
+  'coinbaseSmartWallet',
+];
+
+/** The table: one row per calldata layout, the accounts that use it in its name and kinds. */
 const LAYOUTS: readonly Layout[] = [
   {
     name: 'execute(address,uint256,bytes): SimpleAccount, Biconomy SA v2, Light Account, Coinbase Smart Wallet',
+    kinds: EXECUTE_KINDS,
     item: fn('function execute(address dest, uint256 value, bytes func)'),
     decode: single,
   },
   {
     name: 'execute_ncC: Biconomy SA v2',
+    kinds: ['biconomyV2'],
     item: fn('function execute_ncC(address dest, uint256 value, bytes func)'),
     decode: single,
   },
   {
     name: 'executeBatch(address[],bytes[]): SimpleAccount v0.6, Light Account',
+    kinds: ['simpleAccountV06', 'lightAccount'],
     item: fn('function executeBatch(address[] dest, bytes[] func)'),
     decode: (a) => zipped(a[0] as Address[], undefined, a[1] as Hex[]),
   },
   {
     name: 'executeBatch(address[],uint256[],bytes[]): SimpleAccount v0.7, Biconomy SA v2, Light Account',
+    kinds: ['simpleAccountV07', 'biconomyV2', 'lightAccount'],
     item: fn('function executeBatch(address[] dest, uint256[] value, bytes[] func)'),
     decode: (a) => zipped(a[0] as Address[], a[1] as bigint[], a[2] as Hex[]),
   },
   {
     name: 'executeBatch_y6U: Biconomy SA v2',
+    kinds: ['biconomyV2'],
     item: fn('function executeBatch_y6U(address[] dest, uint256[] value, bytes[] func)'),
     decode: (a) => zipped(a[0] as Address[], a[1] as bigint[], a[2] as Hex[]),
   },
   {
-    name: 'executeBatch((address,uint256,bytes)[]): Coinbase Smart Wallet, Kernel v2',
+    name: 'executeBatch((address,uint256,bytes)[]): SimpleAccount v0.8, Simple7702Account, Coinbase Smart Wallet, Kernel v2',
+    kinds: ['simpleAccountV08', 'coinbaseSmartWallet', 'kernelV2'],
     item: fn('function executeBatch((address target, uint256 value, bytes data)[] calls)'),
     decode: batchOfStructs,
   },
   {
     name: 'executeUserOp: Safe 4337 module',
+    kinds: ['safe4337'],
     item: fn('function executeUserOp(address to, uint256 value, bytes data, uint8 operation)'),
     decode: safeModule,
   },
   {
     name: 'executeUserOpWithErrorString: Safe 4337 module',
+    kinds: ['safe4337'],
     item: fn('function executeUserOpWithErrorString(address to, uint256 value, bytes data, uint8 operation)'),
     decode: safeModule,
   },
   {
     name: 'execute(address,uint256,bytes,uint8): Kernel v2',
+    kinds: ['kernelV2'],
     item: fn('function execute(address to, uint256 value, bytes data, uint8 operation)'),
     decode: kernelSingle,
   },
   {
     name: 'execute(bytes32,bytes): ERC-7579 (Nexus, Kernel v3, Safe 7579)',
+    kinds: ['kernelV3', 'erc7579'],
     item: fn('function execute(bytes32 mode, bytes executionCalldata)'),
     decode: erc7579,
   },
@@ -261,7 +286,12 @@ function decodeExecuteFast(callData: Hex): AccountCall | undefined {
 export const MAX_DECODED_CALLDATA_BYTES = 32 * 1024;
 export const MAX_DECODED_CALLS = 64;
 
-export function decodeAccountCalls(callData: Hex): AccountCallsDecoding {
+/**
+ * The calls in `callData`, decoded as an account of `kind` executes them: a method the kind does not have is
+ * refused like an unknown one. Without a kind, every layout is tried (documentation and tests only: a policy
+ * decodes with the sender's kind).
+ */
+export function decodeAccountCalls(callData: Hex, kind?: AccountKind): AccountCallsDecoding {
   // An op that only deploys the account (Biconomy's `useEmptyDeployCallData`) makes no call.
   if (size(callData) === 0) return { ok: true, layout: 'no call', calls: [] };
   if (size(callData) < 4) return { ok: false, selector: undefined, reason: 'callData shorter than a selector' };
@@ -273,12 +303,19 @@ export function decodeAccountCalls(callData: Hex): AccountCallsDecoding {
       reason: `callData of ${size(callData)} bytes, above the ${MAX_DECODED_CALLDATA_BYTES} Patron decodes`,
     };
   }
-  if (selector === EXECUTE_SELECTOR) {
+  if (selector === EXECUTE_SELECTOR && (kind === undefined || EXECUTE_KINDS.includes(kind))) {
     const fast = decodeExecuteFast(callData);
     if (fast !== undefined) return { ok: true, layout: EXECUTE_LAYOUT, calls: [fast] };
   }
   const layout = BY_SELECTOR.get(selector);
   if (layout === undefined) return { ok: false, selector, reason: `unknown account method ${selector}` };
+  if (kind !== undefined && !layout.kinds.includes(kind)) {
+    return {
+      ok: false,
+      selector,
+      reason: `${layout.item.name} (${selector}) is not a method a ${kind} account executes`,
+    };
+  }
   let args: readonly unknown[];
   try {
     args = decodeFunctionData({ abi: [layout.item], data: callData }).args ?? [];

@@ -1,6 +1,7 @@
 import type { Address, Hex } from 'viem';
 import { PolicyDeniedError } from '../errors/PatronError.js';
 import { type AccountCallsDecoding, decodeAccountCalls } from './accountCalls.js';
+import type { SenderAccount } from './knownAccounts.js';
 import {
   type CapCharge,
   capCharges,
@@ -94,6 +95,11 @@ export interface PolicyRequest {
   readonly maxFeePerGas: bigint;
   /** `sponsorshipPolicyId` from the request, when it names one. */
   readonly requestedPolicyId: string | undefined;
+  /**
+   * What kind of account the sender is (a chain read, cached): asked only when a contract allowlist applies.
+   * Absent: the sender counts as unknown, and an allowlist refuses it.
+   */
+  readonly senderAccount?: (() => Promise<SenderAccount>) | undefined;
 }
 
 /** The rules passed; what is left to do once the worst case is known. */
@@ -152,15 +158,20 @@ function capDenial(c: CapCharge, used: bigint, reserved: bigint): PolicyDenial {
 }
 
 export function createPolicyGate(deps: PolicyGateDeps) {
-  const facts = (req: PolicyRequest, worstCaseWei: bigint): SponsorshipFacts => {
+  const facts = (req: PolicyRequest, worstCaseWei: bigint, account?: SenderAccount): SponsorshipFacts => {
     const micro = deps.nativeUsdMicros(req.chainId);
     let decoded: AccountCallsDecoding | undefined;
     return {
-      // Decoded at most once per request, and only when a contract allowlist asks.
-      calls: () => {
-        decoded ??= decodeAccountCalls(req.callData);
-        return decoded;
-      },
+      ...(account === undefined ? {} : { account }),
+      // Decoded at most once per request, with the sender's kind, and only when a contract allowlist asks.
+      ...(account?.known === true
+        ? {
+            calls: () => {
+              decoded ??= decodeAccountCalls(req.callData, account.kind);
+              return decoded;
+            },
+          }
+        : {}),
       chainId: req.chainId,
       sender: req.sender,
       deploysAccount: req.initCode.length > 2,
@@ -205,9 +216,16 @@ export function createPolicyGate(deps: PolicyGateDeps) {
     if (all.length === 0 && request.requestedPolicyId === undefined) {
       return { request, policies: [], version: set.version };
     }
-    const f = facts(request, 0n);
-    const selected = selectPolicies({ policies: all, facts: f, requestedId: request.requestedPolicyId });
+    const selected = selectPolicies({
+      policies: all,
+      facts: facts(request, 0n),
+      requestedId: request.requestedPolicyId,
+    });
     if ('denial' in selected) deny(selected.denial);
+    // The chain is read for the sender only when a contract allowlist needs to know what it will run.
+    const needsAccount = selected.policies.some((p) => p.rules.contracts !== undefined);
+    const account = needsAccount ? await request.senderAccount?.() : undefined;
+    const f = facts(request, 0n, account);
     for (const policy of selected.policies) {
       const denial = checkPolicyRules(policy, f);
       if (denial !== undefined) deny(denial);

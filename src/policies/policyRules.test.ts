@@ -26,6 +26,7 @@ const facts = (over: Partial<SponsorshipFacts> = {}): SponsorshipFacts => ({
   worstCaseWei: 10n ** 15n, // 0.001 ETH
   nowMs: NOW,
   nativeUsd: { microUsd: 3_000_000_000n, ageMs: 1_000 }, // 3000 USD
+  account: { known: true, kind: 'simpleAccountV06' },
   ...over,
 });
 let n = 0;
@@ -113,6 +114,28 @@ describe('checkPolicyRules', () => {
       checkPolicyRules(policy({ contracts: [{ address: TOKEN }] }), facts({ callData: execute(TOKEN, approve) })),
       undefined,
     );
+  });
+  test('a contract allowlist matches only a sender whose account Patron knows, decoded as that kind', () => {
+    const p = policy({ contracts: [{ address: TOKEN, selectors: ['0xa9059cbb'] }] });
+    const codeHash = '0xaaa52c8cc8a0e3fd27ce756cc6b4e70c51423e9b597b11f32d3e49f8b1fc890d';
+    const unknown = checkPolicyRules(
+      p,
+      facts({ account: { known: false, found: { reason: 'account code Patron does not know', codeHash } } }),
+    );
+    assert.deepEqual(
+      [unknown?.rule, unknown?.sender, unknown?.codeHash, unknown?.policyId],
+      ['unknownAccount', SENDER, codeHash, p.id],
+    );
+    assert.match(unknown?.message ?? '', /account code Patron does not know/);
+    // Not looked up at all (no resolver): unknown too, fail closed.
+    const { account: _, ...noAccount } = facts();
+    assert.equal(checkPolicyRules(p, noAccount)?.rule, 'unknownAccount');
+    // A policy without an allowlist does not care what the sender is.
+    assert.equal(checkPolicyRules(policy({}), noAccount), undefined);
+    // The same execute() from a Safe is not a Safe method: the kind chooses the decoder.
+    const safe = checkPolicyRules(p, facts({ account: { known: true, kind: 'safe4337' } }));
+    assert.deepEqual([safe?.rule, safe?.selector], ['undecodableCall', '0xb61d27f6']);
+    assert.match(safe?.message ?? '', /not a method a safe4337 account executes/);
   });
 });
 

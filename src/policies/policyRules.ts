@@ -3,6 +3,7 @@ import { toAddress } from '../paymaster/address.js';
 import { usdMicrosOfWei } from '../pricing/usdMicrosOfWei.js';
 import { type AccountCallsDecoding, decodeAccountCalls } from './accountCalls.js';
 import { type CapWindow, capWindow } from './capWindows.js';
+import type { SenderAccount } from './knownAccounts.js';
 import { type CapScope, type CapUnit, microsToUsd, type Policy, type PolicyCap } from './policySchema.js';
 
 /**
@@ -24,7 +25,12 @@ export interface SponsorshipFacts {
   readonly nowMs: number;
   /** The native token's price in micro-USD, with its age; undefined where no price source is configured. */
   readonly nativeUsd: { readonly microUsd: bigint; readonly ageMs: number } | undefined;
-  /** The decoded calls, memoised by the caller so that several policies decode `callData` once. */
+  /**
+   * The kind of account the sender is (policies/knownAccounts.ts), resolved by the caller when a contract allowlist
+   * applies: the allowlist matches only a sender Patron knows, decoded with its kind's layouts. Absent: unknown.
+   */
+  readonly account?: SenderAccount;
+  /** The decoded calls (with the account's kind), memoised by the caller so that several policies decode once. */
   readonly calls?: () => AccountCallsDecoding;
 }
 
@@ -35,6 +41,7 @@ export type PolicyRule =
   | 'senderNotAllowed'
   | 'deploymentNotSponsored'
   | 'maxFeePerGas'
+  | 'unknownAccount'
   | 'undecodableCall'
   | 'contractNotAllowed'
   | 'methodNotAllowed'
@@ -51,6 +58,12 @@ export interface PolicyDenial {
   readonly limit?: string;
   readonly selector?: Hex;
   readonly contract?: Address;
+  /** unknownAccount: the sender and what Patron found of it (policies/knownAccounts.ts SenderFound). */
+  readonly sender?: Address;
+  readonly codeHash?: Hex;
+  readonly implementation?: Address;
+  readonly delegate?: Address;
+  readonly factory?: Address;
   readonly scope?: CapScope;
   readonly unit?: CapUnit;
   readonly used?: string;
@@ -201,7 +214,19 @@ function checkContracts(
   allowed: NonNullable<Lookup['contracts']>,
   facts: SponsorshipFacts,
 ): PolicyDenial | undefined {
-  const decoded = facts.calls?.() ?? decodeAccountCalls(facts.callData);
+  const account = facts.account;
+  if (account === undefined || !account.known) {
+    const sender = toAddress(facts.sender);
+    const { reason, ...found } = account?.found ?? { reason: 'the sender was not looked up' };
+    return {
+      ...about(policy),
+      rule: 'unknownAccount',
+      sender,
+      ...found,
+      message: `Policy ${policy.name} allows listed contracts only, and sender ${sender} is not an account Patron knows (${reason}), so its callData says nothing of what it will call`,
+    };
+  }
+  const decoded = facts.calls?.() ?? decodeAccountCalls(facts.callData, account.kind);
   if (!decoded.ok) {
     return {
       ...about(policy),

@@ -33,7 +33,10 @@ export interface WebhookOperation {
 export interface WebhookOperationJson {
   readonly mode: 'SPONSORED' | 'ERC20';
   /** v0.6's fields; from v0.7 also the paymaster's two gas limits, which the paymaster pays for too. */
-  readonly userOperation: Record<Exclude<keyof FinalUserOperation, PaymasterGasField | 'eip7702' | 'gasCaps'>, string> &
+  readonly userOperation: Record<
+    Exclude<keyof FinalUserOperation, PaymasterGasField | 'eip7702' | 'gasCaps' | 'senderCodeHash'>,
+    string
+  > &
     Partial<Record<PaymasterGasField, string>>;
   readonly entryPointVersion?: EntryPointVersion;
   readonly chainId: number;

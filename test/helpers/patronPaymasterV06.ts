@@ -16,6 +16,7 @@ import {
 import { entryPoint06Abi, getUserOperationHash } from 'viem/account-abstraction';
 import { privateKeyToAccount, sign } from 'viem/accounts';
 import { devTokenAbi, patronPaymasterAbi } from '../../src/chain/artifacts.js';
+import { devChainKnownAccounts } from '../../src/chain/canonicalAccounts.js';
 import { type ChainRuntime, eip1193ChainRuntime } from '../../src/chain/chainRegistry.js';
 import { createDevClient, type DevClient } from '../../src/chain/devClient.js';
 import { type DevChain, devChainDeployments, startDevChain } from '../../src/chain/embeddedChain.js';
@@ -72,6 +73,7 @@ export function fixtureChainRuntime(fx: PatronFixture): ChainRuntime {
     entryPoint: fx.entryPoint,
     paymaster: fx.paymaster,
     deployments: devChainDeployments(fx),
+    accounts: devChainKnownAccounts(fx),
   });
 }
 

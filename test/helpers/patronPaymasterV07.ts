@@ -9,6 +9,7 @@ import {
   getAddress,
   type Hex,
   hexToBigInt,
+  keccak256,
   parseAbi,
   parseEther,
   parseEventLogs,
@@ -291,6 +292,11 @@ export interface PaymasterSigning extends ValidityWindow {
   readonly signedPaymaster?: Address;
   readonly signedEntryPoint?: Address;
   readonly eip7702Delegate?: Address;
+  /**
+   * The sender's code hash the digest binds for an op without initCode; signPaymaster reads it from the chain when
+   * not given (the service does the same through chain/senderCode.ts).
+   */
+  readonly senderCodeHash?: Hex;
   /** The gas caps signed; default: the op's own limits (exact binding). */
   readonly caps?: GasCapsV07;
   /** Token mode when given. */
@@ -318,6 +324,7 @@ export function paymasterDigest(fx: V07Fixture, op: OpV07, s: PaymasterSigning):
     validAfter: s.validAfter,
     caps: s.caps ?? exactCapsV07(op),
     ...(s.eip7702Delegate === undefined ? {} : { eip7702Delegate: s.eip7702Delegate }),
+    ...(s.senderCodeHash === undefined ? {} : { senderCodeHash: s.senderCodeHash }),
   };
   const hash =
     s.token === undefined ? sponsoredHashV07(params, viemKeccak) : tokenHashV07({ ...params, ...s.token }, viemKeccak);
@@ -326,7 +333,11 @@ export function paymasterDigest(fx: V07Fixture, op: OpV07, s: PaymasterSigning):
 
 /** Signs paymasterAndData as the service does: local hash, EIP-191 digest, raw ECDSA, r||s||v. */
 export async function signPaymaster(fx: V07Fixture, op: OpV07, s: PaymasterSigning): Promise<OpV07> {
-  const signature = await sign({ hash: paymasterDigest(fx, op, s), privateKey: s.key ?? KEYS.signer, to: 'bytes' });
+  const bound =
+    s.senderCodeHash === undefined && op.initCode === '0x'
+      ? { ...s, senderCodeHash: await codeHashOf(fx, op.sender) }
+      : s;
+  const signature = await sign({ hash: paymasterDigest(fx, op, bound), privateKey: s.key ?? KEYS.signer, to: 'bytes' });
   const fields: PaymasterFieldsV07 = s.token === undefined ? { mode: 0 } : { mode: 1, ...s.token };
   return {
     ...op,
@@ -342,6 +353,11 @@ export async function signPaymaster(fx: V07Fixture, op: OpV07, s: PaymasterSigni
       ...(s.signatureInSuffix === undefined ? {} : { signatureInSuffix: s.signatureInSuffix }),
     }),
   };
+}
+
+/** EXTCODEHASH of an address as the chain has it now: keccak256 of its code (of no code for an empty account). */
+export async function codeHashOf(fx: V07Fixture, address: Address): Promise<Hex> {
+  return keccak256((await fx.client.getCode({ address })) ?? '0x');
 }
 
 /** The EntryPoint's userOpHash of the op, computed locally. */

@@ -1,4 +1,5 @@
 import { hexToBytes } from 'viem';
+import type { KnownAccountsSetting } from '../../src/config/knownAccountsSettings.js';
 import type { UserOperationV06 } from '../../src/paymaster/patronPaymasterV06.js';
 import { devChainTokenSettings } from '../../src/tokens/devChainTokens.js';
 import { fixtureChainRuntime, KEYS, type PatronFixture, startPatronFixture } from './patronPaymasterV06.js';
@@ -34,9 +35,17 @@ export interface RpcAnswer {
   error?: { code: number; message: string; data?: { reason?: string } };
 }
 
-export async function startRpcFixture(options: { readonly tokens?: boolean } = {}): Promise<RpcFixture> {
+export async function startRpcFixture(
+  options: {
+    readonly tokens?: boolean;
+    /** Accounts the chain knows besides the dev chain's (what PATRON_CHAINS[i].accounts adds), deployed first. */
+    readonly accounts?: (fx: PatronFixture) => Promise<KnownAccountsSetting>;
+  } = {},
+): Promise<RpcFixture> {
   const fx = await startPatronFixture();
-  const chain = fixtureChainRuntime(fx);
+  const own = fixtureChainRuntime(fx);
+  const chain =
+    options.accounts === undefined ? own : { ...own, accounts: { ...own.accounts, ...(await options.accounts(fx)) } };
   const ctx = await createTestContext({
     chains: [chain],
     ...(options.tokens

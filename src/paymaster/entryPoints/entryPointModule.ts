@@ -38,6 +38,11 @@ export interface FinalUserOperation extends GasLimits, PaymasterGas {
    */
   readonly eip7702?: { readonly delegate: Address; readonly authorized: boolean } | undefined;
   /**
+   * The sender's code hash, for an op without initCode (the sender is deployed, or its eip7702Auth installs the
+   * delegation): PatronPaymasterV07 binds it in the digest, so code changed after signing fails the signature.
+   */
+  readonly senderCodeHash?: Hex | undefined;
+  /**
    * v0.7+: upper bounds of the three account gas values that the signature binds instead of the values themselves,
    * for a client whose bundler estimates them after Patron signed (@biconomy/abstractjs through viem: one
    * pm_getPaymasterData, then the bundler's estimate). Absent: the op's own values are the bounds (exact binding).
@@ -188,12 +193,18 @@ export interface EntryPointModule {
   estimate(args: EstimateArgs): Promise<GasEstimate>;
 }
 
+/** What Patron learnt of the op's sender from the chain (paymaster/senderFacts.ts), which the signature binds. */
+export interface SenderFacts {
+  readonly eip7702?: FinalUserOperation['eip7702'];
+  readonly codeHash?: Hex | undefined;
+}
+
 /** The op of a request completed with limits (a missing one as 0) and the paymaster's own gas. */
 export function finalUserOperation(
   op: PartialUserOperation,
   limits: { readonly [K in keyof GasLimits]?: bigint | undefined },
   paymasterGas: PaymasterGas,
-  eip7702?: FinalUserOperation['eip7702'],
+  sender?: SenderFacts,
 ): FinalUserOperation {
   return {
     sender: op.sender,
@@ -208,6 +219,7 @@ export function finalUserOperation(
     paymasterVerificationGasLimit: paymasterGas.paymasterVerificationGasLimit,
     paymasterPostOpGasLimit: paymasterGas.paymasterPostOpGasLimit,
     signature: op.signature,
-    eip7702,
+    eip7702: sender?.eip7702,
+    senderCodeHash: sender?.codeHash,
   };
 }

@@ -207,6 +207,7 @@ function entryPointV07Module(version: EntryPointV07Version): EntryPointModule {
         entryPoint: chain.entryPoint,
         ...window,
         ...(op.eip7702 === undefined ? {} : { eip7702Delegate: op.eip7702.delegate }),
+        ...(op.senderCodeHash === undefined ? {} : { senderCodeHash: op.senderCodeHash }),
       };
       const hash =
         authorization.mode === 'SPONSORED'
