@@ -1,6 +1,7 @@
-import { type Address, bytesToHex, encodeAbiParameters, type Hex, hexToBytes, stringToBytes } from 'viem';
+import { type Address, bytesToHex, type Hex, hexToBytes, stringToBytes } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import { SimulationFailedError } from '../errors/PatronError.js';
+import { bytesField, calldataCost, dynamicFields, hexNonZero, uintNonZero } from './calldataCount.js';
 import { jsCryptoBackend } from './cryptoBackend.js';
 import type { UserOperationV06 } from './patronPaymasterV06.js';
 import { describeRevert, simulateHandleOpV06 } from './simulateV06.js';
@@ -120,35 +121,27 @@ export function preVerificationGasV06(op: UserOperationV06): bigint {
 
 const maxBig = (a: bigint, b: bigint) => (a > b ? a : b);
 
-const userOpTupleV06 = [
-  {
-    type: 'tuple',
-    components: [
-      { name: 'sender', type: 'address' },
-      { name: 'nonce', type: 'uint256' },
-      { name: 'initCode', type: 'bytes' },
-      { name: 'callData', type: 'bytes' },
-      { name: 'callGasLimit', type: 'uint256' },
-      { name: 'verificationGasLimit', type: 'uint256' },
-      { name: 'preVerificationGas', type: 'uint256' },
-      { name: 'maxFeePerGas', type: 'uint256' },
-      { name: 'maxPriorityFeePerGas', type: 'uint256' },
-      { name: 'paymasterAndData', type: 'bytes' },
-      { name: 'signature', type: 'bytes' },
-    ],
-  },
-] as const;
-
 /**
  * The v0.6 reference formula (eth-infinitism bundler `calcPreVerificationGas`): 21,000 per bundle (one op),
  * 18,300 per op, 4 per 32-byte word of the packed op, and its calldata bytes at 4 (zero) / 16 (non-zero).
- * Gas fields are packed at their real size (a non-zero placeholder) so the count does not depend on them.
+ * Gas fields are counted at a placeholder's size (0xffffff, three non-zero bytes) so the count does not depend on
+ * them. The op's tuple is counted, not encoded (calldataCount.ts): 11 head words (sender, nonce, the initCode and
+ * callData offsets, the five gas words, the paymasterAndData and signature offsets), then the four `bytes` fields.
  */
 export function calldataGasV06(op: UserOperationV06): bigint {
-  const filled = { ...op, callGasLimit: 0xffffffn, verificationGasLimit: 0xffffffn, preVerificationGas: 0xffffffn };
-  const packed = hexToBytes(encodeAbiParameters(userOpTupleV06, [filled])).subarray(32);
-  let cost = 0n;
-  for (const b of packed) cost += b === 0 ? 4n : 16n;
-  const words = BigInt(Math.ceil(packed.length / 32));
-  return cost + 21_000n + 18_300n + 4n * words;
+  const PLACEHOLDER_GAS_NON_ZERO = 3;
+  const head =
+    hexNonZero(op.sender) +
+    uintNonZero(op.nonce) +
+    3 * PLACEHOLDER_GAS_NON_ZERO +
+    uintNonZero(op.maxFeePerGas) +
+    uintNonZero(op.maxPriorityFeePerGas);
+  const tail = dynamicFields(11, [
+    bytesField(op.initCode),
+    bytesField(op.callData),
+    bytesField(op.paymasterAndData),
+    bytesField(op.signature),
+  ]);
+  const count = { bytes: 7 * 32 + tail.bytes, nonZero: head + tail.nonZero };
+  return calldataCost(count) + 21_000n + 18_300n + 4n * BigInt(count.bytes / 32);
 }
