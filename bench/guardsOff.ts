@@ -22,6 +22,11 @@ const unbounded: SigningBounds = Object.freeze({
   maxCallGasLimit: UNBOUNDED,
   maxVerificationGasLimit: UNBOUNDED,
   maxPreVerificationGas: UNBOUNDED,
+  preVerificationGasMultiplierPpm: UNBOUNDED,
+  preVerificationGasSlack: UNBOUNDED,
+  // Not a bound but what the chain charges (it raises Patron's own figure): none, as on an L1.
+  l1DataGasPerByte: 0n,
+  maxUnusedGasPenalty: UNBOUNDED,
   maxOpCostWei: UNBOUNDED,
 });
 

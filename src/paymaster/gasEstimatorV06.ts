@@ -1,7 +1,14 @@
 import { type Address, bytesToHex, type Hex, hexToBytes, stringToBytes } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import { SimulationFailedError } from '../errors/PatronError.js';
-import { bytesField, calldataCost, dynamicFields, hexNonZero, uintNonZero } from './calldataCount.js';
+import {
+  bytesField,
+  type CalldataCount,
+  calldataCost,
+  dynamicFields,
+  hexNonZero,
+  uintNonZero,
+} from './calldataCount.js';
 import { jsCryptoBackend } from './cryptoBackend.js';
 import type { UserOperationV06 } from './patronPaymasterV06.js';
 import { describeRevert, simulateHandleOpV06 } from './simulateV06.js';
@@ -129,6 +136,12 @@ const maxBig = (a: bigint, b: bigint) => (a > b ? a : b);
  * callData offsets, the five gas words, the paymasterAndData and signature offsets), then the four `bytes` fields.
  */
 export function calldataGasV06(op: UserOperationV06): bigint {
+  const count = calldataCountV06(op);
+  return calldataCost(count) + 21_000n + 18_300n + 4n * BigInt(count.bytes / 32);
+}
+
+/** The op's tuple as handleOps carries it, counted (calldataGasV06). */
+export function calldataCountV06(op: UserOperationV06): CalldataCount {
   const PLACEHOLDER_GAS_NON_ZERO = 3;
   const head =
     hexNonZero(op.sender) +
@@ -142,6 +155,5 @@ export function calldataGasV06(op: UserOperationV06): bigint {
     bytesField(op.paymasterAndData),
     bytesField(op.signature),
   ]);
-  const count = { bytes: 7 * 32 + tail.bytes, nonZero: head + tail.nonZero };
-  return calldataCost(count) + 21_000n + 18_300n + 4n * BigInt(count.bytes / 32);
+  return { bytes: 7 * 32 + tail.bytes, nonZero: head + tail.nonZero };
 }

@@ -38,7 +38,7 @@ export const EIP7702_AUTH_GAS = 25_000n;
  * gasFees, the paymasterAndData and signature offsets), then the four `bytes` fields. With `ones`, the signature and
  * paymasterData are priced as 0xff throughout, as alto prices data it cannot know yet.
  */
-function packedCount(op: UnpackedUserOperationV07, fill: 'max' | 'ones'): CalldataCount {
+export function packedCount(op: UnpackedUserOperationV07, fill: 'max' | 'ones'): CalldataCount {
   const initCode =
     op.factory === undefined
       ? { bytes: 0, nonZero: 0 }

@@ -1,6 +1,12 @@
 import { type Address, decodeFunctionResult, encodeFunctionData, type Hex } from 'viem';
 import { patronPaymasterAbi } from '../../chain/artifacts.js';
-import { DUMMY_SIGNATURE, DUMMY_SIGNATURE_BYTES, estimateGasV06, preVerificationGasV06 } from '../gasEstimatorV06.js';
+import {
+  calldataCountV06,
+  DUMMY_SIGNATURE,
+  DUMMY_SIGNATURE_BYTES,
+  estimateGasV06,
+  preVerificationGasV06,
+} from '../gasEstimatorV06.js';
 import {
   eip191Digest,
   encodeSponsoredPaymasterAndData,
@@ -64,10 +70,14 @@ export const entryPointV06: EntryPointModule = {
   simulations: () => 1,
   worstCaseCost: worstCaseCostV06,
   maxChargeWei: (limits, maxFeePerGas) => maxGasV06(limits) * maxFeePerGas,
-  preVerificationGas: ({ op, fields: f }) =>
-    preVerificationGasV06(
-      v06({ ...op, signature: op.signature === '0x' ? DUMMY_SIGNATURE : op.signature }, f.paymasterAndData),
-    ),
+  preVerificationGas: ({ op, fields: f, l1DataGasPerByte = 0n }) => {
+    const sized = v06({ ...op, signature: op.signature === '0x' ? DUMMY_SIGNATURE : op.signature }, f.paymasterAndData);
+    const l1 = l1DataGasPerByte === 0n ? 0n : l1DataGasPerByte * BigInt(calldataCountV06(sized).bytes);
+    return preVerificationGasV06(sized) + l1;
+  },
+  unusedGasPenalty: () => 0n,
+  maxCallGasLimitForPenalty: () => undefined,
+  maxVerificationGasLimit: undefined,
   // PatronPaymaster v0.6 records a charge its postOp could not collect (the EntryPoint calls postOp again after
   // a revert): nothing owed after the op means it was paid.
   chargeProbe: ({ chain, sender, token }) => ({
