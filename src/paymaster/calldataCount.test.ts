@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { bytesToHex, encodeAbiParameters, type Hex, hexToBytes, maxUint128, maxUint256, size } from 'viem';
-import { calldataGasV06 } from './gasEstimatorV06.js';
+import { altoPreVerificationGasV06, calldataGasV06 } from './gasEstimatorV06.js';
 import type { UserOperationV06 } from './patronPaymasterV06.js';
 import { altoPreVerificationGas, calldataGasV07 } from './preVerificationGasV07.js';
 import { packUserOperationV07, type UnpackedUserOperationV07 } from './userOperationV07.js';
@@ -54,6 +54,30 @@ function referenceV06(op: UserOperationV06): bigint {
   const filled = { ...op, callGasLimit: 0xffffffn, verificationGasLimit: 0xffffffn, preVerificationGas: 0xffffffn };
   const packed = hexToBytes(encodeAbiParameters(v06Tuple, [filled])).subarray(32);
   return byteCost(packed) + 21_000n + 18_300n + 4n * words(packed);
+}
+
+/**
+ * alto's rule on v0.6's tuple: the op encoded with its offset word, gas at its largest, unknown data as 0xff (as
+ * many bytes as the hex string has characters: alto's fillUserOpWithDummyData on v0.6).
+ */
+function referenceAltoV06(op: UserOperationV06): bigint {
+  const ff = (h: Hex): Hex => `0x${'ff'.repeat(h.length)}`;
+  const filled = {
+    ...op,
+    callGasLimit: maxUint128,
+    verificationGasLimit: maxUint128,
+    preVerificationGas: maxUint256,
+    maxFeePerGas: maxUint128,
+    maxPriorityFeePerGas: maxUint128,
+    paymasterAndData: ff(op.paymasterAndData),
+    signature: ff(op.signature),
+  };
+  const packed = hexToBytes(encodeAbiParameters(v06Tuple, [filled]));
+  const tokens = packed.reduce((sum, b) => sum + (b === 0 ? 1n : 4n), 0n);
+  const perOp = op.callData.toLowerCase().startsWith('0x8dd7712f')
+    ? 7_260n + 1_610n + (8_200n * words(packed)) / 1000n
+    : 7_260n + (BigInt(Math.ceil(size(op.callData) / 32)) * 9_200n) / 1000n;
+  return 4n * tokens + 21_000n + 9_830n + perOp;
 }
 
 function encodedV07(op: UnpackedUserOperationV07, ones: boolean): Uint8Array {
@@ -108,13 +132,14 @@ const shares = [0, 0.1, 0.5, 0.9, 1];
 const numbers = [0n, 1n, 255n, 256n, 0x10000n, 2n ** 64n + 1n, (2n ** 192n - 1n) << 64n, 2n ** 256n - 1n];
 
 describe('the counted calldata formulas equal the encoded ones', () => {
-  it('v0.6: calldataGasV06', () => {
+  it('v0.6: calldataGasV06 and altoPreVerificationGasV06', () => {
     for (let i = 0; i < 400; i++) {
       const op: UserOperationV06 = {
         sender: address(),
         nonce: pick(numbers),
         initCode: data(pick(sizes), pick(shares)),
-        callData: data(pick(sizes), pick(shares)),
+        callData:
+          Math.random() < 0.2 ? `0x8dd7712f${data(pick(sizes), 0.5).slice(2)}` : data(pick(sizes), pick(shares)),
         callGasLimit: pick(numbers),
         verificationGasLimit: pick(numbers),
         preVerificationGas: pick(numbers),
@@ -123,11 +148,9 @@ describe('the counted calldata formulas equal the encoded ones', () => {
         paymasterAndData: data(pick(sizes), pick(shares)),
         signature: data(pick(sizes), pick(shares)),
       };
-      assert.equal(
-        calldataGasV06(op),
-        referenceV06(op),
-        JSON.stringify(op, (_, v) => String(v)),
-      );
+      const what = JSON.stringify(op, (_, v) => String(v));
+      assert.equal(calldataGasV06(op), referenceV06(op), what);
+      assert.equal(altoPreVerificationGasV06(op), referenceAltoV06(op), what);
     }
   });
 

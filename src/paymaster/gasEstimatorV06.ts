@@ -7,6 +7,8 @@ import {
   calldataCost,
   dynamicFields,
   hexNonZero,
+  hexSize,
+  onesField,
   uintNonZero,
 } from './calldataCount.js';
 import { jsCryptoBackend } from './cryptoBackend.js';
@@ -121,10 +123,46 @@ export async function estimateGasV06(args: EstimateGasV06Args): Promise<GasEstim
   };
 }
 
-/** preVerificationGas for an op as it will be sent (its paymasterAndData at the final length): formula + 5 %. */
+/**
+ * preVerificationGas for an op as it will be sent (its paymasterAndData at the final length): the calldata formula +
+ * 5 %, never below what alto demands of it (a bundler refuses an op below its own figure), as on v0.7.
+ */
 export function preVerificationGasV06(op: UserOperationV06): bigint {
-  return (calldataGasV06(op) * 105n + 99n) / 100n;
+  const own = (calldataGasV06(op) * 105n + 99n) / 100n;
+  const alto = altoPreVerificationGasV06(op);
+  return own > alto ? own : alto;
 }
+
+/**
+ * alto 0.0.20's required preVerificationGas for a v0.6 op on a chain without EIP-7623 pricing or an L2 fee, its v0.7
+ * rule (preVerificationGasV07.ts altoPreVerificationGas) over v0.6's tuple: 4 gas per calldata token (a zero byte
+ * one token, any other four) of the op's encoding with its leading offset word, the gas fields at their largest
+ * (uint128, preVerificationGas uint256) and paymasterAndData and the signature as 0xff; plus 21,000 + 9,830 + 7,260
+ * and 9.2 gas per 32-byte word of callData. On v0.6 alto makes those 0xff fields as many bytes as their hex strings
+ * have characters (`new Uint8Array(userOp.signature.length)`, where v0.7 takes `size()`): a 65-byte signature is
+ * priced as 132 bytes of 0xff, and so it demands, so Patron follows it (test/e2e.policies.test.ts, through alto).
+ */
+export function altoPreVerificationGasV06(op: UserOperationV06): bigint {
+  // sender, nonce, two uint128 gas limits, preVerificationGas as uint256, two uint128 fees
+  const head = hexNonZero(op.sender) + uintNonZero(op.nonce) + 16 + 16 + 32 + 16 + 16;
+  const tail = dynamicFields(11, [
+    bytesField(op.initCode),
+    bytesField(op.callData),
+    onesField(op.paymasterAndData.length),
+    onesField(op.signature.length),
+  ]);
+  // The leading offset word (0x20) of the encoded tuple, then its 7 static words and the dynamic fields.
+  const count = { bytes: 32 + 7 * 32 + tail.bytes, nonZero: 1 + head + tail.nonZero };
+  const callDataWords = BigInt(Math.ceil(hexSize(op.callData) / 32));
+  const perOp =
+    op.callData.slice(0, 10).toLowerCase() === EXECUTE_USER_OP_SELECTOR
+      ? 7_260n + 1_610n + (8_200n * BigInt(count.bytes / 32)) / 1000n
+      : 7_260n + (callDataWords * 9_200n) / 1000n;
+  return calldataCost(count) + 21_000n + 9_830n + perOp;
+}
+
+/** executeUserOp's selector: alto prices such a call by the words of the whole op (on every version). */
+const EXECUTE_USER_OP_SELECTOR = '0x8dd7712f';
 
 const maxBig = (a: bigint, b: bigint) => (a > b ? a : b);
 
