@@ -5,10 +5,11 @@ import type { PolicyGate } from '../policies/policyGate.js';
 import type { CryptoBackend } from './cryptoBackend.js';
 import { type FinalUserOperation, finalUserOperation, gasLimitsOf } from './entryPoints/entryPointModule.js';
 import { entryPointModule } from './entryPoints/entryPointModules.js';
+import { assertGasWithinBounds, opGasBounds, preVerificationGasNeeded } from './gasBounds.js';
 import { readCommitment } from './parallelSigningCommitment.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
 import { DUMMY_PAYMASTER_SIGNATURE } from './patronPaymasterV07.js';
-import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
+import { assertFeesWithinBounds, chainFees } from './signingBounds.js';
 import {
   assertV09,
   type FinalizeRequest,
@@ -76,12 +77,20 @@ export function createParallelSigning(args: ParallelSigningArgs) {
       const eip7702 = await args.eip7702Of(req.chain, req.userOp);
       const ep = entryPointModule(req.chain.entryPointVersion);
       const window = await args.windowFor(req);
-      const final = finalUserOperation(req.userOp, req.userOp, ep.paymasterGas('SPONSORED'), eip7702);
+      const paymasterGas = ep.paymasterGas('SPONSORED');
+      const final = finalUserOperation(req.userOp, req.userOp, paymasterGas, eip7702);
+      const fields = ep.stub({ chain: req.chain, window, authorization: SPONSORED, signatureInSuffix: true });
+      const gas = opGasBounds({
+        ep,
+        bounds: req.bounds,
+        preVerificationGasNeeded: preVerificationGasNeeded({ ep, op: final, fields, bounds: req.bounds }),
+        paymasterPostOpGasLimit: paymasterGas.paymasterPostOpGasLimit,
+      });
       const worstCaseWei = ep.worstCaseCost(final, final.maxFeePerGas);
-      assertGasWithinBounds(final, final.maxFeePerGas, req.bounds, worstCaseWei);
+      assertGasWithinBounds({ gas, limits: final, worstCaseWei });
       await args.deps.policies.fits({ pass, worstCaseWei });
       // The signing step with a placeholder for the signer: the prefix comes out of the one encoder finalize uses.
-      const fields = ep.sign({
+      const committed = ep.sign({
         chain: req.chain,
         op: final,
         window,
@@ -90,7 +99,7 @@ export function createParallelSigning(args: ParallelSigningArgs) {
         keccak: args.deps.crypto,
         signatureInSuffix: true,
       });
-      return { ...fields, ...gasLimitsOf(final), validUntil: window.validUntil, validAfter: window.validAfter };
+      return { ...committed, ...gasLimitsOf(final), validUntil: window.validUntil, validAfter: window.validAfter };
     },
 
     /**

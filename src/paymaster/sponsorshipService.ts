@@ -15,16 +15,22 @@ import {
   type GasLimits,
   gasLimitsOf,
   type PaymasterFields,
-  type ValidityWindow,
 } from './entryPoints/entryPointModule.js';
 import { entryPointModule } from './entryPoints/entryPointModules.js';
-import { gasCapsFor } from './gasCaps.js';
+import {
+  assertGasWithinBounds,
+  assertPreVerificationGas,
+  gasCapsFor,
+  type OpGasBounds,
+  opGasBounds,
+  preVerificationGasNeeded,
+} from './gasBounds.js';
 import { createParallelSigning } from './parallelSigning.js';
 import { unsuffixedPrefix } from './parallelSigningCommitment.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
 import { type IssuedSignature, issuedSignature } from './requestFacts.js';
-import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
+import { assertFeesWithinBounds, chainFees } from './signingBounds.js';
 import {
   assertV09,
   firstMissingLimit,
@@ -135,15 +141,31 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   const settleGas = async (req: SigningRequest, eip7702: FinalUserOperation['eip7702']): Promise<FinalGas> => {
     const ep = entryPointModule(req.chain.entryPointVersion);
     const issued = req.window ?? (await windowFor(req));
-    const limits = await gasLimits(ep, req, issued, eip7702);
-    const op = finalUserOperation(req.userOp, limits, ep.paymasterGas('SPONSORED'), eip7702);
+    // The paymaster fields at their final length: their bytes are part of what the op costs (preVerificationGas).
+    const fields = ep.stub({
+      chain: req.chain,
+      window: issued,
+      authorization: SPONSORED,
+      signatureInSuffix: req.signatureInSuffix,
+    });
+    const paymasterGas = ep.paymasterGas('SPONSORED');
+    const sized = finalUserOperation(req.userOp, req.userOp, paymasterGas, eip7702);
+    const gas = opGasBounds({
+      ep,
+      bounds: req.bounds,
+      preVerificationGasNeeded: preVerificationGasNeeded({ ep, op: sized, fields, bounds: req.bounds }),
+      paymasterPostOpGasLimit: paymasterGas.paymasterPostOpGasLimit,
+    });
+    // An inflated preVerificationGas is refused before it costs a simulation.
+    assertPreVerificationGas(gas, req.userOp.preVerificationGas);
+    const limits = await gasLimits({ ep, req, fields, gas, eip7702 });
+    const op = finalUserOperation(req.userOp, limits, paymasterGas, eip7702);
     const estimated = firstMissingLimit(req.userOp) !== undefined;
-    const final =
-      req.limitsMayChange === true && estimated && ep.version !== '0.6'
-        ? { ...op, gasCaps: gasCapsFor(limits, req.bounds) }
-        : op;
+    const caps =
+      req.limitsMayChange === true && estimated && ep.version !== '0.6' ? gasCapsFor(limits, gas) : undefined;
+    const final = caps === undefined ? op : { ...op, gasCaps: caps };
     const worstCaseWei = ep.worstCaseCost(final, final.maxFeePerGas);
-    assertGasWithinBounds(final.gasCaps ?? limits, req.userOp.maxFeePerGas, req.bounds, worstCaseWei);
+    assertGasWithinBounds({ gas, limits, caps, worstCaseWei });
     return { ...issued, final, worstCaseWei };
   };
 
@@ -165,12 +187,15 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   });
 
   /** The caller's limits, or simulated ones (README, "Gas limits"). */
-  const gasLimits = async (
-    ep: EntryPointModule,
-    req: SponsorRequest,
-    validity: ValidityWindow,
-    eip7702: FinalUserOperation['eip7702'],
-  ): Promise<GasLimits> => {
+  const gasLimits = async (args: {
+    ep: EntryPointModule;
+    req: SponsorRequest;
+    /** The paymaster fields at their final length (a dummy signature). */
+    fields: PaymasterFields;
+    gas: OpGasBounds;
+    eip7702: FinalUserOperation['eip7702'];
+  }): Promise<GasLimits> => {
+    const { ep, req, fields } = args;
     const op = req.userOp;
     const missing = firstMissingLimit(op);
     if (req.calculateGasLimits === false && missing !== undefined) {
@@ -183,14 +208,15 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
         preVerificationGas: op.preVerificationGas ?? 0n,
       };
     }
-    // Simulated with paymaster fields of the final length: their bytes are part of what the op costs.
-    const fields = ep.stub({ chain: req.chain, window: validity, authorization: SPONSORED });
     await req.spend.simulation(ep.simulations({ verified: false }));
+    const needed = args.gas.preVerificationGasNeeded;
     return ep.estimate({
       chain: req.chain,
-      op: finalUserOperation(op, op, fields, eip7702),
+      op: finalUserOperation(op, op, fields, args.eip7702),
       fields,
-      callerPreVerificationGas: op.preVerificationGas,
+      // Patron's own figure for the op (the chain's L1 data included), or the caller's if higher (within bounds).
+      callerPreVerificationGas:
+        op.preVerificationGas === undefined || op.preVerificationGas < needed ? needed : op.preVerificationGas,
     });
   };
 

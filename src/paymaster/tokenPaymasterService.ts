@@ -23,13 +23,19 @@ import {
   type ValidityWindow,
 } from './entryPoints/entryPointModule.js';
 import { entryPointModule } from './entryPoints/entryPointModules.js';
-import { gasCapsFor } from './gasCaps.js';
+import {
+  assertGasWithinBounds,
+  assertPreVerificationGas,
+  gasCapsFor,
+  opGasBounds,
+  preVerificationGasNeeded,
+} from './gasBounds.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
 import { findToken, prepare, selectTokens, type TokenQuotes, type TokenSelection } from './quotedTokens.js';
 import { type IssuedSignature, issuedSignature, type ReportFact } from './requestFacts.js';
 import { signedMaximum } from './signedMaximum.js';
-import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
+import { assertFeesWithinBounds, chainFees } from './signingBounds.js';
 import type { SpendGuard } from './spendGuard.js';
 import type { SponsoredUserOperation } from './sponsorRequest.js';
 import type { SponsorshipPolicy } from './sponsorshipService.js';
@@ -100,7 +106,7 @@ export interface TokenSponsorRequest {
   readonly report?: ReportFact | undefined;
   /** The request's budget for simulations. */
   readonly spend: SpendGuard;
-  /** The client's bundler estimates the gas after this answer: v0.7+ signs caps (gasCaps.ts), as sponsorship does. */
+  /** The client's bundler estimates the gas after this answer: v0.7+ signs caps (gasBounds.ts), as sponsorship does. */
   readonly limitsMayChange?: boolean | undefined;
 }
 
@@ -159,6 +165,22 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       const ep = entryPointModule(req.chain.entryPointVersion);
       const paymasterGas = ep.paymasterGas('ERC20');
       const v = window(req.expiryDuration);
+      const eip7702 = await eip7702Of(req.chain, op);
+      // The client batches approve(paymaster, maxGasFee) into the op after this quote, and the op is then
+      // estimated again: the quote covers that approval so that the final maximum stays under it.
+      const approves = approvalInCallData(op.callData, req.chain.paymaster) !== undefined;
+      const tokenSized = preVerificationGasNeeded({
+        ep,
+        op: finalUserOperation(op, op, paymasterGas, eip7702),
+        fields: tokenStub(req.chain, v, ZERO_ADDRESS),
+        bounds: req.bounds,
+      });
+      const gas = opGasBounds({
+        ep,
+        bounds: req.bounds,
+        preVerificationGasNeeded: tokenSized + (approves ? 0n : QUOTE_APPROVAL_CALLDATA_GAS),
+        paymasterPostOpGasLimit: paymasterGas.paymasterPostOpGasLimit,
+      });
       let limits: GasLimits;
       if (req.calculateGasLimits !== true && hasAllLimits(op)) {
         limits = {
@@ -172,7 +194,8 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         // Measured with the sponsored stub: it needs no token balance, so a user can see a quote before
         // holding the token. The token mode's extra validation and postOp are added below (v0.6) or have limits
         // of their own (v0.7+); preVerificationGas is sized for the token data.
-        const base = finalUserOperation(op, op, paymasterGas, await eip7702Of(req.chain, op));
+        assertPreVerificationGas(gas, op.preVerificationGas);
+        const base = finalUserOperation(op, op, paymasterGas, eip7702);
         await req.spend.simulation(ep.simulations({ verified: false }));
         const estimate = await ep.estimate({
           chain: req.chain,
@@ -180,16 +203,12 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
           fields: ep.stub({ chain: req.chain, window: v, authorization: SPONSORED }),
           callerPreVerificationGas: op.preVerificationGas,
         });
-        const tokenSized = ep.preVerificationGas({ op: base, fields: tokenStub(req.chain, v, ZERO_ADDRESS) });
         limits = {
           callGasLimit: estimate.callGasLimit,
           verificationGasLimit: estimate.verificationGasLimit,
           preVerificationGas: maxBig(estimate.preVerificationGas, tokenSized),
         };
       }
-      // The client batches approve(paymaster, maxGasFee) into the op after this quote, and the op is then
-      // estimated again: the quote covers that approval so that the final maximum stays under it.
-      const approves = approvalInCallData(op.callData, req.chain.paymaster) !== undefined;
       const quoted: GasLimits = {
         callGasLimit: limits.callGasLimit + (approves ? 0n : QUOTE_APPROVAL_CALL_GAS),
         verificationGasLimit: ep.paymasterInAccountGas
@@ -197,12 +216,17 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
           : limits.verificationGasLimit,
         preVerificationGas: limits.preVerificationGas + (approves ? 0n : QUOTE_APPROVAL_CALLDATA_GAS),
       };
-      const gas = { ...quoted, ...paymasterGas };
-      assertGasWithinBounds(quoted, op.maxFeePerGas, req.bounds, ep.worstCaseCost(gas, op.maxFeePerGas));
       // v0.7+: the one client that quotes here (@biconomy/abstractjs) then asks for the final data before its bundler
-      // estimates, which Patron signs as caps (gasCaps.ts): the quote prices those caps, so that the approval it
+      // estimates, which Patron signs as caps (gasBounds.ts): the quote prices those caps, so that the approval it
       // leads to covers the most the op can cost (affordableCaps.ts shrinks caps an approval cannot pay for).
-      const priced = ep.paymasterInAccountGas ? gas : { ...gas, gasCaps: gasCapsFor(quoted, req.bounds) };
+      const caps = ep.paymasterInAccountGas ? undefined : gasCapsFor(quoted, gas);
+      const gasValues = { ...quoted, ...paymasterGas };
+      assertGasWithinBounds({
+        gas,
+        limits: quoted,
+        worstCaseWei: ep.worstCaseCost(gasValues, op.maxFeePerGas),
+      });
+      const priced = caps === undefined ? gasValues : { ...gasValues, gasCaps: caps };
       return {
         paymasterAddress: req.chain.paymaster,
         maxChargeWei: ep.maxChargeWei(priced, op.maxFeePerGas),
@@ -235,12 +259,26 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         );
       }
       const useCallerLimits = req.calculateGasLimits !== true && hasAllLimits(op);
+      const eip7702 = await eip7702Of(chain, op);
+      const stub = tokenStub(chain, v, token.address);
+      const gas = opGasBounds({
+        ep,
+        bounds: req.bounds,
+        preVerificationGasNeeded: preVerificationGasNeeded({
+          ep,
+          op: finalUserOperation(op, op, paymasterGas, eip7702),
+          fields: stub,
+          bounds: req.bounds,
+        }),
+        paymasterPostOpGasLimit: paymasterGas.paymasterPostOpGasLimit,
+      });
       // The caller's own limits are final: out of bounds, the op is refused before it costs a simulation.
       if (useCallerLimits) {
         const known = finalUserOperation(op, op, paymasterGas);
-        assertGasWithinBounds(op, op.maxFeePerGas, req.bounds, ep.worstCaseCost(known, op.maxFeePerGas));
+        assertGasWithinBounds({ gas, limits: op, worstCaseWei: ep.worstCaseCost(known, op.maxFeePerGas) });
+      } else {
+        assertPreVerificationGas(gas, op.preVerificationGas);
       }
-      const eip7702 = await eip7702Of(chain, op);
       const price = { exchangeRate: token.exchangeRate, priceMarkup: token.priceMarkup };
       const simulationAuth: Authorization = { mode: 'ERC20', token: token.address, ...price, maxTokenCost: 1n };
       const probe = ep.chargeProbe({ chain, sender: op.sender, token: token.address });
@@ -251,8 +289,8 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         ep.estimate({
           chain,
           op: finalUserOperation(op, op, paymasterGas, eip7702),
-          fields: tokenStub(chain, v, token.address),
-          callerPreVerificationGas: op.preVerificationGas,
+          fields: stub,
+          callerPreVerificationGas: maxBig(op.preVerificationGas ?? 0n, gas.preVerificationGasNeeded),
           simulationFields: (simulated) =>
             ep.sign({ chain, op: simulated, window: v, authorization: simulationAuth, sign, keccak: deps.crypto }),
           after: probe.after,
@@ -284,14 +322,14 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       const { final, maxTokenCost } = signedMaximum({
         ep,
         exact,
-        caps: req.limitsMayChange === true && !useCallerLimits ? gasCapsFor(limits, req.bounds) : undefined,
+        caps: req.limitsMayChange === true && !useCallerLimits ? gasCapsFor(limits, gas) : undefined,
         price,
         available,
         expectedGas: estimate.gasUsed,
         symbol: token.symbol,
       });
       const worstCaseWei = ep.worstCaseCost(final, op.maxFeePerGas);
-      assertGasWithinBounds(final.gasCaps ?? limits, op.maxFeePerGas, req.bounds, worstCaseWei);
+      assertGasWithinBounds({ gas, limits, caps: final.gasCaps, worstCaseWei });
       if (balance < maxTokenCost) {
         throw new TokenPaymentError(
           `The account holds ${balance} base units of ${token.symbol}, below the maximum charge of ${maxTokenCost}`,
