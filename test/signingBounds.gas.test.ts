@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Address, type Hex, hexToBigInt, pad, parseEventLogs, slice, toHex } from 'viem';
-import { entryPoint06Abi, entryPoint09Abi } from 'viem/account-abstraction';
+import { type Address, type Hex, hexToBigInt, pad, slice, toHex } from 'viem';
 import type { EntryPointVersion } from '../src/chain/chainRegistry.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
-import { packUserOperationV07 } from '../src/paymaster/userOperationV07.js';
-import { BURN_ALL, burnCallData, installAttackerAccount, NOTHING } from './helpers/attackerAccount.js';
+import {
+  BURN_ALL,
+  burnCallData,
+  handleAttackerOp,
+  installAttackerAccount,
+  NOTHING,
+} from './helpers/attackerAccount.js';
 import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
 
 /**
@@ -202,51 +206,9 @@ function capsOf(paymasterAndData: Hex) {
 }
 
 /** handleOps from the fixture's bundler; returns the op's UserOperationEvent. */
-async function execute(v: EntryPointVersion, op: Record<string, unknown>, r: Record<string, unknown>) {
-  const gas = {
-    callGasLimit: BigInt(String(r.callGasLimit)),
-    verificationGasLimit: BigInt(String(r.verificationGasLimit)),
-    preVerificationGas: BigInt(String(r.preVerificationGas)),
-    maxFeePerGas: BigInt(String(op.maxFeePerGas)),
-    maxPriorityFeePerGas: BigInt(String(op.maxPriorityFeePerGas)),
-  };
-  const common = { sender: op.sender as Address, nonce: 0n, callData: op.callData as Hex, signature: '0x' as Hex };
-  const hash =
-    v === '0.6'
-      ? await app.fx.bundler.writeContract({
-          address: entryPointOf(v),
-          abi: entryPoint06Abi,
-          functionName: 'handleOps',
-          args: [
-            [{ ...common, ...gas, initCode: '0x', paymasterAndData: r.paymasterAndData as Hex }],
-            app.fx.bundler.account.address,
-          ],
-          gas: 15_000_000n,
-        })
-      : await app.fx.bundler.writeContract({
-          address: entryPointOf(v),
-          abi: entryPoint09Abi,
-          functionName: 'handleOps',
-          args: [
-            [
-              packUserOperationV07({
-                ...common,
-                ...gas,
-                paymaster: r.paymaster as Address,
-                paymasterVerificationGasLimit: BigInt(String(r.paymasterVerificationGasLimit)),
-                paymasterPostOpGasLimit: BigInt(String(r.paymasterPostOpGasLimit)),
-                paymasterData: r.paymasterData as Hex,
-              }),
-            ],
-            app.fx.bundler.account.address,
-          ],
-          gas: 15_000_000n,
-        });
-  const receipt = await app.fx.client.waitForTransactionReceipt({ hash });
-  assert.equal(receipt.status, 'success');
-  const [event] = parseEventLogs({ abi: entryPoint09Abi, logs: receipt.logs, eventName: 'UserOperationEvent' });
-  assert.ok(event, 'a UserOperationEvent');
-  return event.args;
+async function execute(v: EntryPointVersion, op: Record<string, unknown>, answer: Record<string, unknown>) {
+  const { bundler } = app.fx;
+  return (await handleAttackerOp({ bundler, version: v, entryPoint: entryPointOf(v), op, answer })).event;
 }
 
 describe("calculateGasLimits: Patron's answer is always valid on chain", () => {

@@ -43,8 +43,8 @@ export interface ParallelSigningArgs {
     readonly assertCanSign: (chain: ChainRuntime) => void;
     readonly policies: PolicyGate;
   };
-  /** The window a request asks for (seconds, or block numbers). */
-  readonly windowFor: (req: SponsorRequest) => Promise<IssuedWindow>;
+  /** The window a request asks for (seconds, or block numbers), by the server's and the chain's clocks. */
+  readonly windowFor: (req: SponsorRequest, chainSeconds: number | undefined) => Promise<IssuedWindow>;
   /** The op's EIP-7702 delegate, checked against the allowed ones (undefined at once for an ordinary op). */
   readonly eip7702Of: (
     chain: ChainRuntime,
@@ -68,7 +68,8 @@ export function createParallelSigning(args: ParallelSigningArgs) {
       assertV09(req.chain, 'signingPhase');
       args.deps.assertCanSign(req.chain);
       req.report?.({ kind: 'op', mode: 'SPONSORED', sender: req.userOp.sender });
-      assertFeesWithinBounds(req.userOp, await chainFees(args.deps.fees, req.chain), req.bounds);
+      const fees = await chainFees(args.deps.fees, req.chain);
+      assertFeesWithinBounds(req.userOp, fees, req.bounds);
       const missing = firstMissingLimit(req.userOp);
       if (missing !== undefined) {
         throw new OperationFieldError(missing, 'required with signingPhase "commit" (estimate on the stub first)');
@@ -76,7 +77,7 @@ export function createParallelSigning(args: ParallelSigningArgs) {
       const pass = await args.deps.policies.check(policyRequest(req));
       const eip7702 = await args.eip7702Of(req.chain, req.userOp);
       const ep = entryPointModule(req.chain.entryPointVersion);
-      const window = await args.windowFor(req);
+      const window = await args.windowFor(req, fees.timestamp);
       const paymasterGas = ep.paymasterGas('SPONSORED');
       const final = finalUserOperation(req.userOp, req.userOp, paymasterGas, eip7702);
       const fields = ep.stub({ chain: req.chain, window, authorization: SPONSORED, signatureInSuffix: true });
@@ -121,6 +122,7 @@ export function createParallelSigning(args: ParallelSigningArgs) {
         window: commitment.window,
         policy: args.deps.policy,
         nowMs: args.deps.now(),
+        chainSeconds: (await chainFees(args.deps.fees, req.chain)).timestamp,
         currentBlock: head,
         secondsPerBlock: secondsPerBlock(req.chain),
       });

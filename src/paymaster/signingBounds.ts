@@ -1,5 +1,5 @@
 import type { ChainRuntime } from '../chain/chainRegistry.js';
-import type { FeeOracle } from '../chain/feeOracle.js';
+import type { ChainFees, FeeOracle } from '../chain/feeOracle.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
 import { BoundsExceededError, type BoundsRule, FeesUnavailableError } from '../errors/PatronError.js';
 import type { GasLimits } from './tokenMath.js';
@@ -60,8 +60,11 @@ export function assertFeesWithinBounds(
   }
 }
 
-/** The chain's current fees, or FeesUnavailableError: a chain that cannot be read denies, it does not sign. */
-export async function chainFees(oracle: FeeOracle, chain: ChainRuntime): Promise<FeeSnapshot> {
+/**
+ * The chain's current fees (and its latest block's time), or FeesUnavailableError: a chain that cannot be read
+ * denies, it does not sign.
+ */
+export async function chainFees(oracle: FeeOracle, chain: ChainRuntime): Promise<ChainFees> {
   const fees = await oracle.get(chain);
   if (fees === undefined) throw new FeesUnavailableError(chain.chainId);
   return fees;

@@ -98,12 +98,14 @@ const STUB_BLOCK_WINDOW = { validUntil: 0x8101_0101_0101, validAfter: 0x8101_010
  */
 export function createSponsorshipService(deps: SponsorshipDeps) {
   /** The window a request asks for: seconds, or (v0.9, `validityUnit: "blocks"`) block numbers from the head. */
-  const windowFor = async (req: {
-    chain: ChainRuntime;
-    expiryDuration: number | undefined;
-    validityUnit?: ValidityUnit | undefined;
-  }): Promise<IssuedWindow> => {
-    if (req.validityUnit !== 'blocks') return timeWindow(deps.policy, deps.now(), req.expiryDuration);
+  const windowFor = async (
+    req: { chain: ChainRuntime; expiryDuration: number | undefined; validityUnit?: ValidityUnit | undefined },
+    /** The chain's latest block time, from the fee read the request made (validityWindows.ts WindowClocks). */
+    chainSeconds: number | undefined,
+  ): Promise<IssuedWindow> => {
+    if (req.validityUnit !== 'blocks') {
+      return timeWindow(deps.policy, { nowMs: deps.now(), chainSeconds }, req.expiryDuration);
+    }
     assertV09(req.chain, 'a window in block numbers');
     const currentBlock = await currentBlockNumber(req.chain.request);
     return blockWindow({
@@ -122,7 +124,8 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   const prepare = async (req: SigningRequest): Promise<FinalGas & { pass: PolicyPass }> => {
     req.report?.({ kind: 'op', mode: 'SPONSORED', sender: req.userOp.sender });
     // Before the webhook and any simulation: an op priced out of bounds costs Patron nothing but this check.
-    assertFeesWithinBounds(req.userOp, await chainFees(deps.fees, req.chain), req.bounds);
+    const fees = await chainFees(deps.fees, req.chain);
+    assertFeesWithinBounds(req.userOp, fees, req.bounds);
     const pass = await deps.policies.check(policyRequest(req));
     const resolving = eip7702Of(req.chain, req.userOp);
     const eip7702 = resolving === undefined ? undefined : await resolving;
@@ -130,7 +133,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     // before them when the check asks for the operation (a webhook with includeOperation sees the final gas).
     let gas: Promise<FinalGas> | undefined;
     const finalGas = () => {
-      gas ??= settleGas(req, eip7702);
+      gas ??= settleGas(req, eip7702, fees.timestamp);
       return gas;
     };
     await approveByWebhooks(req, async () => webhookOperation(req, pass, await finalGas()));
@@ -138,9 +141,13 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   };
 
   /** The validity window, the gas limits (the caller's or simulated) and the gas bounds. */
-  const settleGas = async (req: SigningRequest, eip7702: FinalUserOperation['eip7702']): Promise<FinalGas> => {
+  const settleGas = async (
+    req: SigningRequest,
+    eip7702: FinalUserOperation['eip7702'],
+    chainSeconds: number | undefined,
+  ): Promise<FinalGas> => {
     const ep = entryPointModule(req.chain.entryPointVersion);
-    const issued = req.window ?? (await windowFor(req));
+    const issued = req.window ?? (await windowFor(req, chainSeconds));
     // The paymaster fields at their final length: their bytes are part of what the op costs (preVerificationGas).
     const fields = ep.stub({
       chain: req.chain,
@@ -291,7 +298,10 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       return entryPointModule(chain.entryPointVersion).stub({
         chain,
         window:
-          options.validityUnit === 'blocks' ? STUB_BLOCK_WINDOW : timeWindow(deps.policy, deps.now(), expiryDuration),
+          // Never valid on chain (a dummy signature): the server's clock gives it the final window's length.
+          options.validityUnit === 'blocks'
+            ? STUB_BLOCK_WINDOW
+            : timeWindow(deps.policy, { nowMs: deps.now() }, expiryDuration),
         authorization: SPONSORED,
         signatureInSuffix: options.signatureInSuffix,
       });

@@ -120,7 +120,9 @@ const ZERO_ADDRESS: Address = '0x0000000000000000000000000000000000000000';
 const SPONSORED = { mode: 'SPONSORED' } as const;
 
 export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
-  const window = (expiryDuration: number | undefined) => validityWindow(deps.policy, deps.now(), expiryDuration);
+  /** The window by the server's clock and, when the request read the chain's fees, the chain's (validityWindows.ts). */
+  const window = (expiryDuration: number | undefined, chainSeconds?: number) =>
+    validityWindow({ policy: deps.policy, nowMs: deps.now(), chainSeconds, expiryDuration });
   const sign = (digest: Uint8Array) => deps.signer.sign(digest);
   /** An EIP-7702 sender's delegate, checked against the allowed ones (undefined for an ordinary op). */
   const eip7702Of = eip7702Resolver(deps.policy.eip7702Delegates);
@@ -161,10 +163,11 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       if (op.maxFeePerGas === 0n) {
         throw new OperationFieldError('maxFeePerGas', 'must be set to quote a fee in tokens');
       }
-      assertFeesWithinBounds(op, await chainFees(deps.fees, req.chain), req.bounds);
+      const fees = await chainFees(deps.fees, req.chain);
+      assertFeesWithinBounds(op, fees, req.bounds);
       const ep = entryPointModule(req.chain.entryPointVersion);
       const paymasterGas = ep.paymasterGas('ERC20');
-      const v = window(req.expiryDuration);
+      const v = window(req.expiryDuration, fees.timestamp);
       const eip7702 = await eip7702Of(req.chain, op);
       // The client batches approve(paymaster, maxGasFee) into the op after this quote, and the op is then
       // estimated again: the quote covers that approval so that the final maximum stays under it.
@@ -248,10 +251,11 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       const chain = req.chain;
       const token = findToken(chainTokens(chain), req.feeToken);
       const op = req.userOp;
-      assertFeesWithinBounds(op, await chainFees(deps.fees, chain), req.bounds);
+      const fees = await chainFees(deps.fees, chain);
+      assertFeesWithinBounds(op, fees, req.bounds);
       const ep = entryPointModule(chain.entryPointVersion);
       const paymasterGas = ep.paymasterGas('ERC20');
-      const v = window(req.expiryDuration);
+      const v = window(req.expiryDuration, fees.timestamp);
       if (req.calculateGasLimits === false && !hasAllLimits(op)) {
         throw new OperationFieldError(
           undefined,
