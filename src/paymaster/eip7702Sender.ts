@@ -51,7 +51,12 @@ async function resolveDelegate(args: {
       `an EIP-7702 operation (eip7702Auth, or the 0x7702 initCode) needs EntryPoint v0.8 or later, not v${chain.entryPointVersion}`,
     );
   }
-  const delegate = op.eip7702Auth?.address ?? (await currentDelegate(chain, op.sender));
+  const auth = op.eip7702Auth;
+  // The chain applies an authorization for its own id or for any chain (0); another leaves the account undelegated.
+  if (auth !== undefined && auth.chainId !== 0n && auth.chainId !== BigInt(chain.chainId)) {
+    throw new OperationFieldError('eip7702Auth.chainId', `must be 0 or this chain's id, ${chain.chainId}`);
+  }
+  const delegate = auth?.address ?? (await currentDelegate(chain, op.sender));
   if (!args.allowed.has(delegate.toLowerCase())) {
     throw new UnsupportedError(
       `EIP-7702 delegate ${delegate} is not sponsored by this Patron; it sponsors accounts delegated to ${[...args.allowed].join(', ')} (PATRON_EIP7702_DELEGATES)`,
