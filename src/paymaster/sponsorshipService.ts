@@ -15,6 +15,7 @@ import {
   type GasLimits,
   gasLimitsOf,
   type PaymasterFields,
+  type ValidityWindow,
 } from './entryPoints/entryPointModule.js';
 import { entryPointModule } from './entryPoints/entryPointModules.js';
 import {
@@ -117,6 +118,27 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     });
   };
   const sign = (digest: Uint8Array) => deps.signer.sign(digest);
+  /**
+   * Paymaster fields of the final length to size an op's preVerificationGas by (what the op needs, gasBounds.ts),
+   * made once per chain and form: a placeholder window with no zero byte (as STUB_BLOCK_WINDOW), so the figure is the
+   * most any real window's bytes cost, and no request pays for an encoding just to count it.
+   */
+  const sizing = new WeakMap<ChainRuntime, { plain?: PaymasterFields; suffixed?: PaymasterFields }>();
+  const sizingFields = (chain: ChainRuntime, suffixed: boolean): PaymasterFields => {
+    let forChain = sizing.get(chain);
+    if (forChain === undefined) {
+      forChain = {};
+      sizing.set(chain, forChain);
+    }
+    const key = suffixed ? 'suffixed' : 'plain';
+    forChain[key] ??= entryPointModule(chain.entryPointVersion).stub({
+      chain,
+      window: STUB_BLOCK_WINDOW,
+      authorization: SPONSORED,
+      signatureInSuffix: suffixed,
+    });
+    return forChain[key];
+  };
   /** undefined at once for an ordinary op (most): eip7702Sender.ts. */
   const eip7702Of = eip7702Resolver(deps.policy.eip7702Delegates);
 
@@ -148,15 +170,9 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   ): Promise<FinalGas> => {
     const ep = entryPointModule(req.chain.entryPointVersion);
     const issued = req.window ?? (await windowFor(req, chainSeconds));
-    // The paymaster fields at their final length: their bytes are part of what the op costs (preVerificationGas).
-    const fields = ep.stub({
-      chain: req.chain,
-      window: issued,
-      authorization: SPONSORED,
-      signatureInSuffix: req.signatureInSuffix,
-    });
     const paymasterGas = ep.paymasterGas('SPONSORED');
     const sized = finalUserOperation(req.userOp, req.userOp, paymasterGas, eip7702);
+    const fields = sizingFields(req.chain, req.signatureInSuffix === true);
     const gas = opGasBounds({
       ep,
       bounds: req.bounds,
@@ -165,7 +181,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     });
     // An inflated preVerificationGas is refused before it costs a simulation.
     assertPreVerificationGas(gas, req.userOp.preVerificationGas);
-    const limits = await gasLimits({ ep, req, fields, gas, eip7702 });
+    const limits = await gasLimits({ ep, req, window: issued, gas, eip7702 });
     const op = finalUserOperation(req.userOp, limits, paymasterGas, eip7702);
     const estimated = firstMissingLimit(req.userOp) !== undefined;
     const caps =
@@ -196,13 +212,12 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   /** The caller's limits, or simulated ones (README, "Gas limits"). */
   const gasLimits = async (args: {
     ep: EntryPointModule;
-    req: SponsorRequest;
-    /** The paymaster fields at their final length (a dummy signature). */
-    fields: PaymasterFields;
+    req: SigningRequest;
+    window: ValidityWindow;
     gas: OpGasBounds;
     eip7702: FinalUserOperation['eip7702'];
   }): Promise<GasLimits> => {
-    const { ep, req, fields } = args;
+    const { ep, req } = args;
     const op = req.userOp;
     const missing = firstMissingLimit(op);
     if (req.calculateGasLimits === false && missing !== undefined) {
@@ -215,6 +230,13 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
         preVerificationGas: op.preVerificationGas ?? 0n,
       };
     }
+    // Simulated with paymaster fields of the final length and the real window (a dummy signature).
+    const fields = ep.stub({
+      chain: req.chain,
+      window: args.window,
+      authorization: SPONSORED,
+      signatureInSuffix: req.signatureInSuffix,
+    });
     await req.spend.simulation(ep.simulations({ verified: false }));
     const needed = args.gas.preVerificationGasNeeded;
     return ep.estimate({
