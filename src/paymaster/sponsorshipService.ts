@@ -32,6 +32,7 @@ import type { PartialUserOperation } from './partialUserOperation.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
 import { type IssuedSignature, issuedSignature } from './requestFacts.js';
 import { assertFeesWithinBounds, chainFees } from './signingBounds.js';
+import { createSizingFields } from './sizingFields.js';
 import {
   assertV09,
   firstMissingLimit,
@@ -118,27 +119,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     });
   };
   const sign = (digest: Uint8Array) => deps.signer.sign(digest);
-  /**
-   * Paymaster fields of the final length to size an op's preVerificationGas by (what the op needs, gasBounds.ts),
-   * made once per chain and form: a placeholder window with no zero byte (as STUB_BLOCK_WINDOW), so the figure is the
-   * most any real window's bytes cost, and no request pays for an encoding just to count it.
-   */
-  const sizing = new WeakMap<ChainRuntime, { plain?: PaymasterFields; suffixed?: PaymasterFields }>();
-  const sizingFields = (chain: ChainRuntime, suffixed: boolean): PaymasterFields => {
-    let forChain = sizing.get(chain);
-    if (forChain === undefined) {
-      forChain = {};
-      sizing.set(chain, forChain);
-    }
-    const key = suffixed ? 'suffixed' : 'plain';
-    forChain[key] ??= entryPointModule(chain.entryPointVersion).stub({
-      chain,
-      window: STUB_BLOCK_WINDOW,
-      authorization: SPONSORED,
-      signatureInSuffix: suffixed,
-    });
-    return forChain[key];
-  };
+  const sizingFields = createSizingFields(SPONSORED);
   /** undefined at once for an ordinary op (most): eip7702Sender.ts. */
   const eip7702Of = eip7702Resolver(deps.policy.eip7702Delegates);
 
