@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { bytesToHex, encodeAbiParameters, type Hex, hexToBytes, maxUint128, maxUint256, size } from 'viem';
-import { altoPreVerificationGasV06, calldataGasV06 } from './gasEstimatorV06.js';
+import { altoPreVerificationGasV06, calldataGasV06, preVerificationGasV06 } from './gasEstimatorV06.js';
 import type { UserOperationV06 } from './patronPaymasterV06.js';
-import { altoPreVerificationGas, calldataGasV07 } from './preVerificationGasV07.js';
+import { altoPreVerificationGas, calldataGasV07, preVerificationGasV07 } from './preVerificationGasV07.js';
 import { packUserOperationV07, type UnpackedUserOperationV07 } from './userOperationV07.js';
 
 /**
@@ -47,6 +47,7 @@ const v07Tuple = [
   },
 ] as const;
 
+const maxBig = (a: bigint, b: bigint) => (a > b ? a : b);
 const byteCost = (bytes: Uint8Array) => bytes.reduce((sum, b) => sum + (b === 0 ? 4n : 16n), 0n);
 const words = (bytes: Uint8Array) => BigInt(Math.ceil(bytes.length / 32));
 
@@ -132,7 +133,7 @@ const shares = [0, 0.1, 0.5, 0.9, 1];
 const numbers = [0n, 1n, 255n, 256n, 0x10000n, 2n ** 64n + 1n, (2n ** 192n - 1n) << 64n, 2n ** 256n - 1n];
 
 describe('the counted calldata formulas equal the encoded ones', () => {
-  it('v0.6: calldataGasV06 and altoPreVerificationGasV06', () => {
+  it('v0.6: calldataGasV06, altoPreVerificationGasV06 and the larger (+ 5 %) of the two', () => {
     for (let i = 0; i < 400; i++) {
       const op: UserOperationV06 = {
         sender: address(),
@@ -151,6 +152,11 @@ describe('the counted calldata formulas equal the encoded ones', () => {
       const what = JSON.stringify(op, (_, v) => String(v));
       assert.equal(calldataGasV06(op), referenceV06(op), what);
       assert.equal(altoPreVerificationGasV06(op), referenceAltoV06(op), what);
+      assert.equal(
+        preVerificationGasV06(op),
+        maxBig((referenceV06(op) * 105n + 99n) / 100n, referenceAltoV06(op)),
+        what,
+      );
     }
   });
 
@@ -183,6 +189,12 @@ describe('the counted calldata formulas equal the encoded ones', () => {
       const what = JSON.stringify(op, (_, v) => String(v));
       assert.equal(calldataGasV07(op), referenceV07(op), what);
       assert.equal(altoPreVerificationGas(op), referenceAlto(op), what);
+      const auth = op.eip7702Auth === undefined ? 0n : 25_000n;
+      assert.equal(
+        preVerificationGasV07(op),
+        maxBig((referenceV07(op) * 105n + 99n) / 100n + auth, referenceAlto(op)),
+        what,
+      );
     }
   });
 });

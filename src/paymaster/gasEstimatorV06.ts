@@ -128,10 +128,25 @@ export async function estimateGasV06(args: EstimateGasV06Args): Promise<GasEstim
  * 5 %, never below what alto demands of it (a bundler refuses an op below its own figure), as on v0.7.
  */
 export function preVerificationGasV06(op: UserOperationV06): bigint {
-  const own = (calldataGasV06(op) * 105n + 99n) / 100n;
-  const alto = altoPreVerificationGasV06(op);
+  // Both rules count the same sender, nonce, initCode and callData: counted once (this runs on every request).
+  const shared = sharedCountsV06(op);
+  const own = (ownGasV06(ownCountV06(op, shared)) * 105n + 99n) / 100n;
+  const alto = altoGasV06(op, shared);
   return own > alto ? own : alto;
 }
+
+/** What the two rules count alike: sender and nonce (non-zero bytes), initCode and callData. */
+interface SharedCountsV06 {
+  readonly head: number;
+  readonly initCode: CalldataCount;
+  readonly callData: CalldataCount;
+}
+
+const sharedCountsV06 = (op: UserOperationV06): SharedCountsV06 => ({
+  head: hexNonZero(op.sender) + uintNonZero(op.nonce),
+  initCode: bytesField(op.initCode),
+  callData: bytesField(op.callData),
+});
 
 /**
  * alto 0.0.20's required preVerificationGas for a v0.6 op on a chain without EIP-7623 pricing or an L2 fee, its v0.7
@@ -143,11 +158,15 @@ export function preVerificationGasV06(op: UserOperationV06): bigint {
  * priced as 132 bytes of 0xff, and so it demands, so Patron follows it (test/e2e.policies.test.ts, through alto).
  */
 export function altoPreVerificationGasV06(op: UserOperationV06): bigint {
+  return altoGasV06(op, sharedCountsV06(op));
+}
+
+function altoGasV06(op: UserOperationV06, shared: SharedCountsV06): bigint {
   // sender, nonce, two uint128 gas limits, preVerificationGas as uint256, two uint128 fees
-  const head = hexNonZero(op.sender) + uintNonZero(op.nonce) + 16 + 16 + 32 + 16 + 16;
+  const head = shared.head + 16 + 16 + 32 + 16 + 16;
   const tail = dynamicFields(11, [
-    bytesField(op.initCode),
-    bytesField(op.callData),
+    shared.initCode,
+    shared.callData,
     onesField(op.paymasterAndData.length),
     onesField(op.signature.length),
   ]);
@@ -174,22 +193,24 @@ const maxBig = (a: bigint, b: bigint) => (a > b ? a : b);
  * callData offsets, the five gas words, the paymasterAndData and signature offsets), then the four `bytes` fields.
  */
 export function calldataGasV06(op: UserOperationV06): bigint {
-  const count = calldataCountV06(op);
-  return calldataCost(count) + 21_000n + 18_300n + 4n * BigInt(count.bytes / 32);
+  return ownGasV06(calldataCountV06(op));
 }
+
+const ownGasV06 = (count: CalldataCount): bigint =>
+  calldataCost(count) + 21_000n + 18_300n + 4n * BigInt(count.bytes / 32);
 
 /** The op's tuple as handleOps carries it, counted (calldataGasV06). */
 export function calldataCountV06(op: UserOperationV06): CalldataCount {
+  return ownCountV06(op, sharedCountsV06(op));
+}
+
+function ownCountV06(op: UserOperationV06, shared: SharedCountsV06): CalldataCount {
   const PLACEHOLDER_GAS_NON_ZERO = 3;
   const head =
-    hexNonZero(op.sender) +
-    uintNonZero(op.nonce) +
-    3 * PLACEHOLDER_GAS_NON_ZERO +
-    uintNonZero(op.maxFeePerGas) +
-    uintNonZero(op.maxPriorityFeePerGas);
+    shared.head + 3 * PLACEHOLDER_GAS_NON_ZERO + uintNonZero(op.maxFeePerGas) + uintNonZero(op.maxPriorityFeePerGas);
   const tail = dynamicFields(11, [
-    bytesField(op.initCode),
-    bytesField(op.callData),
+    shared.initCode,
+    shared.callData,
     bytesField(op.paymasterAndData),
     bytesField(op.signature),
   ]);

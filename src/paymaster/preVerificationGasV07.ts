@@ -23,9 +23,35 @@ const EXECUTE_USER_OP_SELECTOR = '0x8dd7712f';
  * PER_EMPTY_ACCOUNT_COST for it in the type-4 transaction, and the EntryPoint cannot see it (alto counts it).
  */
 export function preVerificationGasV07(op: UnpackedUserOperationV07): bigint {
-  const own = ceilDiv(calldataGasV07(op) * 105n, 100n) + (op.eip7702Auth === undefined ? 0n : EIP7702_AUTH_GAS);
-  const alto = altoPreVerificationGas(op);
-  return own > alto ? own : alto;
+  // Both rules count the same sender, nonce, initCode, callData and paymaster: counted once (on every request).
+  const shared = sharedCounts(op);
+  const own = ceilDiv(ownGas(packedCount(op, 'max', shared)) * 105n, 100n);
+  const alto = altoGas(op, shared);
+  const auth = op.eip7702Auth === undefined ? 0n : EIP7702_AUTH_GAS;
+  return own + auth > alto ? own + auth : alto;
+}
+
+/** What both rules count alike: sender and nonce (non-zero bytes), initCode, callData, the paymaster's address. */
+interface SharedCounts {
+  readonly head: number;
+  readonly initCode: CalldataCount;
+  readonly callData: CalldataCount;
+  readonly paymaster: number;
+}
+
+function sharedCounts(op: UnpackedUserOperationV07): SharedCounts {
+  return {
+    head: hexNonZero(op.sender) + uintNonZero(op.nonce),
+    initCode:
+      op.factory === undefined
+        ? { bytes: 0, nonZero: 0 }
+        : {
+            bytes: hexSize(op.factory) + hexSize(op.factoryData ?? '0x'),
+            nonZero: hexNonZero(op.factory) + hexNonZero(op.factoryData ?? '0x'),
+          },
+    callData: bytesField(op.callData),
+    paymaster: op.paymaster === undefined ? 0 : hexNonZero(op.paymaster),
+  };
 }
 
 /** EIP-7702's PER_EMPTY_ACCOUNT_COST, what an authorization costs the bundle transaction. */
@@ -38,14 +64,11 @@ export const EIP7702_AUTH_GAS = 25_000n;
  * gasFees, the paymasterAndData and signature offsets), then the four `bytes` fields. With `ones`, the signature and
  * paymasterData are priced as 0xff throughout, as alto prices data it cannot know yet.
  */
-export function packedCount(op: UnpackedUserOperationV07, fill: 'max' | 'ones'): CalldataCount {
-  const initCode =
-    op.factory === undefined
-      ? { bytes: 0, nonZero: 0 }
-      : {
-          bytes: hexSize(op.factory) + hexSize(op.factoryData ?? '0x'),
-          nonZero: hexNonZero(op.factory) + hexNonZero(op.factoryData ?? '0x'),
-        };
+export function packedCount(
+  op: UnpackedUserOperationV07,
+  fill: 'max' | 'ones',
+  shared: SharedCounts = sharedCounts(op),
+): CalldataCount {
   const paymasterData = op.paymasterData ?? '0x';
   // paymaster ‖ two uint128 limits at their largest ‖ paymasterData
   const paymasterAndData =
@@ -53,13 +76,12 @@ export function packedCount(op: UnpackedUserOperationV07, fill: 'max' | 'ones'):
       ? { bytes: 0, nonZero: 0 }
       : {
           bytes: 52 + hexSize(paymasterData),
-          nonZero:
-            hexNonZero(op.paymaster) + 32 + (fill === 'ones' ? hexSize(paymasterData) : hexNonZero(paymasterData)),
+          nonZero: shared.paymaster + 32 + (fill === 'ones' ? hexSize(paymasterData) : hexNonZero(paymasterData)),
         };
   const signature = fill === 'ones' ? onesField(hexSize(op.signature)) : bytesField(op.signature);
-  const tail = dynamicFields(9, [initCode, bytesField(op.callData), paymasterAndData, signature]);
+  const tail = dynamicFields(9, [shared.initCode, shared.callData, paymasterAndData, signature]);
   // sender, nonce, and three words of 0xff (accountGasLimits, preVerificationGas, gasFees)
-  const head = hexNonZero(op.sender) + uintNonZero(op.nonce) + 3 * 32;
+  const head = shared.head + 3 * 32;
   return { bytes: 5 * 32 + tail.bytes, nonZero: head + tail.nonZero };
 }
 
@@ -68,9 +90,11 @@ export function packedCount(op: UnpackedUserOperationV07, fill: 'max' | 'ones'):
  * 32-byte word of the packed op, and its bytes at 4 (zero) / 16 (non-zero).
  */
 export function calldataGasV07(op: UnpackedUserOperationV07): bigint {
-  const packed = packedCount(op, 'max');
-  return calldataCost(packed) + 21_000n + 18_300n + 4n * BigInt(packed.bytes / 32);
+  return ownGas(packedCount(op, 'max'));
 }
+
+const ownGas = (packed: CalldataCount): bigint =>
+  calldataCost(packed) + 21_000n + 18_300n + 4n * BigInt(packed.bytes / 32);
 
 /**
  * alto 0.0.20's required preVerificationGas for a v0.7+ op on a chain without EIP-7623 pricing or an L2 fee
@@ -81,7 +105,11 @@ export function calldataGasV07(op: UnpackedUserOperationV07): bigint {
  * the encoded op.
  */
 export function altoPreVerificationGas(op: UnpackedUserOperationV07): bigint {
-  const own = packedCount(op, 'ones');
+  return altoGas(op, sharedCounts(op));
+}
+
+function altoGas(op: UnpackedUserOperationV07, shared: SharedCounts): bigint {
+  const own = packedCount(op, 'ones', shared);
   // alto encodes the tuple alone, so its leading offset word (0x20) is counted too.
   const packed = { bytes: own.bytes + 32, nonZero: own.nonZero + 1 };
   const opWords = BigInt(packed.bytes / 32);

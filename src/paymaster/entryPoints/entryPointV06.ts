@@ -45,8 +45,8 @@ function encode(paymaster: Address, window: ValidityWindow, auth: Authorization,
     : encodeTokenPaymasterAndData({ paymaster, ...window, ...auth, signature });
 }
 
-/** The op as EntryPoint v0.6 takes it. */
-function v06(op: FinalUserOperation, paymasterAndData: Hex): UserOperationV06 {
+/** The op as EntryPoint v0.6 takes it (with another signature when given). */
+function v06(op: FinalUserOperation, paymasterAndData: Hex, signature: Hex = op.signature): UserOperationV06 {
   return {
     sender: op.sender,
     nonce: op.nonce,
@@ -58,7 +58,7 @@ function v06(op: FinalUserOperation, paymasterAndData: Hex): UserOperationV06 {
     maxFeePerGas: op.maxFeePerGas,
     maxPriorityFeePerGas: op.maxPriorityFeePerGas,
     paymasterAndData,
-    signature: op.signature,
+    signature,
   };
 }
 
@@ -71,7 +71,7 @@ export const entryPointV06: EntryPointModule = {
   worstCaseCost: worstCaseCostV06,
   maxChargeWei: (limits, maxFeePerGas) => maxGasV06(limits) * maxFeePerGas,
   preVerificationGas: ({ op, fields: f, l1DataGasPerByte = 0n }) => {
-    const sized = v06({ ...op, signature: op.signature === '0x' ? DUMMY_SIGNATURE : op.signature }, f.paymasterAndData);
+    const sized = v06(op, f.paymasterAndData, op.signature === '0x' ? DUMMY_SIGNATURE : op.signature);
     const l1 = l1DataGasPerByte === 0n ? 0n : l1DataGasPerByte * BigInt(calldataCountV06(sized).bytes);
     return preVerificationGasV06(sized) + l1;
   },

@@ -123,7 +123,7 @@ const chargeBounds = (limits: GasLimits & PaymasterGas & { readonly gasCaps?: Ga
 });
 
 /** initCode as viem's unpacked op splits it: the factory (or the 0x7702 marker) and its data. */
-function unpacked(op: FinalUserOperation, f: PaymasterFields): UnpackedUserOperationV07 {
+function unpacked(op: FinalUserOperation, f: PaymasterFields, signature: Hex = op.signature): UnpackedUserOperationV07 {
   const init = op.initCode;
   // The factory is the first 20 bytes, or the whole initCode when shorter (the unpadded 0x7702 marker, no data).
   const factoryEnd = 2 + 2 * Math.min((init.length - 2) >>> 1, 20);
@@ -143,7 +143,7 @@ function unpacked(op: FinalUserOperation, f: PaymasterFields): UnpackedUserOpera
     paymasterVerificationGasLimit: f.paymasterVerificationGasLimit,
     paymasterPostOpGasLimit: f.paymasterPostOpGasLimit,
     paymasterData: f.paymasterData,
-    signature: op.signature,
+    signature,
     ...(op.eip7702?.authorized === true ? { eip7702Auth: { address: op.eip7702.delegate } } : {}),
   };
 }
@@ -167,7 +167,7 @@ function entryPointV07Module(version: EntryPointV07Version): EntryPointModule {
       return worstCaseCostV07(gas, maxFeePerGas) + (POST_OP_OVERHEAD_V07 + penalty) * maxFeePerGas;
     },
     preVerificationGas: ({ op, fields: f, l1DataGasPerByte = 0n }) => {
-      const sized = unpacked({ ...op, signature: op.signature === '0x' ? DUMMY_SIGNATURE : op.signature }, f);
+      const sized = unpacked(op, f, op.signature === '0x' ? DUMMY_SIGNATURE : op.signature);
       const l1 = l1DataGasPerByte === 0n ? 0n : l1DataGasPerByte * BigInt(packedCount(sized, 'max').bytes);
       return preVerificationGasV07(sized) + l1;
     },
