@@ -30,8 +30,7 @@ const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0
  * tuple, EIP-2's low s): one the chain would skip leaves the account undelegated, and the op then fails in the bundle
  * after Patron reserved and signed for it, so a malformed one is refused up front (as alto refuses it).
  */
-const authComponent = (valid: (v: bigint) => boolean, message: string) =>
-  quantity.refine(valid, { error: message });
+const authComponent = (valid: (v: bigint) => boolean, message: string) => quantity.refine(valid, { error: message });
 
 /**
  * An EIP-7702 authorization as clients send it with a v0.8+ op. Patron reads the delegate (`address`); the other
