@@ -22,11 +22,19 @@ const unbounded: SigningBounds = Object.freeze({
   maxCallGasLimit: UNBOUNDED,
   maxVerificationGasLimit: UNBOUNDED,
   maxPreVerificationGas: UNBOUNDED,
+  preVerificationGasMultiplierPpm: UNBOUNDED,
+  preVerificationGasSlack: UNBOUNDED,
+  // Not a bound but what the chain charges (it raises Patron's own figure): none, as on an L1.
+  l1DataGasPerByte: 0n,
+  maxUnusedGasPenalty: UNBOUNDED,
   maxOpCostWei: UNBOUNDED,
 });
 
-const fixedFees = Object.freeze({ baseFee: 1n, tip: 1n, blockNumber: 0n, readAt: 0 });
-const constantFees: FeeOracle = { get: () => Promise.resolve(fixedFees) };
+const constantFees: FeeOracle = {
+  // The chain's time is the server's: windows as on a chain that keeps up.
+  get: () =>
+    Promise.resolve({ baseFee: 1n, tip: 1n, blockNumber: 0n, timestamp: Math.floor(Date.now() / 1000), readAt: 0 }),
+};
 
 export function guardsOff(): NonNullable<DepsOverrides['guards']> {
   return { fees: constantFees, bounds: () => unbounded, rateLimiter: { take: () => Promise.resolve() } };

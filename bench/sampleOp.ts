@@ -3,7 +3,8 @@ import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
 
 /**
  * The user operation every sponsorship benchmark sends: a SimpleAccount v0.6 that is deployed by its first op
- * (factory `initCode`) and calls `execute(target, 0, 0x)`, with the limits a Biconomy SDK would send. Only the
+ * (factory `initCode`) and calls `execute(target, 0, 0x)`, with the limits a Biconomy SDK would send (within the
+ * signing bounds: a preVerificationGas the op's size needs, a verification gas below ERC-7562's 500,000). Only the
  * nonce changes between requests: its 192-bit key (`i << 64`), so each one is a fresh, valid nonce on chain
  * (sequence 0 of a new key) and no two requests hash the same.
  */
@@ -26,8 +27,8 @@ export function simpleAccountOp(args: {
     ]),
     callData: encodeFunctionData({ abi: accountAbi, functionName: 'execute', args: [args.target, 0n, '0x'] }),
     callGasLimit: 100_000n,
-    verificationGasLimit: 600_000n,
-    preVerificationGas: 60_000n,
+    verificationGasLimit: 400_000n,
+    preVerificationGas: 50_000n,
     maxFeePerGas: 2_000_000_000n,
     maxPriorityFeePerGas: 1_000_000_000n,
     paymasterAndData: '0x',

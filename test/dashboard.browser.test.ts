@@ -354,8 +354,8 @@ test('an owner runs the product from the browser', { skip, timeout: 90_000 }, as
     // The dApp created in the browser, whose API key the calls below use.
     const dapp = (await ctx.deps.accounts.listDapps(tenant.accountId)).find((d) => d.name.startsWith('Browser dApp'));
     assert.ok(dapp);
-    // One op's worst case ((100,000 + 3 × 600,000 + 60,000) gas × 2 gwei): the first is reserved, the second capped.
-    const worstCase = 1_960_000n * 2_000_000_000n;
+    // One op's worst case ((100,000 + 3 × 600,000 + 50,000) gas × 2 gwei): the first is reserved, the second capped.
+    const worstCase = 1_950_000n * 2_000_000_000n;
     const policy = await ctx.deps.policies.create({
       dappId: dapp.id,
       name: 'Browser cap',

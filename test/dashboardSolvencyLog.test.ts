@@ -25,8 +25,8 @@ import { createTenant, createTestContext, type Tenant, type TestContext, testCon
  */
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
 const metrics: Config['metrics'] = { enabled: true, port: undefined, host: '127.0.0.1', token: METRICS_TOKEN };
-/** buildDeployingOp's worst case: (100,000 + 3 × 600,000 + 60,000) gas × 2 gwei. */
-const WORST_CASE = 1_960_000n * 2_000_000_000n;
+/** buildDeployingOp's worst case: (100,000 + 3 × 600,000 + 50,000) gas × 2 gwei. */
+const WORST_CASE = 1_950_000n * 2_000_000_000n;
 
 let fx: PatronFixture;
 let ctx: TestContext;

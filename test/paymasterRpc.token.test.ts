@@ -358,7 +358,7 @@ describe('ERC-7677 in ERC20 mode', () => {
       nonce: `0x${op.nonce.toString(16)}`,
       callGasLimit: `0x${(200_000n).toString(16)}`,
       verificationGasLimit: `0x${(700_000n).toString(16)}`,
-      preVerificationGas: `0x${(70_000n).toString(16)}`,
+      preVerificationGas: `0x${(55_000n).toString(16)}`,
     };
     const stub = await rpc('pm_getPaymasterStubData', [hexOp, fx.entryPoint, '0x7a69', context]);
     assert.equal(stub.status, 200, JSON.stringify(stub.body));
@@ -369,7 +369,7 @@ describe('ERC-7677 in ERC20 mode', () => {
       ...op,
       callGasLimit: 200_000n,
       verificationGasLimit: 700_000n,
-      preVerificationGas: 70_000n,
+      preVerificationGas: 55_000n,
       paymasterAndData: data.body.result?.paymasterAndData as Hex,
     });
     const [event] = (await submitHandleOps(fx, [final])).events;

@@ -79,7 +79,7 @@ async function delegatedAccountOp() {
   return { owner, op };
 }
 
-const GAS = { callGasLimit: 200_000n, verificationGasLimit: 300_000n, preVerificationGas: 100_000n };
+const GAS = { callGasLimit: 200_000n, verificationGasLimit: 300_000n, preVerificationGas: 52_000n };
 
 type Op = Awaited<ReturnType<typeof delegatedAccountOp>>['op'] & typeof GAS;
 

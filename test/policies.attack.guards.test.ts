@@ -23,8 +23,8 @@ let fx: PatronFixture;
 let ctx: TestContext;
 let tenant: Tenant;
 let depositWei: bigint;
-/** buildDeployingOp's worst case: (100,000 + 3 × 600,000 + 60,000) gas × 2 gwei. */
-const WORST_CASE = 1_960_000n * 2_000_000_000n;
+/** buildDeployingOp's worst case: (100,000 + 3 × 600,000 + 50,000) gas × 2 gwei. */
+const WORST_CASE = 1_950_000n * 2_000_000_000n;
 
 before(async () => {
   fx = await startPatronFixture();

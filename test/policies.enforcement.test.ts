@@ -47,8 +47,8 @@ const sponsor = (op: UserOperationV06, mode: Record<string, unknown> = {}) =>
   rpc('pm_sponsorUserOperation', [biconomyWireOp(op), { mode: 'SPONSORED', calculateGasLimits: false, ...mode }]);
 const addPolicy = (rules: unknown, name = 'p') => ctx.deps.policies.create({ dappId: tenant.dappId, name, rules });
 
-/** (100,000 + 3 × 600,000 + 60,000) gas × 2 gwei: buildDeployingOp's worst case. */
-const WORST_CASE = 1_960_000n * 2_000_000_000n;
+/** (100,000 + 3 × 600,000 + 50,000) gas × 2 gwei: buildDeployingOp's worst case. */
+const WORST_CASE = 1_950_000n * 2_000_000_000n;
 
 describe('policy rules', () => {
   test('a blocked sender is denied with -32012 naming the policy and the rule; the stub refuses it too', async () => {

@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Hex } from 'viem';
+import { type Hex, pad, toHex } from 'viem';
 import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
+import { decodePaymasterAndDataV07, worstCaseCostV07 } from '../src/paymaster/patronPaymasterV07.js';
 import { worstCaseCostV06 } from '../src/paymaster/signingBounds.js';
 import { checkSponsorshipWebhooks } from '../src/webhooks/webhookCheck.js';
 import { INCLUDE_OPERATION_GET_MESSAGE } from '../src/webhooks/webhookService.js';
 import { buildDeployingOp, type PatronFixture, signAccount, submitHandleOps } from './helpers/patronPaymasterV06.js';
 import { biconomyWireOp, type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
+import { hexWire, newSimpleAccountOp } from './helpers/rpcV07.js';
 import { createTenant, type Tenant, type TestContext, WEBHOOK_PATH, webhookHeaders } from './helpers/testContext.js';
 import { answer, type Receiver, signedWith, startReceiver } from './helpers/webhookReceiver.js';
 
@@ -197,6 +199,70 @@ describe('the body a webhook receives', () => {
     const plain = receiver.requests.filter((r) => r.url === `/${t.dappId}-plain`);
     assert.equal(plain[0]?.body, '{"data":{"num":2}}');
     assert.ok('operation' in (JSON.parse(callsTo(t)[0]?.body ?? '{}') as object));
+  });
+});
+
+describe('v0.7+: the webhook is shown what the signature binds', () => {
+  /** An ERC-7677 data call for a fresh SimpleAccount v0.7 op; the webhook's `operation` and the answer. */
+  async function dataCall(t: Tenant, gas: Record<string, bigint>, context: Record<string, unknown>) {
+    const { op } = await newSimpleAccountOp(fx, '0.7', [
+      { to: '0x00000000000000000000000000000000c0c0c0c0', data: '0x' },
+    ]);
+    const { status, body } = await app.rpc(
+      'pm_getPaymasterData',
+      [
+        hexWire({ ...op, ...gas }),
+        fx.entryPoints['0.7'],
+        toHex(fx.chain.chainId),
+        { ...context, webhookData: { num: 2 } },
+      ],
+      { apiKey: t.apiKey },
+    );
+    assert.equal(status, 200, JSON.stringify(body));
+    const sent = JSON.parse(callsTo(t).at(-1)?.body ?? '{}') as { operation: Record<string, unknown> };
+    const result = body.result ?? {};
+    // paymasterAndData as the EntryPoint packs it: paymaster ‖ the two uint128 limits ‖ paymasterData.
+    const limit = (k: string) => pad(toHex(BigInt(String(result[k]))), { size: 16 }).slice(2);
+    const signed = decodePaymasterAndDataV07(
+      `${result.paymaster as Hex}${limit('paymasterVerificationGasLimit')}${limit('paymasterPostOpGasLimit')}${(result.paymasterData as Hex).slice(2)}` as Hex,
+    );
+    return { op, sent: sent.operation, result, signed };
+  }
+
+  test('limits left out (calculateGasLimits): the caps the signature binds, the paymaster gas limits, the worst case at the caps', async () => {
+    const { t } = await tenantWithWebhook(true);
+    const { op, sent, result, signed } = await dataCall(t, {}, { calculateGasLimits: true });
+    const u = sent.userOperation as Record<string, string>;
+    // The limits shown are the answer's; the caps are what the signature binds, beside them.
+    assert.equal(u.callGasLimit, result.callGasLimit);
+    assert.equal(u.preVerificationGas, result.preVerificationGas);
+    assert.deepEqual(sent.gasCaps, {
+      maxCallGasLimit: toHex(signed.caps.maxCallGasLimit),
+      maxVerificationGasLimit: toHex(signed.caps.maxVerificationGasLimit),
+      maxPreVerificationGas: toHex(signed.caps.maxPreVerificationGas),
+    });
+    assert.ok(signed.caps.maxCallGasLimit > BigInt(u.callGasLimit ?? '0'), 'caps above the limits (headroom)');
+    assert.equal(u.paymasterVerificationGasLimit, toHex(signed.paymasterVerificationGasLimit));
+    assert.equal(u.paymasterPostOpGasLimit, toHex(signed.paymasterPostOpGasLimit));
+    const atCaps = worstCaseCostV07(
+      {
+        ...signed.caps,
+        paymasterVerificationGasLimit: signed.paymasterVerificationGasLimit,
+        paymasterPostOpGasLimit: signed.paymasterPostOpGasLimit,
+      },
+      op.maxFeePerGas,
+    );
+    assert.equal(sent.worstCaseCostWei, atCaps.toString());
+    assert.equal(sent.entryPointVersion, '0.7');
+  });
+
+  test('limits given: exact binding, no gasCaps (the limits shown are the caps)', async () => {
+    const { t } = await tenantWithWebhook(true);
+    const gas = { callGasLimit: 60_000n, verificationGasLimit: 300_000n, preVerificationGas: 55_000n };
+    const { sent, signed } = await dataCall(t, gas, {});
+    assert.equal('gasCaps' in sent, false);
+    assert.equal(signed.caps.maxCallGasLimit, gas.callGasLimit);
+    assert.equal((sent.userOperation as Record<string, string>).callGasLimit, toHex(gas.callGasLimit));
   });
 });
 

@@ -9,12 +9,16 @@ import { createFeeOracle } from './feeOracle.js';
  * chain's answers are exercised by the signing-bounds end-to-end test on EDR.
  */
 function scriptedChain() {
-  const state = { block: 1n, baseFee: 7n, tip: 3n, failing: false, calls: { block: 0, tip: 0 } };
+  const state = { block: 1n, baseFee: 7n, tip: 3n, time: 1_800_000_000, failing: false, calls: { block: 0, tip: 0 } };
   const request: Eip1193Request = async ({ method }) => {
     if (state.failing) throw new Error('connection refused');
     if (method === 'eth_getBlockByNumber') {
       state.calls.block++;
-      return { number: `0x${state.block.toString(16)}`, baseFeePerGas: `0x${state.baseFee.toString(16)}` };
+      return {
+        number: `0x${state.block.toString(16)}`,
+        baseFeePerGas: `0x${state.baseFee.toString(16)}`,
+        timestamp: `0x${state.time.toString(16)}`,
+      };
     }
     if (method === 'eth_maxPriorityFeePerGas') {
       state.calls.tip++;
@@ -50,9 +54,12 @@ test('one read per refresh interval whatever the request rate; the tip is read a
   now = 3000;
   state.block = 2n;
   state.tip = 4n;
+  state.time += 12;
   await oracle.get(chain);
   await new Promise((r) => setImmediate(r));
   assert.equal((await oracle.get(chain))?.tip, 4n);
+  // The latest block's time comes with the same read: the chain's clock for validity windows.
+  assert.equal((await oracle.get(chain))?.timestamp, 1_800_000_012);
   assert.deepEqual(state.calls, { block: 3, tip: 2 });
 });
 

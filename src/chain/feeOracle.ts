@@ -12,8 +12,12 @@ export interface ChainFees {
   /** The node's `eth_maxPriorityFeePerGas` (0 when the node has no such method). */
   readonly tip: bigint;
   readonly blockNumber: bigint;
-  /** The block's timestamp (unix seconds): the chain's own clock, by which signatures expire. */
-  readonly timestamp?: bigint;
+  /**
+   * The latest block's timestamp (unix seconds): the chain's own time, which validity windows are set by
+   * (paymaster/validityWindows.ts) and Patron's simulations run at. Read with the base fee, no request more;
+   * undefined if the node left it out (windows then follow the server's clock alone).
+   */
+  readonly timestamp: number | undefined;
   /** When it was read (ms). */
   readonly readAt: number;
 }
@@ -46,19 +50,19 @@ async function readFees(chain: ChainRuntime, last: ChainFees | undefined, now: n
   } | null;
   const baseFee = hexToBig(block?.baseFeePerGas);
   const blockNumber = hexToBig(block?.number);
-  const timestamp = hexToBig(block?.timestamp);
+  const time = hexToBig(block?.timestamp);
   // A chain without EIP-1559 has no base fee: the bounds cannot be applied, so it is treated as unreadable.
   if (baseFee === undefined || blockNumber === undefined) throw new Error('latest block has no baseFeePerGas');
+  const timestamp = time === undefined ? undefined : Number(time);
   // The tip changes with blocks, not with time: on the same block the last answer stands.
-  const stamp = timestamp === undefined ? {} : { timestamp };
-  if (last !== undefined && last.blockNumber === blockNumber) return { ...last, ...stamp, baseFee, readAt: now };
+  if (last !== undefined && last.blockNumber === blockNumber) return { ...last, baseFee, timestamp, readAt: now };
   let tip = 0n;
   try {
     tip = hexToBig(await chain.request({ method: 'eth_maxPriorityFeePerGas' })) ?? 0n;
   } catch {
     // Not every node has it; the bounds' tip floor then applies alone.
   }
-  return { baseFee, tip, blockNumber, ...stamp, readAt: now };
+  return { baseFee, tip, blockNumber, timestamp, readAt: now };
 }
 
 export function createFeeOracle(opts: FeeOracleOptions): FeeOracle {

@@ -20,6 +20,10 @@ describe('signing bounds settings', () => {
       PATRON_BOUND_MAX_VERIFICATION_GAS: '700000',
       PATRON_BOUND_MAX_PRE_VERIFICATION_GAS: '300000',
       PATRON_BOUND_MAX_OP_COST_WEI: '1000000000000000000',
+      PATRON_BOUND_PRE_VERIFICATION_GAS_MULTIPLIER: '1.25',
+      PATRON_BOUND_PRE_VERIFICATION_GAS_SLACK: '0',
+      PATRON_BOUND_L1_DATA_GAS_PER_BYTE: '120',
+      PATRON_BOUND_MAX_UNUSED_GAS_PENALTY: '250000',
     });
     assert.deepEqual(problems, []);
     assert.deepEqual(bounds, {
@@ -29,6 +33,10 @@ describe('signing bounds settings', () => {
       maxCallGasLimit: 2_000_000n,
       maxVerificationGasLimit: 700_000n,
       maxPreVerificationGas: 300_000n,
+      preVerificationGasMultiplierPpm: 1_250_000n,
+      preVerificationGasSlack: 0n,
+      l1DataGasPerByte: 120n,
+      maxUnusedGasPenalty: 250_000n,
       maxOpCostWei: 10n ** 18n,
     });
   });

@@ -19,6 +19,20 @@ export interface SigningBounds {
   readonly maxCallGasLimit: bigint;
   readonly maxVerificationGasLimit: bigint;
   readonly maxPreVerificationGas: bigint;
+  /**
+   * preVerificationGas is paid in full and never burnt, so it is bounded by what the op needs: Patron's figure for the
+   * op's size (the version's calldata formula, plus l1DataGasPerByte per byte) × this / 1e6 + preVerificationGasSlack.
+   */
+  readonly preVerificationGasMultiplierPpm: bigint;
+  /** Gas over the multiplied figure (an account signature longer than the one Patron priced, another formula). */
+  readonly preVerificationGasSlack: bigint;
+  /** Gas per byte of the op's encoding that the chain charges for its L1 data (an L2; 0 on an L1). */
+  readonly l1DataGasPerByte: bigint;
+  /**
+   * The most unused-gas penalty an op may pay (EntryPoint v0.7+: 10 % of the unused call and postOp gas, paid to
+   * the bundler, never burnt), in gas, at the op's limits or caps.
+   */
+  readonly maxUnusedGasPenalty: bigint;
   /** The op's worst-case cost to the paymaster (the EntryPoint's prefund formula × maxFeePerGas), in wei. */
   readonly maxOpCostWei: bigint;
 }
@@ -33,6 +47,13 @@ export const DEFAULT_SIGNING_BOUNDS: SigningBounds = Object.freeze({
   maxCallGasLimit: 10_000_000n,
   maxVerificationGasLimit: 3_000_000n,
   maxPreVerificationGas: 1_000_000n,
+  // What the SDK flows need over Patron's own figure (test/e2e.*, README "Signing bounds"): alto estimates 10 % over
+  // its formula, which Patron's figure is at least; every flow tested passes at × 1.1 and fails below.
+  preVerificationGasMultiplierPpm: 1_100_000n,
+  preVerificationGasSlack: 0n,
+  l1DataGasPerByte: 0n,
+  // A callGasLimit of 1,000,000 on v0.7-v0.9 (10 % of it); v0.6 has no penalty.
+  maxUnusedGasPenalty: 100_000n,
   maxOpCostWei: 50_000_000_000_000_000n, // 0.05 native coin; set it per chain where the coin is cheap
 });
 
@@ -74,6 +95,10 @@ export const boundsOverrideSchema = z
       maxCallGasLimit: amount('maxCallGasLimit', 1n).optional(),
       maxVerificationGasLimit: amount('maxVerificationGasLimit', 1n).optional(),
       maxPreVerificationGas: amount('maxPreVerificationGas', 1n).optional(),
+      preVerificationGasMultiplier: multiplier('preVerificationGasMultiplier').optional(),
+      preVerificationGasSlack: amount('preVerificationGasSlack', 0n).optional(),
+      l1DataGasPerByte: amount('l1DataGasPerByte', 0n).optional(),
+      maxUnusedGasPenalty: amount('maxUnusedGasPenalty', 0n).optional(),
       maxOpCostWei: amount('maxOpCostWei', 1n).optional(),
     },
     { error: 'bounds must be an object' },
@@ -92,6 +117,10 @@ export function applyBoundsOverride(base: SigningBounds, o: BoundsOverride | und
     maxCallGasLimit: o.maxCallGasLimit ?? base.maxCallGasLimit,
     maxVerificationGasLimit: o.maxVerificationGasLimit ?? base.maxVerificationGasLimit,
     maxPreVerificationGas: o.maxPreVerificationGas ?? base.maxPreVerificationGas,
+    preVerificationGasMultiplierPpm: o.preVerificationGasMultiplier ?? base.preVerificationGasMultiplierPpm,
+    preVerificationGasSlack: o.preVerificationGasSlack ?? base.preVerificationGasSlack,
+    l1DataGasPerByte: o.l1DataGasPerByte ?? base.l1DataGasPerByte,
+    maxUnusedGasPenalty: o.maxUnusedGasPenalty ?? base.maxUnusedGasPenalty,
     maxOpCostWei: o.maxOpCostWei ?? base.maxOpCostWei,
   };
 }
@@ -104,6 +133,10 @@ const ENV_TO_FIELD: Record<string, keyof BoundsOverrideInput> = {
   PATRON_BOUND_MAX_CALL_GAS: 'maxCallGasLimit',
   PATRON_BOUND_MAX_VERIFICATION_GAS: 'maxVerificationGasLimit',
   PATRON_BOUND_MAX_PRE_VERIFICATION_GAS: 'maxPreVerificationGas',
+  PATRON_BOUND_PRE_VERIFICATION_GAS_MULTIPLIER: 'preVerificationGasMultiplier',
+  PATRON_BOUND_PRE_VERIFICATION_GAS_SLACK: 'preVerificationGasSlack',
+  PATRON_BOUND_L1_DATA_GAS_PER_BYTE: 'l1DataGasPerByte',
+  PATRON_BOUND_MAX_UNUSED_GAS_PENALTY: 'maxUnusedGasPenalty',
   PATRON_BOUND_MAX_OP_COST_WEI: 'maxOpCostWei',
 };
 

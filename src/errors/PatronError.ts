@@ -213,7 +213,18 @@ export type BoundsRule =
   | 'callGasLimit'
   | 'verificationGasLimit'
   | 'preVerificationGas'
+  /** preVerificationGas above what the op's size needs (Patron's figure × the multiplier + the slack). */
+  | 'preVerificationGasForSize'
+  /** The most unused-gas penalty the op can pay (EntryPoint v0.7+), at its limits or caps. */
+  | 'unusedGasPenalty'
   | 'maxOpCost';
+
+/** How a refusal's message names its rule, where the rule's name alone would not say it. */
+const BOUNDS_RULE_WORDS: Partial<Record<BoundsRule, string>> = {
+  maxOpCost: "the op's worst-case cost",
+  preVerificationGasForSize: "preVerificationGas (for the op's size)",
+  unusedGasPenalty: "the op's most unused-gas penalty",
+};
 
 export class BoundsExceededError extends PatronError {
   override name = 'BoundsExceededError' as const;
@@ -226,7 +237,7 @@ export class BoundsExceededError extends PatronError {
     /** Context of the bound (the chain's baseFee or tip), as decimal strings. */
     extra?: Readonly<Record<string, string>>;
   }) {
-    const what = v.rule === 'maxOpCost' ? "the op's worst-case cost" : v.rule;
+    const what = BOUNDS_RULE_WORDS[v.rule] ?? v.rule;
     super(
       'OUT_OF_BOUNDS',
       `Out of bounds: ${what} ${v.value} ${v.unit} is above the bound ${v.bound}; Patron does not sign it`,

@@ -1,7 +1,7 @@
 import type { GasLimits } from './entryPoints/entryPointModule.js';
 
 /**
- * The token mode with gas caps (gasCaps.ts: the client's bundler sets the gas after Patron signed): the largest caps
+ * The token mode with gas caps (gasBounds.ts gasCapsFor: the client's bundler sets the gas after Patron signed): the largest caps
  * between the limits Patron computed and the caps it would give that keep the op's maximum charge within what the
  * user approved. Signing wider caps with the approval as the maximum would let whoever submits the op use gas the
  * charge can no longer cover: the paymaster would pay for it out of its deposit. Returns undefined when even the

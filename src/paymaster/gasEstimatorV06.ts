@@ -1,6 +1,16 @@
-import { type Address, bytesToHex, encodeAbiParameters, type Hex, hexToBytes, stringToBytes } from 'viem';
+import { type Address, bytesToHex, type Hex, hexToBytes, stringToBytes } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import { SimulationFailedError } from '../errors/PatronError.js';
+import {
+  bytesField,
+  type CalldataCount,
+  calldataCost,
+  dynamicFields,
+  hexNonZero,
+  hexSize,
+  onesField,
+  uintNonZero,
+} from './calldataCount.js';
 import { jsCryptoBackend } from './cryptoBackend.js';
 import type { UserOperationV06 } from './patronPaymasterV06.js';
 import { describeRevert, simulateHandleOpV06 } from './simulateV06.js';
@@ -113,42 +123,96 @@ export async function estimateGasV06(args: EstimateGasV06Args): Promise<GasEstim
   };
 }
 
-/** preVerificationGas for an op as it will be sent (its paymasterAndData at the final length): formula + 5 %. */
+/**
+ * preVerificationGas for an op as it will be sent (its paymasterAndData at the final length): the calldata formula +
+ * 5 %, never below what alto demands of it (a bundler refuses an op below its own figure), as on v0.7.
+ */
 export function preVerificationGasV06(op: UserOperationV06): bigint {
-  return (calldataGasV06(op) * 105n + 99n) / 100n;
+  // Both rules count the same sender, nonce, initCode and callData: counted once (this runs on every request).
+  const shared = sharedCountsV06(op);
+  const own = (ownGasV06(ownCountV06(op, shared)) * 105n + 99n) / 100n;
+  const alto = altoGasV06(op, shared);
+  return own > alto ? own : alto;
 }
 
-const maxBig = (a: bigint, b: bigint) => (a > b ? a : b);
+/** What the two rules count alike: sender and nonce (non-zero bytes), initCode and callData. */
+interface SharedCountsV06 {
+  readonly head: number;
+  readonly initCode: CalldataCount;
+  readonly callData: CalldataCount;
+}
 
-const userOpTupleV06 = [
-  {
-    type: 'tuple',
-    components: [
-      { name: 'sender', type: 'address' },
-      { name: 'nonce', type: 'uint256' },
-      { name: 'initCode', type: 'bytes' },
-      { name: 'callData', type: 'bytes' },
-      { name: 'callGasLimit', type: 'uint256' },
-      { name: 'verificationGasLimit', type: 'uint256' },
-      { name: 'preVerificationGas', type: 'uint256' },
-      { name: 'maxFeePerGas', type: 'uint256' },
-      { name: 'maxPriorityFeePerGas', type: 'uint256' },
-      { name: 'paymasterAndData', type: 'bytes' },
-      { name: 'signature', type: 'bytes' },
-    ],
-  },
-] as const;
+const sharedCountsV06 = (op: UserOperationV06): SharedCountsV06 => ({
+  head: hexNonZero(op.sender) + uintNonZero(op.nonce),
+  initCode: bytesField(op.initCode),
+  callData: bytesField(op.callData),
+});
+
+/**
+ * alto 0.0.20's required preVerificationGas for a v0.6 op on a chain without EIP-7623 pricing or an L2 fee, its v0.7
+ * rule (preVerificationGasV07.ts altoPreVerificationGas) over v0.6's tuple: 4 gas per calldata token (a zero byte
+ * one token, any other four) of the op's encoding with its leading offset word, the gas fields at their largest
+ * (uint128, preVerificationGas uint256) and paymasterAndData and the signature as 0xff; plus 21,000 + 9,830 + 7,260
+ * and 9.2 gas per 32-byte word of callData. On v0.6 alto makes those 0xff fields as many bytes as their hex strings
+ * have characters (`new Uint8Array(userOp.signature.length)`, where v0.7 takes `size()`): a 65-byte signature is
+ * priced as 132 bytes of 0xff, and so it demands, so Patron follows it (test/e2e.policies.test.ts, through alto).
+ */
+export function altoPreVerificationGasV06(op: UserOperationV06): bigint {
+  return altoGasV06(op, sharedCountsV06(op));
+}
+
+function altoGasV06(op: UserOperationV06, shared: SharedCountsV06): bigint {
+  // sender, nonce, two uint128 gas limits, preVerificationGas as uint256, two uint128 fees
+  const head = shared.head + 16 + 16 + 32 + 16 + 16;
+  const tail = dynamicFields(11, [
+    shared.initCode,
+    shared.callData,
+    onesField(op.paymasterAndData.length),
+    onesField(op.signature.length),
+  ]);
+  // The leading offset word (0x20) of the encoded tuple, then its 7 static words and the dynamic fields.
+  const count = { bytes: 32 + 7 * 32 + tail.bytes, nonZero: 1 + head + tail.nonZero };
+  const callDataWords = BigInt(Math.ceil(hexSize(op.callData) / 32));
+  const perOp =
+    op.callData.slice(0, 10).toLowerCase() === EXECUTE_USER_OP_SELECTOR
+      ? 7_260n + 1_610n + (8_200n * BigInt(count.bytes / 32)) / 1000n
+      : 7_260n + (callDataWords * 9_200n) / 1000n;
+  return calldataCost(count) + 21_000n + 9_830n + perOp;
+}
+
+/** executeUserOp's selector: alto prices such a call by the words of the whole op (on every version). */
+const EXECUTE_USER_OP_SELECTOR = '0x8dd7712f';
+
+const maxBig = (a: bigint, b: bigint) => (a > b ? a : b);
 
 /**
  * The v0.6 reference formula (eth-infinitism bundler `calcPreVerificationGas`): 21,000 per bundle (one op),
  * 18,300 per op, 4 per 32-byte word of the packed op, and its calldata bytes at 4 (zero) / 16 (non-zero).
- * Gas fields are packed at their real size (a non-zero placeholder) so the count does not depend on them.
+ * Gas fields are counted at a placeholder's size (0xffffff, three non-zero bytes) so the count does not depend on
+ * them. The op's tuple is counted, not encoded (calldataCount.ts): 11 head words (sender, nonce, the initCode and
+ * callData offsets, the five gas words, the paymasterAndData and signature offsets), then the four `bytes` fields.
  */
 export function calldataGasV06(op: UserOperationV06): bigint {
-  const filled = { ...op, callGasLimit: 0xffffffn, verificationGasLimit: 0xffffffn, preVerificationGas: 0xffffffn };
-  const packed = hexToBytes(encodeAbiParameters(userOpTupleV06, [filled])).subarray(32);
-  let cost = 0n;
-  for (const b of packed) cost += b === 0 ? 4n : 16n;
-  const words = BigInt(Math.ceil(packed.length / 32));
-  return cost + 21_000n + 18_300n + 4n * words;
+  return ownGasV06(calldataCountV06(op));
+}
+
+const ownGasV06 = (count: CalldataCount): bigint =>
+  calldataCost(count) + 21_000n + 18_300n + 4n * BigInt(count.bytes / 32);
+
+/** The op's tuple as handleOps carries it, counted (calldataGasV06). */
+export function calldataCountV06(op: UserOperationV06): CalldataCount {
+  return ownCountV06(op, sharedCountsV06(op));
+}
+
+function ownCountV06(op: UserOperationV06, shared: SharedCountsV06): CalldataCount {
+  const PLACEHOLDER_GAS_NON_ZERO = 3;
+  const head =
+    shared.head + 3 * PLACEHOLDER_GAS_NON_ZERO + uintNonZero(op.maxFeePerGas) + uintNonZero(op.maxPriorityFeePerGas);
+  const tail = dynamicFields(11, [
+    shared.initCode,
+    shared.callData,
+    bytesField(op.paymasterAndData),
+    bytesField(op.signature),
+  ]);
+  return { bytes: 7 * 32 + tail.bytes, nonZero: head + tail.nonZero };
 }

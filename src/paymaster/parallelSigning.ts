@@ -5,10 +5,11 @@ import type { PolicyGate, PolicyRequest } from '../policies/policyGate.js';
 import type { CryptoBackend } from './cryptoBackend.js';
 import { finalUserOperation, gasLimitsOf, type SenderFacts } from './entryPoints/entryPointModule.js';
 import { entryPointModule } from './entryPoints/entryPointModules.js';
+import { assertGasWithinBounds, opGasBounds, preVerificationGasNeeded } from './gasBounds.js';
 import { readCommitment } from './parallelSigningCommitment.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
 import { DUMMY_PAYMASTER_SIGNATURE } from './patronPaymasterV07.js';
-import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
+import { assertFeesWithinBounds, chainFees } from './signingBounds.js';
 import {
   assertV09,
   type FinalizeRequest,
@@ -41,8 +42,8 @@ export interface ParallelSigningArgs {
     readonly assertCanSign: (chain: ChainRuntime) => void;
     readonly policies: PolicyGate;
   };
-  /** The window a request asks for (seconds, or block numbers). */
-  readonly windowFor: (req: SponsorRequest) => Promise<IssuedWindow>;
+  /** The window a request asks for (seconds, or block numbers), by the server's and the chain's clocks. */
+  readonly windowFor: (req: SponsorRequest, chainSeconds: number | undefined) => Promise<IssuedWindow>;
   /** What the sender is on chain: its EIP-7702 delegate, its code hash (undefined at once for a deployment). */
   readonly senderOf: (chain: ChainRuntime, op: PartialUserOperation) => Promise<SenderFacts> | undefined;
   /** The policy rules' view of a request (its sender's account kind asked only when an allowlist needs it). */
@@ -65,7 +66,8 @@ export function createParallelSigning(args: ParallelSigningArgs) {
       assertV09(req.chain, 'signingPhase');
       args.deps.assertCanSign(req.chain);
       req.report?.({ kind: 'op', mode: 'SPONSORED', sender: req.userOp.sender });
-      assertFeesWithinBounds(req.userOp, await chainFees(args.deps.fees, req.chain), req.bounds);
+      const fees = await chainFees(args.deps.fees, req.chain);
+      assertFeesWithinBounds(req.userOp, fees, req.bounds);
       const missing = firstMissingLimit(req.userOp);
       if (missing !== undefined) {
         throw new OperationFieldError(missing, 'required with signingPhase "commit" (estimate on the stub first)');
@@ -73,13 +75,21 @@ export function createParallelSigning(args: ParallelSigningArgs) {
       const pass = await args.deps.policies.check(args.rulesRequest(req));
       const sender = await args.senderOf(req.chain, req.userOp);
       const ep = entryPointModule(req.chain.entryPointVersion);
-      const window = await args.windowFor(req);
-      const final = finalUserOperation(req.userOp, req.userOp, ep.paymasterGas('SPONSORED'), sender);
+      const window = await args.windowFor(req, fees.timestamp);
+      const paymasterGas = ep.paymasterGas('SPONSORED');
+      const final = finalUserOperation(req.userOp, req.userOp, paymasterGas, sender);
+      const fields = ep.stub({ chain: req.chain, window, authorization: SPONSORED, signatureInSuffix: true });
+      const gas = opGasBounds({
+        ep,
+        bounds: req.bounds,
+        preVerificationGasNeeded: preVerificationGasNeeded({ ep, op: final, fields, bounds: req.bounds }),
+        paymasterPostOpGasLimit: paymasterGas.paymasterPostOpGasLimit,
+      });
       const worstCaseWei = ep.worstCaseCost(final, final.maxFeePerGas);
-      assertGasWithinBounds(final, final.maxFeePerGas, req.bounds, worstCaseWei);
+      assertGasWithinBounds({ gas, limits: final, worstCaseWei });
       await args.deps.policies.fits({ pass, worstCaseWei });
       // The signing step with a placeholder for the signer: the prefix comes out of the one encoder finalize uses.
-      const fields = ep.sign({
+      const committed = ep.sign({
         chain: req.chain,
         op: final,
         window,
@@ -88,7 +98,7 @@ export function createParallelSigning(args: ParallelSigningArgs) {
         keccak: args.deps.crypto,
         signatureInSuffix: true,
       });
-      return { ...fields, ...gasLimitsOf(final), validUntil: window.validUntil, validAfter: window.validAfter };
+      return { ...committed, ...gasLimitsOf(final), validUntil: window.validUntil, validAfter: window.validAfter };
     },
 
     /**
@@ -110,6 +120,7 @@ export function createParallelSigning(args: ParallelSigningArgs) {
         window: commitment.window,
         policy: args.deps.policy,
         nowMs: args.deps.now(),
+        chainSeconds: (await chainFees(args.deps.fees, req.chain)).timestamp,
         currentBlock: head,
         secondsPerBlock: secondsPerBlock(req.chain),
       });

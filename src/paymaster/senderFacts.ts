@@ -61,8 +61,13 @@ async function resolve(args: {
       `an EIP-7702 operation (eip7702Auth, or the 0x7702 initCode) needs EntryPoint v0.8 or later, not v${chain.entryPointVersion}`,
     );
   }
-  if (op.eip7702Auth !== undefined) {
-    const delegate = assertAllowed(op.eip7702Auth.address, args.allowed);
+  const auth = op.eip7702Auth;
+  if (auth !== undefined) {
+    // The chain applies an authorization for its own id or for any chain (0); another leaves the account undelegated.
+    if (auth.chainId !== 0n && auth.chainId !== BigInt(chain.chainId)) {
+      throw new OperationFieldError('eip7702Auth.chainId', `must be 0 or this chain's id, ${chain.chainId}`);
+    }
+    const delegate = assertAllowed(auth.address, args.allowed);
     // The bundler applies the authorization before the op runs: the sender's code is then the delegation.
     return {
       eip7702: { delegate, authorized: true },

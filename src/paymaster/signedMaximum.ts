@@ -11,7 +11,7 @@ import { maxTokenCostOf, POST_OP_OVERHEAD, type TokenPrice, weiToTokenUnits } fr
 /**
  * The token mode's signed maximum charge and the gas it is signed over (README, "Paying gas in ERC-20"):
  * - the charge formula at the most the op can cost: its limits, or on v0.7+ the caps when the client's bundler
- *   estimates after Patron signs (gasCaps.ts);
+ *   estimates after Patron signs (gasBounds.ts gasCapsFor);
  * - an approval below that shrinks the caps toward the limits until the maximum fits it (affordableCaps.ts):
  *   signing wide caps with a smaller maximum would let whoever submits the op use gas the charge no longer covers;
  * - an approval below even the limits' maximum (a quote accepted before the approval joined the op) becomes the

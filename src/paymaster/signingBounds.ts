@@ -1,13 +1,13 @@
 import type { ChainRuntime } from '../chain/chainRegistry.js';
-import type { FeeOracle } from '../chain/feeOracle.js';
+import type { ChainFees, FeeOracle } from '../chain/feeOracle.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
 import { BoundsExceededError, type BoundsRule, FeesUnavailableError } from '../errors/PatronError.js';
 import type { GasLimits } from './tokenMath.js';
 import { VERIFICATION_GAS_MULTIPLIER_V06 } from './tokenMath.js';
 
 /**
- * The signing bounds (README, "Signing bounds"): pure checks of an op's fees and gas against the chain's
- * current fees and the bounds that apply to the request. Every paymaster method runs them before it signs
+ * The signing bounds (README, "Signing bounds"): pure checks of an op's fees against the chain's current fees and
+ * the bounds that apply to the request (its gas: gasBounds.ts). Every paymaster method runs them before it signs
  * (and the stub and quotes too, so a client learns early): an op out of bounds is refused with the rule, the
  * value and the bound, whatever the dApp's webhook said.
  */
@@ -61,29 +61,10 @@ export function assertFeesWithinBounds(
 }
 
 /**
- * Each gas field against its cap, then the worst-case cost against the per-op cap: `worstCaseWei` as the op's
- * EntryPoint version computes it (default: v0.6's rule).
+ * The chain's current fees (and its latest block's time), or FeesUnavailableError: a chain that cannot be read
+ * denies, it does not sign.
  */
-export function assertGasWithinBounds(
-  limits: GasLimits,
-  maxFeePerGas: bigint,
-  bounds: SigningBounds,
-  worstCaseWei: bigint = worstCaseCostV06(limits, maxFeePerGas),
-): void {
-  if (limits.callGasLimit > bounds.maxCallGasLimit) {
-    deny('callGasLimit', limits.callGasLimit, bounds.maxCallGasLimit, 'gas');
-  }
-  if (limits.verificationGasLimit > bounds.maxVerificationGasLimit) {
-    deny('verificationGasLimit', limits.verificationGasLimit, bounds.maxVerificationGasLimit, 'gas');
-  }
-  if (limits.preVerificationGas > bounds.maxPreVerificationGas) {
-    deny('preVerificationGas', limits.preVerificationGas, bounds.maxPreVerificationGas, 'gas');
-  }
-  if (worstCaseWei > bounds.maxOpCostWei) deny('maxOpCost', worstCaseWei, bounds.maxOpCostWei, 'wei');
-}
-
-/** The chain's current fees, or FeesUnavailableError: a chain that cannot be read denies, it does not sign. */
-export async function chainFees(oracle: FeeOracle, chain: ChainRuntime): Promise<FeeSnapshot> {
+export async function chainFees(oracle: FeeOracle, chain: ChainRuntime): Promise<ChainFees> {
   const fees = await oracle.get(chain);
   if (fees === undefined) throw new FeesUnavailableError(chain.chainId);
   return fees;

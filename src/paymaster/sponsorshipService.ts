@@ -19,14 +19,22 @@ import {
   type ValidityWindow,
 } from './entryPoints/entryPointModule.js';
 import { entryPointModule } from './entryPoints/entryPointModules.js';
-import { gasCapsFor } from './gasCaps.js';
+import {
+  assertGasWithinBounds,
+  assertPreVerificationGas,
+  gasCapsFor,
+  type OpGasBounds,
+  opGasBounds,
+  preVerificationGasNeeded,
+} from './gasBounds.js';
 import { createParallelSigning } from './parallelSigning.js';
 import { unsuffixedPrefix } from './parallelSigningCommitment.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
 import { type IssuedSignature, issuedSignature } from './requestFacts.js';
 import { senderFactsResolver } from './senderFacts.js';
-import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
+import { assertFeesWithinBounds, chainFees } from './signingBounds.js';
+import { createSizingFields } from './sizingFields.js';
 import {
   assertV09,
   firstMissingLimit,
@@ -97,12 +105,14 @@ const STUB_BLOCK_WINDOW = { validUntil: 0x8101_0101_0101, validAfter: 0x8101_010
  */
 export function createSponsorshipService(deps: SponsorshipDeps) {
   /** The window a request asks for: seconds, or (v0.9, `validityUnit: "blocks"`) block numbers from the head. */
-  const windowFor = async (req: {
-    chain: ChainRuntime;
-    expiryDuration: number | undefined;
-    validityUnit?: ValidityUnit | undefined;
-  }): Promise<IssuedWindow> => {
-    if (req.validityUnit !== 'blocks') return timeWindow(deps.policy, deps.now(), req.expiryDuration);
+  const windowFor = async (
+    req: { chain: ChainRuntime; expiryDuration: number | undefined; validityUnit?: ValidityUnit | undefined },
+    /** The chain's latest block time, from the fee read the request made (validityWindows.ts WindowClocks). */
+    chainSeconds: number | undefined,
+  ): Promise<IssuedWindow> => {
+    if (req.validityUnit !== 'blocks') {
+      return timeWindow(deps.policy, { nowMs: deps.now(), chainSeconds }, req.expiryDuration);
+    }
     assertV09(req.chain, 'a window in block numbers');
     const currentBlock = await currentBlockNumber(req.chain.request);
     return blockWindow({
@@ -114,6 +124,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     });
   };
   const sign = (digest: Uint8Array) => deps.signer.sign(digest);
+  const sizingFields = createSizingFields(SPONSORED);
   /** undefined at once for an op that deploys its account (most): senderFacts.ts. */
   const senderOf = senderFactsResolver({ allowed: deps.policy.eip7702Delegates, reads: deps.chainReads });
   const rulesRequest = (req: Parameters<typeof policyRequest>[0]) => policyRequest(req, deps.chainReads);
@@ -122,7 +133,8 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   const prepare = async (req: SigningRequest): Promise<FinalGas & { pass: PolicyPass }> => {
     req.report?.({ kind: 'op', mode: 'SPONSORED', sender: req.userOp.sender });
     // Before the webhook and any simulation: an op priced out of bounds costs Patron nothing but this check.
-    assertFeesWithinBounds(req.userOp, await chainFees(deps.fees, req.chain), req.bounds);
+    const fees = await chainFees(deps.fees, req.chain);
+    assertFeesWithinBounds(req.userOp, fees, req.bounds);
     const pass = await deps.policies.check(rulesRequest(req));
     const resolving = senderOf(req.chain, req.userOp);
     const sender = resolving === undefined ? undefined : await resolving;
@@ -130,7 +142,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     // before them when the check asks for the operation (a webhook with includeOperation sees the final gas).
     let gas: Promise<FinalGas> | undefined;
     const finalGas = () => {
-      gas ??= settleGas(req, sender);
+      gas ??= settleGas(req, sender, fees.timestamp);
       return gas;
     };
     await approveByWebhooks(req, async () => webhookOperation(req, pass, await finalGas()));
@@ -138,18 +150,32 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   };
 
   /** The validity window, the gas limits (the caller's or simulated) and the gas bounds. */
-  const settleGas = async (req: SigningRequest, sender: SenderFacts | undefined): Promise<FinalGas> => {
+  const settleGas = async (
+    req: SigningRequest,
+    sender: SenderFacts | undefined,
+    chainSeconds: number | undefined,
+  ): Promise<FinalGas> => {
     const ep = entryPointModule(req.chain.entryPointVersion);
-    const issued = req.window ?? (await windowFor(req));
-    const limits = await gasLimits(ep, req, issued, sender);
-    const op = finalUserOperation(req.userOp, limits, ep.paymasterGas('SPONSORED'), sender);
+    const issued = req.window ?? (await windowFor(req, chainSeconds));
+    const paymasterGas = ep.paymasterGas('SPONSORED');
+    const sized = finalUserOperation(req.userOp, req.userOp, paymasterGas, sender);
+    const fields = sizingFields(req.chain, req.signatureInSuffix === true);
+    const gas = opGasBounds({
+      ep,
+      bounds: req.bounds,
+      preVerificationGasNeeded: preVerificationGasNeeded({ ep, op: sized, fields, bounds: req.bounds }),
+      paymasterPostOpGasLimit: paymasterGas.paymasterPostOpGasLimit,
+    });
+    // An inflated preVerificationGas is refused before it costs a simulation.
+    assertPreVerificationGas(gas, req.userOp.preVerificationGas);
+    const limits = await gasLimits({ ep, req, window: issued, gas, sender });
+    const op = finalUserOperation(req.userOp, limits, paymasterGas, sender);
     const estimated = firstMissingLimit(req.userOp) !== undefined;
-    const final =
-      req.limitsMayChange === true && estimated && ep.version !== '0.6'
-        ? { ...op, gasCaps: gasCapsFor(limits, req.bounds) }
-        : op;
+    const caps =
+      req.limitsMayChange === true && estimated && ep.version !== '0.6' ? gasCapsFor(limits, gas) : undefined;
+    const final = caps === undefined ? op : { ...op, gasCaps: caps };
     const worstCaseWei = ep.worstCaseCost(final, final.maxFeePerGas);
-    assertGasWithinBounds(final.gasCaps ?? limits, req.userOp.maxFeePerGas, req.bounds, worstCaseWei);
+    assertGasWithinBounds({ gas, limits, caps, worstCaseWei });
     return { ...issued, final, worstCaseWei };
   };
 
@@ -171,12 +197,14 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   });
 
   /** The caller's limits, or simulated ones (README, "Gas limits"). */
-  const gasLimits = async (
-    ep: EntryPointModule,
-    req: SponsorRequest,
-    validity: ValidityWindow,
-    sender: SenderFacts | undefined,
-  ): Promise<GasLimits> => {
+  const gasLimits = async (args: {
+    ep: EntryPointModule;
+    req: SigningRequest;
+    window: ValidityWindow;
+    gas: OpGasBounds;
+    sender: SenderFacts | undefined;
+  }): Promise<GasLimits> => {
+    const { ep, req } = args;
     const op = req.userOp;
     const missing = firstMissingLimit(op);
     if (req.calculateGasLimits === false && missing !== undefined) {
@@ -189,14 +217,22 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
         preVerificationGas: op.preVerificationGas ?? 0n,
       };
     }
-    // Simulated with paymaster fields of the final length: their bytes are part of what the op costs.
-    const fields = ep.stub({ chain: req.chain, window: validity, authorization: SPONSORED });
+    // Simulated with paymaster fields of the final length and the real window (a dummy signature).
+    const fields = ep.stub({
+      chain: req.chain,
+      window: args.window,
+      authorization: SPONSORED,
+      signatureInSuffix: req.signatureInSuffix,
+    });
     await req.spend.simulation(ep.simulations({ verified: false }));
+    const needed = args.gas.preVerificationGasNeeded;
     return ep.estimate({
       chain: req.chain,
-      op: finalUserOperation(op, op, fields, sender),
+      op: finalUserOperation(op, op, fields, args.sender),
       fields,
-      callerPreVerificationGas: op.preVerificationGas,
+      // Patron's own figure for the op (the chain's L1 data included), or the caller's if higher (within bounds).
+      callerPreVerificationGas:
+        op.preVerificationGas === undefined || op.preVerificationGas < needed ? needed : op.preVerificationGas,
     });
   };
 
@@ -274,7 +310,10 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       return entryPointModule(chain.entryPointVersion).stub({
         chain,
         window:
-          options.validityUnit === 'blocks' ? STUB_BLOCK_WINDOW : timeWindow(deps.policy, deps.now(), expiryDuration),
+          // Never valid on chain (a dummy signature): the server's clock gives it the final window's length.
+          options.validityUnit === 'blocks'
+            ? STUB_BLOCK_WINDOW
+            : timeWindow(deps.policy, { nowMs: deps.now() }, expiryDuration),
         authorization: SPONSORED,
         signatureInSuffix: options.signatureInSuffix,
       });

@@ -23,14 +23,20 @@ import {
   type ValidityWindow,
 } from './entryPoints/entryPointModule.js';
 import { entryPointModule } from './entryPoints/entryPointModules.js';
-import { gasCapsFor } from './gasCaps.js';
+import {
+  assertGasWithinBounds,
+  assertPreVerificationGas,
+  gasCapsFor,
+  opGasBounds,
+  preVerificationGasNeeded,
+} from './gasBounds.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
 import { findToken, prepare, selectTokens, type TokenQuotes, type TokenSelection } from './quotedTokens.js';
 import { type IssuedSignature, issuedSignature, type ReportFact } from './requestFacts.js';
 import { senderFactsResolver } from './senderFacts.js';
 import { signedMaximum } from './signedMaximum.js';
-import { assertFeesWithinBounds, assertGasWithinBounds, chainFees } from './signingBounds.js';
+import { assertFeesWithinBounds, chainFees } from './signingBounds.js';
 import type { SpendGuard } from './spendGuard.js';
 import type { SponsoredUserOperation } from './sponsorRequest.js';
 import type { SponsorshipPolicy } from './sponsorshipService.js';
@@ -121,7 +127,7 @@ export interface TokenSponsorRequest {
   readonly report?: ReportFact | undefined;
   /** The request's budget for simulations. */
   readonly spend: SpendGuard;
-  /** The client's bundler estimates the gas after this answer: v0.7+ signs caps (gasCaps.ts), as sponsorship does. */
+  /** The client's bundler estimates the gas after this answer: v0.7+ signs caps (gasBounds.ts), as sponsorship does. */
   readonly limitsMayChange?: boolean | undefined;
   /** For the dApp's webhooks when the op needs its guarantee (mode 2): the request's, or {}. */
   readonly webhookData: Record<string, unknown>;
@@ -141,7 +147,9 @@ const ZERO_ADDRESS: Address = '0x0000000000000000000000000000000000000000';
 const SPONSORED = { mode: 'SPONSORED' } as const;
 
 export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
-  const window = (expiryDuration: number | undefined) => validityWindow(deps.policy, deps.now(), expiryDuration);
+  /** The window by the server's clock and, when the request read the chain's fees, the chain's (validityWindows.ts). */
+  const window = (expiryDuration: number | undefined, chainSeconds?: number) =>
+    validityWindow({ policy: deps.policy, nowMs: deps.now(), chainSeconds, expiryDuration });
   const sign = (digest: Uint8Array) => deps.signer.sign(digest);
   /** The sender's EIP-7702 delegate and code hash, checked (undefined at once for a deployment): senderFacts.ts. */
   const senderOf = senderFactsResolver({ allowed: deps.policy.eip7702Delegates, reads: deps.chainReads });
@@ -182,10 +190,27 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       if (op.maxFeePerGas === 0n) {
         throw new OperationFieldError('maxFeePerGas', 'must be set to quote a fee in tokens');
       }
-      assertFeesWithinBounds(op, await chainFees(deps.fees, req.chain), req.bounds);
+      const fees = await chainFees(deps.fees, req.chain);
+      assertFeesWithinBounds(op, fees, req.bounds);
       const ep = entryPointModule(req.chain.entryPointVersion);
       const paymasterGas = ep.paymasterGas('ERC20');
-      const v = window(req.expiryDuration);
+      const v = window(req.expiryDuration, fees.timestamp);
+      const sender = await senderOf(req.chain, op);
+      // The client batches approve(paymaster, maxGasFee) into the op after this quote, and the op is then
+      // estimated again: the quote covers that approval so that the final maximum stays under it.
+      const approves = approvalInCallData(op.callData, req.chain.paymaster) !== undefined;
+      const tokenSized = preVerificationGasNeeded({
+        ep,
+        op: finalUserOperation(op, op, paymasterGas, sender),
+        fields: tokenStub(req.chain, v, ZERO_ADDRESS),
+        bounds: req.bounds,
+      });
+      const gas = opGasBounds({
+        ep,
+        bounds: req.bounds,
+        preVerificationGasNeeded: tokenSized + (approves ? 0n : QUOTE_APPROVAL_CALLDATA_GAS),
+        paymasterPostOpGasLimit: paymasterGas.paymasterPostOpGasLimit,
+      });
       let limits: GasLimits;
       if (req.calculateGasLimits !== true && hasAllLimits(op)) {
         limits = {
@@ -199,7 +224,8 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         // Measured with the sponsored stub: it needs no token balance, so a user can see a quote before
         // holding the token. The token mode's extra validation and postOp are added below (v0.6) or have limits
         // of their own (v0.7+); preVerificationGas is sized for the token data.
-        const base = finalUserOperation(op, op, paymasterGas, await senderOf(req.chain, op));
+        assertPreVerificationGas(gas, op.preVerificationGas);
+        const base = finalUserOperation(op, op, paymasterGas, sender);
         await req.spend.simulation(ep.simulations({ verified: false }));
         const estimate = await ep.estimate({
           chain: req.chain,
@@ -207,16 +233,12 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
           fields: ep.stub({ chain: req.chain, window: v, authorization: SPONSORED }),
           callerPreVerificationGas: op.preVerificationGas,
         });
-        const tokenSized = ep.preVerificationGas({ op: base, fields: tokenStub(req.chain, v, ZERO_ADDRESS) });
         limits = {
           callGasLimit: estimate.callGasLimit,
           verificationGasLimit: estimate.verificationGasLimit,
           preVerificationGas: maxBig(estimate.preVerificationGas, tokenSized),
         };
       }
-      // The client batches approve(paymaster, maxGasFee) into the op after this quote, and the op is then
-      // estimated again: the quote covers that approval so that the final maximum stays under it.
-      const approves = approvalInCallData(op.callData, req.chain.paymaster) !== undefined;
       const quoted: GasLimits = {
         callGasLimit: limits.callGasLimit + (approves ? 0n : QUOTE_APPROVAL_CALL_GAS),
         verificationGasLimit: ep.paymasterInAccountGas
@@ -224,12 +246,17 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
           : limits.verificationGasLimit,
         preVerificationGas: limits.preVerificationGas + (approves ? 0n : QUOTE_APPROVAL_CALLDATA_GAS),
       };
-      const gas = { ...quoted, ...paymasterGas };
-      assertGasWithinBounds(quoted, op.maxFeePerGas, req.bounds, ep.worstCaseCost(gas, op.maxFeePerGas));
       // v0.7+: the one client that quotes here (@biconomy/abstractjs) then asks for the final data before its bundler
-      // estimates, which Patron signs as caps (gasCaps.ts): the quote prices those caps, so that the approval it
+      // estimates, which Patron signs as caps (gasBounds.ts): the quote prices those caps, so that the approval it
       // leads to covers the most the op can cost (affordableCaps.ts shrinks caps an approval cannot pay for).
-      const priced = ep.paymasterInAccountGas ? gas : { ...gas, gasCaps: gasCapsFor(quoted, req.bounds) };
+      const caps = ep.paymasterInAccountGas ? undefined : gasCapsFor(quoted, gas);
+      const gasValues = { ...quoted, ...paymasterGas };
+      assertGasWithinBounds({
+        gas,
+        limits: quoted,
+        worstCaseWei: ep.worstCaseCost(gasValues, op.maxFeePerGas),
+      });
+      const priced = caps === undefined ? gasValues : { ...gasValues, gasCaps: caps };
       return {
         paymasterAddress: req.chain.paymaster,
         maxChargeWei: ep.maxChargeWei(priced, op.maxFeePerGas),
@@ -252,10 +279,11 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       const chain = req.chain;
       const token = findToken(chainTokens(chain), req.feeToken);
       const op = req.userOp;
-      assertFeesWithinBounds(op, await chainFees(deps.fees, chain), req.bounds);
+      const fees = await chainFees(deps.fees, chain);
+      assertFeesWithinBounds(op, fees, req.bounds);
       const ep = entryPointModule(chain.entryPointVersion);
       const paymasterGas = ep.paymasterGas('ERC20');
-      const v = window(req.expiryDuration);
+      const v = window(req.expiryDuration, fees.timestamp);
       if (req.calculateGasLimits === false && !hasAllLimits(op)) {
         throw new OperationFieldError(
           undefined,
@@ -263,12 +291,26 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         );
       }
       const useCallerLimits = req.calculateGasLimits !== true && hasAllLimits(op);
+      const sender = await senderOf(chain, op);
+      const stub = tokenStub(chain, v, token.address);
+      const gas = opGasBounds({
+        ep,
+        bounds: req.bounds,
+        preVerificationGasNeeded: preVerificationGasNeeded({
+          ep,
+          op: finalUserOperation(op, op, paymasterGas, sender),
+          fields: stub,
+          bounds: req.bounds,
+        }),
+        paymasterPostOpGasLimit: paymasterGas.paymasterPostOpGasLimit,
+      });
       // The caller's own limits are final: out of bounds, the op is refused before it costs a simulation.
       if (useCallerLimits) {
         const known = finalUserOperation(op, op, paymasterGas);
-        assertGasWithinBounds(op, op.maxFeePerGas, req.bounds, ep.worstCaseCost(known, op.maxFeePerGas));
+        assertGasWithinBounds({ gas, limits: op, worstCaseWei: ep.worstCaseCost(known, op.maxFeePerGas) });
+      } else {
+        assertPreVerificationGas(gas, op.preVerificationGas);
       }
-      const sender = await senderOf(chain, op);
       const price = { exchangeRate: token.exchangeRate, priceMarkup: token.priceMarkup };
       const approved = approvalInCallData(op.callData, chain.paymaster);
       const erc20 = { address: token.address, abi: erc20Abi } as const;
@@ -300,8 +342,8 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         ep.estimate({
           chain,
           op: finalUserOperation(op, op, paymasterGas, sender),
-          fields: tokenStub(chain, v, token.address),
-          callerPreVerificationGas: op.preVerificationGas,
+          fields: stub,
+          callerPreVerificationGas: maxBig(op.preVerificationGas ?? 0n, gas.preVerificationGasNeeded),
           simulationFields: (simulated) =>
             ep.sign({ chain, op: simulated, window: v, authorization: simulationAuth, sign, keccak: deps.crypto }),
           after: probe.after,
@@ -331,7 +373,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       const { final, maxTokenCost } = signedMaximum({
         ep,
         exact,
-        caps: req.limitsMayChange === true && !useCallerLimits ? gasCapsFor(limits, req.bounds) : undefined,
+        caps: req.limitsMayChange === true && !useCallerLimits ? gasCapsFor(limits, gas) : undefined,
         price,
         // The better of the two: the approval batched in the op and the allowance already given.
         available: approved !== undefined && approved > onChainAllowance ? approved : onChainAllowance,
@@ -339,7 +381,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         symbol: token.symbol,
       });
       const worstCaseWei = ep.worstCaseCost(final, op.maxFeePerGas);
-      assertGasWithinBounds(final.gasCaps ?? limits, op.maxFeePerGas, req.bounds, worstCaseWei);
+      assertGasWithinBounds({ gas, limits, caps: final.gasCaps, worstCaseWei });
       if (balance < maxTokenCost) {
         throw new TokenPaymentError(
           `The account holds ${balance} base units of ${token.symbol}, below the maximum charge of ${maxTokenCost}`,

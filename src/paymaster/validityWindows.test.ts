@@ -47,6 +47,27 @@ test('an issued block window is checked against the head and the bound: expired,
   );
   const mixed = { validUntil: BLOCK_RANGE_FLAG + 1_100, validAfter: now };
   assert.throws(() => checkIssuedWindow({ window: mixed, policy, nowMs, secondsPerBlock: 12 }), /mixes/);
-  const time = timeWindow(policy, nowMs, 120);
+  const time = timeWindow(policy, { nowMs }, 120);
   assert.deepEqual(checkIssuedWindow({ window: time, policy, nowMs, secondsPerBlock: 12 }), time);
+});
+
+test('a time window is set on both clocks: open at the earlier minus the skew, closing the expiry after the later', () => {
+  const { validAfter, validUntil, expiresAt } = timeWindow(policy, { nowMs }, 120);
+  assert.deepEqual([validAfter, validUntil, expiresAt], [now - 60, now + 120, now + 120], 'the server alone');
+  // An idle chain whose last block is an hour old: open in the simulation at that block's time.
+  const idle = timeWindow(policy, { nowMs, chainSeconds: now - 3600 }, 120);
+  assert.deepEqual([idle.validAfter, idle.validUntil], [now - 3660, now + 120]);
+  // A chain two hours ahead of the server: not closed for it.
+  const ahead = timeWindow(policy, { nowMs, chainSeconds: now + 7200 }, 120);
+  assert.deepEqual([ahead.validAfter, ahead.validUntil, ahead.expiresAt], [now - 60, now + 7320, now + 7320]);
+  assert.equal(timeWindow(policy, { nowMs }, 1e9).validUntil, now + 3600, 'capped by the policy');
+  // Checked again later (parallel signing's finalize) on the same clocks: the later one says whether it expired.
+  assert.deepEqual(
+    checkIssuedWindow({ window: ahead, policy, nowMs: nowMs + 100_000, chainSeconds: now + 7300, secondsPerBlock: 12 }),
+    ahead,
+  );
+  assert.throws(
+    () => checkIssuedWindow({ window: ahead, policy, nowMs, chainSeconds: now + 7320, secondsPerBlock: 12 }),
+    /has expired/,
+  );
 });

@@ -62,9 +62,25 @@ export async function currentBlockNumber(request: Eip1193Request): Promise<numbe
   return Number(BigInt(String(await request({ method: 'eth_blockNumber' }))));
 }
 
+/**
+ * The clocks a window is set by: the server's, and the chain's, its latest block's timestamp (the fee oracle reads
+ * that block anyway: chain/feeOracle.ts). The EntryPoint checks a time window against `block.timestamp`, and Patron's
+ * simulation runs at the latest block's, which on an idle chain (the dev chain, a quiet L2) lags the server's clock
+ * by minutes or hours, while a chain moved ahead (`evm_increaseTime`) leads it.
+ */
+export interface WindowClocks {
+  readonly nowMs: number;
+  /** Unix seconds of the chain's latest block as last read; undefined: not known (the server's clock alone). */
+  readonly chainSeconds?: number | undefined;
+}
+
 /** The time window of a request: its expiryDuration (or the default), capped by the policy. */
-export function timeWindow(policy: WindowPolicy, nowMs: number, expiryDuration: number | undefined): IssuedWindow {
-  const w = validityWindow(policy, nowMs, expiryDuration);
+export function timeWindow(
+  policy: WindowPolicy,
+  clocks: WindowClocks,
+  expiryDuration: number | undefined,
+): IssuedWindow {
+  const w = validityWindow({ policy, ...clocks, expiryDuration });
   return { ...w, expiresAt: w.validUntil };
 }
 
@@ -103,6 +119,8 @@ export function checkIssuedWindow(args: {
   readonly window: ValidityWindow;
   readonly policy: WindowPolicy;
   readonly nowMs: number;
+  /** The chain's latest block time (unix seconds), as the window was issued on (validityWindow). */
+  readonly chainSeconds?: number | undefined;
   /** Required for a block window. */
   readonly currentBlock?: number | undefined;
   /** An upper bound of the chain's block time (secondsPerBlock). */
@@ -113,7 +131,9 @@ export function checkIssuedWindow(args: {
   if (!untilFlagged && (w.validUntil >= BLOCK_RANGE_FLAG || w.validAfter >= BLOCK_RANGE_FLAG)) {
     throw new ValidationError('the committed window mixes a block number and a timestamp');
   }
-  const now = Math.floor(args.nowMs / 1000);
+  // The later clock: a window is issued up to the expiry after it (validityWindow), and refused as expired only when
+  // closed for both.
+  const now = Math.max(Math.floor(args.nowMs / 1000), args.chainSeconds ?? 0);
   if (!untilFlagged) {
     if (w.validUntil === 0 || w.validUntil <= now) throw new ValidationError('the committed window has expired');
     if (w.validUntil > now + policy.maxExpirySeconds) {
@@ -140,13 +160,26 @@ export function checkIssuedWindow(args: {
   return { ...w, expiresAt: now + Math.ceil((until - head) * perBlock) };
 }
 
-/** `validUntil`/`validAfter` (unix seconds) for a request: its expiryDuration (or the default), capped. */
-export function validityWindow(
-  policy: { defaultExpirySeconds: number; maxExpirySeconds: number; validAfterSkewSeconds: number },
-  nowMs: number,
-  expiryDuration: number | undefined,
-): { validUntil: number; validAfter: number } {
-  const now = Math.floor(nowMs / 1000);
-  const expiry = Math.min(expiryDuration ?? policy.defaultExpirySeconds, policy.maxExpirySeconds);
-  return { validUntil: now + expiry, validAfter: Math.max(0, now - policy.validAfterSkewSeconds) };
+/**
+ * `validUntil`/`validAfter` (unix seconds) for a request: its expiryDuration (or the default), capped, on both clocks.
+ * - `validAfter` = the earlier of the chain's and the server's time, minus the skew: open in Patron's simulation
+ *   (at the latest block's timestamp) and for a bundler whose clock lags.
+ * - `validUntil` = the later of the two, plus the expiry: never already closed for a chain ahead of the server, and
+ *   never longer in the chain's time than the expiry plus the chain's lag behind the server (the time its next block
+ *   will carry catches up with the server's clock). The spend ledger holds it until then (expiresAt).
+ */
+export function validityWindow(args: {
+  readonly policy: WindowPolicy;
+  readonly nowMs: number;
+  readonly chainSeconds?: number | undefined;
+  readonly expiryDuration: number | undefined;
+}): { validUntil: number; validAfter: number } {
+  const { policy } = args;
+  const server = Math.floor(args.nowMs / 1000);
+  const chain = args.chainSeconds ?? server;
+  const expiry = Math.min(args.expiryDuration ?? policy.defaultExpirySeconds, policy.maxExpirySeconds);
+  return {
+    validUntil: Math.max(server, chain) + expiry,
+    validAfter: Math.max(0, Math.min(server, chain) - policy.validAfterSkewSeconds),
+  };
 }

@@ -22,7 +22,7 @@ export interface WebhookOperation {
   readonly dappId: string;
   /** The dApp's policies that apply to the op (their rules passed); empty when it has none. */
   readonly policyIds: readonly string[];
-  /** The most the EntryPoint can charge the paymaster for the op (signingBounds.ts worstCaseCostV06). */
+  /** The most the EntryPoint can charge the paymaster for the op: its prefund, at the caps when it has them. */
   readonly worstCaseCostWei: bigint;
   /** The signature's validity (unix seconds), as it will be encoded in `paymasterAndData`. */
   readonly validUntil: number;
@@ -38,6 +38,16 @@ export interface WebhookOperationJson {
     string
   > &
     Partial<Record<PaymasterGasField, string>>;
+  /**
+   * v0.7+, when the signature binds upper bounds of the three account gas values instead of the values (the client's
+   * bundler sets them after Patron signs: README, "What is signed"): those bounds, as PatronPaymasterV07 names them.
+   * Absent: the signature binds `userOperation`'s own values.
+   */
+  readonly gasCaps?: {
+    readonly maxCallGasLimit: string;
+    readonly maxVerificationGasLimit: string;
+    readonly maxPreVerificationGas: string;
+  };
   readonly entryPointVersion?: EntryPointVersion;
   readonly chainId: number;
   readonly entryPoint: Address;
@@ -81,6 +91,15 @@ export function webhookOperationJson(op: WebhookOperation): WebhookOperationJson
             paymasterPostOpGasLimit: quantity(u.paymasterPostOpGasLimit),
           }),
     },
+    ...(u.gasCaps === undefined
+      ? {}
+      : {
+          gasCaps: {
+            maxCallGasLimit: quantity(u.gasCaps.callGasLimit),
+            maxVerificationGasLimit: quantity(u.gasCaps.verificationGasLimit),
+            maxPreVerificationGas: quantity(u.gasCaps.preVerificationGas),
+          },
+        }),
     ...(op.entryPointVersion === '0.6' ? {} : { entryPointVersion: op.entryPointVersion }),
     chainId: op.chainId,
     entryPoint: op.entryPoint,

@@ -134,7 +134,7 @@ export async function buildDeployingOp(fx: PatronFixture, salt = 0n): Promise<Us
     callData: executeCallData('0x'),
     callGasLimit: 100_000n,
     verificationGasLimit: 600_000n,
-    preVerificationGas: 60_000n,
+    preVerificationGas: 50_000n,
     maxFeePerGas: 2_000_000_000n,
     maxPriorityFeePerGas: 1_000_000_000n,
     paymasterAndData: `0x${'00'.repeat(SPONSORED_PAYMASTER_AND_DATA_LENGTH)}`,

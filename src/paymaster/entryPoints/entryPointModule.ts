@@ -2,6 +2,7 @@ import type { Address, Hex } from 'viem';
 import type { ChainRuntime, EntryPointVersion } from '../../chain/chainRegistry.js';
 import type { PartialUserOperation } from '../partialUserOperation.js';
 import type { Keccak } from '../patronPaymasterV06.js';
+import type { PenaltyGas } from '../unusedGasPenalty.js';
 
 /**
  * What differs between EntryPoint versions, as one small table-like module per version that the paymaster
@@ -168,8 +169,23 @@ export interface EntryPointModule {
    * (the caps, when it has them) at maxFeePerGas: the most postOp can be given, plus what the charge adds to it.
    */
   maxChargeWei(limits: GasLimits & PaymasterGas, maxFeePerGas: bigint): bigint;
-  /** The op's preVerificationGas by its size with these fields (what its calldata costs, with the margin). */
-  preVerificationGas(args: { op: FinalUserOperation; fields: PaymasterFields }): bigint;
+  /**
+   * The op's preVerificationGas by its size with these fields (what its calldata costs, with the margin), plus
+   * `l1DataGasPerByte` per byte of its encoding in handleOps (an L2's L1 data; signing bounds).
+   */
+  preVerificationGas(args: { op: FinalUserOperation; fields: PaymasterFields; l1DataGasPerByte?: bigint }): bigint;
+  /** The most unused-gas penalty an op within these limits can pay, in gas (unusedGasPenalty.ts); 0 on v0.6. */
+  unusedGasPenalty(gas: PenaltyGas): bigint;
+  /**
+   * The largest callGasLimit whose most penalty stays within `penalty` with this postOp limit (-1: none does);
+   * undefined on v0.6, which has no penalty.
+   */
+  maxCallGasLimitForPenalty(args: { penalty: bigint; paymasterPostOpGasLimit: bigint }): bigint | undefined;
+  /**
+   * ERC-7562 (v0.7+): compliant bundlers drop an op whose verificationGasLimit or paymasterVerificationGasLimit is
+   * not below 500,000 (MAX_VERIFICATION_GAS), so Patron signs none above this; undefined on v0.6.
+   */
+  readonly maxVerificationGasLimit: bigint | undefined;
   /** The token mode's probe of a simulated charge (ChargeProbe). */
   chargeProbe(args: { chain: ChainRuntime; sender: Address; token: Address }): ChargeProbe;
   /** Paymaster fields of the final length with a dummy signature (ERC-7677 stubs, estimation). */

@@ -1,6 +1,12 @@
 import { type Address, decodeFunctionResult, encodeFunctionData, type Hex } from 'viem';
 import { patronPaymasterAbi } from '../../chain/artifacts.js';
-import { DUMMY_SIGNATURE, DUMMY_SIGNATURE_BYTES, estimateGasV06, preVerificationGasV06 } from '../gasEstimatorV06.js';
+import {
+  calldataCountV06,
+  DUMMY_SIGNATURE,
+  DUMMY_SIGNATURE_BYTES,
+  estimateGasV06,
+  preVerificationGasV06,
+} from '../gasEstimatorV06.js';
 import {
   eip191Digest,
   encodeSponsoredPaymasterAndData,
@@ -39,8 +45,8 @@ function encode(paymaster: Address, window: ValidityWindow, auth: Authorization,
     : encodeTokenPaymasterAndData({ paymaster, ...window, ...auth, signature });
 }
 
-/** The op as EntryPoint v0.6 takes it. */
-function v06(op: FinalUserOperation, paymasterAndData: Hex): UserOperationV06 {
+/** The op as EntryPoint v0.6 takes it (with another signature when given). */
+function v06(op: FinalUserOperation, paymasterAndData: Hex, signature: Hex = op.signature): UserOperationV06 {
   return {
     sender: op.sender,
     nonce: op.nonce,
@@ -52,7 +58,7 @@ function v06(op: FinalUserOperation, paymasterAndData: Hex): UserOperationV06 {
     maxFeePerGas: op.maxFeePerGas,
     maxPriorityFeePerGas: op.maxPriorityFeePerGas,
     paymasterAndData,
-    signature: op.signature,
+    signature,
   };
 }
 
@@ -64,10 +70,14 @@ export const entryPointV06: EntryPointModule = {
   simulations: () => 1,
   worstCaseCost: worstCaseCostV06,
   maxChargeWei: (limits, maxFeePerGas) => maxGasV06(limits) * maxFeePerGas,
-  preVerificationGas: ({ op, fields: f }) =>
-    preVerificationGasV06(
-      v06({ ...op, signature: op.signature === '0x' ? DUMMY_SIGNATURE : op.signature }, f.paymasterAndData),
-    ),
+  preVerificationGas: ({ op, fields: f, l1DataGasPerByte = 0n }) => {
+    const sized = v06(op, f.paymasterAndData, op.signature === '0x' ? DUMMY_SIGNATURE : op.signature);
+    const l1 = l1DataGasPerByte === 0n ? 0n : l1DataGasPerByte * BigInt(calldataCountV06(sized).bytes);
+    return preVerificationGasV06(sized) + l1;
+  },
+  unusedGasPenalty: () => 0n,
+  maxCallGasLimitForPenalty: () => undefined,
+  maxVerificationGasLimit: undefined,
   // PatronPaymaster v0.6 records a charge its postOp could not collect (the EntryPoint calls postOp again after
   // a revert): nothing owed after the op means it was paid.
   chargeProbe: ({ chain, sender, token }) => ({

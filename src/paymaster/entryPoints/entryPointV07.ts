@@ -1,15 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import {
-  type Address,
-  bytesToHex,
-  decodeFunctionResult,
-  encodeFunctionData,
-  erc20Abi,
-  type Hex,
-  hexToBytes,
-  pad,
-  slice,
-} from 'viem';
+import { type Address, bytesToHex, decodeFunctionResult, encodeFunctionData, erc20Abi, type Hex, pad } from 'viem';
 import type { EntryPointV07Version } from '../../chain/entryPoints.js';
 import { DUMMY_SIGNATURE } from '../gasEstimatorV06.js';
 import { estimateGasV07 } from '../gasEstimatorV07.js';
@@ -26,8 +16,9 @@ import {
   userOpHashForVersion,
   worstCaseCostV07,
 } from '../patronPaymasterV07.js';
-import { preVerificationGasV07 } from '../preVerificationGasV07.js';
+import { packedCount, preVerificationGasV07 } from '../preVerificationGasV07.js';
 import { simulateHandleOpV07 } from '../simulateV07.js';
+import { maxCallGasLimitForPenalty, maxUnusedGasPenalty } from '../unusedGasPenalty.js';
 import type { UnpackedUserOperationV07 } from '../userOperationV07.js';
 import {
   type Authorization,
@@ -57,6 +48,12 @@ const PAYMASTER_GAS: Record<Authorization['mode'], PaymasterGas> = {
   SPONSORED: { paymasterVerificationGasLimit: 40_000n, paymasterPostOpGasLimit: 0n },
   ERC20: { paymasterVerificationGasLimit: 90_000n, paymasterPostOpGasLimit: 50_000n },
 };
+
+/**
+ * ERC-7562's MAX_VERIFICATION_GAS: a compliant bundler drops an op whose verificationGasLimit or
+ * paymasterVerificationGasLimit is not below it (the paymaster's own limits here are far below).
+ */
+const ERC7562_MAX_VERIFICATION_GAS = 500_000n;
 
 /**
  * A stub's caps: non-zero bytes throughout, so the stub's calldata never costs less than the final data's and the
@@ -128,13 +125,16 @@ const chargeBounds = (limits: GasLimits & PaymasterGas & { readonly gasCaps?: Ga
 });
 
 /** initCode as viem's unpacked op splits it: the factory (or the 0x7702 marker) and its data. */
-function unpacked(op: FinalUserOperation, f: PaymasterFields): UnpackedUserOperationV07 {
+function unpacked(op: FinalUserOperation, f: PaymasterFields, signature: Hex = op.signature): UnpackedUserOperationV07 {
   const init = op.initCode;
-  const factoryEnd = Math.min(hexToBytes(init).length, 20);
+  // The factory is the first 20 bytes, or the whole initCode when shorter (the unpadded 0x7702 marker, no data).
+  const factoryEnd = 2 + 2 * Math.min((init.length - 2) >>> 1, 20);
   return {
     sender: op.sender,
     nonce: op.nonce,
-    ...(init === '0x' ? {} : { factory: slice(init, 0, factoryEnd), factoryData: slice(init, factoryEnd) }),
+    ...(init === '0x'
+      ? {}
+      : { factory: init.slice(0, factoryEnd) as Hex, factoryData: `0x${init.slice(factoryEnd)}` as Hex }),
     callData: op.callData,
     callGasLimit: op.callGasLimit,
     verificationGasLimit: op.verificationGasLimit,
@@ -145,7 +145,7 @@ function unpacked(op: FinalUserOperation, f: PaymasterFields): UnpackedUserOpera
     paymasterVerificationGasLimit: f.paymasterVerificationGasLimit,
     paymasterPostOpGasLimit: f.paymasterPostOpGasLimit,
     paymasterData: f.paymasterData,
-    signature: op.signature,
+    signature,
     ...(op.eip7702?.authorized === true ? { eip7702Auth: { address: op.eip7702.delegate } } : {}),
   };
 }
@@ -168,8 +168,14 @@ function entryPointV07Module(version: EntryPointV07Version): EntryPointModule {
       });
       return worstCaseCostV07(gas, maxFeePerGas) + (POST_OP_OVERHEAD_V07 + penalty) * maxFeePerGas;
     },
-    preVerificationGas: ({ op, fields: f }) =>
-      preVerificationGasV07(unpacked({ ...op, signature: op.signature === '0x' ? DUMMY_SIGNATURE : op.signature }, f)),
+    preVerificationGas: ({ op, fields: f, l1DataGasPerByte = 0n }) => {
+      const sized = unpacked(op, f, op.signature === '0x' ? DUMMY_SIGNATURE : op.signature);
+      const l1 = l1DataGasPerByte === 0n ? 0n : l1DataGasPerByte * BigInt(packedCount(sized, 'max').bytes);
+      return preVerificationGasV07(sized) + l1;
+    },
+    unusedGasPenalty: (gas) => maxUnusedGasPenalty(version, gas),
+    maxCallGasLimitForPenalty: (args) => maxCallGasLimitForPenalty(version, args),
+    maxVerificationGasLimit: ERC7562_MAX_VERIFICATION_GAS - 1n,
     // v0.7+ keeps no record of a failed charge (the EntryPoint reverts the op's execution instead). The probe
     // points the paymaster's feeReceiver at a fresh random address for the simulation: that address holds any
     // of the token only if postOp's transfer went through (an unpredictable address, so no one can pre-fund it).

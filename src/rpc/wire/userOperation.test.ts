@@ -208,3 +208,52 @@ describe('the fast path returns exactly what the schemas return, or defers to th
     assert.equal(JSON.stringify(parsed?.[1].webhookData), '{"num":2}');
   });
 });
+
+describe('EIP-7702 authorizations: refused when the chain would not apply them (as alto refuses them)', () => {
+  const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+  const hex = (v: bigint) => `0x${v.toString(16)}`;
+  // viem's stub authorization while it estimates an undeployed EIP-7702 account (prepareUserOperation).
+  const viemStub = {
+    address: '0xe6Cae83BdE06E4c305530e199D7217f42808555B',
+    chainId: 31337,
+    nonce: 0,
+    r: '0xfffffffffffffffffffffffffffffff000000000000000000000000000000000',
+    s: '0x7aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+    yParity: 1,
+  };
+  const parse = (auth: Record<string, unknown>) =>
+    partialUserOperationSchema.safeParse({ ...base, factory: '0x7702', eip7702Auth: auth });
+
+  test("viem's stub and a signature at the edges (s = n / 2, r = n − 1, chain id 0) pass", () => {
+    assert.equal(parse(viemStub).success, true);
+    const edge = {
+      ...viemStub,
+      chainId: 0,
+      r: hex(N - 1n),
+      s: hex(N / 2n),
+      yParity: '0x0',
+      nonce: hex((1n << 64n) - 2n),
+    };
+    assert.equal(parse(edge).success, true);
+  });
+
+  test('each malformed component is refused, naming it', () => {
+    const cases: Array<[Record<string, unknown>, string, RegExp]> = [
+      [{ s: hex(N / 2n + 1n) }, 's', /high s is malleable/],
+      [{ s: '0x0' }, 's', /from 1 to n \/ 2/],
+      [{ r: '0x0' }, 'r', /from 1 to n − 1/],
+      [{ r: hex(N) }, 'r', /from 1 to n − 1/],
+      [{ yParity: 2 }, 'yParity', /must be 0 or 1/],
+      [{ yParity: 27 }, 'yParity', /must be 0 or 1/],
+      [{ nonce: hex((1n << 64n) - 1n) }, 'nonce', /below 2\^64 − 1/],
+      [{ address: '0x1234' }, 'address', /./],
+    ];
+    for (const [change, field, message] of cases) {
+      const r = parse({ ...viemStub, ...change });
+      assert.equal(r.success, false, JSON.stringify(change));
+      const issue = r.error?.issues[0];
+      assert.deepEqual(issue?.path, ['eip7702Auth', field], JSON.stringify(change));
+      assert.match(issue?.message ?? '', message, JSON.stringify(change));
+    }
+  });
+});

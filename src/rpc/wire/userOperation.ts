@@ -22,15 +22,33 @@ import {
  * (paymaster/partialUserOperation.ts); anything else is refused with a message naming the field.
  */
 
-/** An EIP-7702 authorization as clients send it with a v0.8+ op; the fields other than `address` for form only. */
+/** secp256k1's group order n. */
+const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+
+/**
+ * A component of an EIP-7702 authorization within what the chain accepts (EIP-7702's checks of an authorization
+ * tuple, EIP-2's low s): one the chain would skip leaves the account undelegated, and the op then fails in the bundle
+ * after Patron reserved and signed for it, so a malformed one is refused up front (as alto refuses it).
+ */
+const authComponent = (valid: (v: bigint) => boolean, message: string) => quantity.refine(valid, { error: message });
+
+/**
+ * An EIP-7702 authorization as clients send it with a v0.8+ op. Patron reads the delegate (`address`); the other
+ * components are checked for form here (the chain id against the chain's in eip7702Sender.ts). viem's own stub
+ * authorization while it estimates an undeployed 7702 account (r 0xfff…f000…, s 0x7aaa…, yParity 1, the chain's
+ * id and the account's nonce) passes.
+ */
 const eip7702AuthSchema = z.object(
   {
     address,
-    chainId: quantity,
-    nonce: quantity,
-    r: quantity,
-    s: quantity,
-    yParity: quantity,
+    chainId: authComponent((v) => v < 1n << 256n, 'must be a uint256 chain id'),
+    nonce: authComponent((v) => v < (1n << 64n) - 1n, 'must be below 2^64 − 1 (EIP-7702)'),
+    r: authComponent((v) => v > 0n && v < SECP256K1_N, 'must be a secp256k1 signature value, from 1 to n − 1'),
+    s: authComponent(
+      (v) => v > 0n && v <= SECP256K1_N / 2n,
+      'must be from 1 to n / 2 (a high s is malleable, and refused by the chain: EIP-2)',
+    ),
+    yParity: authComponent((v) => v === 0n || v === 1n, 'must be 0 or 1'),
   },
   { error: 'must be an EIP-7702 authorization {address, chainId, nonce, r, s, yParity}' },
 );
