@@ -60,7 +60,7 @@ for (const version of ['0.8', '0.9'] as const) {
     const abi = ABIS[version];
     const deposit = () =>
       fx.client.readContract({ address: entryPoint(), abi, functionName: 'balanceOf', args: [fx.paymasters[version]] });
-    const gas = { callGasLimit: 100_000n, verificationGasLimit: 120_000n, preVerificationGas: 80_000n };
+    const gas = { callGasLimit: 100_000n, verificationGasLimit: 120_000n, preVerificationGas: 52_000n };
     const fees = { maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
     const ask = (op: Record<string, unknown>) =>
       rpcV2(app, 'pm_getPaymasterData', [hexWire(op), entryPoint(), toHex(fx.chain.chainId), {}]);

@@ -21,7 +21,7 @@ before(async () => {
 });
 after(() => app.close());
 
-const GAS = { callGasLimit: 200_000n, verificationGasLimit: 300_000n, preVerificationGas: 100_000n };
+const GAS = { callGasLimit: 200_000n, verificationGasLimit: 300_000n, preVerificationGas: 50_000n };
 const wire = (op: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(op).map(([k, v]) => [k, typeof v === 'bigint' ? toHex(v) : v]));
 const head = async () => Number(BigInt(String(await app.fx.chain.request({ method: 'eth_blockNumber' }))));

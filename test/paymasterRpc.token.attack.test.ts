@@ -34,7 +34,7 @@ import {
  * key, its own accounts, its own contract and its own bundler (beneficiary of its own bundles, at a real gas price).
  * The account calls the attacker's Drainer, which does nothing while Patron simulates (gas price ≤ 1 gwei / 1000,
  * ≤ 100 wei on v0.9, not armed) and, at inclusion or once armed after signing, takes all the account's tokens and
- * burns its 8M call gas. Mode 1 (the allowance in place): every op's charge is collected and covers what the
+ * burns its call gas (the issue's 8M, now the 900,000 the signing bounds admit). Mode 1 (the allowance in place): every op's charge is collected and covers what the
  * deposit paid, under a policy that denies all sponsorship. A plain transfer after signing: AA33, deposit
  * untouched. Mode 2 (the approval batched): refused at signing under the deny-all policy; under a dApp-wide wei cap
  * the deposit loses what the charge could not collect, and never more than the cap the dApp set.
@@ -62,7 +62,11 @@ const TRIGGER: Record<EntryPointVersion, bigint> = {
   '0.8': 1_000_000n,
   '0.9': 100n,
 };
-const CALL_GAS = 8_000_000n;
+/**
+ * The most call gas the signing bounds admit on v0.7+ (the unused-gas penalty bound, 100,000 gas, is reached at ~1M);
+ * the issue's 8M is refused at signing now (test/signingBounds.gas.test.ts), so the attack burns what it may.
+ */
+const CALL_GAS = 900_000n;
 const USDC = 10n ** 6n;
 const deposit = (version: EntryPointVersion) =>
   app.fx.client.readContract({
@@ -106,7 +110,7 @@ for (const version of VERSIONS) {
       return a;
     }
 
-    /** The attacker's estimate (Patron's limits for the call), then its own op: the same with 8M call gas. */
+    /** The attacker's estimate (Patron's limits for the call), then its own op: the same with CALL_GAS. */
     async function attackOp(tenant: Tenant, a: AttackerAccount, callData: Hex, estimateWith: Tenant = tenant) {
       const estimate = await tokenData({ tenant: estimateWith, a, callData });
       assert.ok(estimate.limits, JSON.stringify(estimate.error));
@@ -137,7 +141,7 @@ for (const version of VERSIONS) {
         assert.ok(gasPrice > TRIGGER[version], 'included at a real gas price');
         const [event] = parseEventLogs({ abi: entryPoint07Abi, logs: receipt.logs, eventName: 'UserOperationEvent' });
         assert.ok(event?.args.success, `op ${i}: the drain and the burn ran`);
-        assert.ok(event.args.actualGasUsed > CALL_GAS - 500_000n, `op ${i}: the call gas was burnt`);
+        assert.ok(event.args.actualGasUsed > CALL_GAS - 60_000n, `op ${i}: the call gas was burnt`);
         // The account did move everything it held after the prefund to the attacker.
         assert.equal((await balance(bundler.account.address)) - sinkBefore, held - max, `op ${i}: drained`);
         const [charged] = parseEventLogs({ abi: patronPaymasterAbi, logs: receipt.logs, eventName: 'TokenCharged' });
@@ -176,7 +180,7 @@ for (const version of VERSIONS) {
     });
 
     test('mode 2 under a dApp-wide wei cap: the attacker signs and submits until Patron refuses; the deposit loses at most the cap', async (t) => {
-      const cap = 45_000_000_000_000_000n; // 0.045 ETH
+      const cap = 7_500_000_000_000_000n; // 0.0075 ETH: two or three ops at the call gas the bounds admit
       const tenant = await createTenant(app.ctx.deps);
       const policy = await app.ctx.deps.policies.create({
         dappId: tenant.dappId,

@@ -135,7 +135,7 @@ describe('EntryPoint v0.6 (pm_sponsorUserOperation)', () => {
     callData: executeTransfer(1n),
     callGasLimit: 300_000n,
     verificationGasLimit: 100_000n,
-    preVerificationGas: 60_000n,
+    preVerificationGas: 50_000n,
     maxFeePerGas: 2_000_000_000n,
     maxPriorityFeePerGas: 1_000_000_000n,
     paymasterAndData: '0x',
@@ -225,7 +225,7 @@ describe('EntryPoint v0.7 (ERC-7677 pm_getPaymasterData)', () => {
   const entryPoint = () => fx.entryPoints['0.7'];
   const paymasterData = (tenant: Tenant, op: Record<string, unknown>) =>
     rpcV2({ ...app, tenant }, 'pm_getPaymasterData', [hexWire(op), entryPoint(), toHex(fx.chain.chainId), {}]);
-  const gas = { callGasLimit: 300_000n, verificationGasLimit: 150_000n, preVerificationGas: 80_000n };
+  const gas = { callGasLimit: 300_000n, verificationGasLimit: 150_000n, preVerificationGas: 52_000n };
   const fees = { maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
   const deposit = () =>
     fx.client.readContract({
@@ -366,7 +366,7 @@ describe('EntryPoint v0.9: initCode is ignored once the sender has code', () => 
         callData: executeTransfer(1n),
         callGasLimit: 300_000n,
         verificationGasLimit: 400_000n,
-        preVerificationGas: 80_000n,
+        preVerificationGas: 52_000n,
         maxFeePerGas: 3_000_000_000n,
         maxPriorityFeePerGas: 1_000_000_000n,
         signature: '0x',
