@@ -12,6 +12,7 @@ import {
   uintNonZero,
 } from './calldataCount.js';
 import { jsCryptoBackend } from './cryptoBackend.js';
+import { maxBig } from './maxBig.js';
 import type { UserOperationV06 } from './patronPaymasterV06.js';
 import { describeRevert, simulateHandleOpV06 } from './simulateV06.js';
 
@@ -182,8 +183,6 @@ function altoGasV06(op: UserOperationV06, shared: SharedCountsV06): bigint {
 
 /** executeUserOp's selector: alto prices such a call by the words of the whole op (on every version). */
 const EXECUTE_USER_OP_SELECTOR = '0x8dd7712f';
-
-const maxBig = (a: bigint, b: bigint) => (a > b ? a : b);
 
 /**
  * The v0.6 reference formula (eth-infinitism bundler `calcPreVerificationGas`): 21,000 per bundle (one op),

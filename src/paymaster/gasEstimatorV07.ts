@@ -4,6 +4,7 @@ import type { Eip1193Request } from '../chain/chainRegistry.js';
 import type { EntryPointV07Version } from '../chain/entryPoints.js';
 import { SimulationFailedError } from '../errors/PatronError.js';
 import { DUMMY_SIGNATURE } from './gasEstimatorV06.js';
+import { maxBig } from './maxBig.js';
 import { preVerificationGasV07 } from './preVerificationGasV07.js';
 import { describeInnerRevert, entryPointSimulations, simulateHandleOpV07 } from './simulateV07.js';
 import { packUserOperationV07, type UnpackedUserOperationV07 } from './userOperationV07.js';
@@ -155,5 +156,4 @@ async function probeCallData(args: EstimateGasV07Args, op: UnpackedUserOperation
   return encodeFunctionData({ abi: executeUserOpAbi, functionName: 'executeUserOp', args: [packed, userOpHash] });
 }
 
-const maxBig = (a: bigint, b: bigint) => (a > b ? a : b);
 const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;

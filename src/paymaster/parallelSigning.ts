@@ -5,11 +5,12 @@ import type { PolicyGate, PolicyRequest } from '../policies/policyGate.js';
 import type { CryptoBackend } from './cryptoBackend.js';
 import { finalUserOperation, gasLimitsOf, type SenderFacts } from './entryPoints/entryPointModule.js';
 import { entryPointModule } from './entryPoints/entryPointModules.js';
-import { assertGasWithinBounds, opGasBounds, preVerificationGasNeeded } from './gasBounds.js';
+import { assertGasWithinBounds } from './gasBounds.js';
 import { readCommitment } from './parallelSigningCommitment.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
 import { DUMMY_PAYMASTER_SIGNATURE } from './patronPaymasterV07.js';
 import { assertFeesWithinBounds, chainFees } from './signingBounds.js';
+import { gasBoundsOf } from './signingPipeline.js';
 import {
   assertV09,
   type FinalizeRequest,
@@ -79,12 +80,7 @@ export function createParallelSigning(args: ParallelSigningArgs) {
       const paymasterGas = ep.paymasterGas('SPONSORED');
       const final = finalUserOperation(req.userOp, req.userOp, paymasterGas, sender);
       const fields = ep.stub({ chain: req.chain, window, authorization: SPONSORED, signatureInSuffix: true });
-      const gas = opGasBounds({
-        ep,
-        bounds: req.bounds,
-        preVerificationGasNeeded: preVerificationGasNeeded({ ep, op: final, fields, bounds: req.bounds }),
-        paymasterPostOpGasLimit: paymasterGas.paymasterPostOpGasLimit,
-      });
+      const gas = gasBoundsOf({ ep, op: req.userOp, paymasterGas, sender, fields, bounds: req.bounds });
       const worstCaseWei = ep.worstCaseCost(final, final.maxFeePerGas);
       assertGasWithinBounds({ gas, limits: final, worstCaseWei });
       await args.deps.policies.fits({ pass, worstCaseWei });

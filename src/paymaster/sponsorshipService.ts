@@ -1,10 +1,8 @@
 import type { Address } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { FeeOracle } from '../chain/feeOracle.js';
-import { opKey } from '../chain/opKey.js';
 import type { ChainReads } from '../chain/senderCode.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
-import { OperationFieldError, ValidationError } from '../errors/PatronError.js';
 import type { PolicyGate, PolicyPass } from '../policies/policyGate.js';
 import type { WebhookOperation } from '../webhooks/webhookOperation.js';
 import type { CryptoBackend } from './cryptoBackend.js';
@@ -19,21 +17,15 @@ import {
   type ValidityWindow,
 } from './entryPoints/entryPointModule.js';
 import { entryPointModule } from './entryPoints/entryPointModules.js';
-import {
-  assertGasWithinBounds,
-  assertPreVerificationGas,
-  gasCapsFor,
-  type OpGasBounds,
-  opGasBounds,
-  preVerificationGasNeeded,
-} from './gasBounds.js';
+import { assertGasWithinBounds, assertPreVerificationGas, gasCapsFor, type OpGasBounds } from './gasBounds.js';
+import { maxBig } from './maxBig.js';
 import { createParallelSigning } from './parallelSigning.js';
-import { unsuffixedPrefix } from './parallelSigningCommitment.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
-import { type IssuedSignature, issuedSignature } from './requestFacts.js';
+import type { IssuedSignature } from './requestFacts.js';
 import { senderFactsResolver } from './senderFacts.js';
 import { assertFeesWithinBounds, chainFees } from './signingBounds.js';
+import { callerLimits, gasBoundsOf, issueSignature } from './signingPipeline.js';
 import { createSizingFields } from './sizingFields.js';
 import {
   assertV09,
@@ -45,7 +37,6 @@ import {
 } from './sponsorRequest.js';
 import {
   blockWindow,
-  chainWindowOf,
   currentBlockNumber,
   type IssuedWindow,
   secondsPerBlock,
@@ -123,7 +114,11 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       secondsPerBlock: secondsPerBlock(req.chain),
     });
   };
-  const sign = (digest: Uint8Array) => deps.signer.sign(digest);
+  const tail = {
+    sign: (digest: Uint8Array) => deps.signer.sign(digest),
+    keccak: deps.crypto,
+    admitSignature: deps.admitSignature,
+  };
   const sizingFields = createSizingFields(SPONSORED);
   /** undefined at once for an op that deploys its account (most): senderFacts.ts. */
   const senderOf = senderFactsResolver({ allowed: deps.policy.eip7702Delegates, reads: deps.chainReads });
@@ -158,13 +153,13 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     const ep = entryPointModule(req.chain.entryPointVersion);
     const issued = req.window ?? (await windowFor(req, chainSeconds));
     const paymasterGas = ep.paymasterGas('SPONSORED');
-    const sized = finalUserOperation(req.userOp, req.userOp, paymasterGas, sender);
-    const fields = sizingFields(req.chain, req.signatureInSuffix === true);
-    const gas = opGasBounds({
+    const gas = gasBoundsOf({
       ep,
+      op: req.userOp,
+      paymasterGas,
+      sender,
+      fields: sizingFields(req.chain, req.signatureInSuffix === true),
       bounds: req.bounds,
-      preVerificationGasNeeded: preVerificationGasNeeded({ ep, op: sized, fields, bounds: req.bounds }),
-      paymasterPostOpGasLimit: paymasterGas.paymasterPostOpGasLimit,
     });
     // An inflated preVerificationGas is refused before it costs a simulation.
     assertPreVerificationGas(gas, req.userOp.preVerificationGas);
@@ -206,17 +201,8 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   }): Promise<GasLimits> => {
     const { ep, req } = args;
     const op = req.userOp;
-    const missing = firstMissingLimit(op);
-    if (req.calculateGasLimits === false && missing !== undefined) {
-      throw new OperationFieldError(missing, 'required when calculateGasLimits is false');
-    }
-    if (req.calculateGasLimits !== true && missing === undefined) {
-      return {
-        callGasLimit: op.callGasLimit ?? 0n,
-        verificationGasLimit: op.verificationGasLimit ?? 0n,
-        preVerificationGas: op.preVerificationGas ?? 0n,
-      };
-    }
+    const given = callerLimits(op, req.calculateGasLimits);
+    if (given !== undefined) return given;
     // Simulated with paymaster fields of the final length and the real window (a dummy signature).
     const fields = ep.stub({
       chain: req.chain,
@@ -231,8 +217,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       op: finalUserOperation(op, op, fields, args.sender),
       fields,
       // Patron's own figure for the op (the chain's L1 data included), or the caller's if higher (within bounds).
-      callerPreVerificationGas:
-        op.preVerificationGas === undefined || op.preVerificationGas < needed ? needed : op.preVerificationGas,
+      callerPreVerificationGas: maxBig(op.preVerificationGas ?? 0n, needed),
     });
   };
 
@@ -244,51 +229,27 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     const { final, pass, worstCaseWei, expiresAt } = ready;
     const ep = entryPointModule(req.chain.entryPointVersion);
     const window = { validUntil: ready.validUntil, validAfter: ready.validAfter };
-    const fields = ep.sign({
+    const fields = await issueSignature(tail, {
       chain: req.chain,
+      ep,
       op: final,
       window,
+      expiresAt,
       authorization: SPONSORED,
-      sign,
-      keccak: deps.crypto,
       signatureInSuffix: req.signatureInSuffix,
-    });
-    // A finalize reproduces its commit's prefix by construction (every field was checked); this holds it to that.
-    if (req.prefix !== undefined && unsuffixedPrefix(fields.paymasterAndData) !== req.prefix.toLowerCase()) {
-      throw new ValidationError('the committed paymasterData does not match the op as Patron would sign it');
-    }
-    const issued = issuedSignature({
-      chain: req.chain,
       worstCaseWei,
-      // Unix seconds, also for a block window (its expiresAt): the request log's expiry.
-      validUntil: expiresAt,
-      window: chainWindowOf(window),
-      // With caps the bundler sets the final gas, and the userOpHash with it: the op is known by its key.
-      hash: () =>
-        final.gasCaps === undefined
-          ? ep.userOpHash({ chain: req.chain, op: final, fields, keccak: deps.crypto })
-          : opKey({
-              chainId: req.chain.chainId,
-              entryPoint: req.chain.entryPoint,
-              sender: final.sender,
-              nonce: final.nonce,
-            }),
+      prefix: req.prefix,
+      reserve: (issued) =>
+        deps.policies.reserve({
+          pass,
+          worstCaseWei,
+          validUntil: expiresAt,
+          window: issued.window,
+          paymaster: req.chain.paymaster,
+          userOpHash: issued.userOpHash,
+        }),
+      report: req.report,
     });
-    // Reserved after signing (the userOpHash covers paymasterAndData); a denial discards the signature unseen.
-    const decision = await deps.policies.reserve({
-      pass,
-      worstCaseWei,
-      validUntil: expiresAt,
-      window: issued.window,
-      paymaster: req.chain.paymaster,
-      userOpHash: issued.userOpHash,
-    });
-    // After the last await: the guard's check and its record of this signature are one step.
-    deps.admitSignature(issued);
-    if (req.report !== undefined) {
-      req.report({ kind: 'policy', decision });
-      req.report({ kind: 'signed', mode: 'SPONSORED', paymasterAndData: fields.paymasterAndData, ...issued });
-    }
     return { ...fields, ...gasLimitsOf(final), ...window };
   };
 

@@ -2,7 +2,6 @@ import type { Address } from 'viem';
 import { erc20Abi } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { FeeOracle } from '../chain/feeOracle.js';
-import { opKey } from '../chain/opKey.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
 import {
   OperationFieldError,
@@ -23,20 +22,16 @@ import {
   type ValidityWindow,
 } from './entryPoints/entryPointModule.js';
 import { entryPointModule } from './entryPoints/entryPointModules.js';
-import {
-  assertGasWithinBounds,
-  assertPreVerificationGas,
-  gasCapsFor,
-  opGasBounds,
-  preVerificationGasNeeded,
-} from './gasBounds.js';
+import { assertGasWithinBounds, assertPreVerificationGas, gasCapsFor } from './gasBounds.js';
+import { maxBig } from './maxBig.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
 import type { PaymasterSigner } from './paymasterSigner.js';
 import { findToken, prepare, selectTokens, type TokenQuotes, type TokenSelection } from './quotedTokens.js';
-import { type IssuedSignature, issuedSignature, type ReportFact } from './requestFacts.js';
+import type { IssuedSignature, ReportFact } from './requestFacts.js';
 import { senderFactsResolver } from './senderFacts.js';
 import { signedMaximum } from './signedMaximum.js';
 import { assertFeesWithinBounds, chainFees } from './signingBounds.js';
+import { callerLimits, gasBoundsOf, issueSignature } from './signingPipeline.js';
 import type { SpendGuard } from './spendGuard.js';
 import type { SponsoredUserOperation } from './sponsorRequest.js';
 import type { SponsorshipPolicy } from './sponsorshipService.js';
@@ -49,7 +44,7 @@ import {
   reserveGuarantee,
 } from './tokenGuarantee.js';
 import { type TokenRateQuote, tokenRateQuotes } from './tokenRateQuotes.js';
-import { chainWindowOf, validityWindow } from './validityWindows.js';
+import { validityWindow } from './validityWindows.js';
 
 /**
  * The token mode (spec §2.5/§2.7): fee quotes per token, and the final paymaster data of Patron's paymaster in
@@ -151,6 +146,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
   const window = (expiryDuration: number | undefined, chainSeconds?: number) =>
     validityWindow({ policy: deps.policy, nowMs: deps.now(), chainSeconds, expiryDuration });
   const sign = (digest: Uint8Array) => deps.signer.sign(digest);
+  const tail = { sign, keccak: deps.crypto, admitSignature: deps.admitSignature };
   /** The sender's EIP-7702 delegate and code hash, checked (undefined at once for a deployment): senderFacts.ts. */
   const senderOf = senderFactsResolver({ allowed: deps.policy.eip7702Delegates, reads: deps.chainReads });
 
@@ -199,25 +195,22 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       // The client batches approve(paymaster, maxGasFee) into the op after this quote, and the op is then
       // estimated again: the quote covers that approval so that the final maximum stays under it.
       const approves = approvalInCallData(op.callData, req.chain.paymaster) !== undefined;
-      const tokenSized = preVerificationGasNeeded({
+      const approvalGas = approves ? 0n : QUOTE_APPROVAL_CALLDATA_GAS;
+      const gas = gasBoundsOf({
         ep,
-        op: finalUserOperation(op, op, paymasterGas, sender),
+        op,
+        paymasterGas,
+        sender,
         fields: tokenStub(req.chain, v, ZERO_ADDRESS),
         bounds: req.bounds,
+        extraPreVerificationGas: approvalGas,
       });
-      const gas = opGasBounds({
-        ep,
-        bounds: req.bounds,
-        preVerificationGasNeeded: tokenSized + (approves ? 0n : QUOTE_APPROVAL_CALLDATA_GAS),
-        paymasterPostOpGasLimit: paymasterGas.paymasterPostOpGasLimit,
-      });
+      const tokenSized = gas.preVerificationGasNeeded - approvalGas;
+      // A quote estimates what the caller leaves out, whatever calculateGasLimits says (it signs nothing).
+      const given = callerLimits(op, req.calculateGasLimits === false ? undefined : req.calculateGasLimits);
       let limits: GasLimits;
-      if (req.calculateGasLimits !== true && hasAllLimits(op)) {
-        limits = {
-          callGasLimit: op.callGasLimit,
-          verificationGasLimit: op.verificationGasLimit,
-          preVerificationGas: op.preVerificationGas,
-        };
+      if (given !== undefined) {
+        limits = given;
       } else if (selected.length === 0) {
         limits = { callGasLimit: 0n, verificationGasLimit: 0n, preVerificationGas: 0n };
       } else {
@@ -284,30 +277,14 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       const ep = entryPointModule(chain.entryPointVersion);
       const paymasterGas = ep.paymasterGas('ERC20');
       const v = window(req.expiryDuration, fees.timestamp);
-      if (req.calculateGasLimits === false && !hasAllLimits(op)) {
-        throw new OperationFieldError(
-          undefined,
-          'callGasLimit, verificationGasLimit and preVerificationGas are required when calculateGasLimits is false',
-        );
-      }
-      const useCallerLimits = req.calculateGasLimits !== true && hasAllLimits(op);
+      const given = callerLimits(op, req.calculateGasLimits);
       const sender = await senderOf(chain, op);
       const stub = tokenStub(chain, v, token.address);
-      const gas = opGasBounds({
-        ep,
-        bounds: req.bounds,
-        preVerificationGasNeeded: preVerificationGasNeeded({
-          ep,
-          op: finalUserOperation(op, op, paymasterGas, sender),
-          fields: stub,
-          bounds: req.bounds,
-        }),
-        paymasterPostOpGasLimit: paymasterGas.paymasterPostOpGasLimit,
-      });
+      const gas = gasBoundsOf({ ep, op, paymasterGas, sender, fields: stub, bounds: req.bounds });
       // The caller's own limits are final: out of bounds, the op is refused before it costs a simulation.
-      if (useCallerLimits) {
-        const known = finalUserOperation(op, op, paymasterGas);
-        assertGasWithinBounds({ gas, limits: op, worstCaseWei: ep.worstCaseCost(known, op.maxFeePerGas) });
+      if (given !== undefined) {
+        const known = finalUserOperation(op, given, paymasterGas);
+        assertGasWithinBounds({ gas, limits: given, worstCaseWei: ep.worstCaseCost(known, op.maxFeePerGas) });
       } else {
         assertPreVerificationGas(gas, op.preVerificationGas);
       }
@@ -360,20 +337,18 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
           'token charge failed',
         );
       }
-      const limits: GasLimits = {
-        callGasLimit: useCallerLimits ? op.callGasLimit : estimate.callGasLimit,
-        verificationGasLimit: useCallerLimits
-          ? op.verificationGasLimit
-          : ep.paymasterInAccountGas
-            ? maxBig(estimate.verificationGasLimit, TOKEN_MIN_VERIFICATION_GAS)
-            : estimate.verificationGasLimit,
-        preVerificationGas: useCallerLimits ? op.preVerificationGas : estimate.preVerificationGas,
+      const limits: GasLimits = given ?? {
+        callGasLimit: estimate.callGasLimit,
+        verificationGasLimit: ep.paymasterInAccountGas
+          ? maxBig(estimate.verificationGasLimit, TOKEN_MIN_VERIFICATION_GAS)
+          : estimate.verificationGasLimit,
+        preVerificationGas: estimate.preVerificationGas,
       };
       const exact = finalUserOperation(op, limits, paymasterGas, sender);
       const { final, maxTokenCost } = signedMaximum({
         ep,
         exact,
-        caps: req.limitsMayChange === true && !useCallerLimits ? gasCapsFor(limits, gas) : undefined,
+        caps: req.limitsMayChange === true && given === undefined ? gasCapsFor(limits, gas) : undefined,
         price,
         // The better of the two: the approval batched in the op and the allowance already given.
         available: approved !== undefined && approved > onChainAllowance ? approved : onChainAllowance,
@@ -401,43 +376,29 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         });
       }
       const authorization: Authorization = { mode: 'ERC20', token: token.address, ...price, maxTokenCost, guaranteed };
-      const fields = ep.sign({ chain, op: final, window: v, authorization, sign, keccak: deps.crypto });
-      const issued = issuedSignature({
+      const fields = await issueSignature(tail, {
         chain,
+        ep,
+        op: final,
+        window: v,
+        expiresAt: v.validUntil,
+        authorization,
         worstCaseWei,
-        validUntil: v.validUntil,
-        window: chainWindowOf(v),
-        // With caps the bundler sets the final gas, and the userOpHash with it: the op is known by its key.
-        hash: () =>
-          final.gasCaps === undefined
-            ? ep.userOpHash({ chain, op: final, fields, keccak: deps.crypto })
-            : opKey({ chainId: chain.chainId, entryPoint: chain.entryPoint, sender: final.sender, nonce: final.nonce }),
+        reserve:
+          pass === undefined
+            ? undefined
+            : (issued) =>
+                reserveGuarantee({ deps, pass, issued }).then(
+                  (decision) => ({ ...decision, guarantee: true }),
+                  (err: unknown) => {
+                    throw denial(err);
+                  },
+                ),
+        report: req.report,
       });
-      if (pass !== undefined) {
-        // Reserved after signing (the userOpHash covers paymasterAndData); a denial discards the signature unseen.
-        const decision = await reserveGuarantee({ deps, pass, issued }).catch((err: unknown) => {
-          throw denial(err);
-        });
-        req.report?.({ kind: 'policy', decision: { ...decision, guarantee: true } });
-      }
-      // After the last await: the guard's check and its record of this signature are one step.
-      deps.admitSignature(issued);
-      req.report?.({ kind: 'signed', mode: 'ERC20', paymasterAndData: fields.paymasterAndData, ...issued });
       return { ...fields, ...limits, ...v, token: token.address, maxTokenCost, guaranteed };
     },
   };
 }
 
 export type TokenPaymasterService = ReturnType<typeof createTokenPaymasterService>;
-
-type WithLimits = PartialUserOperation & {
-  callGasLimit: bigint;
-  verificationGasLimit: bigint;
-  preVerificationGas: bigint;
-};
-
-function hasAllLimits(op: PartialUserOperation): op is WithLimits {
-  return op.callGasLimit !== undefined && op.verificationGasLimit !== undefined && op.preVerificationGas !== undefined;
-}
-
-const maxBig = (a: bigint, b: bigint) => (a > b ? a : b);

@@ -1,0 +1,2 @@
+/** The larger of two bigints (Math.max takes numbers only). */
+export const maxBig = (a: bigint, b: bigint): bigint => (a > b ? a : b);
