@@ -4,17 +4,22 @@ import { OperationFieldError } from '../errors/PatronError.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
 import { callerLimits } from './signingPipeline.js';
 
-const op = (limits: Partial<Record<'callGasLimit' | 'verificationGasLimit' | 'preVerificationGas', bigint>>) =>
-  ({
+const op = (limits: Partial<Record<'callGasLimit' | 'verificationGasLimit' | 'preVerificationGas', bigint>>) => {
+  const userOp: PartialUserOperation = {
     sender: '0x0000000000000000000000000000000000000001',
     nonce: 0n,
     initCode: '0x',
     callData: '0x',
+    callGasLimit: limits.callGasLimit,
+    verificationGasLimit: limits.verificationGasLimit,
+    preVerificationGas: limits.preVerificationGas,
     maxFeePerGas: 1n,
     maxPriorityFeePerGas: 1n,
     signature: '0x',
-    ...limits,
-  }) as PartialUserOperation;
+    eip7702Auth: undefined,
+  };
+  return userOp;
+};
 
 const all = { callGasLimit: 1n, verificationGasLimit: 2n, preVerificationGas: 3n };
 
