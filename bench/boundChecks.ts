@@ -9,7 +9,7 @@ import {
   preVerificationGasNeeded,
 } from '../src/paymaster/gasBounds.js';
 import { assertFeesWithinBounds, worstCaseCostV06 } from '../src/paymaster/signingBounds.js';
-import { createSizingFields } from '../src/paymaster/sizingFields.js';
+import { createSizingFields } from '../src/paymaster/sponsored/sizingFields.js';
 import { simpleAccountOp } from './sampleOp.js';
 
 /**

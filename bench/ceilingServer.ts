@@ -3,21 +3,21 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyBodyParser, LogController } from 'fastify';
 import type { Address, Hex } from 'viem';
+import { selectCryptoBackend } from '../src/crypto/cryptoBackend.js';
 import { createLogger, lazyChildLoggerFactory } from '../src/logger.js';
-import { selectCryptoBackend } from '../src/paymaster/cryptoBackend.js';
 import {
   eip191Digest,
   encodeSponsoredPaymasterAndData,
   MODE_SPONSORED,
   sponsoredHashV06,
   type UserOperationV06,
-} from '../src/paymaster/patronPaymasterV06.js';
+} from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import {
   encodePaymasterAndDataV07,
   exactCapsV07,
   type HashedFieldsV07,
   sponsoredHashV07,
-} from '../src/paymaster/patronPaymasterV07.js';
+} from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 
 /**
  * The ceiling of the sponsorship benchmark, as its own child process: a server that reads the body,

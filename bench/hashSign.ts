@@ -1,13 +1,13 @@
 import { createRequire } from 'node:module';
 import { keccak_256 } from '@noble/hashes/sha3';
 import { keccak256 as viemKeccak256 } from 'viem';
-import { type CryptoBackend, jsCryptoBackend, loadNativeCryptoBackend } from '../src/paymaster/cryptoBackend.js';
+import { type CryptoBackend, jsCryptoBackend, loadNativeCryptoBackend } from '../src/crypto/cryptoBackend.js';
 import {
   eip191Digest,
   encodeSponsoredPaymasterAndData,
   sponsoredHashV06,
   type UserOperationV06,
-} from '../src/paymaster/patronPaymasterV06.js';
+} from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import { nonceOf, simpleAccountOp } from './sampleOp.js';
 
 /**

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
 import { DEFAULT_SIGNING_BOUNDS } from '../src/config/boundsSettings.js';
-import type { SponsorshipService } from '../src/paymaster/sponsorshipService.js';
-import type { TokenPaymasterService } from '../src/paymaster/tokenPaymasterService.js';
+import type { SponsorshipService } from '../src/paymaster/sponsored/sponsorshipService.js';
+import type { TokenPaymasterService } from '../src/paymaster/token/tokenPaymasterService.js';
 import { requestLogOnCall } from '../src/requestLog/requestLogOnCall.js';
 import { createRequestLogRecorder, type RequestLogSink } from '../src/requestLog/requestLogRecorder.js';
 import { handleJsonRpc } from '../src/rpc/handleJsonRpc.js';

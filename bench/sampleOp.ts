@@ -1,5 +1,5 @@
 import { type Address, concat, encodeFunctionData, type Hex, parseAbi } from 'viem';
-import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
+import type { UserOperationV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 
 /**
  * The user operation every sponsorship benchmark sends: a SimpleAccount v0.6 that is deployed by its first op

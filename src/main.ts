@@ -6,7 +6,7 @@ import { verifyChains } from './chain/verifyChains.js';
 import { type Config, ConfigError, loadConfig } from './config/config.js';
 import { createDeps, type Deps } from './deps.js';
 import { createLogger } from './logger.js';
-import { unstakedTokenPaymasters } from './paymaster/tokenStake.js';
+import { unstakedTokenPaymasters } from './paymaster/token/tokenStake.js';
 
 /** A worker's exit code when its configuration does not match the chains (the primary then stops). */
 const EXIT_CONFIG = 78;

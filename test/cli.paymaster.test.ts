@@ -7,8 +7,8 @@ import { after, before, test } from 'node:test';
 import { bytesToHex, keccak256, stringToHex } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 import { runCli } from '../src/cli/main.js';
-import { jsCryptoBackend } from '../src/paymaster/cryptoBackend.js';
-import { loadSignerKey } from '../src/paymaster/paymasterSigner.js';
+import { jsCryptoBackend } from '../src/crypto/cryptoBackend.js';
+import { loadSignerKey } from '../src/paymaster/signer/paymasterSigner.js';
 import { createTestContext, TEST_MASTER_KEY, type TestContext, testConfig } from './helpers/testContext.js';
 
 /** The operator commands against a real JSON-RPC endpoint: the dev chain served over HTTP by Patron itself. */

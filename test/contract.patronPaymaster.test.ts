@@ -9,7 +9,7 @@ import {
   sponsoredHashV06,
   type UserOperationV06,
   viemKeccak,
-} from '../src/paymaster/patronPaymasterV06.js';
+} from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import {
   buildDeployingOp,
   COUNTER_ADDRESS,

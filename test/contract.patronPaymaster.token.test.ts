@@ -22,9 +22,9 @@ import {
   tokenHashV06,
   type UserOperationV06,
   viemKeccak,
-} from '../src/paymaster/patronPaymasterV06.js';
-import { maxTokenCostV06, POST_OP_OVERHEAD, tokenCharge, userOpGasPrice } from '../src/paymaster/tokenMath.js';
-import { TOKEN_MIN_VERIFICATION_GAS, TOKEN_VALIDATION_GAS } from '../src/paymaster/tokenPaymasterService.js';
+} from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
+import { maxTokenCostV06, POST_OP_OVERHEAD, tokenCharge, userOpGasPrice } from '../src/paymaster/token/tokenMath.js';
+import { TOKEN_MIN_VERIFICATION_GAS, TOKEN_VALIDATION_GAS } from '../src/paymaster/token/tokenPaymasterService.js';
 import {
   buildDeployingOp,
   COUNTER_ADDRESS,

@@ -24,7 +24,7 @@ import {
   patronPaymasterV07Abi,
 } from '../src/chain/deployPatronPaymasterV07.js';
 import { waitForSuccess } from '../src/chain/devClient.js';
-import { viemKeccak } from '../src/paymaster/patronPaymasterV06.js';
+import { viemKeccak } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import {
   BLOCK_RANGE_FLAG,
   DUMMY_PAYMASTER_SIGNATURE,
@@ -36,7 +36,7 @@ import {
   sponsoredHashV07,
   userOpHashV08,
   worstCaseCostV07,
-} from '../src/paymaster/patronPaymasterV07.js';
+} from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 import { KEYS, revertOf, testKey } from './helpers/patronPaymasterV06.js';
 import {
   AA32,

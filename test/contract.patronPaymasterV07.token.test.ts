@@ -22,8 +22,8 @@ import { devTokenAbi } from '../src/chain/artifacts.js';
 import { patronPaymasterV07Abi } from '../src/chain/deployPatronPaymasterV07.js';
 import { waitForSuccess } from '../src/chain/devClient.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
-import { FEE_RECEIVER_SLOT } from '../src/paymaster/entryPoints/entryPointV07.js';
-import { viemKeccak } from '../src/paymaster/patronPaymasterV06.js';
+import { viemKeccak } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
+import { FEE_RECEIVER_SLOT } from '../src/paymaster/entryPoints/v07/entryPointV07.js';
 import {
   decodePaymasterAndDataV07,
   encodePaymasterAndDataV07,
@@ -35,7 +35,7 @@ import {
   tokenChargeV07,
   tokenHashV07,
   worstCaseCostV07,
-} from '../src/paymaster/patronPaymasterV07.js';
+} from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 import { COUNTER_ADDRESS } from './helpers/patronPaymasterV06.js';
 import {
   AA32,

@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { type Hex, hexToBytes } from 'viem';
 import { devChainDeployments } from '../src/chain/embeddedChain.js';
-import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
+import type { UserOperationV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import { setTenantPassword, TEST_PASSWORD } from './helpers/dashboardSession.js';
 import {
   buildDeployingOp,

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { type Address, formatEther, type Hex, hexToBytes, parseEther } from 'viem';
 import { entryPoint06Abi } from 'viem/account-abstraction';
 import type { Config } from '../src/config/config.js';
-import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
+import type { UserOperationV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import { devChainTokenSettings } from '../src/tokens/devChainTokens.js';
 import {
   buildDeployingOp,

@@ -13,7 +13,7 @@ import {
 } from 'viem';
 import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
-import { decodePaymasterAndData, type UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
+import { decodePaymasterAndData, type UserOperationV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import { type BiconomyPartialOp, biconomyPartialOp, SMART_ACCOUNT_INFO } from './helpers/biconomySponsoredCases.js';
 import {
   COUNTER_ADDRESS,

@@ -33,7 +33,7 @@ import {
   type GasCapsV07,
   userOpHashForVersion,
   withinCapsV07,
-} from '../src/paymaster/patronPaymasterV07.js';
+} from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 import { COUNTER_ADDRESS } from './helpers/patronPaymasterV06.js';
 import {
   assertPaidByPatron,

@@ -22,8 +22,8 @@ import {
 import { privateKeyToAccount } from 'viem/accounts';
 import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
-import { MODE_TOKEN } from '../src/paymaster/patronPaymasterV06.js';
-import { decodePaymasterAndDataV07 } from '../src/paymaster/patronPaymasterV07.js';
+import { MODE_TOKEN } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
+import { decodePaymasterAndDataV07 } from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 import { COUNTER_ADDRESS, mintToken, tokenBalance } from './helpers/patronPaymasterV06.js';
 import { assertPaidByPatron, bundlerFees, type SdkE2eV07, useSdkE2eV07 } from './helpers/sdkE2eV07.js';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { BaseError, type Hex, http, InvalidParamsRpcError, RpcRequestError } from 'viem';
 import { createPaymasterClient } from 'viem/account-abstraction';
-import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
+import type { UserOperationV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import {
   assertSponsoredOnChain,
   DENIAL_MESSAGE,

@@ -7,8 +7,8 @@ import {
   DUMMY_SIGNATURE_BYTES,
   estimateGasV06,
   preVerificationGasV06,
-} from '../src/paymaster/gasEstimatorV06.js';
-import { encodeSponsoredPaymasterAndData } from '../src/paymaster/patronPaymasterV06.js';
+} from '../src/paymaster/entryPoints/v06/gasEstimatorV06.js';
+import { encodeSponsoredPaymasterAndData } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import {
   buildDeployingOp,
   fixtureChainRuntime,

@@ -13,9 +13,12 @@ import { waitForSuccess } from '../src/chain/devClient.js';
 import { type DevChain, startDevChain } from '../src/chain/embeddedChain.js';
 import type { EntryPointV07Version } from '../src/chain/entryPoints.js';
 import { SimulationFailedError } from '../src/errors/PatronError.js';
-import { estimateGasV07 } from '../src/paymaster/gasEstimatorV07.js';
-import { preVerificationGasV07 } from '../src/paymaster/preVerificationGasV07.js';
-import { packUserOperationV07, type UnpackedUserOperationV07 } from '../src/paymaster/userOperationV07.js';
+import { estimateGasV07 } from '../src/paymaster/entryPoints/v07/gasEstimatorV07.js';
+import { preVerificationGasV07 } from '../src/paymaster/entryPoints/v07/preVerificationGasV07.js';
+import {
+  packUserOperationV07,
+  type UnpackedUserOperationV07,
+} from '../src/paymaster/entryPoints/v07/userOperationV07.js';
 import { deployPostOpPaymaster } from './helpers/postOpPaymaster.js';
 import {
   draftOp,

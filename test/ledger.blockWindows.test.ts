@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { createPublicClient, custom, toHex } from 'viem';
 import { toSimple7702SmartAccount } from 'viem/account-abstraction';
 import { privateKeyToAccount } from 'viem/accounts';
-import { BLOCK_RANGE_FLAG, decodePaymasterAndDataV07 } from '../src/paymaster/patronPaymasterV07.js';
+import { BLOCK_RANGE_FLAG, decodePaymasterAndDataV07 } from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 import { COUNTER_ADDRESS, testKey } from './helpers/patronPaymasterV06.js';
 import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
 import { BACKEND, createTenant } from './helpers/testContext.js';

@@ -14,7 +14,7 @@ import {
   decodePaymasterAndDataV07,
   PAYMASTER_SIG_MAGIC,
   userOpHashForVersion,
-} from '../src/paymaster/patronPaymasterV07.js';
+} from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 import { COUNTER_ADDRESS, counterValue, testKey } from './helpers/patronPaymasterV06.js';
 import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
 

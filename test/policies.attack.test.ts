@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { type Address, decodeFunctionData, encodeFunctionData, type Hex, parseAbi } from 'viem';
-import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
+import type { UserOperationV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import { decodeAccountCalls } from '../src/policies/accountCalls.js';
 import {
   buildDeployingOp,

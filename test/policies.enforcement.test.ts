@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { encodeFunctionData, type Hex, parseAbi } from 'viem';
 import { entryPoint06Abi } from 'viem/account-abstraction';
-import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
+import type { UserOperationV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import {
   buildDeployingOp,
   COUNTER_ADDRESS,

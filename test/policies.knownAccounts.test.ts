@@ -19,7 +19,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { loadAccountAbstractionArtifact } from '../src/chain/aaArtifacts.js';
 import { SIMPLE_ACCOUNT_PROXY_CODE_HASHES } from '../src/chain/canonicalAccounts.js';
 import { waitForSuccess } from '../src/chain/devClient.js';
-import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
+import type { UserOperationV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import { ERC1967_IMPLEMENTATION_SLOT } from '../src/policies/knownAccounts.js';
 import {
   buildDeployingOp,

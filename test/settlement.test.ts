@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { Hex } from 'viem';
 import { getUserOperationHash } from 'viem/account-abstraction';
-import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
+import type { UserOperationV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import { createSettlementFollower, type SettlementFollower } from '../src/settlement/settlementFollower.js';
 import type { ChainWindow, LedgerCharge } from '../src/store/spendLedgerRepository.js';
 import type { Store } from '../src/store/store.js';

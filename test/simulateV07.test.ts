@@ -10,8 +10,8 @@ import {
   simulateHandleOpAbi,
   simulateHandleOpV07,
   simulationFailure,
-} from '../src/paymaster/simulateV07.js';
-import type { UnpackedUserOperationV07 } from '../src/paymaster/userOperationV07.js';
+} from '../src/paymaster/entryPoints/v07/simulateV07.js';
+import type { UnpackedUserOperationV07 } from '../src/paymaster/entryPoints/v07/userOperationV07.js';
 import { draftOp, fund, sign, simpleAccount } from './helpers/simpleAccountV07.js';
 
 const deployerKey: Hex = '0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba';

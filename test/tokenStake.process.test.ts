@@ -10,7 +10,7 @@ import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { ChainRuntime } from '../src/chain/chainRegistry.js';
 import { waitForSuccess } from '../src/chain/devClient.js';
 import { DEV_PAYMASTER_STAKE, type DevTokenInfo, deployPatronPaymaster } from '../src/chain/embeddedChain.js';
-import { unstakedTokenModeMessage } from '../src/paymaster/tokenStake.js';
+import { unstakedTokenModeMessage } from '../src/paymaster/token/tokenStake.js';
 import { type ChainHttpServer, serveChainOverHttp } from './helpers/chainHttpServer.js';
 import {
   buildDeployingOp,

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Hex, pad, toHex } from 'viem';
-import type { UserOperationV06 } from '../src/paymaster/patronPaymasterV06.js';
-import { decodePaymasterAndDataV07, worstCaseCostV07 } from '../src/paymaster/patronPaymasterV07.js';
+import type { UserOperationV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
+import { decodePaymasterAndDataV07, worstCaseCostV07 } from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 import { worstCaseCostV06 } from '../src/paymaster/signingBounds.js';
 import { checkSponsorshipWebhooks } from '../src/webhooks/webhookCheck.js';
 import { INCLUDE_OPERATION_GET_MESSAGE } from '../src/webhooks/webhookService.js';

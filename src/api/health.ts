@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ChainRegistry } from '../chain/chainRegistry.js';
-import type { PaymasterSigner } from '../paymaster/paymasterSigner.js';
+import type { PaymasterSigner } from '../paymaster/signer/paymasterSigner.js';
 import type { Store } from '../store/store.js';
 import type { TokenCatalog } from '../tokens/tokenCatalog.js';
 import { jsonSchema } from './openApiParts.js';

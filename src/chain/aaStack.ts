@@ -8,7 +8,7 @@ import { deploySafe4337, type Safe4337Addresses } from './safe4337.js';
 /**
  * What the dev chain has for each EntryPoint version beyond v0.6, at the addresses today's SDKs default to.
  * EntryPointSimulations is not deployed: simulation puts it at the EntryPoint's address through an eth_call
- * state override (see paymaster/simulateV07.ts), as bundlers do.
+ * state override (see paymaster/entryPoints/v07/simulateV07.ts), as bundlers do.
  */
 export interface AccountAbstractionStack {
   readonly entryPoints: Readonly<Record<EntryPointVersion, Address>>;

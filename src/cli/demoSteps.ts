@@ -12,7 +12,7 @@ import {
 import { entryPoint06Abi, getUserOperationHash } from 'viem/account-abstraction';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { ValidationError } from '../errors/PatronError.js';
-import type { UserOperationV06 } from '../paymaster/patronPaymasterV06.js';
+import type { UserOperationV06 } from '../paymaster/entryPoints/v06/patronPaymasterV06.js';
 
 /** The steps `patron demo` shares between its sponsored and its token-paid operation. */
 export const factoryAbi = parseAbi([

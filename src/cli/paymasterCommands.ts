@@ -20,10 +20,10 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { loadPatronPaymasterArtifact, patronPaymasterAbi } from '../chain/artifacts.js';
 import { loadPatronPaymasterV07Artifact } from '../chain/deployPatronPaymasterV07.js';
 import type { Config } from '../config/config.js';
+import { selectCryptoBackend } from '../crypto/cryptoBackend.js';
 import { ValidationError } from '../errors/PatronError.js';
-import { selectCryptoBackend } from '../paymaster/cryptoBackend.js';
-import { encryptKeystore } from '../paymaster/keystore.js';
-import { createPaymasterSigner, loadSignerKey } from '../paymaster/paymasterSigner.js';
+import { encryptKeystore } from '../paymaster/signer/keystore.js';
+import { createPaymasterSigner, loadSignerKey } from '../paymaster/signer/paymasterSigner.js';
 import { printResult } from './cliOutput.js';
 import type { CommandContext } from './commands.js';
 

@@ -3,8 +3,8 @@ import type { ChainRuntime } from '../chain/chainRegistry.js';
 import { type ChainReads, delegationCodeHash } from '../chain/senderCode.js';
 import { OperationFieldError, UnsupportedError } from '../errors/PatronError.js';
 import type { SenderFacts } from './entryPoints/entryPointModule.js';
+import { isEip7702InitCode } from './entryPoints/v07/patronPaymasterV07.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
-import { isEip7702InitCode } from './patronPaymasterV07.js';
 
 /**
  * What Patron must know of an op's sender before it signs, read from the chain (chain/senderCode.ts, cached):

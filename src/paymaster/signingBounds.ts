@@ -2,8 +2,8 @@ import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { ChainFees, FeeOracle } from '../chain/feeOracle.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
 import { BoundsExceededError, type BoundsRule, FeesUnavailableError } from '../errors/PatronError.js';
-import type { GasLimits } from './tokenMath.js';
-import { VERIFICATION_GAS_MULTIPLIER_V06 } from './tokenMath.js';
+import type { GasLimits } from './token/tokenMath.js';
+import { VERIFICATION_GAS_MULTIPLIER_V06 } from './token/tokenMath.js';
 
 /**
  * The signing bounds (README, "Signing bounds"): pure checks of an op's fees against the chain's current fees and

@@ -15,11 +15,11 @@ import {
   type SenderFacts,
   type ValidityWindow,
 } from './entryPoints/entryPointModule.js';
+import type { Keccak } from './entryPoints/v06/patronPaymasterV06.js';
 import { type OpGasBounds, opGasBounds, preVerificationGasNeeded } from './gasBounds.js';
-import { unsuffixedPrefix } from './parallelSigningCommitment.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
-import type { Keccak } from './patronPaymasterV06.js';
 import { type IssuedSignature, issuedSignature, type ReportFact } from './requestFacts.js';
+import { unsuffixedPrefix } from './sponsored/parallelSigningCommitment.js';
 import { chainWindowOf } from './validityWindows.js';
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { BLOCK_RANGE_FLAG } from './patronPaymasterV07.js';
+import { BLOCK_RANGE_FLAG } from './entryPoints/v07/patronPaymasterV07.js';
 import { blockWindow, checkIssuedWindow, isBlockWindow, secondsPerBlock, timeWindow } from './validityWindows.js';
 
 const policy = { defaultExpirySeconds: 300, maxExpirySeconds: 3600, validAfterSkewSeconds: 60 };

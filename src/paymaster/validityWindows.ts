@@ -1,7 +1,7 @@
 import type { Eip1193Request } from '../chain/chainRegistry.js';
 import { ValidationError } from '../errors/PatronError.js';
 import type { ValidityWindow } from './entryPoints/entryPointModule.js';
-import { BLOCK_RANGE_FLAG } from './patronPaymasterV07.js';
+import { BLOCK_RANGE_FLAG } from './entryPoints/v07/patronPaymasterV07.js';
 
 /**
  * Validity windows as Patron issues and accepts them: in unix seconds (every EntryPoint), or on EntryPoint v0.9

@@ -14,7 +14,7 @@ import {
   toFunctionSelector,
 } from 'viem';
 import type { AccountKind } from '../config/knownAccountsSettings.js';
-import { toAddress } from '../paymaster/address.js';
+import { toAddress } from '../crypto/address.js';
 
 /**
  * The calls a smart account will make, decoded from its `callData`, so that a sponsorship policy can allow or

@@ -8,7 +8,7 @@ import {
   type ProxySlot,
   proxySlotOf,
 } from '../config/knownAccountsSettings.js';
-import { isEip7702InitCode } from '../paymaster/patronPaymasterV07.js';
+import { isEip7702InitCode } from '../paymaster/entryPoints/v07/patronPaymasterV07.js';
 
 /**
  * Which kind of smart account an op's sender is, so that a policy's contract allowlist decodes its callData with

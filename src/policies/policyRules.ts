@@ -1,5 +1,5 @@
 import type { Address, Hex } from 'viem';
-import { toAddress } from '../paymaster/address.js';
+import { toAddress } from '../crypto/address.js';
 import { usdMicrosOfWei } from '../pricing/usdMicrosOfWei.js';
 import { type AccountCallsDecoding, decodeAccountCalls } from './accountCalls.js';
 import { type CapWindow, capWindow } from './capWindows.js';

@@ -2,8 +2,8 @@ import type { z } from 'zod';
 import type { ChainRuntime, EntryPointVersion } from '../chain/chainRegistry.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
 import type { ReportFact } from '../paymaster/requestFacts.js';
-import type { SponsorshipService } from '../paymaster/sponsorshipService.js';
-import type { TokenPaymasterService } from '../paymaster/tokenPaymasterService.js';
+import type { SponsorshipService } from '../paymaster/sponsored/sponsorshipService.js';
+import type { TokenPaymasterService } from '../paymaster/token/tokenPaymasterService.js';
 import type { DappSpend } from '../rateLimit/requestLimits.js';
 import type { DappRecord } from '../store/records.js';
 

@@ -3,7 +3,7 @@ import { type Address, encodeAbiParameters, type Hex, parseEventLogs } from 'vie
 import { entryPoint06Abi, entryPoint09Abi } from 'viem/account-abstraction';
 import type { EntryPointVersion } from '../../src/chain/chainRegistry.js';
 import type { DevClient } from '../../src/chain/devClient.js';
-import { packUserOperationV07 } from '../../src/paymaster/userOperationV07.js';
+import { packUserOperationV07 } from '../../src/paymaster/entryPoints/v07/userOperationV07.js';
 
 /**
  * An attacker's own account, 63 bytes of EVM code put at an address with `hardhat_setCode`, that every EntryPoint

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { decodePaymasterAndData, type UserOperationV06 } from '../../src/paymaster/patronPaymasterV06.js';
+import {
+  decodePaymasterAndData,
+  type UserOperationV06,
+} from '../../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import {
   applySdkFields,
   assertSponsoredOnChain,

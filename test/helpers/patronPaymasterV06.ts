@@ -30,7 +30,7 @@ import {
   tokenHashV06,
   type UserOperationV06,
   viemKeccak,
-} from '../../src/paymaster/patronPaymasterV06.js';
+} from '../../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 
 /**
  * Fixtures for PatronPaymaster on the embedded chain: throwaway keys derived from labels, a SimpleAccount v0.6

@@ -28,7 +28,11 @@ import {
   type EmbeddedChain,
 } from '../../src/chain/embeddedChain.js';
 import { deployEntryPoint } from '../../src/chain/entryPoints.js';
-import { eip191Digest, type TokenPaymasterFields, viemKeccak } from '../../src/paymaster/patronPaymasterV06.js';
+import {
+  eip191Digest,
+  type TokenPaymasterFields,
+  viemKeccak,
+} from '../../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import {
   type EntryPointVersionV07,
   encodePaymasterAndDataV07,
@@ -41,7 +45,7 @@ import {
   tokenHashV07,
   type UserOperationV07,
   userOpHashForVersion,
-} from '../../src/paymaster/patronPaymasterV07.js';
+} from '../../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 import { COUNTER_ADDRESS, KEYS, revertOf } from './patronPaymasterV06.js';
 
 /**

@@ -1,6 +1,6 @@
 import { hexToBytes } from 'viem';
 import type { KnownAccountsSetting } from '../../src/config/knownAccountsSettings.js';
-import type { UserOperationV06 } from '../../src/paymaster/patronPaymasterV06.js';
+import type { UserOperationV06 } from '../../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import { devChainTokenSettings } from '../../src/tokens/devChainTokens.js';
 import { fixtureChainRuntime, KEYS, type PatronFixture, startPatronFixture } from './patronPaymasterV06.js';
 import { createTenant, createTestContext, type Tenant, type TestContext } from './testContext.js';

@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before } from 'node:test';
 import { type Hex, isHex, type Log } from 'viem';
-import { TOKEN_PAYMASTER_AND_DATA_LENGTH, type UserOperationV06 } from '../../src/paymaster/patronPaymasterV06.js';
+import {
+  TOKEN_PAYMASTER_AND_DATA_LENGTH,
+  type UserOperationV06,
+} from '../../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import {
   buildDeployingOp,
   counterValue,

@@ -13,7 +13,10 @@ import { entryPoint07Abi, entryPoint08Abi, type SmartAccount, type UserOperation
 import type { LocalAccount } from 'viem/accounts';
 import { waitForSuccess } from '../../src/chain/devClient.js';
 import type { DevChain } from '../../src/chain/embeddedChain.js';
-import { packUserOperationV07, type UnpackedUserOperationV07 } from '../../src/paymaster/userOperationV07.js';
+import {
+  packUserOperationV07,
+  type UnpackedUserOperationV07,
+} from '../../src/paymaster/entryPoints/v07/userOperationV07.js';
 
 /** Helpers for v0.7/v0.8 SimpleAccount ops on the dev chain, built with permissionless as a wallet would. */
 

@@ -1,8 +1,8 @@
 import type { Address, Hex } from 'viem';
 import type { ChainRuntime, EntryPointVersion } from '../../chain/chainRegistry.js';
 import type { PartialUserOperation } from '../partialUserOperation.js';
-import type { Keccak } from '../patronPaymasterV06.js';
-import type { PenaltyGas } from '../unusedGasPenalty.js';
+import type { Keccak } from './v06/patronPaymasterV06.js';
+import type { PenaltyGas } from './v07/unusedGasPenalty.js';
 
 /**
  * What differs between EntryPoint versions, as one small table-like module per version that the paymaster

@@ -1,7 +1,7 @@
 import type { EntryPointVersion } from '../../chain/chainRegistry.js';
 import type { EntryPointModule } from './entryPointModule.js';
-import { entryPointV06 } from './entryPointV06.js';
-import { entryPointV07, entryPointV08, entryPointV09 } from './entryPointV07.js';
+import { entryPointV06 } from './v06/entryPointV06.js';
+import { entryPointV07, entryPointV08, entryPointV09 } from './v07/entryPointV07.js';
 
 /** The module of each EntryPoint version Patron signs for (entryPointModule.ts): a table, not a switch. */
 const MODULES: Readonly<Record<EntryPointVersion, EntryPointModule>> = {

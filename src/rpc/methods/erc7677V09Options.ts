@@ -1,6 +1,6 @@
 import type { ChainRuntime } from '../../chain/chainRegistry.js';
 import { UnsupportedError, ValidationError } from '../../errors/PatronError.js';
-import type { CommittedPaymaster } from '../../paymaster/parallelSigningCommitment.js';
+import type { CommittedPaymaster } from '../../paymaster/sponsored/parallelSigningCommitment.js';
 import type { ValidityUnit } from '../../paymaster/validityWindows.js';
 import type { Erc7677Context } from '../wire/erc7677.js';
 

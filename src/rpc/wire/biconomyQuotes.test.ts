@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { QuotedToken, TokenQuotes } from '../../paymaster/quotedTokens.js';
+import type { QuotedToken, TokenQuotes } from '../../paymaster/token/quotedTokens.js';
 import type { QuotableToken } from '../../tokens/tokenCatalog.js';
 import { biconomyQuotesResult, tokenUnitsToNumberUp } from './biconomyQuotes.js';
 

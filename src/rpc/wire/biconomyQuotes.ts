@@ -4,7 +4,7 @@ import {
   quotedTokenCost,
   quotedTokenUsdE18,
   type TokenQuotes,
-} from '../../paymaster/quotedTokens.js';
+} from '../../paymaster/token/quotedTokens.js';
 import type { QuotableToken } from '../../tokens/tokenCatalog.js';
 
 /**

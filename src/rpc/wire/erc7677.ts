@@ -1,7 +1,7 @@
 import type { Address } from 'viem';
 import { z } from 'zod';
-import type { CommittedPaymaster } from '../../paymaster/parallelSigningCommitment.js';
 import type { PartialUserOperation } from '../../paymaster/partialUserOperation.js';
+import type { CommittedPaymaster } from '../../paymaster/sponsored/parallelSigningCommitment.js';
 import { type ModeObject, modeObjectSchema, parseModeObjectFast } from './modeObject.js';
 import { address, bytes, NOT_SURE, quantity, readAddress, readQuantity } from './scalars.js';
 import { parsePartialUserOperationFast, partialUserOperationSchema } from './userOperation.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { TokenRateQuote } from '../../paymaster/tokenRateQuotes.js';
+import type { TokenRateQuote } from '../../paymaster/token/tokenRateQuotes.js';
 import { address, hexQuantity as hex, quantity } from './scalars.js';
 
 /* Pimlico's dialect (permissionless's Pimlico client): its pm_sponsorUserOperation context and its token quotes. */

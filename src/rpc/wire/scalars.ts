@@ -1,6 +1,6 @@
 import type { Address, Hex } from 'viem';
 import { z } from 'zod';
-import { toAddress } from '../../paymaster/address.js';
+import { toAddress } from '../../crypto/address.js';
 
 /**
  * The scalars of the paymaster wire in every encoding real clients send (../shared/notes/clients.md): quantities

@@ -1,0 +1,107 @@
+import type { Hex } from 'viem';
+import type { ChainRuntime } from '../../chain/chainRegistry.js';
+import type { ChainReads } from '../../chain/senderCode.js';
+import type { SigningBounds } from '../../config/boundsSettings.js';
+import { ValidationError } from '../../errors/PatronError.js';
+import { knownAccountsOf, resolveSenderAccount } from '../../policies/knownAccounts.js';
+import type { PolicyRequest } from '../../policies/policyGate.js';
+import type { PaymasterFields } from '../entryPoints/entryPointModule.js';
+import type { PartialUserOperation } from '../partialUserOperation.js';
+import type { ReportFact } from '../requestFacts.js';
+import type { SpendGuard } from '../spendGuard.js';
+import type { IssuedWindow, ValidityUnit } from '../validityWindows.js';
+import type { CommittedPaymaster } from './parallelSigningCommitment.js';
+
+/**
+ * What a sponsorship request is, what the signed answer is, and the small rules about a request that the sponsored
+ * mode (sponsorshipService.ts) and its v0.9 parallel-signing steps (parallelSigning.ts) share.
+ */
+export interface SponsorRequest {
+  readonly dappId: string;
+  readonly chain: ChainRuntime;
+  readonly userOp: PartialUserOperation;
+  /** true: compute limits; false: use the caller's (which must be present); undefined: compute if missing. */
+  readonly calculateGasLimits: boolean | undefined;
+  readonly expiryDuration: number | undefined;
+  readonly webhookData: Record<string, unknown>;
+  /** The policy the request names (`sponsorshipPolicyId`), if any; every policy that applies is checked anyway. */
+  readonly sponsorshipPolicyId?: string | undefined;
+  /** The signing bounds that apply to this dApp on this chain (README, "Signing bounds"). */
+  readonly bounds: SigningBounds;
+  /** Told what happens as the request goes (the request log, the metrics); see requestFacts.ts. */
+  readonly report?: ReportFact | undefined;
+  /** The request's budget for simulations and webhook calls. */
+  readonly spend: SpendGuard;
+  /**
+   * The client's bundler estimates the gas after this answer (an ERC-7677 data call made before estimation, as
+   * @biconomy/abstractjs does through viem): on v0.7+ the signature then binds bounds with headroom over the limits
+   * Patron computed instead of the limits themselves (gasCapsFor).
+   */
+  readonly limitsMayChange?: boolean | undefined;
+  /** EntryPoint v0.9: the window in block numbers instead of seconds (validityWindows.ts). */
+  readonly validityUnit?: ValidityUnit | undefined;
+  /** EntryPoint v0.9: the signature in the `paymasterSignature` suffix, outside the userOpHash (parallel signing). */
+  readonly signatureInSuffix?: boolean | undefined;
+}
+
+/** A parallel-signing finalize: the op carries the paymaster fields a commit returned (parallelSigningCommitment.ts). */
+export interface FinalizeRequest extends SponsorRequest {
+  readonly committed: CommittedPaymaster;
+}
+
+export interface SponsoredUserOperation extends PaymasterFields {
+  readonly callGasLimit: bigint;
+  readonly verificationGasLimit: bigint;
+  readonly preVerificationGas: bigint;
+  readonly validUntil: number;
+  readonly validAfter: number;
+}
+
+/** The first gas limit the caller left out, in the order the error names them. */
+export function firstMissingLimit(op: PartialUserOperation): string | undefined {
+  if (op.callGasLimit === undefined) return 'callGasLimit';
+  if (op.verificationGasLimit === undefined) return 'verificationGasLimit';
+  if (op.preVerificationGas === undefined) return 'preVerificationGas';
+  return undefined;
+}
+
+/**
+ * The policy rules' view of a request, in either mode; a contract allowlist asks what the sender is
+ * (policies/knownAccounts.ts), read from the chain only then.
+ */
+export function policyRequest(
+  req: {
+    dappId: string;
+    chain: ChainRuntime;
+    userOp: PartialUserOperation;
+    sponsorshipPolicyId?: string | undefined;
+  },
+  reads: ChainReads,
+): PolicyRequest {
+  return {
+    dappId: req.dappId,
+    chainId: req.chain.chainId,
+    sender: req.userOp.sender,
+    initCode: req.userOp.initCode,
+    callData: req.userOp.callData,
+    maxFeePerGas: req.userOp.maxFeePerGas,
+    requestedPolicyId: req.sponsorshipPolicyId,
+    senderAccount: () =>
+      resolveSenderAccount({ chain: req.chain, reads, known: knownAccountsOf(req.chain), op: req.userOp }),
+  };
+}
+
+/** A request as the pipeline signs it; a finalize adds the commit's window and prefix (FinalizeRequest). */
+export interface SigningRequest extends SponsorRequest {
+  readonly window?: IssuedWindow | undefined;
+  readonly prefix?: Hex | undefined;
+}
+
+export /** The parallel-signing suffix and block windows are EntryPoint v0.9's; on another version the request is wrong. */
+function assertV09(chain: ChainRuntime, what: string): void {
+  if (chain.entryPointVersion !== '0.9') {
+    throw new ValidationError(
+      `${what} is served on EntryPoint v0.9 only; ${chain.entryPoint} is v${chain.entryPointVersion}`,
+    );
+  }
+}

@@ -1,0 +1,60 @@
+import { TokenPaymentError } from '../../errors/PatronError.js';
+import {
+  type EntryPointModule,
+  type FinalUserOperation,
+  type GasLimits,
+  gasLimitsOf,
+} from '../entryPoints/entryPointModule.js';
+import { affordableCaps } from './affordableCaps.js';
+import { maxTokenCostOf, POST_OP_OVERHEAD, type TokenPrice, weiToTokenUnits } from './tokenMath.js';
+
+/**
+ * The token mode's signed maximum charge and the gas it is signed over (README, "Paying gas in ERC-20"):
+ * - the charge formula at the most the op can cost: its limits, or on v0.7+ the caps when the client's bundler
+ *   estimates after Patron signs (gasBounds.ts gasCapsFor);
+ * - an approval below that shrinks the caps toward the limits until the maximum fits it (affordableCaps.ts):
+ *   signing wide caps with a smaller maximum would let whoever submits the op use gas the charge no longer covers;
+ * - an approval below even the limits' maximum (a quote accepted before the approval joined the op) becomes the
+ *   maximum if it covers the op's expected cost (the simulated gas plus the postOp overhead at maxFeePerGas), and is
+ *   refused below that.
+ */
+export function signedMaximum(args: {
+  readonly ep: EntryPointModule;
+  /** The op over its own limits (every gas value final). */
+  readonly exact: FinalUserOperation;
+  /** Caps to sign instead of the limits, if any (v0.7+ only: v0.6 binds its limits exactly). */
+  readonly caps: GasLimits | undefined;
+  readonly price: TokenPrice;
+  /** What the user approved the paymaster for (in the op, or before it). */
+  readonly available: bigint;
+  /** The gas the op was simulated to use in all. */
+  readonly expectedGas: bigint;
+  readonly symbol: string;
+}): { final: FinalUserOperation; maxTokenCost: bigint } {
+  const { ep, exact, price, available } = args;
+  const fee = exact.maxFeePerGas;
+  const chargeAt = (o: FinalUserOperation) => maxTokenCostOf(ep.maxChargeWei(o, fee), price);
+  let final: FinalUserOperation =
+    args.caps !== undefined && !ep.paymasterInAccountGas ? { ...exact, gasCaps: args.caps } : exact;
+  let maxTokenCost = chargeAt(final);
+  if (available < maxTokenCost && final.gasCaps !== undefined) {
+    const gasCaps = affordableCaps({
+      limits: exact,
+      caps: final.gasCaps,
+      charge: (caps) => chargeAt({ ...exact, gasCaps: caps }),
+      budget: available,
+    });
+    final = { ...exact, gasCaps: gasCaps ?? gasLimitsOf(exact) };
+    maxTokenCost = chargeAt(final);
+  }
+  if (available < maxTokenCost) {
+    const expected = weiToTokenUnits((args.expectedGas + POST_OP_OVERHEAD) * fee, price);
+    if (available < expected) {
+      throw new TokenPaymentError(
+        `The ${args.symbol} approval for the paymaster (${available} base units) is below this operation's expected fee (${expected}); request a new quote and approve its maxGasFee`,
+      );
+    }
+    maxTokenCost = available;
+  }
+  return { final, maxTokenCost };
+}

@@ -1,0 +1,111 @@
+import type { Address } from 'viem';
+import type { ChainRuntime } from '../../chain/chainRegistry.js';
+import type { ChainReads } from '../../chain/senderCode.js';
+import { PolicyDeniedError, SponsorshipDeniedError, WebhookFailedError } from '../../errors/PatronError.js';
+import type { PolicyDecision, PolicyGate, PolicyPass } from '../../policies/policyGate.js';
+import type { WebhookOperation } from '../../webhooks/webhookOperation.js';
+import type { FinalUserOperation, ValidityWindow } from '../entryPoints/entryPointModule.js';
+import type { PartialUserOperation } from '../partialUserOperation.js';
+import type { IssuedSignature, ReportFact } from '../requestFacts.js';
+import type { SpendGuard } from '../spendGuard.js';
+import { policyRequest } from '../sponsored/sponsorRequest.js';
+import { approveByDappWebhooks, type CheckWebhooks } from '../webhookApproval.js';
+
+/**
+ * The token mode's mode 2 (README, "Paying gas in ERC-20"): an op that batches `approve(paymaster, X)` into its own
+ * callData cannot be prefunded (the approval runs after validation), so its charge is collected in postOp and can
+ * fail, leaving the paymaster's deposit to pay its gas. That worst case is sponsorship the dApp guarantees, so the
+ * op passes the dApp's sponsorship gates exactly as a sponsored op would: the policy rules (before the
+ * simulation), the dApp's webhooks (with `mode: "ERC20"` in the operation), and the caps, reserved at the op's
+ * worst case in wei as a `guarantee`. A denial is the sponsored mode's error with a note saying why and how to
+ * avoid it. An op with an allowance already in place is mode 1 (prefunded, the user's own money): no gate.
+ */
+export interface GuaranteeDeps {
+  readonly policies: PolicyGate;
+  /** The sender's code, for a contract allowlist's known-account check (chain/senderCode.ts). */
+  readonly chainReads: ChainReads;
+  readonly checkWebhooks: CheckWebhooks;
+}
+
+export interface GuaranteeRequest {
+  readonly dappId: string;
+  readonly chain: ChainRuntime;
+  readonly userOp: PartialUserOperation;
+  readonly webhookData: Record<string, unknown>;
+  readonly sponsorshipPolicyId?: string | undefined;
+  readonly spend: SpendGuard;
+  readonly report?: ReportFact | undefined;
+}
+
+/** The rules' verdict, held: a denial only counts once the op turns out to need the guarantee. */
+export type GuaranteeRules = { readonly pass: PolicyPass } | { readonly denied: unknown };
+
+/** The policy rules (cached, nothing written), before any simulation. */
+export function checkGuaranteeRules(deps: GuaranteeDeps, req: GuaranteeRequest): Promise<GuaranteeRules> {
+  return deps.policies.check(policyRequest(req, deps.chainReads)).then(
+    (pass) => ({ pass }),
+    (denied: unknown) => ({ denied }),
+  );
+}
+
+/** A denial of the sponsored mode's kind, told that this op needed the dApp's guarantee and how to avoid it. */
+export function guaranteeDenial(err: unknown, args: { readonly symbol: string; readonly paymaster: Address }): unknown {
+  const note = `this operation batches its ${args.symbol} approval, so its charge is collected after it runs and the dApp guarantees it; approve the paymaster ${args.paymaster} for ${args.symbol} before the operation to pay without that guarantee`;
+  if (err instanceof PolicyDeniedError) {
+    const message = err.message.replace(/^Sponsorship denied by policy: /, '');
+    return new PolicyDeniedError(`${message} (${note})`, { ...err.data, rule: err.rule });
+  }
+  if (err instanceof SponsorshipDeniedError) return new SponsorshipDeniedError(`${err.message} (${note})`);
+  if (err instanceof WebhookFailedError) return new WebhookFailedError(`${err.message} (${note})`, err.reason);
+  return err;
+}
+
+/** The dApp's webhooks, shown the op as it will be signed (mode ERC20), with the request's webhookData. */
+export async function approveGuaranteeByWebhooks(args: {
+  readonly deps: GuaranteeDeps;
+  readonly req: GuaranteeRequest;
+  readonly pass: PolicyPass;
+  readonly final: FinalUserOperation;
+  readonly worstCaseWei: bigint;
+  readonly window: ValidityWindow;
+}): Promise<void> {
+  const { req } = args;
+  const operation = async (): Promise<WebhookOperation> => ({
+    mode: 'ERC20',
+    userOperation: args.final,
+    chainId: req.chain.chainId,
+    entryPointVersion: req.chain.entryPointVersion,
+    entryPoint: req.chain.entryPoint,
+    paymaster: req.chain.paymaster,
+    dappId: req.dappId,
+    policyIds: args.pass.policies.map((p) => p.id),
+    worstCaseCostWei: args.worstCaseWei,
+    ...args.window,
+  });
+  await approveByDappWebhooks({
+    checkWebhooks: args.deps.checkWebhooks,
+    dappId: req.dappId,
+    webhookData: req.webhookData,
+    spend: req.spend,
+    report: req.report,
+    operation,
+  });
+}
+
+/** The caps: the op's worst case in wei (what the deposit can lose), reserved as a guarantee. */
+export function reserveGuarantee(args: {
+  readonly deps: GuaranteeDeps;
+  readonly pass: PolicyPass;
+  readonly issued: IssuedSignature;
+}): Promise<PolicyDecision> {
+  return args.deps.policies.reserve({
+    pass: args.pass,
+    worstCaseWei: args.issued.worstCaseWei,
+    validUntil: args.issued.validUntil,
+    // Held until the chain passes the signed window; closed by settlement (TokenCharged: released, else settled).
+    window: args.issued.window,
+    paymaster: args.issued.paymaster,
+    userOpHash: args.issued.userOpHash,
+    kind: 'guarantee',
+  });
+}
