@@ -2,13 +2,14 @@ import type { ChainRuntime } from '../src/chain/chainRegistry.js';
 import { DEFAULT_SIGNING_BOUNDS } from '../src/config/boundsSettings.js';
 import { finalUserOperation } from '../src/paymaster/entryPoints/entryPointModule.js';
 import { entryPointModule } from '../src/paymaster/entryPoints/entryPointModules.js';
+import { worstCaseCostV06 } from '../src/paymaster/entryPoints/v06/prefundV06.js';
 import {
   assertGasWithinBounds,
   assertPreVerificationGas,
   opGasBounds,
   preVerificationGasNeeded,
 } from '../src/paymaster/gasBounds.js';
-import { assertFeesWithinBounds, worstCaseCostV06 } from '../src/paymaster/signingBounds.js';
+import { assertFeesWithinBounds } from '../src/paymaster/signingBounds.js';
 import { createSizingFields } from '../src/paymaster/sponsored/sizingFields.js';
 import { simpleAccountOp } from './sampleOp.js';
 

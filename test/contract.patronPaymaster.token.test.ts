@@ -16,6 +16,12 @@ import {
 import { devTokenAbi, patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import {
+  maxTokenCostV06,
+  POST_OP_OVERHEAD,
+  tokenCharge,
+  userOpGasPrice,
+} from '../src/paymaster/entryPoints/tokenMath.js';
+import {
   decodePaymasterAndData,
   encodeTokenPaymasterAndData,
   TOKEN_PAYMASTER_AND_DATA_LENGTH,
@@ -23,7 +29,6 @@ import {
   type UserOperationV06,
   viemKeccak,
 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
-import { maxTokenCostV06, POST_OP_OVERHEAD, tokenCharge, userOpGasPrice } from '../src/paymaster/token/tokenMath.js';
 import { TOKEN_MIN_VERIFICATION_GAS, TOKEN_VALIDATION_GAS } from '../src/paymaster/token/tokenPaymasterService.js';
 import {
   buildDeployingOp,

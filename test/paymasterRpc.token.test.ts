@@ -4,8 +4,8 @@ import { type Address, encodeFunctionData, getAddress, type Hex, hexToBytes, par
 import { privateKeyToAddress } from 'viem/accounts';
 import { devTokenAbi, patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
+import { maxTokenCostV06 } from '../src/paymaster/entryPoints/tokenMath.js';
 import { decodePaymasterAndData, type UserOperationV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
-import { maxTokenCostV06 } from '../src/paymaster/token/tokenMath.js';
 import {
   buildDeployingOp,
   COUNTER_ADDRESS,

@@ -5,10 +5,10 @@ import { entryPoint07Abi, entryPoint08Abi, toPackedUserOperation, type UserOpera
 import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import { opKey } from '../src/chain/opKey.js';
+import { weiToTokenUnits } from '../src/paymaster/entryPoints/tokenMath.js';
 import { MODE_TOKEN } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import { FEE_RECEIVER_SLOT } from '../src/paymaster/entryPoints/v07/entryPointV07.js';
 import { decodePaymasterAndDataV07 } from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
-import { weiToTokenUnits } from '../src/paymaster/token/tokenMath.js';
 import { COUNTER_ADDRESS, counterValue, mintToken, tokenBalance } from './helpers/patronPaymasterV06.js';
 import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
 import { decimalWire, hexWire, newSimpleAccountOp, quantity, rpcV2, type V07Version } from './helpers/rpcV07.js';

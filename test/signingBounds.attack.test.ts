@@ -5,7 +5,8 @@ import { httpChainRuntime } from '../src/chain/chainRegistry.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import { DEFAULT_SIGNING_BOUNDS } from '../src/config/boundsSettings.js';
 import type { UserOperationV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
-import { tipCap, worstCaseCostV06 } from '../src/paymaster/signingBounds.js';
+import { worstCaseCostV06 } from '../src/paymaster/entryPoints/v06/prefundV06.js';
+import { tipCap } from '../src/paymaster/signingBounds.js';
 import {
   buildDeployingOp,
   type PatronFixture,

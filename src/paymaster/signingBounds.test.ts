@@ -3,7 +3,8 @@ import { describe, test } from 'node:test';
 import { DEFAULT_SIGNING_BOUNDS, type SigningBounds } from '../config/boundsSettings.js';
 import { BoundsExceededError, PatronError } from '../errors/PatronError.js';
 import { toRpcError } from '../rpc/rpcErrors.js';
-import { assertFeesWithinBounds, maxFeeCap, tipCap, worstCaseCostV06 } from './signingBounds.js';
+import { worstCaseCostV06 } from './entryPoints/v06/prefundV06.js';
+import { assertFeesWithinBounds, maxFeeCap, tipCap } from './signingBounds.js';
 
 const GWEI = 1_000_000_000n;
 const fees = { baseFee: 10n * GWEI, tip: 2n * GWEI };

@@ -2,8 +2,6 @@ import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { ChainFees, FeeOracle } from '../chain/feeOracle.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
 import { BoundsExceededError, type BoundsRule, FeesUnavailableError } from '../errors/PatronError.js';
-import type { GasLimits } from './token/tokenMath.js';
-import { VERIFICATION_GAS_MULTIPLIER_V06 } from './token/tokenMath.js';
 
 /**
  * The signing bounds (README, "Signing bounds"): pure checks of an op's fees against the chain's current fees and
@@ -27,17 +25,6 @@ export function tipCap(bounds: SigningBounds, fees: FeeSnapshot): bigint {
 /** The largest maxFeePerGas Patron signs for: baseFee × the multiplier + the tip cap. */
 export function maxFeeCap(bounds: SigningBounds, fees: FeeSnapshot): bigint {
   return (fees.baseFee * bounds.baseFeeMultiplierPpm) / PPM + tipCap(bounds, fees);
-}
-
-/**
- * EntryPoint v0.6's prefund for an op with a paymaster: (callGasLimit + 3 × verificationGasLimit +
- * preVerificationGas) × maxFeePerGas. The EntryPoint never charges the paymaster more (AA51 otherwise).
- */
-export function worstCaseCostV06(limits: GasLimits, maxFeePerGas: bigint): bigint {
-  return (
-    (limits.callGasLimit + VERIFICATION_GAS_MULTIPLIER_V06 * limits.verificationGasLimit + limits.preVerificationGas) *
-    maxFeePerGas
-  );
 }
 
 function deny(rule: BoundsRule, value: bigint, bound: bigint, unit: string, extra?: Record<string, string>): never {

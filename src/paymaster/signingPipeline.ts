@@ -16,10 +16,10 @@ import {
   type ValidityWindow,
 } from './entryPoints/entryPointModule.js';
 import type { Keccak } from './entryPoints/v06/patronPaymasterV06.js';
+import { unsuffixedPrefix } from './entryPoints/v07/patronPaymasterV07.js';
 import { type OpGasBounds, opGasBounds, preVerificationGasNeeded } from './gasBounds.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
 import { type IssuedSignature, issuedSignature, type ReportFact } from './requestFacts.js';
-import { unsuffixedPrefix } from './sponsored/parallelSigningCommitment.js';
 import { chainWindowOf } from './validityWindows.js';
 
 /**

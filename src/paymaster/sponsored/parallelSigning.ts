@@ -8,6 +8,7 @@ import { entryPointModule } from '../entryPoints/entryPointModules.js';
 import { DUMMY_PAYMASTER_SIGNATURE } from '../entryPoints/v07/patronPaymasterV07.js';
 import { assertGasWithinBounds } from '../gasBounds.js';
 import type { PartialUserOperation } from '../partialUserOperation.js';
+import type { SponsoredUserOperation } from '../paymasterRequest.js';
 import { assertFeesWithinBounds, chainFees } from '../signingBounds.js';
 import { gasBoundsOf } from '../signingPipeline.js';
 import {
@@ -24,7 +25,6 @@ import {
   type FinalizeRequest,
   firstMissingLimit,
   type SigningRequest,
-  type SponsoredUserOperation,
   type SponsorRequest,
 } from './sponsorRequest.js';
 

@@ -3,7 +3,7 @@ import type { ChainRuntime } from '../../chain/chainRegistry.js';
 import { PatronError, ValidationError } from '../../errors/PatronError.js';
 import type { GasLimits, PaymasterGas, ValidityWindow } from '../entryPoints/entryPointModule.js';
 import { MODE_SPONSORED } from '../entryPoints/v06/patronPaymasterV06.js';
-import { decodePaymasterAndDataV07 } from '../entryPoints/v07/patronPaymasterV07.js';
+import { decodePaymasterAndDataV07, unsuffixedPrefix } from '../entryPoints/v07/patronPaymasterV07.js';
 
 /**
  * EntryPoint v0.9's parallel signing (README, "Parallel signing on v0.9"): the commit answer carries Patron's
@@ -25,14 +25,6 @@ export interface Commitment {
   readonly window: ValidityWindow;
   /** paymasterAndData up to the signature: what finalize must reproduce exactly. */
   readonly prefix: Hex;
-}
-
-/** The 65-byte signature, its uint16 length and the 8-byte magic: the suffix, 75 bytes. */
-const SUFFIX_BYTES = 75;
-
-/** paymasterAndData without its v0.9 suffix (the signature, its length and the magic). */
-export function unsuffixedPrefix(paymasterAndData: Hex): Hex {
-  return paymasterAndData.slice(0, paymasterAndData.length - SUFFIX_BYTES * 2) as Hex;
 }
 
 /**

@@ -1,11 +1,7 @@
 import type { Hex } from 'viem';
 import type { ChainRuntime } from '../../chain/chainRegistry.js';
-import type { ChainReads } from '../../chain/senderCode.js';
 import type { SigningBounds } from '../../config/boundsSettings.js';
 import { ValidationError } from '../../errors/PatronError.js';
-import { knownAccountsOf, resolveSenderAccount } from '../../policies/knownAccounts.js';
-import type { PolicyRequest } from '../../policies/policyGate.js';
-import type { PaymasterFields } from '../entryPoints/entryPointModule.js';
 import type { PartialUserOperation } from '../partialUserOperation.js';
 import type { ReportFact } from '../requestFacts.js';
 import type { SpendGuard } from '../spendGuard.js';
@@ -49,46 +45,12 @@ export interface FinalizeRequest extends SponsorRequest {
   readonly committed: CommittedPaymaster;
 }
 
-export interface SponsoredUserOperation extends PaymasterFields {
-  readonly callGasLimit: bigint;
-  readonly verificationGasLimit: bigint;
-  readonly preVerificationGas: bigint;
-  readonly validUntil: number;
-  readonly validAfter: number;
-}
-
 /** The first gas limit the caller left out, in the order the error names them. */
 export function firstMissingLimit(op: PartialUserOperation): string | undefined {
   if (op.callGasLimit === undefined) return 'callGasLimit';
   if (op.verificationGasLimit === undefined) return 'verificationGasLimit';
   if (op.preVerificationGas === undefined) return 'preVerificationGas';
   return undefined;
-}
-
-/**
- * The policy rules' view of a request, in either mode; a contract allowlist asks what the sender is
- * (policies/knownAccounts.ts), read from the chain only then.
- */
-export function policyRequest(
-  req: {
-    dappId: string;
-    chain: ChainRuntime;
-    userOp: PartialUserOperation;
-    sponsorshipPolicyId?: string | undefined;
-  },
-  reads: ChainReads,
-): PolicyRequest {
-  return {
-    dappId: req.dappId,
-    chainId: req.chain.chainId,
-    sender: req.userOp.sender,
-    initCode: req.userOp.initCode,
-    callData: req.userOp.callData,
-    maxFeePerGas: req.userOp.maxFeePerGas,
-    requestedPolicyId: req.sponsorshipPolicyId,
-    senderAccount: () =>
-      resolveSenderAccount({ chain: req.chain, reads, known: knownAccountsOf(req.chain), op: req.userOp }),
-  };
 }
 
 /** A request as the pipeline signs it; a finalize adds the commit's window and prefix (FinalizeRequest). */

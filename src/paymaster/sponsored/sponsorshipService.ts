@@ -1,4 +1,3 @@
-import type { Address } from 'viem';
 import type { ChainRuntime } from '../../chain/chainRegistry.js';
 import type { FeeOracle } from '../../chain/feeOracle.js';
 import type { ChainReads } from '../../chain/senderCode.js';
@@ -20,6 +19,7 @@ import { entryPointModule } from '../entryPoints/entryPointModules.js';
 import { assertGasWithinBounds, assertPreVerificationGas, gasCapsFor, type OpGasBounds } from '../gasBounds.js';
 import { maxBig } from '../maxBig.js';
 import type { PartialUserOperation } from '../partialUserOperation.js';
+import { policyRequest, type SponsoredUserOperation, type SponsorshipPolicy } from '../paymasterRequest.js';
 import type { IssuedSignature } from '../requestFacts.js';
 import { senderFactsResolver } from '../senderFacts.js';
 import type { PaymasterSigner } from '../signer/paymasterSigner.js';
@@ -36,25 +36,7 @@ import {
 import { approveByDappWebhooks, type CheckWebhooks } from '../webhookApproval.js';
 import { createParallelSigning } from './parallelSigning.js';
 import { createSizingFields } from './sizingFields.js';
-import {
-  assertV09,
-  firstMissingLimit,
-  policyRequest,
-  type SigningRequest,
-  type SponsoredUserOperation,
-  type SponsorRequest,
-} from './sponsorRequest.js';
-
-export interface SponsorshipPolicy {
-  /** Validity when the request names no `expiryDuration` (seconds). */
-  readonly defaultExpirySeconds: number;
-  /** Upper bound on any requested `expiryDuration` (seconds). */
-  readonly maxExpirySeconds: number;
-  /** `validAfter` is set this far in the past, so a bundler whose clock lags still accepts the op. */
-  readonly validAfterSkewSeconds: number;
-  /** The EIP-7702 delegates sponsored (config/eip7702Delegates.ts). */
-  readonly eip7702Delegates: readonly Address[];
-}
+import { assertV09, firstMissingLimit, type SigningRequest, type SponsorRequest } from './sponsorRequest.js';
 
 export interface SponsorshipDeps {
   readonly signer: PaymasterSigner;

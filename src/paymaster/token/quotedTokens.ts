@@ -1,7 +1,7 @@
 import type { Address } from 'viem';
 import { UnsupportedError } from '../../errors/PatronError.js';
 import type { ChainTokens, QuotableToken } from '../../tokens/tokenCatalog.js';
-import { weiToTokenUnitsAt } from './tokenMath.js';
+import { weiToTokenUnitsAt } from '../entryPoints/tokenMath.js';
 
 /**
  * The tokens of a quote and of the token mode's final data, read from the token catalog's snapshot: what a quote

@@ -5,8 +5,8 @@ import {
   type GasLimits,
   gasLimitsOf,
 } from '../entryPoints/entryPointModule.js';
+import { maxTokenCostOf, POST_OP_OVERHEAD, type TokenPrice, weiToTokenUnits } from '../entryPoints/tokenMath.js';
 import { affordableCaps } from './affordableCaps.js';
-import { maxTokenCostOf, POST_OP_OVERHEAD, type TokenPrice, weiToTokenUnits } from './tokenMath.js';
 
 /**
  * The token mode's signed maximum charge and the gas it is signed over (README, "Paying gas in ERC-20"):

@@ -6,9 +6,9 @@ import type { PolicyDecision, PolicyGate, PolicyPass } from '../../policies/poli
 import type { WebhookOperation } from '../../webhooks/webhookOperation.js';
 import type { FinalUserOperation, ValidityWindow } from '../entryPoints/entryPointModule.js';
 import type { PartialUserOperation } from '../partialUserOperation.js';
+import { policyRequest } from '../paymasterRequest.js';
 import type { IssuedSignature, ReportFact } from '../requestFacts.js';
 import type { SpendGuard } from '../spendGuard.js';
-import { policyRequest } from '../sponsored/sponsorRequest.js';
 import { approveByDappWebhooks, type CheckWebhooks } from '../webhookApproval.js';
 
 /**

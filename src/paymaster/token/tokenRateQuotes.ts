@@ -2,7 +2,7 @@ import type { Address } from 'viem';
 import type { ChainRuntime } from '../../chain/chainRegistry.js';
 import type { ChainTokens } from '../../tokens/tokenCatalog.js';
 import { entryPointModule } from '../entryPoints/entryPointModules.js';
-import { markedUpExchangeRate } from './tokenMath.js';
+import { markedUpExchangeRate } from '../entryPoints/tokenMath.js';
 
 /**
  * Token prices for clients that compute the approval themselves (Pimlico's `pimlico_getTokenQuotes`, which

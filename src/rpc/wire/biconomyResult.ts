@@ -1,5 +1,5 @@
 import type { EntryPointVersion } from '../../chain/chainRegistry.js';
-import type { SponsoredUserOperation } from '../../paymaster/sponsored/sponsorRequest.js';
+import type { SponsoredUserOperation } from '../../paymaster/paymasterRequest.js';
 
 /**
  * The paymaster data on the wire (spec §2.6 and clients.md): `mode` *and* `MODE` (every Biconomy SDK reads

@@ -1,7 +1,5 @@
 import { type Address, decodeFunctionResult, encodeFunctionData, type Hex } from 'viem';
 import { patronPaymasterAbi } from '../../../chain/artifacts.js';
-import { worstCaseCostV06 } from '../../signingBounds.js';
-import { maxGasV06 } from '../../token/tokenMath.js';
 import {
   type Authorization,
   type EntryPointModule,
@@ -11,6 +9,7 @@ import {
   STUB_TOKEN_FIELDS,
   type ValidityWindow,
 } from '../entryPointModule.js';
+import { maxGasV06 } from '../tokenMath.js';
 import {
   calldataCountV06,
   DUMMY_SIGNATURE,
@@ -27,6 +26,7 @@ import {
   type UserOperationV06,
   userOpHashV06,
 } from './patronPaymasterV06.js';
+import { worstCaseCostV06 } from './prefundV06.js';
 
 /**
  * EntryPoint v0.6 and contracts/PatronPaymaster.sol (patronPaymasterV06.ts has the layouts and hashes): one

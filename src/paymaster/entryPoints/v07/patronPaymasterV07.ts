@@ -1,6 +1,6 @@
 import { type Address, getAddress, type Hex, keccak256, stringToBytes } from 'viem';
 import { ValidationError } from '../../../errors/PatronError.js';
-import { MAX_PRICE_MARKUP, MIN_PRICE_MARKUP, type TokenPrice, weiToTokenUnits } from '../../token/tokenMath.js';
+import { MAX_PRICE_MARKUP, MIN_PRICE_MARKUP, type TokenPrice, weiToTokenUnits } from '../tokenMath.js';
 import { DUMMY_SIGNATURE_BYTES } from '../v06/gasEstimatorV06.js';
 import {
   checkUint48,
@@ -689,4 +689,9 @@ export function maxTokenCostV07(
   );
   if (cost > MAX_UINT128) throw new ValidationError('the maximum token cost does not fit uint128');
   return cost;
+}
+
+/** paymasterAndData without its v0.9 suffix: the 65-byte signature, its uint16 length and the 8-byte magic. */
+export function unsuffixedPrefix(paymasterAndData: Hex): Hex {
+  return paymasterAndData.slice(0, paymasterAndData.length - (SIGNATURE_LENGTH + SUFFIX_TAIL_LENGTH) * 2) as Hex;
 }

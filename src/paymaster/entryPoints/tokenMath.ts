@@ -1,4 +1,6 @@
 import { ValidationError } from '../../errors/PatronError.js';
+import type { GasLimits } from './entryPointModule.js';
+import { VERIFICATION_GAS_MULTIPLIER_V06 } from './v06/prefundV06.js';
 
 /**
  * The token mode's arithmetic, in bigint, shared by quotes and signing; it mirrors contracts/PatronPaymaster.sol
@@ -16,18 +18,10 @@ import { ValidationError } from '../../errors/PatronError.js';
 
 /** Gas the token mode's postOp (and the EntryPoint after it) uses beyond actualGasCost; the contract's constant. */
 export const POST_OP_OVERHEAD = 50_000n;
-/** EntryPoint v0.6: requiredPrefund counts verificationGasLimit three times when the op has a paymaster. */
-export const VERIFICATION_GAS_MULTIPLIER_V06 = 3n;
 export const MIN_PRICE_MARKUP = 1_000_000;
 export const MAX_PRICE_MARKUP = 2_000_000;
 const SCALE = 10n ** 24n; // 1e18 (wei per native coin) × 1e6 (markup scale)
 const MAX_UINT128 = (1n << 128n) - 1n;
-
-export interface GasLimits {
-  readonly callGasLimit: bigint;
-  readonly verificationGasLimit: bigint;
-  readonly preVerificationGas: bigint;
-}
 
 export interface TokenPrice {
   readonly exchangeRate: bigint;

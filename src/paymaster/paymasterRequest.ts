@@ -1,0 +1,57 @@
+import type { Address } from 'viem';
+import type { ChainRuntime } from '../chain/chainRegistry.js';
+import type { ChainReads } from '../chain/senderCode.js';
+import { knownAccountsOf, resolveSenderAccount } from '../policies/knownAccounts.js';
+import type { PolicyRequest } from '../policies/policyGate.js';
+import type { PaymasterFields } from './entryPoints/entryPointModule.js';
+import type { PartialUserOperation } from './partialUserOperation.js';
+
+/**
+ * What the sponsored and the token mode's requests and answers share: the deployment's signing policy, the signed
+ * answer's fields, and the policy rules' view of a request.
+ */
+export interface SponsorshipPolicy {
+  /** Validity when the request names no `expiryDuration` (seconds). */
+  readonly defaultExpirySeconds: number;
+  /** Upper bound on any requested `expiryDuration` (seconds). */
+  readonly maxExpirySeconds: number;
+  /** `validAfter` is set this far in the past, so a bundler whose clock lags still accepts the op. */
+  readonly validAfterSkewSeconds: number;
+  /** The EIP-7702 delegates sponsored (config/eip7702Delegates.ts). */
+  readonly eip7702Delegates: readonly Address[];
+}
+
+/** A signed answer: the paymaster's fields, the op's three gas limits as signed, and the window. */
+export interface SponsoredUserOperation extends PaymasterFields {
+  readonly callGasLimit: bigint;
+  readonly verificationGasLimit: bigint;
+  readonly preVerificationGas: bigint;
+  readonly validUntil: number;
+  readonly validAfter: number;
+}
+
+/**
+ * The policy rules' view of a request, in either mode; a contract allowlist asks what the sender is
+ * (policies/knownAccounts.ts), read from the chain only then.
+ */
+export function policyRequest(
+  req: {
+    dappId: string;
+    chain: ChainRuntime;
+    userOp: PartialUserOperation;
+    sponsorshipPolicyId?: string | undefined;
+  },
+  reads: ChainReads,
+): PolicyRequest {
+  return {
+    dappId: req.dappId,
+    chainId: req.chain.chainId,
+    sender: req.userOp.sender,
+    initCode: req.userOp.initCode,
+    callData: req.userOp.callData,
+    maxFeePerGas: req.userOp.maxFeePerGas,
+    requestedPolicyId: req.sponsorshipPolicyId,
+    senderAccount: () =>
+      resolveSenderAccount({ chain: req.chain, reads, known: knownAccountsOf(req.chain), op: req.userOp }),
+  };
+}
