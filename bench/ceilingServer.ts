@@ -5,10 +5,10 @@ import Fastify, { type FastifyBodyParser, LogController } from 'fastify';
 import type { Address, Hex } from 'viem';
 import { selectCryptoBackend } from '../src/crypto/cryptoBackend.js';
 import { createLogger, lazyChildLoggerFactory } from '../src/logger.js';
+import { eip191Digest } from '../src/paymaster/entryPoints/abiWords.js';
+import { MODE_SPONSORED } from '../src/paymaster/entryPoints/paymasterModes.js';
 import {
-  eip191Digest,
   encodeSponsoredPaymasterAndData,
-  MODE_SPONSORED,
   sponsoredHashV06,
   type UserOperationV06,
 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';

@@ -2,8 +2,8 @@ import { createRequire } from 'node:module';
 import { keccak_256 } from '@noble/hashes/sha3';
 import { keccak256 as viemKeccak256 } from 'viem';
 import { type CryptoBackend, jsCryptoBackend, loadNativeCryptoBackend } from '../src/crypto/cryptoBackend.js';
+import { eip191Digest } from '../src/paymaster/entryPoints/abiWords.js';
 import {
-  eip191Digest,
   encodeSponsoredPaymasterAndData,
   sponsoredHashV06,
   type UserOperationV06,

@@ -3,12 +3,12 @@ import { describe, it } from 'node:test';
 import { bytesToHex, concat, type Hex, hexToBytes, isAddressEqual, maxUint256, zeroHash } from 'viem';
 import { loadPatronPaymasterArtifact, patronPaymasterAbi } from '../src/chain/artifacts.js';
 import { deployPatronPaymaster } from '../src/chain/embeddedChain.js';
+import { viemKeccak } from '../src/paymaster/entryPoints/abiWords.js';
 import {
   decodePaymasterAndData,
   encodeSponsoredPaymasterAndData,
   sponsoredHashV06,
   type UserOperationV06,
-  viemKeccak,
 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import {
   buildDeployingOp,

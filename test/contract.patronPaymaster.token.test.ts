@@ -15,6 +15,7 @@ import {
 } from 'viem';
 import { devTokenAbi, patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
+import { viemKeccak } from '../src/paymaster/entryPoints/abiWords.js';
 import {
   maxTokenCostV06,
   POST_OP_OVERHEAD,
@@ -27,7 +28,6 @@ import {
   TOKEN_PAYMASTER_AND_DATA_LENGTH,
   tokenHashV06,
   type UserOperationV06,
-  viemKeccak,
 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import { TOKEN_MIN_VERIFICATION_GAS, TOKEN_VALIDATION_GAS } from '../src/paymaster/token/tokenPaymasterService.js';
 import {

@@ -24,7 +24,7 @@ import {
   patronPaymasterV07Abi,
 } from '../src/chain/deployPatronPaymasterV07.js';
 import { waitForSuccess } from '../src/chain/devClient.js';
-import { viemKeccak } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
+import { viemKeccak } from '../src/paymaster/entryPoints/abiWords.js';
 import {
   BLOCK_RANGE_FLAG,
   DUMMY_PAYMASTER_SIGNATURE,

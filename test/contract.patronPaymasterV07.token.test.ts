@@ -22,7 +22,7 @@ import { devTokenAbi } from '../src/chain/artifacts.js';
 import { patronPaymasterV07Abi } from '../src/chain/deployPatronPaymasterV07.js';
 import { waitForSuccess } from '../src/chain/devClient.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
-import { viemKeccak } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
+import { viemKeccak } from '../src/paymaster/entryPoints/abiWords.js';
 import { FEE_RECEIVER_SLOT } from '../src/paymaster/entryPoints/v07/entryPointV07.js';
 import {
   decodePaymasterAndDataV07,

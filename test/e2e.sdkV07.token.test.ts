@@ -22,7 +22,7 @@ import {
 import { privateKeyToAccount } from 'viem/accounts';
 import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
-import { MODE_TOKEN } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
+import { MODE_TOKEN } from '../src/paymaster/entryPoints/paymasterModes.js';
 import { decodePaymasterAndDataV07 } from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 import { COUNTER_ADDRESS, mintToken, tokenBalance } from './helpers/patronPaymasterV06.js';
 import { assertPaidByPatron, bundlerFees, type SdkE2eV07, useSdkE2eV07 } from './helpers/sdkE2eV07.js';

@@ -5,11 +5,8 @@ import { hexToBytes } from 'viem';
 import type { Config } from '../src/config/config.js';
 import { metricsOnCall } from '../src/metrics/metricsOnCall.js';
 import { createPatronMetrics } from '../src/metrics/patronMetrics.js';
-import {
-  type UserOperationV06,
-  userOpHashV06,
-  viemKeccak,
-} from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
+import { viemKeccak } from '../src/paymaster/entryPoints/abiWords.js';
+import { type UserOperationV06, userOpHashV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import { issuedSignature } from '../src/paymaster/requestFacts.js';
 import type { CallReport } from '../src/rpc/callReport.js';
 import {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Address, getAddress, hexToBigInt, toHex } from 'viem';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
-import { MODE_TOKEN } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
+import { MODE_TOKEN } from '../src/paymaster/entryPoints/paymasterModes.js';
 import { decodePaymasterAndDataV07 } from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 import { COUNTER_ADDRESS } from './helpers/patronPaymasterV06.js';
 import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';

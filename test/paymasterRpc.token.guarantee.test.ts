@@ -27,7 +27,7 @@ import type { ChainRuntime } from '../src/chain/chainRegistry.js';
 import { createDevClient, waitForSuccess } from '../src/chain/devClient.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import { UnavailableError, UnsupportedError } from '../src/errors/PatronError.js';
-import { MODE_TOKEN } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
+import { MODE_TOKEN } from '../src/paymaster/entryPoints/paymasterModes.js';
 import { decodePaymasterAndDataV07 } from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 import { assertTokenModeStaked } from '../src/paymaster/token/tokenStake.js';
 import { COUNTER_ADDRESS, mintToken, testKey, tokenBalance } from './helpers/patronPaymasterV06.js';

@@ -5,8 +5,8 @@ import { entryPoint07Abi, entryPoint08Abi, toPackedUserOperation, type UserOpera
 import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import { opKey } from '../src/chain/opKey.js';
+import { MODE_TOKEN } from '../src/paymaster/entryPoints/paymasterModes.js';
 import { weiToTokenUnits } from '../src/paymaster/entryPoints/tokenMath.js';
-import { MODE_TOKEN } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import { FEE_RECEIVER_SLOT } from '../src/paymaster/entryPoints/v07/entryPointV07.js';
 import { decodePaymasterAndDataV07 } from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 import { COUNTER_ADDRESS, counterValue, mintToken, tokenBalance } from './helpers/patronPaymasterV06.js';

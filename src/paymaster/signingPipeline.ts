@@ -4,6 +4,7 @@ import { opKey } from '../chain/opKey.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
 import { OperationFieldError, ValidationError } from '../errors/PatronError.js';
 import type { PolicyDecision } from '../policies/policyGate.js';
+import type { Keccak } from './entryPoints/abiWords.js';
 import {
   type Authorization,
   type EntryPointModule,
@@ -15,7 +16,6 @@ import {
   type SenderFacts,
   type ValidityWindow,
 } from './entryPoints/entryPointModule.js';
-import type { Keccak } from './entryPoints/v06/patronPaymasterV06.js';
 import { unsuffixedPrefix } from './entryPoints/v07/patronPaymasterV07.js';
 import { type OpGasBounds, opGasBounds, preVerificationGasNeeded } from './gasBounds.js';
 import type { PartialUserOperation } from './partialUserOperation.js';

@@ -20,16 +20,15 @@ import { devChainKnownAccounts } from '../../src/chain/canonicalAccounts.js';
 import { type ChainRuntime, eip1193ChainRuntime } from '../../src/chain/chainRegistry.js';
 import { createDevClient, type DevClient } from '../../src/chain/devClient.js';
 import { type DevChain, devChainDeployments, startDevChain } from '../../src/chain/embeddedChain.js';
+import { eip191Digest, viemKeccak } from '../../src/paymaster/entryPoints/abiWords.js';
+import type { TokenPaymasterFields } from '../../src/paymaster/entryPoints/paymasterModes.js';
 import {
-  eip191Digest,
   encodeSponsoredPaymasterAndData,
   encodeTokenPaymasterAndData,
   SPONSORED_PAYMASTER_AND_DATA_LENGTH,
   sponsoredHashV06,
-  type TokenPaymasterFields,
   tokenHashV06,
   type UserOperationV06,
-  viemKeccak,
 } from '../../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 
 /**

@@ -28,11 +28,8 @@ import {
   type EmbeddedChain,
 } from '../../src/chain/embeddedChain.js';
 import { deployEntryPoint } from '../../src/chain/entryPoints.js';
-import {
-  eip191Digest,
-  type TokenPaymasterFields,
-  viemKeccak,
-} from '../../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
+import { eip191Digest, viemKeccak } from '../../src/paymaster/entryPoints/abiWords.js';
+import type { TokenPaymasterFields } from '../../src/paymaster/entryPoints/paymasterModes.js';
 import {
   type EntryPointVersionV07,
   encodePaymasterAndDataV07,

@@ -13,7 +13,8 @@ import {
 import { entryPoint06Abi, entryPoint07Abi, toPackedUserOperation, type UserOperation } from 'viem/account-abstraction';
 import type { DevClient } from '../../src/chain/devClient.js';
 import type { EntryPointVersion } from '../../src/chain/entryPoints.js';
-import { decodePaymasterAndData, MODE_TOKEN } from '../../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
+import { MODE_TOKEN } from '../../src/paymaster/entryPoints/paymasterModes.js';
+import { decodePaymasterAndData } from '../../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import { decodePaymasterAndDataV07 } from '../../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 import type { RpcFixture } from './rpcFixture.js';
 import type { Tenant } from './testContext.js';

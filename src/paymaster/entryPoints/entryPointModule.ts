@@ -1,7 +1,7 @@
 import type { Address, Hex } from 'viem';
 import type { ChainRuntime, EntryPointVersion } from '../../chain/chainRegistry.js';
 import type { PartialUserOperation } from '../partialUserOperation.js';
-import type { Keccak } from './v06/patronPaymasterV06.js';
+import type { Keccak } from './abiWords.js';
 import type { PenaltyGas } from './v07/unusedGasPenalty.js';
 
 /**

@@ -2,7 +2,7 @@ import { type Address, concat, type Hex, numberToHex } from 'viem';
 import type { ChainRuntime } from '../../chain/chainRegistry.js';
 import { PatronError, ValidationError } from '../../errors/PatronError.js';
 import type { GasLimits, PaymasterGas, ValidityWindow } from '../entryPoints/entryPointModule.js';
-import { MODE_SPONSORED } from '../entryPoints/v06/patronPaymasterV06.js';
+import { MODE_SPONSORED } from '../entryPoints/paymasterModes.js';
 import { decodePaymasterAndDataV07, unsuffixedPrefix } from '../entryPoints/v07/patronPaymasterV07.js';
 
 /**

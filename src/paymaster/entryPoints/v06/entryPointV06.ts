@@ -1,5 +1,6 @@
 import { type Address, decodeFunctionResult, encodeFunctionData, type Hex } from 'viem';
 import { patronPaymasterAbi } from '../../../chain/artifacts.js';
+import { eip191Digest } from '../abiWords.js';
 import {
   type Authorization,
   type EntryPointModule,
@@ -18,7 +19,6 @@ import {
   preVerificationGasV06,
 } from './gasEstimatorV06.js';
 import {
-  eip191Digest,
   encodeSponsoredPaymasterAndData,
   encodeTokenPaymasterAndData,
   sponsoredHashV06,

@@ -13,22 +13,18 @@ import {
   parseAbiParameters,
 } from 'viem';
 import { ValidationError } from '../../../errors/PatronError.js';
+import { eip191Digest, type Keccak, viemKeccak } from '../abiWords.js';
+import { MODE_SPONSORED, MODE_TOKEN, type TokenPaymasterFields } from '../paymasterModes.js';
 import {
   decodePaymasterAndData,
-  eip191Digest,
   encodeSponsoredPaymasterAndData,
   encodeTokenPaymasterAndData,
-  type Keccak,
-  MODE_SPONSORED,
-  MODE_TOKEN,
   SPONSORED_PAYMASTER_AND_DATA_LENGTH,
   type SponsoredHashParams,
   sponsoredHashV06,
   TOKEN_PAYMASTER_AND_DATA_LENGTH,
-  type TokenPaymasterFields,
   tokenHashV06,
   type UserOperationV06,
-  viemKeccak,
 } from './patronPaymasterV06.js';
 
 const MAX_UINT256 = (1n << 256n) - 1n;

@@ -1,5 +1,13 @@
-import { type Address, getAddress, type Hex, keccak256 } from 'viem';
+import { type Address, getAddress, type Hex } from 'viem';
 import { ValidationError } from '../../../errors/PatronError.js';
+import { checkUint48, hexToBuffer, type Keccak, viemKeccak, writeAddressWord, writeUint256Word } from '../abiWords.js';
+import {
+  MODE_SPONSORED,
+  MODE_TOKEN,
+  MODE_TOKEN_GUARANTEED,
+  type TokenPaymasterFields,
+  tokenModeOf,
+} from '../paymasterModes.js';
 
 /**
  * The wire format shared with contracts/PatronPaymaster.sol (EntryPoint v0.6, ERC-4337:
@@ -31,20 +39,6 @@ export type UserOperationV06 = {
 /** The op fields the paymaster's hash covers (everything but paymasterAndData and signature). */
 export type HashedFieldsV06 = Omit<UserOperationV06, 'paymasterAndData' | 'signature'>;
 
-/**
- * The hash function is injected so the hot path can use the native addon and tests the JS reference. It must
- * not keep `data` after it returns: the preimages below are written into buffers reused by the next call.
- */
-export interface Keccak {
-  keccak256(data: Uint8Array): Uint8Array;
-}
-
-export const viemKeccak: Keccak = { keccak256: (data) => keccak256(data, 'bytes') };
-
-export const MODE_SPONSORED = 0;
-export const MODE_TOKEN = 1;
-/** The token mode for an op that batches its approval: collected in postOp, its failure sponsored (README). */
-export const MODE_TOKEN_GUARANTEED = 2;
 export const SPONSORED_PAYMASTER_AND_DATA_LENGTH = 98;
 export const TOKEN_PAYMASTER_AND_DATA_LENGTH = 154;
 
@@ -60,10 +54,6 @@ const TOKEN_SIGNATURE_OFFSET = 89;
 const MAX_UINT32 = 2 ** 32 - 1;
 const MAX_UINT128 = (1n << 128n) - 1n;
 const SIGNATURE_LENGTH = 65;
-const MAX_UINT48 = 2 ** 48 - 1;
-const MAX_UINT64 = (1n << 64n) - 1n;
-const MAX_UINT256 = (1n << 256n) - 1n;
-const EIP191_PREFIX = Buffer.from('\x19Ethereum Signed Message:\n32', 'latin1');
 
 /**
  * Preimage buffers, reused: every function below fills one completely (zeroes first) and hashes it before
@@ -73,45 +63,8 @@ const EIP191_PREFIX = Buffer.from('\x19Ethereum Signed Message:\n32', 'latin1');
 const OP_PREIMAGE = Buffer.alloc(9 * 32);
 const SPONSORED_PREIMAGE = Buffer.alloc(6 * 32);
 const TOKEN_PREIMAGE = Buffer.alloc(10 * 32);
-const EIP191_PREIMAGE = Buffer.alloc(EIP191_PREFIX.length + 32);
 const PACKED_OP_PREIMAGE = Buffer.alloc(10 * 32);
 const USER_OP_HASH_PREIMAGE = Buffer.alloc(3 * 32);
-EIP191_PREFIX.copy(EIP191_PREIMAGE, 0);
-
-/** Decodes 0x-hex strictly (Buffer's decoder silently stops at the first bad character, so count bytes). */
-export function hexToBuffer(hex: string, field: string): Buffer {
-  if (!hex.startsWith('0x') || hex.length % 2 !== 0) throw new ValidationError(`${field} must be 0x-prefixed hex`);
-  const out = Buffer.from(hex.slice(2), 'hex');
-  if (out.length * 2 !== hex.length - 2) throw new ValidationError(`${field} must be 0x-prefixed hex`);
-  return out;
-}
-
-/** Writes a 20-byte address right-aligned in the 32-byte word at `offset` (the buffer is zero-filled). */
-export function writeAddressWord(buf: Buffer, offset: number, address: string, field: string): void {
-  if (address.length !== 42 || !address.startsWith('0x')) throw new ValidationError(`${field} must be an address`);
-  if (buf.write(address.slice(2), offset + 12, 20, 'hex') !== 20) {
-    throw new ValidationError(`${field} must be an address`);
-  }
-}
-
-/** Writes a uint256 big-endian as four 64-bit limbs; most values (gas, nonce) fit the first limb. */
-export function writeUint256Word(buf: Buffer, offset: number, value: bigint, field: string): void {
-  if (value < 0n || value > MAX_UINT256) throw new ValidationError(`${field} is out of the uint256 range`);
-  if (value <= MAX_UINT64) {
-    buf.writeBigUInt64BE(value, offset + 24);
-    return;
-  }
-  for (let limb = 3; limb >= 0; limb--) {
-    buf.writeBigUInt64BE(BigInt.asUintN(64, value), offset + limb * 8);
-    value >>= 64n;
-  }
-}
-
-export function checkUint48(value: number, field: string): void {
-  if (!Number.isSafeInteger(value) || value < 0 || value > MAX_UINT48) {
-    throw new ValidationError(`${field} must be an integer in the uint48 range`);
-  }
-}
 
 /**
  * keccak256(abi.encode(sender, nonce, keccak256(initCode), keccak256(callData), callGasLimit,
@@ -197,26 +150,6 @@ function writeCommonWords(buf: Buffer, params: SponsoredHashParams, mode: number
   return buf;
 }
 
-/** What the token mode signs beyond the sponsored mode's fields. */
-export interface TokenPaymasterFields {
-  readonly token: Address;
-  /** Token base units per 1e18 wei (uint128). */
-  readonly exchangeRate: bigint;
-  /** Parts per million, 1e6 = no premium (uint32, the contract accepts 1e6..2e6). */
-  readonly priceMarkup: number;
-  /** The most the op may be charged, in token base units (uint128). */
-  readonly maxTokenCost: bigint;
-  /**
-   * Mode 2 instead of 1 (the mode byte, which the hash covers): the op's approval is batched in its callData, so
-   * the charge may be collected in postOp, and its failure is paid by the deposit (README, token mode).
-   */
-  readonly guaranteed?: boolean | undefined;
-}
-
-/** The mode byte of token fields: 1 (prefunded) or 2 (guaranteed). */
-export const tokenModeOf = (f: { readonly guaranteed?: boolean | undefined }): number =>
-  f.guaranteed === true ? MODE_TOKEN_GUARANTEED : MODE_TOKEN;
-
 function checkTokenFields(f: TokenPaymasterFields): void {
   if (f.exchangeRate < 0n || f.exchangeRate > MAX_UINT128) throw new ValidationError('exchangeRate must fit uint128');
   if (f.maxTokenCost < 0n || f.maxTokenCost > MAX_UINT128) throw new ValidationError('maxTokenCost must fit uint128');
@@ -237,13 +170,6 @@ export function tokenHashV06(params: SponsoredHashParams & TokenPaymasterFields,
   buf.writeUInt32BE(params.priceMarkup, 288 - 4);
   writeUint256Word(buf, 288, params.maxTokenCost, 'maxTokenCost');
   return keccak.keccak256(buf);
-}
-
-/** keccak256("\x19Ethereum Signed Message:\n32" || hash), what OpenZeppelin's toEthSignedMessageHash computes. */
-export function eip191Digest(hash: Uint8Array, keccak: Keccak): Uint8Array {
-  if (hash.length !== 32) throw new ValidationError('the hash to sign must be 32 bytes');
-  EIP191_PREIMAGE.set(hash, EIP191_PREFIX.length);
-  return keccak.keccak256(EIP191_PREIMAGE);
 }
 
 export interface SponsoredPaymasterData {

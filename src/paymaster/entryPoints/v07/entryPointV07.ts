@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type Address, bytesToHex, decodeFunctionResult, encodeFunctionData, erc20Abi, type Hex, pad } from 'viem';
 import type { EntryPointV07Version } from '../../../chain/entryPoints.js';
+import { eip191Digest } from '../abiWords.js';
 import {
   type Authorization,
   type EntryPointModule,
@@ -11,8 +12,8 @@ import {
   STUB_TOKEN_FIELDS,
   type ValidityWindow,
 } from '../entryPointModule.js';
+import { MODE_SPONSORED, MODE_TOKEN } from '../paymasterModes.js';
 import { DUMMY_SIGNATURE } from '../v06/gasEstimatorV06.js';
-import { eip191Digest, MODE_SPONSORED, MODE_TOKEN } from '../v06/patronPaymasterV06.js';
 import { estimateGasV07 } from './gasEstimatorV07.js';
 import {
   DUMMY_PAYMASTER_SIGNATURE,

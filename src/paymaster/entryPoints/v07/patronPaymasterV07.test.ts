@@ -16,14 +16,9 @@ import {
 } from 'viem';
 import { getUserOperationHash, type UserOperation } from 'viem/account-abstraction';
 import { ValidationError } from '../../../errors/PatronError.js';
+import { type Keccak, viemKeccak } from '../abiWords.js';
+import { MODE_SPONSORED, MODE_TOKEN, type TokenPaymasterFields } from '../paymasterModes.js';
 import { DUMMY_SIGNATURE_BYTES } from '../v06/gasEstimatorV06.js';
-import {
-  type Keccak,
-  MODE_SPONSORED,
-  MODE_TOKEN,
-  type TokenPaymasterFields,
-  viemKeccak,
-} from '../v06/patronPaymasterV06.js';
 import {
   DUMMY_PAYMASTER_SIGNATURE,
   decodePaymasterAndDataV07,

@@ -1,20 +1,15 @@
 import { type Address, getAddress, type Hex, keccak256, stringToBytes } from 'viem';
 import { ValidationError } from '../../../errors/PatronError.js';
-import { MAX_PRICE_MARKUP, MIN_PRICE_MARKUP, type TokenPrice, weiToTokenUnits } from '../tokenMath.js';
-import { DUMMY_SIGNATURE_BYTES } from '../v06/gasEstimatorV06.js';
+import { checkUint48, hexToBuffer, type Keccak, viemKeccak, writeAddressWord, writeUint256Word } from '../abiWords.js';
 import {
-  checkUint48,
-  hexToBuffer,
-  type Keccak,
   MODE_SPONSORED,
   MODE_TOKEN,
   MODE_TOKEN_GUARANTEED,
   type TokenPaymasterFields,
   tokenModeOf,
-  viemKeccak,
-  writeAddressWord,
-  writeUint256Word,
-} from '../v06/patronPaymasterV06.js';
+} from '../paymasterModes.js';
+import { MAX_PRICE_MARKUP, MIN_PRICE_MARKUP, type TokenPrice, weiToTokenUnits } from '../tokenMath.js';
+import { DUMMY_SIGNATURE_BYTES } from '../v06/gasEstimatorV06.js';
 
 /**
  * The wire format shared with contracts/PatronPaymasterV07.sol (EntryPoint v0.7, v0.8 and v0.9, which all take
