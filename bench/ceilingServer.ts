@@ -12,11 +12,11 @@ import {
   sponsoredHashV06,
   type UserOperationV06,
 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
+import { sponsoredHashV07 } from '../src/paymaster/entryPoints/v07/hashesV07.js';
 import {
   encodePaymasterAndDataV07,
   exactCapsV07,
   type HashedFieldsV07,
-  sponsoredHashV07,
 } from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 
 /**

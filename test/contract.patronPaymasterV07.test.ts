@@ -25,6 +25,8 @@ import {
 } from '../src/chain/deployPatronPaymasterV07.js';
 import { waitForSuccess } from '../src/chain/devClient.js';
 import { viemKeccak } from '../src/paymaster/entryPoints/abiWords.js';
+import { worstCaseCostV07 } from '../src/paymaster/entryPoints/v07/chargesV07.js';
+import { sponsoredHashV07, userOpHashV08 } from '../src/paymaster/entryPoints/v07/hashesV07.js';
 import {
   BLOCK_RANGE_FLAG,
   DUMMY_PAYMASTER_SIGNATURE,
@@ -33,9 +35,6 @@ import {
   exactCapsV07,
   type GasCapsV07,
   PAYMASTER_SIG_MAGIC,
-  sponsoredHashV07,
-  userOpHashV08,
-  worstCaseCostV07,
 } from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 import { KEYS, revertOf, testKey } from './helpers/patronPaymasterV06.js';
 import {

@@ -23,18 +23,20 @@ import { patronPaymasterV07Abi } from '../src/chain/deployPatronPaymasterV07.js'
 import { waitForSuccess } from '../src/chain/devClient.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import { viemKeccak } from '../src/paymaster/entryPoints/abiWords.js';
+import {
+  maxPenaltyGas,
+  maxTokenCostV07,
+  POST_OP_OVERHEAD_V07,
+  tokenChargeV07,
+  worstCaseCostV07,
+} from '../src/paymaster/entryPoints/v07/chargesV07.js';
 import { FEE_RECEIVER_SLOT } from '../src/paymaster/entryPoints/v07/entryPointV07.js';
+import { tokenHashV07 } from '../src/paymaster/entryPoints/v07/hashesV07.js';
 import {
   decodePaymasterAndDataV07,
   encodePaymasterAndDataV07,
   exactCapsV07,
   type GasCapsV07,
-  maxPenaltyGas,
-  maxTokenCostV07,
-  POST_OP_OVERHEAD_V07,
-  tokenChargeV07,
-  tokenHashV07,
-  worstCaseCostV07,
 } from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 import { COUNTER_ADDRESS } from './helpers/patronPaymasterV06.js';
 import {

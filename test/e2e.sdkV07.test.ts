@@ -28,10 +28,10 @@ import {
 import { privateKeyToAccount } from 'viem/accounts';
 import { loadAccountAbstractionArtifact } from '../src/chain/aaArtifacts.js';
 import { waitForSuccess } from '../src/chain/devClient.js';
+import { userOpHashForVersion } from '../src/paymaster/entryPoints/v07/hashesV07.js';
 import {
   decodePaymasterAndDataV07,
   type GasCapsV07,
-  userOpHashForVersion,
   withinCapsV07,
 } from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 import { COUNTER_ADDRESS } from './helpers/patronPaymasterV06.js';

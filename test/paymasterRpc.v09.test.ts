@@ -9,11 +9,11 @@ import {
   type UserOperation,
 } from 'viem/account-abstraction';
 import { privateKeyToAccount } from 'viem/accounts';
+import { userOpHashForVersion } from '../src/paymaster/entryPoints/v07/hashesV07.js';
 import {
   BLOCK_RANGE_FLAG,
   decodePaymasterAndDataV07,
   PAYMASTER_SIG_MAGIC,
-  userOpHashForVersion,
 } from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 import { COUNTER_ADDRESS, counterValue, testKey } from './helpers/patronPaymasterV06.js';
 import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';

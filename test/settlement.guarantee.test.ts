@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import { type Address, createPublicClient, custom, encodeFunctionData, getAddress, maxUint256 } from 'viem';
 import { devTokenAbi } from '../src/chain/artifacts.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
-import { maxTokenCostV07 } from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
+import { maxTokenCostV07 } from '../src/paymaster/entryPoints/v07/chargesV07.js';
 import { createSettlementFollower, type SettlementFollower } from '../src/settlement/settlementFollower.js';
 import type { ReservationKind } from '../src/store/spendLedgerRepository.js';
 import type { Store } from '../src/store/store.js';

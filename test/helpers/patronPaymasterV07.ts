@@ -30,18 +30,20 @@ import {
 import { deployEntryPoint } from '../../src/chain/entryPoints.js';
 import { eip191Digest, viemKeccak } from '../../src/paymaster/entryPoints/abiWords.js';
 import type { TokenPaymasterFields } from '../../src/paymaster/entryPoints/paymasterModes.js';
+import type { SignedGasV07 } from '../../src/paymaster/entryPoints/v07/chargesV07.js';
+import {
+  packUserOperationV07,
+  sponsoredHashV07,
+  tokenHashV07,
+  userOpHashForVersion,
+} from '../../src/paymaster/entryPoints/v07/hashesV07.js';
 import {
   type EntryPointVersionV07,
   encodePaymasterAndDataV07,
   exactCapsV07,
   type GasCapsV07,
   type PaymasterFieldsV07,
-  packUserOperationV07,
-  type SignedGasV07,
-  sponsoredHashV07,
-  tokenHashV07,
   type UserOperationV07,
-  userOpHashForVersion,
 } from '../../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 import { COUNTER_ADDRESS, KEYS, revertOf } from './patronPaymasterV06.js';
 

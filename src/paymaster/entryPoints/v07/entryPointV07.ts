@@ -14,18 +14,14 @@ import {
 } from '../entryPointModule.js';
 import { MODE_SPONSORED, MODE_TOKEN } from '../paymasterModes.js';
 import { DUMMY_SIGNATURE } from '../v06/gasEstimatorV06.js';
+import { maxPenaltyGas, POST_OP_OVERHEAD_V07, worstCaseCostV07 } from './chargesV07.js';
 import { estimateGasV07 } from './gasEstimatorV07.js';
+import { sponsoredHashV07, tokenHashV07, userOpHashForVersion } from './hashesV07.js';
 import {
   DUMMY_PAYMASTER_SIGNATURE,
   encodePaymasterAndDataV07,
   type GasCapsV07,
-  maxPenaltyGas,
   type PaymasterFieldsV07,
-  POST_OP_OVERHEAD_V07,
-  sponsoredHashV07,
-  tokenHashV07,
-  userOpHashForVersion,
-  worstCaseCostV07,
 } from './patronPaymasterV07.js';
 import { packedCount, preVerificationGasV07 } from './preVerificationGasV07.js';
 import { simulateHandleOpV07 } from './simulateV07.js';

@@ -19,6 +19,16 @@ import { ValidationError } from '../../../errors/PatronError.js';
 import { type Keccak, viemKeccak } from '../abiWords.js';
 import { MODE_SPONSORED, MODE_TOKEN, type TokenPaymasterFields } from '../paymasterModes.js';
 import { DUMMY_SIGNATURE_BYTES } from '../v06/gasEstimatorV06.js';
+import { maxPenaltyGas, maxTokenCostV07, tokenChargeV07, worstCaseCostV07 } from './chargesV07.js';
+import {
+  packUserOperationV07,
+  type SponsoredHashParamsV07,
+  sponsoredHashV07,
+  tokenHashV07,
+  userOpHashForVersion,
+  userOpHashV07,
+  userOpHashV08,
+} from './hashesV07.js';
 import {
   DUMMY_PAYMASTER_SIGNATURE,
   decodePaymasterAndDataV07,
@@ -26,26 +36,15 @@ import {
   encodePaymasterAndDataV07,
   exactCapsV07,
   isEip7702InitCode,
-  maxPenaltyGas,
-  maxTokenCostV07,
   PAYMASTER_SIG_MAGIC,
   type PaymasterAndDataV07,
-  packUserOperationV07,
   SPONSORED_PAYMASTER_AND_DATA_LENGTH_V07,
   SPONSORED_SUFFIXED_LENGTH_V07,
-  type SponsoredHashParamsV07,
-  sponsoredHashV07,
   TOKEN_PAYMASTER_AND_DATA_LENGTH_V07,
   TOKEN_SUFFIXED_LENGTH_V07,
-  tokenChargeV07,
-  tokenHashV07,
   type UnsignedUserOperationV07,
   type UserOperationV07,
-  userOpHashForVersion,
-  userOpHashV07,
-  userOpHashV08,
   withinCapsV07,
-  worstCaseCostV07,
 } from './patronPaymasterV07.js';
 
 const MAX_UINT256 = (1n << 256n) - 1n;

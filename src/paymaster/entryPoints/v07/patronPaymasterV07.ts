@@ -1,6 +1,6 @@
-import { type Address, getAddress, type Hex, keccak256, stringToBytes } from 'viem';
+import { type Address, getAddress, type Hex } from 'viem';
 import { ValidationError } from '../../../errors/PatronError.js';
-import { checkUint48, hexToBuffer, type Keccak, viemKeccak, writeAddressWord, writeUint256Word } from '../abiWords.js';
+import { checkUint48, hexToBuffer } from '../abiWords.js';
 import {
   MODE_SPONSORED,
   MODE_TOKEN,
@@ -8,15 +8,16 @@ import {
   type TokenPaymasterFields,
   tokenModeOf,
 } from '../paymasterModes.js';
-import { MAX_PRICE_MARKUP, MIN_PRICE_MARKUP, type TokenPrice, weiToTokenUnits } from '../tokenMath.js';
+import { MAX_PRICE_MARKUP, MIN_PRICE_MARKUP } from '../tokenMath.js';
 import { DUMMY_SIGNATURE_BYTES } from '../v06/gasEstimatorV06.js';
 
 /**
  * The wire format shared with contracts/PatronPaymasterV07.sol (EntryPoint v0.7, v0.8 and v0.9, which all take
- * a PackedUserOperation; ERC-4337: https://eips.ethereum.org/EIPS/eip-4337). Like patronPaymasterV06.ts it runs
- * on every sponsorship request, so it writes ABI words into preallocated buffers instead of going through viem's
- * generic encoder; the unit tests pin it to that encoder and to viem's getUserOperationHash, the contract tests
- * to the contract's views and the EntryPoints' getUserOpHash.
+ * a PackedUserOperation; ERC-4337: https://eips.ethereum.org/EIPS/eip-4337): the op's types, the paymasterAndData
+ * layout and its encoder and decoder. The digests and userOpHashes over it are hashesV07.ts, what an op can cost
+ * chargesV07.ts. Like patronPaymasterV06.ts they run on every sponsorship request, so they write bytes themselves
+ * instead of going through viem's generic encoder; the unit tests pin them to that encoder and to viem's
+ * getUserOperationHash, the contract tests to the contract's views and the EntryPoints' getUserOpHash.
  *
  * paymasterAndData = paymaster(20) | uint128 paymasterVerificationGasLimit | uint128 paymasterPostOpGasLimit
  *                    | paymasterData
@@ -84,19 +85,21 @@ export type EntryPointVersionV07 = '0.7' | '0.8' | '0.9';
 
 export const SPONSORED_PAYMASTER_AND_DATA_LENGTH_V07 = 154;
 export const TOKEN_PAYMASTER_AND_DATA_LENGTH_V07 = 210;
+
 /** With the signature in the v0.9 suffix: 10 bytes more (uint16 length, 8-byte magic). */
 export const SPONSORED_SUFFIXED_LENGTH_V07 = 164;
 export const TOKEN_SUFFIXED_LENGTH_V07 = 220;
+
 /** keccak256("PaymasterSignature")[:8]: EntryPoint v0.9's marker of a paymaster signature after paymasterData. */
 export const PAYMASTER_SIG_MAGIC: Hex = '0x22e325a297439656';
+
 /** EntryPoint v0.9: both window bounds with bit 47 set are block numbers (ERC4337Utils.BLOCK_RANGE_FLAG). */
 export const BLOCK_RANGE_FLAG = 2 ** 47;
-/** The contract's POST_OP_OVERHEAD: gas postOp and the EntryPoint after it use, beyond postOp's actualGasCost. */
-export const POST_OP_OVERHEAD_V07 = 50_000n;
+
 /** A 65-byte ECDSA signature of the right form, for stubs: estimation needs the final length, not the content. */
 export const DUMMY_PAYMASTER_SIGNATURE: Uint8Array = DUMMY_SIGNATURE_BYTES;
 
-const PAYMASTER_DATA_OFFSET = 52;
+export const PAYMASTER_DATA_OFFSET = 52;
 const MODE_OFFSET = 52;
 const VALID_UNTIL_OFFSET = 53;
 const VALID_AFTER_OFFSET = 59;
@@ -109,49 +112,22 @@ const RATE_OFFSET = 109;
 const MARKUP_OFFSET = 125;
 const MAX_COST_OFFSET = 129;
 const TOKEN_FIELDS_END = 145;
-const SIGNATURE_LENGTH = 65;
-const SUFFIX_TAIL_LENGTH = 10;
+export const SIGNATURE_LENGTH = 65;
+export const SUFFIX_TAIL_LENGTH = 10;
+
 /** EntryPoint v0.9's MIN_PAYMASTER_DATA_WITH_SUFFIX_LEN: a shorter paymasterAndData has no suffix. */
-const MIN_SUFFIXED_LENGTH = PAYMASTER_DATA_OFFSET + SUFFIX_TAIL_LENGTH;
-const MAGIC = Buffer.from(PAYMASTER_SIG_MAGIC.slice(2), 'hex');
-const MAX_UINT32 = 2 ** 32 - 1;
-const MAX_UINT64 = (1n << 64n) - 1n;
-const MAX_UINT128 = (1n << 128n) - 1n;
-const PENALTY_GAS_THRESHOLD = 40_000n;
+export const MIN_SUFFIXED_LENGTH = PAYMASTER_DATA_OFFSET + SUFFIX_TAIL_LENGTH;
+export const MAGIC = Buffer.from(PAYMASTER_SIG_MAGIC.slice(2), 'hex');
 
-/**
- * Preimage buffers, reused: every function below fills one completely (zeroes first) and hashes it before
- * returning, all synchronously, so calls never see each other's bytes (patronPaymasterV06.ts does the same).
- */
-const OP_PREIMAGE = Buffer.alloc(9 * 32);
-const SPONSORED_PREIMAGE = Buffer.alloc(7 * 32);
-const TOKEN_PREIMAGE = Buffer.alloc(11 * 32);
-const PACKED_OP_PREIMAGE = Buffer.alloc(8 * 32);
-const USER_OP_HASH_PREIMAGE = Buffer.alloc(3 * 32);
-const STRUCT_PREIMAGE = Buffer.alloc(9 * 32);
-const TYPED_DATA_PREIMAGE = Buffer.alloc(2 + 32 + 32);
-TYPED_DATA_PREIMAGE[0] = 0x19;
-TYPED_DATA_PREIMAGE[1] = 0x01;
+export const MAX_UINT32 = 2 ** 32 - 1;
+export const MAX_UINT64 = (1n << 64n) - 1n;
+export const MAX_UINT128 = (1n << 128n) - 1n;
 
-/** EIP-712 constants of the v0.8+ userOpHash (UserOperationLib.PACKED_USEROP_TYPEHASH and the domain). */
-const PACKED_USEROP_TYPEHASH = keccak256(
-  stringToBytes(
-    'PackedUserOperation(address sender,uint256 nonce,bytes initCode,bytes callData,bytes32 accountGasLimits,uint256 preVerificationGas,bytes32 gasFees,bytes paymasterAndData)',
-  ),
-  'bytes',
-);
-const DOMAIN_TYPEHASH = keccak256(
-  stringToBytes('EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)'),
-  'bytes',
-);
-const DOMAIN_NAME_HASH = keccak256(stringToBytes('ERC4337'), 'bytes');
-const DOMAIN_VERSION_HASH = keccak256(stringToBytes('1'), 'bytes');
-
-function checkUint128(value: bigint, field: string): void {
+export function checkUint128(value: bigint, field: string): void {
   if (value < 0n || value > MAX_UINT128) throw new ValidationError(`${field} must fit uint128`);
 }
 
-function checkCaps(caps: GasCapsV07): void {
+export function checkCaps(caps: GasCapsV07): void {
   for (const field of ['maxVerificationGasLimit', 'maxCallGasLimit', 'maxPreVerificationGas'] as const) {
     const value = caps[field];
     if (value < 0n || value > MAX_UINT64) throw new ValidationError(`${field} must fit uint64`);
@@ -189,7 +165,13 @@ export function withinCapsV07(
 }
 
 /** Two uint128 packed in one word, `high` first: accountGasLimits, gasFees and the paymaster gas limits. */
-function writeUint128Pair(buf: Buffer, offset: number, high: bigint, low: bigint, fields: [string, string]): void {
+export function writeUint128Pair(
+  buf: Buffer,
+  offset: number,
+  high: bigint,
+  low: bigint,
+  fields: [string, string],
+): void {
   checkUint128(high, fields[0]);
   checkUint128(low, fields[1]);
   buf.writeBigUInt64BE(high >> 64n, offset);
@@ -198,7 +180,7 @@ function writeUint128Pair(buf: Buffer, offset: number, high: bigint, low: bigint
   buf.writeBigUInt64BE(BigInt.asUintN(64, low), offset + 24);
 }
 
-function uint128PairHex(high: bigint, low: bigint, fields: [string, string]): Hex {
+export function uint128PairHex(high: bigint, low: bigint, fields: [string, string]): Hex {
   checkUint128(high, fields[0]);
   checkUint128(low, fields[1]);
   return `0x${high.toString(16).padStart(32, '0')}${low.toString(16).padStart(32, '0')}`;
@@ -213,144 +195,6 @@ export function isEip7702InitCode(initCode: Uint8Array): boolean {
   const end = Math.min(initCode.length, 20);
   for (let i = 2; i < end; i++) if (initCode[i] !== 0) return false;
   return true;
-}
-
-/**
- * keccak256(initCode), or for an EIP-7702 initCode what EntryPoint v0.8+ substitutes for it: keccak256(delegate ||
- * initCode[20:]) (just the delegate when initCode is at most 20 bytes). The caller must then name the sender's
- * delegate: the signature binds it, so it cannot be guessed here.
- */
-function initCodeHash(initCode: Hex, eip7702Delegate: Address | undefined, keccak: Keccak): Uint8Array {
-  const bytes = hexToBuffer(initCode, 'initCode');
-  if (!isEip7702InitCode(bytes)) return keccak.keccak256(bytes);
-  if (eip7702Delegate === undefined) {
-    throw new ValidationError('an EIP-7702 initCode needs the eip7702Delegate of the sender');
-  }
-  const preimage = Buffer.alloc(20 + Math.max(0, bytes.length - 20));
-  if (eip7702Delegate.length !== 42 || preimage.write(eip7702Delegate.slice(2), 0, 20, 'hex') !== 20) {
-    throw new ValidationError('eip7702Delegate must be an address');
-  }
-  if (bytes.length > 20) bytes.copy(preimage, 20, 20);
-  return keccak.keccak256(preimage);
-}
-
-/** What the digest binds of the sender's code besides the op's fields (SponsoredHashParamsV07 has both). */
-export interface SenderCodeV07 {
-  /** The sender's current EIP-7702 delegate; required when initCode is the 0x7702 form, ignored otherwise. */
-  readonly eip7702Delegate?: Address | undefined;
-  /** The sender's code hash (EXTCODEHASH at inclusion); required when initCode is empty, ignored otherwise. */
-  readonly senderCodeHash?: Hex | undefined;
-}
-
-/**
- * The contract's `_initCodeHash`: the sender's code hash for an empty initCode, else keccak256(initCode) with an
- * EIP-7702 initCode's delegate substitution.
- */
-function boundInitCodeHash(initCode: Hex, sender: SenderCodeV07, keccak: Keccak): Uint8Array {
-  if (initCode.length === 2) {
-    const hash = sender.senderCodeHash;
-    if (hash === undefined) {
-      throw new ValidationError('an op without initCode needs the senderCodeHash of its deployed sender');
-    }
-    const bytes = hexToBuffer(hash, 'senderCodeHash');
-    if (bytes.length !== 32) throw new ValidationError('senderCodeHash must be 32 bytes');
-    return bytes;
-  }
-  return initCodeHash(initCode, sender.eip7702Delegate, keccak);
-}
-
-/**
- * keccak256(abi.encode(sender, nonce, initCodeHash, keccak256(callData), uint256 maxVerificationGasLimit,
- * uint256 maxCallGasLimit, paymasterGasLimits, uint256 maxPreVerificationGas, gasFees)): the contract's `_opHash`,
- * shared by both modes. The op's own accountGasLimits and preVerificationGas are not read; for an empty initCode
- * the initCode word is the sender's code hash (`senderCode.senderCodeHash`).
- */
-export function opHashV07(
-  userOp: HashedFieldsV07,
-  caps: GasCapsV07,
-  senderCode: SenderCodeV07,
-  keccak: Keccak,
-): Uint8Array {
-  checkCaps(caps);
-  const buf = OP_PREIMAGE.fill(0);
-  writeAddressWord(buf, 0, userOp.sender, 'sender');
-  writeUint256Word(buf, 32, userOp.nonce, 'nonce');
-  buf.set(boundInitCodeHash(userOp.initCode, senderCode, keccak), 64);
-  buf.set(keccak.keccak256(hexToBuffer(userOp.callData, 'callData')), 96);
-  buf.writeBigUInt64BE(caps.maxVerificationGasLimit, 128 + 24);
-  buf.writeBigUInt64BE(caps.maxCallGasLimit, 160 + 24);
-  writeUint128Pair(buf, 192, userOp.paymasterVerificationGasLimit, userOp.paymasterPostOpGasLimit, [
-    'paymasterVerificationGasLimit',
-    'paymasterPostOpGasLimit',
-  ]);
-  buf.writeBigUInt64BE(caps.maxPreVerificationGas, 224 + 24);
-  writeUint128Pair(buf, 256, userOp.maxPriorityFeePerGas, userOp.maxFeePerGas, [
-    'maxPriorityFeePerGas',
-    'maxFeePerGas',
-  ]);
-  return keccak.keccak256(buf);
-}
-
-export interface SponsoredHashParamsV07 {
-  readonly userOp: HashedFieldsV07;
-  readonly chainId: bigint;
-  readonly paymaster: Address;
-  readonly entryPoint: Address;
-  /** Unix seconds (or, on v0.9, block numbers with BLOCK_RANGE_FLAG on both); validUntil 0 means no expiry. */
-  readonly validUntil: number;
-  readonly validAfter: number;
-  /** Signed instead of the op's verificationGasLimit, callGasLimit and preVerificationGas (see GasCapsV07). */
-  readonly caps: GasCapsV07;
-  /** The sender's current EIP-7702 delegate; required when initCode is the 0x7702 form, ignored otherwise. */
-  readonly eip7702Delegate?: Address;
-  /** The sender's code hash (EXTCODEHASH); required when initCode is empty, ignored otherwise. */
-  readonly senderCodeHash?: Hex;
-}
-
-/** The seven words both modes' hashes start with, written into `buf` after zeroing it. */
-function writeCommonWords(buf: Buffer, params: SponsoredHashParamsV07, mode: number, keccak: Keccak): Buffer {
-  checkUint48(params.validUntil, 'validUntil');
-  checkUint48(params.validAfter, 'validAfter');
-  const opHash = opHashV07(params.userOp, params.caps, params, keccak);
-  buf.fill(0);
-  buf.set(opHash, 0);
-  writeUint256Word(buf, 32, params.chainId, 'chainId');
-  writeAddressWord(buf, 64, params.paymaster, 'paymaster');
-  writeAddressWord(buf, 96, params.entryPoint, 'entryPoint');
-  buf[159] = mode;
-  buf.writeUIntBE(params.validUntil, 192 - 6, 6);
-  buf.writeUIntBE(params.validAfter, 224 - 6, 6);
-  return buf;
-}
-
-/**
- * keccak256(abi.encode(opHash, chainId, paymaster, entryPoint, uint8 0, uint48 validUntil, uint48 validAfter)):
- * the contract's `getSponsoredHash`. The verifying signer signs its EIP-191 digest (`eip191Digest`).
- */
-export function sponsoredHashV07(params: SponsoredHashParamsV07, keccak: Keccak): Uint8Array {
-  return keccak.keccak256(writeCommonWords(SPONSORED_PREIMAGE, params, MODE_SPONSORED, keccak));
-}
-
-function checkTokenFields(f: TokenPaymasterFields): void {
-  checkUint128(f.exchangeRate, 'exchangeRate');
-  checkUint128(f.maxTokenCost, 'maxTokenCost');
-  if (!Number.isSafeInteger(f.priceMarkup) || f.priceMarkup < 0 || f.priceMarkup > MAX_UINT32) {
-    throw new ValidationError('priceMarkup must be an integer in the uint32 range');
-  }
-}
-
-/**
- * keccak256(abi.encode(opHash, chainId, paymaster, entryPoint, uint8 mode (1 or 2), validUntil, validAfter, token,
- * uint128 exchangeRate, uint32 priceMarkup, uint128 maxTokenCost)): the contract's `getTokenHash`.
- */
-export function tokenHashV07(params: SponsoredHashParamsV07 & TokenPaymasterFields, keccak: Keccak): Uint8Array {
-  const buf = writeCommonWords(TOKEN_PREIMAGE, params, tokenModeOf(params), keccak);
-  checkTokenFields(params);
-  writeAddressWord(buf, 224, params.token, 'token');
-  writeUint256Word(buf, 256, params.exchangeRate, 'exchangeRate');
-  buf.writeUInt32BE(params.priceMarkup, 320 - 4);
-  writeUint256Word(buf, 320, params.maxTokenCost, 'maxTokenCost');
-  return keccak.keccak256(buf);
 }
 
 /** What a paymasterAndData says beyond its gas limits: the mode and, in token mode, the price. */
@@ -467,226 +311,15 @@ export function decodePaymasterAndDataV07(
   };
 }
 
-/** The op as the EntryPoint and the contracts take it (PackedUserOperation), with its paymasterAndData. */
-export function packUserOperationV07(
-  userOp: UserOperationV07 & { readonly paymasterAndData: Hex },
-): PackedUserOperationV07 {
-  return {
-    sender: userOp.sender,
-    nonce: userOp.nonce,
-    initCode: userOp.initCode,
-    callData: userOp.callData,
-    accountGasLimits: uint128PairHex(userOp.verificationGasLimit, userOp.callGasLimit, [
-      'verificationGasLimit',
-      'callGasLimit',
-    ]),
-    preVerificationGas: userOp.preVerificationGas,
-    gasFees: uint128PairHex(userOp.maxPriorityFeePerGas, userOp.maxFeePerGas, ['maxPriorityFeePerGas', 'maxFeePerGas']),
-    paymasterAndData: userOp.paymasterAndData,
-    signature: userOp.signature,
-  };
-}
-
-export interface UserOpHashArgsV07 {
-  readonly userOp: UnsignedUserOperationV07 & { readonly paymasterAndData: Hex };
-  readonly entryPoint: Address;
-  readonly chainId: number;
-}
-
-/**
- * The words sender, nonce, initCode hash, callData hash, accountGasLimits, preVerificationGas, gasFees and
- * paymasterAndData hash, from byte `at` of a zeroed `buf`: UserOperationLib's pack (v0.7) and, after the
- * typehash, its EIP-712 struct (v0.8+).
- */
-function writePackedWords(
-  buf: Buffer,
-  at: number,
-  op: UserOpHashArgsV07['userOp'],
-  initHash: Uint8Array,
-  pndHash: Uint8Array,
-  keccak: Keccak,
-): void {
-  writeAddressWord(buf, at, op.sender, 'sender');
-  writeUint256Word(buf, at + 32, op.nonce, 'nonce');
-  buf.set(initHash, at + 64);
-  buf.set(keccak.keccak256(hexToBuffer(op.callData, 'callData')), at + 96);
-  writeUint128Pair(buf, at + 128, op.verificationGasLimit, op.callGasLimit, ['verificationGasLimit', 'callGasLimit']);
-  writeUint256Word(buf, at + 160, op.preVerificationGas, 'preVerificationGas');
-  writeUint128Pair(buf, at + 192, op.maxPriorityFeePerGas, op.maxFeePerGas, ['maxPriorityFeePerGas', 'maxFeePerGas']);
-  buf.set(pndHash, at + 224);
-}
-
-function hashToHex(hash: Uint8Array): Hex {
-  return `0x${Buffer.from(hash).toString('hex')}`;
-}
-
-/**
- * EntryPoint v0.7's `getUserOpHash`: keccak256(abi.encode(keccak256(pack(op)), entryPoint, chainId)), with
- * initCode, callData and paymasterAndData hashed in the pack. The key of the EntryPoint's UserOperationEvent.
- */
-export function userOpHashV07(args: UserOpHashArgsV07, keccak: Keccak = viemKeccak): Hex {
-  const op = args.userOp;
-  const buf = PACKED_OP_PREIMAGE.fill(0);
-  const initHash = keccak.keccak256(hexToBuffer(op.initCode, 'initCode'));
-  const pndHash = keccak.keccak256(hexToBuffer(op.paymasterAndData, 'paymasterAndData'));
-  writePackedWords(buf, 0, op, initHash, pndHash, keccak);
-  const packed = keccak.keccak256(buf);
-  const outer = USER_OP_HASH_PREIMAGE.fill(0);
-  outer.set(packed, 0);
-  writeAddressWord(outer, 32, args.entryPoint, 'entryPoint');
-  writeUint256Word(outer, 64, BigInt(args.chainId), 'chainId');
-  return hashToHex(keccak.keccak256(outer));
-}
-
-/**
- * The paymasterAndData hash of the v0.9 userOpHash (Helpers.paymasterDataKeccak): when it ends with the magic and
- * is long enough to carry a suffix, the signature and its uint16 length are cut out and the magic kept, so the
- * account signs before the paymaster does. A declared length reaching into the 52-byte prefix makes the
- * EntryPoint revert (InvalidPaymasterSignatureLength), so it is refused here.
- */
-function paymasterAndDataHashV09(pnd: Buffer, keccak: Keccak): Uint8Array {
-  if (pnd.length < MIN_SUFFIXED_LENGTH || !pnd.subarray(pnd.length - 8).equals(MAGIC)) return keccak.keccak256(pnd);
-  const signatureLength = pnd.readUInt16BE(pnd.length - SUFFIX_TAIL_LENGTH);
-  if (signatureLength === 0) return keccak.keccak256(pnd);
-  if (signatureLength > pnd.length - MIN_SUFFIXED_LENGTH) {
-    throw new ValidationError('the paymaster signature suffix declares more bytes than paymasterAndData holds');
-  }
-  const kept = pnd.length - signatureLength - SUFFIX_TAIL_LENGTH;
-  const preimage = Buffer.alloc(kept + 8);
-  pnd.copy(preimage, 0, 0, kept);
-  MAGIC.copy(preimage, kept);
-  return keccak.keccak256(preimage);
-}
-
-/** Per (chainId, EntryPoint): the domain separators a process ever needs are a handful. */
-const domainSeparators = new Map<string, Uint8Array>();
-
-function domainSeparator(chainId: number, entryPoint: Address, keccak: Keccak): Uint8Array {
-  const key = `${chainId}:${entryPoint.toLowerCase()}`;
-  const cached = domainSeparators.get(key);
-  if (cached !== undefined) return cached;
-  const buf = Buffer.alloc(5 * 32);
-  buf.set(DOMAIN_TYPEHASH, 0);
-  buf.set(DOMAIN_NAME_HASH, 32);
-  buf.set(DOMAIN_VERSION_HASH, 64);
-  writeUint256Word(buf, 96, BigInt(chainId), 'chainId');
-  writeAddressWord(buf, 128, entryPoint, 'entryPoint');
-  const separator = keccak.keccak256(buf);
-  domainSeparators.set(key, separator);
-  return separator;
-}
-
-/**
- * EntryPoint v0.8 and v0.9's `getUserOpHash`: the EIP-712 hash of the PackedUserOperation struct, domain
- * {name "ERC4337", version "1", chainId, verifyingContract entryPoint}. For an EIP-7702 initCode the initCode
- * hash is replaced by the delegate's (as in the paymaster's own hash; `eip7702Delegate` is then required). On
- * v0.9 a paymaster signature in the suffix is left out (see paymasterAndDataHashV09); v0.8 hashes it whole.
- */
-export function userOpHashV08(
-  args: UserOpHashArgsV07 & { readonly version: '0.8' | '0.9'; readonly eip7702Delegate?: Address },
-  keccak: Keccak = viemKeccak,
-): Hex {
-  const op = args.userOp;
-  const initHash = initCodeHash(op.initCode, args.eip7702Delegate, keccak);
-  const pnd = hexToBuffer(op.paymasterAndData, 'paymasterAndData');
-  const pndHash = args.version === '0.9' ? paymasterAndDataHashV09(pnd, keccak) : keccak.keccak256(pnd);
-  const buf = STRUCT_PREIMAGE.fill(0);
-  buf.set(PACKED_USEROP_TYPEHASH, 0);
-  writePackedWords(buf, 32, op, initHash, pndHash, keccak);
-  const structHash = keccak.keccak256(buf);
-  TYPED_DATA_PREIMAGE.set(domainSeparator(args.chainId, args.entryPoint, keccak), 2);
-  TYPED_DATA_PREIMAGE.set(structHash, 34);
-  return hashToHex(keccak.keccak256(TYPED_DATA_PREIMAGE));
-}
-
-/** The userOpHash of whichever EntryPoint version; the spend ledger and settlement key ops by it. */
-export function userOpHashForVersion(
-  args: UserOpHashArgsV07 & { readonly version: EntryPointVersionV07; readonly eip7702Delegate?: Address },
-  keccak: Keccak = viemKeccak,
-): Hex {
-  if (args.version === '0.7') return userOpHashV07(args, keccak);
-  return userOpHashV08({ ...args, version: args.version }, keccak);
-}
-
-/**
- * The contract's `maxPenaltyGas`: the most unused-gas penalty the EntryPoint can add after postOp, beyond the
- * actualGasCost postOp was given. v0.7: 10 % of callGasLimit + paymasterPostOpGasLimit (all charged after
- * postOp). v0.8/v0.9: the execution penalty is already in postOp's actualGasCost, and the postOp penalty applies
- * only when more than 40,000 gas of the postOp limit is unused, so 10 % of paymasterPostOpGasLimit above that.
- */
-export function maxPenaltyGas(args: {
-  readonly callGasLimit: bigint;
-  readonly paymasterPostOpGasLimit: bigint;
-  readonly version: EntryPointVersionV07;
-}): bigint {
-  if (args.version === '0.7') return (args.callGasLimit + args.paymasterPostOpGasLimit) / 10n;
-  return args.paymasterPostOpGasLimit > PENALTY_GAS_THRESHOLD ? args.paymasterPostOpGasLimit / 10n : 0n;
-}
-
-/** What the signature bounds the op's gas by: the three caps and the paymaster's own two limits (signed exactly). */
-export interface SignedGasV07 extends GasCapsV07 {
-  readonly paymasterVerificationGasLimit: bigint;
-  readonly paymasterPostOpGasLimit: bigint;
-}
-
-/**
- * The EntryPoint's prefund at the caps, the most an op signed with them can take from the deposit: (caps +
- * paymaster limits) at maxFeePerGas. The op's own limits are at most the caps, its prefund at most this, and the
- * unused-gas penalty is charged within the prefund, never above.
- */
-export function worstCaseCostV07(gas: SignedGasV07, maxFeePerGas: bigint): bigint {
-  return (
-    (gas.maxVerificationGasLimit +
-      gas.maxCallGasLimit +
-      gas.paymasterVerificationGasLimit +
-      gas.paymasterPostOpGasLimit +
-      gas.maxPreVerificationGas) *
-    maxFeePerGas
-  );
-}
-
-/**
- * What the contract's postOp charges: actualGasCost (the figure postOp is given) plus POST_OP_OVERHEAD and the
- * penalty bound at the op's fee per gas, converted and marked up, rounded up, capped by the signed maximum.
- */
-export function tokenChargeV07(args: {
-  readonly actualGasCost: bigint;
-  readonly actualUserOpFeePerGas: bigint;
-  readonly maxPenaltyGas: bigint;
-  readonly price: TokenPrice;
-  readonly maxTokenCost: bigint;
-}): bigint {
-  const wei = args.actualGasCost + (POST_OP_OVERHEAD_V07 + args.maxPenaltyGas) * args.actualUserOpFeePerGas;
-  const charge = weiToTokenUnits(wei, args.price);
-  // biome-ignore lint/complexity/useMathMinMax: bigint, which Math.min does not take
-  return charge > args.maxTokenCost ? args.maxTokenCost : charge;
-}
-
-/**
- * A cap no charge of an op within the gas caps can exceed: postOp's actualGasCost is at most the prefund, itself
- * at most worstCaseCostV07, and the penalty bound grows with callGasLimit (v0.7), here at maxCallGasLimit; so the
- * charge formula at worstCaseCostV07 and maxFeePerGas bounds every outcome. The service signs it as maxTokenCost.
- */
-export function maxTokenCostV07(
-  gas: SignedGasV07,
-  maxFeePerGas: bigint,
-  price: TokenPrice,
-  version: EntryPointVersionV07,
-): bigint {
-  const penalty = maxPenaltyGas({
-    callGasLimit: gas.maxCallGasLimit,
-    paymasterPostOpGasLimit: gas.paymasterPostOpGasLimit,
-    version,
-  });
-  const cost = weiToTokenUnits(
-    worstCaseCostV07(gas, maxFeePerGas) + (POST_OP_OVERHEAD_V07 + penalty) * maxFeePerGas,
-    price,
-  );
-  if (cost > MAX_UINT128) throw new ValidationError('the maximum token cost does not fit uint128');
-  return cost;
-}
-
 /** paymasterAndData without its v0.9 suffix: the 65-byte signature, its uint16 length and the 8-byte magic. */
 export function unsuffixedPrefix(paymasterAndData: Hex): Hex {
   return paymasterAndData.slice(0, paymasterAndData.length - (SIGNATURE_LENGTH + SUFFIX_TAIL_LENGTH) * 2) as Hex;
+}
+
+export function checkTokenFields(f: TokenPaymasterFields): void {
+  checkUint128(f.exchangeRate, 'exchangeRate');
+  checkUint128(f.maxTokenCost, 'maxTokenCost');
+  if (!Number.isSafeInteger(f.priceMarkup) || f.priceMarkup < 0 || f.priceMarkup > MAX_UINT32) {
+    throw new ValidationError('priceMarkup must be an integer in the uint32 range');
+  }
 }
