@@ -1,6 +1,32 @@
 import type { Address, Hex } from 'viem';
 import type { EntryPointVersion } from '../chain/chainRegistry.js';
-import type { FinalUserOperation } from '../paymaster/entryPoints/entryPointModule.js';
+
+/**
+ * The op a webhook is shown, as the webhook needs it: the fields it serializes, declared here so that webhooks/
+ * depends on no other domain (the paymaster's FinalUserOperation satisfies it structurally).
+ */
+export interface WebhookUserOperation {
+  readonly sender: Address;
+  readonly nonce: bigint;
+  readonly initCode: Hex;
+  readonly callData: Hex;
+  readonly callGasLimit: bigint;
+  readonly verificationGasLimit: bigint;
+  readonly preVerificationGas: bigint;
+  readonly maxFeePerGas: bigint;
+  readonly maxPriorityFeePerGas: bigint;
+  readonly signature: Hex;
+  readonly paymasterVerificationGasLimit: bigint;
+  readonly paymasterPostOpGasLimit: bigint;
+  /** v0.7+: the upper bounds the signature binds instead of the three account gas values, when it binds bounds. */
+  readonly gasCaps?:
+    | {
+        readonly callGasLimit: bigint;
+        readonly verificationGasLimit: bigint;
+        readonly preVerificationGas: bigint;
+      }
+    | undefined;
+}
 
 /**
  * What a webhook with `includeOperation` is shown besides `data` (README, "Webhooks"): the op Patron is about
@@ -14,7 +40,7 @@ export interface WebhookOperation {
    */
   readonly mode?: 'SPONSORED' | 'ERC20' | undefined;
   /** The op as it will be signed, except the paymaster data: that holds the signature, made after the verdict. */
-  readonly userOperation: FinalUserOperation;
+  readonly userOperation: WebhookUserOperation;
   readonly chainId: number;
   readonly entryPointVersion: EntryPointVersion;
   readonly entryPoint: Address;
@@ -33,10 +59,7 @@ export interface WebhookOperation {
 export interface WebhookOperationJson {
   readonly mode: 'SPONSORED' | 'ERC20';
   /** v0.6's fields; from v0.7 also the paymaster's two gas limits, which the paymaster pays for too. */
-  readonly userOperation: Record<
-    Exclude<keyof FinalUserOperation, PaymasterGasField | 'eip7702' | 'gasCaps' | 'senderCodeHash'>,
-    string
-  > &
+  readonly userOperation: Record<Exclude<keyof WebhookUserOperation, PaymasterGasField | 'gasCaps'>, string> &
     Partial<Record<PaymasterGasField, string>>;
   /**
    * v0.7+, when the signature binds upper bounds of the three account gas values instead of the values (the client's
