@@ -10,6 +10,7 @@ import {
 } from 'viem/account-abstraction';
 import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { waitForSuccess } from '../src/chain/devClient.js';
+import { BURNER_CODE } from './helpers/attackerAccount.js';
 import { COUNTER_ADDRESS, counterValue, type PatronFixture, revertOf, testKey } from './helpers/patronPaymasterV06.js';
 import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
 import { hexWire, rpcV2 } from './helpers/rpcV07.js';
@@ -23,8 +24,6 @@ import { sdkClientOf } from './helpers/simpleAccountV07.js';
  * binds the sender's code hash), so the deposit pays nothing. One chain for the file.
  */
 
-/** Validates anything (validateUserOp returns 0), burns the gas of any other call (test/policies.knownAccounts). */
-const BURNER_CODE: Hex = '0x60003560e01c80633a871cdd14601d576319822f7c14601d575b6019565b60206000f3';
 const ABIS = { '0.8': entryPoint08Abi, '0.9': entryPoint09Abi } as const;
 
 let app: RpcFixture;

@@ -1,13 +1,21 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Address, concat, encodeFunctionData, erc20Abi, getAddress, type Hex, pad } from 'viem';
+import { type Address, concat, encodeFunctionData, erc20Abi, getAddress, type Hex, keccak256, pad } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import { MODE_TOKEN } from '../src/paymaster/entryPoints/paymasterModes.js';
 import { decodePaymasterAndData } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import { decodePaymasterAndDataV07 } from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
-import { buildDeployingOp, COUNTER_ADDRESS, mintToken, simpleAccountAbi } from './helpers/patronPaymasterV06.js';
+import { BURNER_CODE } from './helpers/attackerAccount.js';
+import {
+  buildDeployingOp,
+  COUNTER_ADDRESS,
+  mintToken,
+  simpleAccountAbi,
+  testKey,
+} from './helpers/patronPaymasterV06.js';
 import { biconomyWireOp, type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
-import { hexWire, newSimpleAccountOp } from './helpers/rpcV07.js';
+import { hexWire, newSimpleAccountOp, rpcV2 } from './helpers/rpcV07.js';
 import { createTenant, type Tenant } from './helpers/testContext.js';
 
 /**
@@ -188,5 +196,61 @@ describe('Pimlico’s pm_sponsorUserOperation with a { token } context', () => {
     assert.equal(decoded.fields.token, getAddress(usdc.address));
     const now = Math.floor(Date.now() / 1000);
     assert.ok(decoded.validUntil <= now + 125 && decoded.validUntil >= now + 60, 'validForSeconds bounds the window');
+  });
+});
+
+describe('a contract allowlist over a mode-2 op asks what the sender is', () => {
+  test("the attacker's own code reading an approval batch is refused (unknownAccount); a real SimpleAccount's is mode 2", async () => {
+    const tenant = await createTenant(app.ctx.deps);
+    await app.ctx.deps.policies.create({
+      dappId: tenant.dappId,
+      name: 'approve USDC, count',
+      rules: {
+        contracts: [{ address: usdc.address, selectors: ['0x095ea7b3'] }, { address: COUNTER_ADDRESS }],
+        sponsorDeployment: true,
+      },
+    });
+    const ask = (op: Record<string, unknown>) =>
+      rpcV2({ ...app, tenant }, 'pm_getPaymasterData', [
+        hexWire(op),
+        app.fx.entryPoints['0.7'],
+        `0x${app.fx.chain.chainId.toString(16)}`,
+        { token: usdc.address, calculateGasLimits: true },
+      ]);
+    const first = await newSimpleAccountOp(app.fx, '0.7', [{ to: COUNTER_ADDRESS, data: '0x01' }]);
+    const callData = await first.account.encodeCalls([
+      { to: usdc.address, data: approve(app.fx.paymasters['0.7'], 50_000_000n) },
+      { to: COUNTER_ADDRESS, data: '0x01' },
+    ]);
+
+    // The same callData from an address holding code that validates anything and burns the gas of any call: the
+    // allowlist would read SimpleAccount's executeBatch into two allowed calls, but the sender is no SimpleAccount.
+    const burner = privateKeyToAccount(testKey('mode2-allowlist-burner')).address;
+    await app.fx.client.setCode({ address: burner, bytecode: BURNER_CODE });
+    await mintToken(app.fx, usdc.address, burner, 1_000_000_000n);
+    const refused = await ask({
+      sender: burner,
+      nonce: 0n,
+      callData,
+      maxFeePerGas: first.op.maxFeePerGas,
+      maxPriorityFeePerGas: first.op.maxPriorityFeePerGas,
+      signature: '0x',
+      ...zeroGas,
+    });
+    assert.equal(refused.body.error?.code, -32012, JSON.stringify(refused.body));
+    const data = ((refused.body.error as { data?: unknown } | undefined)?.data ?? {}) as Record<string, unknown>;
+    assert.equal(data.rule, 'unknownAccount');
+    assert.equal(data.sender, getAddress(burner));
+    assert.equal(data.codeHash, keccak256(BURNER_CODE));
+    assert.match(refused.body.error?.message ?? '', /is not an account Patron knows/);
+    assert.match(refused.body.error?.message ?? '', /batches its USDC approval/);
+
+    await mintToken(app.fx, usdc.address, first.op.sender, 1_000_000_000n);
+    const signed = await ask({ ...first.op, callData, ...zeroGas });
+    assert.ok(signed.body.result, JSON.stringify(signed.body));
+    const decoded = decodePaymasterAndDataV07(
+      concat([signed.body.result.paymaster as Hex, pad('0x', { size: 32 }), signed.body.result.paymasterData as Hex]),
+    );
+    assert.ok(decoded.fields.mode === MODE_TOKEN && decoded.fields.guaranteed === true, 'mode 2');
   });
 });

@@ -21,6 +21,7 @@ import { SIMPLE_ACCOUNT_PROXY_CODE_HASHES } from '../src/chain/canonicalAccounts
 import { waitForSuccess } from '../src/chain/devClient.js';
 import type { UserOperationV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import { ERC1967_IMPLEMENTATION_SLOT } from '../src/policies/knownAccounts.js';
+import { BURNER_CODE } from './helpers/attackerAccount.js';
 import {
   buildDeployingOp,
   KEYS,
@@ -50,11 +51,6 @@ import { createTenant, type Tenant } from './helpers/testContext.js';
  * bundler (beneficiary itself), the deposit paying exactly the op's actualGasCost. One chain for the file.
  */
 
-/**
- * The attacker's account, 35 bytes: validateUserOp (v0.6's 0x3a871cdd, v0.7+'s 0x19822f7c) returns 0 (valid, no
- * window, no prefund owed with a paymaster); any other call loops until its gas is gone.
- */
-const BURNER_CODE: Hex = '0x60003560e01c80633a871cdd14601d576319822f7c14601d575b6019565b60206000f3';
 const simpleAccountV06 = parseAbi(['function execute(address dest, uint256 value, bytes func)']);
 
 let app: RpcFixture;

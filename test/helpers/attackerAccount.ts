@@ -27,6 +27,12 @@ export const ATTACKER_ACCOUNT_CODE: Hex = `0x${[
   '5b00', // 3d stop
 ].join('')}`;
 
+/**
+ * A smaller attacker's account (35 bytes): `validateUserOp` (v0.6's 0x3a871cdd, v0.7+'s 0x19822f7c) returns 0 (valid,
+ * no window, no prefund owed with a paymaster); any other call loops until its gas is gone.
+ */
+export const BURNER_CODE: Hex = '0x60003560e01c80633a871cdd14601d576319822f7c14601d575b6019565b60206000f3';
+
 const BURN = '0xbbbbbbbb';
 export const NOTHING: Hex = '0xdddddddd';
 
