@@ -8,8 +8,34 @@ import { createDeps, type Deps } from './deps.js';
 import { createLogger } from './logger.js';
 import { unstakedTokenPaymasters } from './paymaster/token/tokenStake.js';
 
-/** A worker's exit code when its configuration does not match the chains (the primary then stops). */
-const EXIT_CONFIG = 78;
+/** A worker's exit code when it cannot start (the primary then stops the service instead of restarting it). */
+const EXIT_START = 78;
+
+/** What a worker tells the primary over the cluster's IPC channel. */
+type WorkerMessage = { readonly patron: 'ready' } | { readonly patron: 'startFailed'; readonly message: string };
+
+const isWorkerMessage = (m: unknown): m is WorkerMessage =>
+  typeof m === 'object' &&
+  m !== null &&
+  ((m as { patron?: unknown }).patron === 'ready' || (m as { patron?: unknown }).patron === 'startFailed');
+
+/**
+ * The process cannot start: alone, it says why on stderr and exits 1; as a cluster worker it hands the message to
+ * the primary, which prints it once (every worker would fail alike) and exits non-zero itself, so that systemd or
+ * Kubernetes see the failure instead of a primary restarting workers forever.
+ */
+function failStart(message: string): Promise<never> {
+  const send = cluster.isWorker ? process.send?.bind(process) : undefined;
+  if (send !== undefined) {
+    const msg: WorkerMessage = { patron: 'startFailed', message };
+    // Exits once the message is written to the channel; until then nothing else runs for this start.
+    return new Promise<never>(() => {
+      send(msg, undefined, {}, () => process.exit(EXIT_START));
+    });
+  }
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+}
 
 /**
  * Process entry: loadConfig → createDeps → createApp → listen, with a graceful shutdown on SIGINT/SIGTERM.
@@ -21,10 +47,7 @@ async function main(): Promise<void> {
   try {
     config = loadConfig(process.env);
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(1);
-    }
+    if (err instanceof ConfigError) return failStart(err.message);
     throw err;
   }
   const logger = createLogger({ level: config.logLevel });
@@ -36,11 +59,10 @@ async function main(): Promise<void> {
   // Before listening: a chain that is not what the configuration says would make every signature fail on chain.
   const problems = await verifyChains({ chains: deps.chains.list(), signer: deps.signer.address });
   if (problems.length > 0) {
-    process.stderr.write(
-      `Refusing to start: the configured chains do not match what is on chain:\n${problems.map((p) => `  - ${p}`).join('\n')}\n`,
-    );
     await deps.close();
-    process.exit(cluster.isWorker ? EXIT_CONFIG : 1);
+    return failStart(
+      `Refusing to start: the configured chains do not match what is on chain:\n${problems.map((p) => `  - ${p}`).join('\n')}`,
+    );
   }
   // The token mode on a configured chain needs a staked paymaster (ERC-7562); refused per request, warned here.
   const unstaked = await unstakedTokenPaymasters({
@@ -68,6 +90,7 @@ async function main(): Promise<void> {
     'Patron is listening',
   );
   if (cluster.isPrimary) process.stdout.write(banner({ config, deps, baseUrl, demo }));
+  else process.send?.({ patron: 'ready' } satisfies WorkerMessage);
 
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -82,28 +105,42 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 }
 
+/**
+ * The primary: forks the workers and replaces one that dies once it has served. A worker that fails before it is
+ * ready (a wrong keystore password, chains that do not match, a database it cannot reach) stops the service: the
+ * others would fail alike, so the primary prints the first message once, stops every worker and exits 1.
+ */
 function runPrimary(config: Config, logger: ReturnType<typeof createLogger>): void {
   let stopping = false;
-  for (let i = 0; i < config.workers; i++) cluster.fork();
-  cluster.on('exit', (worker, code, signal) => {
+  const ready = new Set<number>();
+  const stopAll = () => {
+    stopping = true;
+    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
+  };
+  const failed = (message: string) => {
     if (stopping) return;
-    if (code === EXIT_CONFIG) {
-      // Every worker would refuse the same way: stop instead of restarting it forever.
-      logger.error({ pid: worker.process.pid }, 'a worker refused to start (see its message); stopping');
-      stopping = true;
-      for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
-      process.exitCode = 1;
+    process.stderr.write(`Patron failed to start: ${message}\n`);
+    process.exitCode = 1;
+    stopAll();
+  };
+  cluster.on('message', (worker, message: unknown) => {
+    if (!isWorkerMessage(message)) return;
+    if (message.patron === 'ready') ready.add(worker.id);
+    else failed(message.message);
+  });
+  cluster.on('exit', (worker, code, signal) => {
+    const served = ready.delete(worker.id);
+    if (stopping) return;
+    if (!served) {
+      failed(`a worker exited before it was ready (${signal === null ? `code ${code}` : `signal ${signal}`})`);
       return;
     }
     logger.error({ pid: worker.process.pid, code, signal }, 'worker died; starting another');
     cluster.fork();
   });
-  const stop = () => {
-    stopping = true;
-    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  for (let i = 0; i < config.workers; i++) cluster.fork();
+  process.on('SIGINT', stopAll);
+  process.on('SIGTERM', stopAll);
   process.stdout.write(`Patron: ${config.workers} workers on ${config.host}:${config.port}\n`);
 }
 
@@ -153,6 +190,6 @@ function banner(args: { config: Config; deps: Deps; baseUrl: string; demo: DemoC
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`Patron failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
+  const message = err instanceof Error ? err.message : String(err);
+  void failStart(cluster.isWorker ? message : `Patron failed to start: ${message}`);
 });

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { test } from 'node:test';
+import { privateKeyToAccount } from 'viem/accounts';
+import { jsCryptoBackend } from '../src/crypto/cryptoBackend.js';
+import { encryptKeystore } from '../src/paymaster/signer/keystore.js';
+import { testKey } from './helpers/patronPaymasterV06.js';
 import { TEST_DATABASE_URL } from './helpers/testContext.js';
 
 /**
@@ -49,5 +56,63 @@ test('two cluster workers serve one port on PostgreSQL and stop on SIGTERM', {
     assert.equal(code, 0);
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
+  }
+});
+
+/**
+ * A worker that cannot start (here: the keystore's password is wrong, as every worker's would be) stops the whole
+ * service: the primary prints the message once and exits non-zero, instead of restarting workers forever while
+ * systemd or Kubernetes see a live process.
+ */
+test('a worker that cannot start makes the service exit 1 with its message, once', {
+  skip: TEST_DATABASE_URL === undefined && 'needs PATRON_TEST_DATABASE_URL',
+  timeout: 60_000,
+}, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'patron-cluster-ks-'));
+  const key = testKey('cluster-keystore');
+  const keystore = path.join(dir, 'signer.json');
+  const sealed = encryptKeystore({
+    privateKey: Buffer.from(key.slice(2), 'hex'),
+    password: 'the right password',
+    address: privateKeyToAccount(key).address,
+    crypto: jsCryptoBackend,
+    scryptN: 2 ** 10,
+  });
+  fs.writeFileSync(keystore, JSON.stringify(sealed));
+  const port = 40_000 + Math.floor(Math.random() * 10_000);
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: String(TEST_DATABASE_URL),
+      PATRON_WORKERS: '2',
+      PATRON_DEV_CHAIN: 'false',
+      PATRON_DATA_DIR: dir,
+      PATRON_SIGNER_KEYSTORE: keystore,
+      PATRON_SIGNER_KEYSTORE_PASSWORD: 'a wrong password',
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  let stdout = '';
+  child.stdout?.on('data', (c: Buffer) => {
+    stdout += c.toString();
+  });
+  try {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 45_000);
+    const [code] = await once(child, 'exit');
+    clearTimeout(timer);
+    assert.equal(code, 1, `exit code\n${stderr}\n${stdout}`);
+    const said = stderr.match(/wrong keystore password/g) ?? [];
+    assert.equal(said.length, 1, `the message once:\n${stderr}`);
+    assert.match(stderr, /^Patron failed to start: .*wrong keystore password/m);
+    assert.doesNotMatch(stdout + stderr, /worker died; starting another/, 'no worker was restarted');
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 });
