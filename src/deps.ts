@@ -37,6 +37,7 @@ import { createRequestLogRecorder, type RequestLogRecorder } from './requestLog/
 import type { OnCall } from './rpc/callReport.js';
 import { type Settlement, settlementOff, startSettlement } from './settlement/settlementService.js';
 import type { SolvencyGuard } from './solvency/solvencyGuard.js';
+import { createFollowerLease } from './store/followerLease.js';
 import { openStore, type Store } from './store/store.js';
 import { devChainTokenSettings } from './tokens/devChainTokens.js';
 import { type ChainTokenSettings, createTokenCatalog, type TokenCatalog } from './tokens/tokenCatalog.js';
@@ -365,6 +366,8 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
         },
         logger,
         now,
+        // Several processes on one PostgreSQL: exactly one follows each chain (store/followerLease.ts).
+        lease: createFollowerLease({ pgPool: store.pgPool }),
       })
     : settlementOff;
   // A first start sets each chain's cursor before anything is signed; an RPC that does not answer must not hold

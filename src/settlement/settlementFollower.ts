@@ -81,6 +81,8 @@ export interface FollowerStatus {
   readonly reorgs: number;
   /** Reservations released by this process since it started: the chain passed their window unincluded. */
   readonly released: number;
+  /** Whether this process follows the chain (it holds its lease), or stands by while another does. */
+  readonly following: boolean;
 }
 
 export interface RoundReport {
@@ -95,6 +97,8 @@ export interface RoundReport {
 export interface SettlementFollower {
   /** One round; rejects on an RPC or database failure (nothing half-done survives it: see above). */
   runOnce(): Promise<RoundReport>;
+  /** Another process follows the chain: no round, nothing read or written; the status says so. */
+  standBy(): RoundReport;
   status(): FollowerStatus;
 }
 
@@ -120,6 +124,7 @@ export function createSettlementFollower(deps: SettlementFollowerDeps): Settleme
     unmatched: 0,
     reorgs: 0,
     released: 0,
+    following: false,
   };
   /** The cursor block the last release ran at (releaseClosed runs again only once the cursor moved). */
   let releasedAt: bigint | undefined;
@@ -293,6 +298,7 @@ export function createSettlementFollower(deps: SettlementFollowerDeps): Settleme
 
   return {
     async runOnce() {
+      state = { ...state, following: true };
       try {
         const report = await round();
         state = { ...state, lastRoundAt: deps.now(), lastError: undefined };
@@ -301,6 +307,10 @@ export function createSettlementFollower(deps: SettlementFollowerDeps): Settleme
         state = { ...state, lastError: err instanceof Error ? err.message : String(err) };
         throw err;
       }
+    },
+    standBy() {
+      state = { ...state, following: false };
+      return { fromBlock: undefined, toBlock: undefined, settled: 0, unmatched: 0, reorg: false };
     },
     status() {
       const { cursorBlock, head } = state;

@@ -1,4 +1,5 @@
 import type { ChainCursorRepository } from '../store/chainCursorRepository.js';
+import { alwaysHeld, type FollowerLease } from '../store/followerLease.js';
 import type { SpendLedgerRepository } from '../store/spendLedgerRepository.js';
 import type { UserOpSettlement } from '../store/userOpSettlement.js';
 import { type PollLoop, startPollLoop } from './pollLoop.js';
@@ -7,6 +8,7 @@ import {
   type FollowedChain,
   type FollowerStatus,
   type RoundReport,
+  type SettlementFollower,
   type SettlementFollowerDeps,
   type SettlementLogger,
 } from './settlementFollower.js';
@@ -41,6 +43,11 @@ export interface SettlementDeps {
   readonly logger: SettlementLogger;
   readonly now: () => number;
   readonly onIncluded?: SettlementFollowerDeps['onIncluded'];
+  /**
+   * Which process follows each chain when several serve one database (store/followerLease.ts); a fresh chain (the
+   * embedded one, this process's own) is never leased. Default: this process follows every chain.
+   */
+  readonly lease?: FollowerLease;
 }
 
 /** Failing RPCs are retried at most this far apart. */
@@ -48,11 +55,12 @@ const MAX_BACKOFF_MS = 60_000;
 
 export function startSettlement(deps: SettlementDeps): Settlement {
   let stopped = false;
-  const followers = deps.chains.map(({ chain, confirmations, freshChain }) =>
-    createSettlementFollower({
-      chain,
-      confirmations,
-      ...(freshChain === true ? { freshChain } : {}),
+  const followers = deps.chains.map((entry) => ({
+    entry,
+    follower: createSettlementFollower({
+      chain: entry.chain,
+      confirmations: entry.confirmations,
+      ...(entry.freshChain === true ? { freshChain: true } : {}),
       cursors: deps.cursors,
       ledger: deps.ledger,
       nativeUsdMicros: deps.nativeUsdMicros,
@@ -62,16 +70,42 @@ export function startSettlement(deps: SettlementDeps): Settlement {
       ...(deps.onIncluded === undefined ? {} : { onIncluded: deps.onIncluded }),
       stopped: () => stopped,
     }),
-  );
-  const loops: PollLoop<RoundReport>[] = followers.map((follower, i) =>
+  }));
+  const lease = deps.lease ?? alwaysHeld;
+  /** A round by the lease's holder; the others stand by. Each process logs when its part changes. */
+  const tickOf = (follower: SettlementFollower, entry: SettlementDeps['chains'][number]) => {
+    const { chain } = entry;
+    const key =
+      entry.freshChain === true ? undefined : `${chain.chainId}:${chain.entryPoint}:${chain.paymaster}`.toLowerCase();
+    let part: 'follows' | 'stands by' | undefined;
+    const announce = (now: 'follows' | 'stands by') => {
+      if (part === now || key === undefined) return;
+      part = now;
+      deps.logger.info(
+        { chainId: chain.chainId, paymaster: chain.paymaster },
+        now === 'follows'
+          ? 'settlement: this process follows the chain'
+          : 'settlement: another process follows the chain; standing by',
+      );
+    };
+    return async (): Promise<RoundReport> => {
+      if (key !== undefined && !(await lease.hold(key))) {
+        announce('stands by');
+        return follower.standBy();
+      }
+      announce('follows');
+      return follower.runOnce();
+    };
+  };
+  const loops: PollLoop<RoundReport>[] = followers.map(({ follower, entry }) =>
     startPollLoop({
       intervalMs: deps.pollMs,
       maxBackoffMs: Math.max(MAX_BACKOFF_MS, deps.pollMs),
       // The first round is started below, right away (on a first start the cursor is set before ops are signed).
       firstDelayMs: deps.pollMs,
-      tick: () => follower.runOnce(),
+      tick: tickOf(follower, entry),
       onError: (err, retryInMs) =>
-        deps.logger.warn({ err, chainId: deps.chains[i]?.chain.chainId, retryInMs }, 'settlement round failed'),
+        deps.logger.warn({ err, chainId: entry.chain.chainId, retryInMs }, 'settlement round failed'),
     }),
   );
   const firstRounds = Promise.all(loops.map((l) => l.runNow().catch(() => undefined))).then(() => undefined);
@@ -82,11 +116,12 @@ export function startSettlement(deps: SettlementDeps): Settlement {
       if (failed !== undefined) throw failed.reason;
       return results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
     },
-    status: () => followers.map((f) => f.status()),
+    status: () => followers.map(({ follower }) => follower.status()),
     ready: () => firstRounds,
     async close() {
       stopped = true;
       await Promise.all(loops.map((l) => l.stop()));
+      await lease.close();
     },
   };
 }
