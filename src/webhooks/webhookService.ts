@@ -77,6 +77,16 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     });
   };
 
+  /**
+   * Creation times that never repeat in this process: the list is ordered oldest first by them, and two webhooks
+   * registered within one millisecond would otherwise fall back to the order of their random ids.
+   */
+  let lastCreatedAt = 0;
+  const creationTime = (): number => {
+    lastCreatedAt = Math.max(now(), lastCreatedAt + 1);
+    return lastCreatedAt;
+  };
+
   const service = {
     /** Registers a webhook with a new signing secret, returned here in clear and never again. */
     async create(input: {
@@ -87,7 +97,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     }): Promise<WebhookWithSecret> {
       assertIncludeOperationAllowed(input.requestType, input.includeOperation);
       const url = await deps.urlPolicy.check(input.url);
-      const t = now();
+      const t = creationTime();
       const signingSecret = generateSigningSecret();
       // Decision: a newly registered webhook is active; registering one is asking for it to be used.
       const webhook: WebhookRecord = {
