@@ -6,6 +6,7 @@ import { verifyChains } from './chain/verifyChains.js';
 import { type Config, ConfigError, loadConfig } from './config/config.js';
 import { createDeps, type Deps } from './deps.js';
 import { createLogger } from './logger.js';
+import { servePrimaryMetrics } from './metrics/clusterMetrics.js';
 import { unstakedTokenPaymasters } from './paymaster/token/tokenStake.js';
 
 /** A worker's exit code when it cannot start (the primary then stops the service instead of restarting it). */
@@ -138,6 +139,7 @@ function runPrimary(config: Config, logger: ReturnType<typeof createLogger>): vo
     logger.error({ pid: worker.process.pid, code, signal }, 'worker died; starting another');
     cluster.fork();
   });
+  if (config.metrics.enabled) servePrimaryMetrics();
   for (let i = 0; i < config.workers; i++) cluster.fork();
   process.on('SIGINT', stopAll);
   process.on('SIGTERM', stopAll);

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { entryPoint06Abi } from 'viem/account-abstraction';
 import { type ChainRuntime, deploymentViews } from '../chain/chainRegistry.js';
 import type { UserOperationEventLog } from '../chain/userOperationEvents.js';
@@ -7,6 +8,7 @@ import { createAlertSender } from '../solvency/alertWebhook.js';
 import type { ChainHead } from '../solvency/liabilityTracker.js';
 import { type SolvencyGuard, startSolvencyGuard } from '../solvency/solvencyGuard.js';
 import type { HostResolver } from '../webhooks/webhookUrlPolicy.js';
+import { clusterWorkerMetrics } from './clusterMetrics.js';
 import { metricsOnCall } from './metricsOnCall.js';
 import { createPatronMetrics, type PatronMetrics } from './patronMetrics.js';
 
@@ -26,7 +28,7 @@ export interface Observability {
 }
 
 export interface ObservabilityDeps {
-  readonly config: Pick<Config, 'metrics' | 'solvency' | 'allowPrivateWebhookUrls'>;
+  readonly config: Pick<Config, 'metrics' | 'solvency' | 'allowPrivateWebhookUrls' | 'workers'>;
   readonly chains: readonly ChainRuntime[];
   readonly logger: {
     info(obj: object, msg: string): void;
@@ -88,7 +90,7 @@ export function createObservability(deps: ObservabilityDeps): Observability {
     logger: deps.logger,
     now: deps.now,
   });
-  const metrics = config.metrics.enabled
+  const processMetrics = config.metrics.enabled
     ? createPatronMetrics({
         chainIds: deps.chains.map((c) => c.chainId),
         solvency: () => solvency.state(),
@@ -96,6 +98,11 @@ export function createObservability(deps: ObservabilityDeps): Observability {
         ...(deps.priceAgeSeconds === undefined ? {} : { priceAgeSeconds: deps.priceAgeSeconds }),
       })
     : undefined;
+  // A cluster worker's scrape reports every worker's metrics, aggregated by the primary (clusterMetrics.ts).
+  const metrics =
+    processMetrics !== undefined && config.workers > 1 && cluster.isWorker
+      ? clusterWorkerMetrics(processMetrics)
+      : processMetrics;
   // The solvency guard counts signatures as they are issued (admitSignature), not when the call is reported.
   const own: OnCall[] = metrics === undefined ? [] : [metricsOnCall(metrics)];
   return {

@@ -1,4 +1,4 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { type Aggregator, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { CallReport } from '../rpc/callReport.js';
 import { callLabels } from './callLabels.js';
 
@@ -150,16 +150,20 @@ function webhookReason(reason: string | undefined): string {
 function registerGauges(registry: Registry, sources: MetricsSources, chain: (chainId: number) => string): void {
   const registers = [registry];
   const { solvency, settlementLag, priceAgeSeconds } = sources;
+  // Each gauge says how a PATRON_WORKERS scrape combines its workers' values (clusterMetrics.ts): a chain's deposit
+  // is the same in every worker, their liabilities add up, the guard that refuses and the shortest runway count.
   const fromSolvency = (
     name: string,
     help: string,
     labelNames: string[],
+    aggregator: Aggregator,
     set: (g: Gauge, s: ChainGaugeState) => void,
   ) =>
     new Gauge({
       name,
       help,
       labelNames,
+      aggregator,
       registers,
       collect() {
         this.reset();
@@ -170,6 +174,7 @@ function registerGauges(registry: Registry, sources: MetricsSources, chain: (cha
     'patron_paymaster_deposit_wei',
     "The paymaster's EntryPoint deposit, as last read",
     ['chain', 'paymaster'],
+    'max',
     (g, s) => {
       if (s.depositWei !== undefined) g.set({ chain: chain(s.chainId), paymaster: s.paymaster }, Number(s.depositWei));
     },
@@ -178,6 +183,7 @@ function registerGauges(registry: Registry, sources: MetricsSources, chain: (cha
     'patron_live_liabilities_wei',
     'Worst case of the signatures not yet included nor expired (src/solvency/README.md)',
     ['chain', 'paymaster'],
+    'sum',
     (g, s) => g.set({ chain: chain(s.chainId), paymaster: s.paymaster }, Number(s.liabilitiesWei)),
   );
   // Per paymaster too: a chain has one per EntryPoint version, each held on its own deposit.
@@ -185,12 +191,14 @@ function registerGauges(registry: Registry, sources: MetricsSources, chain: (cha
     'patron_solvency_signing',
     '1 while the solvency guard lets the paymaster sign, else 0',
     ['chain', 'paymaster'],
+    'min',
     (g, s) => g.set({ chain: chain(s.chainId), paymaster: s.paymaster }, s.signing ? 1 : 0),
   );
   fromSolvency(
     'patron_runway_seconds',
     'Deposit divided by the recent included spend rate (absent without recent spend)',
     ['chain', 'paymaster'],
+    'min',
     (g, s) => {
       if (s.runwaySeconds !== undefined) g.set({ chain: chain(s.chainId), paymaster: s.paymaster }, s.runwaySeconds);
     },
@@ -199,6 +207,8 @@ function registerGauges(registry: Registry, sources: MetricsSources, chain: (cha
     name: 'patron_settlement_lag_blocks',
     help: "Blocks between a chain's head and the settlement cursor",
     labelNames: ['chain'],
+    // Only the process that follows the chain reports it.
+    aggregator: 'max',
     registers,
     collect() {
       this.reset();
@@ -215,6 +225,7 @@ function registerGauges(registry: Registry, sources: MetricsSources, chain: (cha
     name: 'patron_price_age_seconds',
     help: "Age of the native coin's USD price (absent while unknown)",
     labelNames: ['chain'],
+    aggregator: 'max',
     registers,
     collect() {
       this.reset();
