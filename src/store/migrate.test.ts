@@ -12,12 +12,13 @@ import { Sqlite } from './sqliteDriver.js';
 import { openStore, type Store } from './store.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
-/** The migration names as the directory holds them, independently of listMigrations(). */
-const MIGRATION_NAMES = fs
+/** The migration names as the directory holds them, independently of listMigrations(): PostgreSQL's and SQLite's. */
+const ALL_FILES = fs
   .readdirSync(MIGRATIONS_DIR)
   .filter((f) => f.endsWith('.sql'))
-  .map((f) => f.slice(0, -'.sql'.length))
   .sort();
+const MIGRATION_NAMES = ALL_FILES.filter((f) => !f.endsWith('.postgres.sql')).map((f) => f.slice(0, -'.sql'.length));
+const PG_MIGRATION_NAMES = ALL_FILES.map((f) => f.replace(/(\.postgres)?\.sql$/, ''));
 
 const tempDirs: string[] = [];
 function tempDir(): string {
@@ -104,8 +105,14 @@ function trackPools() {
 test('the migrations directory holds at least one migration and listMigrations() returns them in order', () => {
   assert.ok(MIGRATION_NAMES.length > 0);
   assert.deepEqual(
-    listMigrations().map((m) => m.name),
+    listMigrations('sqlite').map((m) => m.name),
     MIGRATION_NAMES,
+  );
+  // PostgreSQL's own (NNNN_name.postgres.sql) in their place, under the name without the suffix.
+  assert.ok(PG_MIGRATION_NAMES.includes('0012_change_notifications'));
+  assert.deepEqual(
+    listMigrations('postgres').map((m) => m.name),
+    PG_MIGRATION_NAMES,
   );
 });
 
@@ -291,7 +298,7 @@ describe('migrations on PostgreSQL', () => {
       const rowsAfterFirst = await pgMigrationRows(schema);
       assert.deepEqual(
         rowsAfterFirst.map((r) => r.name),
-        MIGRATION_NAMES,
+        PG_MIGRATION_NAMES,
       );
 
       const { store: second } = await openTestStore({ schema, poolSize: 2 });
@@ -337,7 +344,7 @@ describe('migrations on PostgreSQL', () => {
         }
         assert.deepEqual(
           (await pgMigrationRows(schema)).map((r) => r.name),
-          MIGRATION_NAMES,
+          PG_MIGRATION_NAMES,
         );
       } finally {
         await dropTestSchema(schema);

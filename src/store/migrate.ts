@@ -5,7 +5,8 @@ import type BetterSqlite3 from 'better-sqlite3';
 /**
  * Plain-SQL migrations shared by SQLite and PostgreSQL: every `NNNN_name.sql` file in ./migrations, applied in
  * name order, each once, inside one transaction per start-up. Runs on the raw driver because both drivers
- * execute a multi-statement script natively there.
+ * execute a multi-statement script natively there. A `NNNN_name.postgres.sql` file is PostgreSQL's alone, for
+ * what SQLite has no counterpart of (0012: the change notifications; SQLite's caches read `PRAGMA data_version`).
  */
 export interface MigrationTarget {
   readonly kind: 'sqlite' | 'postgres';
@@ -20,16 +21,21 @@ const CREATE_LEDGER =
 const recordSql = (name: string) =>
   `INSERT INTO patron_migrations (name, applied_at) VALUES ('${name}', ${Date.now()})`;
 
-export function listMigrations(dir: string = MIGRATIONS_DIR): { name: string; sql: string }[] {
+export function listMigrations(
+  kind: 'sqlite' | 'postgres',
+  dir: string = MIGRATIONS_DIR,
+): { name: string; sql: string }[] {
   return fs
     .readdirSync(dir)
-    .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
+    .filter(
+      (f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f) || (kind === 'postgres' && /^\d{4}_[a-z0-9_]+\.postgres\.sql$/.test(f)),
+    )
     .sort()
-    .map((f) => ({ name: f.replace(/\.sql$/, ''), sql: fs.readFileSync(`${dir}/${f}`, 'utf8') }));
+    .map((f) => ({ name: f.replace(/(\.postgres)?\.sql$/, ''), sql: fs.readFileSync(`${dir}/${f}`, 'utf8') }));
 }
 
 export async function runMigrations(target: MigrationTarget): Promise<string[]> {
-  const migrations = listMigrations();
+  const migrations = listMigrations(target.kind);
   const applied: string[] = [];
   await target.transaction(async () => {
     await target.exec(CREATE_LEDGER);
@@ -50,7 +56,7 @@ export async function runMigrations(target: MigrationTarget): Promise<string[]> 
  * IMMEDIATE takes the write lock up front, so separate processes starting together apply them in turn.
  */
 export function runMigrationsSync(sqlite: BetterSqlite3.Database): string[] {
-  const migrations = listMigrations();
+  const migrations = listMigrations('sqlite');
   return sqlite
     .transaction(() => {
       sqlite.exec(CREATE_LEDGER);

@@ -1,7 +1,9 @@
 import { sql } from 'kysely';
 import type pg from 'pg';
+import { CHANGE_POLL_MS } from '../cache/cachePolicy.js';
 import { type AccountRepository, createAccountRepository } from './accountRepository.js';
 import { type ChainCursorRepository, createChainCursorRepository } from './chainCursorRepository.js';
+import { startChangeFeed } from './changeFeed.js';
 import { createDappRepository, type DappRepository } from './dappRepository.js';
 import { type DatabaseHandle, type DatabaseKind, type OpenDatabaseOptions, openDatabase } from './database.js';
 import { createPolicyRepository, type PolicyRepository } from './policyRepository.js';
@@ -24,11 +26,12 @@ export interface Store {
   /** How far the settlement follower has read each chain's EntryPoint logs (src/settlement/). */
   readonly chainCursors: ChainCursorRepository;
   /**
-   * SQLite in a file only: a number that moves whenever another connection (the CLI, another process)
-   * committed, read from `PRAGMA data_version` (its own commits leave it alone); the caches use it to see
-   * outside changes.
+   * A number that moves whenever another process may have changed what the caches hold, read by the caches to see
+   * outside changes: SQLite in a file, `PRAGMA data_version` (it moves on another connection's commit; its own
+   * leave it alone); PostgreSQL, the change feed's count of `patron_changes` notifications (changeFeed.ts).
+   * Undefined for an in-memory database (no other connection).
    */
-  readonly externalChanges: (() => number) | undefined;
+  readonly externalChanges: ExternalChanges | undefined;
   /** PostgreSQL only: the pool, for the rate limiter's shared counts (table rate_limits). */
   readonly pgPool: pg.Pool | undefined;
   /** Resolves when the database answers a trivial query (used by /readyz). */
@@ -36,14 +39,25 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/** How a cache learns of other processes' writes; `pollMs`: read it at most this often (0: on every lookup). */
+export interface ExternalChanges {
+  readonly generation: () => number;
+  readonly pollMs: number;
+}
+
 export function createStore(handle: DatabaseHandle): Store {
   const { db } = handle;
   // An in-memory database has no other connection to tell about (tests share one store as "two processes").
   const sqlite = handle.sqlite?.memory === false ? handle.sqlite : undefined;
   const dataVersion = sqlite?.prepare<[], number>('PRAGMA data_version').pluck();
+  const feed = handle.pgPool === undefined ? undefined : startChangeFeed(handle.pgPool);
+  const externalChanges: ExternalChanges | undefined =
+    feed !== undefined
+      ? { generation: feed.generation, pollMs: 0 }
+      : dataVersion && { generation: () => dataVersion.get() ?? 0, pollMs: CHANGE_POLL_MS };
   return {
     kind: handle.kind,
-    externalChanges: dataVersion && (() => dataVersion.get() ?? 0),
+    externalChanges,
     accounts: createAccountRepository(db),
     dapps: createDappRepository(db, handle.sqlite),
     webhooks: createWebhookRepository(db, handle.sqlite),
@@ -56,7 +70,10 @@ export function createStore(handle: DatabaseHandle): Store {
     async ping() {
       await sql`SELECT 1`.execute(db);
     },
-    close: () => handle.close(),
+    async close() {
+      await feed?.close();
+      await handle.close();
+    },
   };
 }
 
