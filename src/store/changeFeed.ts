@@ -1,9 +1,10 @@
-import type pg from 'pg';
+import pg from 'pg';
 
 /**
  * PostgreSQL's word that another process changed what the caches hold (src/cache/cachePolicy.ts): migration 0012
  * has every committed write to accounts, auth_tokens (created, revoked), dapps, webhooks and policies notify channel
- * `patron_changes`, and this process LISTENs on one connection kept out of the pool. `generation()` moves with
+ * `patron_changes`, and this process LISTENs on a connection of its own (the pool's settings, not one of its
+ * connections: a pool of one would otherwise have none left to query with). `generation()` moves with
  * every notification, so a cache entry loaded before one is a miss: a revoked token or a rotated key is refused by
  * every instance within a notification's latency (milliseconds), the CLI's writes included.
  *
@@ -23,14 +24,14 @@ export function startChangeFeed(pool: pg.Pool, onError: (err: unknown) => void =
   let counter = 0;
   let listening = false;
   let closed = false;
-  let client: pg.PoolClient | undefined;
+  let client: pg.Client | undefined;
   let retry: NodeJS.Timeout | undefined;
 
-  const lost = (c: pg.PoolClient, err?: unknown) => {
+  const lost = (c: pg.Client, err?: unknown) => {
     if (client !== c) return;
     listening = false;
     client = undefined;
-    c.release(true);
+    c.end().catch(() => {});
     if (err !== undefined) onError(err);
     if (!closed) {
       retry = setTimeout(connect, RECONNECT_MS);
@@ -41,24 +42,26 @@ export function startChangeFeed(pool: pg.Pool, onError: (err: unknown) => void =
   async function connect(): Promise<void> {
     retry = undefined;
     if (closed) return;
-    let c: pg.PoolClient;
+    const c = new pg.Client(pool.options);
+    // Before connect: a failure while connecting must not go unhandled.
+    c.on('error', (err) => lost(c, err));
     try {
-      c = await pool.connect();
+      await c.connect();
     } catch (err) {
+      c.end().catch(() => {});
       onError(err);
       retry = setTimeout(connect, RECONNECT_MS);
       retry.unref();
       return;
     }
     if (closed) {
-      c.release(true);
+      await c.end().catch(() => {});
       return;
     }
     client = c;
     c.on('notification', () => {
       counter++;
     });
-    c.on('error', (err) => lost(c, err));
     c.on('end', () => lost(c));
     try {
       await c.query(`LISTEN ${CHANGES_CHANNEL}`);
@@ -79,7 +82,7 @@ export function startChangeFeed(pool: pg.Pool, onError: (err: unknown) => void =
       const c = client;
       client = undefined;
       listening = false;
-      c?.release(true);
+      await c?.end().catch(() => {});
     },
   };
 }

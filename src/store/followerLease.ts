@@ -1,11 +1,11 @@
-import type pg from 'pg';
+import pg from 'pg';
 
 /**
  * Which process follows a chain's settlement when several serve one database (src/settlement/README.md,
  * "Several processes"): every process may leave settlement on, and exactly one at a time holds each chain's
  * lease and follows it; the others stand by and take the lease within one poll once its holder is gone.
  *
- * On PostgreSQL the lease is a session-level advisory lock held on one connection kept out of the pool: the
+ * On PostgreSQL the lease is a session-level advisory lock held on a connection of its own (the pool's settings): the
  * server releases it the moment that session ends (the process exits, is killed, or loses its connection), so a
  * dead follower never holds a chain. The key is scoped by the schema, so databases shared by schemas (the tests)
  * do not contend. SQLite is one service process per file (README, "Storage"): it always holds.
@@ -26,7 +26,7 @@ export const alwaysHeld: FollowerLease = {
 };
 
 interface Session {
-  readonly client: pg.PoolClient;
+  readonly client: pg.Client;
   readonly held: Set<string>;
   broken: boolean;
 }
@@ -38,18 +38,25 @@ export function createFollowerLease(handle: { readonly pgPool: pg.Pool | undefin
   let closed = false;
 
   const open = async (): Promise<Session> => {
-    const client = await pool.connect();
+    // A connection of its own with the pool's settings, not one of the pool's (a pool of one would have none left).
+    const client = new pg.Client(pool.options);
     const s: Session = { client, held: new Set(), broken: false };
     // A session that errors has lost its locks with it (the server ends them with the connection).
     client.on('error', () => {
       s.broken = true;
     });
+    try {
+      await client.connect();
+    } catch (err) {
+      client.end().catch(() => {});
+      throw err;
+    }
     return s;
   };
   const current = async (): Promise<Session> => {
     const s = session === undefined ? undefined : await session.catch(() => undefined);
     if (s !== undefined && !s.broken) return s;
-    if (s !== undefined) s.client.release(true);
+    if (s !== undefined) s.client.end().catch(() => {});
     session = open();
     session.catch(() => {
       session = undefined;
@@ -83,8 +90,8 @@ export function createFollowerLease(handle: { readonly pgPool: pg.Pool | undefin
       closed = true;
       const s = session === undefined ? undefined : await session.catch(() => undefined);
       session = undefined;
-      // Destroyed, not returned to the pool: the session's locks end with it.
-      s?.client.release(true);
+      // The session's locks end with it.
+      await s?.client.end().catch(() => {});
     },
   };
 }
