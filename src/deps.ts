@@ -37,7 +37,6 @@ import { createRequestLogRecorder, type RequestLogRecorder } from './requestLog/
 import type { OnCall } from './rpc/callReport.js';
 import { type Settlement, settlementOff, startSettlement } from './settlement/settlementService.js';
 import type { SolvencyGuard } from './solvency/solvencyGuard.js';
-import { createFollowerLease } from './store/followerLease.js';
 import { openStore, type Store } from './store/store.js';
 import { devChainTokenSettings } from './tokens/devChainTokens.js';
 import { type ChainTokenSettings, createTokenCatalog, type TokenCatalog } from './tokens/tokenCatalog.js';
@@ -273,6 +272,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     // The guard is built with the observers below; a request only arrives once everything is.
     assertCanSign: (chain) => observability.solvency.assertCanSign(chain),
     admitSignature: (op) => observability.solvency.admitSignature(op),
+    ensureHeadroom: (op) => observability.solvency.ensureHeadroom(op),
     checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
     chainReads,
   });
@@ -285,6 +285,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     fees,
     assertCanSign: (chain) => observability.solvency.assertCanSign(chain),
     admitSignature: (op) => observability.solvency.admitSignature(op),
+    ensureHeadroom: (op) => observability.solvency.ensureHeadroom(op),
     assertStaked: (chain) => assertTokenModeStaked(chain, observability.solvency.staked(chain)),
     policies: policyGate,
     checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
@@ -312,6 +313,8 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
   const observability = createObservability({
     config,
     chains: chains.list(),
+    // On PostgreSQL several instances may sign: each within its share of the deposit.
+    solvencyClaims: store.solvencyClaims,
     logger,
     resolve,
     now,
@@ -367,7 +370,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
         logger,
         now,
         // Several processes on one PostgreSQL: exactly one follows each chain (store/followerLease.ts).
-        lease: createFollowerLease({ pgPool: store.pgPool }),
+        lease: store.followerLease,
       })
     : settlementOff;
   // A first start sets each chain's cursor before anything is signed; an RPC that does not answer must not hold

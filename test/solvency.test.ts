@@ -11,6 +11,7 @@ import { issuedSignature } from '../src/paymaster/requestFacts.js';
 import { toRpcError } from '../src/rpc/rpcErrors.js';
 import { createAlertSender } from '../src/solvency/alertWebhook.js';
 import { startSolvencyGuard } from '../src/solvency/solvencyGuard.js';
+import type { SolvencyClaims } from '../src/store/solvencyClaims.js';
 import { generateSigningSecret } from '../src/webhooks/standardWebhooks.js';
 import {
   fixtureChainRuntime,
@@ -167,6 +168,68 @@ describe('solvency guard with given amounts', () => {
     floorWei,
     floorWeiByChain: new Map(),
     alert: undefined,
+  });
+
+  test('instances sharing one deposit by claims: a concurrent burst through two guards stops at deposit ÷ margin', async () => {
+    // The claims' rule as store/solvencyClaims.ts applies it in one PostgreSQL transaction, in memory here (the real
+    // one runs in test/solvency.instances.process.test.ts): grant what the others' live claims leave, never less
+    // than what the instance already promised.
+    const rows = new Map<string, { wei: bigint; expiresAt: number }>();
+    const claimsOf = (instance: string): SolvencyClaims => ({
+      async claim(a) {
+        await new Promise((r) => setImmediate(r));
+        let others = 0n;
+        for (const [k, v] of rows)
+          if (k.startsWith(`${a.key}|`) && k !== `${a.key}|${instance}` && v.expiresAt > a.nowSeconds) others += v.wei;
+        const left = a.limitWei - others;
+        const room = left < a.wantWei ? left : a.wantWei;
+        const granted = room > a.atLeastWei ? room : a.atLeastWei;
+        rows.set(`${a.key}|${instance}`, { wei: granted, expiresAt: a.expiresAt });
+        return granted;
+      },
+    });
+    const now = 1_800_000_000_000;
+    const guards = ['a', 'b'].map((instance) =>
+      startSolvencyGuard({
+        chains: [{ chainId: 1, paymaster: entryPoint, readDeposit: async () => parseEther('1') }],
+        settings: settings(0n),
+        enforce: true,
+        alert: undefined,
+        logger: silent,
+        now: () => now,
+        claims: claimsOf(instance),
+        claimWindowSeconds: 3700,
+      }),
+    );
+    try {
+      await Promise.all(guards.map((g) => g.checkNow()));
+      const worst = parseEther('0.05');
+      const validUntil = now / 1000 + 600;
+      const outcomes = await Promise.all(
+        Array.from({ length: 40 }, async (_, i) => {
+          const guard = guards[i % 2];
+          assert.ok(guard);
+          const op = signed(BigInt(1000 + i), worst, validUntil);
+          await guard.ensureHeadroom(op);
+          try {
+            guard.admitSignature(op);
+            return true;
+          } catch (e) {
+            assert.ok(e instanceof PaymasterInsolventError);
+            return false;
+          }
+        }),
+      );
+      const promised = BigInt(outcomes.filter(Boolean).length) * worst;
+      const limit = (parseEther('1') * 10_000n) / 15_000n;
+      assert.ok(promised <= limit, `promised ${promised} above ${limit}`);
+      assert.ok(promised + 2n * worst > limit, `only ${promised} of ${limit}`);
+      // Without claims each guard alone would have let 13 through: 26, twice the limit.
+      const claimed = [...rows.values()].reduce((sum, r) => sum + r.wei, 0n);
+      assert.ok(claimed <= limit, 'the claims never sum above the limit');
+    } finally {
+      await Promise.all(guards.map((g) => g.close()));
+    }
   });
 
   test('liabilities × margin: signatures count until included or expired', async () => {

@@ -7,6 +7,7 @@ import type { OnCall } from '../rpc/callReport.js';
 import { createAlertSender } from '../solvency/alertWebhook.js';
 import type { ChainHead } from '../solvency/liabilityTracker.js';
 import { type SolvencyGuard, startSolvencyGuard } from '../solvency/solvencyGuard.js';
+import type { SolvencyClaims } from '../store/solvencyClaims.js';
 import type { HostResolver } from '../webhooks/webhookUrlPolicy.js';
 import { clusterWorkerMetrics } from './clusterMetrics.js';
 import { metricsOnCall } from './metricsOnCall.js';
@@ -28,7 +29,7 @@ export interface Observability {
 }
 
 export interface ObservabilityDeps {
-  readonly config: Pick<Config, 'metrics' | 'solvency' | 'allowPrivateWebhookUrls' | 'workers'>;
+  readonly config: Pick<Config, 'metrics' | 'solvency' | 'allowPrivateWebhookUrls' | 'workers' | 'paymaster'>;
   readonly chains: readonly ChainRuntime[];
   readonly logger: {
     info(obj: object, msg: string): void;
@@ -43,6 +44,8 @@ export interface ObservabilityDeps {
   readonly priceAgeSeconds?: (chainId: number) => number | undefined;
   /** The chain's latest block as the service already reads it (the fee oracle), for the guard's expiry. */
   readonly chainHead?: (chain: ChainRuntime) => Promise<ChainHead | undefined>;
+  /** Several instances on one PostgreSQL: their shares of each deposit (store/solvencyClaims.ts). */
+  readonly solvencyClaims?: SolvencyClaims | undefined;
 }
 
 export function createObservability(deps: ObservabilityDeps): Observability {
@@ -75,6 +78,9 @@ export function createObservability(deps: ObservabilityDeps): Observability {
     })),
     settings: config.solvency,
     enforce: config.solvency.enabled,
+    claims: deps.solvencyClaims,
+    // A claim outlives every window signed under it: the longest window and a minute of clock skew.
+    claimWindowSeconds: config.paymaster.sponsorship.maxExpirySeconds + 60,
     alert:
       alert === undefined
         ? undefined

@@ -28,8 +28,8 @@ import { chainWindowOf } from './validityWindows.js';
  * - the gas rule: the caller's limits, or Patron's estimate (`callerLimits`, one rule, one message);
  * - the op's gas bounds on its EntryPoint version (`gasBoundsOf`);
  * - the signing tail (`issueSignature`): sign → (a finalize's prefix held) → the issued signature keyed by its
- *   userOpHash, or by its op key when it binds caps → its reservation, if the mode reserves → the solvency guard's
- *   record → the request's facts.
+ *   userOpHash, or by its op key when it binds caps → its reservation, if the mode reserves → the instance's claim on
+ *   the deposit, where instances share it → the solvency guard's record → the request's facts.
  */
 
 /**
@@ -103,6 +103,8 @@ export interface SigningTailDeps {
   readonly keccak: Keccak;
   /** The solvency guard's check and record of a signature being issued, in one synchronous step. */
   readonly admitSignature: (op: IssuedSignature) => void;
+  /** Where instances share the deposit: this instance's claim made to cover the op first (solvencyGuard.ts). */
+  readonly ensureHeadroom?: ((op: IssuedSignature) => Promise<void>) | undefined;
 }
 
 /** The signing tail both modes end with (see the file's comment); returns the signed paymaster fields. */
@@ -131,6 +133,8 @@ export async function issueSignature(deps: SigningTailDeps, args: IssueArgs): Pr
   });
   // A denial of the reservation discards the signature unseen.
   const decision = args.reserve === undefined ? undefined : await args.reserve(issued);
+  // Where instances share the deposit, this one's claim is made to cover the op, right before the guard's check.
+  if (deps.ensureHeadroom !== undefined) await deps.ensureHeadroom(issued);
   // After the last await: the guard's check and its record of this signature are one step.
   deps.admitSignature(issued);
   if (args.report !== undefined) {

@@ -44,8 +44,9 @@ export interface SettlementDeps {
   readonly now: () => number;
   readonly onIncluded?: SettlementFollowerDeps['onIncluded'];
   /**
-   * Which process follows each chain when several serve one database (store/followerLease.ts); a fresh chain (the
-   * embedded one, this process's own) is never leased. Default: this process follows every chain.
+   * Which process follows each chain when several serve one database (store/followerLease.ts, owned and closed by
+   * the store); a fresh chain (the embedded one, this process's own) is never leased. Default: this process follows
+   * every chain.
    */
   readonly lease?: FollowerLease;
 }
@@ -121,7 +122,6 @@ export function startSettlement(deps: SettlementDeps): Settlement {
     async close() {
       stopped = true;
       await Promise.all(loops.map((l) => l.stop()));
-      await lease.close();
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { Address } from 'viem';
 import type { SolvencySettings } from '../config/solvencySettings.js';
 import { PaymasterInsolventError } from '../errors/PatronError.js';
+import type { SolvencyClaims } from '../store/solvencyClaims.js';
 import type { AlertSender } from './alertWebhook.js';
 import { type ChainHead, createLiabilityTracker, type SignedOp } from './liabilityTracker.js';
 import { type PaymasterKey, paymasterKey } from './paymasterKey.js';
@@ -61,6 +62,12 @@ export interface SolvencyGuard {
    * 3 were covered).
    */
   admitSignature(op: SignedOp): void;
+  /**
+   * Several instances on one PostgreSQL (`claims`): makes sure this instance's claim on the deposit covers its
+   * liabilities with this op and outlives its window, claiming more if the others leave room; `admitSignature` then
+   * refuses an op its claim does not cover. Nothing to do for a single instance.
+   */
+  ensureHeadroom(op: SignedOp): Promise<void>;
   /** The paymaster's stake as last read (undefined until read, or for a paymaster the guard does not follow). */
   staked(paymaster: { readonly chainId: number; readonly paymaster: Address }): boolean | undefined;
   /** Per paymaster, for the dashboard and /metrics. */
@@ -93,7 +100,20 @@ export interface SolvencyGuardDeps {
   readonly now: () => number;
   /** Per-read budget. */
   readonly readTimeoutMs?: number;
+  /**
+   * Several instances on one PostgreSQL: the shares of each deposit (store/solvencyClaims.ts), so that the instances
+   * together never promise more than the deposit covers. Undefined: this process is the only one that signs.
+   */
+  readonly claims?: SolvencyClaims | undefined;
+  /**
+   * The longest a signature can stay includable after it is issued (the longest window Patron signs, plus skew):
+   * a claim is renewed to outlive by this every signature made under it.
+   */
+  readonly claimWindowSeconds?: number;
 }
+
+/** A claim asks for this share of what the deposit covers beyond what it needs now, so a burst claims once. */
+const CLAIM_CHUNK_DIVISOR = 8n;
 
 /** The chain's head within `timeoutMs`, or undefined (the last one stands). */
 async function readHead(chain: SolvencyChain, timeoutMs: number): Promise<ChainHead | undefined> {
@@ -123,6 +143,12 @@ interface ChainState {
   signing: boolean;
   readFailing: boolean;
   head: ChainHead | undefined;
+  /** With claims: this instance's share of the deposit, and until when (unix seconds) it holds. */
+  claimedWei: bigint;
+  claimExpiresAt: number;
+  claiming: Promise<void> | undefined;
+  /** With claims: the worst cases of ops between ensureHeadroom and admitSignature. */
+  waitingWei: bigint;
 }
 
 export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
@@ -143,6 +169,10 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
         signing: true,
         readFailing: false,
         head: undefined,
+        claimedWei: 0n,
+        claimExpiresAt: 0,
+        claiming: undefined,
+        waitingWei: 0n,
       },
     ]),
   );
@@ -247,7 +277,19 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
       clearTimeout(stakeTimer);
     }
     s.head = (await readHead(s.chain, timeoutMs)) ?? s.head;
-    evaluate(s, liabilities.total(paymasterKey(s.chain), s.head));
+    const key = paymasterKey(s.chain);
+    const total = liabilities.total(key, s.head);
+    evaluate(s, total);
+    // With claims: renew the claim's life while the instance promises anything, and give back what it no longer
+    // needs (down to its liabilities and a chunk); a failure keeps the claim as it is (it only ever errs high).
+    if (deps.claims !== undefined && (s.claimedWei > 0n || total > 0n)) {
+      s.claiming ??= claimFor(s, key, total)
+        .catch((err: unknown) => logger.warn({ err, chainId: s.chain.chainId }, 'solvency: could not renew the claim'))
+        .finally(() => {
+          s.claiming = undefined;
+        });
+      await s.claiming;
+    }
   }
 
   let running: Promise<readonly ChainSolvency[]> | undefined;
@@ -275,6 +317,47 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
     });
   };
 
+  /** What the whole deposit covers: deposit / margin, 0 below the floor; undefined before the first read. */
+  const limitOf = (s: ChainState): bigint | undefined => {
+    if (s.depositWei === undefined) return undefined;
+    if (s.depositWei < s.floorWei) return 0n;
+    return (s.depositWei * 10_000n) / settings.marginBps;
+  };
+  const claimWindow = deps.claimWindowSeconds ?? 3600;
+  // Renewed by every check; the life covers two checks on top of the window, so one late check changes nothing.
+  const claimLife = claimWindow + Math.ceil((2 * settings.intervalMs) / 1000);
+  /** Claims `need` plus a chunk (or what is left), renewing the claim's life. */
+  const claimFor = async (s: ChainState, key: PaymasterKey, need: bigint): Promise<void> => {
+    const limit = limitOf(s);
+    if (deps.claims === undefined || limit === undefined) return;
+    const nowSeconds = Math.floor(deps.now() / 1000);
+    const expiresAt = nowSeconds + claimLife;
+    s.claimedWei = await deps.claims.claim({
+      key,
+      wantWei: need + limit / CLAIM_CHUNK_DIVISOR,
+      atLeastWei: liabilities.current(key),
+      limitWei: limit,
+      expiresAt,
+      nowSeconds,
+    });
+    s.claimExpiresAt = expiresAt;
+  };
+  const waiting = new WeakSet<SignedOp>();
+  const unwait = (s: ChainState, op: SignedOp): void => {
+    if (!waiting.delete(op)) return;
+    s.waitingWei -= op.worstCaseWei;
+  };
+  /**
+   * Whether this instance's claim covers `liabilitiesWei` and outlives a signature issued now (always, without
+   * claims). In the server's time: a window in the chain's time (validityWindows.ts) is no longer than the longest
+   * window, whatever the chain's clock says.
+   */
+  const claimCovers = (s: ChainState, liabilitiesWei: bigint): boolean =>
+    deps.claims === undefined ||
+    !deps.enforce ||
+    s.depositWei === undefined ||
+    (liabilitiesWei <= s.claimedWei && Math.floor(deps.now() / 1000) + claimWindow <= s.claimExpiresAt);
+
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const loop = () => {
@@ -296,8 +379,47 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
     },
     admitSignature(op) {
       const key = paymasterKey(op);
-      assertCovered(key, liabilities.current(key) + op.worstCaseWei);
+      const s = states.get(key);
+      if (s !== undefined) unwait(s, op);
+      const after = liabilities.current(key) + op.worstCaseWei;
+      assertCovered(key, after);
+      if (s !== undefined && !claimCovers(s, after)) {
+        // The other instances' claims hold the rest of what the deposit covers: counted at their claims.
+        const limit = limitOf(s) ?? 0n;
+        const others = limit > s.claimedWei ? limit - s.claimedWei : 0n;
+        throw new PaymasterInsolventError({
+          chainId: s.chain.chainId,
+          depositWei: s.depositWei ?? 0n,
+          liabilitiesWei: others + after,
+          floorWei: s.floorWei,
+          marginBps: settings.marginBps,
+        });
+      }
       liabilities.record(op);
+    },
+    async ensureHeadroom(op) {
+      const key = paymasterKey(op);
+      const s = states.get(key);
+      if (s === undefined || deps.claims === undefined) return;
+      // Counted as wanted until admitted (admitSignature), so that a burst claims for all of it at once.
+      s.waitingWei += op.worstCaseWei;
+      waiting.add(op);
+      try {
+        for (;;) {
+          // Covered once the claim holds everything waiting with it (which of them is admitted first is not known).
+          if (claimCovers(s, liabilities.current(key) + s.waitingWei)) return;
+          const before = { wei: s.claimedWei, until: s.claimExpiresAt };
+          s.claiming ??= claimFor(s, key, liabilities.current(key) + s.waitingWei).finally(() => {
+            s.claiming = undefined;
+          });
+          await s.claiming;
+          // No more room: admitSignature refuses the op.
+          if (s.claimedWei <= before.wei && s.claimExpiresAt <= before.until) return;
+        }
+      } catch (err) {
+        unwait(s, op);
+        throw err;
+      }
     },
     staked: (paymaster) => states.get(paymasterKey(paymaster))?.staked,
     state: () => [...states.values()].map(view),

@@ -6,9 +6,11 @@ import { type ChainCursorRepository, createChainCursorRepository } from './chain
 import { startChangeFeed } from './changeFeed.js';
 import { createDappRepository, type DappRepository } from './dappRepository.js';
 import { type DatabaseHandle, type DatabaseKind, type OpenDatabaseOptions, openDatabase } from './database.js';
+import { createFollowerLease, type FollowerLease } from './followerLease.js';
 import { createPolicyRepository, type PolicyRepository } from './policyRepository.js';
 import { createRequestLogRepository, type RequestLogRepository } from './requestLogRepository.js';
 import { createSessionRepository, type SessionRepository } from './sessionRepository.js';
+import { createSolvencyClaims, type SolvencyClaims } from './solvencyClaims.js';
 import { createSpendLedgerRepository, type SpendLedgerRepository } from './spendLedgerRepository.js';
 import { type UserOpSettlement, withUserOpSettlement } from './userOpSettlement.js';
 import { createWebhookRepository, type WebhookRepository } from './webhookRepository.js';
@@ -32,6 +34,10 @@ export interface Store {
    * Undefined for an in-memory database (no other connection).
    */
   readonly externalChanges: ExternalChanges | undefined;
+  /** Which process follows each chain's settlement (always this one on SQLite); closed with the store. */
+  readonly followerLease: FollowerLease;
+  /** PostgreSQL only: the instances' shares of each paymaster deposit (the solvency guard's claims). */
+  readonly solvencyClaims: SolvencyClaims | undefined;
   /** PostgreSQL only: the pool, for the rate limiter's shared counts (table rate_limits). */
   readonly pgPool: pg.Pool | undefined;
   /** Resolves when the database answers a trivial query (used by /readyz). */
@@ -51,6 +57,7 @@ export function createStore(handle: DatabaseHandle): Store {
   const sqlite = handle.sqlite?.memory === false ? handle.sqlite : undefined;
   const dataVersion = sqlite?.prepare<[], number>('PRAGMA data_version').pluck();
   const feed = handle.pgPool === undefined ? undefined : startChangeFeed(handle.pgPool);
+  const followerLease = createFollowerLease({ pgPool: handle.pgPool });
   const externalChanges: ExternalChanges | undefined =
     feed !== undefined
       ? { generation: feed.generation, pollMs: 0 }
@@ -67,11 +74,14 @@ export function createStore(handle: DatabaseHandle): Store {
     spendLedger: withUserOpSettlement(db, handle.kind, createSpendLedgerRepository(db, handle.kind, handle.sqlite)),
     chainCursors: createChainCursorRepository(db),
     pgPool: handle.pgPool,
+    followerLease,
+    solvencyClaims: handle.pgPool === undefined ? undefined : createSolvencyClaims(handle.pgPool),
     async ping() {
       await sql`SELECT 1`.execute(db);
     },
     async close() {
       await feed?.close();
+      await followerLease.close();
       await handle.close();
     },
   };

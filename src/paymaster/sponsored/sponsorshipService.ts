@@ -52,6 +52,8 @@ export interface SponsorshipDeps {
   readonly assertCanSign: (chain: ChainRuntime) => void;
   /** The guard's check and record of a signature being issued, in one synchronous step (throws when held). */
   readonly admitSignature: (op: IssuedSignature) => void;
+  /** The guard's claim on the deposit covering this op, where several instances share it (before the reservation). */
+  readonly ensureHeadroom?: ((op: IssuedSignature) => Promise<void>) | undefined;
   /** The dApp's sponsorship policies: the rules before the webhook, the caps reserved at signing. */
   readonly policies: PolicyGate;
   /** Spec §6: the dApp's webhooks decide; see webhooks/webhookCheck.ts. */
@@ -100,6 +102,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     sign: (digest: Uint8Array) => deps.signer.sign(digest),
     keccak: deps.crypto,
     admitSignature: deps.admitSignature,
+    ensureHeadroom: deps.ensureHeadroom,
   };
   const sizingFields = createSizingFields(SPONSORED);
   /** undefined at once for an op that deploys its account (most): senderFacts.ts. */

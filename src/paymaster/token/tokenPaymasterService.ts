@@ -70,6 +70,8 @@ export interface TokenPaymasterDeps extends GuaranteeDeps {
   readonly assertCanSign: (chain: ChainRuntime) => void;
   /** The guard's check and record of a signature being issued, in one synchronous step (throws when held). */
   readonly admitSignature: (op: IssuedSignature) => void;
+  /** The guard's claim on the deposit covering this op, where several instances share it (before the reservation). */
+  readonly ensureHeadroom?: ((op: IssuedSignature) => Promise<void>) | undefined;
   /**
    * Throws when the chain's paymaster is known not to be staked (ERC-7562: the token mode writes token storage in
    * validation and returns a context, which bundlers accept from a staked paymaster only); from the last stake read,
@@ -145,7 +147,12 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
   const window = (expiryDuration: number | undefined, chainSeconds?: number) =>
     validityWindow({ policy: deps.policy, nowMs: deps.now(), chainSeconds, expiryDuration });
   const sign = (digest: Uint8Array) => deps.signer.sign(digest);
-  const tail = { sign, keccak: deps.crypto, admitSignature: deps.admitSignature };
+  const tail = {
+    sign,
+    keccak: deps.crypto,
+    admitSignature: deps.admitSignature,
+    ensureHeadroom: deps.ensureHeadroom,
+  };
   /** The sender's EIP-7702 delegate and code hash, checked (undefined at once for a deployment): senderFacts.ts. */
   const senderOf = senderFactsResolver({ allowed: deps.policy.eip7702Delegates, reads: deps.chainReads });
 

@@ -1,0 +1,168 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { type Address, parseEther } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { patronPaymasterAbi } from '../src/chain/artifacts.js';
+import { waitForSuccess } from '../src/chain/devClient.js';
+import { deployPatronPaymaster } from '../src/chain/embeddedChain.js';
+import { worstCaseCostV06 } from '../src/paymaster/entryPoints/v06/prefundV06.js';
+import { type ChainHttpServer, serveChainOverHttp } from './helpers/chainHttpServer.js';
+import { buildDeployingOp, KEYS, type PatronFixture, startPatronFixture } from './helpers/patronPaymasterV06.js';
+import { biconomyWireOp } from './helpers/rpcFixture.js';
+import {
+  createTenant,
+  createTestContext,
+  TEST_DATABASE_URL,
+  TEST_MASTER_KEY,
+  TEST_RATE_LIMITS,
+  type Tenant,
+  type TestContext,
+} from './helpers/testContext.js';
+
+/**
+ * Issue 21, "N instances are one paymaster", solvency: two real service processes on one PostgreSQL schema sign for
+ * one paymaster whose deposit is 0.09 ETH, margin 1.5: together they may promise 0.06 ETH of worst cases. A burst
+ * of 40 ops (20 to each, at once, ~0.0039 ETH each) must stop at that shared limit: before, each instance counted
+ * only its own signatures against the whole deposit, so two promised up to twice what one may (the issue measured
+ * 1.26× the deposit). Each instance signs within its claim on the deposit (store/solvencyClaims.ts).
+ */
+const skip = TEST_DATABASE_URL === undefined && 'needs PATRON_TEST_DATABASE_URL';
+const DEPOSIT = parseEther('0.09');
+const MARGIN_BPS = 15_000n;
+let fx: PatronFixture;
+let chainServer: ChainHttpServer;
+let ctx: TestContext;
+let tenant: Tenant;
+let paymaster: Address;
+const children: { child: ChildProcess; out: string }[] = [];
+let dataDir: string;
+
+before(async () => {
+  if (skip !== false) return;
+  fx = await startPatronFixture();
+  paymaster = await deployPatronPaymaster({
+    client: fx.client,
+    entryPoint: fx.entryPoint,
+    owner: fx.client.account.address,
+    verifyingSigner: privateKeyToAccount(KEYS.signer).address,
+  });
+  await waitForSuccess(
+    fx.client,
+    await fx.client.writeContract({
+      address: paymaster,
+      abi: patronPaymasterAbi,
+      functionName: 'deposit',
+      value: DEPOSIT,
+    }),
+    'deposit',
+  );
+  chainServer = await serveChainOverHttp(fx.chain);
+  ctx = await createTestContext();
+  tenant = await createTenant(ctx.deps);
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'patron-solvency-instances-'));
+});
+after(async () => {
+  if (skip !== false) return;
+  for (const { child } of children) {
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+  }
+  await ctx.close();
+  await chainServer.close();
+  await fx.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function startInstance(): Promise<string> {
+  const url = new URL(String(TEST_DATABASE_URL));
+  url.searchParams.set('options', `-c search_path=${ctx.schema}`);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: url.toString(),
+      PATRON_DEV_CHAIN: 'false',
+      PATRON_DATA_DIR: dataDir,
+      PATRON_MASTER_KEY: TEST_MASTER_KEY.toString('hex'),
+      PATRON_SIGNER_PRIVATE_KEY: KEYS.signer,
+      PATRON_SOLVENCY_MARGIN: '1.5',
+      PATRON_SOLVENCY_FLOOR_WEI: '0',
+      PATRON_SOLVENCY_INTERVAL_SECONDS: '1',
+      PATRON_RATE_LIMITS: TEST_RATE_LIMITS,
+      PATRON_SETTLEMENT: 'false',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      PATRON_CHAINS: JSON.stringify([
+        {
+          chainId: fx.chain.chainId,
+          rpcUrl: chainServer.url,
+          paymaster,
+          entryPoint: fx.entryPoint,
+          nativeUsd: { type: 'fixed', usd: '3000' },
+        },
+      ]),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const instance = { child, out: '' };
+  child.stdout?.on('data', (c: Buffer) => {
+    instance.out += c.toString();
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    instance.out += c.toString();
+  });
+  children.push(instance);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const base = /"baseUrl":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(instance.out)?.[1];
+    if (base !== undefined) return base;
+    assert.equal(child.exitCode, null, `the instance exited:\n${instance.out}`);
+    assert.ok(Date.now() < deadline, `the instance did not start:\n${instance.out}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+test('two instances on one deposit stop a burst at the shared limit, not at twice it', {
+  skip,
+  timeout: 180_000,
+}, async () => {
+  const [a, b] = await Promise.all([startInstance(), startInstance()]);
+  // Both guards have read the deposit (every second here).
+  await new Promise((r) => setTimeout(r, 2500));
+  const ops = await Promise.all(Array.from({ length: 40 }, (_, i) => buildDeployingOp(fx, 50_000n + BigInt(i))));
+  const worst = ops.map((op) => worstCaseCostV06(op, op.maxFeePerGas));
+  const answers = await Promise.all(
+    ops.map(async (op, i) => {
+      const base = i % 2 === 0 ? a : b;
+      const res = await fetch(`${base}/api/v1/${fx.chain.chainId}/${tenant.apiKey}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: i,
+          method: 'pm_sponsorUserOperation',
+          params: [biconomyWireOp(op), { mode: 'SPONSORED', calculateGasLimits: false }],
+        }),
+      });
+      return (await res.json()) as { result?: unknown; error?: { code: number; message: string } };
+    }),
+  );
+  const signed = answers.flatMap((r, i) => (r.result !== undefined ? [i] : []));
+  const refused = answers.filter((r) => r.error !== undefined);
+  for (const r of refused)
+    assert.match(r.error?.message ?? '', /below its live liabilities × margin/, JSON.stringify(r));
+  const promised = signed.reduce((sum, i) => sum + (worst[i] ?? 0n), 0n);
+  const limit = (DEPOSIT * 10_000n) / MARGIN_BPS;
+  const one = worst[0] ?? 1n;
+  process.stdout.write(
+    `# signed ${signed.length} of 40 (a ${signed.filter((i) => i % 2 === 0).length}, b ${signed.filter((i) => i % 2 === 1).length}); promised ${promised} wei against ${limit} (deposit ${DEPOSIT}, margin 1.5)\n`,
+  );
+  assert.ok(promised <= limit, `the two instances promised ${promised} wei, above the shared ${limit}`);
+  // Not refused for nothing: within one op per instance of the limit.
+  assert.ok(promised + 2n * one > limit, `only ${promised} of ${limit} wei promised`);
+});
