@@ -181,9 +181,9 @@ describe('solvency guard with given amounts', () => {
         let others = 0n;
         for (const [k, v] of rows)
           if (k.startsWith(`${a.key}|`) && k !== `${a.key}|${instance}` && v.expiresAt > a.nowSeconds) others += v.wei;
-        const left = a.limitWei - others;
-        const room = left < a.wantWei ? left : a.wantWei;
-        const granted = room > a.atLeastWei ? room : a.atLeastWei;
+        let granted = a.limitWei - others;
+        if (a.wantWei < granted) granted = a.wantWei;
+        if (a.atLeastWei > granted) granted = a.atLeastWei;
         rows.set(`${a.key}|${instance}`, { wei: granted, expiresAt: a.expiresAt });
         return granted;
       },
