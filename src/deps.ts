@@ -23,6 +23,7 @@ import { type CryptoBackend, selectCryptoBackend } from './crypto/cryptoBackend.
 import { createObservability } from './metrics/observability.js';
 import type { PatronMetrics } from './metrics/patronMetrics.js';
 import { type BoundsResolver, createBoundsResolver } from './paymaster/boundsResolver.js';
+import type { IssuedSignature } from './paymaster/requestFacts.js';
 import { createPaymasterSigner, loadSignerKey, type PaymasterSigner } from './paymaster/signer/paymasterSigner.js';
 import { createSponsorshipService, type SponsorshipService } from './paymaster/sponsored/sponsorshipService.js';
 import { createTokenPaymasterService, type TokenPaymasterService } from './paymaster/token/tokenPaymasterService.js';
@@ -262,6 +263,9 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     nativeUsdMicros,
     now,
   });
+  // Only where instances share the deposit (PostgreSQL): elsewhere the request path awaits nothing more.
+  const ensureHeadroom =
+    store.solvencyClaims === undefined ? undefined : (op: IssuedSignature) => observability.solvency.ensureHeadroom(op);
   const sponsorship = createSponsorshipService({
     signer,
     fees,
@@ -272,7 +276,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     // The guard is built with the observers below; a request only arrives once everything is.
     assertCanSign: (chain) => observability.solvency.assertCanSign(chain),
     admitSignature: (op) => observability.solvency.admitSignature(op),
-    ensureHeadroom: (op) => observability.solvency.ensureHeadroom(op),
+    ensureHeadroom,
     checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
     chainReads,
   });
@@ -285,7 +289,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     fees,
     assertCanSign: (chain) => observability.solvency.assertCanSign(chain),
     admitSignature: (op) => observability.solvency.admitSignature(op),
-    ensureHeadroom: (op) => observability.solvency.ensureHeadroom(op),
+    ensureHeadroom,
     assertStaked: (chain) => assertTokenModeStaked(chain, observability.solvency.staked(chain)),
     policies: policyGate,
     checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
