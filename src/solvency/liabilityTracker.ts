@@ -10,21 +10,20 @@ import { type PaymasterKey, paymasterKey } from './paymasterKey.js';
  * design (src/solvency/README.md): the ledger keeps worst cases only for ops under a wei cap, and every
  * signature, capped or not, is a liability.
  *
- * `record` runs on the request path, so it only appends; the userOpHash (a keccak over the op) is computed at
- * the next `total`, off the request path.
+ * `record` runs on the request path: O(1), one compact entry keyed by the op's userOpHash (computed once per op,
+ * shared with the request log through IssuedSignature's memo).
  */
 /** A signature as the paymaster services issue it (paymaster/requestFacts.ts). */
 export type SignedOp = IssuedSignature;
 
 export interface LiabilityTracker {
-  /** O(1): appends, and adds the worst case to its paymaster's running figure. */
+  /** O(1): keeps the op's compact entry, and adds its worst case to its paymaster's running figure. */
   record(op: SignedOp): void;
   /** The op was included: it no longer may be charged (its real cost is already off the deposit). */
   included(key: PaymasterKey, userOpHash: string): void;
   /**
-   * Hashes what was recorded since, drops the included and those the chain can no longer include (by `head`,
-   * the latest block the service read; without one, by the server's clock at the window's estimated end), and
-   * sums the paymaster's worst cases.
+   * Drops those the chain can no longer include (by `head`, the latest block the service read; without one, by the
+   * server's clock at the window's estimated end), and sums the paymaster's worst cases.
    */
   total(key: PaymasterKey, head?: ChainHead): bigint;
   /** The last `total` plus what was recorded since: O(1), for the per-request check. */
@@ -59,47 +58,39 @@ function closed(entry: Open, head: ChainHead | undefined, nowMs: number): boolea
 }
 
 export function createLiabilityTracker(deps: { readonly now: () => number }): LiabilityTracker {
-  let pending: SignedOp[] = [];
   const open = new Map<PaymasterKey, Map<string, Open>>();
-  const lastTotal = new Map<PaymasterKey, bigint>();
-  const pendingWei = new Map<PaymasterKey, bigint>();
+  /** Per paymaster: the last exact total plus what was recorded since (the per-request check's figure). */
+  const running = new Map<PaymasterKey, bigint>();
 
-  function flush(): void {
-    if (pending.length === 0) return;
-    const batch = pending;
-    pending = [];
-    pendingWei.clear();
-    for (const op of batch) {
+  return {
+    record(op) {
       const key = paymasterKey(op);
-      // Counted in the paymaster's running figure until its next exact total.
-      lastTotal.set(key, (lastTotal.get(key) ?? 0n) + op.worstCaseWei);
-      const hash: Hex = op.userOpHash();
-      const chain = open.get(key) ?? new Map<string, Open>();
-      open.set(key, chain);
+      // The op's own userOpHash, computed once for everyone (the request log reads the same memo): only this compact
+      // entry is kept, not the op, whose fields a burst held by the thousands until the next check.
+      const hash = op.userOpHash().toLowerCase();
+      let chain = open.get(key);
+      if (chain === undefined) {
+        chain = new Map<string, Open>();
+        open.set(key, chain);
+      }
       // The same op signed twice is one liability (it can be included once): the later expiry, the larger cost.
-      const before = chain.get(hash.toLowerCase());
-      chain.set(hash.toLowerCase(), {
-        worstCaseWei:
-          before !== undefined && before.worstCaseWei > op.worstCaseWei ? before.worstCaseWei : op.worstCaseWei,
+      const before = chain.get(hash);
+      const worstCaseWei =
+        before !== undefined && before.worstCaseWei > op.worstCaseWei ? before.worstCaseWei : op.worstCaseWei;
+      chain.set(hash, {
+        worstCaseWei,
         expiresAtMs: Math.max(before?.expiresAtMs ?? 0, op.validUntil * 1000),
         untilSecond: later(before?.untilSecond, op.window.unit === 'seconds' ? op.window.until : undefined),
         untilBlock: later(before?.untilBlock, op.window.unit === 'blocks' ? op.window.until : undefined),
       });
-    }
-  }
-
-  return {
-    record(op) {
-      pending.push(op);
-      const key = paymasterKey(op);
-      pendingWei.set(key, (pendingWei.get(key) ?? 0n) + op.worstCaseWei);
+      running.set(key, (running.get(key) ?? 0n) + worstCaseWei - (before?.worstCaseWei ?? 0n));
     },
     included(key, userOpHash) {
-      flush();
+      // The running figure keeps it until the next total: the deposit it is checked against, read at the same time,
+      // has not yet been charged the op's real cost either.
       open.get(key)?.delete(userOpHash.toLowerCase());
     },
     total(key, head) {
-      flush();
       const now = deps.now();
       let sum = 0n;
       const chain = open.get(key);
@@ -107,11 +98,11 @@ export function createLiabilityTracker(deps: { readonly now: () => number }): Li
         if (closed(entry, head, now)) chain?.delete(hash);
         else sum += entry.worstCaseWei;
       }
-      lastTotal.set(key, sum);
+      running.set(key, sum);
       return sum;
     },
     current(key) {
-      return (lastTotal.get(key) ?? 0n) + (pendingWei.get(key) ?? 0n);
+      return running.get(key) ?? 0n;
     },
   };
 }
