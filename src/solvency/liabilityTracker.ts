@@ -1,4 +1,3 @@
-import type { Hex } from 'viem';
 import type { IssuedSignature } from '../paymaster/requestFacts.js';
 import { type PaymasterKey, paymasterKey } from './paymasterKey.js';
 
