@@ -283,7 +283,8 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
     // With claims: renew the claim's life while the instance promises anything, and give back what it no longer
     // needs (down to its liabilities and a chunk); a failure keeps the claim as it is (it only ever errs high).
     if (deps.claims !== undefined && (s.claimedWei > 0n || total > 0n)) {
-      s.claiming ??= claimFor(s, key, total)
+      // What requests already waiting for headroom were counted on stays claimed.
+      s.claiming ??= claimFor(s, key, total + s.waitingWei)
         .catch((err: unknown) => logger.warn({ err, chainId: s.chain.chainId }, 'solvency: could not renew the claim'))
         .finally(() => {
           s.claiming = undefined;
