@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { type ServiceProcess, schemaDatabaseUrl, spawnService } from './helpers/serviceProcess.js';
 import {
   createTenant,
   createTestContext,
@@ -26,7 +26,7 @@ const skip = TEST_DATABASE_URL === undefined && 'needs PATRON_TEST_DATABASE_URL'
 let ctx: TestContext;
 let tenant: Tenant;
 let admin: string;
-const children: { child: ChildProcess; out: string }[] = [];
+const instances: ServiceProcess[] = [];
 let dataDir: string;
 
 before(async () => {
@@ -38,48 +38,21 @@ before(async () => {
 });
 after(async () => {
   if (skip !== false) return;
-  for (const { child } of children) {
-    if (child.exitCode === null) {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-    }
-  }
+  await Promise.all(instances.map((i) => i.stop()));
   await ctx.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function startInstance(): Promise<string> {
-  const url = new URL(String(TEST_DATABASE_URL));
-  url.searchParams.set('options', `-c search_path=${ctx.schema}`);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: url.toString(),
-      PATRON_DEV_CHAIN: 'false',
-      PATRON_DATA_DIR: dataDir,
-      PATRON_MASTER_KEY: TEST_MASTER_KEY.toString('hex'),
-      PATRON_CACHE_TTL_MS: '60000',
-      PORT: '0',
-      LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+function startInstance(): Promise<string> {
+  const instance = spawnService({
+    DATABASE_URL: schemaDatabaseUrl(String(ctx.schema)),
+    PATRON_DEV_CHAIN: 'false',
+    PATRON_DATA_DIR: dataDir,
+    PATRON_MASTER_KEY: TEST_MASTER_KEY.toString('hex'),
+    PATRON_CACHE_TTL_MS: '60000',
   });
-  const instance = { child, out: '' };
-  child.stdout?.on('data', (c: Buffer) => {
-    instance.out += c.toString();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    instance.out += c.toString();
-  });
-  children.push(instance);
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const base = /"baseUrl":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(instance.out)?.[1];
-    if (base !== undefined) return base;
-    assert.equal(child.exitCode, null, `the instance exited:\n${instance.out}`);
-    assert.ok(Date.now() < deadline, `the instance did not start:\n${instance.out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  instances.push(instance);
+  return instance.baseUrl();
 }
 
 const listWebhooks = async (base: string, creds: { authToken: string; apiKey: string }) =>

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { type ChainHttpServer, serveChainOverHttp } from './helpers/chainHttpServer.js';
 import { KEYS, type PatronFixture, startPatronFixture } from './helpers/patronPaymasterV06.js';
+import { type ServiceProcess, schemaDatabaseUrl, spawnService } from './helpers/serviceProcess.js';
 import {
   createTenant,
   createTestContext,
@@ -26,8 +26,7 @@ let fx: PatronFixture;
 let chainServer: ChainHttpServer;
 let ctx: TestContext;
 let tenant: Tenant;
-let child: ChildProcess | undefined;
-let out = '';
+let service: ServiceProcess | undefined;
 let dataDir: string;
 
 before(async () => {
@@ -40,10 +39,7 @@ before(async () => {
 });
 after(async () => {
   if (skip !== false) return;
-  if (child !== undefined && child.exitCode === null) {
-    child.kill('SIGTERM');
-    await new Promise((r) => child?.once('exit', r));
-  }
+  await service?.stop();
   await ctx.close();
   await chainServer.close();
   await fx.close();
@@ -61,50 +57,39 @@ async function requestsCounted(base: string): Promise<number> {
     .reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
 }
 
-const listeningPids = () => [...out.matchAll(/"pid":(\d+)[^\n]*"msg":"Patron is listening"/g)].map((m) => Number(m[1]));
+const listeningPids = () =>
+  [...(service?.output() ?? '').matchAll(/"pid":(\d+)[^\n]*"msg":"Patron is listening"/g)].map((m) => Number(m[1]));
 
 test('one scrape of two workers reports their sum, and it never goes backwards when a worker is replaced', {
   skip,
   timeout: 120_000,
 }, async () => {
-  const url = new URL(String(TEST_DATABASE_URL));
-  url.searchParams.set('options', `-c search_path=${ctx.schema}`);
   const port = 40_000 + Math.floor(Math.random() * 10_000);
-  child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: url.toString(),
-      PATRON_WORKERS: '2',
-      PATRON_DEV_CHAIN: 'false',
-      PATRON_DATA_DIR: dataDir,
-      PATRON_MASTER_KEY: TEST_MASTER_KEY.toString('hex'),
-      PATRON_SIGNER_PRIVATE_KEY: KEYS.signer,
-      PATRON_METRICS: 'true',
-      PATRON_METRICS_TOKEN: TOKEN,
-      PORT: String(port),
-      LOG_LEVEL: 'info',
-      PATRON_CHAINS: JSON.stringify([
-        {
-          chainId: fx.chain.chainId,
-          rpcUrl: chainServer.url,
-          paymaster: fx.paymaster,
-          entryPoint: fx.entryPoint,
-          nativeUsd: { type: 'fixed', usd: '3000' },
-        },
-      ]),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  service = spawnService({
+    DATABASE_URL: schemaDatabaseUrl(String(ctx.schema)),
+    PATRON_WORKERS: '2',
+    PATRON_DEV_CHAIN: 'false',
+    PATRON_DATA_DIR: dataDir,
+    PATRON_MASTER_KEY: TEST_MASTER_KEY.toString('hex'),
+    PATRON_SIGNER_PRIVATE_KEY: KEYS.signer,
+    PATRON_METRICS: 'true',
+    PATRON_METRICS_TOKEN: TOKEN,
+    PORT: String(port),
+    PATRON_CHAINS: JSON.stringify([
+      {
+        chainId: fx.chain.chainId,
+        rpcUrl: chainServer.url,
+        paymaster: fx.paymaster,
+        entryPoint: fx.entryPoint,
+        nativeUsd: { type: 'fixed', usd: '3000' },
+      },
+    ]),
   });
-  child.stdout?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
+  const child = service.child;
   const deadline = Date.now() + 60_000;
   while (new Set(listeningPids()).size < 2) {
-    assert.equal(child.exitCode, null, `the service exited:\n${out}`);
-    assert.ok(Date.now() < deadline, `two workers did not start:\n${out}`);
+    assert.equal(child.exitCode, null, `the service exited:\n${service.output()}`);
+    assert.ok(Date.now() < deadline, `two workers did not start:\n${service.output()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
   const base = `http://127.0.0.1:${port}`;
@@ -127,7 +112,7 @@ test('one scrape of two workers reports their sum, and it never goes backwards w
   assert.ok(victim !== undefined);
   process.kill(victim, 'SIGKILL');
   while (new Set(listeningPids()).size < 3) {
-    assert.ok(Date.now() < deadline + 30_000, `the worker was not replaced:\n${out}`);
+    assert.ok(Date.now() < deadline + 30_000, `the worker was not replaced:\n${service.output()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
   for (let i = 0; i < 6; i++) {

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -8,6 +7,7 @@ import { after, before, test } from 'node:test';
 import pg from 'pg';
 import { type ChainHttpServer, serveChainOverHttp } from './helpers/chainHttpServer.js';
 import { KEYS, type PatronFixture, startPatronFixture } from './helpers/patronPaymasterV06.js';
+import { type ServiceProcess, schemaDatabaseUrl, spawnService } from './helpers/serviceProcess.js';
 import { TEST_DATABASE_URL } from './helpers/testContext.js';
 
 /**
@@ -22,7 +22,7 @@ const schema = `lease_${randomBytes(5).toString('hex')}`;
 let fx: PatronFixture;
 let chainServer: ChainHttpServer;
 let db: pg.Client;
-const children: { child: ChildProcess; out: string }[] = [];
+const instances: ServiceProcess[] = [];
 let dataDir: string;
 
 before(async () => {
@@ -36,12 +36,7 @@ before(async () => {
 });
 after(async () => {
   if (skip !== false) return;
-  for (const { child } of children) {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-    }
-  }
+  await Promise.all(instances.map((i) => i.stop()));
   await db.query(`DROP SCHEMA "${schema}" CASCADE`);
   await db.end();
   await chainServer.close();
@@ -49,40 +44,25 @@ after(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-function startInstance(): { child: ChildProcess; out: string } {
-  const url = new URL(String(TEST_DATABASE_URL));
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: url.toString(),
-      PATRON_DEV_CHAIN: 'false',
-      PATRON_DATA_DIR: dataDir,
-      PORT: '0',
-      LOG_LEVEL: 'info',
-      PATRON_SIGNER_PRIVATE_KEY: KEYS.signer,
-      PATRON_SETTLEMENT_CONFIRMATIONS: '0',
-      PATRON_SETTLEMENT_POLL_MS: '300',
-      PATRON_CHAINS: JSON.stringify([
-        {
-          chainId: fx.chain.chainId,
-          rpcUrl: chainServer.url,
-          paymaster: fx.paymaster,
-          entryPoint: fx.entryPoint,
-          nativeUsd: { type: 'fixed', usd: '3000' },
-        },
-      ]),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+function startInstance(): ServiceProcess {
+  const instance = spawnService({
+    DATABASE_URL: schemaDatabaseUrl(schema),
+    PATRON_DEV_CHAIN: 'false',
+    PATRON_DATA_DIR: dataDir,
+    PATRON_SIGNER_PRIVATE_KEY: KEYS.signer,
+    PATRON_SETTLEMENT_CONFIRMATIONS: '0',
+    PATRON_SETTLEMENT_POLL_MS: '300',
+    PATRON_CHAINS: JSON.stringify([
+      {
+        chainId: fx.chain.chainId,
+        rpcUrl: chainServer.url,
+        paymaster: fx.paymaster,
+        entryPoint: fx.entryPoint,
+        nativeUsd: { type: 'fixed', usd: '3000' },
+      },
+    ]),
   });
-  const instance = { child, out: '' };
-  child.stdout?.on('data', (c: Buffer) => {
-    instance.out += c.toString();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    instance.out += c.toString();
-  });
-  children.push(instance);
+  instances.push(instance);
   return instance;
 }
 
@@ -92,7 +72,7 @@ const STANDS_BY = /"msg":"settlement: another process follows the chain; standin
 async function until(what: string, ok: () => boolean | Promise<boolean>, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await ok())) {
-    assert.ok(Date.now() < deadline, `${what}:\n${children.map((c) => c.out).join('\n----\n')}`);
+    assert.ok(Date.now() < deadline, `${what}:\n${instances.map((i) => i.output()).join('\n----\n')}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -112,33 +92,32 @@ test('two instances with settlement on: one follows the chain, the other stands 
 }, async () => {
   const a = startInstance();
   const b = startInstance();
-  const listening = (i: { out: string }) => /"msg":"Patron is listening"/.test(i.out);
-  await until('both instances listen', () => listening(a) && listening(b), 60_000);
+  await Promise.all([a.baseUrl(), b.baseUrl()]);
   await until(
     'each instance took its part',
-    () => [a, b].every((i) => FOLLOWS.test(i.out) || STANDS_BY.test(i.out)),
+    () => [a, b].every((i) => FOLLOWS.test(i.output()) || STANDS_BY.test(i.output())),
     15_000,
   );
-  const followers = [a, b].filter((i) => FOLLOWS.test(i.out));
+  const followers = [a, b].filter((i) => FOLLOWS.test(i.output()));
   assert.equal(followers.length, 1, 'exactly one instance follows the chain');
   const [follower] = followers as [typeof a];
   const standby = follower === a ? b : a;
-  assert.match(standby.out, STANDS_BY);
-  assert.doesNotMatch(standby.out, FOLLOWS);
+  assert.match(standby.output(), STANDS_BY);
+  assert.doesNotMatch(standby.output(), FOLLOWS);
 
   // The follower moves the cursor; the one standing by never claims the chain while the follower lives.
   await fx.client.mine({ blocks: 2 });
   const head = await fx.client.getBlockNumber();
   await until('the follower reaches the head', async () => ((await cursorBlock()) ?? -1n) >= head, 10_000);
   await new Promise((r) => setTimeout(r, 1000));
-  assert.doesNotMatch(standby.out, FOLLOWS, 'still standing by');
+  assert.doesNotMatch(standby.output(), FOLLOWS, 'still standing by');
 
   follower.child.kill('SIGKILL');
   await new Promise((r) => follower.child.once('exit', r));
   const killedAt = Date.now();
   await fx.client.mine({ blocks: 3 });
   const later = await fx.client.getBlockNumber();
-  await until('the other instance takes the chain over', () => FOLLOWS.test(standby.out), 10_000);
+  await until('the other instance takes the chain over', () => FOLLOWS.test(standby.output()), 10_000);
   await until('and settles past the blocks mined since', async () => ((await cursorBlock()) ?? -1n) >= later, 10_000);
   assert.ok(Date.now() - killedAt < 10_000, 'taken over within seconds');
 });

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +12,7 @@ import { worstCaseCostV06 } from '../src/paymaster/entryPoints/v06/prefundV06.js
 import { type ChainHttpServer, serveChainOverHttp } from './helpers/chainHttpServer.js';
 import { buildDeployingOp, KEYS, type PatronFixture, startPatronFixture } from './helpers/patronPaymasterV06.js';
 import { biconomyWireOp } from './helpers/rpcFixture.js';
+import { type ServiceProcess, schemaDatabaseUrl, spawnService } from './helpers/serviceProcess.js';
 import {
   createTenant,
   createTestContext,
@@ -38,7 +38,7 @@ let chainServer: ChainHttpServer;
 let ctx: TestContext;
 let tenant: Tenant;
 let paymaster: Address;
-const children: { child: ChildProcess; out: string }[] = [];
+const instances: ServiceProcess[] = [];
 let dataDir: string;
 
 before(async () => {
@@ -67,64 +67,37 @@ before(async () => {
 });
 after(async () => {
   if (skip !== false) return;
-  for (const { child } of children) {
-    if (child.exitCode === null) {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-    }
-  }
+  await Promise.all(instances.map((i) => i.stop()));
   await ctx.close();
   await chainServer.close();
   await fx.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function startInstance(): Promise<string> {
-  const url = new URL(String(TEST_DATABASE_URL));
-  url.searchParams.set('options', `-c search_path=${ctx.schema}`);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: url.toString(),
-      PATRON_DEV_CHAIN: 'false',
-      PATRON_DATA_DIR: dataDir,
-      PATRON_MASTER_KEY: TEST_MASTER_KEY.toString('hex'),
-      PATRON_SIGNER_PRIVATE_KEY: KEYS.signer,
-      PATRON_SOLVENCY_MARGIN: '1.5',
-      PATRON_SOLVENCY_FLOOR_WEI: '0',
-      PATRON_SOLVENCY_INTERVAL_SECONDS: '1',
-      PATRON_RATE_LIMITS: TEST_RATE_LIMITS,
-      PATRON_SETTLEMENT: 'false',
-      PORT: '0',
-      LOG_LEVEL: 'info',
-      PATRON_CHAINS: JSON.stringify([
-        {
-          chainId: fx.chain.chainId,
-          rpcUrl: chainServer.url,
-          paymaster,
-          entryPoint: fx.entryPoint,
-          nativeUsd: { type: 'fixed', usd: '3000' },
-        },
-      ]),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+function startInstance(): Promise<string> {
+  const instance = spawnService({
+    DATABASE_URL: schemaDatabaseUrl(String(ctx.schema)),
+    PATRON_DEV_CHAIN: 'false',
+    PATRON_DATA_DIR: dataDir,
+    PATRON_MASTER_KEY: TEST_MASTER_KEY.toString('hex'),
+    PATRON_SIGNER_PRIVATE_KEY: KEYS.signer,
+    PATRON_SOLVENCY_MARGIN: '1.5',
+    PATRON_SOLVENCY_FLOOR_WEI: '0',
+    PATRON_SOLVENCY_INTERVAL_SECONDS: '1',
+    PATRON_RATE_LIMITS: TEST_RATE_LIMITS,
+    PATRON_SETTLEMENT: 'false',
+    PATRON_CHAINS: JSON.stringify([
+      {
+        chainId: fx.chain.chainId,
+        rpcUrl: chainServer.url,
+        paymaster,
+        entryPoint: fx.entryPoint,
+        nativeUsd: { type: 'fixed', usd: '3000' },
+      },
+    ]),
   });
-  const instance = { child, out: '' };
-  child.stdout?.on('data', (c: Buffer) => {
-    instance.out += c.toString();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    instance.out += c.toString();
-  });
-  children.push(instance);
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const base = /"baseUrl":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(instance.out)?.[1];
-    if (base !== undefined) return base;
-    assert.equal(child.exitCode, null, `the instance exited:\n${instance.out}`);
-    assert.ok(Date.now() < deadline, `the instance did not start:\n${instance.out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  instances.push(instance);
+  return instance.baseUrl();
 }
 
 test('two instances on one deposit stop a burst at the shared limit, not at twice it', {

@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { TEST_DATABASE_URL } from './testContext.js';
+
+/**
+ * The real service (`src/main.ts`) in a process of its own, for the tests of several instances on one database:
+ * its stdout and stderr collected, its base URL read from its "Patron is listening" log line.
+ */
+export interface ServiceProcess {
+  readonly child: ChildProcess;
+  /** Everything it printed so far. */
+  output(): string;
+  /** Its base URL once it listens (fails naming its output if it exits or does not start in time). */
+  baseUrl(timeoutMs?: number): Promise<string>;
+  /** SIGTERM, and its exit awaited (nothing if it already exited). */
+  stop(): Promise<void>;
+}
+
+/** The test database's URL working in `schema` (every connection's search_path). */
+export function schemaDatabaseUrl(schema: string): string {
+  const url = new URL(String(TEST_DATABASE_URL));
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return url.toString();
+}
+
+export function spawnService(env: Record<string, string>): ServiceProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const collect = (c: Buffer) => {
+    out += c.toString();
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  return {
+    child,
+    output: () => out,
+    async baseUrl(timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const base = /"baseUrl":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(out)?.[1];
+        if (base !== undefined) return base;
+        assert.equal(child.exitCode, null, `the service exited:\n${out}`);
+        assert.ok(Date.now() < deadline, `the service did not start:\n${out}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
+}
