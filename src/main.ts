@@ -5,6 +5,7 @@ import { createApp } from './app.js';
 import { verifyChains } from './chain/verifyChains.js';
 import { type Config, ConfigError, loadConfig } from './config/config.js';
 import { createDeps, type Deps } from './deps.js';
+import { isPatronMessage } from './ipcMessage.js';
 import { createLogger } from './logger.js';
 import { servePrimaryMetrics } from './metrics/clusterMetrics.js';
 import { unstakedTokenPaymasters } from './paymaster/token/tokenStake.js';
@@ -14,11 +15,6 @@ const EXIT_START = 78;
 
 /** What a worker tells the primary over the cluster's IPC channel. */
 type WorkerMessage = { readonly patron: 'ready' } | { readonly patron: 'startFailed'; readonly message: string };
-
-const isWorkerMessage = (m: unknown): m is WorkerMessage =>
-  typeof m === 'object' &&
-  m !== null &&
-  ((m as { patron?: unknown }).patron === 'ready' || (m as { patron?: unknown }).patron === 'startFailed');
 
 /**
  * The process cannot start: alone, it says why on stderr and exits 1; as a cluster worker it hands the message to
@@ -125,7 +121,7 @@ function runPrimary(config: Config, logger: ReturnType<typeof createLogger>): vo
     stopAll();
   };
   cluster.on('message', (worker, message: unknown) => {
-    if (!isWorkerMessage(message)) return;
+    if (!isPatronMessage<WorkerMessage>(message, ['ready', 'startFailed'])) return;
     if (message.patron === 'ready') ready.add(worker.id);
     else failed(message.message);
   });

@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue, type Registry } from 'prom-client';
+import { isPatronMessage } from '../ipcMessage.js';
 import type { PatronMetrics } from './patronMetrics.js';
 
 /**
@@ -21,9 +22,6 @@ type ToWorker =
   | { readonly patron: 'metricsCollect'; readonly id: string }
   | { readonly patron: 'metricsAggregate'; readonly id: string; readonly body?: string; readonly error?: string };
 
-const tagged = <T extends { patron: string }>(m: unknown, kinds: readonly T['patron'][]): m is T =>
-  typeof m === 'object' && m !== null && kinds.includes((m as { patron?: unknown }).patron as T['patron']);
-
 /** How long the primary waits for a worker's registry before it uses the last one it had. */
 const COLLECT_TIMEOUT_MS = 2000;
 /** How long a worker waits for the primary's aggregate before the scrape fails. */
@@ -33,7 +31,7 @@ const SCRAPE_TIMEOUT_MS = 5000;
 export function clusterWorkerMetrics(metrics: PatronMetrics): PatronMetrics {
   const pending = new Map<string, { resolve: (body: string) => void; reject: (err: Error) => void }>();
   process.on('message', (message: unknown) => {
-    if (!tagged<ToWorker>(message, ['metricsCollect', 'metricsAggregate'])) return;
+    if (!isPatronMessage<ToWorker>(message, ['metricsCollect', 'metricsAggregate'])) return;
     if (message.patron === 'metricsCollect') {
       void metrics.registry.getMetricsAsJSON().then((snapshot) => {
         const reply: ToPrimary = { patron: 'metricsSnapshot', id: message.id, snapshot: snapshot as Snapshot };
@@ -109,7 +107,7 @@ export function servePrimaryMetrics(): void {
   };
 
   cluster.on('message', (worker: Worker, message: unknown) => {
-    if (!tagged<ToPrimary>(message, ['metricsScrape', 'metricsSnapshot'])) return;
+    if (!isPatronMessage<ToPrimary>(message, ['metricsScrape', 'metricsSnapshot'])) return;
     if (message.patron === 'metricsSnapshot') {
       last.set(worker.id, message.snapshot);
       const c = collecting.get(message.id);
