@@ -1,10 +1,10 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { connectDedicatedClient } from './dedicatedClient.js';
 
 /**
  * PostgreSQL's word that another process changed what the caches hold (src/cache/cachePolicy.ts): migration 0012
  * has every committed write to accounts, auth_tokens (created, revoked), dapps, webhooks and policies notify channel
- * `patron_changes`, and this process LISTENs on a connection of its own (the pool's settings, not one of its
- * connections: a pool of one would otherwise have none left to query with). `generation()` moves with
+ * `patron_changes`, and this process LISTENs on a connection of its own (dedicatedClient.ts). `generation()` moves with
  * every notification, so a cache entry loaded before one is a miss: a revoked token or a rotated key is refused by
  * every instance within a notification's latency (milliseconds), the CLI's writes included.
  *
@@ -42,13 +42,10 @@ export function startChangeFeed(pool: pg.Pool, onError: (err: unknown) => void =
   async function connect(): Promise<void> {
     retry = undefined;
     if (closed) return;
-    const c = new pg.Client(pool.options);
-    // Before connect: a failure while connecting must not go unhandled.
-    c.on('error', (err) => lost(c, err));
+    let c: pg.Client;
     try {
-      await c.connect();
+      c = await connectDedicatedClient(pool, (err) => lost(c, err));
     } catch (err) {
-      c.end().catch(() => {});
       onError(err);
       retry = setTimeout(connect, RECONNECT_MS);
       retry.unref();

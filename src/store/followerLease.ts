@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { connectDedicatedClient } from './dedicatedClient.js';
 
 /**
  * Which process follows a chain's settlement when several serve one database (src/settlement/README.md,
@@ -38,19 +39,12 @@ export function createFollowerLease(handle: { readonly pgPool: pg.Pool | undefin
   let closed = false;
 
   const open = async (): Promise<Session> => {
-    // A connection of its own with the pool's settings, not one of the pool's (a pool of one would have none left).
-    const client = new pg.Client(pool.options);
-    const s: Session = { client, held: new Set(), broken: false };
+    let s: Session | undefined;
     // A session that errors has lost its locks with it (the server ends them with the connection).
-    client.on('error', () => {
-      s.broken = true;
+    const client = await connectDedicatedClient(pool, () => {
+      if (s !== undefined) s.broken = true;
     });
-    try {
-      await client.connect();
-    } catch (err) {
-      client.end().catch(() => {});
-      throw err;
-    }
+    s = { client, held: new Set(), broken: false };
     return s;
   };
   const current = async (): Promise<Session> => {
