@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -9,6 +8,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { jsCryptoBackend } from '../src/crypto/cryptoBackend.js';
 import { encryptKeystore } from '../src/paymaster/signer/keystore.js';
 import { testKey } from './helpers/patronPaymasterV06.js';
+import { spawnService } from './helpers/serviceProcess.js';
 import { TEST_DATABASE_URL } from './helpers/testContext.js';
 
 /**
@@ -20,33 +20,24 @@ test('two cluster workers serve one port on PostgreSQL and stop on SIGTERM', {
   timeout: 60_000,
 }, async () => {
   const port = 40_000 + Math.floor(Math.random() * 10_000);
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: String(TEST_DATABASE_URL),
-      PATRON_WORKERS: '2',
-      PATRON_DEV_CHAIN: 'false',
-      PATRON_DATA_DIR: `/tmp/patron-cluster-${port}`,
-      PORT: String(port),
-      LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const service = spawnService({
+    DATABASE_URL: String(TEST_DATABASE_URL),
+    PATRON_WORKERS: '2',
+    PATRON_DEV_CHAIN: 'false',
+    PATRON_DATA_DIR: `/tmp/patron-cluster-${port}`,
+    PORT: String(port),
   });
-  let out = '';
-  child.stdout?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
+  const { child } = service;
   try {
     const deadline = Date.now() + 40_000;
-    while ((out.match(/"msg":"Patron is listening"/g) ?? []).length < 2) {
-      assert.ok(Date.now() < deadline, `two workers did not start:\n${out}`);
-      assert.equal(child.exitCode, null, `the primary exited:\n${out}`);
+    while ((service.output().match(/"msg":"Patron is listening"/g) ?? []).length < 2) {
+      assert.ok(Date.now() < deadline, `two workers did not start:\n${service.output()}`);
+      assert.equal(child.exitCode, null, `the primary exited:\n${service.output()}`);
       await new Promise((r) => setTimeout(r, 100));
     }
-    const pids = new Set([...out.matchAll(/"pid":(\d+)[^\n]*"msg":"Patron is listening"/g)].map((m) => m[1]));
+    const pids = new Set(
+      [...service.output().matchAll(/"pid":(\d+)[^\n]*"msg":"Patron is listening"/g)].map((m) => m[1]),
+    );
     assert.equal(pids.size, 2, 'two distinct worker processes');
     const res = await fetch(`http://127.0.0.1:${port}/readyz`);
     assert.equal(res.status, 200);
@@ -80,37 +71,25 @@ test('a worker that cannot start makes the service exit 1 with its message, once
   });
   fs.writeFileSync(keystore, JSON.stringify(sealed));
   const port = 40_000 + Math.floor(Math.random() * 10_000);
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: String(TEST_DATABASE_URL),
-      PATRON_WORKERS: '2',
-      PATRON_DEV_CHAIN: 'false',
-      PATRON_DATA_DIR: dir,
-      PATRON_SIGNER_KEYSTORE: keystore,
-      PATRON_SIGNER_KEYSTORE_PASSWORD: 'a wrong password',
-      PORT: String(port),
-      LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const service = spawnService({
+    DATABASE_URL: String(TEST_DATABASE_URL),
+    PATRON_WORKERS: '2',
+    PATRON_DEV_CHAIN: 'false',
+    PATRON_DATA_DIR: dir,
+    PATRON_SIGNER_KEYSTORE: keystore,
+    PATRON_SIGNER_KEYSTORE_PASSWORD: 'a wrong password',
+    PORT: String(port),
   });
-  let stderr = '';
-  child.stderr?.on('data', (c: Buffer) => {
-    stderr += c.toString();
-  });
-  let stdout = '';
-  child.stdout?.on('data', (c: Buffer) => {
-    stdout += c.toString();
-  });
+  const { child } = service;
   try {
     const timer = setTimeout(() => child.kill('SIGKILL'), 45_000);
     const [code] = await once(child, 'exit');
     clearTimeout(timer);
-    assert.equal(code, 1, `exit code\n${stderr}\n${stdout}`);
-    const said = stderr.match(/wrong keystore password/g) ?? [];
-    assert.equal(said.length, 1, `the message once:\n${stderr}`);
-    assert.match(stderr, /^Patron failed to start: .*wrong keystore password/m);
-    assert.doesNotMatch(stdout + stderr, /worker died; starting another/, 'no worker was restarted');
+    assert.equal(code, 1, `exit code\n${service.output()}`);
+    const said = service.errors().match(/wrong keystore password/g) ?? [];
+    assert.equal(said.length, 1, `the message once:\n${service.errors()}`);
+    assert.match(service.errors(), /^Patron failed to start: .*wrong keystore password/m);
+    assert.doesNotMatch(service.output(), /worker died; starting another/, 'no worker was restarted');
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
     fs.rmSync(dir, { recursive: true, force: true });

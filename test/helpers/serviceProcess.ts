@@ -8,8 +8,10 @@ import { TEST_DATABASE_URL } from './testContext.js';
  */
 export interface ServiceProcess {
   readonly child: ChildProcess;
-  /** Everything it printed so far. */
+  /** Everything it printed so far (stdout and stderr as they came). */
   output(): string;
+  /** What it printed on stderr alone. */
+  errors(): string;
   /** Its base URL once it listens (fails naming its output if it exits or does not start in time). */
   baseUrl(timeoutMs?: number): Promise<string>;
   /** SIGTERM, and its exit awaited (nothing if it already exited). */
@@ -29,14 +31,18 @@ export function spawnService(env: Record<string, string>): ServiceProcess {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  const collect = (c: Buffer) => {
+  let err = '';
+  child.stdout?.on('data', (c: Buffer) => {
     out += c.toString();
-  };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    out += c.toString();
+    err += c.toString();
+  });
   return {
     child,
     output: () => out,
+    errors: () => err,
     async baseUrl(timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
