@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,8 +9,9 @@ import { createSecretBox } from '../src/accounts/secretBox.js';
 import { CHANGE_POLL_MS } from '../src/cache/cachePolicy.js';
 import { createDeps, type Deps } from '../src/deps.js';
 import { createLogger } from '../src/logger.js';
+import { DATA_VERSION_EVERY_MS } from '../src/store/policyRepository.js';
 import { openStore, type Store } from '../src/store/store.js';
-import { fakeResolver, TEST_MASTER_KEY, testConfig } from './helpers/testContext.js';
+import { fakeResolver, insertBareDapp, TEST_MASTER_KEY, testConfig } from './helpers/testContext.js';
 
 /**
  * The credential caches on an SQLite file, the embedded default: a lookup keeps its entry while no other process
@@ -117,5 +119,19 @@ describe('credential caches on an SQLite file', () => {
     await afterPoll();
     assert.equal((await deps.accounts.resolveApiKey(dapp.apiKey))?.id, dapp.id);
     assert.equal(queries.apiKey, before, 'still a hit: data_version moves only for other connections’ commits');
+  });
+
+  test('a policy written by another process moves the version the sponsorship path re-checks, within DATA_VERSION_EVERY_MS', async () => {
+    const dappId = await insertBareDapp(serverStore, 'versioned');
+    const v0 = await serverStore.policies.version(dappId);
+    const policy = { dappId, name: 'from the CLI', active: true, rules: {}, createdAt: 1, updatedAt: 1 };
+    await cliStore.policies.insert({ id: randomUUID(), ...policy });
+    // Within the interval the last read may stand; past it, the server reads the file's number again.
+    await sleep(DATA_VERSION_EVERY_MS + 2);
+    const v1 = await serverStore.policies.version(dappId);
+    assert.ok(v1 > v0, `${v1} after ${v0}`);
+    // Cached once read: the same number again without another connection's commit.
+    await sleep(DATA_VERSION_EVERY_MS + 2);
+    assert.equal(await serverStore.policies.version(dappId), v1);
   });
 });
