@@ -34,6 +34,7 @@ before(async () => {
   const solvency: SolvencySettings = {
     enabled: true,
     intervalMs: 3_600_000,
+    trackedSignatures: 100_000,
     marginBps,
     floorWei: 0n,
     floorWeiByChain: new Map(),

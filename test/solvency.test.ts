@@ -10,6 +10,8 @@ import { userOpHashV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV
 import { issuedSignature } from '../src/paymaster/requestFacts.js';
 import { toRpcError } from '../src/rpc/rpcErrors.js';
 import { createAlertSender } from '../src/solvency/alertWebhook.js';
+import { createLiabilityTracker } from '../src/solvency/liabilityTracker.js';
+import { paymasterKey } from '../src/solvency/paymasterKey.js';
 import { startSolvencyGuard } from '../src/solvency/solvencyGuard.js';
 import type { SolvencyClaims } from '../src/store/solvencyClaims.js';
 import { generateSigningSecret } from '../src/webhooks/standardWebhooks.js';
@@ -45,6 +47,7 @@ describe('solvency guard on the in-process chain', () => {
     const solvency: SolvencySettings = {
       enabled: true,
       intervalMs: 3_600_000,
+      trackedSignatures: 100_000,
       marginBps: 15_000n,
       floorWei: parseEther('5'),
       floorWeiByChain: new Map(),
@@ -164,6 +167,7 @@ describe('solvency guard with given amounts', () => {
   const settings = (floorWei: bigint): SolvencySettings => ({
     enabled: true,
     intervalMs: 3_600_000,
+    trackedSignatures: 100_000,
     marginBps: 15_000n,
     floorWei,
     floorWeiByChain: new Map(),
@@ -279,6 +283,35 @@ describe('solvency guard with given amounts', () => {
     } finally {
       await guard.close();
     }
+  });
+
+  test('bounded: past trackedSignatures the oldest fold into 10 s buckets, released by their window only, never early', () => {
+    let now = 1_000_000_000_000;
+    const tracker = createLiabilityTracker({ now: () => now, maxExact: 2 });
+    const key = paymasterKey({ chainId: 1, paymaster: entryPoint });
+    const t0 = now / 1000;
+    tracker.record(signed(1n, 100n, t0 + 61)); // folded below: its bucket ends at t0 + 70
+    tracker.record(signed(2n, 20n, t0 + 65));
+    tracker.record(signed(3n, 3n, t0 + 300));
+    assert.equal(tracker.current(key), 123n);
+    const hashOf = (nonce: bigint) => userOpHashV06({ userOp: op(nonce), entryPoint, chainId: 1 }).toLowerCase();
+    // Op 1 no longer has an entry of its own: its inclusion does not release it (the figure stays high, safely)…
+    tracker.included(key, hashOf(1n));
+    assert.equal(tracker.total(key), 123n);
+    // …while an op still tracked one by one is released as before.
+    tracker.included(key, hashOf(3n));
+    assert.equal(tracker.total(key), 120n);
+    // The bucket outlives op 1's own window (rounded up, never down): head at t0 + 62 keeps it, past t0 + 70 ends it.
+    const head = (timestamp: number) => ({ timestamp, blockNumber: 1 });
+    assert.equal(tracker.total(key, head(t0 + 62)), 120n);
+    assert.equal(tracker.total(key, head(t0 + 66)), 100n, 'op 2 past its window, the bucket not');
+    assert.equal(tracker.total(key, head(t0 + 70)), 100n, 'the bucket ends at its rounded-up second');
+    assert.equal(tracker.total(key, head(t0 + 71)), 0n);
+    // A thousand more ops through two entries: every one counted, each released by its window.
+    for (let i = 0; i < 1000; i++) tracker.record(signed(BigInt(10 + i), 1n, t0 + 100 + (i % 30)));
+    now += 1;
+    assert.equal(tracker.total(key, head(t0 + 80)), 1000n);
+    assert.equal(tracker.total(key, head(t0 + 200)), 0n);
   });
 
   test('a liability ends by the chain: its head past validUntil, or past a block window’s last block, not the server’s clock', async () => {

@@ -15,6 +15,11 @@ export interface SolvencySettings {
   /** The deposit must be at least this on every chain not listed in `floorWeiByChain`. */
   readonly floorWei: bigint;
   readonly floorWeiByChain: ReadonlyMap<number, bigint>;
+  /**
+   * The most signatures the guard keeps one entry each (liabilityTracker.ts); the older are folded into 10 s buckets
+   * released only when their windows end, so memory stays bounded at any signing rate.
+   */
+  readonly trackedSignatures: number;
   /** Where state changes are posted (Standard Webhooks signed), or undefined for none. */
   readonly alert: { readonly url: string; readonly secret: string } | undefined;
 }
@@ -22,10 +27,13 @@ export interface SolvencySettings {
 /** 0.1 ETH: a few hundred sponsored ops on an L2, a handful on mainnet; enough warning to top up. */
 const DEFAULT_FLOOR_WEI = 10n ** 17n;
 const DEFAULT_MARGIN = '1.5';
+/** ~25 MiB of entries; at 3,500 signed/s the last ~30 s of signatures, inclusions of older ones wait for their window. */
+const DEFAULT_TRACKED_SIGNATURES = 100_000;
 
 export const solvencyEnv = {
   PATRON_SOLVENCY: booleanFromEnv('PATRON_SOLVENCY'),
   PATRON_SOLVENCY_INTERVAL_SECONDS: integerFromEnv('PATRON_SOLVENCY_INTERVAL_SECONDS', 1, 3600),
+  PATRON_SOLVENCY_TRACKED_SIGNATURES: integerFromEnv('PATRON_SOLVENCY_TRACKED_SIGNATURES', 1000, 10_000_000),
   PATRON_SOLVENCY_MARGIN: z
     .string()
     .optional()
@@ -79,6 +87,7 @@ export function solvencySettingsFrom(e: SolvencyEnv): { settings: SolvencySettin
   const settings: SolvencySettings = Object.freeze({
     enabled: e.PATRON_SOLVENCY ?? true,
     intervalMs: (e.PATRON_SOLVENCY_INTERVAL_SECONDS ?? 15) * 1000,
+    trackedSignatures: e.PATRON_SOLVENCY_TRACKED_SIGNATURES ?? DEFAULT_TRACKED_SIGNATURES,
     marginBps: BigInt(whole) * 10_000n + BigInt(fraction.padEnd(4, '0')),
     floorWei: floors.global ?? DEFAULT_FLOOR_WEI,
     floorWeiByChain: floors.byChain,

@@ -11,6 +11,13 @@ import { type PaymasterKey, paymasterKey } from './paymasterKey.js';
  *
  * `record` runs on the request path: O(1), one compact entry keyed by the op's userOpHash (computed once per op,
  * shared with the request log through IssuedSignature's memo).
+ *
+ * Bounded in memory: at most `maxExact` entries (PATRON_SOLVENCY_TRACKED_SIGNATURES) are kept one per op. Past it,
+ * the oldest entry is folded into a bucket of its paymaster's liabilities that end within the same 10 s (or 10
+ * blocks), its end rounded up: a folded op is no longer released by its inclusion, only by its window's end, so the
+ * figure can only be higher than the exact one (safe: it refuses early, never late). Memory is then O(maxExact +
+ * the longest window ÷ 10 s) whatever the signing rate, where one entry per signature held ~250 bytes for up to
+ * PATRON_EXPIRY_MAX_SECONDS (a million at 3,500 signed/s in a 300 s window).
  */
 /** A signature as the paymaster services issue it (paymaster/requestFacts.ts). */
 export type SignedOp = IssuedSignature;
@@ -47,6 +54,10 @@ interface Open {
 const later = (a: number | undefined, b: number | undefined) =>
   a === undefined ? b : b === undefined ? a : Math.max(a, b);
 
+/** A folded bucket spans ends within this many seconds (and blocks). */
+const FOLD_WIDTH = 10;
+const roundUp = (v: number | undefined, width: number) => (v === undefined ? undefined : Math.ceil(v / width) * width);
+
 /** Whether the chain at `head` can no longer include any signature of `entry` (or, with no head, the clock). */
 function closed(entry: Open, head: ChainHead | undefined, nowMs: number): boolean {
   if (head === undefined) return entry.expiresAtMs <= nowMs;
@@ -56,10 +67,49 @@ function closed(entry: Open, head: ChainHead | undefined, nowMs: number): boolea
   );
 }
 
-export function createLiabilityTracker(deps: { readonly now: () => number }): LiabilityTracker {
+export function createLiabilityTracker(deps: {
+  readonly now: () => number;
+  /** The most ops kept one entry each, over every paymaster (see above). */
+  readonly maxExact: number;
+}): LiabilityTracker {
   const open = new Map<PaymasterKey, Map<string, Open>>();
+  /** Per paymaster: buckets of folded ops by their rounded-up end (key: the rounded ends). */
+  const folded = new Map<PaymasterKey, Map<string, Open>>();
+  let exact = 0;
   /** Per paymaster: the last exact total plus what was recorded since (the per-request check's figure). */
   const running = new Map<PaymasterKey, bigint>();
+
+  /** Moves the oldest exact entry (of `key`'s paymaster if it has one, else of any) into its bucket. */
+  const foldOldest = (key: PaymasterKey) => {
+    let from = key;
+    let chain = open.get(key);
+    if (chain === undefined || chain.size === 0) {
+      for (const [k, c] of open) {
+        if (c.size > 0) {
+          [from, chain] = [k, c];
+          break;
+        }
+      }
+    }
+    const first = chain?.entries().next();
+    if (chain === undefined || first === undefined || first.done === true) return;
+    const [hash, entry] = first.value;
+    chain.delete(hash);
+    exact -= 1;
+    const ends = {
+      expiresAtMs: roundUp(entry.expiresAtMs, FOLD_WIDTH * 1000) ?? entry.expiresAtMs,
+      untilSecond: roundUp(entry.untilSecond, FOLD_WIDTH),
+      untilBlock: roundUp(entry.untilBlock, FOLD_WIDTH),
+    };
+    const bucketKey = `${ends.expiresAtMs}:${ends.untilSecond ?? ''}:${ends.untilBlock ?? ''}`;
+    let buckets = folded.get(from);
+    if (buckets === undefined) {
+      buckets = new Map<string, Open>();
+      folded.set(from, buckets);
+    }
+    const bucket = buckets.get(bucketKey);
+    buckets.set(bucketKey, { ...ends, worstCaseWei: (bucket?.worstCaseWei ?? 0n) + entry.worstCaseWei });
+  };
 
   return {
     record(op) {
@@ -74,6 +124,10 @@ export function createLiabilityTracker(deps: { readonly now: () => number }): Li
       }
       // The same op signed twice is one liability (it can be included once): the later expiry, the larger cost.
       const before = chain.get(hash);
+      if (before === undefined) {
+        if (exact >= deps.maxExact) foldOldest(key);
+        exact += 1;
+      }
       const worstCaseWei =
         before !== undefined && before.worstCaseWei > op.worstCaseWei ? before.worstCaseWei : op.worstCaseWei;
       chain.set(hash, {
@@ -87,15 +141,23 @@ export function createLiabilityTracker(deps: { readonly now: () => number }): Li
     included(key, userOpHash) {
       // The running figure keeps it until the next total: the deposit it is checked against, read at the same time,
       // has not yet been charged the op's real cost either.
-      open.get(key)?.delete(userOpHash.toLowerCase());
+      // A folded op stays in its bucket until the bucket's end (the figure stays on the safe side).
+      if (open.get(key)?.delete(userOpHash.toLowerCase()) === true) exact -= 1;
     },
     total(key, head) {
       const now = deps.now();
       let sum = 0n;
       const chain = open.get(key);
       for (const [hash, entry] of chain ?? []) {
-        if (closed(entry, head, now)) chain?.delete(hash);
-        else sum += entry.worstCaseWei;
+        if (closed(entry, head, now)) {
+          chain?.delete(hash);
+          exact -= 1;
+        } else sum += entry.worstCaseWei;
+      }
+      const buckets = folded.get(key);
+      for (const [bucketKey, bucket] of buckets ?? []) {
+        if (closed(bucket, head, now)) buckets?.delete(bucketKey);
+        else sum += bucket.worstCaseWei;
       }
       running.set(key, sum);
       return sum;

@@ -153,7 +153,7 @@ interface ChainState {
 
 export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
   const { settings, logger } = deps;
-  const liabilities = createLiabilityTracker({ now: deps.now });
+  const liabilities = createLiabilityTracker({ now: deps.now, maxExact: settings.trackedSignatures });
   const spend = createSpendWindow({ now: deps.now });
   const states = new Map<PaymasterKey, ChainState>(
     deps.chains.map((chain) => [
