@@ -15,6 +15,8 @@ export async function closedLoad(args: {
   url: string;
   connections: number;
   duration: number;
+  /** Stop after this many requests instead (autocannon's `amount`; `duration` is then ignored). */
+  amount?: number;
   overallRate?: number;
   body: () => string;
   /** Each request's path (on the url's host), when it changes per request: the spread-keys scenario. */
@@ -27,6 +29,7 @@ export async function closedLoad(args: {
         url: args.url,
         connections: args.connections,
         duration: args.duration,
+        ...(args.amount === undefined ? {} : { amount: args.amount }),
         ...(args.overallRate === undefined ? {} : { overallRate: args.overallRate }),
         requests: [
           {

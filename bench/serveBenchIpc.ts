@@ -2,7 +2,7 @@ import fs from 'node:fs';
 
 /**
  * The IPC every bench server speaks with its parent: 'cpu' is answered with process.cpuUsage() (the
- * benchmark's CPU µs per request), 'stop' closes the server and its dependencies, removes its data
+ * benchmark's CPU µs per request), 'memory' with process.memoryUsage() (the memory benchmark), 'stop' closes the server and its dependencies, removes its data
  * directory and exits. Other messages go to `onOther`.
  */
 export function serveBenchIpc(args: {
@@ -12,6 +12,7 @@ export function serveBenchIpc(args: {
 }): void {
   process.on('message', (msg: unknown) => {
     if (msg === 'cpu') process.send?.({ cpu: process.cpuUsage() });
+    else if (msg === 'memory') process.send?.({ memory: process.memoryUsage() });
     else if (msg === 'stop') {
       void args.close().then(() => {
         fs.rmSync(args.dataDir, { recursive: true, force: true });

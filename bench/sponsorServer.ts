@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { type Address, parseAbi } from 'viem';
+import { type Address, parseAbi, parseEther } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
@@ -68,6 +68,24 @@ const deps = await createDeps(
 );
 const devChain = deps.devChain;
 if (devChain === undefined) throw new Error('the dev chain did not start');
+
+// BENCH_DEPOSIT_ETH: the v0.6 paymaster's deposit topped up to at least this (the memory benchmark signs a million
+// ops inside one window, ~4,000 ETH of worst cases at its fees; the dev chain deposits 1,000), read by the guard now.
+const depositEth = BigInt(process.env.BENCH_DEPOSIT_ETH ?? 0);
+if (depositEth > 0n) {
+  const value = parseEther(depositEth.toString());
+  const funder = devChain.client.account.address;
+  await devChain.client.setBalance({ address: funder, value: value + parseEther('1') });
+  const hash = await devChain.client.writeContract({
+    address: devChain.entryPoint,
+    abi: parseAbi(['function depositTo(address account) payable']),
+    functionName: 'depositTo',
+    args: [devChain.paymaster],
+    value,
+  });
+  await devChain.client.waitForTransactionReceipt({ hash });
+  await deps.solvency.checkNow();
+}
 
 const account = await deps.accounts.createAccount({ email: `bench-${Date.now()}@example.com` });
 const { secret } = await deps.accounts.createToken({ accountId: account.id });
