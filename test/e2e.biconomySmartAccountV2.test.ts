@@ -86,10 +86,17 @@ interface SmartAccount {
 interface AccountSdk {
   createSmartAccountClient(config: {
     signer: unknown;
-    bundlerUrl: string;
+    bundler: unknown;
     paymasterUrl: string;
     customChain: unknown;
   }): Promise<SmartAccount>;
+  /** The SDK's bundler client; `userOpReceiptIntervals` (ms per chain id) is how often `wait()` polls (default 5 s). */
+  readonly Bundler: new (config: {
+    bundlerUrl: string;
+    chainId: number;
+    customChain: unknown;
+    userOpReceiptIntervals: Record<number, number>;
+  }) => unknown;
   readonly PROXY_CREATION_CODE: Hex;
   readonly DEFAULT_BICONOMY_FACTORY_ADDRESS: Address;
   readonly DEFAULT_BICONOMY_IMPLEMENTATION_ADDRESS: Address;
@@ -138,9 +145,17 @@ async function smartAccountFor(label: string) {
     rpcUrls: { default: { http: [rpcUrl] } },
   });
   const signer = createWalletClient({ account: owner, chain, transport: http(rpcUrl) });
+  // The SDK's own bundler client, configured as a dApp may: `wait()` polls the receipt every 5 s by default on a
+  // chain the SDK has no figure for, and the dev chain mines the bundle at once.
+  const bundler = new sdk.Bundler({
+    bundlerUrl: front.url,
+    chainId: e2e.fx.chain.chainId,
+    customChain: chain,
+    userOpReceiptIntervals: { [e2e.fx.chain.chainId]: 100 },
+  });
   const account = await sdk.createSmartAccountClient({
     signer,
-    bundlerUrl: front.url,
+    bundler,
     paymasterUrl: e2e.paymasterUrl(e2e.open),
     customChain: chain,
   });
