@@ -50,7 +50,9 @@ describe('poll loop', () => {
       onError: (_err, retryInMs) => waits.push(retryInMs),
     });
     await assert.rejects(loop.runNow(), /down 1/, 'runNow sees the failure');
-    await sleep(120);
+    // 4 + 8 + 16 + 16 + 16 ms of backoff, then a tick every 2 ms: wait for a few of those, not for a fixed time
+    // (a busy event loop stretches every timer).
+    for (const deadline = Date.now() + 5_000; ticks <= 8 && Date.now() < deadline; ) await sleep(10);
     await loop.stop();
     assert.deepEqual(waits, [4, 8, 16, 16, 16]);
     assert.ok(ticks > 6, `went on after recovering: ${ticks}`);
