@@ -43,12 +43,12 @@ server.stdout?.resume();
 const [ready] = (await once(server, 'message')) as [SponsorServerReady];
 
 const MiB = 1024 * 1024;
+const mib = (bytes: number) => (bytes / MiB).toFixed(0).padStart(4);
 const memory = async () => (await ask<{ memory: NodeJS.MemoryUsage }>(server, 'memory')).memory;
 const show = (label: string, m: NodeJS.MemoryUsage, extra = '') =>
   console.log(
-    `${label.padEnd(28)} RSS ${(m.rss / MiB).toFixed(0).padStart(5)} MiB  heap used ${(m.heapUsed / MiB)
-      .toFixed(0)
-      .padStart(4)} MiB  external ${(m.external / MiB).toFixed(0).padStart(4)} MiB${extra}`,
+    `${label.padEnd(28)} RSS ${mib(m.rss)} MiB  heap ${mib(m.heapUsed)} used of ${mib(m.heapTotal)} MiB  ` +
+      `external ${mib(m.external)} MiB${extra}`,
   );
 
 console.log(
