@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { type Address, hexToBytes, parseEther } from 'viem';
 import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { SolvencySettings } from '../src/config/solvencySettings.js';
-import { PaymasterInsolventError } from '../src/errors/PatronError.js';
+import { PaymasterInsolventError, UnavailableError } from '../src/errors/PatronError.js';
 import { viemKeccak } from '../src/paymaster/entryPoints/abiWords.js';
 import type { UserOperationV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import { userOpHashV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
@@ -233,6 +233,62 @@ describe('solvency guard with given amounts', () => {
       assert.ok(claimed <= limit, 'the claims never sum above the limit');
     } finally {
       await Promise.all(guards.map((g) => g.close()));
+    }
+  });
+
+  test('with claims, nothing is signed against a deposit no read has seen: the first read is waited for, a failed one refuses (transient)', async () => {
+    const grantAll: SolvencyClaims = { claim: async (a) => (a.wantWei < a.limitWei ? a.wantWei : a.limitWei) };
+    let reads = 0;
+    let failing = true;
+    let release: () => void = () => undefined;
+    const slow = new Promise<void>((r) => {
+      release = r;
+    });
+    const now = 1_800_000_000_000;
+    const guard = startSolvencyGuard({
+      chains: [
+        {
+          chainId: 1,
+          paymaster: entryPoint,
+          readDeposit: async () => {
+            reads += 1;
+            if (reads === 1) await slow; // the first read is still under way when the first request comes
+            if (failing) throw new Error('rpc down');
+            return parseEther('1');
+          },
+        },
+      ],
+      settings: settings(0n),
+      enforce: true,
+      alert: undefined,
+      logger: silent,
+      now: () => now,
+      claims: grantAll,
+      claimWindowSeconds: 3700,
+    });
+    try {
+      const op = signed(7000n, parseEther('0.01'), now / 1000 + 600);
+      let settled = false;
+      const headroom = guard.ensureHeadroom(op).finally(() => {
+        settled = true;
+      });
+      await new Promise((r) => setTimeout(r, 20));
+      assert.equal(settled, false, 'waits for the first read');
+      release();
+      await assert.rejects(headroom, (e: unknown) => {
+        assert.ok(e instanceof UnavailableError, String(e));
+        assert.match(e.message, /has not been read yet; retry/);
+        assert.equal(toRpcError(e).error.code, -32603);
+        assert.equal(toRpcError(e).http, 503);
+        return true;
+      });
+      // Once a read succeeds, the same op is claimed for and admitted.
+      failing = false;
+      await guard.checkNow();
+      await guard.ensureHeadroom(op);
+      guard.admitSignature(op);
+    } finally {
+      await guard.close();
     }
   });
 

@@ -1,6 +1,6 @@
-import type { Address } from 'viem';
+import { type Address, getAddress } from 'viem';
 import type { SolvencySettings } from '../config/solvencySettings.js';
-import { PaymasterInsolventError } from '../errors/PatronError.js';
+import { PaymasterInsolventError, UnavailableError } from '../errors/PatronError.js';
 import type { SolvencyClaims } from '../store/solvencyClaims.js';
 import type { AlertSender } from './alertWebhook.js';
 import { type ChainHead, createLiabilityTracker, type SignedOp } from './liabilityTracker.js';
@@ -402,6 +402,18 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
       const key = paymasterKey(op);
       const s = states.get(key);
       if (s === undefined || deps.claims === undefined) return;
+      // A claim is a share of a deposit someone has read: until then a single instance signs on (it cannot promise
+      // more than it signs, and its fees need the chain too), but N instances signing blind could promise N times
+      // the deposit. So the first read, when still under way, is waited for (it has its time budget), and a deposit
+      // no read has seen refuses as a transient error the client retries.
+      if (deps.enforce && s.depositWei === undefined) {
+        await first.catch(() => undefined);
+        if (s.depositWei === undefined) {
+          throw new UnavailableError(
+            `the deposit of the paymaster ${getAddress(s.chain.paymaster)} on chain ${s.chain.chainId} has not been read yet; retry`,
+          );
+        }
+      }
       // Counted as wanted until admitted (admitSignature), so that a burst claims for all of it at once.
       s.waitingWei += op.worstCaseWei;
       waiting.add(op);
