@@ -4,6 +4,7 @@ import type {
   CounterState,
   LedgerCharge,
   ReservationKind,
+  ReserveArgs,
   ReserveResult,
 } from './spendLedgerRepository.js';
 
@@ -44,6 +45,14 @@ export type MergePlan =
   | Extract<ReserveResult, { ok: false; charge: LedgerCharge }>;
 
 const maxOf = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.max(a, b));
+
+/** The reservation's signed window; default: `expiresAt` in seconds. */
+export const windowOf = (args: Pick<ReserveArgs, 'window' | 'expiresAt'>): ChainWindow =>
+  args.window ?? { unit: 'seconds', until: Math.ceil(args.expiresAt / 1000) };
+
+/** Charges in key order: the order counter rows are locked in, everywhere. */
+export const sortedByKey = <T extends { readonly key: string }>(charges: readonly T[]): T[] =>
+  [...charges].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 
 export const windowColumns = (w: ChainWindow) => ({
   valid_until: w.unit === 'seconds' ? w.until : null,

@@ -7,7 +7,9 @@ import {
   planMerge,
   type StoredCharge,
   type StoredReservation,
+  sortedByKey,
   windowColumns,
+  windowOf,
 } from './reservationMerge.js';
 import type { Database } from './schema.js';
 import { createSqliteReserve } from './sqliteReserve.js';
@@ -132,8 +134,6 @@ export interface SpendLedgerRepository {
   counters(keys: readonly string[]): Promise<Map<string, CounterState>>;
 }
 
-const sortedByKey = (charges: readonly LedgerCharge[]) =>
-  [...charges].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 
 export function createSpendLedgerRepository(
   db: Kysely<Database>,
@@ -327,6 +327,3 @@ const AGAIN = Symbol('again');
 
 /** Reservations released per query by releaseClosed (it goes on until a batch is not full). */
 export const RELEASE_BATCH = 1000;
-
-export const windowOf = (args: Pick<ReserveArgs, 'window' | 'expiresAt'>): ChainWindow =>
-  args.window ?? { unit: 'seconds', until: Math.ceil(args.expiresAt / 1000) };
