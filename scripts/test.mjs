@@ -65,7 +65,9 @@ const entries = groups.map((g, i) => {
 
 console.log(
   `# ${files.length} test files, storage back end: ${backend}` +
-    (entries.length > 0 ? `; ${grouped.length} of them in ${entries.length} shared processes, ${own.length} alone` : ''),
+    (entries.length > 0
+      ? `; ${grouped.length} of them in ${entries.length} shared processes, ${own.length} alone`
+      : ''),
 );
 const res = spawnSync(
   process.execPath,

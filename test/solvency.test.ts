@@ -237,7 +237,13 @@ describe('solvency guard with given amounts', () => {
   });
 
   test('with claims, nothing is signed against a deposit no read has seen: the first read is waited for, a failed one refuses (transient)', async () => {
-    const grantAll: SolvencyClaims = { claim: async (a) => (a.wantWei < a.limitWei ? a.wantWei : a.limitWei) };
+    // Grants what is asked, up to the whole limit (bigints: no Math.min).
+    const grantAll: SolvencyClaims = {
+      claim: async (a) => {
+        if (a.wantWei < a.limitWei) return a.wantWei;
+        return a.limitWei;
+      },
+    };
     let reads = 0;
     let failing = true;
     let release: () => void = () => undefined;

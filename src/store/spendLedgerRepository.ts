@@ -134,7 +134,6 @@ export interface SpendLedgerRepository {
   counters(keys: readonly string[]): Promise<Map<string, CounterState>>;
 }
 
-
 export function createSpendLedgerRepository(
   db: Kysely<Database>,
   kind: DatabaseKind,
