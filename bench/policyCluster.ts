@@ -171,6 +171,9 @@ async function run(): Promise<boolean> {
         paymaster: dev.paymaster,
         nativeUsd: { type: 'fixed', usd: NATIVE_USD },
         tokens: [{ address: usdc, price: { type: 'fixed', usd: '1' } }],
+        // The dev chain's SimpleAccount factory is not a canonical one: listed, so the allowlist can read the calls
+        // of the (undeployed) senders it creates, as an operator lists its own factories.
+        accounts: { simpleAccountV06: { factories: [dev.simpleAccountFactory] } },
       },
     ]),
     // The service's default, and the level at which each worker says it is listening.
