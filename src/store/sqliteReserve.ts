@@ -180,7 +180,8 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
 
   /**
    * Each reservation's outcome. A failure may have come half-way: it rolls the whole batch back, and every
-   * reservation in it fails with it.
+   * reservation in it is handed back to go alone (the asynchronous path), so one request the database refuses (a
+   * dApp deleted meanwhile) fails on its own and not the others of its turn.
    */
   const runBatch = sqlite.transaction((batch: readonly Pending[]): (ReserveResult | { error: unknown })[] =>
     batch.map((p) => reserveOne(p.args)),
@@ -197,8 +198,8 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
     let outcomes: (ReserveResult | { error: unknown })[];
     try {
       outcomes = runBatch.immediate(batch);
-    } catch (err) {
-      for (const p of batch) p.reject(err);
+    } catch {
+      for (const p of batch) p.resolve(undefined);
       return;
     }
     batch.forEach((p, i) => {
