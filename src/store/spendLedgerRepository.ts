@@ -2,6 +2,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { DatabaseKind } from './database.js';
 import { addReserved, close, ensureCounters, lockCounters, policyVersionIn, type Trx } from './ledgerRows.js';
+import { createPgReserveBatcher } from './pgReserveBatch.js';
 import {
   chargesJson,
   planMerge,
@@ -252,23 +253,30 @@ export function createSpendLedgerRepository(
   const releaseOne = (id: string, now: number, extra: { block?: ClosingBlock; paymaster?: string } = {}) =>
     close(db, kind, { id, now, from: 'reserved', status: 'released', usedOf: () => 0n, ...extra });
 
+  /** One request on its own: SQLite's synchronous transaction, or PostgreSQL's single-request one with merges. */
+  const reserveAlone = async (args: ReserveArgs): Promise<ReserveResult> => {
+    let existingFirst = false;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const result = (await reserveSync?.(args)) ?? (await reserveOnce(args, existingFirst));
+        if (result !== AGAIN) return result;
+      } catch (err) {
+        // The id is taken (the same op signed again, or two first reservations of it racing): the attempt rolled
+        // back whole, and the next merges into the row.
+        if (!isUniqueViolation(err) || attempt >= 3) throw err;
+      }
+      if (attempt >= 3) throw new Error(`spend ledger: reservation ${args.id} could not be merged`);
+      existingFirst = true;
+    }
+  };
+  // PostgreSQL: the requests waiting in this process share one transaction (pgReserveBatch.ts).
+  const reserveBatched = kind === 'postgres' ? createPgReserveBatcher({ db, alone: reserveAlone }) : undefined;
+
   return {
     async reserve(args) {
       const negative = args.charges.find((c) => c.amount < 0n || c.limit < 0n);
       if (negative !== undefined) throw new Error(`spend ledger: a negative amount or limit for ${negative.key}`);
-      let existingFirst = false;
-      for (let attempt = 0; ; attempt++) {
-        try {
-          const result = (await reserveSync?.(args)) ?? (await reserveOnce(args, existingFirst));
-          if (result !== AGAIN) return result;
-        } catch (err) {
-          // The id is taken (the same op signed again, or two first reservations of it racing): the attempt rolled
-          // back whole, and the next merges into the row.
-          if (!isUniqueViolation(err) || attempt >= 3) throw err;
-        }
-        if (attempt >= 3) throw new Error(`spend ledger: reservation ${args.id} could not be merged`);
-        existingFirst = true;
-      }
+      return reserveBatched === undefined ? reserveAlone(args) : reserveBatched(args);
     },
 
     async settle({ id, actualWei, actualUsdMicros, now, block, paymaster }) {

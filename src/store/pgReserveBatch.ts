@@ -1,0 +1,192 @@
+import type { Kysely } from 'kysely';
+import { ensureCounters, lockCounters, type Trx } from './ledgerRows.js';
+import { chargesJson, sortedByKey, windowColumns, windowOf } from './reservationMerge.js';
+import type { Database } from './schema.js';
+import type { CounterState, ReserveArgs, ReserveResult } from './spendLedgerRepository.js';
+
+/**
+ * PostgreSQL: the reservations waiting in this process go to the database together, in one transaction, instead of
+ * one transaction each. A reservation under a dApp-wide cap locks that cap's counter row until its commit, so every
+ * sponsorship of the dApp queues on one row across processes; with a transaction per request each held it for ~7
+ * round trips of a busy event loop (483-543 signed/s on two workers against 1,232-1,483 without a policy, issue 21).
+ * Here one batch holds it once for all its requests: the policy versions read under a share lock, the counter rows
+ * created if missing and locked in key order (the single path's lock order, so the two never deadlock), every
+ * request decided in arrival order against the counters as the batch moves them (the same rule as the single
+ * path: a request reserves all its charges or none), one UPDATE per key moved, one INSERT of the reservations.
+ *
+ * Batches form by themselves: a request arriving while a batch is in flight waits for it and goes in the next one
+ * (at most MAX_BATCH). What a batch does not decide goes through `alone` (the single-request path, with its merge
+ * of an id already reserved): an id already in the table, an id twice in the batch (the later one), and every
+ * request of a batch whose transaction failed (a unique violation from another process's same op, a lost
+ * connection), so one bad request never fails the others.
+ */
+export const MAX_BATCH = 200;
+
+interface Waiting {
+  readonly args: ReserveArgs;
+  readonly resolve: (r: ReserveResult) => void;
+  readonly reject: (e: unknown) => void;
+}
+
+export function createPgReserveBatcher(deps: {
+  readonly db: Kysely<Database>;
+  readonly alone: (args: ReserveArgs) => Promise<ReserveResult>;
+}): (args: ReserveArgs) => Promise<ReserveResult> {
+  const queue: Waiting[] = [];
+  let running = false;
+
+  const settleAlone = (w: Waiting) => {
+    deps.alone(w.args).then(w.resolve, w.reject);
+  };
+
+  const drain = async () => {
+    running = true;
+    try {
+      while (queue.length > 0) {
+        const batch = queue.splice(0, MAX_BATCH);
+        let outcome: { decided: Map<Waiting, ReserveResult>; deferred: Waiting[] };
+        try {
+          outcome = await deps.db.transaction().execute((trx) => decide(trx, batch));
+        } catch {
+          // Nothing of the batch was written: each goes alone, with the single path's own retries and errors.
+          for (const w of batch) settleAlone(w);
+          continue;
+        }
+        for (const [w, r] of outcome.decided) w.resolve(r);
+        for (const w of outcome.deferred) settleAlone(w);
+      }
+    } finally {
+      running = false;
+    }
+  };
+
+  return (args) =>
+    new Promise<ReserveResult>((resolve, reject) => {
+      queue.push({ args, resolve, reject });
+      if (!running) void drain();
+    });
+}
+
+async function decide(
+  trx: Trx,
+  batch: readonly Waiting[],
+): Promise<{ decided: Map<Waiting, ReserveResult>; deferred: Waiting[] }> {
+  const decided = new Map<Waiting, ReserveResult>();
+  const deferred: Waiting[] = [];
+
+  // The policy versions first, under a share lock that a policy write's UPDATE waits for (see reserveOnce).
+  const dappIds = [...new Set(batch.filter((w) => w.args.policyVersion !== undefined).map((w) => w.args.dappId))];
+  const versions = new Map<string, number>();
+  if (dappIds.length > 0) {
+    const rows = await trx
+      .selectFrom('policy_versions')
+      .select(['dapp_id', 'version'])
+      .where('dapp_id', 'in', dappIds)
+      .forShare()
+      .execute();
+    for (const r of rows) versions.set(r.dapp_id, Number(r.version));
+  }
+  const current: Waiting[] = [];
+  for (const w of batch) {
+    const wanted = w.args.policyVersion;
+    const version = versions.get(w.args.dappId) ?? 0;
+    if (wanted !== undefined && version !== wanted) decided.set(w, { ok: false, policyVersion: version });
+    else current.push(w);
+  }
+
+  // An id already reserved (the same op signed again) merges on the single path; so does the second of one id here.
+  const ids = [...new Set(current.map((w) => w.args.id))];
+  const taken =
+    ids.length === 0
+      ? new Set<string>()
+      : new Set(
+          (await trx.selectFrom('spend_reservations').select('id').where('id', 'in', ids).execute()).map((r) => r.id),
+        );
+  const seen = new Set<string>();
+  const fresh: Waiting[] = [];
+  for (const w of current) {
+    if (taken.has(w.args.id) || seen.has(w.args.id)) deferred.push(w);
+    else {
+      seen.add(w.args.id);
+      fresh.push(w);
+    }
+  }
+  if (fresh.length === 0) return { decided, deferred };
+
+  // Counter rows: created if missing (per dApp, as the single path), then locked in key order.
+  const byDapp = new Map<string, Map<string, number | undefined>>();
+  for (const w of fresh) {
+    const rows = byDapp.get(w.args.dappId) ?? new Map<string, number | undefined>();
+    for (const c of w.args.charges) rows.set(c.key, c.windowEnd);
+    byDapp.set(w.args.dappId, rows);
+  }
+  for (const [dappId, rows] of byDapp) {
+    await ensureCounters(
+      trx,
+      dappId,
+      [...rows].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, windowEnd]) => ({ key, windowEnd })),
+    );
+  }
+  const states = await lockCounters(
+    trx,
+    'postgres',
+    fresh.flatMap((w) => w.args.charges.map((c) => c.key)),
+  );
+
+  // Each request in arrival order, against the counters as the batch has moved them.
+  const moved = new Map<string, bigint>();
+  const accepted: Waiting[] = [];
+  for (const w of fresh) {
+    const sorted = sortedByKey(w.args.charges);
+    const pending = new Map<string, bigint>();
+    let refusal: ReserveResult | undefined;
+    for (const c of sorted) {
+      const state: CounterState = states.get(c.key) ?? { used: 0n, reserved: 0n };
+      const before = (moved.get(c.key) ?? 0n) + (pending.get(c.key) ?? 0n);
+      if (state.used + state.reserved + before + c.amount > c.limit) {
+        refusal = { ok: false, charge: c, used: state.used, reserved: state.reserved + before };
+        break;
+      }
+      pending.set(c.key, (pending.get(c.key) ?? 0n) + c.amount);
+    }
+    if (refusal !== undefined) {
+      decided.set(w, refusal);
+      continue;
+    }
+    for (const [key, amount] of pending) moved.set(key, (moved.get(key) ?? 0n) + amount);
+    accepted.push(w);
+    decided.set(w, { ok: true });
+  }
+
+  for (const [key, delta] of [...moved].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const state = states.get(key) ?? { used: 0n, reserved: 0n };
+    await trx
+      .updateTable('spend_counters')
+      .set({ reserved: (state.reserved + delta).toString() })
+      .where('key', '=', key)
+      .execute();
+  }
+  if (accepted.length > 0) {
+    await trx
+      .insertInto('spend_reservations')
+      .values(
+        accepted.map(({ args }) => ({
+          id: args.id,
+          dapp_id: args.dappId,
+          chain_id: args.chainId,
+          user_op_hash: args.userOpHash ?? null,
+          status: 'reserved',
+          charges: chargesJson(sortedByKey(args.charges)),
+          expires_at: args.expiresAt,
+          created_at: args.now,
+          closed_at: null,
+          actual_wei: null,
+          paymaster: args.paymaster?.toLowerCase() ?? null,
+          kind: args.kind ?? 'sponsored',
+          ...windowColumns(windowOf(args)),
+        })),
+      )
+      .execute();
+  }
+  return { decided, deferred };
+}
