@@ -47,7 +47,8 @@ export function classify(status: number, body: string): AnswerKind {
 }
 
 export async function classifiedLoad(args: {
-  url: string;
+  /** One URL, or one per instance: the connections and requests are split evenly between them. */
+  url: string | readonly string[];
   connections: number;
   /** Requests to send in all. */
   amount: number;
@@ -59,44 +60,48 @@ export async function classifiedLoad(args: {
   const deniedMs: number[] = [];
   const otherSamples: string[] = [];
   let other = 0;
-  let last: AnswerKind = 'other';
   let msToSigned: number | undefined;
   const started = performance.now();
-  const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon(
-      {
-        url: args.url,
-        connections: args.connections,
-        amount: args.amount,
-        timeout: 30,
-        requests: [
-          {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            setupRequest: (req) => {
-              req.body = args.body();
-              return req;
+  const urls = typeof args.url === 'string' ? [args.url] : args.url;
+  const share = (total: number, i: number) => Math.floor(total / urls.length) + (i < total % urls.length ? 1 : 0);
+  const load = (url: string, i: number) =>
+    new Promise<autocannon.Result>((resolve, reject) => {
+      let last: AnswerKind = 'other';
+      const instance = autocannon(
+        {
+          url,
+          connections: share(args.connections, i),
+          amount: share(args.amount, i),
+          timeout: 30,
+          requests: [
+            {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              setupRequest: (req) => {
+                req.body = args.body();
+                return req;
+              },
+              onResponse: (status, body) => {
+                last = classify(status, body);
+                if (last === 'other') {
+                  other++;
+                  if (otherSamples.length < 5) otherSamples.push(`${status} ${body.slice(0, 400)}`);
+                }
+              },
             },
-            onResponse: (status, body) => {
-              last = classify(status, body);
-              if (last === 'other') {
-                other++;
-                if (otherSamples.length < 5) otherSamples.push(`${status} ${body.slice(0, 400)}`);
-              }
-            },
-          },
-        ],
-      },
-      (err: unknown, r) => (err ? reject(err) : resolve(r)),
-    );
-    instance.on('response', (_client, _status, _bytes, ms) => {
-      if (last === 'signed') {
-        signedMs.push(ms);
-        if (signedMs.length === args.markSigned) msToSigned = performance.now() - started;
-      } else if (last === 'capDenied') deniedMs.push(ms);
-      last = 'other';
+          ],
+        },
+        (err: unknown, r) => (err ? reject(err) : resolve(r)),
+      );
+      instance.on('response', (_client, _status, _bytes, ms) => {
+        if (last === 'signed') {
+          signedMs.push(ms);
+          if (signedMs.length === args.markSigned) msToSigned = performance.now() - started;
+        } else if (last === 'capDenied') deniedMs.push(ms);
+        last = 'other';
+      });
     });
-  });
+  const results = await Promise.all(urls.map(load));
   const seconds = (performance.now() - started) / 1000;
   signedMs.sort((x, y) => x - y);
   deniedMs.sort((x, y) => x - y);
@@ -104,7 +109,7 @@ export async function classifiedLoad(args: {
     signed: signedMs.length,
     capDenied: deniedMs.length,
     other,
-    errors: result.errors + result.timeouts,
+    errors: results.reduce((n, r) => n + r.errors + r.timeouts, 0),
     otherSamples,
     signedMs,
     deniedMs,

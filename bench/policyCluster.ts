@@ -37,7 +37,8 @@ import { startThrowawayPostgres } from './throwawayPostgres.js';
  * policies from the admin API. Every process and temporary directory is removed at the end, also on failure.
  *
  * Knobs: BENCH_CAP_OPS (N, 3000), BENCH_SENDER_CAP_OPS (M, 200), BENCH_SENDERS (K, 10), BENCH_OVERSHOOT (2.5),
- * BENCH_BASELINE_REQUESTS (3000),
+ * BENCH_BASELINE_REQUESTS (3000), BENCH_INSTANCES (1: a PATRON_WORKERS=2 cluster; 2: two separate instances on the
+ * database, PATRON_WORKERS=1 each, every phase's connections and requests split evenly between them),
  * BENCH_RUNTIME=tsx, BENCH_PG_OPTIONS (settings for the throwaway server, e.g. `-c synchronous_commit=off`).
  */
 const N = Number(process.env.BENCH_CAP_OPS ?? 3000);
@@ -47,6 +48,8 @@ const OVERSHOOT = Number(process.env.BENCH_OVERSHOOT ?? 2.5);
 const CONNECTIONS = 50;
 const WARMUP_REQUESTS = 1000;
 const BASELINE_REQUESTS = Number(process.env.BENCH_BASELINE_REQUESTS ?? 3000);
+/** 1: one PATRON_WORKERS=2 cluster; 2 or more: that many separate instances (PATRON_WORKERS=1), the load split evenly. */
+const INSTANCES = Math.max(1, Number(process.env.BENCH_INSTANCES ?? 1));
 const CHAIN_ID = 31337;
 /** The dev chain's ETH price (src/tokens/devChainTokens.ts), configured as a fixed price on the cluster. */
 const NATIVE_USD = '3000';
@@ -153,13 +156,17 @@ async function run(): Promise<boolean> {
   // The cluster's environment; the CLI runs with it too (same database and master key).
   const clusterPort = await freePort();
   const clusterBase = `http://127.0.0.1:${clusterPort}`;
+  // Separate instances: the first on clusterPort, the others on ports of their own, each its own data directory.
+  const instancePorts = [clusterPort];
+  for (let i = 1; i < INSTANCES; i++) instancePorts.push(await freePort());
+  const bases = instancePorts.map((port) => `http://127.0.0.1:${port}`);
   const clusterEnv = {
     ...common,
     DATABASE_URL: databaseUrl,
     PORT: String(clusterPort),
     PATRON_DATA_DIR: tempDir('patron-bench-cluster-'),
     PATRON_MASTER_KEY: randomBytes(32).toString('hex'),
-    PATRON_WORKERS: '2',
+    PATRON_WORKERS: INSTANCES === 1 ? '2' : '1',
     PATRON_DEV_CHAIN: 'false',
     // A chain with a fee token has a native USD price (the token catalog's), which the USD caps need; a fixed
     // price needs nothing off this machine. The token is the dev chain's USDC, never used here.
@@ -195,8 +202,21 @@ async function run(): Promise<boolean> {
   const authToken = (await cli(['token', 'create', '--account', email])).token?.authToken;
   if (authToken === undefined) throw new Error('the CLI printed no auth token');
 
-  const cluster = start('cluster', nodeCommand('src/main.ts', compiled), clusterEnv);
-  await cluster.waitForLines(/Patron is listening/, 2, 120_000);
+  if (INSTANCES === 1) {
+    const cluster = start('cluster', nodeCommand('src/main.ts', compiled), clusterEnv);
+    await cluster.waitForLines(/Patron is listening/, 2, 120_000);
+  } else {
+    await Promise.all(
+      instancePorts.map(async (port, i) => {
+        const env = { ...clusterEnv, PORT: String(port), PATRON_DATA_DIR: tempDir(`patron-bench-instance-${i}-`) };
+        await start(`instance ${i + 1}`, nodeCommand('src/main.ts', compiled), env).waitForLines(
+          /Patron is listening/,
+          1,
+          120_000,
+        );
+      }),
+    );
+  }
   const admin = adminClient({ baseUrl: clusterBase, authToken });
 
   // Ops: SimpleAccounts of one owner (salt 0 for the warm-up and phase 1, 1..K for phase 2) calling the owner.
@@ -226,7 +246,7 @@ async function run(): Promise<boolean> {
   const dappWithPolicy = async (name: string, caps: readonly unknown[]) => {
     const dapp = await admin.createDapp(name, [CHAIN_ID]);
     const { policyId } = await admin.createPolicy(dapp.dappId, `${name} policy`, { contracts: allowlist, caps });
-    return { ...dapp, policyId, url: `${clusterBase}/api/v1/${CHAIN_ID}/${dapp.apiKey}` };
+    return { ...dapp, policyId, url: bases.map((b) => `${b}/api/v1/${CHAIN_ID}/${dapp.apiKey}`) };
   };
   const warm = await dappWithPolicy('bench warm-up', roomyUsd);
   const free = await admin.createDapp('bench no policy', [CHAIN_ID]);
@@ -242,12 +262,12 @@ async function run(): Promise<boolean> {
   const many = await Promise.all(Array.from({ length: K }, (_, i) => bodyOf(BigInt(i + 1))));
 
   console.log(
-    `# pm_getFeeQuoteOrData SPONSORED on a PATRON_WORKERS=2 cluster, ${storage}; ${CONNECTIONS} connections; ` +
+    `# pm_getFeeQuoteOrData SPONSORED on ${INSTANCES === 1 ? 'a PATRON_WORKERS=2 cluster' : `${INSTANCES} separate instances`}, ${storage}; ${CONNECTIONS} connections; ` +
       `${runtime === 'tsc' ? 'tsc output' : 'tsx'}, node ${process.version}, ${os.cpus().length} CPUs`,
   );
   const quiet = quietMachine();
   let nonce = 1;
-  const load = async (url: string, amount: number, markSigned: number, body: () => string) => {
+  const load = async (url: string | readonly string[], amount: number, markSigned: number, body: () => string) => {
     await quiet.wait();
     const before = cpuTimes();
     const r = await classifiedLoad({ url, connections: CONNECTIONS, amount, markSigned, body });
@@ -259,8 +279,11 @@ async function run(): Promise<boolean> {
   console.log(`warm-up: ${w.r.signed} of ${WARMUP_REQUESTS} signed under a USD-capped policy (not measured)`);
 
   // The reference: the same cluster and op for a dApp without policies (no ledger write per request).
-  const p0 = await load(`${clusterBase}/api/v1/${CHAIN_ID}/${free.apiKey}`, BASELINE_REQUESTS, BASELINE_REQUESTS, () =>
-    one.body(nonce++),
+  const p0 = await load(
+    bases.map((b) => `${b}/api/v1/${CHAIN_ID}/${free.apiKey}`),
+    BASELINE_REQUESTS,
+    BASELINE_REQUESTS,
+    () => one.body(nonce++),
   );
   console.log(`0. a dApp without policies, ${BASELINE_REQUESTS} requests${stealText(p0.steal)}`);
   ok = report(p0.r, BASELINE_REQUESTS) && ok;
