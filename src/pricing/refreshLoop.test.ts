@@ -22,7 +22,8 @@ describe('refresh loop', () => {
     await loop.first;
     assert.equal(ticks, 1);
     await Promise.all([loop.runNow(), loop.runNow()]);
-    await sleep(30);
+    // A tick every 5 ms from here: wait for a few (up to 5 s: a busy event loop stretches every timer).
+    for (const deadline = Date.now() + 5_000; ticks < 4 && Date.now() < deadline; ) await sleep(5);
     loop.stop();
     const stoppedAt = ticks;
     assert.ok(stoppedAt >= 4, `ticks: ${stoppedAt}`);
@@ -43,7 +44,7 @@ describe('refresh loop', () => {
       onError: (err) => errors.push(err),
     });
     await loop.first;
-    await sleep(20);
+    for (const deadline = Date.now() + 5_000; ticks < 2 && Date.now() < deadline; ) await sleep(5);
     loop.stop();
     assert.ok(ticks >= 2);
     assert.equal(errors.length, ticks);

@@ -24,7 +24,8 @@ describe('poll loop', () => {
     });
     const results = await Promise.all([loop.runNow(), loop.runNow()]);
     assert.equal(results[1], (results[0] ?? 0) + 1);
-    await sleep(30);
+    // A tick every 5 ms from here: wait for two more (up to 5 s: a busy event loop stretches every timer).
+    for (const deadline = Date.now() + 5_000; ticks < 4 && Date.now() < deadline; ) await sleep(5);
     await loop.stop();
     assert.equal(running, 0);
     const stoppedAt = ticks;
