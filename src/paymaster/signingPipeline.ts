@@ -4,7 +4,7 @@ import { opKey } from '../chain/opKey.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
 import { OperationFieldError, ValidationError } from '../errors/PatronError.js';
 import type { PolicyDecision } from '../policies/policyGate.js';
-import type { Keccak } from './entryPoints/abiWords.js';
+import { type Keccak, memoKeccak } from './entryPoints/abiWords.js';
 import {
   type Authorization,
   type EntryPointModule,
@@ -110,13 +110,15 @@ export interface SigningTailDeps {
 /** The signing tail both modes end with (see the file's comment); returns the signed paymaster fields. */
 export async function issueSignature(deps: SigningTailDeps, args: IssueArgs): Promise<PaymasterFields> {
   const { chain, ep, op, window } = args;
+  // The signature's own hasher: its userOpHash, later, reuses the hashes of the op's bytes the signing made.
+  const keccak = memoKeccak(deps.keccak);
   const fields = ep.sign({
     chain,
     op,
     window,
     authorization: args.authorization,
     sign: deps.sign,
-    keccak: deps.keccak,
+    keccak,
     signatureInSuffix: args.signatureInSuffix,
   });
   // A finalize reproduces its commit's prefix by construction (every field was checked); this holds it to that.
@@ -129,7 +131,7 @@ export async function issueSignature(deps: SigningTailDeps, args: IssueArgs): Pr
     // Unix seconds, also for a block window (its expiresAt): the request log's expiry.
     validUntil: args.expiresAt,
     window: chainWindowOf(window),
-    hash: () => signatureKey({ chain, ep, op, fields, keccak: deps.keccak }),
+    hash: () => signatureKey({ chain, ep, op, fields, keccak }),
   });
   // A denial of the reservation discards the signature unseen.
   const decision = args.reserve === undefined ? undefined : await args.reserve(issued);

@@ -19,9 +19,37 @@ EIP191_PREFIX.copy(EIP191_PREIMAGE, 0);
  */
 export interface Keccak {
   keccak256(data: Uint8Array): Uint8Array;
+  /** keccak256 of the bytes 0x-hex `hex` holds, remembered by a hasher that keeps them (memoKeccak). */
+  hexKeccak?(hex: string, field: string): Uint8Array;
 }
 
 export const viemKeccak: Keccak = { keccak256: (data) => keccak256(data, 'bytes') };
+
+/** keccak256 of the bytes `hex` holds: from the hasher's memo when it keeps one, else decoded and hashed. */
+export function keccakOfHex(keccak: Keccak, hex: string, field: string): Uint8Array {
+  return keccak.hexKeccak?.(hex, field) ?? keccak.keccak256(hexToBuffer(hex, field));
+}
+
+/**
+ * A hasher for one signature: the paymaster's hash and the EntryPoint's userOpHash of the same op both hash its
+ * callData (and on v0.6 its initCode), the second often much later; this keeps each such hash of exact bytes, by
+ * the field's hex string, for the signature's life (a few entries). Only hashes of the bytes as given: a hash of
+ * anything derived from them (v0.7's EIP-7702 initCode with its delegate) is never remembered under the field.
+ */
+export function memoKeccak(keccak: Keccak): Keccak {
+  const memo = new Map<string, Uint8Array>();
+  return {
+    keccak256: (data) => keccak.keccak256(data),
+    hexKeccak(hex, field) {
+      let hash = memo.get(hex);
+      if (hash === undefined) {
+        hash = keccak.keccak256(hexToBuffer(hex, field));
+        memo.set(hex, hash);
+      }
+      return hash;
+    },
+  };
+}
 
 /** Decodes 0x-hex strictly (Buffer's decoder silently stops at the first bad character, so count bytes). */
 export function hexToBuffer(hex: string, field: string): Buffer {

@@ -1,6 +1,14 @@
 import { type Address, getAddress, type Hex } from 'viem';
 import { ValidationError } from '../../../errors/PatronError.js';
-import { checkUint48, hexToBuffer, type Keccak, viemKeccak, writeAddressWord, writeUint256Word } from '../abiWords.js';
+import {
+  checkUint48,
+  hexToBuffer,
+  type Keccak,
+  keccakOfHex,
+  viemKeccak,
+  writeAddressWord,
+  writeUint256Word,
+} from '../abiWords.js';
 import {
   MODE_SPONSORED,
   MODE_TOKEN,
@@ -80,8 +88,8 @@ function writeOpWords(into: Buffer, userOp: HashedFieldsV06, keccak: Keccak): Bu
   const buf = into.fill(0);
   writeAddressWord(buf, 0, userOp.sender, 'sender');
   writeUint256Word(buf, 32, userOp.nonce, 'nonce');
-  buf.set(keccak.keccak256(hexToBuffer(userOp.initCode, 'initCode')), 64);
-  buf.set(keccak.keccak256(hexToBuffer(userOp.callData, 'callData')), 96);
+  buf.set(keccakOfHex(keccak, userOp.initCode, 'initCode'), 64);
+  buf.set(keccakOfHex(keccak, userOp.callData, 'callData'), 96);
   writeUint256Word(buf, 128, userOp.callGasLimit, 'callGasLimit');
   writeUint256Word(buf, 160, userOp.verificationGasLimit, 'verificationGasLimit');
   writeUint256Word(buf, 192, userOp.preVerificationGas, 'preVerificationGas');

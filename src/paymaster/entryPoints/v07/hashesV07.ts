@@ -1,6 +1,14 @@
 import { type Address, type Hex, keccak256, stringToBytes } from 'viem';
 import { ValidationError } from '../../../errors/PatronError.js';
-import { checkUint48, hexToBuffer, type Keccak, viemKeccak, writeAddressWord, writeUint256Word } from '../abiWords.js';
+import {
+  checkUint48,
+  hexToBuffer,
+  type Keccak,
+  keccakOfHex,
+  viemKeccak,
+  writeAddressWord,
+  writeUint256Word,
+} from '../abiWords.js';
 import { MODE_SPONSORED, type TokenPaymasterFields, tokenModeOf } from '../paymasterModes.js';
 import {
   checkCaps,
@@ -116,7 +124,7 @@ export function opHashV07(
   writeAddressWord(buf, 0, userOp.sender, 'sender');
   writeUint256Word(buf, 32, userOp.nonce, 'nonce');
   buf.set(boundInitCodeHash(userOp.initCode, senderCode, keccak), 64);
-  buf.set(keccak.keccak256(hexToBuffer(userOp.callData, 'callData')), 96);
+  buf.set(keccakOfHex(keccak, userOp.callData, 'callData'), 96);
   buf.writeBigUInt64BE(caps.maxVerificationGasLimit, 128 + 24);
   buf.writeBigUInt64BE(caps.maxCallGasLimit, 160 + 24);
   writeUint128Pair(buf, 192, userOp.paymasterVerificationGasLimit, userOp.paymasterPostOpGasLimit, [
@@ -227,7 +235,7 @@ function writePackedWords(
   writeAddressWord(buf, at, op.sender, 'sender');
   writeUint256Word(buf, at + 32, op.nonce, 'nonce');
   buf.set(initHash, at + 64);
-  buf.set(keccak.keccak256(hexToBuffer(op.callData, 'callData')), at + 96);
+  buf.set(keccakOfHex(keccak, op.callData, 'callData'), at + 96);
   writeUint128Pair(buf, at + 128, op.verificationGasLimit, op.callGasLimit, ['verificationGasLimit', 'callGasLimit']);
   writeUint256Word(buf, at + 160, op.preVerificationGas, 'preVerificationGas');
   writeUint128Pair(buf, at + 192, op.maxPriorityFeePerGas, op.maxFeePerGas, ['maxPriorityFeePerGas', 'maxFeePerGas']);
