@@ -1,8 +1,8 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DatabaseKind } from './database.js';
+import type { ClosingBlock, CounterState } from './ledgerTypes.js';
 import { type StoredCharge, storedChargesSchema } from './reservationMerge.js';
 import type { Database } from './schema.js';
-import type { ClosingBlock, CounterState } from './spendLedgerRepository.js';
 
 /**
  * The spend ledger's row work inside a transaction, in the lock order spendLedgerRepository.ts states: counter rows

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import { ensureCounters, lockCounters, type Trx } from './ledgerRows.js';
+import type { CounterState, ReserveArgs, ReserveResult } from './ledgerTypes.js';
 import { chargesJson, sortedByKey, windowColumns, windowOf } from './reservationMerge.js';
 import type { Database } from './schema.js';
-import type { CounterState, ReserveArgs, ReserveResult } from './spendLedgerRepository.js';
 
 /**
  * PostgreSQL: the reservations waiting in this process go to the database together, in one transaction, instead of

@@ -6,7 +6,7 @@ import type {
   ReservationKind,
   ReserveArgs,
   ReserveResult,
-} from './spendLedgerRepository.js';
+} from './ledgerTypes.js';
 
 /**
  * One op signed again under a reservation id it already has (the same userOpHash, or the same op key: a v0.7+

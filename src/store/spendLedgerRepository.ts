@@ -2,6 +2,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { DatabaseKind } from './database.js';
 import { addReserved, close, ensureCounters, lockCounters, policyVersionIn, type Trx } from './ledgerRows.js';
+import type { ClosingBlock, CounterState, ReserveArgs, ReserveResult } from './ledgerTypes.js';
 import { createPgReserveBatcher } from './pgReserveBatch.js';
 import {
   chargesJson,
@@ -29,72 +30,16 @@ import { isUniqueViolation } from './uniqueViolation.js';
  * when the settlement cursor of its paymaster is past its signed window (`releaseClosed`), reopened when a reorg
  * rewinds the cursor below the block that closed it (`rewindSettlement`).
  */
-export type LedgerUnit = 'wei' | 'usd' | 'ops';
-
-/** 'guarantee': a token-mode op whose charge is collected after execution (src/settlement/README.md). */
-export type ReservationKind = 'sponsored' | 'guarantee';
-
-/**
- * A signature's validity window in the chain's own terms: `validUntil` in unix seconds as signed (compared with
- * block.timestamp), or an EntryPoint v0.9 block window's last block (compared with block.number).
- */
-export interface ChainWindow {
-  readonly unit: 'seconds' | 'blocks';
-  readonly until: number;
-}
-
-export interface LedgerCharge {
-  /** The counter row: policy, cap and window (policies/policyRules.ts). */
-  readonly key: string;
-  readonly unit: LedgerUnit;
-  /** wei, micro-USD or a count. */
-  readonly amount: bigint;
-  readonly limit: bigint;
-  /** Unix ms when the cap's window ends; undefined for a cap that never resets. */
-  readonly windowEnd: number | undefined;
-}
-
-export type ReserveResult =
-  | { readonly ok: true }
-  | {
-      readonly ok: false;
-      /** The first charge that did not fit. */
-      readonly charge: LedgerCharge;
-      readonly used: bigint;
-      readonly reserved: bigint;
-    }
-  /** The dApp's policies changed since the request read them (`policyVersion`): nothing was reserved. */
-  | { readonly ok: false; readonly policyVersion: number };
-
-export interface CounterState {
-  readonly used: bigint;
-  readonly reserved: bigint;
-}
-
-export interface ReserveArgs {
-  /** The op's id (chain and userOpHash, or op key): the same id again holds the larger of both (reservationMerge.ts). */
-  readonly id: string;
-  readonly dappId: string;
-  readonly chainId: number;
-  readonly userOpHash: string | undefined;
-  readonly charges: readonly LedgerCharge[];
-  /** Unix ms: when the window has surely closed, for the request log and the dashboard. */
-  readonly expiresAt: number;
-  readonly now: number;
-  /** The signed window; default: `expiresAt` in seconds. */
-  readonly window?: ChainWindow | undefined;
-  /** The paymaster that signed (its settlement follower releases it); default: any follower of the chain. */
-  readonly paymaster?: string | undefined;
-  readonly kind?: ReservationKind | undefined;
-  /** When given, reserved only if the dApp's policy version is still this one (else `{ok: false, policyVersion}`). */
-  readonly policyVersion?: number | undefined;
-}
-
-/** The block whose event closed a reservation (for a reorg to reopen it). */
-export interface ClosingBlock {
-  readonly number: bigint;
-  readonly hash: string;
-}
+export type {
+  ChainWindow,
+  ClosingBlock,
+  CounterState,
+  LedgerCharge,
+  LedgerUnit,
+  ReservationKind,
+  ReserveArgs,
+  ReserveResult,
+} from './ledgerTypes.js';
 
 export interface SpendLedgerRepository {
   /** Reserves every charge (used + reserved + amount ≤ limit for each) or none. */

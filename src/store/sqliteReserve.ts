@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import type { ReserveArgs, ReserveResult } from './ledgerTypes.js';
 import { chargesJson, planMerge, type StoredReservation, windowColumns, windowOf } from './reservationMerge.js';
-import type { ReserveArgs, ReserveResult } from './spendLedgerRepository.js';
 import { isUniqueViolation } from './uniqueViolation.js';
 
 /**
