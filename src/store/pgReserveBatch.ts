@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { ensureCounters, lockCounters, type Trx } from './ledgerRows.js';
-import type { CounterState, ReserveArgs, ReserveResult } from './ledgerTypes.js';
-import { chargesJson, sortedByKey, windowColumns, windowOf } from './reservationMerge.js';
+import type { ReserveArgs, ReserveResult } from './ledgerTypes.js';
+import { fitCharges, newReservationRow, sortedByKey } from './reservationMerge.js';
 import type { Database } from './schema.js';
 
 /**
@@ -137,55 +137,28 @@ async function decide(
   const moved = new Map<string, bigint>();
   const accepted: Waiting[] = [];
   for (const w of fresh) {
-    const sorted = sortedByKey(w.args.charges);
-    const pending = new Map<string, bigint>();
-    let refusal: ReserveResult | undefined;
-    for (const c of sorted) {
-      const state: CounterState = states.get(c.key) ?? { used: 0n, reserved: 0n };
-      const before = (moved.get(c.key) ?? 0n) + (pending.get(c.key) ?? 0n);
-      if (state.used + state.reserved + before + c.amount > c.limit) {
-        refusal = { ok: false, charge: c, used: state.used, reserved: state.reserved + before };
-        break;
-      }
-      pending.set(c.key, (pending.get(c.key) ?? 0n) + c.amount);
-    }
-    if (refusal !== undefined) {
-      decided.set(w, refusal);
+    const fit = fitCharges(sortedByKey(w.args.charges), states, moved);
+    if (!fit.ok) {
+      decided.set(w, fit);
       continue;
     }
-    for (const [key, amount] of pending) moved.set(key, (moved.get(key) ?? 0n) + amount);
+    for (const [key, amount] of fit.add) moved.set(key, (moved.get(key) ?? 0n) + amount);
     accepted.push(w);
     decided.set(w, { ok: true });
   }
 
-  for (const [key, delta] of [...moved].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+  for (const key of [...moved.keys()].sort()) {
     const state = states.get(key) ?? { used: 0n, reserved: 0n };
     await trx
       .updateTable('spend_counters')
-      .set({ reserved: (state.reserved + delta).toString() })
+      .set({ reserved: (state.reserved + (moved.get(key) ?? 0n)).toString() })
       .where('key', '=', key)
       .execute();
   }
   if (accepted.length > 0) {
     await trx
       .insertInto('spend_reservations')
-      .values(
-        accepted.map(({ args }) => ({
-          id: args.id,
-          dapp_id: args.dappId,
-          chain_id: args.chainId,
-          user_op_hash: args.userOpHash ?? null,
-          status: 'reserved',
-          charges: chargesJson(sortedByKey(args.charges)),
-          expires_at: args.expiresAt,
-          created_at: args.now,
-          closed_at: null,
-          actual_wei: null,
-          paymaster: args.paymaster?.toLowerCase() ?? null,
-          kind: args.kind ?? 'sponsored',
-          ...windowColumns(windowOf(args)),
-        })),
-      )
+      .values(accepted.map(({ args }) => newReservationRow(args, sortedByKey(args.charges))))
       .execute();
   }
   return { decided, deferred };

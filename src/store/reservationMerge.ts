@@ -59,6 +59,45 @@ export const windowColumns = (w: ChainWindow) => ({
   last_block: w.unit === 'blocks' ? w.until : null,
 });
 
+/**
+ * A new reservation's charges (in key order) against the counters as they stand plus what `taken` already holds
+ * of them (earlier requests of a batch): what each key takes, all of them or none, or the first charge that does
+ * not fit. The same key twice in one request (two policies cannot share a key; this is defence) adds up.
+ */
+export function fitCharges(
+  sorted: readonly LedgerCharge[],
+  counters: ReadonlyMap<string, CounterState>,
+  taken: ReadonlyMap<string, bigint> = new Map(),
+): { readonly ok: true; readonly add: Map<string, bigint> } | Extract<ReserveResult, { charge: LedgerCharge }> {
+  const add = new Map<string, bigint>();
+  for (const c of sorted) {
+    const state = counters.get(c.key) ?? { used: 0n, reserved: 0n };
+    const before = (taken.get(c.key) ?? 0n) + (add.get(c.key) ?? 0n);
+    if (state.used + state.reserved + before + c.amount > c.limit) {
+      return { ok: false, charge: c, used: state.used, reserved: state.reserved + before };
+    }
+    add.set(c.key, (add.get(c.key) ?? 0n) + c.amount);
+  }
+  return { ok: true, add };
+}
+
+/** The `spend_reservations` row of a new reservation (its charges in key order). */
+export const newReservationRow = (args: ReserveArgs, sorted: readonly LedgerCharge[]) => ({
+  id: args.id,
+  dapp_id: args.dappId,
+  chain_id: args.chainId,
+  user_op_hash: args.userOpHash ?? null,
+  status: 'reserved',
+  charges: chargesJson(sorted),
+  expires_at: args.expiresAt,
+  created_at: args.now,
+  closed_at: null,
+  actual_wei: null,
+  paymaster: args.paymaster?.toLowerCase() ?? null,
+  kind: args.kind ?? 'sponsored',
+  ...windowColumns(windowOf(args)),
+});
+
 export const chargesJson = (charges: readonly { key: string; unit: string; amount: bigint | string }[]): string =>
   JSON.stringify(charges.map((c) => ({ key: c.key, unit: c.unit, amount: c.amount.toString() })));
 

@@ -5,12 +5,12 @@ import { addReserved, close, ensureCounters, lockCounters, policyVersionIn, type
 import type { ClosingBlock, CounterState, ReserveArgs, ReserveResult } from './ledgerTypes.js';
 import { createPgReserveBatcher } from './pgReserveBatch.js';
 import {
-  chargesJson,
+  fitCharges,
+  newReservationRow,
   planMerge,
   type StoredCharge,
   type StoredReservation,
   sortedByKey,
-  windowColumns,
   windowOf,
 } from './reservationMerge.js';
 import type { Database } from './schema.js';
@@ -152,46 +152,23 @@ export function createSpendLedgerRepository(
         kind,
         sorted.map((c) => c.key),
       );
-      // The same key twice in one request (two policies cannot share a key; this is defence) adds up.
-      const pending = new Map<string, bigint>();
-      for (const c of sorted) {
-        const state = states.get(c.key) ?? { used: 0n, reserved: 0n };
-        const before = pending.get(c.key) ?? 0n;
-        if (state.used + state.reserved + before + c.amount > c.limit) {
-          if (!existingFirst) {
-            const taken = await trx
-              .selectFrom('spend_reservations')
-              .select('id')
-              .where('id', '=', args.id)
-              .executeTakeFirst();
-            if (taken !== undefined) return AGAIN;
-          }
-          return { ok: false, charge: c, used: state.used, reserved: state.reserved + before };
+      const fit = fitCharges(sorted, states);
+      if (!fit.ok) {
+        if (!existingFirst) {
+          const taken = await trx
+            .selectFrom('spend_reservations')
+            .select('id')
+            .where('id', '=', args.id)
+            .executeTakeFirst();
+          if (taken !== undefined) return AGAIN;
         }
-        pending.set(c.key, before + c.amount);
+        return fit;
       }
-      for (const [key, delta] of pending) {
+      for (const [key, delta] of fit.add) {
         const state = states.get(key) ?? { used: 0n, reserved: 0n };
         await addReserved(trx, key, state, delta);
       }
-      await trx
-        .insertInto('spend_reservations')
-        .values({
-          id: args.id,
-          dapp_id: args.dappId,
-          chain_id: args.chainId,
-          user_op_hash: args.userOpHash ?? null,
-          status: 'reserved',
-          charges: chargesJson(sorted),
-          expires_at: args.expiresAt,
-          created_at: args.now,
-          closed_at: null,
-          actual_wei: null,
-          paymaster: args.paymaster?.toLowerCase() ?? null,
-          kind: args.kind ?? 'sponsored',
-          ...windowColumns(windowOf(args)),
-        })
-        .execute();
+      await trx.insertInto('spend_reservations').values(newReservationRow(args, sorted)).execute();
       return { ok: true };
     });
 
