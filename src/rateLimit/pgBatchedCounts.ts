@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { batchWhileBusy } from '../store/batchWhileBusy.js';
 
 /**
  * Rate-limit counts shared through PostgreSQL (table `rate_limits`, migration 0005), written in batches: the spends
@@ -33,11 +34,6 @@ export const MAX_SPENDS_PER_BATCH = 1000;
 /** Blocked keys remembered at most (forgetting one only costs a query). */
 const MAX_BLOCKED = 100_000;
 
-interface Waiting {
-  readonly spend: CountSpend;
-  readonly resolve: (r: CountResult) => void;
-}
-
 export function createPgBatchedCounts(deps: {
   readonly pool: pg.Pool;
   readonly tableName?: string;
@@ -47,20 +43,20 @@ export function createPgBatchedCounts(deps: {
   const now = deps.now ?? Date.now;
   /** Keys over their budget: refused from memory until the window ends (unix ms). */
   const blocked = new Map<string, number>();
-  const queue: Waiting[] = [];
-  let running = false;
 
-  const write = async (batch: readonly Waiting[]): Promise<void> => {
-    // Per key: the batch's total, the window it would open, the spends in arrival order.
-    const keys = new Map<string, { total: number; windowMs: number; spends: Waiting[] }>();
-    for (const w of batch) {
-      const k = keys.get(w.spend.key);
-      if (k === undefined) keys.set(w.spend.key, { total: w.spend.cost, windowMs: w.spend.windowMs, spends: [w] });
+  /** Each spend's outcome, by position. */
+  const write = async (batch: readonly CountSpend[]): Promise<CountResult[]> => {
+    const results: CountResult[] = [];
+    // Per key: the batch's total, the window it would open, the spends (by position) in arrival order.
+    const keys = new Map<string, { total: number; windowMs: number; spends: number[] }>();
+    batch.forEach((spend, at) => {
+      const k = keys.get(spend.key);
+      if (k === undefined) keys.set(spend.key, { total: spend.cost, windowMs: spend.windowMs, spends: [at] });
       else {
-        k.total += w.spend.cost;
-        k.spends.push(w);
+        k.total += spend.cost;
+        k.spends.push(at);
       }
-    }
+    });
     const sorted = [...keys].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     const at = now();
     const values: unknown[] = [at];
@@ -85,33 +81,23 @@ export function createPgBatchedCounts(deps: {
       const expire = row?.expire === null || row?.expire === undefined ? at + k.windowMs : Number(row.expire);
       // The batch took the places (points - total, points]: each spend in arrival order.
       let place = points - k.total;
-      for (const w of k.spends) {
-        place += w.spend.cost;
-        if (place <= w.spend.points) w.resolve({ ok: true });
-        else w.resolve({ ok: false, msBeforeNext: Math.max(0, expire - at) });
+      let budget = 0;
+      for (const i of k.spends) {
+        const spend = batch[i];
+        if (spend === undefined) continue;
+        budget = spend.points;
+        place += spend.cost;
+        results[i] = place <= spend.points ? { ok: true } : { ok: false, msBeforeNext: Math.max(0, expire - at) };
       }
-      if (points > (k.spends[0]?.spend.points ?? 0)) {
+      if (points > budget) {
         if (blocked.size >= MAX_BLOCKED) blocked.clear();
         blocked.set(key, expire);
       }
     }
+    return results;
   };
-
-  const drain = async () => {
-    running = true;
-    try {
-      while (queue.length > 0) {
-        const batch = queue.splice(0, MAX_SPENDS_PER_BATCH);
-        try {
-          await write(batch);
-        } catch {
-          for (const w of batch) void w.spend.fallback().then(w.resolve);
-        }
-      }
-    } finally {
-      running = false;
-    }
-  };
+  // A batch the database refused: each spend is counted by its own fallback.
+  const countBatched = batchWhileBusy({ max: MAX_SPENDS_PER_BATCH, run: write, alone: (spend) => spend.fallback() });
 
   return (spend) => {
     const until = blocked.get(spend.key);
@@ -120,9 +106,6 @@ export function createPgBatchedCounts(deps: {
       if (left > 0) return Promise.resolve({ ok: false, msBeforeNext: left });
       blocked.delete(spend.key);
     }
-    return new Promise<CountResult>((resolve) => {
-      queue.push({ spend, resolve });
-      if (!running) void drain();
-    });
+    return countBatched(spend);
   };
 }

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { batchWhileBusy } from './batchWhileBusy.js';
 import { ensureCounters, lockCounters, type Trx } from './ledgerRows.js';
 import type { ReserveArgs, ReserveResult } from './ledgerTypes.js';
 import { fitCharges, newReservationRow, sortedByKey } from './reservationMerge.js';
@@ -22,57 +23,22 @@ import type { Database } from './schema.js';
  */
 export const MAX_BATCH = 200;
 
-interface Waiting {
-  readonly args: ReserveArgs;
-  readonly resolve: (r: ReserveResult) => void;
-  readonly reject: (e: unknown) => void;
-}
-
 export function createPgReserveBatcher(deps: {
   readonly db: Kysely<Database>;
   readonly alone: (args: ReserveArgs) => Promise<ReserveResult>;
 }): (args: ReserveArgs) => Promise<ReserveResult> {
-  const queue: Waiting[] = [];
-  let running = false;
-
-  const settleAlone = (w: Waiting) => {
-    deps.alone(w.args).then(w.resolve, w.reject);
-  };
-
-  const drain = async () => {
-    running = true;
-    try {
-      while (queue.length > 0) {
-        const batch = queue.splice(0, MAX_BATCH);
-        let outcome: { decided: Map<Waiting, ReserveResult>; deferred: Waiting[] };
-        try {
-          outcome = await deps.db.transaction().execute((trx) => decide(trx, batch));
-        } catch {
-          // Nothing of the batch was written: each goes alone, with the single path's own retries and errors.
-          for (const w of batch) settleAlone(w);
-          continue;
-        }
-        for (const [w, r] of outcome.decided) w.resolve(r);
-        for (const w of outcome.deferred) settleAlone(w);
-      }
-    } finally {
-      running = false;
-    }
-  };
-
-  return (args) =>
-    new Promise<ReserveResult>((resolve, reject) => {
-      queue.push({ args, resolve, reject });
-      if (!running) void drain();
-    });
+  return batchWhileBusy({
+    max: MAX_BATCH,
+    // Nothing of a failed batch was written: each goes alone, with the single path's own retries and errors.
+    run: (batch: readonly ReserveArgs[]) => deps.db.transaction().execute((trx) => decide(trx, batch)),
+    alone: deps.alone,
+  });
 }
 
-async function decide(
-  trx: Trx,
-  batch: readonly Waiting[],
-): Promise<{ decided: Map<Waiting, ReserveResult>; deferred: Waiting[] }> {
-  const decided = new Map<Waiting, ReserveResult>();
-  const deferred: Waiting[] = [];
+/** Each request's result by position; undefined for one left to the single path. */
+async function decide(trx: Trx, requests: readonly ReserveArgs[]): Promise<(ReserveResult | undefined)[]> {
+  const results: (ReserveResult | undefined)[] = requests.map(() => undefined);
+  const batch = requests.map((args, at) => ({ args, at }));
 
   // The policy versions first, under a share lock that a policy write's UPDATE waits for (see reserveOnce).
   const dappIds = [...new Set(batch.filter((w) => w.args.policyVersion !== undefined).map((w) => w.args.dappId))];
@@ -86,11 +52,11 @@ async function decide(
       .execute();
     for (const r of rows) versions.set(r.dapp_id, Number(r.version));
   }
-  const current: Waiting[] = [];
+  const current: typeof batch = [];
   for (const w of batch) {
     const wanted = w.args.policyVersion;
     const version = versions.get(w.args.dappId) ?? 0;
-    if (wanted !== undefined && version !== wanted) decided.set(w, { ok: false, policyVersion: version });
+    if (wanted !== undefined && version !== wanted) results[w.at] = { ok: false, policyVersion: version };
     else current.push(w);
   }
 
@@ -103,15 +69,13 @@ async function decide(
           (await trx.selectFrom('spend_reservations').select('id').where('id', 'in', ids).execute()).map((r) => r.id),
         );
   const seen = new Set<string>();
-  const fresh: Waiting[] = [];
+  const fresh: typeof batch = [];
   for (const w of current) {
-    if (taken.has(w.args.id) || seen.has(w.args.id)) deferred.push(w);
-    else {
-      seen.add(w.args.id);
-      fresh.push(w);
-    }
+    if (taken.has(w.args.id) || seen.has(w.args.id)) continue;
+    seen.add(w.args.id);
+    fresh.push(w);
   }
-  if (fresh.length === 0) return { decided, deferred };
+  if (fresh.length === 0) return results;
 
   // Counter rows: created if missing (per dApp, as the single path), then locked in key order.
   const byDapp = new Map<string, Map<string, number | undefined>>();
@@ -135,16 +99,16 @@ async function decide(
 
   // Each request in arrival order, against the counters as the batch has moved them.
   const moved = new Map<string, bigint>();
-  const accepted: Waiting[] = [];
+  const accepted: typeof batch = [];
   for (const w of fresh) {
     const fit = fitCharges(sortedByKey(w.args.charges), states, moved);
     if (!fit.ok) {
-      decided.set(w, fit);
+      results[w.at] = fit;
       continue;
     }
     for (const [key, amount] of fit.add) moved.set(key, (moved.get(key) ?? 0n) + amount);
     accepted.push(w);
-    decided.set(w, { ok: true });
+    results[w.at] = { ok: true };
   }
 
   for (const key of [...moved.keys()].sort()) {
@@ -161,5 +125,5 @@ async function decide(
       .values(accepted.map(({ args }) => newReservationRow(args, sortedByKey(args.charges))))
       .execute();
   }
-  return { decided, deferred };
+  return results;
 }
