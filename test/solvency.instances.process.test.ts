@@ -4,20 +4,21 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { type Address, parseEther } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
-import { patronPaymasterAbi } from '../src/chain/artifacts.js';
-import { waitForSuccess } from '../src/chain/devClient.js';
-import { deployPatronPaymaster } from '../src/chain/embeddedChain.js';
 import { worstCaseCostV06 } from '../src/paymaster/entryPoints/v06/prefundV06.js';
 import { type ChainHttpServer, serveChainOverHttp } from './helpers/chainHttpServer.js';
-import { buildDeployingOp, KEYS, type PatronFixture, startPatronFixture } from './helpers/patronPaymasterV06.js';
+import {
+  buildDeployingOp,
+  deployFundedPaymaster,
+  KEYS,
+  type PatronFixture,
+  startPatronFixture,
+} from './helpers/patronPaymasterV06.js';
 import { biconomyWireOp } from './helpers/rpcFixture.js';
-import { type ServiceProcess, schemaDatabaseUrl, spawnService } from './helpers/serviceProcess.js';
+import { instanceEnv, type ServiceProcess, spawnService } from './helpers/serviceProcess.js';
 import {
   createTenant,
   createTestContext,
   TEST_DATABASE_URL,
-  TEST_MASTER_KEY,
   TEST_RATE_LIMITS,
   type Tenant,
   type TestContext,
@@ -44,22 +45,7 @@ let dataDir: string;
 before(async () => {
   if (skip !== false) return;
   fx = await startPatronFixture();
-  paymaster = await deployPatronPaymaster({
-    client: fx.client,
-    entryPoint: fx.entryPoint,
-    owner: fx.client.account.address,
-    verifyingSigner: privateKeyToAccount(KEYS.signer).address,
-  });
-  await waitForSuccess(
-    fx.client,
-    await fx.client.writeContract({
-      address: paymaster,
-      abi: patronPaymasterAbi,
-      functionName: 'deposit',
-      value: DEPOSIT,
-    }),
-    'deposit',
-  );
+  paymaster = await deployFundedPaymaster(fx, DEPOSIT);
   chainServer = await serveChainOverHttp(fx.chain);
   ctx = await createTestContext();
   tenant = await createTenant(ctx.deps);
@@ -76,10 +62,7 @@ after(async () => {
 
 function startInstance(): Promise<string> {
   const instance = spawnService({
-    DATABASE_URL: schemaDatabaseUrl(String(ctx.schema)),
-    PATRON_DEV_CHAIN: 'false',
-    PATRON_DATA_DIR: dataDir,
-    PATRON_MASTER_KEY: TEST_MASTER_KEY.toString('hex'),
+    ...instanceEnv(String(ctx.schema), dataDir),
     PATRON_SIGNER_PRIVATE_KEY: KEYS.signer,
     PATRON_SOLVENCY_MARGIN: '1.5',
     PATRON_SOLVENCY_FLOOR_WEI: '0',

@@ -5,16 +5,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { type Address, encodeFunctionData, erc20Abi, getAddress, type Hex, parseEther, parseEventLogs } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
 import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { ChainRuntime } from '../src/chain/chainRegistry.js';
 import { waitForSuccess } from '../src/chain/devClient.js';
-import { DEV_PAYMASTER_STAKE, type DevTokenInfo, deployPatronPaymaster } from '../src/chain/embeddedChain.js';
+import { DEV_PAYMASTER_STAKE, type DevTokenInfo } from '../src/chain/embeddedChain.js';
 import { unstakedTokenModeMessage } from '../src/paymaster/token/tokenStake.js';
 import { type ChainHttpServer, serveChainOverHttp } from './helpers/chainHttpServer.js';
 import {
   buildDeployingOp,
   COUNTER_ADDRESS,
+  deployFundedPaymaster,
   KEYS,
   mintToken,
   type PatronFixture,
@@ -45,22 +45,7 @@ let dataDir: string;
 before(async () => {
   fx = await startPatronFixture();
   [usdc] = fx.tokens as [DevTokenInfo];
-  unstaked = await deployPatronPaymaster({
-    client: fx.client,
-    entryPoint: fx.entryPoint,
-    owner: fx.client.account.address,
-    verifyingSigner: privateKeyToAccount(KEYS.signer).address,
-  });
-  await waitForSuccess(
-    fx.client,
-    await fx.client.writeContract({
-      address: unstaked,
-      abi: patronPaymasterAbi,
-      functionName: 'deposit',
-      value: parseEther('10'),
-    }),
-    'deposit',
-  );
+  unstaked = await deployFundedPaymaster(fx, parseEther('10'));
   chainServer = await serveChainOverHttp(fx.chain);
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'patron-stake-'));
 });

@@ -18,8 +18,13 @@ import { privateKeyToAccount, sign } from 'viem/accounts';
 import { devTokenAbi, patronPaymasterAbi } from '../../src/chain/artifacts.js';
 import { devChainKnownAccounts } from '../../src/chain/canonicalAccounts.js';
 import { type ChainRuntime, eip1193ChainRuntime } from '../../src/chain/chainRegistry.js';
-import { createDevClient, type DevClient } from '../../src/chain/devClient.js';
-import { type DevChain, devChainDeployments, startDevChain } from '../../src/chain/embeddedChain.js';
+import { createDevClient, type DevClient, waitForSuccess } from '../../src/chain/devClient.js';
+import {
+  type DevChain,
+  deployPatronPaymaster,
+  devChainDeployments,
+  startDevChain,
+} from '../../src/chain/embeddedChain.js';
 import { eip191Digest, viemKeccak } from '../../src/paymaster/entryPoints/abiWords.js';
 import type { TokenPaymasterFields } from '../../src/paymaster/entryPoints/paymasterModes.js';
 import {
@@ -88,6 +93,27 @@ export async function startPatronFixture(): Promise<PatronFixture> {
   await dev.client.setBalance({ address: stranger.account.address, value: parseEther('100') });
   await dev.client.setCode({ address: COUNTER_ADDRESS, bytecode: COUNTER_RUNTIME });
   return { ...dev, bundler, stranger };
+}
+
+/**
+ * A second PatronPaymaster (v0.6) on the fixture's EntryPoint, owned by the fixture and verifying KEYS.signer, with
+ * `depositWei` deposited and no stake: for a service pointed at a configured chain rather than the dev chain's own.
+ */
+export async function deployFundedPaymaster(fx: PatronFixture, depositWei: bigint): Promise<Address> {
+  const paymaster = await deployPatronPaymaster({
+    client: fx.client,
+    entryPoint: fx.entryPoint,
+    owner: fx.client.account.address,
+    verifyingSigner: privateKeyToAccount(KEYS.signer).address,
+  });
+  const hash = await fx.client.writeContract({
+    address: paymaster,
+    abi: patronPaymasterAbi,
+    functionName: 'deposit',
+    value: depositWei,
+  });
+  await waitForSuccess(fx.client, hash, 'deposit');
+  return paymaster;
 }
 
 /** The paymaster's deposit at the EntryPoint, which sponsored operations draw from. */
