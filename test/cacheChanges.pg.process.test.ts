@@ -3,12 +3,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { type ServiceProcess, schemaDatabaseUrl, spawnService } from './helpers/serviceProcess.js';
+import { instanceEnv, type ServiceProcess, spawnService } from './helpers/serviceProcess.js';
 import {
   createTenant,
   createTestContext,
   TEST_DATABASE_URL,
-  TEST_MASTER_KEY,
   type Tenant,
   type TestContext,
   WEBHOOK_PATH,
@@ -45,10 +44,7 @@ after(async () => {
 
 function startInstance(): Promise<string> {
   const instance = spawnService({
-    DATABASE_URL: schemaDatabaseUrl(String(ctx.schema)),
-    PATRON_DEV_CHAIN: 'false',
-    PATRON_DATA_DIR: dataDir,
-    PATRON_MASTER_KEY: TEST_MASTER_KEY.toString('hex'),
+    ...instanceEnv(String(ctx.schema), dataDir),
     PATRON_CACHE_TTL_MS: '60000',
   });
   instances.push(instance);

@@ -5,12 +5,11 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { type ChainHttpServer, serveChainOverHttp } from './helpers/chainHttpServer.js';
 import { KEYS, type PatronFixture, startPatronFixture } from './helpers/patronPaymasterV06.js';
-import { type ServiceProcess, schemaDatabaseUrl, spawnService } from './helpers/serviceProcess.js';
+import { instanceEnv, type ServiceProcess, spawnService } from './helpers/serviceProcess.js';
 import {
   createTenant,
   createTestContext,
   TEST_DATABASE_URL,
-  TEST_MASTER_KEY,
   type Tenant,
   type TestContext,
 } from './helpers/testContext.js';
@@ -66,11 +65,8 @@ test('one scrape of two workers reports their sum, and it never goes backwards w
 }, async () => {
   const port = 40_000 + Math.floor(Math.random() * 10_000);
   service = spawnService({
-    DATABASE_URL: schemaDatabaseUrl(String(ctx.schema)),
+    ...instanceEnv(String(ctx.schema), dataDir),
     PATRON_WORKERS: '2',
-    PATRON_DEV_CHAIN: 'false',
-    PATRON_DATA_DIR: dataDir,
-    PATRON_MASTER_KEY: TEST_MASTER_KEY.toString('hex'),
     PATRON_SIGNER_PRIVATE_KEY: KEYS.signer,
     PATRON_METRICS: 'true',
     PATRON_METRICS_TOKEN: TOKEN,

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import pg from 'pg';
 import { type ChainHttpServer, serveChainOverHttp } from './helpers/chainHttpServer.js';
 import { KEYS, type PatronFixture, startPatronFixture } from './helpers/patronPaymasterV06.js';
-import { type ServiceProcess, schemaDatabaseUrl, spawnService } from './helpers/serviceProcess.js';
+import { instanceEnv, type ServiceProcess, spawnService } from './helpers/serviceProcess.js';
 import { TEST_DATABASE_URL } from './helpers/testContext.js';
 
 /**
@@ -46,9 +46,7 @@ after(async () => {
 
 function startInstance(): ServiceProcess {
   const instance = spawnService({
-    DATABASE_URL: schemaDatabaseUrl(schema),
-    PATRON_DEV_CHAIN: 'false',
-    PATRON_DATA_DIR: dataDir,
+    ...instanceEnv(schema, dataDir),
     PATRON_SIGNER_PRIVATE_KEY: KEYS.signer,
     PATRON_SETTLEMENT_CONFIRMATIONS: '0',
     PATRON_SETTLEMENT_POLL_MS: '300',

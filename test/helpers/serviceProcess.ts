@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { TEST_DATABASE_URL } from './testContext.js';
+import { TEST_DATABASE_URL, TEST_MASTER_KEY } from './testContext.js';
 
 /**
  * The real service (`src/main.ts`) in a process of its own, for the tests of several instances on one database:
@@ -23,6 +23,19 @@ export function schemaDatabaseUrl(schema: string): string {
   const url = new URL(String(TEST_DATABASE_URL));
   url.searchParams.set('options', `-c search_path=${schema}`);
   return url.toString();
+}
+
+/**
+ * What every instance of a multi-instance test shares: the test schema, a data directory, the test master key
+ * (so each reads the others' encrypted secrets), no embedded dev chain. Each test adds its own settings.
+ */
+export function instanceEnv(schema: string, dataDir: string): Record<string, string> {
+  return {
+    DATABASE_URL: schemaDatabaseUrl(schema),
+    PATRON_DEV_CHAIN: 'false',
+    PATRON_DATA_DIR: dataDir,
+    PATRON_MASTER_KEY: TEST_MASTER_KEY.toString('hex'),
+  };
 }
 
 export function spawnService(env: Record<string, string>): ServiceProcess {
