@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { batchWhileBusy } from './batchWhileBusy.js';
 import { ensureCounters, lockCounters, type Trx } from './ledgerRows.js';
-import type { ReserveArgs, ReserveResult } from './ledgerTypes.js';
+import type { LedgerCharge, ReserveArgs, ReserveResult } from './ledgerTypes.js';
 import { fitCharges, newReservationRow, sortedByKey } from './reservationMerge.js';
 import type { Database } from './schema.js';
 
@@ -99,15 +99,16 @@ async function decide(trx: Trx, requests: readonly ReserveArgs[]): Promise<(Rese
 
   // Each request in arrival order, against the counters as the batch has moved them.
   const moved = new Map<string, bigint>();
-  const accepted: typeof batch = [];
+  const accepted: { args: ReserveArgs; sorted: LedgerCharge[] }[] = [];
   for (const w of fresh) {
-    const fit = fitCharges(sortedByKey(w.args.charges), states, moved);
+    const sorted = sortedByKey(w.args.charges);
+    const fit = fitCharges(sorted, states, moved);
     if (!fit.ok) {
       results[w.at] = fit;
       continue;
     }
     for (const [key, amount] of fit.add) moved.set(key, (moved.get(key) ?? 0n) + amount);
-    accepted.push(w);
+    accepted.push({ args: w.args, sorted });
     results[w.at] = { ok: true };
   }
 
@@ -122,7 +123,7 @@ async function decide(trx: Trx, requests: readonly ReserveArgs[]): Promise<(Rese
   if (accepted.length > 0) {
     await trx
       .insertInto('spend_reservations')
-      .values(accepted.map(({ args }) => newReservationRow(args, sortedByKey(args.charges))))
+      .values(accepted.map(({ args, sorted }) => newReservationRow(args, sorted)))
       .execute();
   }
   return results;
