@@ -280,6 +280,8 @@ describe('metricsOnCall labels', () => {
             worstCaseWei: 5n,
             validUntil: 0,
             window: { unit: 'seconds', until: 0 },
+            sender: op.sender,
+            nonce: op.nonce,
             hash: () => userOpHashV06({ userOp: op, entryPoint: op.sender, chainId: 999 }, viemKeccak),
           }),
         },

@@ -162,6 +162,8 @@ describe('solvency guard with given amounts', () => {
       worstCaseWei,
       validUntil,
       window: { unit: 'seconds', until: validUntil },
+      sender: op(nonce).sender,
+      nonce,
       hash: () => userOpHashV06({ userOp: op(nonce), entryPoint, chainId: 1 }, viemKeccak),
     });
   const settings = (floorWei: bigint): SolvencySettings => ({
@@ -333,6 +335,8 @@ describe('solvency guard with given amounts', () => {
         chainId: 1,
         paymaster: entryPoint,
         userOpHash: userOpHashV06({ userOp: op(1n), entryPoint, chainId: 1 }),
+        sender: op(1n).sender,
+        nonce: 1n,
         actualGasCost: parseEther('0.1'),
       });
       const [s] = await guard.checkNow();
@@ -356,12 +360,11 @@ describe('solvency guard with given amounts', () => {
     tracker.record(signed(2n, 20n, t0 + 65));
     tracker.record(signed(3n, 3n, t0 + 300));
     assert.equal(tracker.current(key), 123n);
-    const hashOf = (nonce: bigint) => userOpHashV06({ userOp: op(nonce), entryPoint, chainId: 1 }).toLowerCase();
     // Op 1 no longer has an entry of its own: its inclusion does not release it (the figure stays high, safely)…
-    tracker.included(key, hashOf(1n));
+    tracker.included(key, op(1n).sender, 1n);
     assert.equal(tracker.total(key), 123n);
     // …while an op still tracked one by one is released as before.
-    tracker.included(key, hashOf(3n));
+    tracker.included(key, op(3n).sender, 3n);
     assert.equal(tracker.total(key), 120n);
     // The bucket outlives op 1's own window (rounded up, never down): head at t0 + 62 keeps it, past t0 + 70 ends it.
     const head = (timestamp: number) => ({ timestamp, blockNumber: 1 });
@@ -374,6 +377,26 @@ describe('solvency guard with given amounts', () => {
     now += 1;
     assert.equal(tracker.total(key, head(t0 + 80)), 1000n);
     assert.equal(tracker.total(key, head(t0 + 200)), 0n);
+  });
+
+  test('keyed by (sender, nonce): an op re-signed with other gas is one liability, its largest, released by the event’s pair', () => {
+    const now = 1_000_000_000_000;
+    const tracker = createLiabilityTracker({ now: () => now, maxExact: 100 });
+    const key = paymasterKey({ chainId: 1, paymaster: entryPoint });
+    const t0 = now / 1000;
+    // Three signatures of nonce 7 (other limits, other userOpHashes): the EntryPoint includes one of them at most.
+    tracker.record(signed(7n, 30n, t0 + 60));
+    tracker.record(signed(7n, 90n, t0 + 30));
+    tracker.record(signed(7n, 10n, t0 + 120));
+    tracker.record(signed(8n, 5n, t0 + 200));
+    assert.equal(tracker.total(key), 95n, 'nonce 7 counts once, at its largest worst case');
+    // Its window is the latest of them: at t0 + 61 it is still open.
+    assert.equal(tracker.total(key, { timestamp: t0 + 61, blockNumber: 1 }), 95n);
+    // Another sender's nonce 7 does not release it; the event's own pair does (the address in any case).
+    tracker.included(key, '0x0000000000000000000000000000000000000002', 7n);
+    assert.equal(tracker.total(key), 95n);
+    tracker.included(key, op(7n).sender.toUpperCase().replace('0X', '0x'), 7n);
+    assert.equal(tracker.total(key), 5n);
   });
 
   test('a liability ends by the chain: its head past validUntil, or past a block window’s last block, not the server’s clock', async () => {
@@ -436,12 +459,16 @@ describe('solvency guard with given amounts', () => {
         chainId: 1,
         paymaster: entryPoint,
         userOpHash: '0xaa',
+        sender: op(1n).sender,
+        nonce: 1n,
         actualGasCost: parseEther('0.5'),
       });
       guard.observeIncluded({
         chainId: 1,
         paymaster: entryPoint,
         userOpHash: '0xaa',
+        sender: op(1n).sender,
+        nonce: 1n,
         actualGasCost: parseEther('0.5'),
       }); // replayed: once
       now += 12 * 3_600_000;
@@ -449,6 +476,8 @@ describe('solvency guard with given amounts', () => {
         chainId: 1,
         paymaster: entryPoint,
         userOpHash: '0xbb',
+        sender: op(2n).sender,
+        nonce: 2n,
         actualGasCost: parseEther('0.5'),
       });
       [s] = await guard.checkNow();
@@ -522,6 +551,8 @@ describe('solvency guard with given amounts', () => {
           worstCaseWei,
           validUntil,
           window: { unit: 'seconds', until: validUntil },
+          sender: op(nonce).sender,
+          nonce,
           hash: () => userOpHashV06({ userOp: op(nonce), entryPoint, chainId: 1 }, viemKeccak),
         });
       // 0.6 × 1.5 = 0.9 ≤ 1 ETH on the v0.7 paymaster; a second 0.6 would need 1.8.

@@ -135,7 +135,7 @@ export function createObservability(deps: ObservabilityDeps): Observability {
         actualGasCost: event.actualGasCost,
       };
       metrics?.observeIncluded(args);
-      solvency.observeIncluded({ ...args, opKey: event.opKey });
+      solvency.observeIncluded({ ...args, sender: event.sender, nonce: event.nonce });
     },
     close: () => solvency.close(),
   };

@@ -30,8 +30,7 @@ export type ReportFact = (fact: RequestFact) => void;
 /**
  * A signature as it is issued: by which paymaster, what the EntryPoint may charge it for the op (`worstCaseWei`)
  * and until when. `userOpHash` is computed once, with the native keccak, on its first call, by whoever needs it
- * first (the ledger's reservation, the solvency guard, the request log's flush): three JS keccaks of the same op
- * cost ~60 % of a sponsored request's CPU.
+ * first (the ledger's reservation, the request log's flush); the solvency guard keys by sender and nonce instead.
  */
 export interface IssuedSignature {
   readonly chainId: number;
@@ -42,6 +41,9 @@ export interface IssuedSignature {
   readonly validUntil: number;
   /** The signed window as the chain checks it (validityWindows.ts, chainWindowOf): when the liability ends. */
   readonly window: { readonly unit: 'seconds' | 'blocks'; readonly until: number };
+  /** The op's sender and nonce: an EntryPoint includes one op per pair, and its UserOperationEvent carries both. */
+  readonly sender: Address;
+  readonly nonce: bigint;
   readonly userOpHash: () => Hex;
 }
 
@@ -50,6 +52,8 @@ export function issuedSignature(args: {
   readonly worstCaseWei: bigint;
   readonly validUntil: number;
   readonly window: IssuedSignature['window'];
+  readonly sender: Address;
+  readonly nonce: bigint;
   /** The EntryPoint's userOpHash of the signed op (the version's module computes it). */
   readonly hash: () => Hex;
 }): IssuedSignature {
@@ -61,6 +65,8 @@ export function issuedSignature(args: {
     worstCaseWei: args.worstCaseWei,
     validUntil: args.validUntil,
     window: args.window,
+    sender: args.sender,
+    nonce: args.nonce,
     userOpHash: () => {
       hash ??= args.hash().toLowerCase() as Hex;
       return hash;

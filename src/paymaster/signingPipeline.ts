@@ -131,6 +131,8 @@ export async function issueSignature(deps: SigningTailDeps, args: IssueArgs): Pr
     // Unix seconds, also for a block window (its expiresAt): the request log's expiry.
     validUntil: args.expiresAt,
     window: chainWindowOf(window),
+    sender: op.sender,
+    nonce: op.nonce,
     hash: () => signatureKey({ chain, ep, op, fields, keccak }),
   });
   // A denial of the reservation discards the signature unseen.

@@ -9,8 +9,9 @@ import { type PaymasterKey, paymasterKey } from './paymasterKey.js';
  * design (src/solvency/README.md): the ledger keeps worst cases only for ops under a wei cap, and every
  * signature, capped or not, is a liability.
  *
- * `record` runs on the request path: O(1), one compact entry keyed by the op's userOpHash (computed once per op,
- * shared with the request log through IssuedSignature's memo).
+ * `record` runs on the request path: O(1), one compact entry keyed by the op's sender and nonce, which its
+ * UserOperationEvent carries: no hash to compute (the userOpHash cost ~10 µs per request here), and an op re-signed
+ * with other gas is one liability, as the EntryPoint includes one op per (sender, nonce).
  *
  * Bounded in memory: at most `maxExact` entries (PATRON_SOLVENCY_TRACKED_SIGNATURES) are kept one per op. Past it,
  * the oldest entry is folded into a bucket of its paymaster's liabilities that end within the same 10 s (or 10
@@ -25,8 +26,8 @@ export type SignedOp = IssuedSignature;
 export interface LiabilityTracker {
   /** O(1): keeps the op's compact entry, and adds its worst case to its paymaster's running figure. */
   record(op: SignedOp): void;
-  /** The op was included: it no longer may be charged (its real cost is already off the deposit). */
-  included(key: PaymasterKey, userOpHash: string): void;
+  /** The op of `sender` at `nonce` was included: it no longer may be charged (its real cost is off the deposit). */
+  included(key: PaymasterKey, sender: string, nonce: bigint): void;
   /**
    * Drops those the chain can no longer include (by `head`, the latest block the service read; without one, by the
    * server's clock at the window's estimated end), and sums the paymaster's worst cases.
@@ -50,6 +51,9 @@ interface Open {
   readonly untilSecond: number | undefined;
   readonly untilBlock: number | undefined;
 }
+
+/** An op's entry key within its paymaster: the (sender, nonce) pair an EntryPoint includes at most once. */
+const opEntryKey = (sender: string, nonce: bigint): string => `${sender.toLowerCase()}:${nonce.toString(16)}`;
 
 const later = (a: number | undefined, b: number | undefined) =>
   a === undefined ? b : b === undefined ? a : Math.max(a, b);
@@ -114,15 +118,15 @@ export function createLiabilityTracker(deps: {
   return {
     record(op) {
       const key = paymasterKey(op);
-      // The op's own userOpHash, computed once for everyone (the request log reads the same memo): only this compact
-      // entry is kept, not the op, whose fields a burst held by the thousands until the next check.
-      const hash = op.userOpHash().toLowerCase();
+      // Only this compact entry is kept, not the op, whose fields a burst held by the thousands until the next check.
+      const hash = opEntryKey(op.sender, op.nonce);
       let chain = open.get(key);
       if (chain === undefined) {
         chain = new Map<string, Open>();
         open.set(key, chain);
       }
-      // The same op signed twice is one liability (it can be included once): the later expiry, the larger cost.
+      // The same (sender, nonce) signed twice is one liability (one of them can be included): the later expiry, the
+      // larger cost.
       const before = chain.get(hash);
       if (before === undefined) {
         if (exact >= deps.maxExact) foldOldest(key);
@@ -138,11 +142,11 @@ export function createLiabilityTracker(deps: {
       });
       running.set(key, (running.get(key) ?? 0n) + worstCaseWei - (before?.worstCaseWei ?? 0n));
     },
-    included(key, userOpHash) {
+    included(key, sender, nonce) {
       // The running figure keeps it until the next total: the deposit it is checked against, read at the same time,
       // has not yet been charged the op's real cost either.
       // A folded op stays in its bucket until the bucket's end (the figure stays on the safe side).
-      if (open.get(key)?.delete(userOpHash.toLowerCase()) === true) exact -= 1;
+      if (open.get(key)?.delete(opEntryKey(sender, nonce)) === true) exact -= 1;
     },
     total(key, head) {
       const now = deps.now();

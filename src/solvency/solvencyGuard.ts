@@ -77,8 +77,9 @@ export interface SolvencyGuard {
     readonly chainId: number;
     readonly paymaster: Address;
     readonly userOpHash: string;
-    /** The op's key when it was signed before its gas was final (chain/opKey.ts): its liability is under that. */
-    readonly opKey?: string;
+    /** The event's sender and nonce: the op's liability is kept under them, however it was signed. */
+    readonly sender: Address;
+    readonly nonce: bigint;
     readonly actualGasCost: bigint;
   }): void;
   /** Reads every deposit now and re-evaluates (the loop does this every interval; tests call it). */
@@ -436,10 +437,9 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
     },
     staked: (paymaster) => states.get(paymasterKey(paymaster))?.staked,
     state: () => [...states.values()].map(view),
-    observeIncluded({ chainId, paymaster, userOpHash, opKey, actualGasCost }) {
+    observeIncluded({ chainId, paymaster, userOpHash, sender, nonce, actualGasCost }) {
       const key = paymasterKey({ chainId, paymaster });
-      liabilities.included(key, userOpHash);
-      if (opKey !== undefined) liabilities.included(key, opKey);
+      liabilities.included(key, sender, nonce);
       // Settlement may hand an event over again (after a restart or a reorg): spent once.
       const seen = `${key}:${userOpHash.toLowerCase()}`;
       if (included.has(seen)) return;
