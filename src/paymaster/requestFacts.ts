@@ -1,5 +1,6 @@
 import type { Address, Hex } from 'viem';
 import type { PolicyDecision } from '../policies/policyGate.js';
+import type { UserOpHashInput } from './entryPoints/userOpHashInput.js';
 
 /**
  * What the domain tells about one paymaster request as it goes, for whoever observes calls (the request log,
@@ -45,6 +46,11 @@ export interface IssuedSignature {
   readonly sender: Address;
   readonly nonce: bigint;
   readonly userOpHash: () => Hex;
+  /**
+   * The userOpHash when it is known already (computed, or an op key), else what it is computed from: the request
+   * log hashes that on its writer's thread, off the serving loop (requestLog/requestLogThread.ts).
+   */
+  readonly userOpHashOrInput: () => Hex | UserOpHashInput;
 }
 
 export function issuedSignature(args: {
@@ -56,8 +62,14 @@ export function issuedSignature(args: {
   readonly nonce: bigint;
   /** The EntryPoint's userOpHash of the signed op (the version's module computes it). */
   readonly hash: () => Hex;
+  /** What that hash is computed from, when another thread may compute it (undefined: `hash` only). */
+  readonly hashInput?: (() => UserOpHashInput | undefined) | undefined;
 }): IssuedSignature {
   let hash: Hex | undefined;
+  const userOpHash = () => {
+    hash ??= args.hash().toLowerCase() as Hex;
+    return hash;
+  };
   return {
     chainId: args.chain.chainId,
     paymaster: args.chain.paymaster,
@@ -67,9 +79,7 @@ export function issuedSignature(args: {
     window: args.window,
     sender: args.sender,
     nonce: args.nonce,
-    userOpHash: () => {
-      hash ??= args.hash().toLowerCase() as Hex;
-      return hash;
-    },
+    userOpHash,
+    userOpHashOrInput: () => hash ?? args.hashInput?.() ?? userOpHash(),
   };
 }

@@ -62,6 +62,23 @@ function v06(op: FinalUserOperation, paymasterAndData: Hex, signature: Hex = op.
   };
 }
 
+/**
+ * The fields v0.6's userOpHash covers, and nothing else: a hash input crosses to another thread by copy, so it
+ * carries no field the hash does not read.
+ */
+const hashedV06 = (op: FinalUserOperation, paymasterAndData: Hex) => ({
+  sender: op.sender,
+  nonce: op.nonce,
+  initCode: op.initCode,
+  callData: op.callData,
+  callGasLimit: op.callGasLimit,
+  verificationGasLimit: op.verificationGasLimit,
+  preVerificationGas: op.preVerificationGas,
+  maxFeePerGas: op.maxFeePerGas,
+  maxPriorityFeePerGas: op.maxPriorityFeePerGas,
+  paymasterAndData,
+});
+
 export const entryPointV06: EntryPointModule = {
   version: '0.6',
   paymasterInAccountGas: true,
@@ -106,6 +123,12 @@ export const entryPointV06: EntryPointModule = {
       { userOp: { ...op, paymasterAndData: f.paymasterAndData }, entryPoint: chain.entryPoint, chainId: chain.chainId },
       keccak,
     ),
+  userOpHashInput: ({ chain, op, fields: f }) => ({
+    version: '0.6',
+    userOp: hashedV06(op, f.paymasterAndData),
+    entryPoint: chain.entryPoint,
+    chainId: chain.chainId,
+  }),
   estimate: ({ chain, op, fields: f, callerPreVerificationGas, simulationFields, after }) =>
     estimateGasV06({
       chain,

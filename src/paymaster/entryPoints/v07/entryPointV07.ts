@@ -148,6 +148,18 @@ function unpacked(op: FinalUserOperation, f: PaymasterFields, signature: Hex = o
 }
 
 function entryPointV07Module(version: EntryPointV07Version): EntryPointModule {
+  /** What this version's userOpHash covers (userOpHashInput.ts): the op with its packed paymaster fields. */
+  const hashInput = (
+    chain: { readonly chainId: number; readonly entryPoint: Address },
+    op: FinalUserOperation,
+    f: PaymasterFields,
+  ) => ({
+    userOp: { ...op, paymasterAndData: f.paymasterAndData },
+    entryPoint: chain.entryPoint,
+    chainId: chain.chainId,
+    version,
+    ...(op.eip7702 === undefined ? {} : { eip7702Delegate: op.eip7702.delegate }),
+  });
   return {
     version,
     paymasterInAccountGas: false,
@@ -227,17 +239,8 @@ function entryPointV07Module(version: EntryPointV07Version): EntryPointModule {
         signatureInSuffix,
       });
     },
-    userOpHash: ({ chain, op, fields: f, keccak }) =>
-      userOpHashForVersion(
-        {
-          userOp: { ...op, paymasterAndData: f.paymasterAndData },
-          entryPoint: chain.entryPoint,
-          chainId: chain.chainId,
-          version,
-          ...(op.eip7702 === undefined ? {} : { eip7702Delegate: op.eip7702.delegate }),
-        },
-        keccak,
-      ),
+    userOpHash: ({ chain, op, fields: f, keccak }) => userOpHashForVersion(hashInput(chain, op, f), keccak),
+    userOpHashInput: ({ chain, op, fields: f }) => hashInput(chain, op, f),
     /**
      * Limits from three simulations with the stub's fields (gasEstimatorV07), then, when the caller gives real
      * fields to simulate with (the token mode signs them so its validation and postOp run), one more at those
