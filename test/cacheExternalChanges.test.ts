@@ -9,15 +9,15 @@ import { createSecretBox } from '../src/accounts/secretBox.js';
 import { CHANGE_POLL_MS } from '../src/cache/cachePolicy.js';
 import { createDeps, type Deps } from '../src/deps.js';
 import { createLogger } from '../src/logger.js';
-import { DATA_VERSION_EVERY_MS } from '../src/store/policyRepository.js';
+import { COUNTER_EVERY_MS } from '../src/store/policyRepository.js';
 import { openStore, type Store } from '../src/store/store.js';
 import { fakeResolver, insertBareDapp, TEST_MASTER_KEY, testConfig } from './helpers/testContext.js';
 
 /**
  * The credential caches on an SQLite file, the embedded default: a lookup keeps its entry while no other process
  * wrote (so traffic spread over many dApps is not a query per request once each key was seen), and sees another
- * process's change (the CLI revoking a token, rotating a key) within CHANGE_POLL_MS, through `PRAGMA
- * data_version`, however long PATRON_CACHE_TTL_MS is. "Another process" is a second connection to the file,
+ * process's change (the CLI revoking a token, rotating a key) within CHANGE_POLL_MS, through the change counter
+ * the cached tables' triggers move (migration 0014), however long PATRON_CACHE_TTL_MS is. "Another process" is a second connection to the file,
  * exactly what the CLI opens.
  */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -108,30 +108,49 @@ describe('credential caches on an SQLite file', () => {
     assert.equal((await deps.accounts.resolveApiKey(rotated.apiKey))?.id, dapp.id);
   });
 
-  test('the server’s own writes do not empty its caches', async () => {
+  test('writes to what no cache holds (the request log, on its own thread and connection) do not empty the caches', async () => {
     const account = await cli.createAccount({ email: 'busy@example.com' });
     const dapp = await cli.createDapp({ accountId: account.id, name: 'busy', chainIds: [31337] });
     await afterPoll();
     await deps.accounts.resolveApiKey(dapp.apiKey);
     const before = queries.apiKey;
-    // A real commit on the server's own connection.
-    await deps.accounts.createAccount({ email: 'written-by-the-server@example.com' });
+    // Real commits by another connection to the file: the request log's thread writing a batch.
+    for (let i = 0; i < 20; i++) {
+      deps.requestLog.record({
+        at: Date.now(),
+        accountId: account.id,
+        dappId: dapp.id,
+        chainId: 31337,
+        method: 'pm_getFeeQuoteOrData',
+        mode: 'SPONSORED',
+        sender: null,
+        outcome: 'error',
+        errorCode: -32602,
+        reason: 'test row',
+        webhook: null,
+        latencyMs: 1,
+        policy: null,
+        userOpHash: null,
+      });
+    }
+    await deps.requestLog.flush();
+    assert.equal((await serverStore.requestLog.query({ accountId: account.id, limit: 100 })).length, 20);
     await afterPoll();
     assert.equal((await deps.accounts.resolveApiKey(dapp.apiKey))?.id, dapp.id);
-    assert.equal(queries.apiKey, before, 'still a hit: data_version moves only for other connections’ commits');
+    assert.equal(queries.apiKey, before, 'still a hit: only writes to cached tables move the change counter');
   });
 
-  test('a policy written by another process moves the version the sponsorship path re-checks, within DATA_VERSION_EVERY_MS', async () => {
+  test('a policy written by another process moves the version the sponsorship path re-checks, within COUNTER_EVERY_MS', async () => {
     const dappId = await insertBareDapp(serverStore, 'versioned');
     const v0 = await serverStore.policies.version(dappId);
     const policy = { dappId, name: 'from the CLI', active: true, rules: {}, createdAt: 1, updatedAt: 1 };
     await cliStore.policies.insert({ id: randomUUID(), ...policy });
     // Within the interval the last read may stand; past it, the server reads the file's number again.
-    await sleep(DATA_VERSION_EVERY_MS + 2);
+    await sleep(COUNTER_EVERY_MS + 2);
     const v1 = await serverStore.policies.version(dappId);
     assert.ok(v1 > v0, `${v1} after ${v0}`);
     // Cached once read: the same number again without another connection's commit.
-    await sleep(DATA_VERSION_EVERY_MS + 2);
+    await sleep(COUNTER_EVERY_MS + 2);
     assert.equal(await serverStore.policies.version(dappId), v1);
   });
 });

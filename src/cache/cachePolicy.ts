@@ -4,8 +4,8 @@ import type { TtlCacheOptions } from './ttlCache.js';
  * How the credential, webhook and policy caches (accountService, webhookService, policyService) live, decided once
  * from the configuration and the store:
  * - With a store that can tell when another process wrote, an entry stays until that number moves or
- *   LOCAL_MAX_AGE_MS passes. SQLite: `PRAGMA data_version`, which moves on every commit by another connection (the
- *   CLI's or another instance's), read at most every CHANGE_POLL_MS, so another process's change (a revoked token,
+ *   LOCAL_MAX_AGE_MS passes. SQLite: the change counter (migration 0014) that every commit to a cached table moves
+ *   (the CLI's, another instance's, this one's), read at most every CHANGE_POLL_MS, so another process's change (a revoked token,
  *   a rotated key) is seen within that, and a lookup costs no query while nothing changed. PostgreSQL: the count of
  *   `patron_changes` notifications (store/changeFeed.ts), read on every lookup (it costs nothing), so the change is
  *   seen within a notification's latency. With traffic spread over 100,000 dApps every request was a miss under a

@@ -2,8 +2,8 @@
  * A small in-process cache with a time-to-live, for hot-path lookups (credential → account/dApp, dApp →
  * webhooks). Writes made by this process delete the affected entries at once; writes made by another process
  * (the CLI, another service instance) are seen once the entry expires, so `ttlMs` is the bound on cross-process
- * staleness, or, with a `generation` (a number that moves whenever another process wrote: SQLite's
- * data_version, see cachePolicy.ts), as soon as it moves. Concurrent misses for one key share one load.
+ * staleness, or, with a `generation` (a number that moves whenever a cached table was written: SQLite's
+ * change counter, see cachePolicy.ts), as soon as it moves. Concurrent misses for one key share one load.
  */
 export interface TtlCache<V> {
   get(key: string, load: () => Promise<V>): Promise<V>;

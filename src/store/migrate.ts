@@ -5,8 +5,9 @@ import type BetterSqlite3 from 'better-sqlite3';
 /**
  * Plain-SQL migrations shared by SQLite and PostgreSQL: every `NNNN_name.sql` file in ./migrations, applied in
  * name order, each once, inside one transaction per start-up. Runs on the raw driver because both drivers
- * execute a multi-statement script natively there. A `NNNN_name.postgres.sql` file is PostgreSQL's alone, for
- * what SQLite has no counterpart of (0012: the change notifications; SQLite's caches read `PRAGMA data_version`).
+ * execute a multi-statement script natively there. A `NNNN_name.postgres.sql` file is PostgreSQL's alone, and a
+ * `NNNN_name.sqlite.sql` SQLite's alone, for what the other has no counterpart of (0012: PostgreSQL's change
+ * notifications; 0014: SQLite's change counter, which its caches read instead).
  */
 export interface MigrationTarget {
   readonly kind: 'sqlite' | 'postgres';
@@ -27,11 +28,12 @@ export function listMigrations(
 ): { name: string; sql: string }[] {
   return fs
     .readdirSync(dir)
-    .filter(
-      (f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f) || (kind === 'postgres' && /^\d{4}_[a-z0-9_]+\.postgres\.sql$/.test(f)),
-    )
+    .filter((f) => {
+      const only = /^\d{4}_[a-z0-9_]+\.(postgres|sqlite)\.sql$/.exec(f);
+      return only === null ? /^\d{4}_[a-z0-9_]+\.sql$/.test(f) : only[1] === kind;
+    })
     .sort()
-    .map((f) => ({ name: f.replace(/(\.postgres)?\.sql$/, ''), sql: fs.readFileSync(`${dir}/${f}`, 'utf8') }));
+    .map((f) => ({ name: f.replace(/(\.postgres|\.sqlite)?\.sql$/, ''), sql: fs.readFileSync(`${dir}/${f}`, 'utf8') }));
 }
 
 export async function runMigrations(target: MigrationTarget): Promise<string[]> {

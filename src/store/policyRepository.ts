@@ -1,6 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type pg from 'pg';
+import { changeGeneration } from './changeGeneration.js';
 import type { Database, PoliciesTable } from './schema.js';
 import { isUniqueViolation } from './uniqueViolation.js';
 
@@ -40,8 +41,8 @@ export interface PolicyRepository {
   delete(args: { dappId: string; policyId: string }): Promise<boolean>;
   /**
    * The dApp's current policy version (0: it never had a policy). On SQLite it costs no query while nothing
-   * changed: this process's writes forget the dApp's known version, and another connection's commit (the CLI,
-   * another process) moves `PRAGMA data_version`, which forgets them all.
+   * changed: this process's writes forget the dApp's known version, and another connection's policy write (the CLI,
+   * another process) moves the change counter (migration 0014), which forgets them all.
    */
   version(dappId: string): Promise<number>;
 }
@@ -68,7 +69,7 @@ const toPolicy = (r: Selectable<PoliciesTable>): PolicyRecord => ({
 });
 
 /** How stale another connection's policy write may be seen on SQLite (see `version`). */
-export const DATA_VERSION_EVERY_MS = 1;
+export const COUNTER_EVERY_MS = 1;
 
 export function createPolicyRepository(
   db: Kysely<Database>,
@@ -76,17 +77,17 @@ export function createPolicyRepository(
 ): PolicyRepository {
   const { sqlite, pgPool } = direct;
   const known = new Map<string, number>();
-  // An in-memory database has no other connection; a file's other connections move data_version on commit.
-  const dataVersion = sqlite?.memory === false ? sqlite.prepare<[], number>('PRAGMA data_version').pluck() : undefined;
+  // An in-memory database has no other connection; a file's other connections' policy writes move the change counter.
+  const changeCounter = sqlite?.memory === false ? changeGeneration(sqlite) : undefined;
   const readVersion = sqlite
     ?.prepare<[string], number>('SELECT version FROM policy_versions WHERE dapp_id = ?')
     .pluck();
-  let seen = dataVersion?.get();
-  // PRAGMA data_version costs ~8 µs of the serving loop per call under the request log's writes (measured in the
-  // sponsored bench's server; ~2 µs idle), and it was read on every request's last step. Read at most once per
-  // DATA_VERSION_EVERY_MS: this process's own writes are seen at once (`written`), another process's commit (the
-  // CLI, a cluster worker) at most that late, well inside the time its acknowledgement takes to reach anyone.
-  let dataVersionReadAt = Number.NEGATIVE_INFINITY;
+  let seen = changeCounter?.get();
+  // Reading the counter costs a few µs of the serving loop (PRAGMA data_version, read before, ~8 µs under the request
+  // log's writes), and it was read on every request's last step. Read at most once per COUNTER_EVERY_MS: this
+  // process's own writes are seen at once (`written`), another process's commit (the CLI, a cluster worker) at most
+  // that late, well inside the time its acknowledgement takes to reach anyone.
+  let counterReadAt = Number.NEGATIVE_INFINITY;
   /** A write of this process: the dApp's version is read again next time (before and after the commit). */
   const written = async <T>(dappId: string, write: (trx: Transaction<Database>) => Promise<T>): Promise<T> => {
     known.delete(dappId);
@@ -193,9 +194,9 @@ export function createPolicyRepository(
         return Number(row?.version ?? 0);
       }
       const t = performance.now();
-      if (t - dataVersionReadAt >= DATA_VERSION_EVERY_MS) {
-        dataVersionReadAt = t;
-        const now = dataVersion?.get();
+      if (t - counterReadAt >= COUNTER_EVERY_MS) {
+        counterReadAt = t;
+        const now = changeCounter?.get();
         if (now !== seen) {
           known.clear();
           seen = now;

@@ -4,6 +4,7 @@ import { CHANGE_POLL_MS } from '../cache/cachePolicy.js';
 import { type AccountRepository, createAccountRepository } from './accountRepository.js';
 import { type ChainCursorRepository, createChainCursorRepository } from './chainCursorRepository.js';
 import { startChangeFeed } from './changeFeed.js';
+import { changeGeneration } from './changeGeneration.js';
 import { createDappRepository, type DappRepository } from './dappRepository.js';
 import { type DatabaseHandle, type DatabaseKind, type OpenDatabaseOptions, openDatabase } from './database.js';
 import { createFollowerLease, type FollowerLease } from './followerLease.js';
@@ -29,8 +30,7 @@ export interface Store {
   readonly chainCursors: ChainCursorRepository;
   /**
    * A number that moves whenever another process may have changed what the caches hold, read by the caches to see
-   * outside changes: SQLite in a file, `PRAGMA data_version` (it moves on another connection's commit; its own
-   * leave it alone); PostgreSQL, the change feed's count of `patron_changes` notifications (changeFeed.ts).
+   * outside changes: SQLite in a file, the change counter that cached tables' triggers move (migration 0014); PostgreSQL, the change feed's count of `patron_changes` notifications (changeFeed.ts).
    * Undefined for an in-memory database (no other connection).
    */
   readonly externalChanges: ExternalChanges | undefined;
@@ -38,6 +38,8 @@ export interface Store {
   readonly followerLease: FollowerLease;
   /** PostgreSQL only: the instances' shares of each paymaster deposit (the solvency guard's claims). */
   readonly solvencyClaims: SolvencyClaims | undefined;
+  /** SQLite in a file: its path, for a writer with a connection of its own (the request log's thread). */
+  readonly sqliteFile: string | undefined;
   /** PostgreSQL only: the pool, for the rate limiter's shared counts (table rate_limits). */
   readonly pgPool: pg.Pool | undefined;
   /** Resolves when the database answers a trivial query (used by /readyz). */
@@ -55,13 +57,13 @@ export function createStore(handle: DatabaseHandle): Store {
   const { db } = handle;
   // An in-memory database has no other connection to tell about (tests share one store as "two processes").
   const sqlite = handle.sqlite?.memory === false ? handle.sqlite : undefined;
-  const dataVersion = sqlite?.prepare<[], number>('PRAGMA data_version').pluck();
+  const generation = sqlite === undefined ? undefined : changeGeneration(sqlite);
   const feed = handle.pgPool === undefined ? undefined : startChangeFeed(handle.pgPool);
   const followerLease = createFollowerLease({ pgPool: handle.pgPool });
   const externalChanges: ExternalChanges | undefined =
     feed !== undefined
       ? { generation: feed.generation, pollMs: 0 }
-      : dataVersion && { generation: () => dataVersion.get() ?? 0, pollMs: CHANGE_POLL_MS };
+      : generation && { generation: () => generation.get() ?? 0, pollMs: CHANGE_POLL_MS };
   return {
     kind: handle.kind,
     externalChanges,
@@ -74,6 +76,7 @@ export function createStore(handle: DatabaseHandle): Store {
     spendLedger: withUserOpSettlement(db, handle.kind, createSpendLedgerRepository(db, handle.kind, handle.sqlite)),
     chainCursors: createChainCursorRepository(db),
     pgPool: handle.pgPool,
+    sqliteFile: sqlite?.name,
     followerLease,
     solvencyClaims: handle.pgPool === undefined ? undefined : createSolvencyClaims(handle.pgPool),
     async ping() {
