@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
 import { DEFAULT_SIGNING_BOUNDS } from '../src/config/boundsSettings.js';
+import { jsCryptoBackend } from '../src/crypto/cryptoBackend.js';
 import type { SponsorshipService } from '../src/paymaster/sponsored/sponsorshipService.js';
 import type { TokenPaymasterService } from '../src/paymaster/token/tokenPaymasterService.js';
 import { requestLogOnCall } from '../src/requestLog/requestLogOnCall.js';
 import { createRequestLogRecorder, type RequestLogSink } from '../src/requestLog/requestLogRecorder.js';
+import { inThreadWriter } from '../src/requestLog/requestLogWriter.js';
 import { handleJsonRpc } from '../src/rpc/handleJsonRpc.js';
 import { defineRpcMethod, type RpcContext, type RpcMethod } from '../src/rpc/rpcMethod.js';
 import { openStore } from '../src/store/store.js';
@@ -68,6 +70,7 @@ const log = { error: () => {} };
 const store = await openStore({ storage: { kind: 'sqlite-memory' } });
 const recorder = createRequestLogRecorder({
   repository: store.requestLog,
+  writer: inThreadWriter(store.requestLog, jsCryptoBackend),
   now: Date.now,
   logger: { warn: (o, m) => console.error(m, o) },
   retentionDays: 7,

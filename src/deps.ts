@@ -35,6 +35,8 @@ import { createRateLimiter, type RateLimiter } from './rateLimit/rateLimiter.js'
 import { createRequestLimits, type RequestLimits } from './rateLimit/requestLimits.js';
 import { requestLogOnCall } from './requestLog/requestLogOnCall.js';
 import { createRequestLogRecorder, type RequestLogRecorder } from './requestLog/requestLogRecorder.js';
+import { startRequestLogThread } from './requestLog/requestLogThread.js';
+import { inThreadWriter } from './requestLog/requestLogWriter.js';
 import type { OnCall } from './rpc/callReport.js';
 import { type Settlement, settlementOff, startSettlement } from './settlement/settlementService.js';
 import type { SolvencyGuard } from './solvency/solvencyGuard.js';
@@ -301,8 +303,14 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     idleMs: config.dashboard.sessionIdleMs,
     absoluteMs: config.dashboard.sessionMaxMs,
   });
+  // A SQLite file's rows are made and written on a thread of their own (requestLogThread.ts), off the serving loop.
+  const inThread = inThreadWriter(store.requestLog, crypto.backend);
   const requestLog = createRequestLogRecorder({
     repository: store.requestLog,
+    writer:
+      store.sqliteFile === undefined || config.requestLog.retentionDays === 0
+        ? inThread
+        : startRequestLogThread({ file: store.sqliteFile, fallback: inThread, logger }),
     now,
     logger,
     retentionDays: config.requestLog.retentionDays,

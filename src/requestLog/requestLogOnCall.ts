@@ -8,7 +8,7 @@ import type { PendingRequestLogEntry, RequestLogSink } from './requestLogRecorde
 /**
  * The request log's observer of paymaster calls: turns one finished call (its facts, its outcome) into one
  * entry. Called on the request path: it builds one object and hands it to the sink (an in-memory append); the
- * userOpHash of a signed op is computed at flush time (a thunk), and ids, normalisation and SQL happen there too.
+ * userOpHash of a signed op (unless already known), ids, normalisation and SQL happen where the writer runs.
  */
 export function requestLogOnCall(sink: RequestLogSink): OnCall {
   return (report) => sink.record(toEntry(report));
@@ -48,7 +48,7 @@ function toEntry(r: CallReport): PendingRequestLogEntry {
           },
     latencyMs: r.latencyMs,
     policy: policyOf(policy, error),
-    userOpHash: signed === undefined ? null : signed.userOpHash,
+    userOpHash: signed === undefined ? null : signed.userOpHashOrInput(),
   };
 }
 

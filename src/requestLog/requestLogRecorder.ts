@@ -1,20 +1,25 @@
-import { randomUUID } from 'node:crypto';
-import type { RequestLogEntry, StoredRequestLogEntry } from '../store/records.js';
+import type { UserOpHashInput } from '../paymaster/entryPoints/userOpHashInput.js';
+import type { RequestLogEntry } from '../store/records.js';
 import type { RequestLogRepository } from '../store/requestLogRepository.js';
+import type { RequestLogWriter } from './requestLogWriter.js';
 
 /**
  * The paymaster request log's writer. Recording sits on the sponsorship hot path, so `record` is an append to
- * an in-memory buffer and nothing else: a timer (and a full batch) flushes it off the request path in
- * multi-row INSERTs. The buffer is bounded; when the database falls behind, entries are dropped and counted
+ * an in-memory buffer and nothing else: a timer (and a full batch) hands it to the writer in batches, which makes
+ * the rows (ids, userOpHashes) and inserts them on a thread of its own where the database allows one
+ * (requestLogThread.ts). The buffer is bounded; when the database falls behind, entries are dropped and counted
  * rather than slowing requests or growing memory. Retention (age and a row cap) is enforced periodically.
  */
 export interface RequestLogSink {
   record(entry: PendingRequestLogEntry): void;
 }
 
-/** An entry as recorded on the request path: a signed op's userOpHash is a thunk, computed at flush time. */
+/**
+ * An entry as recorded on the request path: plain data (it may cross to the writer's thread by copy), a signed op's
+ * userOpHash either known or what it is computed from, where the writer runs.
+ */
 export type PendingRequestLogEntry = Omit<RequestLogEntry, 'userOpHash'> & {
-  readonly userOpHash: string | (() => string) | null;
+  readonly userOpHash: string | UserOpHashInput | null;
 };
 
 export interface RequestLogStats {
@@ -37,7 +42,10 @@ export interface RequestLogRecorder extends RequestLogSink {
 }
 
 export interface RequestLogRecorderOptions {
+  /** Retention (prune) runs through it. */
   readonly repository: RequestLogRepository;
+  /** Where batches are written (requestLogWriter.ts); closed with the recorder. */
+  readonly writer: RequestLogWriter;
   readonly now: () => number;
   readonly logger: { warn(obj: object, msg: string): void };
   /** 0: recording is off. */
@@ -48,8 +56,6 @@ export interface RequestLogRecorderOptions {
   readonly flushIntervalMs?: number;
   readonly pruneIntervalMs?: number;
 }
-
-const MAX_REASON_LENGTH = 300;
 
 export function createRequestLogRecorder(opts: RequestLogRecorderOptions): RequestLogRecorder {
   const enabled = opts.retentionDays > 0;
@@ -70,21 +76,12 @@ export function createRequestLogRecorder(opts: RequestLogRecorderOptions): Reque
     opts.logger.warn({ ...obj, ...counts }, msg);
   };
 
-  const toStored = (e: PendingRequestLogEntry): StoredRequestLogEntry => ({
-    ...e,
-    id: randomUUID(),
-    userOpHash: typeof e.userOpHash === 'function' ? e.userOpHash().toLowerCase() : e.userOpHash,
-    actualCostWei: null,
-    sender: e.sender === null ? null : e.sender.toLowerCase(),
-    reason: e.reason === null ? null : e.reason.slice(0, MAX_REASON_LENGTH),
-  });
-
   const writeAll = async () => {
     while (buffer.length > 0) {
       const batch = buffer.length <= batchSize ? buffer : buffer.slice(0, batchSize);
       buffer = buffer.length <= batchSize ? [] : buffer.slice(batchSize);
       try {
-        await opts.repository.insertMany(batch.map(toStored));
+        await opts.writer.write(batch);
         counts.written += batch.length;
       } catch (err) {
         counts.failed += batch.length;
@@ -146,6 +143,7 @@ export function createRequestLogRecorder(opts: RequestLogRecorderOptions): Reque
       if (flushTimer !== undefined) clearInterval(flushTimer);
       if (pruneTimer !== undefined) clearInterval(pruneTimer);
       await flush();
+      await opts.writer.close();
     },
   };
 }
