@@ -76,6 +76,11 @@ export async function ask<T>(child: ChildProcess, msg: unknown): Promise<T> {
 
 /** A child's CPU time (user + system, all its threads), µs; the child answers 'cpu' with process.cpuUsage(). */
 export async function childCpuMicros(child: ChildProcess): Promise<number> {
-  const { cpu } = await ask<{ cpu: NodeJS.CpuUsage }>(child, 'cpu');
-  return cpu.user + cpu.system;
+  return (await childCpu(child)).all;
+}
+
+/** A child's CPU time, µs: all its threads, and its main thread's (the serving loop; undefined where unread). */
+export async function childCpu(child: ChildProcess): Promise<{ all: number; loop: number | undefined }> {
+  const { cpu, loop } = await ask<{ cpu: NodeJS.CpuUsage; loop?: number }>(child, 'cpu');
+  return { all: cpu.user + cpu.system, loop };
 }

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { boundChecksMicros } from './boundChecks.js';
 import { closedLoad } from './closedLoad.js';
 import { benchRuntime, compileForBench, serverExecArgv } from './compiled.js';
-import { ask, childCpuMicros, cpuTimes, quietMachine, stealShare, stealText } from './machine.js';
+import { ask, childCpu, childCpuMicros, cpuTimes, quietMachine, stealShare, stealText } from './machine.js';
 import type { PacedRun } from './pacedClient.js';
 import type { PacedResult } from './pacedLoad.js';
 import {
@@ -353,6 +353,8 @@ interface Slice {
   readonly requests: number;
   readonly seconds: number;
   readonly cpu: number;
+  /** The main thread's share of `cpu` (undefined where /proc is not read). */
+  readonly loop: number | undefined;
   readonly logBytes: number;
   readonly p50: number;
   readonly p99: number;
@@ -362,7 +364,7 @@ interface Slice {
 
 async function slice(t: Target, opts: { duration: number; overallRate?: number }): Promise<Slice> {
   await quiet.wait();
-  const cpuBefore = await childCpuMicros(t.server);
+  const cpuBefore = await childCpu(t.server);
   const logBefore = logBytes;
   const started = performance.now();
   const cpuTimesBefore = cpuTimes();
@@ -379,7 +381,10 @@ async function slice(t: Target, opts: { duration: number; overallRate?: number }
     rawP99,
     requests: result.requests.total,
     seconds: (performance.now() - started) / 1000,
-    cpu: (await childCpuMicros(t.server)) - cpuBefore,
+    ...(await childCpu(t.server).then((after) => ({
+      cpu: after.all - cpuBefore.all,
+      loop: after.loop === undefined || cpuBefore.loop === undefined ? undefined : after.loop - cpuBefore.loop,
+    }))),
     logBytes: t.logged ? logBytes - logBefore : 0,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -388,11 +393,18 @@ async function slice(t: Target, opts: { duration: number; overallRate?: number }
   };
 }
 
-function row(name: string, slices: readonly Slice[], extra = ''): { rps: number; cpu: number; text: string } {
+function row(
+  name: string,
+  slices: readonly Slice[],
+  extra = '',
+): { rps: number; cpu: number; loop: number | undefined; text: string } {
   const requests = slices.reduce((n, s) => n + s.requests, 0);
   const rps = requests / slices.reduce((n, s) => n + s.seconds, 0);
   const cpu = slices.reduce((n, s) => n + s.cpu, 0) / Math.max(1, requests);
   const log = slices.reduce((n, s) => n + s.logBytes, 0) / Math.max(1, requests);
+  const loop = slices.some((s) => s.loop === undefined)
+    ? undefined
+    : slices.reduce((n, s) => n + (s.loop ?? 0), 0) / Math.max(1, requests);
   const p50s = slices.map((s) => s.p50).sort((x, y) => x - y);
   const p50 = p50s[Math.floor((p50s.length - 1) / 2)] ?? 0;
   const p99 = Math.max(...slices.map((s) => s.p99));
@@ -408,13 +420,15 @@ function row(name: string, slices: readonly Slice[], extra = ''): { rps: number;
     `${p99}`.padStart(4),
     ' ms  CPU ',
     `${cpu.toFixed(0)}`.padStart(5),
-    ' µs/req  log ',
+    ' µs/req',
+    loop === undefined ? '' : ` (loop ${loop.toFixed(0).padStart(3)})`,
+    '  log ',
     `${log.toFixed(0)}`.padStart(4),
     ` B/req  (${requests} requests, ${failed} failed)`,
     stealText(steal),
     extra,
   ].join('');
-  return { rps, cpu, text };
+  return { rps, cpu, loop, text };
 }
 
 console.log(
@@ -436,7 +450,7 @@ for (let r = 0; r < rounds; r++) {
     if (k === 'b') webhookCalls += (await ask<{ calls: number }>(receiver, 'count')).calls - before;
   }
 }
-const totals = new Map<Key, { rps: number; cpu: number }>();
+const totals = new Map<Key, { rps: number; cpu: number; loop: number | undefined }>();
 for (const k of keys) {
   const r = row(target(k).name, slices.get(k) ?? [], k === 'b' ? `  webhook calls ${webhookCalls}` : '');
   totals.set(k, r);
@@ -463,9 +477,13 @@ for (const [k, c, what] of [
   const ceilingTotals = totals.get(c);
   if (x === undefined || ceilingTotals === undefined) continue;
   const vsA = a === undefined || k === 'a' ? '' : `; ${(x.cpu / a.cpu).toFixed(2)}× (a)'s CPU`;
+  const loops =
+    x.loop === undefined || ceilingTotals.loop === undefined
+      ? ''
+      : `; serving loop ${x.loop.toFixed(0)} µs/req = ${(x.loop / ceilingTotals.loop).toFixed(2)}× its ceiling's`;
   console.log(
     `(${k}) ${what}: CPU ${x.cpu.toFixed(0)} µs/req = ${(x.cpu / ceilingTotals.cpu).toFixed(2)}× its ceiling (${c}, ` +
-      `${ceilingTotals.cpu.toFixed(0)} µs/req); ${((100 * x.rps) / ceilingTotals.rps).toFixed(0)} % of its throughput${vsA}`,
+      `${ceilingTotals.cpu.toFixed(0)} µs/req); ${((100 * x.rps) / ceilingTotals.rps).toFixed(0)} % of its throughput${vsA}${loops}`,
   );
 }
 
