@@ -19,6 +19,8 @@ export interface ThreadBatch {
 export type ThreadReply = { readonly id: number; readonly error?: string };
 export const CLOSE = 'close';
 
+const THREAD_HEAP = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 96 };
+
 export function startRequestLogThread(args: {
   readonly file: string;
   readonly fallback: RequestLogWriter;
@@ -28,15 +30,15 @@ export function startRequestLogThread(args: {
   // worker runs with tsx's loader (a worker does not inherit one registered in-process).
   const source = import.meta.url.endsWith('.ts');
   const entry = new URL(`./requestLogThreadMain${source ? '.ts' : '.js'}`, import.meta.url);
+  // Its heap bounded, and not sized by the serving loop's flags (npm start's --max-semi-space-size=64 would give this
+  // isolate 64 MiB semi-spaces too): a batch is at most 500 rows, ~1 MB. Past the bound it dies; the fallback writes.
+  const options = { workerData: { file: args.file }, resourceLimits: THREAD_HEAP, execArgv: [] };
   const worker = source
     ? new Worker(
         `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`,
-        {
-          eval: true,
-          workerData: { file: args.file },
-        },
+        { eval: true, ...options },
       )
-    : new Worker(entry, { workerData: { file: args.file } });
+    : new Worker(entry, options);
   // Kept referenced only while a batch is out, so an idle writer never holds the process up.
   worker.unref();
   const pending = new Map<number, { readonly batch: ThreadBatch; done(err?: Error): void }>();
