@@ -17,8 +17,12 @@ const ALL_FILES = fs
   .readdirSync(MIGRATIONS_DIR)
   .filter((f) => f.endsWith('.sql'))
   .sort();
-const MIGRATION_NAMES = ALL_FILES.filter((f) => !f.endsWith('.postgres.sql')).map((f) => f.slice(0, -'.sql'.length));
-const PG_MIGRATION_NAMES = ALL_FILES.map((f) => f.replace(/(\.postgres)?\.sql$/, ''));
+const MIGRATION_NAMES = ALL_FILES.filter((f) => !f.endsWith('.postgres.sql')).map((f) =>
+  f.replace(/(\.sqlite)?\.sql$/, ''),
+);
+const PG_MIGRATION_NAMES = ALL_FILES.filter((f) => !f.endsWith('.sqlite.sql')).map((f) =>
+  f.replace(/(\.postgres)?\.sql$/, ''),
+);
 
 const tempDirs: string[] = [];
 function tempDir(): string {
@@ -108,8 +112,12 @@ test('the migrations directory holds at least one migration and listMigrations()
     listMigrations('sqlite').map((m) => m.name),
     MIGRATION_NAMES,
   );
-  // PostgreSQL's own (NNNN_name.postgres.sql) in their place, under the name without the suffix.
+  // Each database's own (NNNN_name.postgres.sql, NNNN_name.sqlite.sql) in their place, under the name without the
+  // suffix, and never the other's.
   assert.ok(PG_MIGRATION_NAMES.includes('0012_change_notifications'));
+  assert.ok(MIGRATION_NAMES.includes('0014_change_counter'));
+  assert.ok(!PG_MIGRATION_NAMES.includes('0014_change_counter'));
+  assert.ok(!MIGRATION_NAMES.includes('0012_change_notifications'));
   assert.deepEqual(
     listMigrations('postgres').map((m) => m.name),
     PG_MIGRATION_NAMES,
