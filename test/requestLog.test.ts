@@ -286,9 +286,12 @@ describe('reading it back', () => {
     // Rows as the recorder writes them (requestLogOnCall.ts); the token flow that records them through the service
     // is test/paymasterRpc.token.guarantee.test.ts.
     const c = await createTenant(ctx.deps, `c-${randomUUID()}@example.com`);
+    // One clock reading for all rows: a millisecond ticking between two of them gave two rows the same time, and
+    // the newest-first order then fell to their random ids.
+    const now = Date.now();
     const row = (n: number, policy: RequestLogEntry['policy']) => ({
       id: randomUUID(),
-      at: Date.now() - n,
+      at: now - n,
       accountId: c.accountId,
       dappId: c.dappId,
       chainId: 31337,
