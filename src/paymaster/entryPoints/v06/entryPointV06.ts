@@ -62,21 +62,16 @@ function v06(op: FinalUserOperation, paymasterAndData: Hex, signature: Hex = op.
   };
 }
 
-/**
- * The fields v0.6's userOpHash covers, and nothing else: a hash input crosses to another thread by copy, so it
- * carries no field the hash does not read.
- */
-const hashedV06 = (op: FinalUserOperation, paymasterAndData: Hex) => ({
-  sender: op.sender,
-  nonce: op.nonce,
-  initCode: op.initCode,
-  callData: op.callData,
-  callGasLimit: op.callGasLimit,
-  verificationGasLimit: op.verificationGasLimit,
-  preVerificationGas: op.preVerificationGas,
-  maxFeePerGas: op.maxFeePerGas,
-  maxPriorityFeePerGas: op.maxPriorityFeePerGas,
-  paymasterAndData,
+/** What v0.6's userOpHash covers (userOpHashInput.ts): the op as the EntryPoint takes it. */
+const hashInput = (
+  chain: { readonly chainId: number; readonly entryPoint: Address },
+  op: FinalUserOperation,
+  paymasterAndData: Hex,
+) => ({
+  version: '0.6' as const,
+  userOp: v06(op, paymasterAndData),
+  entryPoint: chain.entryPoint,
+  chainId: chain.chainId,
 });
 
 export const entryPointV06: EntryPointModule = {
@@ -118,17 +113,8 @@ export const entryPointV06: EntryPointModule = {
     const signature = sign(eip191Digest(hash, keccak));
     return fields(chain.paymaster, encode(chain.paymaster, window, authorization, signature));
   },
-  userOpHash: ({ chain, op, fields: f, keccak }) =>
-    userOpHashV06(
-      { userOp: { ...op, paymasterAndData: f.paymasterAndData }, entryPoint: chain.entryPoint, chainId: chain.chainId },
-      keccak,
-    ),
-  userOpHashInput: ({ chain, op, fields: f }) => ({
-    version: '0.6',
-    userOp: hashedV06(op, f.paymasterAndData),
-    entryPoint: chain.entryPoint,
-    chainId: chain.chainId,
-  }),
+  userOpHash: ({ chain, op, fields: f, keccak }) => userOpHashV06(hashInput(chain, op, f.paymasterAndData), keccak),
+  userOpHashInput: ({ chain, op, fields: f }) => hashInput(chain, op, f.paymasterAndData),
   estimate: ({ chain, op, fields: f, callerPreVerificationGas, simulationFields, after }) =>
     estimateGasV06({
       chain,
