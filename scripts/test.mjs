@@ -77,6 +77,11 @@ const res = spawnSync(
     '--test',
     `--test-concurrency=${CONCURRENCY}`,
     '--test-timeout=120000',
+    // TAP as before, then the failed tests again at the very end (scripts/failedTestsReporter.mjs).
+    '--test-reporter=tap',
+    '--test-reporter-destination=stdout',
+    '--test-reporter=./scripts/failedTestsReporter.mjs',
+    '--test-reporter-destination=stdout',
     ...options,
     ...entries,
     ...own,
