@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
 import { DEFAULT_SIGNING_BOUNDS } from '../src/config/boundsSettings.js';
-import { jsCryptoBackend } from '../src/crypto/cryptoBackend.js';
 import type { SponsorshipService } from '../src/paymaster/sponsored/sponsorshipService.js';
 import type { TokenPaymasterService } from '../src/paymaster/token/tokenPaymasterService.js';
 import { requestLogOnCall } from '../src/requestLog/requestLogOnCall.js';
@@ -70,7 +69,7 @@ const log = { error: () => {} };
 const store = await openStore({ storage: { kind: 'sqlite-memory' } });
 const recorder = createRequestLogRecorder({
   repository: store.requestLog,
-  writer: inThreadWriter(store.requestLog, jsCryptoBackend),
+  writer: inThreadWriter(store.requestLog),
   now: Date.now,
   logger: { warn: (o, m) => console.error(m, o) },
   retentionDays: 7,

@@ -304,7 +304,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     absoluteMs: config.dashboard.sessionMaxMs,
   });
   // A SQLite file's rows are made and written on a thread of their own (requestLogThread.ts), off the serving loop.
-  const inThread = inThreadWriter(store.requestLog, crypto.backend);
+  const inThread = inThreadWriter(store.requestLog);
   const requestLog = createRequestLogRecorder({
     repository: store.requestLog,
     writer:

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
-import { jsCryptoBackend } from '../src/crypto/cryptoBackend.js';
 import { createRequestLogRecorder, type RequestLogRecorderOptions } from '../src/requestLog/requestLogRecorder.js';
 import { inThreadWriter } from '../src/requestLog/requestLogWriter.js';
 import type { RequestLogEntry } from '../src/store/records.js';
@@ -418,7 +417,7 @@ describe('the recorder', () => {
   const recorder = (opts: Partial<RequestLogRecorderOptions> = {}) =>
     createRequestLogRecorder({
       repository: store.requestLog,
-      writer: inThreadWriter(opts.repository ?? store.requestLog, jsCryptoBackend),
+      writer: inThreadWriter(opts.repository ?? store.requestLog),
       now: Date.now,
       logger: silent,
       retentionDays: 7,

@@ -134,7 +134,6 @@ export async function issueSignature(deps: SigningTailDeps, args: IssueArgs): Pr
     sender: op.sender,
     nonce: op.nonce,
     hash: () => signatureKey({ chain, ep, op, fields, keccak }),
-    hashInput: () => (op.gasCaps === undefined ? ep.userOpHashInput({ chain, op, fields }) : undefined),
   });
   // A denial of the reservation discards the signature unseen.
   const decision = args.reserve === undefined ? undefined : await args.reserve(issued);

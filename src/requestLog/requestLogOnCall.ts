@@ -48,7 +48,7 @@ function toEntry(r: CallReport): PendingRequestLogEntry {
           },
     latencyMs: r.latencyMs,
     policy: policyOf(policy, error),
-    userOpHash: signed === undefined ? null : signed.userOpHashOrInput(),
+    userOpHash: signed === undefined ? null : signed.userOpHash(),
   };
 }
 

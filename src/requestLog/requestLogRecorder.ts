@@ -1,4 +1,3 @@
-import type { UserOpHashInput } from '../paymaster/entryPoints/userOpHashInput.js';
 import type { RequestLogEntry } from '../store/records.js';
 import type { RequestLogRepository } from '../store/requestLogRepository.js';
 import type { RequestLogWriter } from './requestLogWriter.js';
@@ -6,7 +5,7 @@ import type { RequestLogWriter } from './requestLogWriter.js';
 /**
  * The paymaster request log's writer. Recording sits on the sponsorship hot path, so `record` is an append to
  * an in-memory buffer and nothing else: a timer (and a full batch) hands it to the writer in batches, which makes
- * the rows (ids, userOpHashes) and inserts them on a thread of its own where the database allows one
+ * the rows (ids, normalised fields) and inserts them on a thread of its own where the database allows one
  * (requestLogThread.ts). The buffer is bounded; when the database falls behind, entries are dropped and counted
  * rather than slowing requests or growing memory. Retention (age and a row cap) is enforced periodically.
  */
@@ -14,13 +13,8 @@ export interface RequestLogSink {
   record(entry: PendingRequestLogEntry): void;
 }
 
-/**
- * An entry as recorded on the request path: plain data (it may cross to the writer's thread by copy), a signed op's
- * userOpHash either known or what it is computed from, where the writer runs.
- */
-export type PendingRequestLogEntry = Omit<RequestLogEntry, 'userOpHash'> & {
-  readonly userOpHash: string | UserOpHashInput | null;
-};
+/** An entry as recorded on the request path: plain data (it may cross to the writer's thread by copy). */
+export type PendingRequestLogEntry = RequestLogEntry;
 
 export interface RequestLogStats {
   readonly recorded: number;

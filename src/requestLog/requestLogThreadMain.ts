@@ -1,6 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Kysely, SqliteDialect } from 'kysely';
-import { selectCryptoBackend } from '../crypto/cryptoBackend.js';
 import { createRequestLogRepository } from '../store/requestLogRepository.js';
 import type { Database } from '../store/schema.js';
 import { Sqlite } from '../store/sqliteDriver.js';
@@ -19,7 +18,6 @@ sqlite.pragma('busy_timeout = 5000');
 sqlite.pragma('synchronous = NORMAL');
 const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
 const repository = createRequestLogRepository(db, sqlite);
-const keccak = selectCryptoBackend().backend;
 
 /** Batches being written: a close waits for them. */
 const writing = new Set<Promise<void>>();
@@ -36,7 +34,7 @@ port.on('message', (message: ThreadBatch | typeof CLOSE) => {
   }
   const reply = (r: ThreadReply) => port.postMessage(r);
   const write = repository
-    .insertMany(message.entries.map((e) => storedEntry(e, keccak)))
+    .insertMany(message.entries.map(storedEntry))
     .then(
       () => reply({ id: message.id }),
       (err: unknown) => reply({ id: message.id, error: err instanceof Error ? err.message : String(err) }),

@@ -1,19 +1,18 @@
-import type { Keccak } from '../paymaster/entryPoints/abiWords.js';
 import type { RequestLogRepository } from '../store/requestLogRepository.js';
 import type { PendingRequestLogEntry } from './requestLogRecorder.js';
 import { storedEntry } from './storedEntry.js';
 
 /** Where the request log's batches are written: on this thread, or on a thread of their own (requestLogThread.ts). */
 export interface RequestLogWriter {
-  /** Writes one batch: ids, normalisation and userOpHashes are done where the writer runs. */
+  /** Writes one batch: ids and normalisation are done where the writer runs. */
   write(entries: readonly PendingRequestLogEntry[]): Promise<void>;
   close(): Promise<void>;
 }
 
 /** The writer on the calling thread: rows made here, inserted through the repository. */
-export function inThreadWriter(repository: RequestLogRepository, keccak: Keccak): RequestLogWriter {
+export function inThreadWriter(repository: RequestLogRepository): RequestLogWriter {
   return {
-    write: (entries) => repository.insertMany(entries.map((e) => storedEntry(e, keccak))),
+    write: (entries) => repository.insertMany(entries.map(storedEntry)),
     close: async () => {},
   };
 }

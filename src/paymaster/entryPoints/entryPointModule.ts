@@ -2,7 +2,6 @@ import type { Address, Hex } from 'viem';
 import type { ChainRuntime, EntryPointVersion } from '../../chain/chainRegistry.js';
 import type { PartialUserOperation } from '../partialUserOperation.js';
 import type { Keccak } from './abiWords.js';
-import type { UserOpHashInput } from './userOpHashInput.js';
 import type { PenaltyGas } from './v07/unusedGasPenalty.js';
 
 /**
@@ -201,12 +200,6 @@ export interface EntryPointModule {
   sign(args: SignArgs): PaymasterFields;
   /** The EntryPoint's userOpHash of the op with these fields (the ledger's and settlement's key). */
   userOpHash(args: { chain: ChainRuntime; op: FinalUserOperation; fields: PaymasterFields; keccak: Keccak }): Hex;
-  /** What that userOpHash covers, as plain data another thread can hash (userOpHashInput.ts). */
-  userOpHashInput(args: {
-    chain: Pick<ChainRuntime, 'chainId' | 'entryPoint'>;
-    op: FinalUserOperation;
-    fields: PaymasterFields;
-  }): UserOpHashInput;
   /**
    * How many simulations `estimate` runs (the rate limits count each: they bound the load on the node), with
    * real fields to simulate (`verified`, the token mode's final data) or not.

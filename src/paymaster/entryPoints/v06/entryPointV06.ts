@@ -62,7 +62,7 @@ function v06(op: FinalUserOperation, paymasterAndData: Hex, signature: Hex = op.
   };
 }
 
-/** What v0.6's userOpHash covers (userOpHashInput.ts): the op as the EntryPoint takes it. */
+/** What v0.6's userOpHash covers: the op as the EntryPoint takes it. */
 const hashInput = (
   chain: { readonly chainId: number; readonly entryPoint: Address },
   op: FinalUserOperation,
@@ -114,7 +114,6 @@ export const entryPointV06: EntryPointModule = {
     return fields(chain.paymaster, encode(chain.paymaster, window, authorization, signature));
   },
   userOpHash: ({ chain, op, fields: f, keccak }) => userOpHashV06(hashInput(chain, op, f.paymasterAndData), keccak),
-  userOpHashInput: ({ chain, op, fields: f }) => hashInput(chain, op, f.paymasterAndData),
   estimate: ({ chain, op, fields: f, callerPreVerificationGas, simulationFields, after }) =>
     estimateGasV06({
       chain,

@@ -148,7 +148,7 @@ function unpacked(op: FinalUserOperation, f: PaymasterFields, signature: Hex = o
 }
 
 function entryPointV07Module(version: EntryPointV07Version): EntryPointModule {
-  /** What this version's userOpHash covers (userOpHashInput.ts): the op with its packed paymaster fields. */
+  /** What this version's userOpHash covers: the op with its packed paymaster fields. */
   const hashInput = (
     chain: { readonly chainId: number; readonly entryPoint: Address },
     op: FinalUserOperation,
@@ -240,7 +240,6 @@ function entryPointV07Module(version: EntryPointV07Version): EntryPointModule {
       });
     },
     userOpHash: ({ chain, op, fields: f, keccak }) => userOpHashForVersion(hashInput(chain, op, f), keccak),
-    userOpHashInput: ({ chain, op, fields: f }) => hashInput(chain, op, f),
     /**
      * Limits from three simulations with the stub's fields (gasEstimatorV07), then, when the caller gives real
      * fields to simulate with (the token mode signs them so its validation and postOp run), one more at those
