@@ -424,7 +424,8 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     settlement,
     solvency: observability.solvency,
     metrics: observability.metrics,
-    onCall: observability.onCall(requestLogOnCall(requestLog)),
+    // With the request log off (retention 0) no entry is built for a call only to be dropped.
+    onCall: observability.onCall(...(config.requestLog.retentionDays > 0 ? [requestLogOnCall(requestLog)] : [])),
     now,
     close,
   };
