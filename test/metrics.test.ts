@@ -259,6 +259,8 @@ describe('metricsOnCall labels', () => {
     observe({ ...base, error: { code: -32010, message: 'x' } });
     observe({ ...base, error: { code: -32042, message: 'x', data: { rule: 'solvency' } } });
     observe({ ...base, error: { code: -32603, message: 'x' } });
+    // Unreadable chain fees are an error (transient, HTTP 503), not a denial, and still name their guard.
+    observe({ ...base, error: { code: -32041, message: 'x', data: { rule: 'chainFees', chainId: 8453 } } });
     observe({
       ...base,
       method: 'pm_getFeeQuoteOrData',
@@ -298,6 +300,7 @@ describe('metricsOnCall labels', () => {
     assert.equal(value(text, req, { outcome: 'denied', rule: 'webhook_denied' }), 1);
     assert.equal(value(text, req, { outcome: 'denied', rule: 'solvency' }), 1);
     assert.equal(value(text, req, { outcome: 'error', rule: 'none' }), 2);
+    assert.equal(value(text, req, { outcome: 'error', rule: 'chainFees' }), 1);
     assert.equal(value(text, req, { method: 'pm_getFeeQuoteOrData', mode: 'ERC20', outcome: 'quoted' }), 1);
     assert.equal(value(text, req, { method: 'other' }), 1);
     assert.equal(value(text, 'patron_webhook_calls_total', { outcome: 'timeout' }), 1);

@@ -11,7 +11,7 @@ export interface CallLabels {
   readonly method: string;
   readonly mode: 'SPONSORED' | 'ERC20' | 'none';
   readonly outcome: CallOutcome;
-  /** Why a call was denied, or "none". */
+  /** Why a call was denied (or `chainFees` for the error of unreadable chain fees), else "none". */
   readonly rule: string;
 }
 
@@ -89,6 +89,15 @@ export function callLabels(report: CallReport): CallLabels {
   }
   const outcome = callOutcome(report);
   const { error } = report;
-  const rule = outcome === 'denied' && error !== undefined ? ruleOf(error.code, error.data) : 'none';
+  // Unreadable chain fees end as an error (transient: nothing was refused), yet their guard is what an alert on
+  // rule="chainFees" watches (ops/prometheus/patron.rules.yml).
+  const rule =
+    error === undefined
+      ? 'none'
+      : outcome === 'denied'
+        ? ruleOf(error.code, error.data)
+        : error.code === RPC.FEES_UNAVAILABLE
+          ? 'chainFees'
+          : 'none';
   return { method, mode, outcome, rule };
 }
