@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
+import { PatronError } from './errors/PatronError.js';
 import { createLogger, lazyChildLoggerFactory, redactUrl } from './logger.js';
 
 test('redactUrl keeps the route but not the API key of a paymaster URL', () => {
@@ -60,4 +61,50 @@ test('request loggers are built on their first line; lines carry the bindings; l
   const debugRoute = lazyChildLoggerFactory(counting, { reqId: 'r3' }, { level: 'debug' });
   debugRoute.debug('a route at debug');
   assert.equal(JSON.parse(lines.at(-1) ?? '{}').msg, 'a route at debug');
+});
+
+test('err: one summary line, never the ABI or the request body; stack frames only for a bug', () => {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(JSON.parse(String(chunk)) as Record<string, unknown>);
+      cb();
+    },
+  });
+  const logger = createLogger({ level: 'info', destination: sink });
+  // The shape of viem's ContractFunctionExecutionError: enumerable ABI and a message with URL and body.
+  const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8545'), { code: 'ECONNREFUSED' });
+  const viemLike = Object.assign(
+    new Error('HTTP request failed.\n\nURL: https://rpc.example/v2/KEY\nRequest body: {"method":"eth_call"}'),
+    {
+      name: 'ContractFunctionExecutionError',
+      shortMessage: 'HTTP request failed.',
+      abi: [{ type: 'function', name: 'balanceOf', stateMutability: 'view', inputs: [], outputs: [] }],
+      functionName: 'balanceOf',
+      contractAddress: '0x1111111111111111111111111111111111111111',
+      cause: Object.assign(new Error('HTTP request failed.'), {
+        shortMessage: 'HTTP request failed.',
+        url: 'https://rpc.example/v2/KEY',
+        cause: new TypeError('fetch failed', { cause: refused }),
+      }),
+    },
+  );
+  logger.warn({ err: viemLike }, 'read failed');
+  logger.error({ err: new TypeError("Cannot read properties of undefined (reading 'x')") }, 'bug');
+  logger.error({ err: new PatronError('INTERNAL', 'could not sign', { cause: new RangeError('bad') }) }, 'wrapped');
+
+  const [viemLine, bugLine, wrappedLine] = lines;
+  assert.deepEqual(viemLine?.err, {
+    type: 'ContractFunctionExecutionError',
+    message:
+      'balanceOf() at 0x1111111111111111111111111111111111111111: HTTP request failed (URL https://rpc.example/…): fetch failed: connect ECONNREFUSED 127.0.0.1:8545',
+  });
+  const bug = bugLine?.err as { type?: string; stack?: string };
+  assert.equal(bug.type, 'TypeError');
+  const frames = bug.stack?.split('\n') ?? [];
+  assert.ok(frames.length >= 1 && frames.length <= 6, String(bug.stack));
+  assert.ok(frames.every((f) => f.startsWith('at ')));
+  const wrapped = wrappedLine?.err as { code?: string; message?: string; stack?: string };
+  assert.deepEqual([wrapped.code, wrapped.message], ['INTERNAL', 'could not sign: bad']);
+  assert.match(wrapped.stack ?? '', /^at /);
 });

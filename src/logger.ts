@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import pino, { type Bindings, type ChildLoggerOptions, type Logger } from 'pino';
+import { errorSummary } from './errors/errorSummary.js';
 
 /** API keys travel in the path of the paymaster URL (`/api/v1/{chainId}/{apiKey}`): never log them whole. */
 export function redactUrl(url: string): string {
@@ -21,11 +22,58 @@ export function createLogger(args: { level: string; destination?: pino.Destinati
           method: req.method,
           url: typeof req.url === 'string' ? redactUrl(req.url) : undefined,
         }),
-        err: pino.stdSerializers.err,
+        // One short line per error, never viem's ABI or request body, URLs cut to their origin (serializeError).
+        err: serializeError,
       },
     },
     args.destination,
   );
+}
+
+/** The JavaScript errors a bug throws: for these the log keeps a few stack frames, which say where. */
+const PROGRAMMING_ERRORS: ReadonlySet<string> = new Set(['TypeError', 'RangeError', 'ReferenceError', 'SyntaxError']);
+const MAX_FRAMES = 6;
+const MAX_STACK_LENGTH = 600;
+
+/**
+ * The `err` of a log line: its type, `errorSummary` (one line of at most 500 characters: the short messages down
+ * the cause chain, URLs reduced to their origin) and its code. pino's standard serializer copied every enumerable
+ * field, and viem's errors carry the contract ABI, the request body and the RPC URL with its API key: one failing
+ * read wrote 17 KB. Stack frames are kept only for a bug (a TypeError or the like, not caused by a system error
+ * such as ECONNREFUSED, whose message already says what happened), at most six, without the message line.
+ */
+export function serializeError(err: unknown): Record<string, unknown> {
+  if (typeof err !== 'object' || err === null) return { message: errorSummary(err) };
+  const e = err as { name?: unknown; code?: unknown };
+  const code = typeof e.code === 'string' || typeof e.code === 'number' ? { code: e.code } : {};
+  const stack = bugFrames(err);
+  return {
+    type: typeof e.name === 'string' ? e.name : 'Error',
+    message: errorSummary(err),
+    ...code,
+    ...(stack === undefined ? {} : { stack }),
+  };
+}
+
+function bugFrames(err: object): string | undefined {
+  let bug: Error | undefined;
+  const seen = new Set<unknown>();
+  for (let e: unknown = err; typeof e === 'object' && e !== null && !seen.has(e); e = (e as Error).cause) {
+    seen.add(e);
+    // A system error down the chain (ECONNREFUSED, a database's SQLSTATE) explains itself: no frames. (A
+    // PatronError's code is a category, and it may wrap a bug.)
+    const { code, shortMessage } = e as { code?: unknown; shortMessage?: unknown };
+    if (typeof code === 'string' && typeof shortMessage !== 'string') return undefined;
+    if (bug === undefined && e instanceof Error && PROGRAMMING_ERRORS.has(e.name)) bug = e;
+  }
+  if (bug?.stack === undefined) return undefined;
+  const frames = bug.stack
+    .split('\n')
+    .filter((l) => l.startsWith('    at '))
+    .slice(0, MAX_FRAMES)
+    .map((l) => l.trim())
+    .join('\n');
+  return frames === '' ? undefined : frames.slice(0, MAX_STACK_LENGTH);
 }
 
 const LEVEL_VALUES: Readonly<Record<string, number>> = {

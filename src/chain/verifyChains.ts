@@ -1,4 +1,5 @@
 import { type Address, getAddress, isAddressEqual } from 'viem';
+import { errorSummary } from '../errors/errorSummary.js';
 import { patronPaymasterAbi } from './artifacts.js';
 import { type ChainRuntime, deploymentViews } from './chainRegistry.js';
 import { withTimeout } from './withTimeout.js';
@@ -33,8 +34,8 @@ async function verifyChain(chain: ChainRuntime, signer: Address, timeoutMs: numb
   try {
     return await withTimeout(checks(chain, signer, name), timeoutMs);
   } catch (err) {
-    const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    return [`${name}: its RPC could not be read (${reason})`];
+    // The cause chain ("HTTP request failed … connect ECONNREFUSED"), its URL cut to the origin (API keys).
+    return [`${name}: its RPC could not be read (${errorSummary(err)})`];
   }
 }
 

@@ -57,8 +57,10 @@ export function createPriceCache(args: {
       const reason = describeReadError(err);
       // Once per failing streak: a source that fails every 30 s must not flood the log.
       if (entry.failure === undefined) {
+        // `err`, not `reason`: the log's serializer adds the cause chain (ECONNREFUSED…), which the reason, shown
+        // publicly in /api/chains, leaves out.
         logger.warn(
-          { source: source.label, reason },
+          { source: source.label, err },
           'price source failing; its last good price is kept until it is stale',
         );
       }

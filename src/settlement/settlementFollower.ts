@@ -8,6 +8,7 @@ import {
   type TokenChargedLog,
   type UserOperationEventLog,
 } from '../chain/userOperationEvents.js';
+import { errorSummary } from '../errors/errorSummary.js';
 import { usdMicrosOfWei } from '../pricing/usdMicrosOfWei.js';
 import type { ChainCursor, ChainCursorRepository } from '../store/chainCursorRepository.js';
 import type { SpendLedgerRepository } from '../store/spendLedgerRepository.js';
@@ -304,7 +305,7 @@ export function createSettlementFollower(deps: SettlementFollowerDeps): Settleme
         state = { ...state, lastRoundAt: deps.now(), lastError: undefined };
         return report;
       } catch (err) {
-        state = { ...state, lastError: err instanceof Error ? err.message : String(err) };
+        state = { ...state, lastError: errorSummary(err) };
         throw err;
       }
     },
