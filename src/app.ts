@@ -6,6 +6,7 @@ import { sendError, toHttpError } from './api/envelope.js';
 import { registerJsonBodyParser } from './api/jsonBodyParser.js';
 import { isJsonRpcUrl, jsonRpcBadUrl, jsonRpcNotFound } from './api/jsonRpcPaths.js';
 import { isPaymasterRpcUrl, registerPaymasterRpcRoutes } from './api/paymasterRpc.js';
+import { isProbeUrl, registerProbeLog } from './api/probeLog.js';
 import { registerRestRoutes } from './api/restRoutes.js';
 import type { Deps } from './deps.js';
 import { RateLimitedError } from './errors/PatronError.js';
@@ -23,8 +24,11 @@ export function createApp(deps: Deps): FastifyInstance {
     // the hot path: two info lines per sponsorship cost ~400 bytes and a measurable share of its CPU (see
     // bench/README.md), which at 1,000 req/s is ~35 GB of logs a day, so its access line is at debug
     // (paymasterRpc.ts; LOG_LEVEL=debug shows it). What an operator needs stays at higher levels: internal
-    // errors (error), webhook failures (warn), and start-up facts (info).
-    logController: new LogController({ disableRequestLogging: (req) => isPaymasterRpcUrl(req.url) }),
+    // errors (error), webhook failures (warn), and start-up facts (info). Probes (`/healthz`, `/readyz`,
+    // `/metrics`) poll every few seconds: their access line is at debug, or at warn when they fail (probeLog.ts).
+    logController: new LogController({
+      disableRequestLogging: (req) => isPaymasterRpcUrl(req.url) || isProbeUrl(req.url),
+    }),
     // Request loggers are built on their first line (logger.ts): a paymaster request usually logs none.
     childLoggerFactory: lazyChildLoggerFactory,
     bodyLimit,
@@ -44,6 +48,8 @@ export function createApp(deps: Deps): FastifyInstance {
   });
 
   registerJsonBodyParser(app, bodyLimit);
+  // Before any route is declared: it hooks the probe routes as they are.
+  registerProbeLog(app);
 
   // Every request but the paymaster route's (limited per JSON-RPC call there) spends its client IP's budget:
   // unauthenticated routes, wrong credentials and the dashboard alike; the dev chain has a budget of its own.
