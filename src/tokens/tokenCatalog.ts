@@ -108,11 +108,13 @@ interface ChainState {
   readonly wasUsable: Map<string, boolean>;
 }
 
-type Evaluation = { readonly token: QuotableToken; readonly staleAtMs: number } | { readonly reason: string };
+type Evaluation =
+  | { readonly token: QuotableToken; readonly staleAtMs: number }
+  | { readonly reason: string; readonly err?: unknown };
 
 function evaluate(chain: ChainState, t: ConfiguredToken, native: PriceState, price: PriceState): Evaluation {
   const meta = chain.metadata.get(t.address);
-  if (!meta.ok) return { reason: meta.reason };
+  if (!meta.ok) return meta.err === undefined ? { reason: meta.reason } : { reason: meta.reason, err: meta.err };
   if (!native.fresh) return { reason: `native coin price unavailable: ${native.reason}` };
   if (!price.fresh) return { reason: price.reason };
   const { decimals, symbol } = meta.metadata;
@@ -190,13 +192,16 @@ export function createTokenCatalog(deps: TokenCatalogDeps): TokenCatalog {
     logger,
   });
 
-  function logTransitions(chain: ChainState, t: ConfiguredToken, reason: string | undefined): void {
+  function logTransitions(chain: ChainState, t: ConfiguredToken, result: Evaluation): void {
+    const reason = 'reason' in result ? result.reason : undefined;
+    const err = 'err' in result ? { err: result.err } : {};
     const usable = reason === undefined;
     const was = chain.wasUsable.get(t.key);
     if (was === usable) return;
     chain.wasUsable.set(t.key, usable);
-    if (!usable) logger.warn({ chainId: chain.chainId, token: t.address, reason }, 'token unusable for gas payment');
-    else if (was === false) logger.info({ chainId: chain.chainId, token: t.address }, 'token usable for gas payment');
+    if (!usable) {
+      logger.warn({ chainId: chain.chainId, token: t.address, reason, ...err }, 'token unusable for gas payment');
+    } else if (was === false) logger.info({ chainId: chain.chainId, token: t.address }, 'token usable for gas payment');
   }
 
   function rebuild(chain: ChainState): void {
@@ -211,7 +216,7 @@ export function createTokenCatalog(deps: TokenCatalogDeps): TokenCatalog {
         tokens.push(result.token);
         validUntilMs = Math.min(validUntilMs, result.staleAtMs);
       }
-      logTransitions(chain, t, 'reason' in result ? result.reason : undefined);
+      logTransitions(chain, t, result);
     }
     chain.view = Object.freeze({
       nativeUsdE18: native.fresh ? native.usdE18 : undefined,

@@ -14,7 +14,12 @@ export interface TokenMetadata {
 
 export type TokenMetadataState =
   | { readonly ok: true; readonly metadata: TokenMetadata }
-  | { readonly ok: false; readonly reason: string };
+  | {
+      readonly ok: false;
+      readonly reason: string;
+      /** The read's error, for the log (whose serializer adds its cause chain); `reason` is shown publicly. */
+      readonly err?: unknown;
+    };
 
 export interface TokenMetadataCache {
   /** Synchronous: what is known of the token now. */
@@ -58,7 +63,7 @@ async function readMetadata(client: PublicClient, address: Address): Promise<Tok
     }
     return { ok: true, metadata: Object.freeze({ symbol: trimmed, decimals }) };
   } catch (err) {
-    return { ok: false, reason: `token metadata read failed: ${describeReadError(err)}` };
+    return { ok: false, reason: `token metadata read failed: ${describeReadError(err)}`, err };
   }
 }
 
