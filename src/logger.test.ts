@@ -63,7 +63,7 @@ test('request loggers are built on their first line; lines carry the bindings; l
   assert.equal(JSON.parse(lines.at(-1) ?? '{}').msg, 'a route at debug');
 });
 
-test('err: one summary line, never the ABI or the request body; stack frames only for a bug', () => {
+test('err: one summary line, never the ABI or the request body; stack frames only for a bug or a plain Error', () => {
   const lines: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk, _enc, cb) {
@@ -92,8 +92,9 @@ test('err: one summary line, never the ABI or the request body; stack frames onl
   logger.warn({ err: viemLike }, 'read failed');
   logger.error({ err: new TypeError("Cannot read properties of undefined (reading 'x')") }, 'bug');
   logger.error({ err: new PatronError('INTERNAL', 'could not sign', { cause: new RangeError('bad') }) }, 'wrapped');
+  logger.error({ err: new Error('the ledger returned no row') }, 'plain');
 
-  const [viemLine, bugLine, wrappedLine] = lines;
+  const [viemLine, bugLine, wrappedLine, plainLine] = lines;
   assert.deepEqual(viemLine?.err, {
     type: 'ContractFunctionExecutionError',
     message:
@@ -107,4 +108,8 @@ test('err: one summary line, never the ABI or the request body; stack frames onl
   const wrapped = wrappedLine?.err as { code?: string; message?: string; stack?: string };
   assert.deepEqual([wrapped.code, wrapped.message], ['INTERNAL', 'could not sign: bad']);
   assert.match(wrapped.stack ?? '', /^at /);
+  // A plain Error is our own broken invariant: its frames say where.
+  const plain = plainLine?.err as { message?: string; stack?: string };
+  assert.equal(plain.message, 'the ledger returned no row');
+  assert.match(plain.stack ?? '', /^at /);
 });

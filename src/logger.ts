@@ -39,8 +39,9 @@ const MAX_STACK_LENGTH = 600;
  * The `err` of a log line: its type, `errorSummary` (one line of at most 500 characters: the short messages down
  * the cause chain, URLs reduced to their origin) and its code. pino's standard serializer copied every enumerable
  * field, and viem's errors carry the contract ABI, the request body and the RPC URL with its API key: one failing
- * read wrote 17 KB. Stack frames are kept only for a bug (a TypeError or the like, not caused by a system error
- * such as ECONNREFUSED, whose message already says what happened), at most six, without the message line.
+ * read wrote 17 KB. Stack frames are kept only for a bug (a TypeError or the like, or a plain Error; not when a
+ * system error such as ECONNREFUSED, whose message already says what happened, is down the chain), at most six,
+ * without the message line.
  */
 export function serializeError(err: unknown): Record<string, unknown> {
   if (typeof err !== 'object' || err === null) return { message: errorSummary(err) };
@@ -64,7 +65,9 @@ function bugFrames(err: object): string | undefined {
     // PatronError's code is a category, and it may wrap a bug.)
     const { code, shortMessage } = e as { code?: unknown; shortMessage?: unknown };
     if (typeof code === 'string' && typeof shortMessage !== 'string') return undefined;
-    if (bug === undefined && e instanceof Error && PROGRAMMING_ERRORS.has(e.name)) bug = e;
+    // A plain Error is what our own code throws for a broken invariant (operational failures have classes of
+    // their own: PatronError, viem's BaseError): its frames say where, as a TypeError's do.
+    if (bug === undefined && e instanceof Error && (PROGRAMMING_ERRORS.has(e.name) || e.constructor === Error)) bug = e;
   }
   if (bug?.stack === undefined) return undefined;
   const frames = bug.stack
