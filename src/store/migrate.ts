@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type BetterSqlite3 from 'better-sqlite3';
+import { StartRefusedError } from '../errors/StartRefusedError.js';
 
 /**
  * Plain-SQL migrations shared by SQLite and PostgreSQL: every `NNNN_name.sql` file in ./migrations, applied in
@@ -36,12 +37,29 @@ export function listMigrations(
     .map((f) => ({ name: f.replace(/(\.postgres|\.sqlite)?\.sql$/, ''), sql: fs.readFileSync(`${dir}/${f}`, 'utf8') }));
 }
 
+/**
+ * Refuses a database that records a migration this build does not know: an older build would run against tables it
+ * does not understand (and write rows a newer one reads wrongly). Checked before anything is applied.
+ */
+export function refuseUnknownMigrations(args: { applied: Iterable<string>; known: readonly { name: string }[] }): void {
+  const known = new Set(args.known.map((m) => m.name));
+  const unknown = [...args.applied].filter((name) => !known.has(name)).sort();
+  const databaseNewest = unknown[unknown.length - 1];
+  if (databaseNewest === undefined) return;
+  const buildNewest = args.known[args.known.length - 1]?.name ?? '(none)';
+  throw new StartRefusedError(
+    `the database schema is at ${databaseNewest}, newer than this build (${buildNewest}): ` +
+      'run a Patron build at least as new, or restore a backup',
+  );
+}
+
 export async function runMigrations(target: MigrationTarget): Promise<string[]> {
   const migrations = listMigrations(target.kind);
   const applied: string[] = [];
   await target.transaction(async () => {
     await target.exec(CREATE_LEDGER);
     const done = new Set(await target.appliedNames());
+    refuseUnknownMigrations({ applied: done, known: migrations });
     for (const m of migrations) {
       if (done.has(m.name)) continue;
       await target.exec(m.sql);
@@ -63,6 +81,7 @@ export function runMigrationsSync(sqlite: BetterSqlite3.Database): string[] {
     .transaction(() => {
       sqlite.exec(CREATE_LEDGER);
       const done = new Set(sqlite.prepare('SELECT name FROM patron_migrations').pluck().all() as string[]);
+      refuseUnknownMigrations({ applied: done, known: migrations });
       const applied: string[] = [];
       for (const m of migrations) {
         if (done.has(m.name)) continue;
