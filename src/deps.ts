@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { keccak256, stringToBytes } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 import { type AccountService, createAccountService } from './accounts/accountService.js';
+import { masterKeySource, verifyMasterKey } from './accounts/masterKey.js';
 import { createSecretBox, loadMasterKey } from './accounts/secretBox.js';
 import { createSessionService, type SessionService } from './accounts/sessionService.js';
 import { cachePolicy } from './cache/cachePolicy.js';
@@ -129,6 +130,18 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
   const masterKey =
     overrides.masterKey ?? loadMasterKey({ masterKeyHex: config.masterKeyHex, dataDir: config.dataDir });
   const store = overrides.store ?? (await openStore({ storage: config.storage }));
+  try {
+    // Once per start, before anything opens a secret: a wrong key is refused here, not by the first request.
+    await verifyMasterKey({
+      secrets: store.sealedSecrets,
+      key: masterKey,
+      source: masterKeySource({ masterKeyHex: config.masterKeyHex, dataDir: config.dataDir }),
+      now: now(),
+    });
+  } catch (err) {
+    if (overrides.store === undefined) await store.close();
+    throw err;
+  }
   const secretBox = createSecretBox(masterKey);
   const resolve = overrides.resolver ?? systemResolver;
   const cache = cachePolicy({

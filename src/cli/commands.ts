@@ -8,6 +8,7 @@ import { dappLimitsToJson } from '../config/dappLimits.js';
 import { ValidationError } from '../errors/PatronError.js';
 import type { PolicyService } from '../policies/policyService.js';
 import type { Account } from '../store/records.js';
+import type { SealedSecretsRepository } from '../store/sealedSecretsRepository.js';
 import { type CliIo, printResult, table } from './cliOutput.js';
 import { runDemo } from './demo.js';
 
@@ -17,6 +18,8 @@ export interface CommandContext {
   readonly sessions: SessionService;
   /** dApps' sponsorship policies (policyCommands.ts). */
   readonly policies: PolicyService;
+  /** The master key the command runs with (checked against the database), how it was given, and what it seals. */
+  readonly masterKey: { readonly key: Buffer; readonly source: string; readonly secrets: SealedSecretsRepository };
   /** Where the running service answers (PATRON_PUBLIC_URL, else HOST:PORT), for commands that call it. */
   readonly serviceUrl: string;
   readonly config: Config;
@@ -249,6 +252,8 @@ export const USAGE = `Usage: patron <command> [options] [--json]
   policies update --dapp DAPP_ID --id POLICY_ID [--name N] [--active true|false] [--rules JSON | --rules-file PATH]
   policies delete --dapp DAPP_ID --id POLICY_ID
   policies usage  --dapp DAPP_ID --id POLICY_ID [--sender 0x…]   each cap's window: used, reserved, limit
+  master-key generate                                 prints a fresh key for PATRON_MASTER_KEY
+  master-key rotate                                   re-encrypts every secret with PATRON_NEW_MASTER_KEY (stop the service first)
 
 --account may be left out while there is exactly one account.
 --json prints one JSON object (errors too: {"error":{"message":…}}) for scripts.

@@ -1,13 +1,16 @@
 import { parseArgs } from 'node:util';
 import { createAccountService } from '../accounts/accountService.js';
+import { masterKeySource, verifyMasterKey } from '../accounts/masterKey.js';
 import { createSecretBox, loadMasterKey } from '../accounts/secretBox.js';
 import { createSessionService } from '../accounts/sessionService.js';
 import { ConfigError, loadConfig } from '../config/config.js';
 import { PatronError } from '../errors/PatronError.js';
+import { StartRefusedError } from '../errors/StartRefusedError.js';
 import { createPolicyService } from '../policies/policyService.js';
 import { openStore, type Store } from '../store/store.js';
 import type { CliIo } from './cliOutput.js';
 import { commands as accountCommands, USAGE } from './commands.js';
+import { generateMasterKey, masterKeyCommands } from './masterKeyCommands.js';
 import { paymasterCommands } from './paymasterCommands.js';
 import { policyCommands } from './policyCommands.js';
 
@@ -37,9 +40,13 @@ export async function runCli(args: {
   }
   json = parsed.values.json === true;
   const name = parsed.positionals.slice(0, 2).join(' ');
-  const command = accountCommands[name] ?? paymasterCommands[name] ?? policyCommands[name];
+  const command = accountCommands[name] ?? paymasterCommands[name] ?? policyCommands[name] ?? masterKeyCommands[name];
   if (parsed.values.help === true || parsed.positionals.length === 0) {
     io.stdout(USAGE);
+    return 0;
+  }
+  if (name === 'master-key generate' && parsed.positionals.length === 2) {
+    generateMasterKey({ io, json });
     return 0;
   }
   if (command === undefined || parsed.positionals.length > 2)
@@ -50,6 +57,9 @@ export async function runCli(args: {
     const config = loadConfig(args.env);
     const masterKey = args.masterKey ?? loadMasterKey({ masterKeyHex: config.masterKeyHex, dataDir: config.dataDir });
     store ??= await openStore({ storage: config.storage });
+    const source = masterKeySource({ masterKeyHex: config.masterKeyHex, dataDir: config.dataDir });
+    // Before any command: one that opens a secret with a wrong key would fail with the cipher's own message.
+    await verifyMasterKey({ secrets: store.sealedSecrets, key: masterKey, source, now: Date.now() });
     const accounts = createAccountService({
       store,
       secretBox: createSecretBox(masterKey),
@@ -77,6 +87,7 @@ export async function runCli(args: {
       accounts,
       sessions,
       policies,
+      masterKey: { key: masterKey, source, secrets: store.sealedSecrets },
       io,
       json,
       options: parsed.values,
@@ -87,7 +98,7 @@ export async function runCli(args: {
     return 0;
   } catch (err) {
     if (err instanceof PatronError && err.code !== 'INTERNAL') return fail(err.shortMessage);
-    if (err instanceof ConfigError) return fail(err.message);
+    if (err instanceof ConfigError || err instanceof StartRefusedError) return fail(err.message);
     return fail(`unexpected error: ${err instanceof Error ? err.message : String(err)}`);
   } finally {
     if (args.store === undefined) await store?.close();

@@ -21,6 +21,9 @@ import { type SolvencySettings, solvencyEnv, solvencySettingsFrom } from './solv
  * This is the only module that reads process.env (see main.ts / cli): everything else receives a Config.
  */
 
+/** What PATRON_MASTER_KEY takes (and `patron master-key rotate`'s PATRON_NEW_MASTER_KEY): 32 bytes in hex. */
+export const MASTER_KEY_PATTERN = /^(0x)?[0-9a-fA-F]{64}$/;
+
 const envSchema = z.object({
   PORT: integerFromEnv('PORT', 0, 65535),
   HOST: z.string().min(1, { error: 'HOST must not be empty' }).optional(),
@@ -36,7 +39,7 @@ const envSchema = z.object({
   PATRON_MASTER_KEY: z
     .string()
     .optional()
-    .refine((v) => v === undefined || v === '' || /^(0x)?[0-9a-fA-F]{64}$/.test(v), {
+    .refine((v) => v === undefined || v === '' || MASTER_KEY_PATTERN.test(v), {
       error: 'PATRON_MASTER_KEY must be 32 bytes as 64 hex characters',
     }),
   PATRON_PUBLIC_URL: z

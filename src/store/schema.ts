@@ -98,6 +98,13 @@ export interface IncludedOpsTable {
   at: number;
 }
 
+/** One row (migration 0015): the master key's check value (accounts/masterKey.ts). */
+export interface MasterKeyCheckTable {
+  id: number;
+  check_value: string;
+  written_at: number;
+}
+
 export interface MigrationsTable {
   name: string;
   applied_at: number;
@@ -175,6 +182,7 @@ export interface Database {
   request_log: RequestLogTable;
   included_ops: IncludedOpsTable;
   patron_migrations: MigrationsTable;
+  patron_master_key_check: MasterKeyCheckTable;
   policies: PoliciesTable;
   spend_counters: SpendCountersTable;
   spend_reservations: SpendReservationsTable;

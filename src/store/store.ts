@@ -10,6 +10,7 @@ import { type DatabaseHandle, type DatabaseKind, type OpenDatabaseOptions, openD
 import { createFollowerLease, type FollowerLease } from './followerLease.js';
 import { createPolicyRepository, type PolicyRepository } from './policyRepository.js';
 import { createRequestLogRepository, type RequestLogRepository } from './requestLogRepository.js';
+import { createSealedSecretsRepository, type SealedSecretsRepository } from './sealedSecretsRepository.js';
 import { createSessionRepository, type SessionRepository } from './sessionRepository.js';
 import { createSolvencyClaims, type SolvencyClaims } from './solvencyClaims.js';
 import { createSpendLedgerRepository, type SpendLedgerRepository } from './spendLedgerRepository.js';
@@ -23,6 +24,8 @@ export interface Store {
   readonly dapps: DappRepository;
   readonly webhooks: WebhookRepository;
   readonly sessions: SessionRepository;
+  /** Everything sealed with the master key, and the key's check value (accounts/masterKey.ts). */
+  readonly sealedSecrets: SealedSecretsRepository;
   readonly requestLog: RequestLogRepository;
   readonly policies: PolicyRepository;
   readonly spendLedger: SpendLedgerRepository & UserOpSettlement;
@@ -71,6 +74,7 @@ export function createStore(handle: DatabaseHandle): Store {
     dapps: createDappRepository(db, handle.sqlite),
     webhooks: createWebhookRepository(db, handle.sqlite),
     sessions: createSessionRepository(db, handle.kind),
+    sealedSecrets: createSealedSecretsRepository(db),
     requestLog: createRequestLogRepository(db, handle.sqlite),
     policies: createPolicyRepository(db, { sqlite: handle.sqlite, pgPool: handle.pgPool }),
     spendLedger: withUserOpSettlement(db, handle.kind, createSpendLedgerRepository(db, handle.kind, handle.sqlite)),
