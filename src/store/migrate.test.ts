@@ -176,6 +176,15 @@ describe('runMigrations (fake target)', () => {
     assert.equal(log.at(-1), 'ROLLBACK');
     assert.equal(log.filter((s) => s.startsWith('INSERT INTO patron_migrations')).length, 0);
   });
+  test('a recorded migration this build does not know: refused naming both, before anything is applied', async () => {
+    const { target, log } = fakeTarget(['0001_init', '9998_from_a_newer_build', '9999_newer_still']);
+    await assert.rejects(runMigrations(target), {
+      name: 'StartRefusedError',
+      message: `the database schema is at 9999_newer_still, newer than this build (${MIGRATION_NAMES.at(-1)}): run a Patron build at least as new, or restore a backup`,
+    });
+    assert.equal(log.at(-1), 'ROLLBACK');
+    assert.equal(log.filter((s) => s.startsWith('INSERT INTO patron_migrations')).length, 0);
+  });
 });
 
 describe('migrations on SQLite', () => {
@@ -205,6 +214,20 @@ describe('migrations on SQLite', () => {
     }
     // Same rows, same timestamps: nothing was re-applied.
     assert.deepEqual(sqliteMigrationRows(file), rowsAfterFirst);
+  });
+
+  test('a file whose schema is newer than this build: openStore refuses naming both, the file untouched', async () => {
+    const file = path.join(tempDir(), 'patron.sqlite');
+    await (await openStore({ storage: { kind: 'sqlite', file } })).close();
+    const raw = new Sqlite(file);
+    raw.prepare('INSERT INTO patron_migrations (name, applied_at) VALUES (?, ?)').run('0099_from_the_future', 1);
+    raw.close();
+    const before = sqliteMigrationRows(file);
+    await assert.rejects(openStore({ storage: { kind: 'sqlite', file } }), {
+      name: 'StartRefusedError',
+      message: `the database schema is at 0099_from_the_future, newer than this build (${MIGRATION_NAMES.at(-1)}): run a Patron build at least as new, or restore a backup`,
+    });
+    assert.deepEqual(sqliteMigrationRows(file), before);
   });
 
   test('opening 4 stores concurrently on one new file works', {}, async () => {
@@ -357,6 +380,29 @@ describe('migrations on PostgreSQL', () => {
       } finally {
         await dropTestSchema(schema);
       }
+    }
+  });
+
+  test('a schema newer than this build: refused naming both', { skip }, async () => {
+    const { store, schema } = await openTestStore({ poolSize: 1 });
+    assert.ok(schema !== undefined);
+    try {
+      await store.close();
+      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await client.connect();
+      try {
+        await client.query(
+          `INSERT INTO "${schema}".patron_migrations (name, applied_at) VALUES ('0099_from_the_future', 1)`,
+        );
+      } finally {
+        await client.end();
+      }
+      await assert.rejects(openTestStore({ schema, poolSize: 1 }), {
+        name: 'StartRefusedError',
+        message: `the database schema is at 0099_from_the_future, newer than this build (${PG_MIGRATION_NAMES.at(-1)}): run a Patron build at least as new, or restore a backup`,
+      });
+    } finally {
+      await dropTestSchema(schema);
     }
   });
 
