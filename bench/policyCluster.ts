@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -103,6 +102,9 @@ async function waitForHttp(url: string, child: BenchChild, timeoutMs: number): P
   throw new Error(`${child.name}: ${url} did not answer within ${timeoutMs} ms\n${child.tail()}`);
 }
 
+/** The bench cluster's master key (see clusterEnv below). */
+const BENCH_MASTER_KEY = 'b3'.repeat(32);
+
 interface DevChainInfo {
   readonly entryPoint: Address;
   readonly paymaster: Address;
@@ -165,7 +167,9 @@ async function run(): Promise<boolean> {
     DATABASE_URL: databaseUrl,
     PORT: String(clusterPort),
     PATRON_DATA_DIR: tempDir('patron-bench-cluster-'),
-    PATRON_MASTER_KEY: randomBytes(32).toString('hex'),
+    // Fixed, not random: the service refuses a master key that is not the database's, and a DATABASE_URL given to
+    // the bench may hold a previous run's secrets. The data is throwaway, so a public key is fine here.
+    PATRON_MASTER_KEY: BENCH_MASTER_KEY,
     PATRON_WORKERS: INSTANCES === 1 ? '2' : '1',
     PATRON_DEV_CHAIN: 'false',
     // A chain with a fee token has a native USD price (the token catalog's), which the USD caps need; a fixed

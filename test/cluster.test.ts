@@ -5,11 +5,23 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { privateKeyToAccount } from 'viem/accounts';
+import { masterKeyCheckValue } from '../src/accounts/masterKey.js';
 import { jsCryptoBackend } from '../src/crypto/cryptoBackend.js';
 import { encryptKeystore } from '../src/paymaster/signer/keystore.js';
 import { testKey } from './helpers/patronPaymasterV06.js';
-import { spawnService } from './helpers/serviceProcess.js';
-import { TEST_DATABASE_URL } from './helpers/testContext.js';
+import { instanceEnv, spawnService } from './helpers/serviceProcess.js';
+import { dropTestSchema, openTestStore, TEST_DATABASE_URL } from './helpers/testContext.js';
+
+/**
+ * A fresh schema (migrated, then closed) for one test's service: the services check their master key against the
+ * database, so tests must not share one schema (PostgreSQL's public) across runs with keys of their own.
+ */
+async function freshSchema(): Promise<string> {
+  const { store, schema } = await openTestStore({ poolSize: 1 });
+  await store.close();
+  assert.ok(schema !== undefined);
+  return schema;
+}
 
 /**
  * PATRON_WORKERS=2 on PostgreSQL: the primary forks two workers that share the port and the database, both
@@ -20,11 +32,10 @@ test('two cluster workers serve one port on PostgreSQL and stop on SIGTERM', {
   timeout: 60_000,
 }, async () => {
   const port = 40_000 + Math.floor(Math.random() * 10_000);
+  const schema = await freshSchema();
   const service = spawnService({
-    DATABASE_URL: String(TEST_DATABASE_URL),
+    ...instanceEnv(schema, `/tmp/patron-cluster-${port}`),
     PATRON_WORKERS: '2',
-    PATRON_DEV_CHAIN: 'false',
-    PATRON_DATA_DIR: `/tmp/patron-cluster-${port}`,
     PORT: String(port),
   });
   const { child } = service;
@@ -47,6 +58,7 @@ test('two cluster workers serve one port on PostgreSQL and stop on SIGTERM', {
     assert.equal(code, 0);
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
+    await dropTestSchema(schema);
   }
 });
 
@@ -71,11 +83,10 @@ test('a worker that cannot start makes the service exit 1 with its message, once
   });
   fs.writeFileSync(keystore, JSON.stringify(sealed));
   const port = 40_000 + Math.floor(Math.random() * 10_000);
+  const schema = await freshSchema();
   const service = spawnService({
-    DATABASE_URL: String(TEST_DATABASE_URL),
+    ...instanceEnv(schema, dir),
     PATRON_WORKERS: '2',
-    PATRON_DEV_CHAIN: 'false',
-    PATRON_DATA_DIR: dir,
     PATRON_SIGNER_KEYSTORE: keystore,
     PATRON_SIGNER_KEYSTORE_PASSWORD: 'a wrong password',
     PORT: String(port),
@@ -93,5 +104,35 @@ test('a worker that cannot start makes the service exit 1 with its message, once
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
     fs.rmSync(dir, { recursive: true, force: true });
+    await dropTestSchema(schema);
+  }
+});
+
+/** The master key checked at start in every worker: a wrong one stops the service, its message printed once. */
+test('cluster workers with another PATRON_MASTER_KEY than the database: exit 1, naming it once', {
+  skip: TEST_DATABASE_URL === undefined && 'needs PATRON_TEST_DATABASE_URL',
+  timeout: 60_000,
+}, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'patron-cluster-mk-'));
+  const { store, schema } = await openTestStore({ poolSize: 1 });
+  assert.ok(schema !== undefined);
+  // The database's key is another than the one instanceEnv gives the service.
+  await store.sealedSecrets.writeCheckOnce({ checkValue: masterKeyCheckValue(Buffer.alloc(32, 0x42)), now: 1 });
+  await store.close();
+  const port = 40_000 + Math.floor(Math.random() * 10_000);
+  const service = spawnService({ ...instanceEnv(schema, dir), PATRON_WORKERS: '2', PORT: String(port) });
+  const { child } = service;
+  try {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 45_000);
+    const [code] = await once(child, 'exit');
+    clearTimeout(timer);
+    assert.equal(code, 1, `exit code\n${service.output()}`);
+    const said = service.errors().match(/PATRON_MASTER_KEY does not match this database/g) ?? [];
+    assert.equal(said.length, 1, `the message once:\n${service.errors()}`);
+    assert.match(service.errors(), /^Patron failed to start: PATRON_MASTER_KEY does not match this database/m);
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
+    await dropTestSchema(schema);
   }
 });
