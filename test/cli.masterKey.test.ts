@@ -169,7 +169,10 @@ describe('patron master-key rotate (a real SQLite file)', () => {
       r.stdout,
       /^Re-encrypted 1 dApp API key\(s\) and 1 webhook signing secret\(s\) with the new master key\./,
     );
-    assert.match(r.stdout, /set PATRON_MASTER_KEY to the new key/);
+    assert.match(
+      r.stdout,
+      /\nNow set PATRON_MASTER_KEY to it on every instance \(the key in PATRON_NEW_MASTER_KEY\), then start/,
+    );
     for (const key of [KEY_A, KEY_B]) assert.ok(!`${r.stdout}${r.stderr}`.includes(key), 'no key printed');
 
     const after = sealedState(dir);
@@ -191,6 +194,31 @@ describe('patron master-key rotate (a real SQLite file)', () => {
     assert.equal(withOld.code, 1);
     assert.match(withOld.stderr, MISMATCH);
     assert.ok(!withOld.stderr.includes('Unsupported state'), withOld.stderr);
+  });
+
+  test('outside production without PATRON_MASTER_KEY: the key file in the data directory, named in the steps', async () => {
+    const dir = dataDir();
+    const env = { PATRON_DATA_DIR: dir };
+    assert.equal((await cli(['account', 'create', '--email', 'dev@example.com'], env)).code, 0);
+    const created = await cli(['dapp', 'create', '--name', 'd', '--chain', '1', '--json'], env);
+    const { apiKey } = dappOut.parse(JSON.parse(created.stdout)).dapp;
+    const keyFile = path.join(dir, 'master.key');
+    const r = await cli(['master-key', 'rotate'], { ...env, PATRON_NEW_MASTER_KEY: KEY_B });
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(r.stdout.includes(`\nNow write it into ${keyFile} (or set PATRON_MASTER_KEY to it)`), r.stdout);
+    const refused = await cli(['dapp', 'list'], env);
+    assert.equal(refused.code, 1);
+    assert.match(
+      refused.stderr,
+      /^patron: the master key in .*master\.key \(PATRON_MASTER_KEY is not set\) does not match/,
+    );
+    fs.writeFileSync(keyFile, `${KEY_B}\n`);
+    const listed = await cli(['dapp', 'list', '--json'], env);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.deepEqual(
+      dappsOut.parse(JSON.parse(listed.stdout)).dapps.map((d) => d.apiKey),
+      [apiKey],
+    );
   });
 
   test('refused with a wrong current key, naming PATRON_MASTER_KEY; nothing changed', async () => {

@@ -47,7 +47,10 @@ describe('createSecretBox', () => {
 
   test('another key cannot open it', () => {
     const sealed = createSecretBox(KEY).seal('secret');
-    assert.throws(() => createSecretBox(OTHER_KEY).open(sealed));
+    assert.throws(() => createSecretBox(OTHER_KEY).open(sealed), {
+      message:
+        'a stored secret does not open with the master key (PATRON_MASTER_KEY): it was sealed with another key, or altered',
+    });
   });
 
   test('changing any single character of the sealed string makes open throw', () => {

@@ -28,9 +28,17 @@ export function createSecretBox(key: Buffer): SecretBox {
         throw new Error('unknown sealed format');
       }
       const body = Buffer.from(bodyText, 'base64url');
-      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(ivText, 'base64url'));
-      decipher.setAuthTag(body.subarray(body.length - 16));
-      return Buffer.concat([decipher.update(body.subarray(0, body.length - 16)), decipher.final()]).toString('utf8');
+      try {
+        const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(ivText, 'base64url'));
+        decipher.setAuthTag(body.subarray(body.length - 16));
+        return Buffer.concat([decipher.update(body.subarray(0, body.length - 16)), decipher.final()]).toString('utf8');
+      } catch (cause) {
+        // The cipher's own words ("Unsupported state or unable to authenticate data") do not say what to fix.
+        throw new Error(
+          'a stored secret does not open with the master key (PATRON_MASTER_KEY): it was sealed with another key, or altered',
+          { cause },
+        );
+      }
     },
   };
 }

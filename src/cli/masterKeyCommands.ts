@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { generateMasterKeyHex, rotateMasterKey } from '../accounts/masterKey.js';
 import { MASTER_KEY_PATTERN } from '../config/config.js';
 import { ValidationError } from '../errors/PatronError.js';
@@ -40,10 +41,13 @@ export const masterKeyCommands: Record<string, (ctx: CommandContext) => Promise<
       source: ctx.masterKey.source,
       now: Date.now(),
     });
+    const where =
+      ctx.config.masterKeyHex === undefined
+        ? `write it into ${path.join(ctx.config.dataDir, 'master.key')} (or set PATRON_MASTER_KEY to it)`
+        : 'set PATRON_MASTER_KEY to it on every instance';
     printResult(ctx.io, ctx.json, { rotated: counts }, [
       `Re-encrypted ${counts.dappKeys} dApp API key(s) and ${counts.webhookSecrets} webhook signing secret(s) with the new master key.`,
-      'Now set PATRON_MASTER_KEY to the new key (the value of PATRON_NEW_MASTER_KEY) on every instance and start them;',
-      'with the old key they refuse to start.',
+      `Now ${where} (the key in PATRON_NEW_MASTER_KEY), then start Patron; with the old key it refuses to start.`,
     ]);
   },
 };
