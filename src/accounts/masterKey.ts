@@ -27,9 +27,9 @@ export function masterKeySource(args: { masterKeyHex: string | undefined; dataDi
     : `the master key in ${path.join(args.dataDir, 'master.key')} (PATRON_MASTER_KEY is not set)`;
 }
 
-function sameCheck(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
+function sameCheck(args: { stored: string; expected: string }): boolean {
+  const x = Buffer.from(args.stored);
+  const y = Buffer.from(args.expected);
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
@@ -55,7 +55,7 @@ export async function verifyMasterKey(args: {
   const expected = masterKeyCheckValue(args.key);
   const stored = await args.secrets.readCheck();
   if (stored !== undefined) {
-    if (!sameCheck(stored, expected)) throw mismatch(args.source);
+    if (!sameCheck({ stored, expected })) throw mismatch(args.source);
     return;
   }
   const sealed = await args.secrets.anySealed();
@@ -68,7 +68,7 @@ export async function verifyMasterKey(args: {
   }
   // Two first starts with different keys: one check value wins; the other start is refused by it.
   const written = await args.secrets.writeCheckOnce({ checkValue: expected, now: args.now });
-  if (!sameCheck(written, expected)) throw mismatch(args.source);
+  if (!sameCheck({ stored: written, expected })) throw mismatch(args.source);
 }
 
 /**
@@ -86,7 +86,7 @@ export async function rotateMasterKey(args: {
   const from = createSecretBox(args.current);
   const to = createSecretBox(args.next);
   return args.secrets.resealAll({
-    reseal: (sealed, ref) => {
+    reseal: ({ sealed, ref }) => {
       let plain: string;
       try {
         plain = from.open(sealed);

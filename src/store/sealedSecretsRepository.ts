@@ -16,11 +16,11 @@ export interface SealedSecretsRepository {
   /** One stored sealed secret, if any: the key check of a database from before migration 0015. */
   anySealed(): Promise<string | undefined>;
   /**
-   * Replaces every sealed secret by `reseal(sealed)` and the check value by `checkValue`, in one transaction: a
+   * Replaces every sealed secret by `reseal({ sealed, ref })` and the check value by `checkValue`, in one transaction: a
    * `reseal` that throws (a secret the current key does not open) changes nothing. Returns how many of each.
    */
   resealAll(args: {
-    reseal: (sealed: string, ref: SealedSecretRef) => string;
+    reseal: (args: { sealed: string; ref: SealedSecretRef }) => string;
     checkValue: string;
     now: number;
   }): Promise<{ dappKeys: number; webhookSecrets: number }>;
@@ -67,7 +67,7 @@ export function createSealedSecretsRepository(db: Kysely<Database>): SealedSecre
         for (const d of dapps) {
           await trx
             .updateTable('dapps')
-            .set({ api_key_ciphertext: reseal(d.api_key_ciphertext, { table: 'dapps', id: d.id }) })
+            .set({ api_key_ciphertext: reseal({ sealed: d.api_key_ciphertext, ref: { table: 'dapps', id: d.id } }) })
             .where('id', '=', d.id)
             .execute();
         }
@@ -81,7 +81,12 @@ export function createSealedSecretsRepository(db: Kysely<Database>): SealedSecre
           if (w.signing_secret_ciphertext === null) continue;
           await trx
             .updateTable('webhooks')
-            .set({ signing_secret_ciphertext: reseal(w.signing_secret_ciphertext, { table: 'webhooks', id: w.id }) })
+            .set({
+              signing_secret_ciphertext: reseal({
+                sealed: w.signing_secret_ciphertext,
+                ref: { table: 'webhooks', id: w.id },
+              }),
+            })
             .where('id', '=', w.id)
             .execute();
         }
