@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { closedObject } from './closedObject.js';
 
 /**
  * Signing bounds: what Patron refuses to sign, whatever the dApp's webhook says (README, "Signing bounds").
@@ -86,24 +87,24 @@ const amount = (name: string, min: bigint) =>
   });
 
 /** The bounds an override may set, each optional (PATRON_CHAINS[i].bounds, a dApp's limits.bounds). */
-export const boundsOverrideSchema = z
-  .object(
-    {
-      baseFeeMultiplier: multiplier('baseFeeMultiplier').optional(),
-      tipMultiplier: multiplier('tipMultiplier').optional(),
-      minTipCapWei: amount('minTipCapWei', 0n).optional(),
-      maxCallGasLimit: amount('maxCallGasLimit', 1n).optional(),
-      maxVerificationGasLimit: amount('maxVerificationGasLimit', 1n).optional(),
-      maxPreVerificationGas: amount('maxPreVerificationGas', 1n).optional(),
-      preVerificationGasMultiplier: multiplier('preVerificationGasMultiplier').optional(),
-      preVerificationGasSlack: amount('preVerificationGasSlack', 0n).optional(),
-      l1DataGasPerByte: amount('l1DataGasPerByte', 0n).optional(),
-      maxUnusedGasPenalty: amount('maxUnusedGasPenalty', 0n).optional(),
-      maxOpCostWei: amount('maxOpCostWei', 1n).optional(),
-    },
-    { error: 'bounds must be an object' },
-  )
-  .strict();
+export const boundsOverrideSchema = closedObject(
+  {
+    baseFeeMultiplier: multiplier('baseFeeMultiplier').optional(),
+    tipMultiplier: multiplier('tipMultiplier').optional(),
+    minTipCapWei: amount('minTipCapWei', 0n).optional(),
+    maxCallGasLimit: amount('maxCallGasLimit', 1n).optional(),
+    maxVerificationGasLimit: amount('maxVerificationGasLimit', 1n).optional(),
+    maxPreVerificationGas: amount('maxPreVerificationGas', 1n).optional(),
+    preVerificationGasMultiplier: multiplier('preVerificationGasMultiplier').optional(),
+    preVerificationGasSlack: amount('preVerificationGasSlack', 0n).optional(),
+    l1DataGasPerByte: amount('l1DataGasPerByte', 0n).optional(),
+    maxUnusedGasPenalty: amount('maxUnusedGasPenalty', 0n).optional(),
+    maxOpCostWei: amount('maxOpCostWei', 1n).optional(),
+  },
+  { notObject: 'bounds must be an object' },
+);
+/** The keys a bounds override may set, for messages that say a key belongs under `bounds`. */
+export const BOUNDS_KEYS = Object.keys(boundsOverrideSchema.shape) as readonly (keyof BoundsOverrideInput)[];
 export type BoundsOverride = z.output<typeof boundsOverrideSchema>;
 export type BoundsOverrideInput = z.input<typeof boundsOverrideSchema>;
 

@@ -1,8 +1,9 @@
 import { type Address, formatUnits, getAddress, parseUnits } from 'viem';
 import { entryPoint07Address, entryPoint08Address, entryPoint09Address } from 'viem/account-abstraction';
 import { z } from 'zod';
-import { boundsOverrideSchema, type SigningBounds } from './boundsSettings.js';
-import { knownAccountsSchema } from './knownAccountsSettings.js';
+import { BOUNDS_KEYS, boundsOverrideSchema, type SigningBounds } from './boundsSettings.js';
+import { closedErrors, closedObject, issueText, movedUnder } from './closedObject.js';
+import { ACCOUNT_KINDS, knownAccountsSchema } from './knownAccountsSettings.js';
 
 /**
  * Chains, the paymaster signer and the sponsorship window, from the environment (part of loadConfig).
@@ -12,10 +13,14 @@ import { knownAccountsSchema } from './knownAccountsSettings.js';
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const CANONICAL_ENTRY_POINT_V06 = '0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789';
 
+const ZERO_ADDRESS = /^0x0{40}$/;
+
+/** A contract's address: the zero address is never one (an unset value pasted in), so it is refused. */
 const address = (what: string) =>
   z
     .string({ error: `${what} must be an address` })
     .regex(ADDRESS, { error: `${what} must be an address` })
+    .refine((v) => !ZERO_ADDRESS.test(v), { error: `${what} must not be the zero address` })
     .transform((v) => getAddress(v.toLowerCase()));
 
 const maxAgeSeconds = z
@@ -28,56 +33,65 @@ const maxAgeSeconds = z
 const DECIMAL_18 = /^\d+(\.\d{1,18})?$/;
 const canonicalDecimal = (v: string) => formatUnits(parseUnits(v, 18), 18);
 
-const fixedPriceSpec = z.object({
-  type: z.literal('fixed'),
-  usd: z
-    .string({ error: 'usd must be a decimal string such as "1.00"' })
-    .regex(DECIMAL_18, { error: 'usd must be a decimal string such as "1.00" (at most 18 decimals)' })
-    .refine((v) => parseUnits(v, 18) > 0n, { error: 'usd must be positive' })
-    .transform(canonicalDecimal),
-});
+const PRICE_NOT_OBJECT = 'price source must be an object with "type" one of "fixed", "chainlink", "coingecko"';
 
-const chainlinkPriceSpec = z.object({
-  type: z.literal('chainlink'),
-  aggregator: address('aggregator'),
-  // Required: the right bound is the feed's heartbeat, which differs per feed (3600 s, 86400 s, ...).
-  maxAgeSeconds,
-});
+const fixedPriceSpec = closedObject(
+  {
+    type: z.literal('fixed'),
+    usd: z
+      .string({ error: 'usd must be a decimal string such as "1.00"' })
+      .regex(DECIMAL_18, { error: 'usd must be a decimal string such as "1.00" (at most 18 decimals)' })
+      .refine((v) => parseUnits(v, 18) > 0n, { error: 'usd must be positive' })
+      .transform(canonicalDecimal),
+  },
+  { notObject: PRICE_NOT_OBJECT },
+);
 
-const coinGeckoPriceSpec = z.object({
-  type: z.literal('coingecko'),
-  // CoinGecko ids are lower-case slugs ("usd-coin"); the restriction keeps them safe inside `ids=a,b`.
-  id: z
-    .string({ error: 'id must be a CoinGecko coin id such as "usd-coin"' })
-    .regex(/^[a-z0-9][a-z0-9._-]{0,99}$/, { error: 'id must be a CoinGecko coin id such as "usd-coin"' }),
-  baseUrl: z
-    .string({ error: 'baseUrl must be an http(s) URL' })
-    .default('https://api.coingecko.com/api/v3')
-    .refine(
-      (v) => {
-        if (!/^https?:\/\//.test(v) || !URL.canParse(v)) return false;
-        const u = new URL(v);
-        // Credentials belong in apiKey (sent as a header, never logged), not in a URL that ends up in logs.
-        return u.username === '' && u.password === '' && u.search === '' && u.hash === '';
-      },
-      { error: 'baseUrl must be an http(s) URL without credentials, query or fragment' },
-    )
-    .transform((v) => v.replace(/\/+$/, '')),
-  apiKey: z.string({ error: 'apiKey must be a string' }).min(1, { error: 'apiKey must not be empty' }).optional(),
-  apiKeyHeader: z
-    .string({ error: 'apiKeyHeader must be an HTTP header name' })
-    .regex(/^[A-Za-z0-9-]{1,100}$/, { error: 'apiKeyHeader must be an HTTP header name' })
-    .default('x-cg-demo-api-key'),
-  maxAgeSeconds: maxAgeSeconds.default(600),
-});
+const chainlinkPriceSpec = closedObject(
+  {
+    type: z.literal('chainlink'),
+    aggregator: address('aggregator'),
+    // Required: the right bound is the feed's heartbeat, which differs per feed (3600 s, 86400 s, ...).
+    maxAgeSeconds,
+  },
+  { notObject: PRICE_NOT_OBJECT },
+);
+
+const coinGeckoPriceSpec = closedObject(
+  {
+    type: z.literal('coingecko'),
+    // CoinGecko ids are lower-case slugs ("usd-coin"); the restriction keeps them safe inside `ids=a,b`.
+    id: z
+      .string({ error: 'id must be a CoinGecko coin id such as "usd-coin"' })
+      .regex(/^[a-z0-9][a-z0-9._-]{0,99}$/, { error: 'id must be a CoinGecko coin id such as "usd-coin"' }),
+    baseUrl: z
+      .string({ error: 'baseUrl must be an http(s) URL' })
+      .default('https://api.coingecko.com/api/v3')
+      .refine(
+        (v) => {
+          if (!/^https?:\/\//.test(v) || !URL.canParse(v)) return false;
+          const u = new URL(v);
+          // Credentials belong in apiKey (sent as a header, never logged), not in a URL that ends up in logs.
+          return u.username === '' && u.password === '' && u.search === '' && u.hash === '';
+        },
+        { error: 'baseUrl must be an http(s) URL without credentials, query or fragment' },
+      )
+      .transform((v) => v.replace(/\/+$/, '')),
+    apiKey: z.string({ error: 'apiKey must be a string' }).min(1, { error: 'apiKey must not be empty' }).optional(),
+    apiKeyHeader: z
+      .string({ error: 'apiKeyHeader must be an HTTP header name' })
+      .regex(/^[A-Za-z0-9-]{1,100}$/, { error: 'apiKeyHeader must be an HTTP header name' })
+      .default('x-cg-demo-api-key'),
+    maxAgeSeconds: maxAgeSeconds.default(600),
+  },
+  { notObject: PRICE_NOT_OBJECT },
+);
 
 /** Where a USD price comes from: `fixed` (dev chain), `chainlink` (a feed on the same chain) or `coingecko`. */
 export const priceSourceSpecSchema = z.discriminatedUnion(
   'type',
   [fixedPriceSpec, chainlinkPriceSpec, coinGeckoPriceSpec],
-  {
-    error: 'price source must be an object with "type" one of "fixed", "chainlink", "coingecko"',
-  },
+  { error: PRICE_NOT_OBJECT },
 );
 /** A price source after validation and defaults (what the pricing code receives). */
 export type PriceSourceSpec = z.output<typeof priceSourceSpecSchema>;
@@ -98,7 +112,7 @@ const premiumPercentage = z
     return canonicalDecimal(text);
   });
 
-export const tokenSettingSchema = z.object(
+export const tokenSettingSchema = closedObject(
   {
     address: address('address'),
     logoUrl: z
@@ -110,103 +124,126 @@ export const tokenSettingSchema = z.object(
     premiumPercentage,
     price: priceSourceSpecSchema,
   },
-  { error: 'each token must be an object {address, price, logoUrl?, premiumPercentage?}' },
+  { notObject: 'each token must be an object {address, price, logoUrl?, premiumPercentage?}' },
 );
 /** One token accepted for gas payment on a chain, after validation and defaults. */
 export type TokenSetting = z.output<typeof tokenSettingSchema>;
 
-const chainEntry = z
-  .object(
-    {
-      chainId: z
-        .number({ error: 'chainId must be a number' })
-        .int()
-        .positive({ error: 'chainId must be a positive integer' }),
-      rpcUrl: z.string({ error: 'rpcUrl must be a string' }).refine((v) => /^https?:\/\//.test(v) && URL.canParse(v), {
-        error: 'rpcUrl must be an http(s) URL',
-      }),
-      /** Patron's paymaster for EntryPoint v0.6 (`entryPoint`); optional when `paymasters` names others. */
-      paymaster: z
-        .string({ error: 'paymaster must be an address' })
-        .regex(ADDRESS, { error: 'paymaster must be an address' })
-        .transform((v) => getAddress(v.toLowerCase()))
-        .optional(),
-      /**
-       * Patron's paymasters for EntryPoint v0.7, v0.8 and v0.9 (PatronPaymasterV07, one per EntryPoint, each at the
-       * canonical EntryPoint address): `{"0.7": "0x…", "0.8": "0x…"}`.
-       */
-      paymasters: z
-        .partialRecord(
-          z.enum(['0.7', '0.8', '0.9'], { error: 'paymasters keys must be "0.7", "0.8" or "0.9"' }),
-          address('each paymasters value'),
-          {
-            error: 'paymasters must be an object whose keys are "0.7", "0.8" or "0.9" and values paymaster addresses',
-          },
-        )
-        .optional(),
-      entryPoint: z
-        .string()
-        .regex(ADDRESS, { error: 'entryPoint must be an address' })
-        .default(CANONICAL_ENTRY_POINT_V06)
-        .transform((v) => getAddress(v.toLowerCase())),
-      /** The native coin's USD price; required when tokens are listed (exchange rates are native-relative). */
-      nativeUsd: priceSourceSpecSchema.optional(),
-      tokens: z.array(tokenSettingSchema, { error: 'tokens must be an array' }).optional(),
-      /**
-       * An upper bound of the chain's block time in seconds, for EntryPoint v0.9's block-number windows (README,
-       * "Block-number windows on v0.9"): 12 (Ethereum's slot) unless set; a rollup's operator sets its own.
-       */
-      maxBlockTimeSeconds: z
-        .number({ error: 'maxBlockTimeSeconds must be a number of seconds' })
-        .positive({ error: 'maxBlockTimeSeconds must be positive' })
-        .max(3600, { error: 'maxBlockTimeSeconds must be at most 3600' })
-        .optional(),
-      /** This chain's signing bounds, over the deployment's (README, "Signing bounds"). */
-      bounds: boundsOverrideSchema.optional(),
-      /**
-       * Smart accounts this chain has beyond the canonical ones, per kind (config/knownAccountsSettings.ts): what a
-       * policy's contract allowlist recognises (README, "How policies are enforced").
-       */
-      accounts: knownAccountsSchema.optional(),
-    },
-    { error: 'each chain must be an object {chainId, rpcUrl, paymaster?, entryPoint?, paymasters?}' },
-  )
-  .superRefine((chain, ctx) => {
-    if (chain.paymaster === undefined && Object.keys(chain.paymasters ?? {}).length === 0) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['paymaster'],
-        message: 'a chain needs a paymaster (EntryPoint v0.6) or paymasters (v0.7+)',
-      });
-    }
-    const tokens = chain.tokens ?? [];
-    if (tokens.length > 0 && chain.nativeUsd === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['nativeUsd'], message: 'nativeUsd is required when tokens are listed' });
-    }
-    const seen = new Set<string>();
-    tokens.forEach((token, i) => {
-      if (seen.has(token.address)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['tokens', i, 'address'],
-          message: `token ${token.address} is listed twice`,
-        });
-      }
-      seen.add(token.address);
-    });
-  });
+const PAYMASTER_VERSIONS = ['0.7', '0.8', '0.9'] as const;
 
 /**
- * `PATRON_CHAINS[0].tokens[1]`: the object holding the problem. A trailing field name is left to the message,
- * which names the field itself ("premiumPercentage must be ...").
+ * Where a key written at a chain's top level belongs: a versioned paymaster under `paymasters` (`paymasterV07`,
+ * `paymaster_0_8`), a signing bound under `bounds`, an account kind under `accounts`.
  */
-function issuePath(path: readonly PropertyKey[]): string {
-  const shown = typeof path[path.length - 1] === 'string' ? path.slice(0, -1) : path;
-  return shown.reduce<string>(
-    (acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : `${acc}.${String(key)}`),
-    'PATRON_CHAINS',
-  );
+function misplacedChainKey(key: string, input: Readonly<Record<string, unknown>>): string | undefined {
+  const version = /^paymasters?[^a-z0-9]*v?[^a-z0-9]*0?[^a-z0-9]*([6-9])$/i.exec(key)?.[1];
+  if (version === '6') return 'did you mean paymaster (the EntryPoint v0.6 paymaster)?';
+  if (version !== undefined) return `did you mean paymasters.0.${version} ("paymasters": {"0.${version}": "0x…"})?`;
+  const value = input[key];
+  if ((BOUNDS_KEYS as readonly string[]).includes(key)) return movedUnder({ parent: 'bounds', key, value });
+  if ((ACCOUNT_KINDS as readonly string[]).includes(key)) return movedUnder({ parent: 'accounts', key, value });
+  return undefined;
 }
+
+const chainEntry = closedObject(
+  {
+    chainId: z
+      .number({ error: 'chainId must be a number' })
+      .int({ error: 'chainId must be a positive integer' })
+      .positive({ error: 'chainId must be a positive integer' })
+      .max(Number.MAX_SAFE_INTEGER, { error: 'chainId must be a positive integer' }),
+    rpcUrl: z.string({ error: 'rpcUrl must be a string' }).refine((v) => /^https?:\/\//.test(v) && URL.canParse(v), {
+      error: 'rpcUrl must be an http(s) URL',
+    }),
+    /** Patron's paymaster for EntryPoint v0.6 (`entryPoint`); optional when `paymasters` names others. */
+    paymaster: address('paymaster').optional(),
+    /**
+     * Patron's paymasters for EntryPoint v0.7, v0.8 and v0.9 (PatronPaymasterV07, one per EntryPoint, each at the
+     * canonical EntryPoint address): `{"0.7": "0x…", "0.8": "0x…"}`.
+     */
+    paymasters: z
+      .partialRecord(
+        z.enum(PAYMASTER_VERSIONS, { error: 'paymasters keys must be "0.7", "0.8" or "0.9"' }),
+        address('each paymasters value'),
+        {
+          error: closedErrors({
+            known: PAYMASTER_VERSIONS,
+            notObject:
+              'paymasters must be an object whose keys are "0.7", "0.8" or "0.9" and values paymaster addresses',
+            misplaced: (key) => {
+              const v = /^v?0?\.?([6-9])$/i.exec(key)?.[1];
+              if (v === '6') return 'the v0.6 paymaster is the chain\'s "paymaster", not a paymasters key';
+              return v === undefined ? 'paymasters keys are "0.7", "0.8" or "0.9"' : `did you mean "0.${v}"?`;
+            },
+          }),
+        },
+      )
+      .optional(),
+    entryPoint: address('entryPoint').default(getAddress(CANONICAL_ENTRY_POINT_V06)),
+    /** The native coin's USD price; required when tokens are listed (exchange rates are native-relative). */
+    nativeUsd: priceSourceSpecSchema.optional(),
+    tokens: z.array(tokenSettingSchema, { error: 'tokens must be an array' }).optional(),
+    /**
+     * An upper bound of the chain's block time in seconds, for EntryPoint v0.9's block-number windows (README,
+     * "Block-number windows on v0.9"): 12 (Ethereum's slot) unless set; a rollup's operator sets its own.
+     */
+    maxBlockTimeSeconds: z
+      .number({ error: 'maxBlockTimeSeconds must be a number of seconds' })
+      .positive({ error: 'maxBlockTimeSeconds must be positive' })
+      .max(3600, { error: 'maxBlockTimeSeconds must be at most 3600' })
+      .optional(),
+    /** This chain's signing bounds, over the deployment's (README, "Signing bounds"). */
+    bounds: boundsOverrideSchema.optional(),
+    /**
+     * Smart accounts this chain has beyond the canonical ones, per kind (config/knownAccountsSettings.ts): what a
+     * policy's contract allowlist recognises (README, "How policies are enforced").
+     */
+    accounts: knownAccountsSchema.optional(),
+  },
+  {
+    notObject: 'each chain must be an object {chainId, rpcUrl, paymaster?, entryPoint?, paymasters?}',
+    misplaced: misplacedChainKey,
+  },
+).superRefine((chain, ctx) => {
+  if (chain.paymaster === undefined && Object.keys(chain.paymasters ?? {}).length === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['paymaster'],
+      message: 'a chain needs a paymaster (EntryPoint v0.6) or paymasters (v0.7+)',
+    });
+  }
+  // One contract serves one EntryPoint (its immutable), so one address under two versions is a paste error.
+  const versions = new Map<string, string>();
+  if (chain.paymaster !== undefined) versions.set(chain.paymaster, 'paymaster (v0.6)');
+  for (const v of PAYMASTER_VERSIONS) {
+    const pm = chain.paymasters?.[v];
+    if (pm === undefined) continue;
+    const other = versions.get(pm);
+    if (other !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['paymasters'],
+        message: `paymasters.${v} is ${pm}, the same contract as ${other}: each EntryPoint version has its own paymaster`,
+      });
+    }
+    versions.set(pm, `paymasters.${v}`);
+  }
+  const tokens = chain.tokens ?? [];
+  if (tokens.length > 0 && chain.nativeUsd === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['nativeUsd'], message: 'nativeUsd is required when tokens are listed' });
+  }
+  const seen = new Set<string>();
+  tokens.forEach((token, i) => {
+    if (seen.has(token.address)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tokens', i, 'address'],
+        message: `token ${token.address} is listed twice`,
+      });
+    }
+    seen.add(token.address);
+  });
+});
 
 export const chainsFromEnv = z
   .string()
@@ -226,13 +263,23 @@ export const chainsFromEnv = z
     const r = z.array(chainEntry, { error: 'PATRON_CHAINS must be a JSON array' }).safeParse(json);
     if (!r.success) {
       const issue = r.error.issues[0];
-      ctx.addIssue({ code: 'custom', message: `${issuePath(issue?.path ?? [])}: ${issue?.message ?? 'invalid'}` });
+      // `PATRON_CHAINS[0].tokens[1]: …`: the object holding the problem; a trailing field is named by the message.
+      const message =
+        issue === undefined ? 'PATRON_CHAINS is invalid' : issueText({ root: 'PATRON_CHAINS', issue, dropField: true });
+      ctx.addIssue({ code: 'custom', message });
       return z.NEVER;
     }
-    const ids = r.data.map((c) => c.chainId);
-    if (new Set(ids).size !== ids.length) {
-      ctx.addIssue({ code: 'custom', message: 'PATRON_CHAINS names a chain id twice' });
-      return z.NEVER;
+    const first = new Map<number, number>();
+    for (const [i, c] of r.data.entries()) {
+      const earlier = first.get(c.chainId);
+      if (earlier !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `PATRON_CHAINS[${i}].chainId: chain ${c.chainId} is listed twice (PATRON_CHAINS[${earlier}] too); give each chain one entry`,
+        });
+        return z.NEVER;
+      }
+      first.set(c.chainId, i);
     }
     return r.data;
   });

@@ -282,7 +282,9 @@ describe('chains, signer and sponsorship window', () => {
     const bad = configError({
       PATRON_CHAINS: JSON.stringify([{ chainId: 1, rpcUrl: 'https://rpc.example', paymasters: { '0.5': pm } }]),
     });
-    assert.match(bad.problems.join('\n'), /paymasters must be an object whose keys are "0\.7", "0\.8" or "0\.9"/);
+    assert.deepEqual(bad.problems, [
+      'PATRON_CHAINS[0].paymasters.0.5 is not a known key here: paymasters keys are "0.7", "0.8" or "0.9"',
+    ]);
   });
 
   test('PATRON_CHAINS: maxBlockTimeSeconds, the bound v0.9 block windows are counted at, is a positive number', () => {
@@ -317,7 +319,7 @@ describe('chains, signer and sponsorship window', () => {
     const problems = (accounts: unknown) => configError({ PATRON_CHAINS: chains(accounts) }).problems.join('\n');
     assert.match(
       problems({ nexus: {} }),
-      /PATRON_CHAINS\[0\]: accounts must be an object whose keys are account kinds \(simpleAccountV06/,
+      /PATRON_CHAINS\[0\]\.accounts\.nexus is not a known key here \(known keys: simpleAccountV06, /,
     );
     assert.match(problems({ kernelV3: { factories: ['0x12'] } }), /factories must be addresses/);
     assert.match(
@@ -373,7 +375,9 @@ describe('chains, signer and sponsorship window', () => {
     const twice = JSON.stringify(
       [1, 1].map((chainId) => ({ chainId, rpcUrl: 'http://a', paymaster: `0x${'1'.repeat(40)}` })),
     );
-    assert.deepEqual(configError({ PATRON_CHAINS: twice }).problems, ['PATRON_CHAINS names a chain id twice']);
+    assert.deepEqual(configError({ PATRON_CHAINS: twice }).problems, [
+      'PATRON_CHAINS[1].chainId: chain 1 is listed twice (PATRON_CHAINS[0] too); give each chain one entry',
+    ]);
   });
 
   test('expiry bounds are checked', () => {

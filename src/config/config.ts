@@ -13,6 +13,7 @@ import { DEFAULT_EIP7702_DELEGATES, eip7702DelegatesFromEnv } from './eip7702Del
 import { booleanFromEnv, integerFromEnv } from './envValues.js';
 import { type MetricsSettings, metricsEnv, metricsSettingsFrom } from './metricsSettings.js';
 import { type RateLimitConfig, rateLimitsFromEnv } from './rateLimitSettings.js';
+import { DEV_CHAIN_ID } from './servedChains.js';
 import { type SettlementSettings, settlementEnv, settlementSettingsFrom } from './settlementSettings.js';
 import { type SolvencySettings, solvencyEnv, solvencySettingsFrom } from './solvencySettings.js';
 
@@ -198,6 +199,13 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   if (workers > 1 && (storage.kind !== 'postgres' || devChain)) {
     // Each worker would open its own SQLite writer and its own in-process chain: state must be shared.
     throw new ConfigError(['PATRON_WORKERS above 1 needs DATABASE_URL (PostgreSQL) and PATRON_DEV_CHAIN=false']);
+  }
+  const devChainTwice = devChain ? e.PATRON_CHAINS.findIndex((c) => c.chainId === DEV_CHAIN_ID) : -1;
+  if (devChainTwice >= 0) {
+    // Two chains under one id: the registry would keep one of them silently.
+    throw new ConfigError([
+      `PATRON_CHAINS[${devChainTwice}].chainId: ${DEV_CHAIN_ID} is the embedded dev chain's id, which runs too; set PATRON_DEV_CHAIN=false to serve another chain ${DEV_CHAIN_ID}`,
+    ]);
   }
   const signer: SignerSetting =
     keystore !== ''

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { type BoundsOverride, boundsOverrideSchema } from './boundsSettings.js';
+import { BOUNDS_KEYS, type BoundsOverride, boundsOverrideSchema } from './boundsSettings.js';
+import { closedObject, issueText, movedUnder } from './closedObject.js';
 import { dappRateLimitsOverrideSchema } from './rateLimitSettings.js';
 
 /**
@@ -10,21 +11,55 @@ import { dappRateLimitsOverrideSchema } from './rateLimitSettings.js';
  */
 const chainKey = z.string().regex(/^[1-9]\d{0,14}$/, { error: 'chains keys must be chain ids' });
 
-export const dappLimitsSchema = z
-  .object(
-    {
-      bounds: boundsOverrideSchema.optional(),
-      rateLimits: dappRateLimitsOverrideSchema.optional(),
-      chains: z
-        .record(
-          chainKey,
-          z.object({ bounds: boundsOverrideSchema.optional() }, { error: 'must be an object' }).strict(),
-        )
-        .optional(),
-    },
-    { error: 'limits must be a JSON object' },
-  )
-  .strict();
+const RATE_LIMIT_GROUPS = Object.keys(dappRateLimitsOverrideSchema.shape);
+
+/**
+ * A key one level off: a signing bound belongs under `bounds`, a rate-limit group under `rateLimits`, a chain id
+ * under `chains` (the mistake the operator makes most: `{"maxOpCostWei": "1"}` for `{"bounds": {...}}`).
+ */
+function misplacedLimitsKey(key: string, input: Readonly<Record<string, unknown>>): string | undefined {
+  const value = input[key];
+  if ((BOUNDS_KEYS as readonly string[]).includes(key)) return movedUnder({ parent: 'bounds', key, value });
+  if (RATE_LIMIT_GROUPS.includes(key)) return movedUnder({ parent: 'rateLimits', key, value });
+  if (/^[1-9]\d{0,14}$/.test(key)) return movedUnder({ parent: 'chains', key, value });
+  return undefined;
+}
+
+const chainLimits = closedObject(
+  { bounds: boundsOverrideSchema.optional() },
+  {
+    notObject: 'each chains entry must be an object {"bounds": {...}}',
+    misplaced: (key, input) =>
+      (BOUNDS_KEYS as readonly string[]).includes(key)
+        ? movedUnder({ parent: 'bounds', key, value: input[key] })
+        : undefined,
+  },
+);
+
+export const dappLimitsSchema = closedObject(
+  {
+    bounds: boundsOverrideSchema.optional(),
+    rateLimits: dappRateLimitsOverrideSchema.optional(),
+    chains: z.record(chainKey, chainLimits, { error: 'chains must be an object keyed by chain id' }).optional(),
+  },
+  {
+    notObject: 'limits must be a JSON object such as {"bounds":{"maxOpCostWei":"10000000000000000"}}',
+    misplaced: misplacedLimitsKey,
+  },
+);
+
+/**
+ * A dApp's limits from the operator's JSON, or the first problem as `limits.chains.8453.bounds: …` naming the key
+ * and the fix (a trailing field is named by the message itself).
+ */
+export function parseDappLimits(input: unknown): { limits: DappLimits } | { problem: string } {
+  const r = dappLimitsSchema.safeParse(input);
+  if (r.success) return { limits: r.data };
+  const issue = r.error.issues[0];
+  return {
+    problem: issue === undefined ? 'limits are invalid' : issueText({ root: 'limits', issue, dropField: true }),
+  };
+}
 
 export type DappLimits = z.output<typeof dappLimitsSchema>;
 export const NO_DAPP_LIMITS: DappLimits = Object.freeze({});

@@ -1,5 +1,6 @@
 import { getAddress, type Hex } from 'viem';
 import { z } from 'zod';
+import { closedErrors, closedObject } from './closedObject.js';
 
 /**
  * The smart-account kinds whose calls a sponsorship policy's contract allowlist can check (README, "How policies
@@ -51,7 +52,7 @@ const hashes = (what: string) =>
     )
     .max(1000, { error: `${what} may list at most 1000` });
 
-const kindSchema = z.strictObject(
+const kindSchema = closedObject(
   {
     implementations: addresses('implementations').optional(),
     factories: addresses('factories').optional(),
@@ -60,7 +61,7 @@ const kindSchema = z.strictObject(
     modules: addresses('modules').optional(),
   },
   {
-    error:
+    notObject:
       'each account kind must be an object {implementations?, factories?, proxyCodeHashes?, codeHashes?, modules?}',
   },
 );
@@ -75,7 +76,10 @@ export const knownAccountsSchema = z
     z.enum(ACCOUNT_KINDS, { error: `accounts keys must be one of ${ACCOUNT_KINDS.join(', ')}` }),
     kindSchema,
     {
-      error: `accounts must be an object whose keys are account kinds (${ACCOUNT_KINDS.join(', ')})`,
+      error: closedErrors({
+        known: ACCOUNT_KINDS,
+        notObject: `accounts must be an object whose keys are account kinds (${ACCOUNT_KINDS.join(', ')})`,
+      }),
     },
   )
   .superRefine((accounts, ctx) => {

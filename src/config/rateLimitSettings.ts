@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import { closedObject, issueText } from './closedObject.js';
 
 /**
  * Rate limits (README, "Rate limits"): how many units each key may spend per window. A unit is a JSON-RPC
@@ -49,26 +50,27 @@ export const DEFAULT_RATE_LIMITS: RateLimitSettings = Object.freeze({
   devChain: { perIp: perMinute(60_000) },
 });
 
-const budgetSchema = z
-  .object(
-    {
-      points: z.number().int().min(1).max(100_000_000),
-      windowSeconds: z.number().int().min(1).max(86_400),
-    },
-    { error: 'a budget is {"points": n, "windowSeconds": s}' },
-  )
-  .strict();
+const budgetSchema = closedObject(
+  {
+    points: z
+      .number({ error: 'points must be a whole number from 1 to 100000000' })
+      .int({ error: 'points must be a whole number from 1 to 100000000' })
+      .min(1, { error: 'points must be a whole number from 1 to 100000000' })
+      .max(100_000_000, { error: 'points must be a whole number from 1 to 100000000' }),
+    windowSeconds: z
+      .number({ error: 'windowSeconds must be a whole number from 1 to 86400' })
+      .int({ error: 'windowSeconds must be a whole number from 1 to 86400' })
+      .min(1, { error: 'windowSeconds must be a whole number from 1 to 86400' })
+      .max(86_400, { error: 'windowSeconds must be a whole number from 1 to 86400' }),
+  },
+  { notObject: 'a budget is {"points": n, "windowSeconds": s}' },
+);
 
 const pair = <K extends string>(keys: readonly K[]) =>
-  z
-    .object(
-      Object.fromEntries(keys.map((k) => [k, budgetSchema.optional()])) as Record<
-        K,
-        z.ZodOptional<typeof budgetSchema>
-      >,
-    )
-    .strict()
-    .optional();
+  closedObject(
+    Object.fromEntries(keys.map((k) => [k, budgetSchema.optional()])) as Record<K, z.ZodOptional<typeof budgetSchema>>,
+    { notObject: `must be an object of budgets: ${keys.join(', ')}` },
+  ).optional();
 
 // A dApp's calls are counted per IP before its API key is resolved, so calls.perIp is the deployment's alone.
 const dappShape = {
@@ -78,20 +80,21 @@ const dappShape = {
 };
 
 /** A dApp's override (its operator limits' `rateLimits`): any of its budgets, the rest from the deployment. */
-export const dappRateLimitsOverrideSchema = z.object(dappShape).strict();
+export const dappRateLimitsOverrideSchema = closedObject(dappShape, { notObject: 'rateLimits must be an object' });
 export type DappRateLimitsOverride = z.output<typeof dappRateLimitsOverrideSchema>;
 
 /** The deployment's override (PATRON_RATE_LIMITS, JSON): any budget. */
-export const rateLimitsOverrideSchema = z
-  .object({
+export const rateLimitsOverrideSchema = closedObject(
+  {
     ...dappShape,
     calls: pair(['perKey', 'perIp']),
     signIn: pair(['perIp', 'perEmail']),
     http: pair(['perIp']),
     admin: pair(['perAccount']),
     devChain: pair(['perIp']),
-  })
-  .strict();
+  },
+  { notObject: 'PATRON_RATE_LIMITS must be a JSON object' },
+);
 export type RateLimitsOverride = z.output<typeof rateLimitsOverrideSchema>;
 
 /** Each budget from the override where it sets one. */
@@ -141,7 +144,7 @@ export function rateLimitsFromEnv(
       const parsed = rateLimitsOverrideSchema.safeParse(json);
       if (parsed.success) override = parsed.data;
       else {
-        for (const i of parsed.error.issues) problems.push(`PATRON_RATE_LIMITS ${i.path.join('.')}: ${i.message}`);
+        for (const issue of parsed.error.issues) problems.push(issueText({ root: 'PATRON_RATE_LIMITS', issue }));
       }
     }
   }
