@@ -104,6 +104,11 @@ export interface DepsOverrides {
   readonly signerKey?: Uint8Array;
   /** Chains built by the caller (tests start their own dev chain), instead of the configured ones. */
   readonly chains?: readonly ChainRuntime[];
+  /**
+   * The chains dApps may list, instead of the served ones (tests whose deployment serves no chain but whose dApps
+   * stand on the dev chain's id).
+   */
+  readonly servedChainIds?: readonly number[];
   /** Fee tokens of the caller's chains (tests), instead of the configured ones. */
   readonly tokenChains?: readonly ChainTokenSettings[];
   /**
@@ -149,13 +154,6 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     maxEntries: config.cacheMaxEntries,
     externalChanges: store.externalChanges,
     now,
-  });
-  const accounts = createAccountService({
-    store,
-    secretBox,
-    cache,
-    now,
-    logger,
   });
   const webhooks = createWebhookService({
     store,
@@ -223,6 +221,14 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
   );
   // A chain whose accounts give a canonical address or code hash another kind throws here, before anything is served.
   for (const c of chains.list()) knownAccountsOf(c);
+  const accounts = createAccountService({
+    store,
+    secretBox,
+    cache,
+    now,
+    logger,
+    servedChainIds: overrides.servedChainIds ?? chains.list().map((c) => c.chainId),
+  });
   // The senders' code and proxy slots, one bounded cache for every chain (chain/senderCode.ts).
   const chainReads = createChainReads({ maxEntries: config.cacheMaxEntries, now });
   const fees =

@@ -34,6 +34,7 @@ async function appWithLog(level: string, config: Partial<Config> = {}) {
     signerKey: TEST_SIGNER_KEY,
     resolver: fakeResolver,
     chains: [],
+    servedChainIds: [31337],
   });
   const app = createApp(deps);
   await app.ready();

@@ -124,10 +124,13 @@ async function webhookList(app: FastifyInstance, creds: Pick<Tenant, 'authToken'
 // Happy paths
 // ---------------------------------------------------------------------------------------------------------------
 
+/** The chains the happy paths' deployment serves (dApps may list only these). */
+const SERVED = [1, 5, 10, 137, 8453, 31337];
+
 describe('admin API: happy paths', () => {
   let ctx: TestContext;
   before(async () => {
-    ctx = await createTestContext();
+    ctx = await createTestContext({ servedChainIds: SERVED });
   });
   after(async () => {
     await ctx.close();
@@ -904,6 +907,7 @@ describe('admin API: security', () => {
       store: failing,
       masterKey: TEST_MASTER_KEY,
       resolver: fakeResolver,
+      servedChainIds: [31337],
     });
     const app = createApp(deps);
     try {

@@ -67,6 +67,7 @@ before(async () => {
     cache: { ttlMs: 0, maxEntries: 100 },
     now: Date.now,
     logger: createLogger({ level: 'silent' }),
+    servedChainIds: [31337],
   });
 });
 

@@ -29,8 +29,21 @@ import { accountWire, createdTokenWire, dappWire, tokenWire } from './helpers/wi
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
+/** The chains the CLI's deployment serves besides the dev chain (dApps may list only served chains). */
+const CLI_CHAINS = JSON.stringify(
+  [1, 5, 7, 10, 137, 8453].map((chainId) => ({
+    chainId,
+    rpcUrl: 'http://127.0.0.1:1',
+    paymaster: '0x00000000000000000000000000000000000000bb',
+  })),
+);
+
 /** The CLI's environment in-process: storage and master key are injected, so only harmless values. */
-const CLI_ENV: Readonly<Record<string, string>> = { PATRON_DATA_DIR: '/nonexistent-patron-test', LOG_LEVEL: 'silent' };
+const CLI_ENV: Readonly<Record<string, string>> = {
+  PATRON_DATA_DIR: '/nonexistent-patron-test',
+  LOG_LEVEL: 'silent',
+  PATRON_CHAINS: CLI_CHAINS,
+};
 
 interface CliRun {
   readonly code: number;
@@ -249,7 +262,7 @@ describe('patron CLI (in-process)', () => {
     await cliError(
       store,
       ['dapp', 'limits', '--id', dapp.dappId, '--set', '{"bounds":{"maxOpCostWei":"-1"}}'],
-      'maxOpCostWei must be a whole number of at least 1 (a decimal string)',
+      'limits.bounds: maxOpCostWei must be a whole number of at least 1 (a decimal string)',
     );
     await cliError(
       store,

@@ -32,12 +32,14 @@ after(async () => {
 async function start(): Promise<Deps> {
   const config = loadConfig({ PATRON_DATA_DIR: dataDir, LOG_LEVEL: 'silent', PATRON_DEV_CHAIN: 'false' });
   const logger = createLogger({ level: 'silent' });
-  if (BACKEND === 'sqlite') return createDeps(config, logger, { resolver: fakeResolver });
+  // No chain runs here; the tenant's dApp stands on the dev chain's id.
+  if (BACKEND === 'sqlite') return createDeps(config, logger, { resolver: fakeResolver, servedChainIds: [31337] });
   const opened = await openTestStore(schema === undefined ? {} : { schema });
   schema = opened.schema;
   return createDeps({ ...config, storage: { kind: 'postgres', url: String(TEST_DATABASE_URL), poolSize: 5 } }, logger, {
     store: opened.store,
     resolver: fakeResolver,
+    servedChainIds: [31337],
   });
 }
 

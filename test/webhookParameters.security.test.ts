@@ -147,7 +147,11 @@ describe('tenant isolation: another tenant’s webhook id is indistinguishable f
   });
 
   test('two dApps of one account are isolated from each other too', async () => {
-    const second = await ctx.deps.accounts.createDapp({ accountId: alice.accountId, name: 'second', chainIds: [1] });
+    const second = await ctx.deps.accounts.createDapp({
+      accountId: alice.accountId,
+      name: 'second',
+      chainIds: [31337],
+    });
     const res = await ctx.app.inject({
       method: 'GET',
       url: WEBHOOK_PATH,

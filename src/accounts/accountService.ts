@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CachePolicy } from '../cache/cachePolicy.js';
 import { createTtlCache } from '../cache/ttlCache.js';
-import { dappLimitsSchema, NO_DAPP_LIMITS } from '../config/dappLimits.js';
+import { NO_DAPP_LIMITS, parseDappLimits } from '../config/dappLimits.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/PatronError.js';
 import { parseInput } from '../errors/parseInput.js';
 import { type Account, type AuthTokenRecord, type DappRecord, isRecordId } from '../store/records.js';
@@ -21,6 +21,11 @@ export interface AccountServiceDeps {
   readonly cache: CachePolicy;
   readonly now: () => number;
   readonly logger: Logger;
+  /**
+   * The chains this deployment serves (the dev chain and PATRON_CHAINS): a dApp may list only these, since a
+   * chain no process signs for would leave the dApp's paymaster URL for it answering "chain not served".
+   */
+  readonly servedChainIds: readonly number[];
 }
 
 /** A dApp as its owner sees it, API key included. */
@@ -36,6 +41,7 @@ export function createAccountService(deps: AccountServiceDeps) {
   const tokenCache = createTtlCache<{ token: AuthTokenRecord; account: Account } | null>(deps.cache);
   const apiKeyCache = createTtlCache<DappRecord | null>(deps.cache);
   const lastTouched = new Map<string, number>();
+  const served = new Set(deps.servedChainIds);
 
   const withApiKey = (d: DappRecord): OwnedDapp => ({ ...d, apiKey: secretBox.open(d.apiKeyCiphertext) });
 
@@ -127,6 +133,7 @@ export function createAccountService(deps: AccountServiceDeps) {
     async createDapp(input: { accountId: string; name: unknown; chainIds: unknown }): Promise<OwnedDapp> {
       const name = parseInput(dappNameSchema, input.name);
       const chainIds = parseInput(chainIdsSchema, input.chainIds);
+      refuseUnserved({ chainIds, served, kept: [] });
       const key = generateApiKey();
       const t = now();
       const dapp: DappRecord = {
@@ -165,6 +172,13 @@ export function createAccountService(deps: AccountServiceDeps) {
       const chainIds = input.chainIds === undefined ? undefined : parseInput(chainIdsSchema, input.chainIds);
       if (name === undefined && chainIds === undefined) throw new ValidationError('give name or chainIds to change');
       if (!isRecordId(input.dappId)) throw new NotFoundError('dApp not found');
+      if (chainIds?.some((id) => !served.has(id))) {
+        // A chain the dApp already lists may stay after the deployment stops serving it (the dashboard shows it as
+        // "not served"), so removing another chain or renaming is never blocked; adding one is refused.
+        const current = await store.dapps.findById(input.dappId);
+        if (current === undefined || current.accountId !== input.accountId) throw new NotFoundError('dApp not found');
+        refuseUnserved({ chainIds, served, kept: current.chainIds });
+      }
       const updated = await store.dapps.update({
         accountId: input.accountId,
         dappId: input.dappId,
@@ -183,7 +197,9 @@ export function createAccountService(deps: AccountServiceDeps) {
      * processes within the cache TTL.
      */
     async setDappLimits(input: { dappId: string; limits: unknown }): Promise<DappRecord> {
-      const limits = parseInput(dappLimitsSchema, input.limits);
+      const parsed = parseDappLimits(input.limits);
+      if ('problem' in parsed) throw new ValidationError(parsed.problem);
+      const { limits } = parsed;
       const updated = isRecordId(input.dappId)
         ? await store.dapps.setLimits({ dappId: input.dappId, limits, now: now() })
         : undefined;
@@ -215,3 +231,20 @@ export function createAccountService(deps: AccountServiceDeps) {
 }
 
 export type AccountService = ReturnType<typeof createAccountService>;
+
+/** Refuses chain ids this deployment does not serve (`kept`: ones the dApp already lists, allowed to stay). */
+function refuseUnserved(args: {
+  chainIds: readonly number[];
+  served: ReadonlySet<number>;
+  kept: readonly number[];
+}): void {
+  const unserved = args.chainIds.filter((id) => !args.served.has(id) && !args.kept.includes(id));
+  if (unserved.length === 0) return;
+  const servedList = [...args.served].sort((a, b) => a - b);
+  const what = unserved.length === 1 ? `chain ${unserved[0]} is` : `chains ${unserved.join(', ')} are`;
+  throw new ValidationError(
+    servedList.length === 0
+      ? `${what} not served by this deployment, which serves no chain yet: the operator sets PATRON_CHAINS`
+      : `${what} not served by this deployment; it serves ${servedList.join(', ')} (the operator adds chains with PATRON_CHAINS)`,
+  );
+}

@@ -4,6 +4,7 @@ import { masterKeySource, verifyMasterKey } from '../accounts/masterKey.js';
 import { createSecretBox, loadMasterKey } from '../accounts/secretBox.js';
 import { createSessionService } from '../accounts/sessionService.js';
 import { ConfigError, loadConfig } from '../config/config.js';
+import { configuredChainIds } from '../config/servedChains.js';
 import { PatronError } from '../errors/PatronError.js';
 import { StartRefusedError } from '../errors/StartRefusedError.js';
 import { createPolicyService } from '../policies/policyService.js';
@@ -67,6 +68,7 @@ export async function runCli(args: {
       cache: { ttlMs: 0, maxEntries: 100 },
       now: Date.now,
       logger: { warn: (obj, msg) => io.stderr(`warning: ${msg} ${JSON.stringify(obj)}\n`) },
+      servedChainIds: configuredChainIds(config.paymaster),
     });
     const sessions = createSessionService({
       store,

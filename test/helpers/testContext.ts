@@ -108,6 +108,8 @@ export async function createTestContext(
     poolSize?: number;
     chains?: readonly ChainRuntime[];
     tokenChains?: readonly ChainTokenSettings[];
+    /** The chains dApps may list; by default the given chains', or the dev chain's id when none are given. */
+    servedChainIds?: readonly number[];
     signerKey?: Uint8Array;
     /** A clock of the test's own (sessions, lock-out, request log times). */
     now?: () => number;
@@ -124,6 +126,11 @@ export async function createTestContext(
     resolver: args.resolver ?? fakeResolver,
     ...(args.chains === undefined ? {} : { chains: args.chains }),
     ...(args.tokenChains === undefined ? {} : { tokenChains: args.tokenChains }),
+    ...(args.servedChainIds !== undefined
+      ? { servedChainIds: args.servedChainIds }
+      : args.chains === undefined
+        ? { servedChainIds: [31337] }
+        : {}),
     ...(args.now === undefined ? {} : { now: args.now }),
   });
   const app = createApp(deps);
