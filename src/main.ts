@@ -1,9 +1,10 @@
 import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
-import { type DemoCredentials, ensureDemoAccount } from './accounts/ensureDemoAccount.js';
+import { DEMO_CHAIN_ID, type DemoCredentials, ensureDemoAccount } from './accounts/ensureDemoAccount.js';
 import { createApp } from './app.js';
 import { verifyChains } from './chain/verifyChains.js';
 import { type Config, ConfigError, loadConfig } from './config/config.js';
+import { noChainProblem } from './config/servedChains.js';
 import { createDeps, type Deps } from './deps.js';
 import { isPatronMessage } from './ipcMessage.js';
 import { createLogger } from './logger.js';
@@ -47,6 +48,9 @@ async function main(): Promise<void> {
     if (err instanceof ConfigError) return failStart(err.message);
     throw err;
   }
+  // The CLI shares loadConfig and may run with no chain yet; the server must not start serving nothing.
+  const noChain = noChainProblem(config);
+  if (noChain !== undefined) return failStart(`Invalid configuration:\n  - ${noChain}`);
   const logger = createLogger({ level: config.logLevel });
   if (config.workers > 1 && cluster.isPrimary) {
     runPrimary(config, logger);
@@ -70,7 +74,11 @@ async function main(): Promise<void> {
   if (deps.crypto.backend.name !== 'native') {
     logger.warn({ reason: deps.crypto.reason }, 'signing with the JavaScript backend: about 10x the CPU per signature');
   }
-  const demo = config.demo ? await ensureDemoAccount(deps.accounts, deps.sessions) : undefined;
+  // The demo dApp stands on the dev chain: without it (PATRON_DEV_CHAIN=false) there is nothing to demonstrate.
+  const demo =
+    config.demo && deps.chains.get(DEMO_CHAIN_ID) !== undefined
+      ? await ensureDemoAccount(deps.accounts, deps.sessions)
+      : undefined;
   const app = createApp(deps);
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address() as AddressInfo;
