@@ -54,7 +54,7 @@ export function adminDappRoutes(deps: { accounts: AccountService }): RouteDef[] 
       body: createDappInput,
       example: { name: 'My dApp', chainIds: [8453] },
       answer: { envelope: 'dApp created', data: dappView },
-      errors: { '400': 'name or chainIds invalid' },
+      errors: { '400': 'name or chainIds invalid, or a chain this deployment does not serve' },
       handler: async ({ account, body }) =>
         toDappView(await accounts.createDapp({ accountId: account.id, name: body.name, chainIds: body.chainIds })),
     }),
@@ -82,7 +82,10 @@ export function adminDappRoutes(deps: { accounts: AccountService }): RouteDef[] 
       body: updateDappInput,
       example: { name: 'Renamed dApp' },
       answer: { envelope: 'dApp updated', data: dappView },
-      errors: { '400': 'name or chainIds invalid, or neither given', ...DAPP_NOT_FOUND },
+      errors: {
+        '400': 'name or chainIds invalid, neither given, or a chain added that this deployment does not serve',
+        ...DAPP_NOT_FOUND,
+      },
       handler: async ({ account, params, body }) =>
         toDappView(await accounts.updateDapp({ accountId: account.id, dappId: params.dappId, ...body })),
     }),
