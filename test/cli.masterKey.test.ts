@@ -25,6 +25,10 @@ const KEY_C = 'c3'.repeat(32);
 const MISMATCH =
   /^patron: PATRON_MASTER_KEY does not match this database: its secrets .* Set PATRON_MASTER_KEY to the key/;
 
+const CHAIN_1 = JSON.stringify([
+  { chainId: 1, rpcUrl: 'http://127.0.0.1:1', paymaster: '0x00000000000000000000000000000000000000bb' },
+]);
+
 const dirs: string[] = [];
 after(() => {
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
@@ -46,7 +50,8 @@ async function cli(argv: readonly string[], env: Record<string, string>): Promis
   let stderr = '';
   const code = await runCli({
     argv,
-    env: { LOG_LEVEL: 'silent', ...env },
+    // Chain 1 served (dApps may list only served chains); its RPC is never called by these commands.
+    env: { LOG_LEVEL: 'silent', PATRON_CHAINS: CHAIN_1, ...env },
     io: {
       stdout: (t) => {
         stdout += t;

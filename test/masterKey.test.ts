@@ -52,6 +52,7 @@ async function dappSealedWith(store: Store, key: Buffer): Promise<void> {
     cache: { ttlMs: 0, maxEntries: 10 },
     now: Date.now,
     logger: { warn: () => {} },
+    servedChainIds: [1],
   });
   const account = await accounts.createAccount({ email: 'owner@example.com' });
   await accounts.createDapp({ accountId: account.id, name: 'd', chainIds: [1] });
