@@ -347,7 +347,6 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     // On PostgreSQL several instances may sign: each within its share of the deposit.
     solvencyClaims: store.solvencyClaims,
     logger,
-    resolve,
     now,
     settlementLag: () => settlement.status(),
     // The fee oracle's latest block (read for the requests anyway; refreshed here only when it is stale).

@@ -10,6 +10,8 @@ import { isPatronMessage } from './ipcMessage.js';
 import { createLogger } from './logger.js';
 import { servePrimaryMetrics } from './metrics/clusterMetrics.js';
 import { unstakedTokenPaymasters } from './paymaster/token/tokenStake.js';
+import { checkAlertDestination } from './solvency/alertDestination.js';
+import { systemResolver } from './webhooks/webhookUrlPolicy.js';
 
 /** A worker's exit code when it cannot start (the primary then stops the service instead of restarting it). */
 const EXIT_START = 78;
@@ -63,6 +65,21 @@ async function main(): Promise<void> {
     await deps.close();
     return failStart(
       `Refusing to start: the configured chains do not match what is on chain:\n${problems.map((p) => `  - ${p}`).join('\n')}`,
+    );
+  }
+  // The operator alert URL is resolved once now: one that cannot be would lose every alert, found out by the outage.
+  const alert = config.solvency.alert;
+  if (alert !== undefined) {
+    const checked = await checkAlertDestination({ url: alert.url, resolve: systemResolver });
+    if (!checked.ok) {
+      await deps.close();
+      return failStart(`Refusing to start: ${checked.problem}`);
+    }
+    logger.info(
+      { check: 'alert_destination', ...checked.destination },
+      checked.destination.internal
+        ? 'operator alerts go to an internal address (allowed for PATRON_ALERT_WEBHOOK_URL alone; tenant webhooks keep the SSRF rule)'
+        : 'operator alerts go to a public address',
     );
   }
   // The token mode on a configured chain needs a staked paymaster (ERC-7562); refused per request, warned here.

@@ -9,6 +9,7 @@ import type { UserOperationV06 } from '../src/paymaster/entryPoints/v06/patronPa
 import { userOpHashV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import { issuedSignature } from '../src/paymaster/requestFacts.js';
 import { toRpcError } from '../src/rpc/rpcErrors.js';
+import { checkAlertDestination } from '../src/solvency/alertDestination.js';
 import { createAlertSender } from '../src/solvency/alertWebhook.js';
 import { createLiabilityTracker } from '../src/solvency/liabilityTracker.js';
 import { paymasterKey } from '../src/solvency/paymasterKey.js';
@@ -599,8 +600,6 @@ describe('operator alert webhook', () => {
     const sender = createAlertSender({
       url: receiver.url('/a'),
       secret,
-      allowPrivate: true,
-      resolve: fakeResolver,
       logger: silent,
       now: Date.now,
       backoffMs: 5,
@@ -616,35 +615,35 @@ describe('operator alert webhook', () => {
     }
   });
 
-  test('production mode: a loopback or private URL is refused at every attempt, nothing is sent', async () => {
-    const receiver = await startReceiver();
-    const sender = createAlertSender({
-      url: receiver.url('/a'),
-      secret: generateSigningSecret(),
-      allowPrivate: false,
-      resolve: fakeResolver,
-      logger: silent,
-      now: Date.now,
-      retries: 2,
-      backoffMs: 1,
+  test('the operator URL is checked at start: resolved once, an internal address allowed (said), no address refused', async () => {
+    const check = (url: string) => checkAlertDestination({ url, resolve: fakeResolver });
+    assert.deepEqual(await check('http://127.0.0.1:9093/api/v2/alerts'), {
+      ok: true,
+      destination: { host: '127.0.0.1', addresses: ['127.0.0.1'], internal: true },
     });
-    const internal = createAlertSender({
-      url: 'http://internal.example.com/a',
-      secret: generateSigningSecret(),
-      allowPrivate: false,
-      resolve: fakeResolver,
-      logger: silent,
-      now: Date.now,
-      retries: 0,
+    // The issue's case: an Alertmanager on a private address, by name.
+    assert.deepEqual(await check('http://internal.example.com:9093/hook'), {
+      ok: true,
+      destination: { host: 'internal.example.com', addresses: ['10.1.2.3'], internal: true },
     });
-    try {
-      assert.equal(await sender.send({ type: 't', data: {} }), false);
-      assert.equal(await internal.send({ type: 't', data: {} }), false);
-      assert.equal(receiver.requests.length, 0);
-    } finally {
-      sender.close();
-      internal.close();
-      await receiver.close();
-    }
+    assert.deepEqual(await check('https://hooks.example.com/alerts'), {
+      ok: true,
+      destination: { host: 'hooks.example.com', addresses: ['93.184.215.14'], internal: false },
+    });
+    assert.deepEqual(await check('http://[::1]:9093/'), {
+      ok: true,
+      destination: { host: '::1', addresses: ['::1'], internal: true },
+    });
+    const refused = await check('http://alertmanager.typo.example.com:9093/');
+    assert.equal(refused.ok, false);
+    assert.match(
+      refused.ok ? '' : refused.problem,
+      /^PATRON_ALERT_WEBHOOK_URL: its host alertmanager\.typo\.example\.com does not resolve \(getaddrinfo ENOTFOUND/,
+    );
+    const empty = await checkAlertDestination({ url: 'http://nowhere.example.com/', resolve: async () => [] });
+    assert.deepEqual(empty, {
+      ok: false,
+      problem: 'PATRON_ALERT_WEBHOOK_URL: its host nowhere.example.com resolves to no address',
+    });
   });
 });

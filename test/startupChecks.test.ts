@@ -33,6 +33,7 @@ const OTHER_SIGNER = `0x${'5a'.repeat(32)}`;
 async function start(
   chain: { chainId: number; paymaster?: Address; entryPoint?: Address },
   signer: string = KEYS.signer,
+  env: Readonly<Record<string, string>> = {},
 ) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'patron-startup-'));
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
@@ -52,6 +53,7 @@ async function start(
           entryPoint: chain.entryPoint ?? fx.entryPoint,
         },
       ]),
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -83,6 +85,16 @@ describe('start-up chain checks (the real process)', { timeout: 180_000 }, () =>
   test('the right chain, contracts and signer: it starts', async () => {
     const r = await start({ chainId: fx.chain.chainId });
     assert.equal(r.outcome, 'listening', r.out);
+  });
+
+  test('the operator alert URL on 127.0.0.1: resolved at start, allowed, and said to be internal', async () => {
+    const r = await start({ chainId: fx.chain.chainId }, KEYS.signer, {
+      PATRON_ALERT_WEBHOOK_URL: 'http://127.0.0.1:9/alerts',
+      PATRON_ALERT_WEBHOOK_SECRET: `whsec_${Buffer.alloc(24, 3).toString('base64')}`,
+    });
+    assert.equal(r.outcome, 'listening', r.out);
+    assert.match(r.out, /"check":"alert_destination","host":"127.0.0.1","addresses":\["127.0.0.1"\],"internal":true/);
+    assert.match(r.out, /operator alerts go to an internal address/);
   });
 
   test('a chain configured as id 1 whose RPC serves 31337: refused, exit 1, naming both', async () => {

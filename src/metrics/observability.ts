@@ -8,7 +8,6 @@ import { createAlertSender } from '../solvency/alertWebhook.js';
 import type { ChainHead } from '../solvency/liabilityTracker.js';
 import { type SolvencyGuard, startSolvencyGuard } from '../solvency/solvencyGuard.js';
 import type { SolvencyClaims } from '../store/solvencyClaims.js';
-import type { HostResolver } from '../webhooks/webhookUrlPolicy.js';
 import { clusterWorkerMetrics } from './clusterMetrics.js';
 import { metricsOnCall } from './metricsOnCall.js';
 import { createPatronMetrics, type PatronMetrics } from './patronMetrics.js';
@@ -29,14 +28,13 @@ export interface Observability {
 }
 
 export interface ObservabilityDeps {
-  readonly config: Pick<Config, 'metrics' | 'solvency' | 'allowPrivateWebhookUrls' | 'workers' | 'paymaster'>;
+  readonly config: Pick<Config, 'metrics' | 'solvency' | 'workers' | 'paymaster'>;
   readonly chains: readonly ChainRuntime[];
   readonly logger: {
     info(obj: object, msg: string): void;
     warn(obj: object, msg: string): void;
     error(obj: object, msg: string): void;
   };
-  readonly resolve: HostResolver;
   readonly now: () => number;
   /** Settlement's per-chain lag (read at scrape time; settlement is built after this). */
   readonly settlementLag?: () => readonly { readonly chainId: number; readonly lag: bigint | undefined }[];
@@ -87,9 +85,7 @@ export function createObservability(deps: ObservabilityDeps): Observability {
         : createAlertSender({
             url: alert.url,
             secret: alert.secret,
-            // The dApp webhooks' rule: production refuses loopback, private and metadata addresses.
-            allowPrivate: config.allowPrivateWebhookUrls,
-            resolve: deps.resolve,
+            // The operator's own URL: private addresses allowed, whatever the tenants' rule (alertWebhook.ts).
             logger: deps.logger,
             now: deps.now,
           }),

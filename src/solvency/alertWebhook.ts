@@ -1,14 +1,16 @@
-import { isIP, type LookupFunction } from 'node:net';
 import { Agent, request } from 'undici';
 import { newMessageId, signStandardWebhook } from '../webhooks/standardWebhooks.js';
-import { assertPublicHost, type HostResolver } from '../webhooks/webhookUrlPolicy.js';
 
 /**
  * The operator alert webhook (PATRON_ALERT_WEBHOOK_URL): a JSON POST signed per Standard Webhooks
  * (https://www.standardwebhooks.com/, the same headers as the dApp webhooks), with the secret from
  * PATRON_ALERT_WEBHOOK_SECRET. Sent in the background, never on a request's path; retried with backoff, the same
- * `webhook-id` on every attempt so the receiver can drop duplicates. In production the URL passes the dApp
- * webhooks' SSRF policy at every attempt (webhookUrlPolicy.ts), and the connection goes to the checked address.
+ * `webhook-id` on every attempt so the receiver can drop duplicates.
+ *
+ * Not held to the tenants' SSRF rule (webhookUrlPolicy.ts), in production either: that rule keeps a tenant from
+ * making Patron call inside the operator's network, and this URL is the operator's own, set in the environment, most
+ * often an Alertmanager or a pager bridge at a private address. Its host is resolved once at start
+ * (alertDestination.ts); each attempt resolves it again through the system, so a moved receiver is followed.
  */
 export interface AlertMessage {
   /** Standard Webhooks' event type, e.g. `paymaster.solvency.halted`. */
@@ -26,8 +28,6 @@ export interface AlertSender {
 export interface AlertSenderDeps {
   readonly url: string;
   readonly secret: string;
-  readonly allowPrivate: boolean;
-  readonly resolve: HostResolver;
   readonly logger: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
   readonly now: () => number;
   readonly timeoutMs?: number;
@@ -39,16 +39,6 @@ export interface AlertSenderDeps {
 
 const USER_AGENT = 'Patron-Alerts/1';
 
-function pinnedLookup(addresses: readonly string[]): LookupFunction {
-  const entries = addresses.map((address) => ({ address, family: isIP(address) }));
-  return (_hostname, options, callback) => {
-    const first = entries[0];
-    if (options.all === true) callback(null, entries);
-    else if (first !== undefined) callback(null, first.address, first.family);
-    else callback(Object.assign(new Error('no address'), { code: 'ENOTFOUND' }), '');
-  };
-}
-
 export function createAlertSender(deps: AlertSenderDeps): AlertSender {
   const timeoutMs = deps.timeoutMs ?? 5000;
   const retries = deps.retries ?? 4;
@@ -56,26 +46,13 @@ export function createAlertSender(deps: AlertSenderDeps): AlertSender {
   const waits = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   let closed = false;
 
-  /** The addresses to connect to (none: let the system resolve, dev mode only); throws when refused. */
-  async function checkedAddresses(hostname: string): Promise<string[]> {
-    if (deps.allowPrivate) return [];
-    const resolved: string[] = [];
-    await assertPublicHost(hostname, async (host) => {
-      const addresses = await deps.resolve(host);
-      resolved.push(...addresses);
-      return addresses;
-    });
-    return resolved;
-  }
-
   async function attempt(id: string, body: string): Promise<number> {
     const url = new URL(deps.url);
-    const addresses = await checkedAddresses(url.hostname);
     const timestamp = Math.floor(deps.now() / 1000);
     const agent = new Agent({
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
-      connect: { timeout: timeoutMs, ...(addresses.length > 0 ? { lookup: pinnedLookup(addresses) } : {}) },
+      connect: { timeout: timeoutMs },
     });
     try {
       const res = await request(url, {

@@ -1,0 +1,44 @@
+import ipaddr from 'ipaddr.js';
+import { type HostResolver, isPublicAddress } from '../webhooks/webhookUrlPolicy.js';
+
+/**
+ * The start-up check of the operator alert URL (PATRON_ALERT_WEBHOOK_URL; config/solvencySettings.ts has parsed it):
+ * its host must resolve, once, now. Why refuse rather than warn: the alerts are what tells the operator of an outage,
+ * and a URL whose every delivery fails (a typo, a name that only exists in another network) was found out only by
+ * the outage it should have announced. A private or loopback address is fine: the URL is the operator's
+ * (alertWebhook.ts); the answer says so for the start-up log.
+ */
+export interface AlertDestination {
+  readonly host: string;
+  readonly addresses: readonly string[];
+  /** Whether any address is loopback, private, link-local or otherwise not public (allowed for this URL alone). */
+  readonly internal: boolean;
+}
+
+export async function checkAlertDestination(args: {
+  readonly url: string;
+  readonly resolve: HostResolver;
+}): Promise<
+  { readonly ok: true; readonly destination: AlertDestination } | { readonly ok: false; readonly problem: string }
+> {
+  const url = URL.canParse(args.url) ? new URL(args.url) : undefined;
+  if (url === undefined) return { ok: false, problem: 'PATRON_ALERT_WEBHOOK_URL is not a URL' };
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  let addresses: string[];
+  if (ipaddr.isValid(host)) addresses = [host];
+  else {
+    try {
+      addresses = await args.resolve(host);
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      return {
+        ok: false,
+        problem: `PATRON_ALERT_WEBHOOK_URL: its host ${host} does not resolve (${reason}); fix the URL or the DNS, or unset it to send no alerts`,
+      };
+    }
+    if (addresses.length === 0) {
+      return { ok: false, problem: `PATRON_ALERT_WEBHOOK_URL: its host ${host} resolves to no address` };
+    }
+  }
+  return { ok: true, destination: { host, addresses, internal: !addresses.every(isPublicAddress) } };
+}
