@@ -38,6 +38,9 @@ before(async () => {
     marginBps,
     floorWei: 0n,
     floorWeiByChain: new Map(),
+    lowWaterWei: undefined,
+    lowWaterWeiByChain: new Map(),
+    alertHoldMs: 0,
     alert: undefined,
   };
   ctx = await createTestContext({

@@ -52,6 +52,10 @@ describe('solvency guard on the in-process chain', () => {
       marginBps: 15_000n,
       floorWei: parseEther('5'),
       floorWeiByChain: new Map(),
+      // Topped up to 7 ETH below: back above the low-water mark, and no hold to wait out.
+      lowWaterWei: parseEther('6'),
+      lowWaterWeiByChain: new Map(),
+      alertHoldMs: 0,
       alert: { url: receiver.url('/alerts'), secret },
     };
     ctx = await createTestContext({
@@ -174,6 +178,9 @@ describe('solvency guard with given amounts', () => {
     marginBps: 15_000n,
     floorWei,
     floorWeiByChain: new Map(),
+    lowWaterWei: undefined,
+    lowWaterWeiByChain: new Map(),
+    alertHoldMs: 0,
     alert: undefined,
   });
 

@@ -4,7 +4,7 @@ import { formatDuration, formatEth, h, notice, title } from './dom.js';
 
 /**
  * @typedef {{wei: string, eth: string}} Wei
- * @typedef {{deposit: Wei | null, liabilities: Wei, floor: Wei, marginBps: number, required: Wei, signing: boolean, heldReason: 'floor' | 'liabilities' | null, spendPerHour: Wei | null, runwaySeconds: number | null, checkedAt: string | null}} Solvency
+ * @typedef {{deposit: Wei | null, liabilities: Wei, floor: Wei, marginBps: number, required: Wei, signing: boolean, heldReason: 'floor' | 'liabilities' | null, spendPerHour: Wei | null, runwaySeconds: number | null, lowWater: Wei, alertLevel: 'ok' | 'low' | 'halted', observedSpendPerHour: Wei | null, runwayToFloorSeconds: number | null, checkedAt: string | null}} Solvency
  * @typedef {{chainId: number, embedded: boolean, entryPointVersion: string, entryPoint: string, paymaster: string, signer: string, onChainSigner: string | null, deposit: Wei | null, staked: boolean | null, stake: Wei | null, unstakeDelaySec: number | null, warnings: Array<{code: string, message: string}>, solvency: Solvency | null}} PaymasterRow
  */
 
@@ -46,7 +46,18 @@ const solvencyFacts = (s, fact) =>
       `Required (liabilities ${margin(s.marginBps)})`,
       h('span', { className: 'required' }, formatEth(s.required.wei)),
     ),
-    fact('Floor', formatEth(s.floor.wei)),
+    fact('Floor (signing stops)', formatEth(s.floor.wei)),
+    fact('Low-water (warning)', h('span', { className: 'low-water' }, formatEth(s.lowWater.wei))),
+    fact(
+      'Until the floor',
+      h(
+        'span',
+        { className: 'runway-to-floor' },
+        s.runwayToFloorSeconds === null
+          ? 'no spend seen'
+          : `≈ ${formatDuration(s.runwayToFloorSeconds)}${s.observedSpendPerHour === null ? '' : ` at ${formatEth(s.observedSpendPerHour.wei)} per hour`}`,
+      ),
+    ),
     fact('Runway', h('span', { className: 'runway' }, runway(s))),
     fact(
       'Signing',
@@ -144,7 +155,7 @@ export async function renderStatus(main) {
       h(
         'p',
         { className: 'hint' },
-        `One paymaster per EntryPoint version on each chain, each with its own deposit. Deposits below ${status.depositWarning.eth} ETH are flagged (PATRON_DEPOSIT_WARNING_ETH).`,
+        "One paymaster per EntryPoint version on each chain, each with its own deposit. A deposit below its chain's low-water mark (PATRON_SOLVENCY_LOW_WATER_WEI) is flagged; signing stops at the floor (PATRON_SOLVENCY_FLOOR_WEI).",
       ),
       chains.size === 0 ? notice('warn', 'This Patron serves no chain: set PATRON_CHAINS.') : null,
       held === ''

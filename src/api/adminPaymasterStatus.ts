@@ -11,7 +11,8 @@ import { type RouteDef, route } from './route.js';
 /**
  * `GET /api/admin/paymaster-status`: per paymaster deployment (a chain has one per EntryPoint version, each with
  * its own address and EntryPoint deposit), the paymaster, its EntryPoint deposit and stake, the signer, warnings
- * (deposit below PATRON_DEPOSIT_WARNING_ETH, signer mismatch, unreachable chain), and the solvency guard's view of
+ * (deposit below the chain's low-water mark, or PATRON_DEPOSIT_WARNING_ETH when that is higher; signer mismatch,
+ * unreachable chain), and the solvency guard's view of
  * it (src/solvency/README.md: deposit as last read, live liabilities, floor, margin, whether signing is held and
  * why, spend rate and runway). The paymasters are the operator's, shared by every dApp, so every signed-in
  * account sees the same answer.
@@ -34,6 +35,14 @@ const solvencyView = z.object({
   spendPerHour: wei.nullable(),
   /** The deposit over the spend rate, in seconds; null without recent spend. */
   runwaySeconds: z.number().int().nullable(),
+  /** Below this (deposit − liabilities × margin) the guard warns, well before signing stops at the floor. */
+  lowWater: wei,
+  /** The operator alerts' level, with hysteresis: `low` from the low-water mark down until it has stayed clear. */
+  alertLevel: z.enum(['ok', 'low', 'halted']),
+  /** The spend rate the runway to the floor uses (deposit drops over the last hour, or 24 h of inclusions), per hour. */
+  observedSpendPerHour: wei.nullable(),
+  /** Seconds until deposit − liabilities × margin reaches the floor at that rate; null without spend. */
+  runwayToFloorSeconds: z.number().int().nullable(),
   checkedAt: z.string().nullable(),
 });
 const paymasterRow = z.object({
@@ -89,6 +98,10 @@ const toSolvencyView = (s: ChainSolvency): z.infer<typeof solvencyView> => {
     // A float rate, rounded up to whole wei per hour: only for display and the runway.
     spendPerHour: s.spendWeiPerSecond === undefined ? null : toWei(BigInt(Math.ceil(s.spendWeiPerSecond * 3600))),
     runwaySeconds: s.runwaySeconds ?? null,
+    lowWater: toWei(s.lowWaterWei),
+    alertLevel: s.alertLevel,
+    observedSpendPerHour: s.observedSpendWeiPerHour === undefined ? null : toWei(s.observedSpendWeiPerHour),
+    runwayToFloorSeconds: s.floorRunwaySeconds ?? null,
     checkedAt: s.checkedAt === undefined ? null : new Date(s.checkedAt).toISOString(),
   };
 };
@@ -128,13 +141,21 @@ export function adminPaymasterStatusRoutes(deps: {
       handler: async () => {
         const depositWarningWei = deps.config.dashboard.depositWarningWei;
         const chains = deps.chains.list();
+        // The guard counts per paymaster: each row takes its own figures.
+        const solvency = new Map(deps.solvency.state().map((s) => [paymasterKey(s), s]));
+        // The warning comes at the low-water mark, above the floor where signing stops (the halt banner's): never
+        // both at once. PATRON_DEPOSIT_WARNING_ETH can only raise it.
+        const warningFor = (view: { chainId: number; paymaster: Address }): bigint => {
+          const lowWater = solvency.get(paymasterKey(view))?.lowWaterWei;
+          return lowWater !== undefined && lowWater > depositWarningWei ? lowWater : depositWarningWei;
+        };
         const statuses = await Promise.all(
           chains
             .flatMap(deploymentViews)
-            .map((view) => readPaymasterStatus({ chain: view, signer: deps.signer.address, depositWarningWei })),
+            .map((view) =>
+              readPaymasterStatus({ chain: view, signer: deps.signer.address, depositWarningWei: warningFor(view) }),
+            ),
         );
-        // The guard counts per paymaster: each row takes its own figures.
-        const solvency = new Map(deps.solvency.state().map((s) => [paymasterKey(s), s]));
         const paymasters = statuses.map((s) => toRow(s, solvency.get(paymasterKey(s))));
         const first = new Set(chains.map((c) => paymasterKey(c)));
         return {

@@ -1,4 +1,4 @@
-import { type Address, isAddressEqual, parseAbi } from 'viem';
+import { type Address, formatEther, isAddressEqual, parseAbi } from 'viem';
 import { entryPoint06Abi } from 'viem/account-abstraction';
 import type { ChainRuntime, EntryPointVersion } from './chainRegistry.js';
 import { withTimeout } from './withTimeout.js';
@@ -81,7 +81,7 @@ export async function readPaymasterStatus(args: {
     if (deposit.deposit < args.depositWarningWei) {
       warnings.push({
         code: 'deposit_low',
-        message: 'The deposit is below the warning threshold: top it up (patron paymaster deposit)',
+        message: `The deposit is below the warning mark (${formatEther(args.depositWarningWei)} ETH, the low-water mark): top it up before signing stops at the floor (patron paymaster deposit)`,
       });
     }
     if (!deposit.staked && !chain.embedded) {

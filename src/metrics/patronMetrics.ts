@@ -18,6 +18,10 @@ export interface ChainGaugeState {
   readonly liabilitiesWei: bigint;
   readonly signing: boolean;
   readonly runwaySeconds: number | undefined;
+  readonly lowWaterWei: bigint;
+  /** The operator alerts' level, with hysteresis (src/solvency/alertHysteresis.ts). */
+  readonly alertLevel: 'ok' | 'low' | 'halted';
+  readonly floorRunwaySeconds: number | undefined;
 }
 
 /** What the scrape-time gauges read; each returns the current value, no I/O (the loops that read the chain own it). */
@@ -201,6 +205,31 @@ function registerGauges(registry: Registry, sources: MetricsSources, chain: (cha
     'min',
     (g, s) => {
       if (s.runwaySeconds !== undefined) g.set({ chain: chain(s.chainId), paymaster: s.paymaster }, s.runwaySeconds);
+    },
+  );
+  fromSolvency(
+    'patron_solvency_low_water_wei',
+    "The paymaster's low-water mark (PATRON_SOLVENCY_LOW_WATER_WEI): below it, deposit − liabilities × margin warns",
+    ['chain', 'paymaster'],
+    'max',
+    (g, s) => g.set({ chain: chain(s.chainId), paymaster: s.paymaster }, Number(s.lowWaterWei)),
+  );
+  // With the alerts' hysteresis: a deposit held on the mark does not flap this either.
+  fromSolvency(
+    'patron_solvency_low',
+    '1 from the low-water mark down until the deposit has stayed clear of it (the low and halted alerts), else 0',
+    ['chain', 'paymaster'],
+    'max',
+    (g, s) => g.set({ chain: chain(s.chainId), paymaster: s.paymaster }, s.alertLevel === 'ok' ? 0 : 1),
+  );
+  fromSolvency(
+    'patron_runway_to_floor_seconds',
+    'Time until deposit − liabilities × margin reaches the floor at the spend rate (last hour of reads, 24 h of inclusions); absent without spend',
+    ['chain', 'paymaster'],
+    'min',
+    (g, s) => {
+      if (s.floorRunwaySeconds !== undefined)
+        g.set({ chain: chain(s.chainId), paymaster: s.paymaster }, s.floorRunwaySeconds);
     },
   );
   new Gauge({

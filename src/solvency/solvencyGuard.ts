@@ -1,11 +1,19 @@
 import { type Address, getAddress } from 'viem';
-import type { SolvencySettings } from '../config/solvencySettings.js';
+import { floorFor, lowWaterFor, type SolvencySettings } from '../config/solvencySettings.js';
 import { PaymasterInsolventError, UnavailableError } from '../errors/PatronError.js';
 import type { SolvencyClaims } from '../store/solvencyClaims.js';
+import { type AlertEvent, type AlertLevel, type AlertState, CALM, nextAlert } from './alertHysteresis.js';
 import type { AlertSender } from './alertWebhook.js';
+import { createDepositTrend } from './depositTrend.js';
 import { type ChainHead, createLiabilityTracker, type SignedOp } from './liabilityTracker.js';
 import { type PaymasterKey, paymasterKey } from './paymasterKey.js';
-import { runwaySeconds, solvencyVerdict } from './solvencyVerdict.js';
+import {
+  floorRunwaySeconds,
+  headroomWei,
+  runwaySeconds,
+  type SolvencyVerdict,
+  solvencyVerdict,
+} from './solvencyVerdict.js';
 import { createSpendWindow } from './spendWindow.js';
 
 /**
@@ -46,6 +54,19 @@ export interface ChainSolvency {
   /** Included spend over the last 24 h, per second, when any. */
   readonly spendWeiPerSecond: number | undefined;
   readonly runwaySeconds: number | undefined;
+  /** Below this (deposit − liabilities × margin) the guard warns: `low` alert, dashboard warning. Above the floor. */
+  readonly lowWaterWei: bigint;
+  /** deposit − liabilities × margin (0 at most), undefined until the first read. */
+  readonly headroomWei: bigint | undefined;
+  /** The operator alerts' level, with hysteresis (alertHysteresis.ts): `low` from the low-water mark down. */
+  readonly alertLevel: AlertLevel;
+  /**
+   * The spend rate the runway to the floor uses: the larger of the deposit reads' drops over the last hour
+   * (depositTrend.ts) and the included spend over 24 h; undefined while neither shows any.
+   */
+  readonly observedSpendWeiPerHour: bigint | undefined;
+  /** Seconds until the headroom reaches the floor (signing stops) at that rate; undefined without a rate. */
+  readonly floorRunwaySeconds: number | undefined;
   /** Unix ms of the last successful deposit read. */
   readonly checkedAt: number | undefined;
   /** Whether the paymaster is staked, as last read (undefined: not read, or not asked). */
@@ -138,6 +159,9 @@ const SEEN_INCLUSIONS = 10_000;
 interface ChainState {
   readonly chain: SolvencyChain;
   readonly floorWei: bigint;
+  readonly lowWaterWei: bigint;
+  /** The operator alerts' state (alertHysteresis.ts), apart from `signing`: signing resumes at once, alerts do not. */
+  alert: AlertState;
   depositWei: bigint | undefined;
   checkedAt: number | undefined;
   staked: boolean | undefined;
@@ -156,12 +180,15 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
   const { settings, logger } = deps;
   const liabilities = createLiabilityTracker({ now: deps.now, maxExact: settings.trackedSignatures });
   const spend = createSpendWindow({ now: deps.now });
+  const trend = createDepositTrend();
   const states = new Map<PaymasterKey, ChainState>(
     deps.chains.map((chain) => [
       paymasterKey(chain),
       {
         chain,
-        floorWei: settings.floorWeiByChain.get(chain.chainId) ?? settings.floorWei,
+        floorWei: floorFor(settings, chain.chainId),
+        lowWaterWei: lowWaterFor(settings, chain.chainId),
+        alert: CALM,
         depositWei: undefined,
         checkedAt: undefined,
         staked: undefined,
@@ -180,53 +207,104 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
   const pendingAlerts = new Set<Promise<boolean>>();
   const included = new Set<string>();
 
-  function transition(s: ChainState, signing: boolean, liabilitiesWei: bigint): void {
-    if (s.signing === signing) return;
-    s.signing = signing;
-    const verdict = solvencyVerdict({
-      depositWei: s.depositWei ?? 0n,
-      liabilitiesWei,
-      floorWei: s.floorWei,
-      marginBps: settings.marginBps,
-    });
-    const data = {
+  /** The figures every log line and alert about the paymaster carries. */
+  function figures(s: ChainState, liabilitiesWei: bigint, verdict: SolvencyVerdict) {
+    const depositWei = s.depositWei ?? 0n;
+    const rate = observedRate(s);
+    const headroom = headroomWei({ depositWei, requiredWei: verdict.requiredWei });
+    const runway = floorRunwaySeconds({ headroomWei: headroom, floorWei: s.floorWei, weiPerHour: rate });
+    return {
       chainId: s.chain.chainId,
       paymaster: s.chain.paymaster,
-      depositWei: (s.depositWei ?? 0n).toString(),
+      depositWei: depositWei.toString(),
       liabilitiesWei: liabilitiesWei.toString(),
       floorWei: s.floorWei.toString(),
+      lowWaterWei: s.lowWaterWei.toString(),
       margin: Number(settings.marginBps) / 10_000,
       requiredWei: verdict.requiredWei.toString(),
+      headroomWei: headroom.toString(),
+      spendWeiPerHour: rate === undefined ? null : rate.toString(),
+      runwaySeconds: runway ?? null,
       ...(verdict.reason === undefined ? {} : { reason: verdict.reason }),
     };
+  }
+
+  /** Wei per hour for the runway to the floor: the larger of the recent deposit drops and the included spend. */
+  function observedRate(s: ChainState): bigint | undefined {
+    const key = paymasterKey(s.chain);
+    const fromReads = trend.weiPerHour(key, deps.now());
+    const perSecond = spend.weiPerSecond(key);
+    // The included spend is a float rate: rounded up to whole wei, as for the dashboard.
+    const included = perSecond === undefined ? undefined : BigInt(Math.ceil(perSecond * 3600));
+    if (fromReads === undefined || fromReads <= 0n) return included;
+    return included === undefined || included < fromReads ? fromReads : included;
+  }
+
+  /** Logged at every change of the verdict: what the guard does. */
+  function transition(s: ChainState, signing: boolean, liabilitiesWei: bigint, verdict: SolvencyVerdict): void {
+    if (s.signing === signing) return;
+    s.signing = signing;
+    const data = figures(s, liabilitiesWei, verdict);
     if (signing) logger.info(data, 'solvency: the paymaster deposit covers its liabilities again; signing resumed');
     else logger.error(data, 'solvency: paymaster deposit too low; signing stopped on this chain until topped up');
-    const sent = deps.alert?.send({
-      type: signing ? 'paymaster.solvency.recovered' : 'paymaster.solvency.halted',
-      data,
+  }
+
+  const ALERT_TYPES: Record<AlertEvent, string> = {
+    low: 'paymaster.solvency.low',
+    halted: 'paymaster.solvency.halted',
+    recovered: 'paymaster.solvency.recovered',
+  };
+
+  /** Moves the alerts' state (with hysteresis, alertHysteresis.ts) and posts what it calls for, in the background. */
+  function alertOn(s: ChainState, liabilitiesWei: bigint, verdict: SolvencyVerdict): void {
+    const next = nextAlert({
+      state: s.alert,
+      signing: verdict.signing,
+      headroomWei: headroomWei({ depositWei: s.depositWei ?? 0n, requiredWei: verdict.requiredWei }),
+      lowWaterWei: s.lowWaterWei,
+      now: deps.now(),
+      holdMs: settings.alertHoldMs,
     });
+    s.alert = next.state;
+    if (next.post === undefined) return;
+    const data = figures(s, liabilitiesWei, verdict);
+    if (next.post === 'low') {
+      logger.warn(data, 'solvency: the paymaster deposit is below its low-water mark; top it up before signing stops');
+    } else if (next.post === 'recovered') {
+      logger.info(data, 'solvency: the paymaster deposit has stayed above its low-water mark; the halt is over');
+    }
+    const sent = deps.alert?.send({ type: ALERT_TYPES[next.post], data });
     if (sent !== undefined) {
       pendingAlerts.add(sent);
       void sent.finally(() => pendingAlerts.delete(sent));
     }
   }
 
-  /** Evaluates one chain against `liabilitiesWei`; flips the state (log, alert) when the verdict changed. */
+  /** Evaluates one chain against `liabilitiesWei`; flips the state (log) and moves the alerts when it changed. */
   function evaluate(s: ChainState, liabilitiesWei: bigint): boolean {
     if (!deps.enforce || s.depositWei === undefined) return true;
-    const { signing } = solvencyVerdict({
+    const verdict = solvencyVerdict({
       depositWei: s.depositWei,
       liabilitiesWei,
       floorWei: s.floorWei,
       marginBps: settings.marginBps,
     });
-    transition(s, signing, liabilitiesWei);
-    return signing;
+    transition(s, verdict.signing, liabilitiesWei, verdict);
+    alertOn(s, liabilitiesWei, verdict);
+    return verdict.signing;
   }
 
   function view(s: ChainState): ChainSolvency {
     const liabilitiesWei = liabilities.current(paymasterKey(s.chain));
     const rate = spend.weiPerSecond(paymasterKey(s.chain));
+    const { requiredWei } = solvencyVerdict({
+      depositWei: 0n,
+      liabilitiesWei,
+      floorWei: 0n,
+      marginBps: settings.marginBps,
+    });
+    const headroom = s.depositWei === undefined ? undefined : headroomWei({ depositWei: s.depositWei, requiredWei });
+    const observed = observedRate(s);
     return {
       chainId: s.chain.chainId,
       paymaster: s.chain.paymaster,
@@ -234,11 +312,18 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
       liabilitiesWei,
       floorWei: s.floorWei,
       marginBps: settings.marginBps,
-      requiredWei: solvencyVerdict({ depositWei: 0n, liabilitiesWei, floorWei: 0n, marginBps: settings.marginBps })
-        .requiredWei,
+      requiredWei,
       signing: s.signing,
       spendWeiPerSecond: rate,
       runwaySeconds: s.depositWei === undefined ? undefined : runwaySeconds(s.depositWei, rate),
+      lowWaterWei: s.lowWaterWei,
+      headroomWei: headroom,
+      alertLevel: s.alert.level,
+      observedSpendWeiPerHour: observed,
+      floorRunwaySeconds:
+        headroom === undefined
+          ? undefined
+          : floorRunwaySeconds({ headroomWei: headroom, floorWei: s.floorWei, weiPerHour: observed }),
       checkedAt: s.checkedAt,
       staked: s.staked,
     };
@@ -262,6 +347,7 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
         }),
       ]);
       s.checkedAt = deps.now();
+      trend.record({ key: paymasterKey(s.chain), depositWei: s.depositWei, at: s.checkedAt });
       if (s.readFailing) logger.info({ chainId: s.chain.chainId }, 'solvency: the paymaster deposit is readable again');
       s.readFailing = false;
     } catch (err) {

@@ -27,3 +27,22 @@ export function runwaySeconds(depositWei: bigint, weiPerSecond: number | undefin
   if (weiPerSecond === undefined || weiPerSecond <= 0) return undefined;
   return Math.floor(Number(depositWei) / weiPerSecond);
 }
+
+/**
+ * Seconds until what is left beyond the liabilities × margin (`headroomWei`) reaches the floor, where signing stops, at
+ * the spend rate; 0 when it is there already; undefined without a rate. The same figure the low-water mark is held to.
+ */
+export function floorRunwaySeconds(args: {
+  readonly headroomWei: bigint;
+  readonly floorWei: bigint;
+  readonly weiPerHour: bigint | undefined;
+}): number | undefined {
+  if (args.headroomWei <= args.floorWei) return 0;
+  if (args.weiPerHour === undefined || args.weiPerHour <= 0n) return undefined;
+  return Number(((args.headroomWei - args.floorWei) * 3600n) / args.weiPerHour);
+}
+
+/** deposit − liabilities × margin, never below 0: what the deposit holds beyond what was promised. */
+export function headroomWei(args: { readonly depositWei: bigint; readonly requiredWei: bigint }): bigint {
+  return args.depositWei > args.requiredWei ? args.depositWei - args.requiredWei : 0n;
+}
