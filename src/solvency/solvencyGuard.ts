@@ -2,11 +2,12 @@ import { type Address, getAddress } from 'viem';
 import { floorFor, lowWaterFor, type SolvencySettings } from '../config/solvencySettings.js';
 import { PaymasterInsolventError, UnavailableError } from '../errors/PatronError.js';
 import type { SolvencyClaims } from '../store/solvencyClaims.js';
-import { type AlertEvent, type AlertLevel, type AlertState, CALM, nextAlert } from './alertHysteresis.js';
+import { type AlertLevel, type AlertState, CALM } from './alertHysteresis.js';
 import type { AlertSender } from './alertWebhook.js';
 import { createDepositTrend } from './depositTrend.js';
 import { type ChainHead, createLiabilityTracker, type SignedOp } from './liabilityTracker.js';
 import { type PaymasterKey, paymasterKey } from './paymasterKey.js';
+import { createSolvencyAlerts } from './solvencyAlerts.js';
 import {
   floorRunwaySeconds,
   headroomWei,
@@ -204,33 +205,12 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
       },
     ]),
   );
-  const pendingAlerts = new Set<Promise<boolean>>();
   const included = new Set<string>();
 
-  /** The figures every log line and alert about the paymaster carries. */
-  function figures(s: ChainState, liabilitiesWei: bigint, verdict: SolvencyVerdict) {
-    const depositWei = s.depositWei ?? 0n;
-    const rate = observedRate(s);
-    const headroom = headroomWei({ depositWei, requiredWei: verdict.requiredWei });
-    const runway = floorRunwaySeconds({ headroomWei: headroom, floorWei: s.floorWei, weiPerHour: rate });
-    return {
-      chainId: s.chain.chainId,
-      paymaster: s.chain.paymaster,
-      depositWei: depositWei.toString(),
-      liabilitiesWei: liabilitiesWei.toString(),
-      floorWei: s.floorWei.toString(),
-      lowWaterWei: s.lowWaterWei.toString(),
-      margin: Number(settings.marginBps) / 10_000,
-      requiredWei: verdict.requiredWei.toString(),
-      headroomWei: headroom.toString(),
-      spendWeiPerHour: rate === undefined ? null : rate.toString(),
-      runwaySeconds: runway ?? null,
-      ...(verdict.reason === undefined ? {} : { reason: verdict.reason }),
-    };
-  }
-
   /** Wei per hour for the runway to the floor: the larger of the recent deposit drops and the included spend. */
-  function observedRate(s: ChainState): bigint | undefined {
+  function observedRate(s: {
+    readonly chain: { readonly chainId: number; readonly paymaster: Address };
+  }): bigint | undefined {
     const key = paymasterKey(s.chain);
     const fromReads = trend.weiPerHour(key, deps.now());
     const perSecond = spend.weiPerSecond(key);
@@ -239,45 +219,21 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
     if (fromReads === undefined || fromReads <= 0n) return included;
     return included === undefined || included < fromReads ? fromReads : included;
   }
+  const alerts = createSolvencyAlerts({
+    settings,
+    sender: deps.alert,
+    logger,
+    now: deps.now,
+    spendWeiPerHour: (s) => observedRate(s),
+  });
 
-  /** Logged at every change of the verdict: what the guard does. */
-  function transition(s: ChainState, signing: boolean, liabilitiesWei: bigint, verdict: SolvencyVerdict): void {
-    if (s.signing === signing) return;
-    s.signing = signing;
-    const data = figures(s, liabilitiesWei, verdict);
-    if (signing) logger.info(data, 'solvency: the paymaster deposit covers its liabilities again; signing resumed');
+  /** Logged at every change of the verdict: what the guard does (the alerts have their own hysteresis). */
+  function transition(s: ChainState, liabilitiesWei: bigint, verdict: SolvencyVerdict): void {
+    if (s.signing === verdict.signing) return;
+    s.signing = verdict.signing;
+    const data = alerts.figures(s, liabilitiesWei, verdict);
+    if (s.signing) logger.info(data, 'solvency: the paymaster deposit covers its liabilities again; signing resumed');
     else logger.error(data, 'solvency: paymaster deposit too low; signing stopped on this chain until topped up');
-  }
-
-  const ALERT_TYPES: Record<AlertEvent, string> = {
-    low: 'paymaster.solvency.low',
-    halted: 'paymaster.solvency.halted',
-    recovered: 'paymaster.solvency.recovered',
-  };
-
-  /** Moves the alerts' state (with hysteresis, alertHysteresis.ts) and posts what it calls for, in the background. */
-  function alertOn(s: ChainState, liabilitiesWei: bigint, verdict: SolvencyVerdict): void {
-    const next = nextAlert({
-      state: s.alert,
-      signing: verdict.signing,
-      headroomWei: headroomWei({ depositWei: s.depositWei ?? 0n, requiredWei: verdict.requiredWei }),
-      lowWaterWei: s.lowWaterWei,
-      now: deps.now(),
-      holdMs: settings.alertHoldMs,
-    });
-    s.alert = next.state;
-    if (next.post === undefined) return;
-    const data = figures(s, liabilitiesWei, verdict);
-    if (next.post === 'low') {
-      logger.warn(data, 'solvency: the paymaster deposit is below its low-water mark; top it up before signing stops');
-    } else if (next.post === 'recovered') {
-      logger.info(data, 'solvency: the paymaster deposit has stayed above its low-water mark; the halt is over');
-    }
-    const sent = deps.alert?.send({ type: ALERT_TYPES[next.post], data });
-    if (sent !== undefined) {
-      pendingAlerts.add(sent);
-      void sent.finally(() => pendingAlerts.delete(sent));
-    }
   }
 
   /** Evaluates one chain against `liabilitiesWei`; flips the state (log) and moves the alerts when it changed. */
@@ -289,8 +245,8 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
       floorWei: s.floorWei,
       marginBps: settings.marginBps,
     });
-    transition(s, verdict.signing, liabilitiesWei, verdict);
-    alertOn(s, liabilitiesWei, verdict);
+    transition(s, liabilitiesWei, verdict);
+    alerts.onVerdict(s, liabilitiesWei, verdict);
     return verdict.signing;
   }
 
@@ -540,7 +496,7 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
       await first.catch(() => undefined);
       clearTimeout(timer);
       deps.alert?.close();
-      await Promise.all([...pendingAlerts]);
+      await alerts.settled();
     },
   };
 }
