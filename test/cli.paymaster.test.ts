@@ -126,7 +126,10 @@ test('clear errors: no deployer key, a bad amount, no EntryPoint at the address'
   const noKey = await cli(['paymaster', 'deploy', '--rpc', rpcUrl], { PATRON_DEPLOYER_PRIVATE_KEY: '' });
   assert.equal(noKey.code, 1);
   assert.deepEqual(noKey.json, {
-    error: { message: 'PATRON_DEPLOYER_PRIVATE_KEY (a funded key, 64 hex characters) is required' },
+    error: {
+      message:
+        'PATRON_DEPLOYER_PRIVATE_KEY (a funded key, 64 hex characters) or --keystore FILE (password in PATRON_KEYSTORE_PASSWORD) is required',
+    },
   });
   const amount = await cli([
     'paymaster',

@@ -231,9 +231,20 @@ export const USAGE = `Usage: patron <command> [options] [--json]
   demo          [--url URL] [--account ID|EMAIL]      the sponsored flow against a running Patron
   signer address                                     the configured paymaster signer
   signer keystore --out FILE                          encrypt it (password: PATRON_KEYSTORE_PASSWORD)
-  paymaster deploy  --rpc URL [--entry-point-version 0.6|0.7|0.8|0.9] [--entry-point A (v0.6)] [--owner A] [--signer A]   (key: PATRON_DEPLOYER_PRIVATE_KEY)
-  paymaster deposit --rpc URL --paymaster A --amount ETH                   (key: PATRON_DEPLOYER_PRIVATE_KEY)
+  paymaster deploy  --rpc URL [--entry-point-version 0.6|0.7|0.8|0.9] [--entry-point A (v0.6)] [--owner A] [--signer A]   (KEY)
+  paymaster deposit --rpc URL --paymaster A --amount ETH                   (KEY)
   paymaster info    --rpc URL --paymaster A             deposit, owner, signer, stake
+  The owner's operations, each --rpc URL --paymaster A [--dry-run] (KEY, the paymaster's owner):
+  paymaster withdraw         --amount ETH|all [--to A]       the EntryPoint deposit
+  paymaster stake            --amount ETH [--unstake-delay SECONDS]
+  paymaster unlock-stake                                      starts the unstake delay
+  paymaster withdraw-stake   [--to A]                         once the delay has passed
+  paymaster set-signer       --signer A                       the verifying signer
+  paymaster set-fee-receiver --receiver A                     who gets token-mode charges
+  paymaster withdraw-tokens  --token A --amount N|all [--to A]   tokens the paymaster holds
+  KEY: PATRON_DEPLOYER_PRIVATE_KEY, or --keystore FILE (password: PATRON_KEYSTORE_PASSWORD).
+  --dry-run simulates from the key's address (the owner's without a key) and prints what would change.
+  --to defaults to the key's address; the EntryPoint version is read from the paymaster.
 
   account create --email E
   account set-password --email E [--password-stdin]   dashboard sign-in (else PATRON_PASSWORD)

@@ -12,6 +12,7 @@ import { openStore, type Store } from '../store/store.js';
 import type { CliIo } from './cliOutput.js';
 import { commands as accountCommands, USAGE } from './commands.js';
 import { generateMasterKey, masterKeyCommands } from './masterKeyCommands.js';
+import { ownerCommands } from './ownerCommands.js';
 import { paymasterCommands } from './paymasterCommands.js';
 import { policyCommands } from './policyCommands.js';
 
@@ -41,7 +42,12 @@ export async function runCli(args: {
   }
   json = parsed.values.json === true;
   const name = parsed.positionals.slice(0, 2).join(' ');
-  const command = accountCommands[name] ?? paymasterCommands[name] ?? policyCommands[name] ?? masterKeyCommands[name];
+  const command =
+    accountCommands[name] ??
+    paymasterCommands[name] ??
+    ownerCommands[name] ??
+    policyCommands[name] ??
+    masterKeyCommands[name];
   if (parsed.values.help === true || parsed.positionals.length === 0) {
     io.stdout(USAGE);
     return 0;
@@ -137,6 +143,12 @@ function parse(argv: readonly string[]) {
       'rules-file': { type: 'string' },
       active: { type: 'string' },
       sender: { type: 'string' },
+      to: { type: 'string' },
+      receiver: { type: 'string' },
+      token: { type: 'string' },
+      'unstake-delay': { type: 'string' },
+      keystore: { type: 'string' },
+      'dry-run': { type: 'boolean' },
     },
   });
 }

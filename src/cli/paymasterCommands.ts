@@ -1,14 +1,5 @@
 import fs from 'node:fs';
-import {
-  type Address,
-  createPublicClient,
-  createWalletClient,
-  formatEther,
-  getAddress,
-  type Hex,
-  http,
-  parseEther,
-} from 'viem';
+import { type Address, createPublicClient, createWalletClient, formatEther, getAddress, http, parseEther } from 'viem';
 import {
   entryPoint06Abi,
   entryPoint06Address,
@@ -16,7 +7,6 @@ import {
   entryPoint08Address,
   entryPoint09Address,
 } from 'viem/account-abstraction';
-import { privateKeyToAccount } from 'viem/accounts';
 import { loadPatronPaymasterArtifact, patronPaymasterAbi } from '../chain/artifacts.js';
 import { loadPatronPaymasterV07Artifact } from '../chain/deployPatronPaymasterV07.js';
 import type { Config } from '../config/config.js';
@@ -24,13 +14,16 @@ import { selectCryptoBackend } from '../crypto/cryptoBackend.js';
 import { ValidationError } from '../errors/PatronError.js';
 import { encryptKeystore } from '../paymaster/signer/keystore.js';
 import { createPaymasterSigner, loadSignerKey } from '../paymaster/signer/paymasterSigner.js';
+import { addressOption, option, requireOption, rpcUrlOption } from './cliOptions.js';
 import { printResult } from './cliOutput.js';
 import type { CommandContext } from './commands.js';
+import { requireTransactionKey } from './transactionKey.js';
 
 /**
  * Operator commands for Patron's paymaster on any chain: deploy it, fund its EntryPoint deposit, inspect it,
  * and manage the signer key. Keys come from the environment, never from the command line (where `ps` and
- * shell history would see them): PATRON_DEPLOYER_PRIVATE_KEY pays for deployments and deposits.
+ * shell history would see them): PATRON_DEPLOYER_PRIVATE_KEY or `--keystore FILE` (transactionKey.ts) pays for
+ * deployments and deposits. The owner's operations (withdraw, stake, set-signer, …) are in ownerCommands.ts.
  */
 /**
  * Which paymaster a deployment is, by EntryPoint version: its contract and the canonical EntryPoint it serves.
@@ -51,36 +44,11 @@ function versionOption(ctx: CommandContext): Version {
   return v as Version;
 }
 
-function option(ctx: CommandContext, name: string): string | undefined {
-  const v = ctx.options[name];
-  return typeof v === 'string' && v !== '' ? v : undefined;
-}
-
-function requireOption(ctx: CommandContext, name: string): string {
-  const v = option(ctx, name);
-  if (v === undefined) throw new ValidationError(`--${name} is required`);
-  return v;
-}
-
-function addressOption(ctx: CommandContext, name: string, fallback?: Address): Address {
-  const v = option(ctx, name);
-  if (v === undefined) {
-    if (fallback !== undefined) return fallback;
-    throw new ValidationError(`--${name} is required`);
-  }
-  if (!/^0x[0-9a-fA-F]{40}$/.test(v)) throw new ValidationError(`--${name} must be an address`);
-  return getAddress(v);
-}
-
-function rpcClients(ctx: CommandContext, needsKey: boolean) {
-  const rpcUrl = requireOption(ctx, 'rpc');
-  if (!/^https?:\/\//.test(rpcUrl)) throw new ValidationError('--rpc must be an http(s) JSON-RPC URL');
+async function rpcClients(ctx: CommandContext, needsKey: boolean) {
+  const rpcUrl = rpcUrlOption(ctx);
   const publicClient = createPublicClient({ transport: http(rpcUrl) });
   if (!needsKey) return { publicClient, wallet: undefined };
-  const key = ctx.env.PATRON_DEPLOYER_PRIVATE_KEY ?? '';
-  if (!/^(0x)?[0-9a-fA-F]{64}$/.test(key))
-    throw new ValidationError('PATRON_DEPLOYER_PRIVATE_KEY (a funded key, 64 hex characters) is required');
-  const account = privateKeyToAccount(`0x${key.replace(/^0x/, '')}` as Hex);
+  const account = await requireTransactionKey(ctx);
   return { publicClient, wallet: createWalletClient({ account, transport: http(rpcUrl) }) };
 }
 
@@ -112,7 +80,7 @@ export const paymasterCommands: Record<string, (ctx: CommandContext) => Promise<
   },
 
   async 'paymaster deploy'(ctx) {
-    const { publicClient, wallet } = rpcClients(ctx, true);
+    const { publicClient, wallet } = await rpcClients(ctx, true);
     if (wallet === undefined) return;
     const version = versionOption(ctx);
     const { contract } = VERSIONS[version];
@@ -148,7 +116,7 @@ export const paymasterCommands: Record<string, (ctx: CommandContext) => Promise<
   },
 
   async 'paymaster deposit'(ctx) {
-    const { publicClient, wallet } = rpcClients(ctx, true);
+    const { publicClient, wallet } = await rpcClients(ctx, true);
     if (wallet === undefined) return;
     const paymaster = addressOption(ctx, 'paymaster');
     const amountText = requireOption(ctx, 'amount');
@@ -173,7 +141,7 @@ export const paymasterCommands: Record<string, (ctx: CommandContext) => Promise<
   },
 
   async 'paymaster info'(ctx) {
-    const { publicClient } = rpcClients(ctx, false);
+    const { publicClient } = await rpcClients(ctx, false);
     const paymaster = addressOption(ctx, 'paymaster');
     const read = <F extends 'owner' | 'verifyingSigner' | 'entryPoint' | 'getDeposit' | 'feeReceiver'>(
       functionName: F,
