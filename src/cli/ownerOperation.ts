@@ -111,10 +111,91 @@ async function connect(ctx: CommandContext) {
   return { rpcUrl, client, chainId, paymaster, owner, entryPoint, entryPointVersion };
 }
 
+type Connected = Awaited<ReturnType<typeof connect>>;
+
+/** The call as eth_call from the caller: a revert here is decoded before anything is sent. */
+async function simulate(c: Connected, from: Address, op: OwnerOperation<State>): Promise<void> {
+  if (op.value > 0n) {
+    // Nodes differ on whether eth_call checks the balance; this says it plainly either way.
+    const balance = await c.client.getBalance({ address: from });
+    if (balance < op.value)
+      throw new ValidationError(
+        `${from} holds ${formatEther(balance)} ETH, less than the ${formatEther(op.value)} ETH ${op.functionName} sends (plus gas)`,
+      );
+  }
+  try {
+    await c.client.call({ account: from, to: c.paymaster, data: op.data, value: op.value });
+  } catch (err) {
+    throw new ValidationError(
+      `${op.functionName} on ${c.paymaster} reverts: ${explainCallError({ err, owner: c.owner })}`,
+    );
+  }
+}
+
+async function send(c: Connected, account: LocalAccount, op: OwnerOperation<State>) {
+  const wallet = createWalletClient({ account, transport: http(c.rpcUrl) });
+  const call = `${op.functionName} on ${c.paymaster}`;
+  let hash: Hex;
+  try {
+    hash = await wallet.sendTransaction({ to: c.paymaster, data: op.data, value: op.value, chain: null });
+  } catch (err) {
+    throw new ValidationError(`${call} failed: ${explainCallError({ err, owner: c.owner })}`);
+  }
+  const receipt = await c.client.waitForTransactionReceipt({ hash });
+  // Rare after a successful simulation: the state changed in between (another owner's transaction, a block).
+  if (receipt.status !== 'success')
+    throw new ValidationError(`${call} reverted on chain in tx ${hash} (block ${receipt.blockNumber})`);
+  return { hash, blockNumber: receipt.blockNumber };
+}
+
+function report<S extends State>(args: {
+  ctx: CommandContext;
+  c: Connected;
+  from: Address;
+  op: OwnerOperation<S>;
+  before: S;
+  after: S;
+  sent: { hash: Hex; blockNumber: bigint } | undefined;
+}): void {
+  const { c, op, before, after, sent } = args;
+  const json = {
+    dryRun: sent === undefined,
+    chainId: c.chainId,
+    paymaster: c.paymaster,
+    entryPoint: c.entryPoint,
+    entryPointVersion: c.entryPointVersion,
+    owner: c.owner,
+    from: args.from,
+    function: op.functionName,
+    args: op.args,
+    value: op.value.toString(),
+    ...(sent === undefined ? {} : { txHash: sent.hash }),
+    before: toJson(before),
+    after: toJson(after),
+  };
+  const where = `paymaster ${c.paymaster} (EntryPoint v${c.entryPointVersion}, chain ${c.chainId}) from ${args.from}`;
+  const changes = Object.entries(before).map(([k, f]) => {
+    const a = after[k];
+    return `  ${k.padEnd(18)} ${show(f)}${a === undefined ? '' : ` → ${show(a)}`}`;
+  });
+  printResult(
+    args.ctx.io,
+    args.ctx.json,
+    json,
+    sent === undefined
+      ? [`Dry run, nothing sent: ${op.summary}`, `  ${op.functionName} on ${where} succeeds in simulation`, ...changes]
+      : [
+          `Done: ${op.summary} (tx ${sent.hash}, block ${sent.blockNumber})`,
+          `  ${op.functionName} on ${where}`,
+          ...changes,
+        ],
+  );
+}
+
 /**
- * Runs one owner's call: simulates it from the key's address (eth_call, so a revert is decoded before anything
- * is sent); with --dry-run prints what would change and stops; else sends it, waits for the receipt and prints
- * the values read again. Every revert becomes one line (ownerRevert.ts) and a non-zero exit.
+ * Runs one owner's call: simulates it from the key's address; with --dry-run prints what would change and
+ * stops; else sends it, waits for the receipt and prints the values read again. Every revert becomes one line
+ * (ownerRevert.ts) and a non-zero exit.
  */
 export async function runOwnerOperation<S extends State>(
   ctx: CommandContext,
@@ -125,68 +206,17 @@ export async function runOwnerOperation<S extends State>(
   const source = transactionKeySource(ctx);
   // A dry run may go without a key: it then simulates as the owner, to plan before the key is at hand.
   if (source === undefined && !dryRun) throw new ValidationError(MISSING_KEY_MESSAGE);
-  const account: LocalAccount | undefined = source === undefined ? undefined : await source.load();
+  const account = source === undefined ? undefined : await source.load();
   const from = account?.address ?? c.owner;
-  const target: OwnerTarget = { ...c, from };
-  const op = await build(target);
-  const call = `${op.functionName} on ${c.paymaster}`;
-  if (op.value > 0n) {
-    // Nodes differ on whether eth_call checks the balance; this says it plainly either way.
-    const balance = await c.client.getBalance({ address: from });
-    if (balance < op.value)
-      throw new ValidationError(
-        `${from} holds ${formatEther(balance)} ETH, less than the ${formatEther(op.value)} ETH ${op.functionName} sends (plus gas)`,
-      );
-  }
+  const op = await build({ ...c, from });
   const before = await op.read();
-  try {
-    await c.client.call({ account: from, to: c.paymaster, data: op.data, value: op.value });
-  } catch (err) {
-    throw new ValidationError(`${call} reverts: ${explainCallError({ err, owner: c.owner })}`);
-  }
-  const base = {
-    dryRun,
-    chainId: c.chainId,
-    paymaster: c.paymaster,
-    entryPoint: c.entryPoint,
-    entryPointVersion: c.entryPointVersion,
-    owner: c.owner,
-    from,
-    function: op.functionName,
-    args: op.args,
-    value: op.value.toString(),
-  };
-  const where = `paymaster ${c.paymaster} (EntryPoint v${c.entryPointVersion}, chain ${c.chainId}) from ${from}`;
-  const changes = (after: S) =>
-    Object.entries(before).map(([k, f]) => {
-      const a = after[k];
-      return `  ${k.padEnd(18)} ${show(f)}${a === undefined ? '' : ` → ${show(a)}`}`;
-    });
+  await simulate(c, from, op);
   if (dryRun || account === undefined) {
-    const after = op.predict(before);
-    printResult(ctx.io, ctx.json, { ...base, before: toJson(before), after: toJson(after) }, [
-      `Dry run, nothing sent: ${op.summary}`,
-      `  ${op.functionName} on ${where} succeeds in simulation`,
-      ...changes(after),
-    ]);
+    report({ ctx, c, from, op, before, after: op.predict(before), sent: undefined });
     return;
   }
-  const wallet = createWalletClient({ account, transport: http(c.rpcUrl) });
-  let hash: Hex;
-  try {
-    hash = await wallet.sendTransaction({ to: c.paymaster, data: op.data, value: op.value, chain: null });
-  } catch (err) {
-    throw new ValidationError(`${call} failed: ${explainCallError({ err, owner: c.owner })}`);
-  }
-  const receipt = await c.client.waitForTransactionReceipt({ hash });
-  if (receipt.status !== 'success')
-    throw new ValidationError(`${call} reverted on chain in tx ${hash} (block ${receipt.blockNumber})`);
-  const after = await op.read();
-  printResult(ctx.io, ctx.json, { ...base, txHash: hash, before: toJson(before), after: toJson(after) }, [
-    `Done: ${op.summary} (tx ${hash}, block ${receipt.blockNumber})`,
-    `  ${op.functionName} on ${where}`,
-    ...changes(after),
-  ]);
+  const sent = await send(c, account, op);
+  report({ ctx, c, from, op, before, after: await op.read(), sent });
 }
 
 /** Identity, so that S is inferred from `read` and then types `predict`'s argument. */
