@@ -239,6 +239,8 @@ describe('operator alerts with the low-water mark and hysteresis', () => {
       for (;;) {
         const op = sign(parseEther('1'));
         try {
+          // As the signing pipeline does: the claim on the shared deposit first (PostgreSQL), then the check.
+          await guard.ensureHeadroom(op);
           guard.admitSignature(op);
           admitted.push(op.nonce);
         } catch (err) {
