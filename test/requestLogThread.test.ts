@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Address, Hex } from 'viem';
-import type { PendingRequestLogEntry } from '../src/requestLog/requestLogRecorder.js';
 import { startRequestLogThread } from '../src/requestLog/requestLogThread.js';
 import { inThreadWriter } from '../src/requestLog/requestLogWriter.js';
+import type { RequestLogEntry } from '../src/store/records.js';
 import { openStore, type Store } from '../src/store/store.js';
 
 /**
@@ -17,7 +17,7 @@ import { openStore, type Store } from '../src/store/store.js';
 const sender: Address = '0x00000000000000000000000000000000000000A1';
 /** A userOpHash as a signature's hasher returns it (mixed case is normalised where the row is made). */
 const hashOf = (i: number): Hex => `0x${'AB'.repeat(30)}${i.toString(16).padStart(4, '0')}`;
-const entry = (i: number, userOpHash: PendingRequestLogEntry['userOpHash']): PendingRequestLogEntry => ({
+const entry = (i: number, userOpHash: RequestLogEntry['userOpHash']): RequestLogEntry => ({
   at: 1_000 + i,
   accountId: 'acc',
   dappId: 'dapp',

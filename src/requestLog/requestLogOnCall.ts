@@ -2,8 +2,8 @@ import type { RequestFact } from '../paymaster/requestFacts.js';
 import { callOutcome } from '../rpc/callOutcome.js';
 import type { CallReport, OnCall } from '../rpc/callReport.js';
 import { RPC, type RpcErrorObject } from '../rpc/rpcErrors.js';
-import type { RequestLogPolicy } from '../store/records.js';
-import type { PendingRequestLogEntry, RequestLogSink } from './requestLogRecorder.js';
+import type { RequestLogEntry, RequestLogPolicy } from '../store/records.js';
+import type { RequestLogSink } from './requestLogRecorder.js';
 
 /**
  * The request log's observer of paymaster calls: turns one finished call (its facts, its outcome) into one
@@ -14,7 +14,7 @@ export function requestLogOnCall(sink: RequestLogSink): OnCall {
   return (report) => sink.record(toEntry(report));
 }
 
-function toEntry(r: CallReport): PendingRequestLogEntry {
+function toEntry(r: CallReport): RequestLogEntry {
   let op: Extract<RequestFact, { kind: 'op' }> | undefined;
   let webhook: Extract<RequestFact, { kind: 'webhook' }> | undefined;
   let policy: Extract<RequestFact, { kind: 'policy' }> | undefined;

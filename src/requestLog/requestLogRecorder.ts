@@ -10,11 +10,8 @@ import type { RequestLogWriter } from './requestLogWriter.js';
  * rather than slowing requests or growing memory. Retention (age and a row cap) is enforced periodically.
  */
 export interface RequestLogSink {
-  record(entry: PendingRequestLogEntry): void;
+  record(entry: RequestLogEntry): void;
 }
-
-/** An entry as recorded on the request path: plain data (it may cross to the writer's thread by copy). */
-export type PendingRequestLogEntry = RequestLogEntry;
 
 export interface RequestLogStats {
   readonly recorded: number;
@@ -55,7 +52,7 @@ export function createRequestLogRecorder(opts: RequestLogRecorderOptions): Reque
   const enabled = opts.retentionDays > 0;
   const bufferLimit = opts.bufferLimit ?? 10_000;
   const batchSize = opts.batchSize ?? 500;
-  let buffer: PendingRequestLogEntry[] = [];
+  let buffer: RequestLogEntry[] = [];
   let flushing: Promise<void> | undefined;
   let flushQueued = false;
   let closed = false;

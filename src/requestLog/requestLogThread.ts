@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { PendingRequestLogEntry } from './requestLogRecorder.js';
+import type { RequestLogEntry } from '../store/records.js';
 import type { RequestLogWriter } from './requestLogWriter.js';
 
 /**
@@ -14,7 +14,7 @@ import type { RequestLogWriter } from './requestLogWriter.js';
  */
 export interface ThreadBatch {
   readonly id: number;
-  readonly entries: readonly PendingRequestLogEntry[];
+  readonly entries: readonly RequestLogEntry[];
 }
 export type ThreadReply = { readonly id: number; readonly error?: string };
 export const CLOSE = 'close';

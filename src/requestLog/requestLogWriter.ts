@@ -1,11 +1,11 @@
+import type { RequestLogEntry } from '../store/records.js';
 import type { RequestLogRepository } from '../store/requestLogRepository.js';
-import type { PendingRequestLogEntry } from './requestLogRecorder.js';
 import { storedEntry } from './storedEntry.js';
 
 /** Where the request log's batches are written: on this thread, or on a thread of their own (requestLogThread.ts). */
 export interface RequestLogWriter {
   /** Writes one batch: ids and normalisation are done where the writer runs. */
-  write(entries: readonly PendingRequestLogEntry[]): Promise<void>;
+  write(entries: readonly RequestLogEntry[]): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { StoredRequestLogEntry } from '../store/records.js';
-import type { PendingRequestLogEntry } from './requestLogRecorder.js';
+import type { RequestLogEntry, StoredRequestLogEntry } from '../store/records.js';
 
 const MAX_REASON_LENGTH = 300;
 
@@ -8,7 +7,7 @@ const MAX_REASON_LENGTH = 300;
  * An entry as the request path recorded it, made a row where the writer runs (the request log's thread,
  * requestLogThread.ts): its id, its normalised sender, reason and userOpHash.
  */
-export function storedEntry(e: PendingRequestLogEntry): StoredRequestLogEntry {
+export function storedEntry(e: RequestLogEntry): StoredRequestLogEntry {
   return {
     ...e,
     id: randomUUID(),
