@@ -1,17 +1,33 @@
 import { runCli } from './main.js';
 
-/** Entry of the `patron` bin (bin/patron.js loads the compiled copy of this file). */
-const code = await runCli({
-  argv: process.argv.slice(2),
-  env: process.env,
-  io: {
-    stdout: (t) => process.stdout.write(t),
-    stderr: (t) => process.stderr.write(t),
-    readStdin: async () => {
-      const chunks: Buffer[] = [];
-      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-      return Buffer.concat(chunks).toString('utf8');
+/**
+ * Entry of the `patron` bin (bin/patron.js loads the compiled copy of this file). `patron start` is the service
+ * itself, in this process (what `npm start` runs, for an installed package and for systemd or a container): the
+ * service's module runs on import, and its configuration comes from the environment as always.
+ */
+const [first, ...rest] = process.argv.slice(2);
+if (first === 'start') {
+  if (rest.length > 0) {
+    process.stderr.write(`patron: start takes no arguments (configure it with environment variables)\n`);
+    process.exit(2);
+  }
+  await import('../main.js');
+} else {
+  process.exitCode = await runCliFromProcess();
+}
+
+function runCliFromProcess(): Promise<number> {
+  return runCli({
+    argv: process.argv.slice(2),
+    env: process.env,
+    io: {
+      stdout: (t) => process.stdout.write(t),
+      stderr: (t) => process.stderr.write(t),
+      readStdin: async () => {
+        const chunks: Buffer[] = [];
+        for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+        return Buffer.concat(chunks).toString('utf8');
+      },
     },
-  },
-});
-process.exitCode = code;
+  });
+}

@@ -228,6 +228,7 @@ export const commands: Record<string, Command> = {
 
 export const USAGE = `Usage: patron <command> [options] [--json]
 
+  start                                               run the service (configured by environment variables)
   demo          [--url URL] [--account ID|EMAIL]      the sponsored flow against a running Patron
   signer address                                     the configured paymaster signer
   signer keystore --out FILE                          encrypt it (password: PATRON_KEYSTORE_PASSWORD)

@@ -38,10 +38,19 @@ export function instanceEnv(schema: string, dataDir: string): Record<string, str
   };
 }
 
-export function spawnService(env: Record<string, string>): ServiceProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+/**
+ * `command` runs something else than the sources under tsx (the packaged `patron start`); `baseEnv` replaces this
+ * process's environment as the base (a clean one, so that nothing of the test run's configuration leaks in).
+ */
+export function spawnService(
+  env: Record<string, string>,
+  opts: { command?: readonly [string, ...string[]]; cwd?: string; baseEnv?: NodeJS.ProcessEnv } = {},
+): ServiceProcess {
+  const [file, ...args] = opts.command ?? [process.execPath, '--import', 'tsx', 'src/main.ts'];
+  const child = spawn(file, args, {
+    env: { ...(opts.baseEnv ?? process.env), PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(opts.cwd === undefined ? {} : { cwd: opts.cwd }),
   });
   let out = '';
   let err = '';
