@@ -202,7 +202,7 @@ function banner(args: { config: Config; deps: Deps; baseUrl: string; demo: DemoC
       `  paymaster   ${baseUrl}/api/v1/${demo.chainId}/${demo.apiKey}   (the SDKs' paymasterUrl)`,
       `  dashboard   ${baseUrl}${args.config.dashboard.basePath}   (email ${demo.email}, password ${demo.password ?? '(set one with patron account set-password)'})`,
       '',
-      'Try the whole flow (webhook, sponsorship, handleOps):  npm run demo',
+      'Try the whole flow (webhook, sponsorship, handleOps):  npm run demo  (installed package: patron demo)',
       'Or register a webhook by hand:',
       `  curl -s -X POST ${baseUrl}/api/v2/public/sdk/webhookParameters \\`,
       `    -H 'authToken: ${demo.authToken}' -H 'apiKey: ${demo.apiKey}' \\`,
