@@ -6,7 +6,7 @@
 // package gets exactly the dependency tree CI tested (npm honours a shipped shrinkwrap, never a package-lock).
 // postpack: removes that npm-shrinkwrap.json again; the checkout keeps package-lock.json only.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -40,7 +40,31 @@ function prepack() {
     }
   }
   if (removed > 0) process.stdout.write(`prepack: removed ${removed} stale file(s) from dist/\n`);
-  copyFileSync(join(root, 'package-lock.json'), shrinkwrap);
+  writeFileSync(
+    shrinkwrap,
+    `${JSON.stringify(withResolved(JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'))), null, 2)}\n`,
+  );
+}
+
+/**
+ * The lockfile with each registry package's tarball URL filled in (this repository's lockfile leaves `resolved`
+ * out): without it, installing the package fetches every dependency's metadata first, one at a time, to find
+ * the tarball (minutes against a slow registry, and `npm install --offline` fails where that metadata was never
+ * cached). The URL is the registry's standard one, under the registry npm is configured with.
+ */
+function withResolved(lock) {
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const r = spawnSync(npm, ['config', 'get', 'registry'], { cwd: root, encoding: 'utf8' });
+  const registry =
+    r.status === 0 && /^https?:\/\//.test(r.stdout.trim()) ? r.stdout.trim().replace(/\/?$/, '/') : undefined;
+  if (registry === undefined) return lock;
+  for (const [key, entry] of Object.entries(lock.packages ?? {})) {
+    if (key === '' || entry.link === true || entry.resolved !== undefined || entry.integrity === undefined) continue;
+    // An npm alias (`solc-0.8.17`) records the real package's name.
+    const name = entry.name ?? key.slice(key.lastIndexOf('node_modules/') + 'node_modules/'.length);
+    entry.resolved = `${registry}${name}/-/${name.split('/').pop()}-${entry.version}.tgz`;
+  }
+  return lock;
 }
 
 function postpack() {
