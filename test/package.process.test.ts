@@ -28,7 +28,8 @@ import { TEST_DATABASE_URL } from './helpers/testContext.js';
  * keccak and secp256k1 pick their prebuilt binaries (`npm rebuild`), and better-sqlite3's addon, which its install
  * script compiles from source here (no prebuilt download: ~3 minutes on this 2-core machine), is copied from this
  * checkout's node_modules, built by `npm install` from the same version (the shrinkwrap pins it; asserted below)
- * for the same Node. PATRON_TEST_PACKAGE_INSTALL_SCRIPTS=1 runs the install's scripts instead (the compile too).
+ * for the same Node. PATRON_TEST_PACKAGE_INSTALL_SCRIPTS=1 runs the install's scripts instead (the compile too;
+ * give the run time: `node scripts/test.mjs --test-timeout=900000 test/package.process.test.ts`).
  * Dependencies come from npm's cache (--offline: the checkout's own install put every one there), and from the
  * registry only if the cache lacks one.
  */
