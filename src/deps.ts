@@ -349,6 +349,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     logger,
     now,
     settlementLag: () => settlement.status(),
+    requestLogLosses: () => requestLog.stats(),
     // The fee oracle's latest block (read for the requests anyway; refreshed here only when it is stale).
     chainHead: async (chain) => {
       const f = await fees.get(chain);

@@ -309,6 +309,20 @@ describe('metricsOnCall labels', () => {
     assert.equal(value(text, 'patron_reserved_wei_total', { chain: 'other' }), 5);
   });
 
+  test('the request log’s losses: dropped and failed entries, as the recorder counts them at each scrape', async () => {
+    const losses = { dropped: 0, failed: 0 };
+    const metrics = createPatronMetrics({ chainIds: [8453], processMetrics: false, requestLogLosses: () => losses });
+    let text = (await metrics.render()).body;
+    assert.match(text, /^patron_request_log_dropped_total 0$/m);
+    losses.dropped = 7;
+    losses.failed = 2;
+    text = (await metrics.render()).body;
+    assert.equal(value(text, 'patron_request_log_dropped_total'), 7);
+    assert.equal(value(text, 'patron_request_log_failed_total'), 2);
+    losses.dropped = 9;
+    assert.equal(value((await metrics.render()).body, 'patron_request_log_dropped_total'), 9);
+  });
+
   test('a thousand dApps, senders, methods and reasons add no series', async () => {
     const metrics = createPatronMetrics({ chainIds: [8453], processMetrics: false });
     const observe = metricsOnCall(metrics);

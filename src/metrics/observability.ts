@@ -40,6 +40,8 @@ export interface ObservabilityDeps {
   readonly settlementLag?: () => readonly { readonly chainId: number; readonly lag: bigint | undefined }[];
   /** Seconds since the native coin's USD price was read (read at scrape time), when known. */
   readonly priceAgeSeconds?: (chainId: number) => number | undefined;
+  /** The request log's entries dropped (buffer full) and lost to failed writes since start (read at scrape time). */
+  readonly requestLogLosses?: () => { readonly dropped: number; readonly failed: number };
   /** The chain's latest block as the service already reads it (the fee oracle), for the guard's expiry. */
   readonly chainHead?: (chain: ChainRuntime) => Promise<ChainHead | undefined>;
   /** Several instances on one PostgreSQL: their shares of each deposit (store/solvencyClaims.ts). */
@@ -98,6 +100,7 @@ export function createObservability(deps: ObservabilityDeps): Observability {
         solvency: () => solvency.state(),
         ...(deps.settlementLag === undefined ? {} : { settlementLag: deps.settlementLag }),
         ...(deps.priceAgeSeconds === undefined ? {} : { priceAgeSeconds: deps.priceAgeSeconds }),
+        ...(deps.requestLogLosses === undefined ? {} : { requestLogLosses: deps.requestLogLosses }),
       })
     : undefined;
   // A cluster worker's scrape reports every worker's metrics, aggregated by the primary (clusterMetrics.ts).

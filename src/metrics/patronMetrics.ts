@@ -30,6 +30,8 @@ export interface MetricsSources {
   readonly solvency?: () => readonly ChainGaugeState[];
   readonly settlementLag?: () => readonly { readonly chainId: number; readonly lag: bigint | undefined }[];
   readonly priceAgeSeconds?: (chainId: number) => number | undefined;
+  /** The request log's losses since start (requestLogRecorder.ts stats): read at scrape time. */
+  readonly requestLogLosses?: () => { readonly dropped: number; readonly failed: number };
   /** Collect prom-client's process metrics (CPU, memory, event loop lag, GC); tests may leave them out. */
   readonly processMetrics?: boolean;
 }
@@ -250,6 +252,25 @@ function registerGauges(registry: Registry, sources: MetricsSources, chain: (cha
       for (const [chainId, lag] of lags) this.set({ chain: chain(chainId) }, Number(lag));
     },
   });
+  // Counters whose value the recorder keeps (a scrape sets them to it): they only grow while the process runs.
+  const losses = sources.requestLogLosses;
+  const lossCounter = (name: string, help: string, read: (l: { dropped: number; failed: number }) => number) =>
+    new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        if (losses === undefined) return;
+        this.reset();
+        this.inc(read(losses()));
+      },
+    });
+  lossCounter(
+    'patron_request_log_dropped_total',
+    'Request log entries dropped because the buffer was full (the database fell behind)',
+    (l) => l.dropped,
+  );
+  lossCounter('patron_request_log_failed_total', 'Request log entries lost to failed writes', (l) => l.failed);
   new Gauge({
     name: 'patron_price_age_seconds',
     help: "Age of the native coin's USD price (absent while unknown)",
