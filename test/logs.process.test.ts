@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { type ServiceProcess, spawnService } from './helpers/serviceProcess.js';
 import { TEST_MASTER_KEY } from './helpers/testContext.js';
+import { closedPort } from './helpers/webhookReceiver.js';
 
 /**
  * What the real service (`src/main.ts`) writes to its log (README, "Logs"): with its chain's RPC down, a few short
@@ -23,15 +23,6 @@ function dataDir(): string {
   const d = fs.mkdtempSync(path.join(os.tmpdir(), 'patron-logs-'));
   dirs.push(d);
   return d;
-}
-
-/** A port on 127.0.0.1 nothing listens on: bound, then closed. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 const SECRET = 'SECRETKEY0123456789';

@@ -7,7 +7,7 @@ import { PaymasterInsolventError } from '../src/errors/PatronError.js';
 import { viemKeccak } from '../src/paymaster/entryPoints/abiWords.js';
 import { userOpHashV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import { issuedSignature } from '../src/paymaster/requestFacts.js';
-import { generateSigningSecret, verifyStandardWebhookSignature } from '../src/webhooks/standardWebhooks.js';
+import { generateSigningSecret } from '../src/webhooks/standardWebhooks.js';
 import {
   fixtureChainRuntime,
   KEYS,
@@ -22,7 +22,7 @@ import {
   WEBHOOK_PATH,
   webhookHeaders,
 } from './helpers/testContext.js';
-import { answer, type Receiver, startReceiver } from './helpers/webhookReceiver.js';
+import { answer, type Receiver, signedWith, startReceiver } from './helpers/webhookReceiver.js';
 
 /**
  * The operator alerts (src/solvency/README.md, "Alerts"): the low-water warning with its runway, hysteresis against
@@ -111,14 +111,7 @@ describe('operator alerts with the low-water mark and hysteresis', () => {
       .map((r) => {
         // Signed at the service's clock, which the test moves by hours: the signature checked, not its age.
         assert.ok(
-          verifyStandardWebhookSignature({
-            secret,
-            id: String(r.headers['webhook-id']),
-            timestamp: String(r.headers['webhook-timestamp']),
-            body: r.body,
-            signature: String(r.headers['webhook-signature']),
-            now: () => Number(r.headers['webhook-timestamp']) * 1000,
-          }),
+          signedWith(secret, r, () => Number(r.headers['webhook-timestamp']) * 1000),
           'every alert is Standard Webhooks signed',
         );
         return JSON.parse(r.body) as Alert;

@@ -1,18 +1,9 @@
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { test } from 'node:test';
 import { createPublicClient, erc20Abi, http } from 'viem';
+import { closedPort } from '../../test/helpers/webhookReceiver.js';
 import { errorSummary, redactSecretUrl } from './errorSummary.js';
 import { PatronError } from './PatronError.js';
-
-/** A port nothing listens on: bound, then closed. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 async function rejection(p: Promise<unknown>): Promise<unknown> {
   return p.then(

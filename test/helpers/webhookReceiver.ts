@@ -98,8 +98,11 @@ export async function closedPort(): Promise<number> {
   return r.port;
 }
 
-/** Whether a received call carries a valid Standard Webhooks signature for `secret` (false when nothing came). */
-export const signedWith = (secret: string, r: ReceivedRequest | undefined): boolean =>
+/**
+ * Whether a received call carries a valid Standard Webhooks signature for `secret` (false when nothing came).
+ * `now`: the clock its age is judged by (a test that moves the service's clock checks the signature, not its age).
+ */
+export const signedWith = (secret: string, r: ReceivedRequest | undefined, now?: () => number): boolean =>
   r !== undefined &&
   verifyStandardWebhookSignature({
     secret,
@@ -107,4 +110,5 @@ export const signedWith = (secret: string, r: ReceivedRequest | undefined): bool
     timestamp: String(r.headers['webhook-timestamp']),
     body: r.body,
     signature: String(r.headers['webhook-signature']),
+    ...(now === undefined ? {} : { now }),
   });
