@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +8,7 @@ import { masterKeyCheckValue, masterKeySource, verifyMasterKey } from '../src/ac
 import { createSecretBox } from '../src/accounts/secretBox.js';
 import { Sqlite } from '../src/store/sqliteDriver.js';
 import { openStore, type Store } from '../src/store/store.js';
+import { spawnService } from './helpers/serviceProcess.js';
 
 /**
  * The master key is checked once at start against the database (migration 0015's check value, else a stored
@@ -117,21 +117,9 @@ async function runServer(dir: string, env: Record<string, string>): Promise<{ co
   for (const k of ['DATABASE_URL', 'NODE_ENV', 'PATRON_PRODUCTION', 'PATRON_MASTER_KEY', 'NODE_TEST_CONTEXT']) {
     delete base[k];
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: { ...base, PATRON_DATA_DIR: dir, PORT: '0', LOG_LEVEL: 'info', PATRON_DEMO: 'false', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  const timer = setTimeout(() => child.kill('SIGKILL'), 40_000);
-  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-  clearTimeout(timer);
+  const service = spawnService({ PATRON_DATA_DIR: dir, PATRON_DEMO: 'false', ...env }, { cwd: ROOT, baseEnv: base });
+  const code = await service.exitCode(40_000);
+  const out = service.output();
   assert.ok(!out.includes('Patron is listening'), `it started:\n${out}`);
   return { code, out };
 }

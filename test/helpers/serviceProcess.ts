@@ -16,6 +16,8 @@ export interface ServiceProcess {
   baseUrl(timeoutMs?: number): Promise<string>;
   /** SIGTERM, and its exit awaited (nothing if it already exited). */
   stop(): Promise<void>;
+  /** Its exit code, for a start that must fail: SIGKILLed (code null) if it has not exited within `timeoutMs`. */
+  exitCode(timeoutMs?: number): Promise<number | null>;
 }
 
 /** The test database's URL working in `schema` (every connection's search_path). */
@@ -79,6 +81,15 @@ export function spawnService(
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
+    },
+    async exitCode(timeoutMs = 40_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      try {
+        return await new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      } finally {
+        clearTimeout(timer);
+      }
     },
   };
 }
