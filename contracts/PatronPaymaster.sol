@@ -6,6 +6,7 @@ import {Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
+import {EnumerableSet} from "@openzeppelin/contracts/utils/structs/EnumerableSet.sol";
 import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/MessageHashUtils.sol";
 
@@ -53,7 +54,7 @@ interface IEntryPoint {
 /// own callData (it runs after validation, so it cannot be prefunded): validation prefunds when the allowance is
 /// already in place, else checks the balance and the batched approval, and postOp collects the charge (a failure
 /// is recorded in `unpaidCharges`); the service signs it only within the dApp's sponsorship policy.
-/// @dev All integers big-endian, all signatures EIP-191 (`toEthSignedMessageHash`) by `verifyingSigner`.
+/// @dev All integers big-endian, all signatures EIP-191 (`toEthSignedMessageHash`) by one of the paymaster's signers (`isSigner`).
 /// Sponsored `paymasterAndData` (98 bytes):
 ///   [0:20] paymaster | [20] mode = 0 | [21:27] uint48 validUntil | [27:33] uint48 validAfter | [33:98] r||s||v
 ///   sponsoredHash = keccak256(abi.encode(opHash, chainid, address(this), uint8 0, validUntil, validAfter))
@@ -70,11 +71,12 @@ interface IEntryPoint {
 /// Token charge (rounded up, in the paymaster's favour), never more than the signed maxTokenCost:
 ///   charge = ceil((actualGasCost + POST_OP_OVERHEAD * gasPrice) * exchangeRate * priceMarkup / (1e18 * 1e6))
 ///   exchangeRate: token base units per 1e18 wei; priceMarkup: parts per million (1e6 = no premium).
-/// Staking: `verifyingSigner` and `feeReceiver` are storage reads, the token mode's prefund writes the token's
+/// Staking: the signer set and `feeReceiver` are storage reads, the token mode's prefund writes the token's
 /// storage associated with the paymaster, and the token mode returns a context; ERC-7562 (STO-031, EREP-050) lets
 /// bundlers accept all three only from a staked paymaster, hence `addStake`. The token context is 8 words.
 contract PatronPaymaster is Ownable2Step {
     using SafeERC20 for IERC20;
+    using EnumerableSet for EnumerableSet.AddressSet;
 
     uint8 public constant MODE_SPONSORED = 0;
     uint8 public constant MODE_TOKEN = 1;
@@ -106,15 +108,19 @@ contract PatronPaymaster is Ownable2Step {
     uint256 private constant SIG_VALIDATION_FAILED = 1;
 
     IEntryPoint public immutable entryPoint;
-    address public verifyingSigner;
     /// Receives the token mode's charges.
     address public feeReceiver;
+    /// The keys whose signatures the paymaster accepts. More than one so that a key is rotated with an overlap:
+    /// the owner adds the new key, the service's instances move to it, and the owner removes the old one, with no
+    /// moment at which the signatures being issued are refused. Own storage: a bundler allows its read.
+    EnumerableSet.AddressSet private _signers;
     /// Token charges that could not be collected (the account's approval or balance was gone when postOp ran
     /// after its execution had been reverted): account => token => amount. Anyone may collect them later with
     /// `collectUnpaidCharge`; the Patron service refuses token mode to an account that owes one.
     mapping(address account => mapping(address token => uint256 amount)) public unpaidCharges;
 
-    event VerifyingSignerChanged(address indexed previousSigner, address indexed newSigner);
+    event SignerAdded(address indexed signer);
+    event SignerRemoved(address indexed signer);
     event FeeReceiverChanged(address indexed previousReceiver, address indexed newReceiver);
     /// A token-mode op was charged `charge` of `token` for `actualGasCost` wei of gas.
     event TokenCharged(address indexed account, address indexed token, uint256 charge, uint256 actualGasCost);
@@ -124,6 +130,8 @@ contract PatronPaymaster is Ownable2Step {
 
     error NotEntryPoint(address caller);
     error ZeroAddress();
+    error SignerAlreadyAdded(address signer);
+    error NotASigner(address signer);
     error UnknownMode(uint8 mode);
     error InvalidPaymasterDataLength(uint256 length, uint256 expected);
     error RenounceOwnershipDisabled();
@@ -135,12 +143,12 @@ contract PatronPaymaster is Ownable2Step {
         _;
     }
 
-    constructor(IEntryPoint entryPoint_, address owner_, address verifyingSigner_) Ownable(owner_) {
-        if (address(entryPoint_) == address(0) || verifyingSigner_ == address(0)) revert ZeroAddress();
+    constructor(IEntryPoint entryPoint_, address owner_, address signer_) Ownable(owner_) {
+        if (address(entryPoint_) == address(0) || signer_ == address(0)) revert ZeroAddress();
         entryPoint = entryPoint_;
-        verifyingSigner = verifyingSigner_;
+        _signers.add(signer_);
         feeReceiver = owner_;
-        emit VerifyingSignerChanged(address(0), verifyingSigner_);
+        emit SignerAdded(signer_);
         emit FeeReceiverChanged(address(0), owner_);
     }
 
@@ -262,7 +270,7 @@ contract PatronPaymaster is Ownable2Step {
         uint48 validUntil = uint48(bytes6(data[VALID_UNTIL_OFFSET:VALID_AFTER_OFFSET]));
         uint48 validAfter = uint48(bytes6(data[VALID_AFTER_OFFSET:SIGNATURE_OFFSET]));
         bytes32 digest = MessageHashUtils.toEthSignedMessageHash(_sponsoredHash(userOp, validUntil, validAfter));
-        bool sigFailed = !_isSignedBy(digest, data[SIGNATURE_OFFSET:], verifyingSigner);
+        bool sigFailed = !_isSignedBy(digest, data[SIGNATURE_OFFSET:]);
         // Empty context: v0.6 then skips postOp entirely, saving its gas.
         return ("", _packValidationData(sigFailed, validUntil, validAfter));
     }
@@ -306,7 +314,7 @@ contract PatronPaymaster is Ownable2Step {
         bytes32 digest = MessageHashUtils.toEthSignedMessageHash(
             _tokenHash(userOp, mode, d.validUntil, d.validAfter, d.token, d.exchangeRate, d.priceMarkup, d.maxTokenCost)
         );
-        if (!_isSignedBy(digest, data[TOKEN_SIGNATURE_OFFSET:], verifyingSigner)) {
+        if (!_isSignedBy(digest, data[TOKEN_SIGNATURE_OFFSET:])) {
             return ("", _packValidationData(true, d.validUntil, d.validAfter));
         }
         IERC20 token = IERC20(d.token);
@@ -459,12 +467,12 @@ contract PatronPaymaster is Ownable2Step {
 
     /// tryRecover (not recover) so that a malformed signature (bad v, high s, r = 0) is a plain failure:
     /// reverting would turn a bad signature into AA33 and hide it from the bundler's simulation.
-    function _isSignedBy(bytes32 digest, bytes calldata signature, address signer) internal pure returns (bool) {
+    function _isSignedBy(bytes32 digest, bytes calldata signature) internal view returns (bool) {
         bytes32 r = bytes32(signature[0:32]);
         bytes32 s = bytes32(signature[32:64]);
         uint8 v = uint8(signature[64]);
         (address recovered, ECDSA.RecoverError err,) = ECDSA.tryRecover(digest, v, r, s);
-        return err == ECDSA.RecoverError.NoError && recovered == signer;
+        return err == ECDSA.RecoverError.NoError && _signers.contains(recovered);
     }
 
     /// ERC-4337 validationData layout: sigFailed (160 bits) | validUntil (48) | validAfter (48).
@@ -478,11 +486,28 @@ contract PatronPaymaster is Ownable2Step {
 
     // ---------------------------------------------------------------- administration
 
-    /// Rotates the service's signing key; data signed by the old key fails (AA34) from the next block on.
-    function setVerifyingSigner(address newSigner) external onlyOwner {
-        if (newSigner == address(0)) revert ZeroAddress();
-        emit VerifyingSignerChanged(verifyingSigner, newSigner);
-        verifyingSigner = newSigner;
+    /// Adds a key whose signatures the paymaster accepts (the first step of a rotation: data it signs is valid
+    /// from the next block on, while the keys already there stay valid).
+    function addSigner(address signer) external onlyOwner {
+        if (signer == address(0)) revert ZeroAddress();
+        if (!_signers.add(signer)) revert SignerAlreadyAdded(signer);
+        emit SignerAdded(signer);
+    }
+
+    /// Removes a key: everything it signed fails (AA34) from the next block on, even inside its validity window.
+    /// Removing the last key is allowed on purpose: it stops all sponsorship at once (the owner's emergency stop).
+    function removeSigner(address signer) external onlyOwner {
+        if (!_signers.remove(signer)) revert NotASigner(signer);
+        emit SignerRemoved(signer);
+    }
+
+    function isSigner(address signer) external view returns (bool) {
+        return _signers.contains(signer);
+    }
+
+    /// Every key the paymaster accepts, in no particular order (a set kept small by its owner).
+    function signers() external view returns (address[] memory) {
+        return _signers.values();
     }
 
     function setFeeReceiver(address newReceiver) external onlyOwner {

@@ -10,6 +10,7 @@ import {IEntryPoint, PackedUserOperation} from "@openzeppelin/contracts/interfac
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
+import {EnumerableSet} from "@openzeppelin/contracts/utils/structs/EnumerableSet.sol";
 import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/MessageHashUtils.sol";
 import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 
@@ -24,7 +25,7 @@ import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 /// after validation, so it cannot be prefunded): validation prefunds when an allowance is already in place, else
 /// checks the balance and the batched approval, and postOp collects the charge; a charge that then fails is paid
 /// by the deposit, which the service only risks for a dApp whose sponsorship policy admits the op.
-/// @dev All integers big-endian, all signatures EIP-191 (`toEthSignedMessageHash`) by `verifyingSigner`, r||s||v.
+/// @dev All integers big-endian, all signatures EIP-191 (`toEthSignedMessageHash`) by one of the paymaster's signers (`isSigner`), r||s||v.
 /// paymasterAndData = paymaster(20) | uint128 paymasterVerificationGasLimit | uint128 paymasterPostOpGasLimit
 ///                    | paymasterData, the standard v0.7 prefix. paymasterData:
 ///   sponsored (paymasterAndData 154 bytes): [0] mode = 0 | [1:7] uint48 validUntil | [7:13] uint48 validAfter
@@ -78,13 +79,14 @@ import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 ///   exchangeRate: token base units per 1e18 wei; priceMarkup: parts per million (1e6 = no premium).
 ///   The service derives maxTokenCost from the gas caps (the prefund at the caps, plus the overhead and penalty
 ///   bound at maxFeePerGas), so it bounds the charge of any op within them.
-/// Staking: `verifyingSigner` and `feeReceiver` are storage reads, the token mode's prefund writes the token's
+/// Staking: the signer set and `feeReceiver` are storage reads, the token mode's prefund writes the token's
 /// storage associated with the paymaster (its balance), and the token mode returns a context; ERC-7562 (STO-031,
 /// EREP-050) lets bundlers accept all three only from a staked paymaster, hence `addStake`. The context is
 /// 7 words (224 bytes), far under ERC-7562's 2,048-byte limit.
 contract PatronPaymasterV07 is Paymaster, Ownable2Step {
     using ERC4337Utils for PackedUserOperation;
     using SafeERC20 for IERC20;
+    using EnumerableSet for EnumerableSet.AddressSet;
 
     uint8 public constant MODE_SPONSORED = 0;
     uint8 public constant MODE_TOKEN = 1;
@@ -136,16 +138,22 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
     /// selects the unused-gas penalty rule (see `maxPenaltyGas`): derived, not a constructor argument, so the
     /// rule can never disagree with the EntryPoint actually named; an EntryPoint elsewhere is refused.
     uint8 public immutable entryPointVersion;
-    address public verifyingSigner;
     /// Receives the token mode's charges.
     address public feeReceiver;
+    /// The keys whose signatures the paymaster accepts. More than one so that a key is rotated with an overlap:
+    /// the owner adds the new key, the service's instances move to it, and the owner removes the old one, with no
+    /// moment at which the signatures being issued are refused. Own storage: a bundler allows its read.
+    EnumerableSet.AddressSet private _signers;
 
-    event VerifyingSignerChanged(address indexed previousSigner, address indexed newSigner);
+    event SignerAdded(address indexed signer);
+    event SignerRemoved(address indexed signer);
     event FeeReceiverChanged(address indexed previousReceiver, address indexed newReceiver);
     /// A token-mode op was charged `charge` of `token`; `actualGasCost` is the wei figure postOp was given.
     event TokenCharged(address indexed account, address indexed token, uint256 charge, uint256 actualGasCost);
 
     error ZeroAddress();
+    error SignerAlreadyAdded(address signer);
+    error NotASigner(address signer);
     error UnsupportedEntryPoint(address entryPoint);
     error UnknownMode(uint8 mode);
     error InvalidPaymasterDataLength(uint256 length, uint256 expected);
@@ -156,13 +164,13 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
     /// The prefund's transferFrom failed although balance and allowance were enough (a token that refuses it).
     error TokenPrefundFailed(address token, uint256 maxTokenCost);
 
-    constructor(IEntryPoint entryPoint_, address owner_, address verifyingSigner_) Ownable(owner_) {
-        if (address(entryPoint_) == address(0) || verifyingSigner_ == address(0)) revert ZeroAddress();
+    constructor(IEntryPoint entryPoint_, address owner_, address signer_) Ownable(owner_) {
+        if (address(entryPoint_) == address(0) || signer_ == address(0)) revert ZeroAddress();
         _entryPoint = entryPoint_;
         entryPointVersion = _versionOf(entryPoint_);
-        verifyingSigner = verifyingSigner_;
+        _signers.add(signer_);
         feeReceiver = owner_;
-        emit VerifyingSignerChanged(address(0), verifyingSigner_);
+        emit SignerAdded(signer_);
         emit FeeReceiverChanged(address(0), owner_);
     }
 
@@ -571,7 +579,7 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
     function _isSignedBy(bytes32 digest, bytes calldata signature) internal view returns (bool) {
         (address recovered, ECDSA.RecoverError err,) =
             ECDSA.tryRecover(digest, uint8(signature[64]), bytes32(signature[0:32]), bytes32(signature[32:64]));
-        return err == ECDSA.RecoverError.NoError && recovered == verifyingSigner;
+        return err == ECDSA.RecoverError.NoError && _signers.contains(recovered);
     }
 
     /// False when exactly one bound carries the v0.9 block-number flag (OZ PaymasterSigner's rule).
@@ -593,11 +601,28 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
 
     // ---------------------------------------------------------------- administration
 
-    /// Rotates the service's signing key; data signed by the old key fails (AA34) from the next block on.
-    function setVerifyingSigner(address newSigner) external onlyOwner {
-        if (newSigner == address(0)) revert ZeroAddress();
-        emit VerifyingSignerChanged(verifyingSigner, newSigner);
-        verifyingSigner = newSigner;
+    /// Adds a key whose signatures the paymaster accepts (the first step of a rotation: data it signs is valid
+    /// from the next block on, while the keys already there stay valid).
+    function addSigner(address signer) external onlyOwner {
+        if (signer == address(0)) revert ZeroAddress();
+        if (!_signers.add(signer)) revert SignerAlreadyAdded(signer);
+        emit SignerAdded(signer);
+    }
+
+    /// Removes a key: everything it signed fails (AA34) from the next block on, even inside its validity window.
+    /// Removing the last key is allowed on purpose: it stops all sponsorship at once (the owner's emergency stop).
+    function removeSigner(address signer) external onlyOwner {
+        if (!_signers.remove(signer)) revert NotASigner(signer);
+        emit SignerRemoved(signer);
+    }
+
+    function isSigner(address signer) external view returns (bool) {
+        return _signers.contains(signer);
+    }
+
+    /// Every key the paymaster accepts, in no particular order (a set kept small by its owner).
+    function signers() external view returns (address[] memory) {
+        return _signers.values();
     }
 
     function setFeeReceiver(address newReceiver) external onlyOwner {

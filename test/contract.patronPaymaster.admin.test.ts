@@ -1,29 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  type Address,
-  type Hash,
-  type Hex,
-  isAddressEqual,
-  parseEther,
-  parseEventLogs,
-  toFunctionSelector,
-  zeroAddress,
-} from 'viem';
+import { type Address, type Hash, type Hex, isAddressEqual, parseEther, toFunctionSelector, zeroAddress } from 'viem';
 import { entryPoint06Abi } from 'viem/account-abstraction';
-import { privateKeyToAccount } from 'viem/accounts';
 import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { DevClient } from '../src/chain/devClient.js';
 import { DEV_PAYMASTER_STAKE, deployPatronPaymaster } from '../src/chain/embeddedChain.js';
 import {
   buildDeployingOp,
   failedOpReason,
-  KEYS,
   latestTimestamp,
   revertOf,
   signAccount,
   signPaymaster,
 } from './helpers/patronPaymasterV06.js';
+import { checkSignerRotation } from './helpers/signerSetChecks.js';
 import { usePatronChain } from './helpers/usePatronChain.js';
 
 /** Ownership, signer rotation, deposit and stake of PatronPaymaster: the owner-only surface. */
@@ -45,7 +35,7 @@ describe('PatronPaymaster administration', () => {
     return write(client).then(() => assert.fail('the call should revert'), revertOf);
   }
 
-  const read = <F extends 'owner' | 'pendingOwner' | 'verifyingSigner' | 'getDeposit'>(functionName: F) =>
+  const read = <F extends 'owner' | 'pendingOwner' | 'getDeposit'>(functionName: F) =>
     chain.fx.client.readContract({ address: chain.fx.paymaster, abi: patronPaymasterAbi, functionName });
 
   async function sponsoredBy(key: Hex): Promise<string> {
@@ -61,10 +51,7 @@ describe('PatronPaymaster administration', () => {
   it('refuses every owner-only function to anyone else (OwnableUnauthorizedAccount)', async () => {
     const who = chain.fx.stranger.account.address;
     const calls: Array<[string, Write]> = [
-      [
-        'setVerifyingSigner',
-        (c) => c.writeContract({ ...paymaster(), functionName: 'setVerifyingSigner', args: [who] }),
-      ],
+      ['addSigner', (c) => c.writeContract({ ...paymaster(), functionName: 'addSigner', args: [who] })],
       ['withdrawTo', (c) => c.writeContract({ ...paymaster(), functionName: 'withdrawTo', args: [who, 1n] })],
       [
         'addStake',
@@ -83,29 +70,19 @@ describe('PatronPaymaster administration', () => {
     }
   });
 
-  it('rotates the verifying signer: event, old signer AA34, new signer accepted', async () => {
-    const oldSigner = privateKeyToAccount(KEYS.signer).address;
-    const newSigner = privateKeyToAccount(KEYS.stranger).address;
-    assert.equal(await sponsoredBy(KEYS.signer), 'ok');
-    assert.equal(await sponsoredBy(KEYS.stranger), 'AA34 signature error');
-    const receipt = await send(chain.fx.client, (c) =>
-      c.writeContract({ ...paymaster(), functionName: 'setVerifyingSigner', args: [newSigner] }),
-    );
-    const [event] = parseEventLogs({
-      abi: patronPaymasterAbi,
-      eventName: 'VerifyingSignerChanged',
-      logs: receipt.logs,
+  it('rotates the signer with an overlap: add the new key, both accepted, remove the old (AA34), owner only', async () => {
+    await checkSignerRotation({
+      owner: chain.fx.client,
+      stranger: chain.fx.stranger,
+      paymaster: chain.fx.paymaster,
+      sponsoredBy,
+      aa34: 'AA34 signature error',
     });
-    assert.ok(event !== undefined);
-    assert.ok(isAddressEqual(event.args.previousSigner, oldSigner) && isAddressEqual(event.args.newSigner, newSigner));
-    assert.ok(isAddressEqual(await read('verifyingSigner'), newSigner));
-    assert.equal(await sponsoredBy(KEYS.signer), 'AA34 signature error');
-    assert.equal(await sponsoredBy(KEYS.stranger), 'ok');
   });
 
-  it('refuses the zero address as signer, at deployment and in setVerifyingSigner', async () => {
+  it('refuses the zero address as signer, at deployment and in addSigner', async () => {
     const err = await revertWith(chain.fx.client, (c) =>
-      c.writeContract({ ...paymaster(), functionName: 'setVerifyingSigner', args: [zeroAddress] }),
+      c.writeContract({ ...paymaster(), functionName: 'addSigner', args: [zeroAddress] }),
     );
     assert.deepEqual(err, { errorName: 'ZeroAddress', args: [] });
     const deploy = deployPatronPaymaster({
@@ -138,16 +115,14 @@ describe('PatronPaymaster administration', () => {
     assert.equal(await read('pendingOwner'), zeroAddress);
     assert.deepEqual(
       await revertWith(chain.fx.client, (c) =>
-        c.writeContract({ ...paymaster(), functionName: 'setVerifyingSigner', args: [owner] }),
+        c.writeContract({ ...paymaster(), functionName: 'addSigner', args: [owner] }),
       ),
       {
         errorName: 'OwnableUnauthorizedAccount',
         args: [owner],
       },
     );
-    await send(chain.fx.stranger, (c) =>
-      c.writeContract({ ...paymaster(), functionName: 'setVerifyingSigner', args: [owner] }),
-    );
+    await send(chain.fx.stranger, (c) => c.writeContract({ ...paymaster(), functionName: 'addSigner', args: [owner] }));
   });
 
   it('refuses renounceOwnership (the deposit would be stranded)', async () => {

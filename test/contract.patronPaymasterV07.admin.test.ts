@@ -10,11 +10,10 @@ import {
   zeroAddress,
 } from 'viem';
 import { entryPoint09Abi } from 'viem/account-abstraction';
-import { privateKeyToAccount } from 'viem/accounts';
 import { deployPatronPaymasterV07, patronPaymasterV07Abi } from '../src/chain/deployPatronPaymasterV07.js';
 import type { DevClient } from '../src/chain/devClient.js';
 import { ENTRY_POINT_ADDRESSES } from '../src/chain/entryPoints.js';
-import { KEYS, revertOf } from './helpers/patronPaymasterV06.js';
+import { revertOf } from './helpers/patronPaymasterV06.js';
 import {
   AA34,
   buildDeployingOp,
@@ -25,6 +24,7 @@ import {
   useV07Chain,
   VERSIONS,
 } from './helpers/patronPaymasterV07.js';
+import { checkSignerRotation } from './helpers/signerSetChecks.js';
 
 /** Ownership, signer rotation, deposit and stake of PatronPaymasterV07: the owner-only surface, per EntryPoint. */
 for (const version of VERSIONS) {
@@ -46,9 +46,8 @@ for (const version of VERSIONS) {
       return write(client).then(() => assert.fail('the call should revert'), revertOf);
     }
 
-    const read = <F extends 'owner' | 'pendingOwner' | 'verifyingSigner' | 'getDeposit' | 'feeReceiver'>(
-      functionName: F,
-    ) => chain.fx.client.readContract({ address: chain.fx.paymaster, abi: patronPaymasterV07Abi, functionName });
+    const read = <F extends 'owner' | 'pendingOwner' | 'getDeposit' | 'feeReceiver'>(functionName: F) =>
+      chain.fx.client.readContract({ address: chain.fx.paymaster, abi: patronPaymasterV07Abi, functionName });
 
     async function sponsoredBy(key: `0x${string}`): Promise<string> {
       const now = await latestTimestamp(chain.fx);
@@ -63,10 +62,7 @@ for (const version of VERSIONS) {
     it('refuses every owner-only function to anyone else (OwnableUnauthorizedAccount)', async () => {
       const who = chain.fx.stranger.account.address;
       const calls: Array<[string, Write]> = [
-        [
-          'setVerifyingSigner',
-          (c) => c.writeContract({ ...paymaster(), functionName: 'setVerifyingSigner', args: [who] }),
-        ],
+        ['addSigner', (c) => c.writeContract({ ...paymaster(), functionName: 'addSigner', args: [who] })],
         ['setFeeReceiver', (c) => c.writeContract({ ...paymaster(), functionName: 'setFeeReceiver', args: [who] })],
         ['withdrawTo', (c) => c.writeContract({ ...paymaster(), functionName: 'withdrawTo', args: [who, 1n] })],
         [
@@ -93,26 +89,14 @@ for (const version of VERSIONS) {
       assert.deepEqual(renounce, { errorName: 'OwnableUnauthorizedAccount', args: [who] });
     });
 
-    it(`rotates the verifying signer: event, old signer ${AA34}, new signer accepted`, async () => {
-      const oldSigner = privateKeyToAccount(KEYS.signer).address;
-      const newSigner = privateKeyToAccount(KEYS.stranger).address;
-      assert.equal(await sponsoredBy(KEYS.signer), 'ok');
-      assert.equal(await sponsoredBy(KEYS.stranger), AA34);
-      const receipt = await send(chain.fx.client, (c) =>
-        c.writeContract({ ...paymaster(), functionName: 'setVerifyingSigner', args: [newSigner] }),
-      );
-      const [event] = parseEventLogs({
-        abi: patronPaymasterV07Abi,
-        eventName: 'VerifyingSignerChanged',
-        logs: receipt.logs,
+    it(`rotates the signer with an overlap: add the new key, both accepted, remove the old (${AA34})`, async () => {
+      await checkSignerRotation({
+        owner: chain.fx.client,
+        stranger: chain.fx.stranger,
+        paymaster: chain.fx.paymaster,
+        sponsoredBy,
+        aa34: AA34,
       });
-      assert.ok(event !== undefined);
-      assert.ok(
-        isAddressEqual(event.args.previousSigner, oldSigner) && isAddressEqual(event.args.newSigner, newSigner),
-      );
-      assert.ok(isAddressEqual(await read('verifyingSigner'), newSigner));
-      assert.equal(await sponsoredBy(KEYS.signer), AA34);
-      assert.equal(await sponsoredBy(KEYS.stranger), 'ok');
     });
 
     it('sets the fee receiver (owner only, event), the owner being the first one', async () => {
@@ -130,7 +114,7 @@ for (const version of VERSIONS) {
     });
 
     it('refuses zero addresses: signer, fee receiver, and at deployment', async () => {
-      for (const functionName of ['setVerifyingSigner', 'setFeeReceiver'] as const) {
+      for (const functionName of ['addSigner', 'setFeeReceiver'] as const) {
         const err = await revertWith(chain.fx.client, (c) =>
           c.writeContract({ ...paymaster(), functionName, args: [zeroAddress] }),
         );
@@ -180,12 +164,12 @@ for (const version of VERSIONS) {
       assert.equal(await read('pendingOwner'), zeroAddress);
       assert.deepEqual(
         await revertWith(chain.fx.client, (c) =>
-          c.writeContract({ ...paymaster(), functionName: 'setVerifyingSigner', args: [owner] }),
+          c.writeContract({ ...paymaster(), functionName: 'addSigner', args: [owner] }),
         ),
         { errorName: 'OwnableUnauthorizedAccount', args: [owner] },
       );
       await send(chain.fx.stranger, (c) =>
-        c.writeContract({ ...paymaster(), functionName: 'setVerifyingSigner', args: [owner] }),
+        c.writeContract({ ...paymaster(), functionName: 'addSigner', args: [owner] }),
       );
     });
 

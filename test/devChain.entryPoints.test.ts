@@ -101,10 +101,9 @@ describe('dev chain: EntryPoints v0.6-v0.9 and what SDKs default to', () => {
         await dev.client.readContract({ address: paymaster, abi, functionName: 'getDeposit' }),
         parseEther('1'),
       );
-      assert.equal(
-        await dev.client.readContract({ address: paymaster, abi, functionName: 'verifyingSigner' }),
+      assert.deepEqual(await dev.client.readContract({ address: paymaster, abi, functionName: 'signers' }), [
         owner.address,
-      );
+      ]);
     }
     const addresses: Address[] = [
       ...Object.values(dev.entryPoints),

@@ -110,9 +110,9 @@ function encode(args: {
 
 /**
  * PatronPaymasterV07's `feeReceiver` storage slot: Ownable's owner (0) and Ownable2Step's pending owner (1) come
- * first, then verifyingSigner (2) and feeReceiver (3). A test reads it from the deployed contract.
+ * first, then feeReceiver (2) and the signer set (3, 4). A test reads it from the deployed contract.
  */
-export const FEE_RECEIVER_SLOT: Hex = pad('0x03', { size: 32 });
+export const FEE_RECEIVER_SLOT: Hex = pad('0x02', { size: 32 });
 
 /** The gas values the token mode's maximum charge is computed at (its caps, when the op has them). */
 const chargeBounds = (limits: GasLimits & PaymasterGas & { readonly gasCaps?: GasLimits | undefined }) => ({
