@@ -78,7 +78,7 @@ test('deploy, deposit and info on a chain reached over HTTP', async () => {
       paymaster,
       entryPoint: '0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789',
       owner: privateKeyToAddress(deployerKey),
-      verifyingSigner: privateKeyToAddress(signerKey),
+      signers: [privateKeyToAddress(signerKey)],
       // The owner receives token-mode charges until it names another receiver.
       feeReceiver: privateKeyToAddress(deployerKey),
       deposit: '1500000000000000000',
@@ -115,7 +115,7 @@ test('each EntryPoint version: deploy, fund and read PatronPaymasterV07 for v0.7
     assert.equal(deposited.json.deposit, '250000000000000000', JSON.stringify(deposited.json));
     const info = await cli(['paymaster', 'info', '--rpc', rpcUrl, '--paymaster', paymaster]);
     assert.equal(info.json.entryPoint, canonical[version]);
-    assert.equal(info.json.verifyingSigner, privateKeyToAddress(signerKey));
+    assert.deepEqual(info.json.signers, [privateKeyToAddress(signerKey)]);
     assert.equal(info.json.deposit, '250000000000000000');
   }
   const bad = await cli(['paymaster', 'deploy', '--rpc', rpcUrl, '--entry-point-version', '0.5']);

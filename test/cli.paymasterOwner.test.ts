@@ -77,15 +77,19 @@ const client = () => createPublicClient({ transport: http(rpcUrl) });
 
 async function onChain(paymaster: Address) {
   const c = client();
-  const read = <F extends 'verifyingSigner' | 'feeReceiver' | 'entryPoint'>(functionName: F) =>
+  const read = <F extends 'signers' | 'feeReceiver' | 'entryPoint'>(functionName: F) =>
     c.readContract({ address: paymaster, abi: patronPaymasterAbi, functionName });
   const info = await c.readContract({
-    address: await read('entryPoint'),
+    address: (await read('entryPoint')) as Address,
     abi: entryPoint06Abi,
     functionName: 'getDepositInfo',
     args: [paymaster],
   });
-  return { ...info, signer: await read('verifyingSigner'), feeReceiver: await read('feeReceiver') };
+  return {
+    ...info,
+    signers: (await read('signers')) as readonly Address[],
+    feeReceiver: (await read('feeReceiver')) as Address,
+  };
 }
 
 async function deploy(version: string): Promise<Address> {
@@ -113,7 +117,8 @@ for (const version of ['0.6', '0.7', '0.9']) {
         on('stake', '--amount', '0.1', '--unstake-delay', '60'),
         on('unlock-stake'),
         on('withdraw-stake'),
-        on('set-signer', '--signer', recipient),
+        on('add-signer', '--signer', recipient),
+        on('remove-signer', '--signer', recipient),
         on('set-fee-receiver', '--receiver', recipient),
       ];
       for (const argv of commands) {
@@ -201,14 +206,36 @@ for (const version of ['0.6', '0.7', '0.9']) {
       assert.equal(await client().getBalance({ address: recipient }), start + 3n * 10n ** 17n);
     });
 
-    test('set-signer and set-fee-receiver: dry run, then the new value on chain; the zero address decoded', async () => {
-      const before = await onChain(paymaster);
-      const dry = await ok(on('set-signer', '--signer', recipient, '--dry-run'));
-      assert.deepEqual(dry.before, { verifyingSigner: before.signer });
-      assert.deepEqual(dry.after, { verifyingSigner: recipient });
-      assert.equal((await onChain(paymaster)).signer, before.signer, 'a dry run sends nothing');
-      await ok(on('set-signer', '--signer', recipient));
-      assert.equal((await onChain(paymaster)).signer, recipient);
+    test('add-signer, remove-signer and set-fee-receiver: dry run, then the new value on chain; reverts decoded', async () => {
+      const [serviceSigner] = (await onChain(paymaster)).signers;
+      assert.ok(serviceSigner !== undefined);
+      const dry = await ok(on('add-signer', '--signer', recipient, '--dry-run'));
+      assert.deepEqual(dry.before, { accepted: false, signers: 1 });
+      assert.deepEqual(dry.after, { accepted: true, signers: 2 });
+      assert.deepEqual((await onChain(paymaster)).signers, [serviceSigner], 'a dry run sends nothing');
+      await ok(on('add-signer', '--signer', recipient));
+      assert.deepEqual((await onChain(paymaster)).signers, [serviceSigner, recipient]);
+      assert.match(
+        await failure(on('add-signer', '--signer', recipient)),
+        /reverts: 0x[0-9a-fA-F]{40} is already one of the paymaster's signers/,
+      );
+      const info = await ok(['paymaster', 'info', '--rpc', rpcUrl, '--paymaster', paymaster]);
+      assert.deepEqual(info.signers, [serviceSigner, recipient]);
+
+      await ok(on('remove-signer', '--signer', serviceSigner));
+      assert.deepEqual((await onChain(paymaster)).signers, [recipient]);
+      assert.match(
+        await failure(on('remove-signer', '--signer', serviceSigner)),
+        /reverts: 0x[0-9a-fA-F]{40} is not one of the paymaster's signers/,
+      );
+      // The last key only on purpose: without it the paymaster refuses every sponsorship.
+      assert.match(
+        await failure(on('remove-signer', '--signer', recipient)),
+        /is the paymaster's only signer: removing it stops every sponsorship; .*--emergency-stop/,
+      );
+      assert.deepEqual((await onChain(paymaster)).signers, [recipient]);
+      await ok(on('remove-signer', '--signer', recipient, '--emergency-stop'));
+      assert.deepEqual((await onChain(paymaster)).signers, []);
 
       await ok(on('set-fee-receiver', '--receiver', recipient, '--dry-run'));
       assert.equal((await onChain(paymaster)).feeReceiver, owner, 'a dry run sends nothing');

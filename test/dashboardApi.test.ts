@@ -240,7 +240,8 @@ describe('paymaster status', () => {
     for (const p of d.paymasters) {
       assert.equal(p.deposit.eth, '10', p.entryPointVersion);
       assert.equal(p.signer, ctx.deps.signer.address);
-      assert.equal(p.onChainSigner, ctx.deps.signer.address, p.entryPointVersion);
+      assert.deepEqual(p.onChainSigners, [ctx.deps.signer.address], p.entryPointVersion);
+      assert.equal(p.signerActive, true, p.entryPointVersion);
       assert.deepEqual(
         p.warnings.map((w: { code: string }) => w.code),
         ['deposit_low'],

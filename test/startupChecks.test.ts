@@ -114,6 +114,9 @@ describe('start-up chain checks (the real process)', { timeout: 180_000 }, () =>
     const r = await start({ chainId: fx.chain.chainId, entryPoint: fx.paymaster }, OTHER_SIGNER);
     assert.equal(r.outcome, 1, r.out);
     assert.match(r.out, /the paymaster's EntryPoint is 0x[0-9a-fA-F]{40}, not the configured/);
-    assert.match(r.out, /the paymaster's verifyingSigner is 0x[0-9a-fA-F]{40}, not this service's signer/);
+    assert.match(
+      r.out,
+      /the paymaster 0x[0-9a-fA-F]{40} does not accept this service's signer 0x[0-9a-fA-F]{40} \(its signers: 0x[0-9a-fA-F]{40}\); the paymaster's owner adds it: patron paymaster add-signer --signer/,
+    );
   });
 });

@@ -1,6 +1,7 @@
-import { type Address, formatEther, isAddressEqual, parseAbi } from 'viem';
+import { type Address, formatEther, isAddressEqual } from 'viem';
 import { entryPoint06Abi } from 'viem/account-abstraction';
 import type { ChainRuntime, EntryPointVersion } from './chainRegistry.js';
+import { addSignerHint, readPaymasterSigners } from './paymasterSigners.js';
 import { withTimeout } from './withTimeout.js';
 
 /**
@@ -22,16 +23,16 @@ export interface PaymasterStatus {
   readonly paymaster: Address;
   /** The signer this Patron signs with. */
   readonly signer: Address;
-  /** The contract's `verifyingSigner`, when it could be read. */
-  readonly onChainSigner: Address | undefined;
+  /** The keys the contract accepts (paymasterSigners.ts), when they could be read. */
+  readonly onChainSigners: readonly Address[] | undefined;
+  /** Whether `signer` is among them (undefined when they could not be read). */
+  readonly signerActive: boolean | undefined;
   readonly depositWei: bigint | undefined;
   readonly staked: boolean | undefined;
   readonly stakeWei: bigint | undefined;
   readonly unstakeDelaySec: number | undefined;
   readonly warnings: readonly PaymasterWarning[];
 }
-
-const verifyingSignerAbi = parseAbi(['function verifyingSigner() view returns (address)']);
 
 /**
  * The status of the deployment `chain` is a view of (chainRegistry.ts `deploymentViews` gives one per EntryPoint).
@@ -54,7 +55,7 @@ export async function readPaymasterStatus(args: {
     signer: args.signer,
   };
   const timeoutMs = args.timeoutMs ?? 5000;
-  const [info, onChainSigner] = await Promise.allSettled([
+  const [info, onChainSigners] = await Promise.allSettled([
     withTimeout(
       chain.client.readContract({
         address: chain.entryPoint,
@@ -64,14 +65,12 @@ export async function readPaymasterStatus(args: {
       }),
       timeoutMs,
     ),
-    withTimeout(
-      chain.client.readContract({ address: chain.paymaster, abi: verifyingSignerAbi, functionName: 'verifyingSigner' }),
-      timeoutMs,
-    ),
+    withTimeout(readPaymasterSigners(chain), timeoutMs),
   ]);
   const warnings: PaymasterWarning[] = [];
   const deposit = info.status === 'fulfilled' ? info.value : undefined;
-  const signer = onChainSigner.status === 'fulfilled' ? onChainSigner.value : undefined;
+  const onChain = onChainSigners.status === 'fulfilled' ? onChainSigners.value : undefined;
+  const signerActive = onChain?.signers.some((s) => isAddressEqual(s, args.signer));
   if (deposit === undefined) {
     warnings.push({
       code: 'unreachable',
@@ -88,15 +87,16 @@ export async function readPaymasterStatus(args: {
       warnings.push({ code: 'not_staked', message: 'Not staked: public bundlers may refuse this paymaster' });
     }
   }
-  if (signer !== undefined && !isAddressEqual(signer, args.signer)) {
+  if (onChain !== undefined && signerActive === false) {
     warnings.push({
       code: 'signer_mismatch',
-      message: "The contract's verifying signer is not this Patron's signer: every sponsorship will fail (AA34)",
+      message: `The paymaster does not accept this Patron's signer, so Patron refuses to sign for it: ${addSignerHint({ paymaster: chain.paymaster, signer: args.signer, legacy: onChain.legacy })}`,
     });
   }
   return {
     ...base,
-    onChainSigner: signer,
+    onChainSigners: onChain?.signers,
+    signerActive,
     depositWei: deposit?.deposit,
     staked: deposit?.staked,
     stakeWei: deposit === undefined ? undefined : BigInt(deposit.stake),

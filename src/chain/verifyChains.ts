@@ -2,16 +2,17 @@ import { type Address, getAddress, isAddressEqual } from 'viem';
 import { errorSummary } from '../errors/errorSummary.js';
 import { patronPaymasterAbi } from './artifacts.js';
 import { type ChainRuntime, deploymentViews } from './chainRegistry.js';
+import { addSignerHint, readPaymasterSigners } from './paymasterSigners.js';
 import { withTimeout } from './withTimeout.js';
 
 /**
  * Start-up checks of every chain the service will sign for (main.ts refuses to start on any problem): a chain
  * configured as id 1 whose RPC serves 31337 would start silently and every signature would then fail on chain
  * with AA34. Checked: the RPC answers within the timeout; `eth_chainId` is the configured id; the EntryPoint
- * and the paymaster have code; the paymaster's `entryPoint()` is the configured EntryPoint; and its
- * `verifyingSigner()` is this service's signer. The last one refuses too, rather than warning: with another
- * signer on chain every sponsorship this process signs fails (AA34) and costs the clients a round trip each,
- * so the owner rotates the signer on chain (setVerifyingSigner) before the new key starts.
+ * and the paymaster have code; the paymaster's `entryPoint()` is the configured EntryPoint; and this service's
+ * signer is among the paymaster's signers. The last one refuses too, rather than warning: with a key the
+ * paymaster does not accept every sponsorship this process signs fails (AA34) and costs the clients a round trip
+ * each, so a rotation adds the new key on chain (`paymaster add-signer`) before the service starts with it.
  * Returns one message per problem, each naming the chain, what was expected and what was found.
  */
 export async function verifyChains(args: {
@@ -58,14 +59,15 @@ async function checks(chain: ChainRuntime, signer: Address, name: string): Promi
     );
     return problems;
   }
-  const read = (functionName: 'entryPoint' | 'verifyingSigner') =>
+  const [entryPoint, onChain] = await Promise.all([
     chain.client
-      .readContract({ address: chain.paymaster, abi: patronPaymasterAbi, functionName })
-      .catch(() => undefined);
-  const [entryPoint, onChainSigner] = await Promise.all([read('entryPoint'), read('verifyingSigner')]);
-  if (entryPoint === undefined || onChainSigner === undefined) {
+      .readContract({ address: chain.paymaster, abi: patronPaymasterAbi, functionName: 'entryPoint' })
+      .catch(() => undefined),
+    readPaymasterSigners(chain).catch(() => undefined),
+  ]);
+  if (entryPoint === undefined || onChain === undefined) {
     problems.push(
-      `${name}: the contract at ${getAddress(chain.paymaster)} is not a Patron paymaster (entryPoint() or verifyingSigner() failed)`,
+      `${name}: the contract at ${getAddress(chain.paymaster)} is not a Patron paymaster (entryPoint() or signers() failed)`,
     );
   } else {
     if (!isAddressEqual(entryPoint, chain.entryPoint)) {
@@ -73,9 +75,9 @@ async function checks(chain: ChainRuntime, signer: Address, name: string): Promi
         `${name}: the paymaster's EntryPoint is ${getAddress(entryPoint)}, not the configured ${getAddress(chain.entryPoint)}`,
       );
     }
-    if (!isAddressEqual(onChainSigner, signer)) {
+    if (!onChain.signers.some((s) => isAddressEqual(s, signer))) {
       problems.push(
-        `${name}: the paymaster's verifyingSigner is ${getAddress(onChainSigner)}, not this service's signer ${getAddress(signer)} (the paymaster's owner rotates it with setVerifyingSigner)`,
+        `${name}: the paymaster ${getAddress(chain.paymaster)} does not accept this service's signer ${getAddress(signer)} (its signers: ${onChain.signers.join(', ') || 'none'}); ${addSignerHint({ paymaster: chain.paymaster, signer, legacy: onChain.legacy })}`,
       );
     }
   }

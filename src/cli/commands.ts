@@ -234,13 +234,14 @@ export const USAGE = `Usage: patron <command> [options] [--json]
   signer keystore --out FILE                          encrypt it (password: PATRON_KEYSTORE_PASSWORD)
   paymaster deploy  --rpc URL [--entry-point-version 0.6|0.7|0.8|0.9] [--entry-point A (v0.6)] [--owner A] [--signer A]   (KEY)
   paymaster deposit --rpc URL --paymaster A --amount ETH                   (KEY)
-  paymaster info    --rpc URL --paymaster A             deposit, owner, signer, stake
+  paymaster info    --rpc URL --paymaster A             deposit, owner, signers, stake
   The owner's operations, each --rpc URL --paymaster A [--dry-run] (KEY, the paymaster's owner):
   paymaster withdraw         --amount ETH|all [--to A]       the EntryPoint deposit
   paymaster stake            --amount ETH [--unstake-delay SECONDS]
   paymaster unlock-stake                                      starts the unstake delay
   paymaster withdraw-stake   [--to A]                         once the delay has passed
-  paymaster set-signer       --signer A                       the verifying signer
+  paymaster add-signer       --signer A                       accept a key's signatures too (rotation, step 1)
+  paymaster remove-signer    --signer A [--emergency-stop]    stop accepting a key (the last one: --emergency-stop)
   paymaster set-fee-receiver --receiver A                     who gets token-mode charges
   paymaster withdraw-tokens  --token A --amount N|all [--to A]   tokens the paymaster holds
   KEY: PATRON_DEPLOYER_PRIVATE_KEY, or --keystore FILE (password: PATRON_KEYSTORE_PASSWORD).

@@ -149,6 +149,7 @@ function parse(argv: readonly string[]) {
       'unstake-delay': { type: 'string' },
       keystore: { type: 'string' },
       'dry-run': { type: 'boolean' },
+      'emergency-stop': { type: 'boolean' },
     },
   });
 }

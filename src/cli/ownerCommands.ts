@@ -7,7 +7,7 @@ import type { CommandContext } from './commands.js';
 import { type OwnerTarget, ownerOperation, runOwnerOperation } from './ownerOperation.js';
 
 /**
- * The paymaster owner's operations (issue 22): the EntryPoint deposit and stake, the verifying signer, the fee
+ * The paymaster owner's operations (issue 22): the EntryPoint deposit and stake, the signer set, the fee
  * receiver and the tokens the paymaster holds. Both contracts (PatronPaymaster for v0.6, PatronPaymasterV07 for
  * v0.7-v0.9) expose them under the same signatures, so one ABI encodes them for every version.
  */
@@ -16,6 +16,20 @@ const address = (value: Address) => ({ kind: 'address', value }) as const;
 const flag = (value: boolean) => ({ kind: 'flag', value }) as const;
 const seconds = (value: number) => ({ kind: 'seconds', value }) as const;
 const time = (value: number) => ({ kind: 'time', value }) as const;
+const count = (value: number) => ({ kind: 'count', value }) as const;
+
+/** Whether the paymaster accepts `signer`, and how many keys it accepts. */
+async function signerState(t: OwnerTarget, signer: Address) {
+  const signers = await t.client.readContract({
+    address: t.paymaster,
+    abi: patronPaymasterAbi,
+    functionName: 'signers',
+  });
+  return {
+    accepted: flag(signers.some((s) => s.toLowerCase() === signer.toLowerCase())),
+    signers: count(signers.length),
+  };
+}
 
 /** getDepositInfo through v0.6's ABI for every version (all static words, the same encoding; paymasterStatus.ts). */
 function depositInfo(t: OwnerTarget) {
@@ -123,25 +137,39 @@ export const ownerCommands: Record<string, (ctx: CommandContext) => Promise<void
     });
   },
 
-  async 'paymaster set-signer'(ctx) {
+  async 'paymaster add-signer'(ctx) {
     await runOwnerOperation(ctx, async (t) => {
       const signer = addressOption(ctx, 'signer');
       return ownerOperation({
-        functionName: 'setVerifyingSigner',
-        args: { newSigner: signer },
-        summary: `make ${signer} the verifying signer (Patron must sign with its key from then on, or its data fails AA34)`,
-        data: encodeFunctionData({ abi: patronPaymasterAbi, functionName: 'setVerifyingSigner', args: [signer] }),
+        functionName: 'addSigner',
+        args: { signer },
+        summary: `accept signatures by ${signer} (beside the keys already there: the first step of a rotation)`,
+        data: encodeFunctionData({ abi: patronPaymasterAbi, functionName: 'addSigner', args: [signer] }),
         value: 0n,
-        read: async () => ({
-          verifyingSigner: address(
-            await t.client.readContract({
-              address: t.paymaster,
-              abi: patronPaymasterAbi,
-              functionName: 'verifyingSigner',
-            }),
-          ),
-        }),
-        predict: () => ({ verifyingSigner: address(signer) }),
+        read: async () => signerState(t, signer),
+        predict: (b) => ({ accepted: flag(true), signers: count(b.signers.value + (b.accepted.value ? 0 : 1)) }),
+      });
+    });
+  },
+
+  async 'paymaster remove-signer'(ctx) {
+    await runOwnerOperation(ctx, async (t) => {
+      const signer = addressOption(ctx, 'signer');
+      const before = await signerState(t, signer);
+      // Without a key the paymaster refuses every sponsorship: an emergency stop, never the side effect of a typo.
+      if (before.accepted.value && before.signers.value === 1 && ctx.options['emergency-stop'] !== true) {
+        throw new ValidationError(
+          `${signer} is the paymaster's only signer: removing it stops every sponsorship; add the new key first (paymaster add-signer), or pass --emergency-stop to stop on purpose`,
+        );
+      }
+      return ownerOperation({
+        functionName: 'removeSigner',
+        args: { signer },
+        summary: `stop accepting signatures by ${signer} (what it signed fails AA34 from the next block on)`,
+        data: encodeFunctionData({ abi: patronPaymasterAbi, functionName: 'removeSigner', args: [signer] }),
+        value: 0n,
+        read: async () => signerState(t, signer),
+        predict: (b) => ({ accepted: flag(false), signers: count(b.signers.value - (b.accepted.value ? 1 : 0)) }),
       });
     });
   },

@@ -25,6 +25,7 @@ export type Field =
   | { readonly kind: 'address'; readonly value: Address }
   | { readonly kind: 'flag'; readonly value: boolean }
   | { readonly kind: 'seconds'; readonly value: number }
+  | { readonly kind: 'count'; readonly value: number }
   /** Unix seconds; 0 is "none". */
   | { readonly kind: 'time'; readonly value: number }
   | { readonly kind: 'units'; readonly value: bigint; readonly decimals: number; readonly symbol: string };
@@ -67,6 +68,8 @@ function show(f: Field): string {
       return String(f.value);
     case 'seconds':
       return `${f.value} s`;
+    case 'count':
+      return String(f.value);
     case 'time':
       return f.value === 0 ? 'none' : new Date(f.value * 1000).toISOString();
     case 'units':

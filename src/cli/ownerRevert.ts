@@ -50,6 +50,10 @@ function describeError(args: { name: string; values: readonly unknown[]; owner: 
       return `the key ${String(v[0])} is not the paymaster's owner (owner is ${args.owner})`;
     case 'ZeroAddress':
       return 'an address argument is the zero address (0x000…0), which the paymaster refuses';
+    case 'SignerAlreadyAdded':
+      return `${String(v[0])} is already one of the paymaster's signers`;
+    case 'NotASigner':
+      return `${String(v[0])} is not one of the paymaster's signers (see them with patron paymaster info)`;
     case 'InsufficientDeposit':
       return `the deposit is ${formatEther(n(0))} ETH, less than the ${formatEther(n(1))} ETH asked`;
     case 'InvalidUnstakeDelay':

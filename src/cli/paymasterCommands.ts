@@ -9,6 +9,7 @@ import {
 } from 'viem/account-abstraction';
 import { loadPatronPaymasterArtifact, patronPaymasterAbi } from '../chain/artifacts.js';
 import { loadPatronPaymasterV07Artifact } from '../chain/deployPatronPaymasterV07.js';
+import { readPaymasterSigners } from '../chain/paymasterSigners.js';
 import type { Config } from '../config/config.js';
 import { selectCryptoBackend } from '../crypto/cryptoBackend.js';
 import { ValidationError } from '../errors/PatronError.js';
@@ -143,13 +144,12 @@ export const paymasterCommands: Record<string, (ctx: CommandContext) => Promise<
   async 'paymaster info'(ctx) {
     const { publicClient } = await rpcClients(ctx, false);
     const paymaster = addressOption(ctx, 'paymaster');
-    const read = <F extends 'owner' | 'verifyingSigner' | 'entryPoint' | 'getDeposit' | 'feeReceiver'>(
-      functionName: F,
-    ) => publicClient.readContract({ address: paymaster, abi: patronPaymasterAbi, functionName });
-    const [chainId, owner, signer, entryPoint, deposit, feeReceiver] = await Promise.all([
+    const read = <F extends 'owner' | 'entryPoint' | 'getDeposit' | 'feeReceiver'>(functionName: F) =>
+      publicClient.readContract({ address: paymaster, abi: patronPaymasterAbi, functionName });
+    const [chainId, owner, signers, entryPoint, deposit, feeReceiver] = await Promise.all([
       publicClient.getChainId(),
       read('owner'),
-      read('verifyingSigner'),
+      readPaymasterSigners({ client: publicClient, paymaster }),
       read('entryPoint'),
       read('getDeposit'),
       read('feeReceiver'),
@@ -165,7 +165,7 @@ export const paymasterCommands: Record<string, (ctx: CommandContext) => Promise<
       paymaster,
       entryPoint,
       owner,
-      verifyingSigner: signer,
+      signers: signers.signers,
       feeReceiver,
       deposit: deposit.toString(),
       stake: info.stake.toString(),
@@ -176,7 +176,7 @@ export const paymasterCommands: Record<string, (ctx: CommandContext) => Promise<
       `PatronPaymaster ${paymaster} on chain ${chainId}`,
       `  EntryPoint        ${String(entryPoint)}`,
       `  owner             ${String(owner)}`,
-      `  verifying signer  ${String(signer)}`,
+      `  signers           ${signers.signers.join(', ') || 'none (every sponsorship is refused)'}${signers.legacy ? ' (a single verifyingSigner: deployed before signer sets)' : ''}`,
       `  fee receiver      ${String(feeReceiver)} (token-mode charges)`,
       `  deposit           ${formatEther(deposit)} ETH`,
       `  stake             ${formatEther(info.stake)} ETH${info.staked ? `, unstake delay ${info.unstakeDelaySec} s` : ' (not staked: public bundlers need a staked paymaster)'}`,

@@ -1,0 +1,70 @@
+import { type Address, getAddress, isAddressEqual, parseAbi } from 'viem';
+import type { ChainRuntime } from './chainRegistry.js';
+
+/**
+ * The keys a Patron paymaster accepts. Today's contracts keep a set (`signers()`, `isSigner`) so a key is rotated
+ * with an overlap; a paymaster deployed before the set existed has one `verifyingSigner()`, read as a set of one
+ * so an operator is not forced to redeploy (and re-fund, re-stake) to upgrade the service.
+ */
+export interface PaymasterSigners {
+  readonly signers: readonly Address[];
+  /** The paymaster predates the signer set: its one key is changed with `setVerifyingSigner`, with no overlap. */
+  readonly legacy: boolean;
+}
+
+const signersAbi = parseAbi([
+  'function signers() view returns (address[])',
+  'function isSigner(address signer) view returns (bool)',
+  'function verifyingSigner() view returns (address)',
+]);
+
+/** Reads the paymaster's signer set; rejects when the contract answers neither form (not a Patron paymaster). */
+export async function readPaymasterSigners(
+  chain: Pick<ChainRuntime, 'client' | 'paymaster'>,
+): Promise<PaymasterSigners> {
+  try {
+    const signers = await chain.client.readContract({
+      address: chain.paymaster,
+      abi: signersAbi,
+      functionName: 'signers',
+    });
+    return { signers: signers.map((a) => getAddress(a)), legacy: false };
+  } catch (setError) {
+    const one = await chain.client
+      .readContract({ address: chain.paymaster, abi: signersAbi, functionName: 'verifyingSigner' })
+      .catch(() => {
+        throw setError;
+      });
+    return { signers: [getAddress(one)], legacy: true };
+  }
+}
+
+/**
+ * Whether `signer` may sign for the paymaster: one storage read (`isSigner`), cheap enough to ask every block. A
+ * paymaster without the set answers through `verifyingSigner()`.
+ */
+export async function isPaymasterSigner(args: { chain: ChainRuntime; signer: Address }): Promise<boolean> {
+  const { chain, signer } = args;
+  try {
+    return await chain.client.readContract({
+      address: chain.paymaster,
+      abi: signersAbi,
+      functionName: 'isSigner',
+      args: [signer],
+    });
+  } catch (setError) {
+    const one = await chain.client
+      .readContract({ address: chain.paymaster, abi: signersAbi, functionName: 'verifyingSigner' })
+      .catch(() => {
+        throw setError;
+      });
+    return isAddressEqual(one, signer);
+  }
+}
+
+/** The fix an operator applies when the service's key is not among the paymaster's signers. */
+export function addSignerHint(args: { paymaster: Address; signer: Address; legacy: boolean }): string {
+  return args.legacy
+    ? `the paymaster's owner sets it with setVerifyingSigner(${getAddress(args.signer)}) (a paymaster deployed before signer sets: redeploy it to rotate keys with an overlap)`
+    : `the paymaster's owner adds it: patron paymaster add-signer --signer ${getAddress(args.signer)} --paymaster ${getAddress(args.paymaster)} --rpc URL`;
+}
