@@ -26,6 +26,7 @@ import type { PatronMetrics } from './metrics/patronMetrics.js';
 import { type BoundsResolver, createBoundsResolver } from './paymaster/boundsResolver.js';
 import type { IssuedSignature } from './paymaster/requestFacts.js';
 import { createPaymasterSigner, loadSignerKey, type PaymasterSigner } from './paymaster/signer/paymasterSigner.js';
+import type { SignerWatch } from './paymaster/signer/signerWatch.js';
 import { createSponsorshipService, type SponsorshipService } from './paymaster/sponsored/sponsorshipService.js';
 import { createTokenPaymasterService, type TokenPaymasterService } from './paymaster/token/tokenPaymasterService.js';
 import { assertTokenModeStaked } from './paymaster/token/tokenStake.js';
@@ -87,6 +88,8 @@ export interface Deps {
   readonly settlement: Settlement;
   /** Holds signing on a chain whose deposit cannot cover its liabilities (src/solvency/README.md). */
   readonly solvency: SolvencyGuard;
+  /** Whether each paymaster still accepts the signer; signing stops for one that does not (signerWatch.ts). */
+  readonly signerWatch: SignerWatch;
   /** The Prometheus metrics (README, "Metrics"); undefined unless PATRON_METRICS=on. */
   readonly metrics: PatronMetrics | undefined;
   readonly now: () => number;
@@ -295,7 +298,10 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     now,
     policies: policyGate,
     // The guard is built with the observers below; a request only arrives once everything is.
-    assertCanSign: (chain) => observability.solvency.assertCanSign(chain),
+    assertCanSign: (chain) => {
+      observability.signerWatch.assertActive(chain);
+      observability.solvency.assertCanSign(chain);
+    },
     admitSignature: (op) => observability.solvency.admitSignature(op),
     ensureHeadroom,
     checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
@@ -308,7 +314,10 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     now,
     tokens: tokenCatalog,
     fees,
-    assertCanSign: (chain) => observability.solvency.assertCanSign(chain),
+    assertCanSign: (chain) => {
+      observability.signerWatch.assertActive(chain);
+      observability.solvency.assertCanSign(chain);
+    },
     admitSignature: (op) => observability.solvency.admitSignature(op),
     ensureHeadroom,
     assertStaked: (chain) => assertTokenModeStaked(chain, observability.solvency.staked(chain)),
@@ -344,6 +353,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
   const observability = createObservability({
     config,
     chains: chains.list(),
+    signer: signer.address,
     // On PostgreSQL several instances may sign: each within its share of the deposit.
     solvencyClaims: store.solvencyClaims,
     logger,
@@ -442,6 +452,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     policies,
     settlement,
     solvency: observability.solvency,
+    signerWatch: observability.signerWatch,
     metrics: observability.metrics,
     // With the request log off (retention 0) no entry is built for a call only to be dropped.
     onCall: observability.onCall(...(config.requestLog.retentionDays > 0 ? [requestLogOnCall(requestLog)] : [])),

@@ -322,6 +322,8 @@ export interface ChainSettings {
   readonly signer: SignerSetting;
   /** How often token prices and metadata are refreshed in the background (PATRON_PRICE_REFRESH_SECONDS). */
   readonly priceRefreshSeconds: number;
+  /** How often each paymaster is asked whether it still accepts the signer (PATRON_SIGNER_CHECK_MS). */
+  readonly signerCheckMs: number;
   readonly sponsorship: {
     readonly defaultExpirySeconds: number;
     readonly maxExpirySeconds: number;

@@ -71,6 +71,7 @@ const envSchema = z.object({
   PATRON_VALID_AFTER_SKEW_SECONDS: integerFromEnv('PATRON_VALID_AFTER_SKEW_SECONDS', 0, 3600),
   PATRON_PRICE_REFRESH_SECONDS: integerFromEnv('PATRON_PRICE_REFRESH_SECONDS', 1, 3600),
   PATRON_FEE_REFRESH_MS: integerFromEnv('PATRON_FEE_REFRESH_MS', 100, 60_000),
+  PATRON_SIGNER_CHECK_MS: integerFromEnv('PATRON_SIGNER_CHECK_MS', 100, 60_000),
   PATRON_FEE_MAX_AGE_SECONDS: integerFromEnv('PATRON_FEE_MAX_AGE_SECONDS', 1, 3600),
   PATRON_DB_POOL_SIZE: integerFromEnv('PATRON_DB_POOL_SIZE', 1, 200),
   PATRON_DEMO: booleanFromEnv('PATRON_DEMO'),
@@ -243,6 +244,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       chains: e.PATRON_CHAINS,
       signer,
       priceRefreshSeconds: e.PATRON_PRICE_REFRESH_SECONDS ?? 30,
+      // Within a block on Ethereum (12 s) and on 2 s L2s: one isSigner call per paymaster per second.
+      signerCheckMs: e.PATRON_SIGNER_CHECK_MS ?? 1000,
       sponsorship: {
         defaultExpirySeconds,
         maxExpirySeconds,

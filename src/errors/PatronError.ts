@@ -37,7 +37,9 @@ export type PatronErrorCode =
   /** A rate limit is spent: retry after `retryAfterSeconds` (README, "Rate limits"). */
   | 'RATE_LIMITED'
   /** The paymaster's deposit on the chain is below its live liabilities × margin or the floor (src/solvency/). */
-  | 'INSOLVENT';
+  | 'INSOLVENT'
+  /** The paymaster no longer accepts this service's signing key (its owner removed it): nothing is signed for it. */
+  | 'SIGNER_NOT_ACCEPTED';
 
 export interface PatronErrorOptions {
   readonly details?: string;
@@ -294,5 +296,21 @@ export class PaymasterInsolventError extends PatronError {
         floorWei: v.floorWei.toString(),
       },
     });
+  }
+}
+
+/**
+ * The paymaster's owner removed this service's key from the paymaster's signers (or never added it): whatever
+ * Patron signed would fail on chain (AA34), so it signs nothing for that paymaster until the key is accepted again
+ * (src/paymaster/signer/signerWatch.ts). An operator's fault, not the caller's: transient, as the insolvent one.
+ */
+export class SignerNotAcceptedError extends PatronError {
+  override name = 'SignerNotAcceptedError' as const;
+  constructor(v: { chainId: number; paymaster: string; signer: string }) {
+    super(
+      'SIGNER_NOT_ACCEPTED',
+      `Chain ${v.chainId}: the paymaster ${v.paymaster} does not accept Patron's signing key ${v.signer}; Patron signs nothing for it until its owner adds the key again`,
+      { data: { rule: 'signer', chainId: v.chainId, paymaster: v.paymaster, signer: v.signer } },
+    );
   }
 }

@@ -60,6 +60,7 @@ export const METRIC_RULES: ReadonlySet<string> = new Set([
   // guards
   'chainFees',
   'solvency',
+  'signer',
 ]);
 
 function dataField(data: unknown, field: string): string | undefined {

@@ -1,8 +1,11 @@
 import cluster from 'node:cluster';
+import type { Address } from 'viem';
 import { entryPoint06Abi } from 'viem/account-abstraction';
 import { type ChainRuntime, deploymentViews } from '../chain/chainRegistry.js';
+import { isPaymasterSigner } from '../chain/paymasterSigners.js';
 import type { UserOperationEventLog } from '../chain/userOperationEvents.js';
 import type { Config } from '../config/config.js';
+import { type SignerWatch, startSignerWatch } from '../paymaster/signer/signerWatch.js';
 import type { OnCall } from '../rpc/callReport.js';
 import { createAlertSender } from '../solvency/alertWebhook.js';
 import type { ChainHead } from '../solvency/liabilityTracker.js';
@@ -20,6 +23,8 @@ export interface Observability {
   /** Undefined unless PATRON_METRICS=on. */
   readonly metrics: PatronMetrics | undefined;
   readonly solvency: SolvencyGuard;
+  /** Whether each paymaster still accepts this service's key (src/paymaster/signer/signerWatch.ts). */
+  readonly signerWatch: SignerWatch;
   /** `others` (the request log) and then the metrics and the guard, each told of every finished call. */
   onCall(...others: readonly OnCall[]): OnCall;
   /** Settlement's `onIncluded`: an op of the paymaster was included (idempotent, as settlement requires). */
@@ -30,6 +35,8 @@ export interface Observability {
 export interface ObservabilityDeps {
   readonly config: Pick<Config, 'metrics' | 'solvency' | 'workers' | 'paymaster'>;
   readonly chains: readonly ChainRuntime[];
+  /** The address this service signs with: the signer watch asks each paymaster whether it still accepts it. */
+  readonly signer: Address;
   readonly logger: {
     info(obj: object, msg: string): void;
     warn(obj: object, msg: string): void;
@@ -51,6 +58,30 @@ export interface ObservabilityDeps {
 export function createObservability(deps: ObservabilityDeps): Observability {
   const { config } = deps;
   const alert = config.solvency.alert;
+  // One sender for every operator alert; the solvency guard closes it.
+  const alertSender =
+    alert === undefined
+      ? undefined
+      : createAlertSender({
+          url: alert.url,
+          secret: alert.secret,
+          // The operator's own URL: private addresses allowed, whatever the tenants' rule (alertWebhook.ts).
+          logger: deps.logger,
+          now: deps.now,
+        });
+  const signerWatch = startSignerWatch({
+    paymasters: deps.chains.flatMap(deploymentViews).map((chain) => ({
+      chainId: chain.chainId,
+      paymaster: chain.paymaster,
+      entryPointVersion: chain.entryPointVersion,
+      isAccepted: () => isPaymasterSigner({ chain, signer: deps.signer }),
+    })),
+    signer: deps.signer,
+    intervalMs: config.paymaster.signerCheckMs,
+    alert: alertSender,
+    logger: deps.logger,
+    now: deps.now,
+  });
   const solvency = startSolvencyGuard({
     chains: deps.chains.flatMap(deploymentViews).map((chain) => ({
       chainId: chain.chainId,
@@ -81,16 +112,7 @@ export function createObservability(deps: ObservabilityDeps): Observability {
     claims: deps.solvencyClaims,
     // A claim outlives every window signed under it: the longest window and a minute of clock skew.
     claimWindowSeconds: config.paymaster.sponsorship.maxExpirySeconds + 60,
-    alert:
-      alert === undefined
-        ? undefined
-        : createAlertSender({
-            url: alert.url,
-            secret: alert.secret,
-            // The operator's own URL: private addresses allowed, whatever the tenants' rule (alertWebhook.ts).
-            logger: deps.logger,
-            now: deps.now,
-          }),
+    alert: alertSender,
     logger: deps.logger,
     now: deps.now,
   });
@@ -101,6 +123,7 @@ export function createObservability(deps: ObservabilityDeps): Observability {
         ...(deps.settlementLag === undefined ? {} : { settlementLag: deps.settlementLag }),
         ...(deps.priceAgeSeconds === undefined ? {} : { priceAgeSeconds: deps.priceAgeSeconds }),
         ...(deps.requestLogLosses === undefined ? {} : { requestLogLosses: deps.requestLogLosses }),
+        signerAccepted: () => signerWatch.state(),
       })
     : undefined;
   // A cluster worker's scrape reports every worker's metrics, aggregated by the primary (clusterMetrics.ts).
@@ -113,6 +136,7 @@ export function createObservability(deps: ObservabilityDeps): Observability {
   return {
     metrics,
     solvency,
+    signerWatch,
     onCall(...others) {
       const all = [...others, ...own];
       return (report) => {
@@ -136,6 +160,9 @@ export function createObservability(deps: ObservabilityDeps): Observability {
       metrics?.observeIncluded(args);
       solvency.observeIncluded({ ...args, sender: event.sender, nonce: event.nonce });
     },
-    close: () => solvency.close(),
+    async close() {
+      await signerWatch.close();
+      await solvency.close();
+    },
   };
 }

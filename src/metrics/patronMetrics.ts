@@ -32,6 +32,12 @@ export interface MetricsSources {
   readonly priceAgeSeconds?: (chainId: number) => number | undefined;
   /** The request log's losses since start (requestLogRecorder.ts stats): read at scrape time. */
   readonly requestLogLosses?: () => { readonly dropped: number; readonly failed: number };
+  /** Whether each paymaster accepts this service's key, as the signer watch last read it (undefined: not yet). */
+  readonly signerAccepted?: () => readonly {
+    readonly chainId: number;
+    readonly paymaster: string;
+    readonly accepted: boolean | undefined;
+  }[];
   /** Collect prom-client's process metrics (CPU, memory, event loop lag, GC); tests may leave them out. */
   readonly processMetrics?: boolean;
 }
@@ -234,6 +240,20 @@ function registerGauges(registry: Registry, sources: MetricsSources, chain: (cha
         g.set({ chain: chain(s.chainId), paymaster: s.paymaster }, s.floorRunwaySeconds);
     },
   );
+  new Gauge({
+    name: 'patron_signer_accepted',
+    help: "1 while the paymaster accepts this service's signing key (its signer set, read every PATRON_SIGNER_CHECK_MS), 0 once it does not: Patron then signs nothing for it",
+    labelNames: ['chain', 'paymaster'],
+    // Every instance reads the same contract; a scrape shows the worst answer.
+    aggregator: 'min',
+    registers,
+    collect() {
+      this.reset();
+      for (const s of sources.signerAccepted?.() ?? []) {
+        if (s.accepted !== undefined) this.set({ chain: chain(s.chainId), paymaster: s.paymaster }, s.accepted ? 1 : 0);
+      }
+    },
+  });
   new Gauge({
     name: 'patron_settlement_lag_blocks',
     help: "Blocks between a chain's head and the settlement cursor",

@@ -2,7 +2,7 @@ import { OperationFieldError, PatronError, type PatronErrorCode } from '../error
 
 /**
  * JSON-RPC error codes of the paymaster endpoints: a stable, documented table (README, "JSON-RPC errors").
- * -32700..-32603 are JSON-RPC 2.0's own; -32001..-32042 are Patron's, inside the server range.
+ * -32700..-32603 are JSON-RPC 2.0's own; -32001..-32043 are Patron's, inside the server range.
  *
  * HTTP status: deterministic failures of a single request are answered with HTTP 400 (401 for a bad API key)
  * and the JSON-RPC error in the body, because `@biconomy/paymaster@4` / `@biconomy/account@4` only read an
@@ -28,6 +28,7 @@ export const RPC = {
   OUT_OF_BOUNDS: -32040,
   FEES_UNAVAILABLE: -32041,
   INSOLVENT: -32042,
+  SIGNER_NOT_ACCEPTED: -32043,
 } as const;
 
 export interface RpcErrorObject {
@@ -55,6 +56,8 @@ const BY_DOMAIN_CODE: Record<PatronErrorCode, { code: number; http: number }> = 
   FEES_UNAVAILABLE: { code: RPC.FEES_UNAVAILABLE, http: 503 },
   // 503 like the above: signing resumes once the operator tops the deposit up; the message says so.
   INSOLVENT: { code: RPC.INSOLVENT, http: 503 },
+  // 503 like the above: the operator's fault (a rotation half done), cleared when the key is accepted again.
+  SIGNER_NOT_ACCEPTED: { code: RPC.SIGNER_NOT_ACCEPTED, http: 503 },
   // 429 with Retry-After: viem retries it (with backoff), which is what a client over its budget should do.
   RATE_LIMITED: { code: RPC.RATE_LIMITED, http: 429 },
   PAYLOAD_TOO_LARGE: { code: RPC.INVALID_REQUEST, http: 413 },
