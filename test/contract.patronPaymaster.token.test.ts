@@ -313,8 +313,8 @@ describe('PatronPaymaster (EntryPoint v0.6, token mode)', () => {
     const sender = await accountWithAllowance();
     const { op } = await deployedOp();
     const before = await balanceOf(usdc.address, sender);
-    // feeReceiver (slot 3) set to address(0): OpenZeppelin's ERC-20 refuses transfers to it.
-    await chain.fx.client.setStorageAt({ address: chain.fx.paymaster, index: pad('0x03'), value: pad('0x00') });
+    // feeReceiver (slot 2) set to address(0): OpenZeppelin's ERC-20 refuses transfers to it.
+    await chain.fx.client.setStorageAt({ address: chain.fx.paymaster, index: pad('0x02'), value: pad('0x00') });
     const { receipt, event } = await handleOps(op);
     assert.equal(event.args.success, true, 'the op is not reverted');
     const [charged] = parseEventLogs({ abi: patronPaymasterAbi, eventName: 'TokenCharged', logs: receipt.logs });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import { pad, toFunctionSelector } from 'viem';
 import { eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
 import { createRequestLogRecorder, type RequestLogRecorderOptions } from '../src/requestLog/requestLogRecorder.js';
 import { inThreadWriter } from '../src/requestLog/requestLogWriter.js';
@@ -27,6 +28,7 @@ import { answer, type Receiver, startReceiver } from './helpers/webhookReceiver.
  */
 const SENDER = '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01';
 const PAYMASTER = '0x1111111111111111111111111111111111111111';
+const IS_SIGNER = toFunctionSelector('isSigner(address)');
 const ENTRY_POINT = '0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789';
 
 const op = (nonce: number) => ({
@@ -58,12 +60,14 @@ let receiver: Receiver;
 before(async () => {
   const chain = eip1193ChainRuntime({
     chainId: 31337,
-    request: async ({ method }) => {
+    request: async ({ method, params }) => {
       if (method === 'eth_getBlockByNumber') return { number: '0x1', baseFeePerGas: '0x3b9aca00' };
       if (method === 'eth_maxPriorityFeePerGas') return '0x3b9aca00';
       if (method === 'eth_getCode') return '0x60006000fd';
       // The EntryPoint's balanceOf / getDepositInfo: a deposit of 1,000 ETH (on PostgreSQL the solvency claims
       // refuse to sign against a deposit never read).
+      // The paymaster's isSigner (the signer watch): true, the key is accepted.
+      if (method === 'eth_call' && JSON.stringify(params).includes(IS_SIGNER.slice(2))) return pad('0x01');
       if (method === 'eth_call') return `0x${(10n ** 21n).toString(16).padStart(64, '0')}${'0'.repeat(64 * 4)}`;
       throw new Error('no chain in this test');
     },

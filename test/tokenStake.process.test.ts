@@ -93,7 +93,8 @@ async function startService(): Promise<{ base: string; apiKey: string }> {
     out += c.toString();
   });
   const deadline = Date.now() + 40_000;
-  while (!/apiKey {6}pk\./.test(out)) {
+  // The banner (stdout.write) and the "listening" log line (pino's own stream) may come in either order.
+  while (!/apiKey {6}pk\./.test(out) || !/"baseUrl":"/.test(out)) {
     assert.equal(child.exitCode, null, `the service exited:\n${out}`);
     assert.ok(Date.now() < deadline, `the service did not start:\n${out}`);
     await new Promise((r) => setTimeout(r, 100));

@@ -1,5 +1,4 @@
-import { type Address, getAddress, isAddressEqual, parseAbi } from 'viem';
-import type { ChainRuntime } from './chainRegistry.js';
+import { type Address, getAddress, isAddressEqual, type PublicClient, parseAbi } from 'viem';
 
 /**
  * The keys a Patron paymaster accepts. Today's contracts keep a set (`signers()`, `isSigner`) so a key is rotated
@@ -12,6 +11,12 @@ export interface PaymasterSigners {
   readonly legacy: boolean;
 }
 
+/** The paymaster and a client that reads it (a ChainRuntime, or the CLI's client). */
+export interface PaymasterReader {
+  readonly client: Pick<PublicClient, 'readContract'>;
+  readonly paymaster: Address;
+}
+
 const signersAbi = parseAbi([
   'function signers() view returns (address[])',
   'function isSigner(address signer) view returns (bool)',
@@ -19,9 +24,7 @@ const signersAbi = parseAbi([
 ]);
 
 /** Reads the paymaster's signer set; rejects when the contract answers neither form (not a Patron paymaster). */
-export async function readPaymasterSigners(
-  chain: Pick<ChainRuntime, 'client' | 'paymaster'>,
-): Promise<PaymasterSigners> {
+export async function readPaymasterSigners(chain: PaymasterReader): Promise<PaymasterSigners> {
   try {
     const signers = await chain.client.readContract({
       address: chain.paymaster,
@@ -43,7 +46,7 @@ export async function readPaymasterSigners(
  * Whether `signer` may sign for the paymaster: one storage read (`isSigner`), cheap enough to ask every block. A
  * paymaster without the set answers through `verifyingSigner()`.
  */
-export async function isPaymasterSigner(args: { chain: ChainRuntime; signer: Address }): Promise<boolean> {
+export async function isPaymasterSigner(args: { chain: PaymasterReader; signer: Address }): Promise<boolean> {
   const { chain, signer } = args;
   try {
     return await chain.client.readContract({
