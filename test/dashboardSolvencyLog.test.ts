@@ -200,6 +200,47 @@ describe('request log: the policy decision and the actual cost', () => {
   });
 });
 
+describe('request log: a solvency denial', () => {
+  test('an op refused while signing is held is logged with its mode and sender', async () => {
+    const held = await createTestContext({
+      chains: [fixtureChainRuntime(fx)],
+      signerKey: hexToBytes(KEYS.signer),
+      config: { solvency: { ...testConfig().solvency, enabled: true, floorWei: parseEther('20') } },
+    });
+    try {
+      await held.deps.solvency.checkNow();
+      const t = await createTenant(held.deps);
+      const op = await buildDeployingOp(fx, 903n);
+      const res = await held.app.inject({
+        method: 'POST',
+        url: `/api/v1/${fx.chain.chainId}/${t.apiKey}`,
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'pm_sponsorUserOperation',
+          params: [biconomyWireOp(op), { mode: 'SPONSORED', calculateGasLimits: false }],
+        }),
+      });
+      assert.equal(res.json().error?.code, -32042, res.body);
+      await held.deps.requestLog.flush();
+      const log = await held.app.inject({
+        method: 'GET',
+        url: '/api/admin/request-log',
+        headers: { authorization: `Bearer ${t.authToken}` },
+      });
+      const [entry] = log.json().data.entries;
+      assert.equal(entry?.outcome, 'denied');
+      assert.equal(entry?.errorCode, -32042);
+      // Before, the guard refused ahead of the op's report and the entry had neither.
+      assert.equal(entry?.mode, 'SPONSORED');
+      assert.equal(entry?.sender, op.sender.toLowerCase());
+    } finally {
+      await held.close();
+    }
+  });
+});
+
 // After the describe above: its v0.6 op was signed, included and settled, and no other paymaster signed anything.
 describe('paymaster status: one row per deployment, each with its own figures', () => {
   test('the v0.6 row has the spend and a runway; the v0.7-v0.9 rows none; each deposit is its own', async () => {

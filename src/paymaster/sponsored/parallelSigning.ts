@@ -65,8 +65,9 @@ export function createParallelSigning(args: ParallelSigningArgs) {
      */
     async commit(req: SponsorRequest): Promise<SponsoredUserOperation> {
       assertV09(req.chain, 'signingPhase');
-      args.deps.assertCanSign(req.chain);
+      // Reported before the solvency check, so a refused request is logged with its mode and sender.
       req.report?.({ kind: 'op', mode: 'SPONSORED', sender: req.userOp.sender });
+      args.deps.assertCanSign(req.chain);
       const fees = await chainFees(args.deps.fees, req.chain);
       assertFeesWithinBounds(req.userOp, fees, req.bounds);
       const missing = firstMissingLimit(req.userOp);

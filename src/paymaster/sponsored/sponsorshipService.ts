@@ -111,7 +111,6 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
 
   /** Everything before the signature: fee bounds, policy rules, webhook, gas limits, gas bounds. */
   const prepare = async (req: SigningRequest): Promise<FinalGas & { pass: PolicyPass }> => {
-    req.report?.({ kind: 'op', mode: 'SPONSORED', sender: req.userOp.sender });
     // Before the webhook and any simulation: an op priced out of bounds costs Patron nothing but this check.
     const fees = await chainFees(deps.fees, req.chain);
     assertFeesWithinBounds(req.userOp, fees, req.bounds);
@@ -208,6 +207,8 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
 
   /** The signed op: rules, webhook, gas, bounds, then the caps reserved and the signature. */
   const sponsorOp = async (req: SigningRequest): Promise<SponsoredUserOperation> => {
+    // The op's mode and sender first: a request the solvency guard refuses is logged with them too.
+    req.report?.({ kind: 'op', mode: 'SPONSORED', sender: req.userOp.sender });
     if (req.signatureInSuffix === true) assertV09(req.chain, 'a paymasterSignature suffix');
     deps.assertCanSign(req.chain);
     const ready = await prepare(req);
@@ -285,6 +286,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
      * against the counters as they are, without signing or reserving. Throws what sponsor would.
      */
     async validate(req: SponsorRequest): Promise<{ policies: readonly { id: string; name: string }[] }> {
+      req.report?.({ kind: 'op', mode: 'SPONSORED', sender: req.userOp.sender });
       const { pass, worstCaseWei } = await prepare(req);
       await deps.policies.fits({ pass, worstCaseWei });
       return { policies: pass.policies.map((p) => ({ id: p.id, name: p.name })) };
