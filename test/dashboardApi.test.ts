@@ -2,10 +2,17 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { hexToBytes, parseEther } from 'viem';
+import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import { eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
 import { devChainDeployments } from '../src/chain/embeddedChain.js';
 import { type SignedIn, setTenantPassword, signIn, writeHeaders } from './helpers/dashboardSession.js';
-import { fixtureChainRuntime, KEYS, type PatronFixture, startPatronFixture } from './helpers/patronPaymasterV06.js';
+import {
+  fixtureChainRuntime,
+  KEYS,
+  latestTimestamp,
+  type PatronFixture,
+  startPatronFixture,
+} from './helpers/patronPaymasterV06.js';
 import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
 import { answer, type Receiver, signedWith, startReceiver } from './helpers/webhookReceiver.js';
 
@@ -254,6 +261,37 @@ describe('paymaster status', () => {
     assert.equal(c.paymaster, fx.paymaster);
     assert.equal(c.entryPoint, fx.entryPoint);
     assert.equal(c.entryPointVersion, '0.6');
+  });
+
+  test('the stake state per deployment: staked, then unlocking with when it can be withdrawn', async () => {
+    type Row = { entryPointVersion: string; stakeState: string | null; stakeWithdrawableAt: string | null };
+    const rows = async () => (await as(sa).get('/api/admin/paymaster-status')).json().data.paymasters as Row[];
+    // The embedded chain stakes its paymasters as it deploys them.
+    for (const r of await rows()) {
+      assert.deepEqual([r.stakeState, r.stakeWithdrawableAt], ['staked', null], r.entryPointVersion);
+    }
+    // The owner unlocks the v0.9 paymaster's stake: the delay runs from that block.
+    const v09 = devChainDeployments(fx).find((d) => d.entryPointVersion === '0.9');
+    assert.ok(v09);
+    const hash = await fx.client.writeContract({
+      address: v09.paymaster,
+      abi: patronPaymasterAbi,
+      functionName: 'unlockStake',
+    });
+    await fx.client.waitForTransactionReceipt({ hash });
+    const unlockedAt = await latestTimestamp(fx);
+    const after = await rows();
+    const row = after.find((r) => r.entryPointVersion === '0.9');
+    assert.equal(row?.stakeState, 'unlocking');
+    const delay = (await as(sa).get('/api/admin/paymaster-status'))
+      .json()
+      .data.paymasters.find((r: Row) => r.entryPointVersion === '0.9').unstakeDelaySec as number;
+    assert.ok(delay > 0);
+    assert.equal(row?.stakeWithdrawableAt, new Date((unlockedAt + delay) * 1000).toISOString());
+    assert.deepEqual(
+      after.filter((r) => r.entryPointVersion !== '0.9').map((r) => r.stakeState),
+      ['staked', 'staked', 'staked'],
+    );
   });
 
   test('a signer that is not the contract’s is flagged; an unreachable chain is a warning, not a failure', async () => {

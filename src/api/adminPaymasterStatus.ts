@@ -1,7 +1,7 @@
 import { type Address, formatEther } from 'viem';
 import { z } from 'zod';
 import { type ChainRegistry, deploymentViews } from '../chain/chainRegistry.js';
-import { type PaymasterStatus, readPaymasterStatus } from '../chain/paymasterStatus.js';
+import { type PaymasterStatus, readPaymasterStatus, stakeState } from '../chain/paymasterStatus.js';
 import { paymasterKey } from '../solvency/paymasterKey.js';
 import type { ChainSolvency } from '../solvency/solvencyGuard.js';
 import { solvencyVerdict } from '../solvency/solvencyVerdict.js';
@@ -58,6 +58,13 @@ const paymasterRow = z.object({
   staked: z.boolean().nullable(),
   stake: wei.nullable(),
   unstakeDelaySec: z.number().nullable(),
+  /**
+   * `staked`; `unlocking` (unlockStake called, withdrawable at `stakeWithdrawableAt`); `withdrawable` (withdrawStake
+   * now); `unstaked`. Null when the EntryPoint could not be read. Token mode needs `staked` (ERC-7562).
+   */
+  stakeState: z.enum(['staked', 'unstaked', 'unlocking', 'withdrawable']).nullable(),
+  /** When an unlocked stake can be (or could be) withdrawn; null unless unlocking or withdrawable. */
+  stakeWithdrawableAt: z.string().nullable(),
   warnings: z.array(z.object({ code: z.string(), message: z.string() })),
   /** Null when the guard does not follow this paymaster. */
   solvency: solvencyView.nullable(),
@@ -107,7 +114,24 @@ const toSolvencyView = (s: ChainSolvency): z.infer<typeof solvencyView> => {
   };
 };
 
-const toRow = (s: PaymasterStatus, solvency: ChainSolvency | undefined): PaymasterRow => ({
+const stakeOf = (s: PaymasterStatus, nowMs: number): Pick<PaymasterRow, 'stakeState' | 'stakeWithdrawableAt'> => {
+  if (s.staked === undefined || s.stakeWei === undefined || s.withdrawTime === undefined) {
+    return { stakeState: null, stakeWithdrawableAt: null };
+  }
+  const state = stakeState({
+    staked: s.staked,
+    stakeWei: s.stakeWei,
+    withdrawTime: s.withdrawTime,
+    nowSec: Math.floor(nowMs / 1000),
+  });
+  const unlocked = state === 'unlocking' || state === 'withdrawable';
+  return {
+    stakeState: state,
+    stakeWithdrawableAt: unlocked ? new Date(s.withdrawTime * 1000).toISOString() : null,
+  };
+};
+
+const toRow = (s: PaymasterStatus, solvency: ChainSolvency | undefined, nowMs: number): PaymasterRow => ({
   chainId: s.chainId,
   embedded: s.embedded,
   entryPointVersion: s.entryPointVersion,
@@ -120,6 +144,7 @@ const toRow = (s: PaymasterStatus, solvency: ChainSolvency | undefined): Paymast
   staked: s.staked ?? null,
   stake: s.stakeWei === undefined ? null : toWei(s.stakeWei),
   unstakeDelaySec: s.unstakeDelaySec ?? null,
+  ...stakeOf(s, nowMs),
   warnings: [...s.warnings],
   solvency: solvency === undefined ? null : toSolvencyView(solvency),
 });
@@ -129,6 +154,7 @@ export function adminPaymasterStatusRoutes(deps: {
   signer: { readonly address: Address };
   config: { dashboard: { depositWarningWei: bigint } };
   solvency: { state(): readonly ChainSolvency[] };
+  now: () => number;
 }): RouteDef[] {
   return [
     route({
@@ -158,7 +184,7 @@ export function adminPaymasterStatusRoutes(deps: {
               readPaymasterStatus({ chain: view, signer: deps.signer.address, depositWarningWei: warningFor(view) }),
             ),
         );
-        const paymasters = statuses.map((s) => toRow(s, solvency.get(paymasterKey(s))));
+        const paymasters = statuses.map((s) => toRow(s, solvency.get(paymasterKey(s)), deps.now()));
         const first = new Set(chains.map((c) => paymasterKey(c)));
         return {
           depositWarning: toWei(depositWarningWei),

@@ -31,6 +31,8 @@ export interface PaymasterStatus {
   readonly staked: boolean | undefined;
   readonly stakeWei: bigint | undefined;
   readonly unstakeDelaySec: number | undefined;
+  /** Unix seconds from which an unlocked stake can be withdrawn (EntryPoint `withdrawTime`); 0 while locked. */
+  readonly withdrawTime: number | undefined;
   readonly warnings: readonly PaymasterWarning[];
 }
 
@@ -101,6 +103,25 @@ export async function readPaymasterStatus(args: {
     staked: deposit?.staked,
     stakeWei: deposit === undefined ? undefined : BigInt(deposit.stake),
     unstakeDelaySec: deposit?.unstakeDelaySec,
+    withdrawTime: deposit?.withdrawTime,
     warnings,
   };
+}
+
+export type StakeState = 'staked' | 'unstaked' | 'unlocking' | 'withdrawable';
+
+/**
+ * Where the paymaster's EntryPoint stake stands, for the owner's next step: `staked` (locked; token mode works),
+ * `unlocking` (unlockStake was called, the delay runs until `withdrawTime`), `withdrawable` (the delay has passed:
+ * withdrawStake), `unstaked` (no stake at all). Unlocking and withdrawable are both not staked for a bundler.
+ */
+export function stakeState(args: {
+  readonly staked: boolean;
+  readonly stakeWei: bigint;
+  readonly withdrawTime: number;
+  readonly nowSec: number;
+}): StakeState {
+  if (args.staked) return 'staked';
+  if (args.stakeWei === 0n || args.withdrawTime === 0) return 'unstaked';
+  return args.withdrawTime > args.nowSec ? 'unlocking' : 'withdrawable';
 }
