@@ -31,6 +31,32 @@ export function policyText(p, policyNames) {
   return p.guarantee ? `guarantee: ${passed}` : passed;
 }
 
+/** The columns shown per entry (header, class); the rest is in the entry's details row. */
+const COLUMNS = /** @type {const} */ ([
+  ['Time', 'time'],
+  ['dApp', 'dapp'],
+  ['Method', 'method'],
+  ['Mode', 'mode'],
+  ['Sender', 'sender'],
+  ['Outcome', 'outcome'],
+  ['Reason', 'reason'],
+  ['Details', 'more'],
+]);
+
+/** The paying mode as the owner names it: "sponsored" (the dApp pays) or "token" (the user pays in ERC-20). */
+export function modeText(/** @type {string | null} */ mode) {
+  if (mode === 'SPONSORED') return 'sponsored';
+  if (mode === 'ERC20') return 'token';
+  return mode ?? '—';
+}
+
+/** @param {string} k @param {Node | string} v */
+const fact = (k, v) => [h('dt', null, k), h('dd', null, v)];
+/** "Nov 26" @param {string} iso */
+const formatDay = (iso) => new Date(iso).toLocaleDateString(undefined, { month: 'short', day: 'numeric' });
+/** "1:08:22 PM" @param {string} iso */
+const formatClock = (iso) => new Date(iso).toLocaleTimeString(undefined, { timeStyle: 'medium' });
+
 /**
  * The request log: every paymaster JSON-RPC call of the account's dApps, filterable by dApp, outcome and
  * sender, with a chart of outcomes over time. @param {HTMLElement} main @param {import('./app.js').PageContext} ctx
@@ -110,44 +136,123 @@ export async function renderLog(main, ctx) {
   range.value = filters.range;
 
   /** @param {Entry} e */
-  const row = (e) =>
-    h(
-      'tr',
-      { 'data-outcome': e.outcome },
-      h('td', null, formatTime(e.at)),
-      h('td', null, names.get(e.dappId) ?? e.dappId.slice(0, 8)),
-      h('td', null, String(e.chainId)),
-      h('td', { className: 'mono' }, e.method),
-      h('td', null, e.mode ?? '—'),
-      h('td', { className: 'mono', title: e.sender ?? '' }, shortAddress(e.sender)),
-      h('td', null, h('span', { className: `badge ${e.outcome}` }, e.outcome)),
-      h('td', { className: 'wrap' }, e.errorCode === null ? '' : `${e.errorCode} `, e.reason ?? ''),
-      h(
-        'td',
-        null,
-        e.webhook === null
-          ? '—'
-          : `${e.webhook.allowed ? 'allowed' : `refused${e.webhook.reason ? ` (${e.webhook.reason})` : ''}`} · ${e.webhook.latencyMs} ms`,
-      ),
-      h(
-        'td',
-        { className: 'wrap policy', 'data-decision': e.policy?.decision ?? '' },
-        policyText(e.policy, policyNames),
-      ),
-      h(
-        'td',
-        { className: 'num cost' },
-        // The op's hash on hover, to find it in an explorer.
-        e.userOpHash === null
-          ? '—'
-          : h(
-              'span',
-              { title: `userOpHash ${e.userOpHash}` },
-              e.actualCostWei === null ? 'not settled yet' : formatEth(e.actualCostWei),
-            ),
-      ),
-      h('td', { className: 'num' }, `${e.latencyMs} ms`),
+  const webhookText = (e) =>
+    e.webhook === null
+      ? '—'
+      : `${e.webhook.allowed ? 'allowed' : `refused${e.webhook.reason ? ` (${e.webhook.reason})` : ''}`} · ${e.webhook.latencyMs} ms`;
+  /** @param {Entry} e */
+  const reasonText = (e) => (e.errorCode === null ? '' : `${e.errorCode} `) + (e.reason ?? '');
+  let rowSeq = 0;
+
+  /**
+   * One entry: a compact row (the columns that fit at 1280 px, long text cut with the whole of it on hover) and a
+   * details row under it, opened by its button, with every field in full. Below 640 px the stylesheet turns both
+   * into cards whose text wraps.
+   * @param {Entry} e
+   */
+  const rows = (e) => {
+    const detailsId = `log-details-${++rowSeq}`;
+    const dapp = names.get(e.dappId) ?? e.dappId.slice(0, 8);
+    const reason = reasonText(e);
+    const cell = (
+      /** @type {string} */ label,
+      /** @type {Record<string, unknown>} */ attrs,
+      /** @type {any[]} */ ...c
+    ) =>
+      // One wrapper per cell: on a phone the cell's label and this value are the two halves of a card's line.
+      h('td', { 'data-label': label, ...attrs }, h('span', { className: 'v' }, ...c));
+    const toggle = h(
+      'button',
+      {
+        type: 'button',
+        className: 'secondary small',
+        'aria-expanded': 'false',
+        'aria-controls': detailsId,
+        'aria-label': `Details of the ${e.outcome} ${e.method} call at ${formatTime(e.at)}`,
+      },
+      'Details',
     );
+    const details = h(
+      'tr',
+      { className: 'details', id: detailsId, hidden: true },
+      h(
+        'td',
+        { colspan: String(COLUMNS.length) },
+        h(
+          'dl',
+          { className: 'facts' },
+          fact('Time', formatTime(e.at)),
+          fact('dApp', dapp),
+          fact('Chain', String(e.chainId)),
+          fact('Method', h('span', { className: 'mono' }, e.method)),
+          fact('Mode', modeText(e.mode)),
+          fact('Sender', h('span', { className: 'mono sender-full' }, e.sender ?? '—')),
+          fact('Outcome', e.outcome),
+          fact('Reason', h('span', { className: 'reason-full' }, reason === '' ? '—' : reason)),
+          fact('Webhook', h('span', { className: 'webhook' }, webhookText(e))),
+          fact(
+            'Policy',
+            h(
+              'span',
+              { className: 'policy', 'data-decision': e.policy?.decision ?? '' },
+              policyText(e.policy, policyNames),
+            ),
+          ),
+          fact(
+            'Actual cost',
+            h(
+              'span',
+              { className: 'cost' },
+              e.userOpHash === null ? '—' : e.actualCostWei === null ? 'not settled yet' : formatEth(e.actualCostWei),
+            ),
+          ),
+          e.userOpHash === null ? null : fact('userOpHash', h('span', { className: 'mono' }, e.userOpHash)),
+          fact('Latency', h('span', { className: 'latency' }, `${e.latencyMs} ms`)),
+        ),
+      ),
+    );
+    toggle.addEventListener('click', () => {
+      const open = details.hidden;
+      details.hidden = !open;
+      toggle.setAttribute('aria-expanded', String(open));
+      toggle.textContent = open ? 'Hide' : 'Details';
+    });
+    const entry = h(
+      'tr',
+      { className: 'entry', 'data-outcome': e.outcome },
+      cell(
+        'Time',
+        { className: 'time', title: formatTime(e.at) },
+        h('span', { className: 'line' }, formatDay(e.at)),
+        h('span', { className: 'line' }, formatClock(e.at)),
+      ),
+      cell(
+        'dApp',
+        { className: 'dapp', title: `${dapp} · chain ${e.chainId}` },
+        h('span', { className: 'line' }, dapp),
+        h('span', { className: 'line sub' }, `chain ${e.chainId}`),
+      ),
+      cell('Method', { className: 'method', title: e.method }, h('span', { className: 'mono' }, e.method)),
+      cell('Mode', { className: 'mode', 'data-mode': e.mode ?? '', title: modeText(e.mode) }, modeText(e.mode)),
+      cell(
+        'Sender',
+        { className: 'sender', title: e.sender ?? '' },
+        h('span', { className: 'mono' }, shortAddress(e.sender)),
+      ),
+      cell(
+        'Outcome',
+        { className: 'outcome', title: e.outcome },
+        h('span', { className: `badge ${e.outcome}` }, e.outcome),
+      ),
+      cell(
+        'Reason',
+        { className: 'reason', ...(reason === '' ? {} : { title: reason }) },
+        h('span', { className: 'clamp' }, reason === '' ? '—' : reason),
+      ),
+      cell('', { className: 'more' }, toggle),
+    );
+    return [entry, details];
+  };
 
   const loadEntries = async (/** @type {boolean} */ append) => {
     const data = await api(
@@ -156,8 +261,9 @@ export async function renderLog(main, ctx) {
     );
     await readPolicyNames(data.entries);
     if (!append) clear(tbody);
-    tbody.append(...data.entries.map(row));
-    if (tbody.childElementCount === 0) tbody.append(h('tr', null, h('td', { colspan: '12' }, 'No requests match.')));
+    tbody.append(...data.entries.flatMap(rows));
+    if (tbody.childElementCount === 0)
+      tbody.append(h('tr', null, h('td', { colspan: String(COLUMNS.length) }, 'No requests match.')));
     cursor = data.nextCursor;
     more.hidden = cursor === null;
   };
@@ -206,7 +312,7 @@ export async function renderLog(main, ctx) {
     h(
       'p',
       { className: 'hint' },
-      'Every paymaster JSON-RPC call of your dApps. Outcomes: sponsored (signed paymasterAndData), quoted (a token quote or an ERC-7677 stub), denied (your webhook or a policy said no), error (anything else). Policy: what the request reserved against your caps, or the rule that denied it; "guarantee" marks a token-paid op that batches its approval, whose charge your dApp guarantees. Actual cost: what the EntryPoint charged once the op was included.',
+      'Every paymaster JSON-RPC call of your dApps. Mode: sponsored (your dApp pays the gas) or token (the user pays in an ERC-20). Outcomes: sponsored (signed paymasterAndData), quoted (a token quote or an ERC-7677 stub), denied (your webhook, a policy, the signing bounds or the paymaster\'s solvency said no), error (anything else). A cut-off reason shows in full on hover; Details opens the whole entry (webhook, policy, actual cost, latency). Policy: what the request reserved against your caps, or the rule that denied it; "guarantee" marks a token-paid op that batches its approval, whose charge your dApp guarantees. Actual cost: what the EntryPoint charged once the op was included.',
     ),
     out,
     form,
@@ -220,27 +326,19 @@ export async function renderLog(main, ctx) {
         { className: 'table-wrap' },
         h(
           'table',
-          { id: 'log' },
+          { id: 'log', className: 'log-table' },
+          h(
+            'colgroup',
+            null,
+            COLUMNS.map(([, key]) => h('col', { className: `col-${key}` })),
+          ),
           h(
             'thead',
             null,
             h(
               'tr',
               null,
-              [
-                'Time',
-                'dApp',
-                'Chain',
-                'Method',
-                'Mode',
-                'Sender',
-                'Outcome',
-                'Reason',
-                'Webhook',
-                'Policy',
-                'Actual cost',
-                'Latency',
-              ].map((c) => h('th', { scope: 'col' }, c)),
+              COLUMNS.map(([c, key]) => h('th', { scope: 'col', className: key }, c)),
             ),
           ),
           tbody,
