@@ -1,25 +1,21 @@
 // @ts-check
 import { api, query } from './api.js';
 import { busy, clear, formatTime, h, notice } from './dom.js';
+import { policyForm } from './policyForm.js';
+import { rulesSummary } from './policyRules.js';
 
 /**
  * @typedef {{policyId: string, dappId: string, name: string, active: boolean, rules: Record<string, unknown>, createdAt: string, updatedAt: string}} Policy
  * @typedef {{scope: 'dapp' | 'sender', unit: 'wei' | 'usd' | 'ops', resets: string, limit: string, used: string, reserved: string, windowStart: string, windowEnd: string | null}} CapUsage
  */
 
-const EXAMPLE = JSON.stringify(
-  { chainIds: [31337], caps: [{ scope: 'sender', unit: 'usd', limit: '5', resets: 'daily' }] },
-  null,
-  2,
-);
-
 /** "1.5 USD", "100 ops", "1000 wei". @param {string} amount @param {string} unit */
 const withUnit = (amount, unit) => (unit === 'usd' ? `${amount} USD` : `${amount} ${unit}`);
 
 /**
- * The sponsorship policies of one dApp (README "Sponsorship policies"): list, create and edit (the rules as
- * JSON, checked by the server, whose message is shown as is), activate/deactivate, delete, and each cap's
- * current window (used, reserved, limit, when it resets).
+ * The sponsorship policies of one dApp (README "Sponsorship policies"): list, create and edit in a form over every
+ * rule (policyForm.js; the server checks, and its message shows beside the field it names), activate/deactivate,
+ * delete, and each cap's current window (used, reserved, limit, when it resets).
  * @param {HTMLElement} root @param {{ dappId: string, out: HTMLElement }} args
  */
 export async function renderPolicies(root, { dappId, out }) {
@@ -29,6 +25,8 @@ export async function renderPolicies(root, { dappId, out }) {
   const formOut = h('div', { className: 'messages', id: 'policy-form-result' });
   /** @type {Policy | null} the policy being edited, or null when the form creates one */
   let editing = null;
+  /** Policy id → its delete action, shared by the list's button and the form's. */
+  const deleters = new Map();
 
   const load = async () => {
     /** @type {Policy[]} */
@@ -67,6 +65,14 @@ export async function renderPolicies(root, { dappId, out }) {
     usage.addEventListener('click', () => busy(usage, out, () => showUsage(p)));
     const edit = button('Edit', 'Edit');
     edit.addEventListener('click', () => startEdit(p));
+    const remove = async () => {
+      await api('DELETE', `${base}/${p.policyId}`);
+      clear(out).append(notice('ok', `Deleted policy ${p.name}`));
+      if (editing?.policyId === p.policyId) stopEdit();
+      clear(usageBox);
+      await load();
+    };
+    deleters.set(p.policyId, remove);
     const toggle = button(p.active ? 'Deactivate' : 'Activate', p.active ? 'Deactivate' : 'Activate');
     toggle.addEventListener('click', () =>
       busy(toggle, out, async () => {
@@ -78,13 +84,7 @@ export async function renderPolicies(root, { dappId, out }) {
     const del = button('Delete', 'Delete', 'danger');
     del.addEventListener('click', () => {
       if (!confirm(`Delete the policy "${p.name}"? Its rules stop applying at once.`)) return;
-      void busy(del, out, async () => {
-        await api('DELETE', `${base}/${p.policyId}`);
-        clear(out).append(notice('ok', `Deleted policy ${p.name}`));
-        if (editing?.policyId === p.policyId) stopEdit();
-        clear(usageBox);
-        await load();
-      });
+      void busy(del, out, remove);
     });
     return h(
       'tr',
@@ -95,7 +95,15 @@ export async function renderPolicies(root, { dappId, out }) {
         null,
         h('span', { className: `badge ${p.active ? 'sponsored' : 'muted'}` }, p.active ? 'active' : 'inactive'),
       ),
-      h('td', { className: 'mono wrap' }, JSON.stringify(p.rules)),
+      h(
+        'td',
+        { className: 'wrap rules' },
+        h(
+          'ul',
+          { className: 'plain' },
+          rulesSummary(p.rules).map((r) => h('li', null, r)),
+        ),
+      ),
       h('td', null, formatTime(p.updatedAt)),
       h('td', { className: 'actions' }, usage, edit, toggle, del),
     );
@@ -153,78 +161,50 @@ export async function renderPolicies(root, { dappId, out }) {
   };
 
   // The create / edit form.
-  const name = /** @type {HTMLInputElement} */ (
-    h('input', { id: 'policy-name', name: 'name', required: true, maxlength: '100' })
-  );
-  const active = /** @type {HTMLInputElement} */ (
-    h('input', { id: 'policy-active', name: 'active', type: 'checkbox', checked: true })
-  );
-  const rules = /** @type {HTMLTextAreaElement} */ (
-    h('textarea', { id: 'policy-rules', name: 'rules', rows: '8', className: 'mono', spellcheck: 'false' })
-  );
-  rules.value = EXAMPLE;
-  const submit = h('button', { type: 'submit' }, 'Create policy');
-  const cancel = h('button', { type: 'button', className: 'secondary', hidden: true }, 'Cancel edit');
-  const legend = h('h3', null, 'New policy');
-
-  /** @param {Policy} p */
-  const startEdit = (p) => {
-    editing = p;
-    name.value = p.name;
-    active.checked = p.active;
-    rules.value = JSON.stringify(p.rules, null, 2);
-    legend.textContent = `Edit policy ${p.name}`;
-    submit.textContent = 'Save policy';
-    cancel.hidden = false;
-    clear(formOut);
-    name.focus();
-  };
-  const stopEdit = () => {
-    editing = null;
-    name.value = '';
-    active.checked = true;
-    rules.value = EXAMPLE;
-    legend.textContent = 'New policy';
-    submit.textContent = 'Create policy';
-    cancel.hidden = true;
-  };
-  cancel.addEventListener('click', () => {
-    stopEdit();
-    clear(formOut);
-  });
-
-  const form = h(
-    'form',
-    {
-      id: 'policy-form',
-      onsubmit: (/** @type {SubmitEvent} */ e) => {
-        e.preventDefault();
-        void busy(submit, formOut, async () => {
-          /** @type {unknown} */
-          let parsed;
-          try {
-            parsed = JSON.parse(rules.value);
-          } catch {
-            clear(formOut).append(notice('error', 'The rules are not valid JSON.'));
-            return;
-          }
-          const body = { name: name.value, active: active.checked, rules: parsed };
+  const editor = policyForm({
+    onSubmit: (body) =>
+      busy(editor.submit, formOut, async () => {
+        clear(formOut);
+        try {
           const saved =
             editing === null ? await api('POST', base, body) : await api('PATCH', `${base}/${editing.policyId}`, body);
           clear(formOut).append(notice('ok', `${editing === null ? 'Created' : 'Saved'} policy ${saved.name}`));
           stopEdit();
           await load();
-        });
-      },
+        } catch (err) {
+          const message = err instanceof Error ? err.message : String(err);
+          // Beside the field the server names, and above as well, where the result of every save is read.
+          const placed = editor.showError(message);
+          clear(formOut).append(notice('error', placed ? `Not saved: ${message} (see the field)` : message));
+        }
+      }),
+    onDelete: () => {
+      const p = editing;
+      const remove = p === null ? undefined : deleters.get(p.policyId);
+      if (p === null || remove === undefined) return;
+      if (!confirm(`Delete the policy "${p.name}"? Its rules stop applying at once.`)) return;
+      void busy(editor.form, formOut, remove);
     },
-    legend,
-    h('p', null, h('label', { for: 'policy-name' }, 'Name'), name),
-    h('p', null, h('label', { className: 'check' }, active, ' Active (its rules apply to requests)')),
-    h('label', { for: 'policy-rules' }, 'Rules (JSON)'),
-    rules,
-    h('p', null, submit, ' ', cancel),
-    formOut,
-  );
+  });
+  editor.edit(null);
+
+  /** @param {Policy} p */
+  const startEdit = (p) => {
+    editing = p;
+    editor.edit(p);
+    clear(formOut);
+    editor.form.scrollIntoView({ block: 'start' });
+  };
+  const stopEdit = () => {
+    editing = null;
+    editor.edit(null);
+  };
+  editor.cancel.addEventListener('click', () => {
+    stopEdit();
+    clear(formOut);
+  });
+  editor.form.append(formOut);
+  const form = editor.form;
 
   await load();
   root.append(
@@ -237,7 +217,8 @@ export async function renderPolicies(root, { dappId, out }) {
         { className: 'hint' },
         'Every policy that applies to a request (active, in its time window, on its chain) must pass its rules; ' +
           'with policies of which none applies, requests are refused, so deactivating the only one stops ' +
-          'sponsorship. The rules format is in the README, "Sponsorship policies (admin API and CLI)".',
+          'sponsorship. Each field of the form is one rule; the same rules as JSON are under "Advanced" (README, ' +
+          '"Sponsorship policies (admin API and CLI)").',
       ),
       list,
       usageBox,
