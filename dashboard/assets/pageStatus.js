@@ -1,11 +1,12 @@
 // @ts-check
 import { api } from './api.js';
-import { formatDuration, formatEth, h, notice, title } from './dom.js';
+import { copyButton, formatDuration, formatEth, h, notice, title } from './dom.js';
+import { depositAdvice, stakeAdvice } from './paymasterGuidance.js';
 
 /**
  * @typedef {{wei: string, eth: string}} Wei
  * @typedef {{deposit: Wei | null, liabilities: Wei, floor: Wei, marginBps: number, required: Wei, signing: boolean, heldReason: 'floor' | 'liabilities' | null, spendPerHour: Wei | null, runwaySeconds: number | null, lowWater: Wei, alertLevel: 'ok' | 'low' | 'halted', observedSpendPerHour: Wei | null, runwayToFloorSeconds: number | null, checkedAt: string | null}} Solvency
- * @typedef {{chainId: number, embedded: boolean, entryPointVersion: string, entryPoint: string, paymaster: string, signer: string, onChainSigner: string | null, deposit: Wei | null, staked: boolean | null, stake: Wei | null, unstakeDelaySec: number | null, warnings: Array<{code: string, message: string}>, solvency: Solvency | null}} PaymasterRow
+ * @typedef {{chainId: number, embedded: boolean, entryPointVersion: string, entryPoint: string, paymaster: string, signer: string, onChainSigner: string | null, deposit: Wei | null, staked: boolean | null, stake: Wei | null, unstakeDelaySec: number | null, stakeState: 'staked' | 'unstaked' | 'unlocking' | 'withdrawable' | null, stakeWithdrawableAt: string | null, warnings: Array<{code: string, message: string}>, solvency: Solvency | null}} PaymasterRow
  */
 
 /** "× 1.5" from basis points. @param {number} bps */
@@ -71,11 +72,56 @@ const isHeld = (p) => p.solvency !== null && !p.solvency.signing;
 /** @param {string} k @param {Node | string} v */
 const fact = (k, v) => [h('dt', null, k), h('dd', null, v)];
 
+/** A command to run, with a copy button. @param {{ label: string, command: string }} c */
+const commandLine = (c) => {
+  const code = h('code', null, c.command);
+  return h(
+    'div',
+    { className: 'command-block' },
+    h('p', null, c.label),
+    h(
+      'div',
+      { className: 'command' },
+      code,
+      copyButton(() => c.command, 'Copy'),
+    ),
+  );
+};
+
+/**
+ * What to do next for one paymaster: its deposit (top up, or what may be withdrawn) and its stake, each with the
+ * CLI command (paymasterGuidance.js).
+ * @param {PaymasterRow} p @param {bigint} warningWei
+ */
+const guidance = (p, warningWei) => {
+  const origin = location.origin;
+  const deposit = depositAdvice({ row: p, warningWei, origin });
+  const stake = stakeAdvice({ row: p, origin, nowMs: Date.now() });
+  return h(
+    'section',
+    { className: 'guidance', 'aria-label': `What to do for the EntryPoint v${p.entryPointVersion} paymaster` },
+    h(
+      'div',
+      { 'data-guidance': 'deposit', 'data-level': deposit.level },
+      h('h4', null, 'Deposit'),
+      h('p', null, deposit.text),
+      deposit.commands.map(commandLine),
+    ),
+    h(
+      'div',
+      { 'data-guidance': 'stake', 'data-stake-state': stake.state },
+      h('h4', null, 'Stake'),
+      h('p', null, stake.text),
+      stake.commands.map(commandLine),
+    ),
+  );
+};
+
 /**
  * One paymaster deployment of a chain: each EntryPoint version has its own paymaster, deposit and solvency.
- * @param {PaymasterRow} p
+ * @param {PaymasterRow} p @param {bigint} warningWei
  */
-const paymasterCard = (p) => {
+const paymasterCard = (p, warningWei) => {
   const id = `paymaster-${p.chainId}-${p.entryPointVersion}`;
   return h(
     'article',
@@ -99,15 +145,22 @@ const paymasterCard = (p) => {
       p.solvency === null ? null : solvencyFacts(p.solvency, fact),
       fact(
         'Stake',
-        p.staked === null
-          ? 'unknown'
-          : p.staked
-            ? `${p.stake?.eth ?? '?'} ETH, unstake delay ${p.unstakeDelaySec ?? '?'} s`
-            : 'not staked',
+        h(
+          'span',
+          { className: 'stake' },
+          p.staked === null
+            ? 'unknown'
+            : p.staked
+              ? `${p.stake?.eth ?? '?'} ETH, unstake delay ${p.unstakeDelaySec ?? '?'} s`
+              : p.stakeState === 'unlocking' || p.stakeState === 'withdrawable'
+                ? `${p.stake?.eth ?? '?'} ETH, unlocked (${p.stakeState})`
+                : 'not staked',
+        ),
       ),
       fact('Signer (this Patron)', h('span', { className: 'mono' }, p.signer)),
       fact('Signer (contract)', h('span', { className: 'mono' }, p.onChainSigner ?? 'unknown')),
     ),
+    guidance(p, warningWei),
   );
 };
 
@@ -145,6 +198,7 @@ function heldWhere(chains) {
 export async function renderStatus(main) {
   const status = await api('GET', '/api/admin/paymaster-status');
   const chains = byChain(/** @type {PaymasterRow[]} */ (status.paymasters));
+  const warningWei = BigInt(status.depositWarning.wei);
   const held = heldWhere(chains);
   // Through h() (not append directly), which flattens the list and skips the null.
   main.append(
@@ -156,6 +210,14 @@ export async function renderStatus(main) {
         'p',
         { className: 'hint' },
         "One paymaster per EntryPoint version on each chain, each with its own deposit. A deposit below its chain's low-water mark (PATRON_SOLVENCY_LOW_WATER_WEI) is flagged; signing stops at the floor (PATRON_SOLVENCY_FLOOR_WEI).",
+      ),
+      h(
+        'p',
+        { className: 'hint', id: 'command-keys' },
+        'Each card says what to do next, with the patron CLI command. The deposit command takes any funded key; the ' +
+          "others need the paymaster owner's: PATRON_DEPLOYER_PRIVATE_KEY in the environment, or --keystore FILE. " +
+          "Add --dry-run to an owner's command to see the change first. RPC_URL is the chain's JSON-RPC URL (its " +
+          'rpcUrl in PATRON_CHAINS).',
       ),
       chains.size === 0 ? notice('warn', 'This Patron serves no chain: set PATRON_CHAINS.') : null,
       held === ''
@@ -171,7 +233,11 @@ export async function renderStatus(main) {
           'section',
           { 'aria-labelledby': `chain-${chainId}`, 'data-chain': String(chainId) },
           h('h2', { id: `chain-${chainId}` }, `Chain ${chainId}`, rows[0]?.embedded ? ' (embedded dev chain)' : ''),
-          h('div', { className: 'deployments' }, rows.map(paymasterCard)),
+          h(
+            'div',
+            { className: 'deployments' },
+            rows.map((p) => paymasterCard(p, warningWei)),
+          ),
         ),
       ),
     ),
