@@ -396,6 +396,123 @@ describe('the dashboard itself', () => {
     );
   });
 
+  test('the policy editor: the form to rules and back, and which field a server message names', async () => {
+    type Values = Record<string, unknown> & { caps: unknown[]; contracts: unknown[] };
+    const rules = (await import(new URL('../dashboard/assets/policyRules.js', import.meta.url).href)) as {
+      readRules(v: Values): Record<string, unknown>;
+      formValuesOf(p: { name: string; active: boolean; rules: Record<string, unknown> }): Values;
+      fieldForPath(message: string): { path: string[]; text: string } | undefined;
+      rulesSummary(r: Record<string, unknown>): string[];
+    };
+    const stored = {
+      chainIds: [31337, 8453],
+      senders: { block: ['0x000000000000000000000000000000000000dEaD'] },
+      contracts: [{ address: '0x00000000000000000000000000000000c0c0c0c0', selectors: ['0xd09de08a'] }],
+      sponsorDeployment: false,
+      maxFeePerGas: '50000000000',
+      caps: [
+        { scope: 'sender', unit: 'usd', limit: '5', resets: 'daily' },
+        { scope: 'op', unit: 'wei', limit: '1000' },
+      ],
+      startsAt: 1_800_000_000,
+    };
+    // Through the form's values and back, unchanged: editing a policy without touching a field changes nothing.
+    const values = rules.formValuesOf({ name: 'p', active: true, rules: stored });
+    assert.deepEqual(rules.readRules(values), stored);
+    // Empty fields are absent rules; a chain id that is not a number goes as typed, for the server to name.
+    const empty = rules.formValuesOf({ name: 'p', active: true, rules: {} });
+    assert.deepEqual(rules.readRules(empty), {});
+    assert.deepEqual(rules.readRules({ ...empty, chains: '1, x' }), { chainIds: [1, 'x'] });
+    assert.deepEqual(rules.fieldForPath('Invalid rules.caps.0.unit: a per-op cap is in wei or usd'), {
+      path: ['caps', '0', 'unit'],
+      text: 'a per-op cap is in wei or usd',
+    });
+    assert.deepEqual(rules.fieldForPath('Invalid rules.senders.block.2: expected a 20-byte 0x address'), {
+      path: ['senders', 'block', '2'],
+      text: 'address 3: expected a 20-byte 0x address',
+    });
+    assert.deepEqual(rules.fieldForPath('name must not be empty')?.path, ['name']);
+    assert.deepEqual(rules.fieldForPath('A policy named "x" already exists for this dApp')?.path, ['name']);
+    assert.equal(rules.fieldForPath('Policy limit reached: a dApp can have at most 20 policies'), undefined);
+    assert.deepEqual(rules.rulesSummary({}), ['no rules: admits every request']);
+    assert.ok(rules.rulesSummary(stored).includes('per sender ≤ 5 USD daily'));
+    assert.ok(rules.rulesSummary(stored).includes('per op ≤ 1000 wei'));
+  });
+
+  test('the status page: the top-up amount reaches the mark, the stake step per state', async () => {
+    const g = (await import(new URL('../dashboard/assets/paymasterGuidance.js', import.meta.url).href)) as {
+      etherAmount(wei: bigint): string;
+      depositAdvice(a: { row: unknown; warningWei: bigint; origin: string }): {
+        level: string;
+        commands: Array<{ command: string }>;
+      };
+      stakeAdvice(a: { row: unknown; origin: string; nowMs: number }): {
+        state: string;
+        text: string;
+        commands: Array<{ command: string }>;
+      };
+    };
+    assert.equal(g.etherAmount(parseEther('1.25')), '1.25');
+    assert.equal(g.etherAmount(1n), '0.000000000000000001');
+    const w = (eth: string) => ({ wei: parseEther(eth).toString(), eth });
+    const row = {
+      chainId: 10,
+      embedded: false,
+      paymaster: '0x00000000000000000000000000000000000000aa',
+      deposit: w('0.2'),
+      stake: w('1'),
+      staked: true,
+      unstakeDelaySec: 86_400,
+      stakeState: 'staked',
+      stakeWithdrawableAt: null,
+      warnings: [],
+      solvency: {
+        deposit: w('0.2'),
+        signing: true,
+        floor: w('0.1'),
+        lowWater: w('0.3'),
+        required: w('0.05'),
+      },
+    };
+    // Below required + low-water (0.35) with its 10 % (0.38): top up by 0.18, rounded up to 0.001 ETH.
+    const low = g.depositAdvice({ row, warningWei: parseEther('0.1'), origin: 'http://x' });
+    assert.equal(low.level, 'low');
+    assert.deepEqual(
+      low.commands.map((c) => c.command),
+      ['patron paymaster deposit --rpc RPC_URL --paymaster 0x00000000000000000000000000000000000000aa --amount 0.18'],
+    );
+    const held = g.depositAdvice({
+      row: { ...row, solvency: { ...row.solvency, signing: false, floor: w('5') } },
+      warningWei: 0n,
+      origin: 'http://x',
+    });
+    assert.equal(held.level, 'held');
+    assert.match(held.commands[0]?.command ?? '', / --amount 4\.8$/);
+    const ok = g.depositAdvice({
+      row: { ...row, deposit: w('10'), solvency: { ...row.solvency, deposit: w('10') } },
+      warningWei: 0n,
+      origin: 'http://x',
+    });
+    assert.equal(ok.level, 'ok');
+    assert.match(ok.commands[0]?.command ?? '', /^patron paymaster withdraw .* --amount 9\.62$/);
+    const step = (stakeState: string, extra: object = {}) =>
+      g.stakeAdvice({ row: { ...row, stakeState, ...extra }, origin: 'http://x', nowMs: 0 });
+    assert.match(
+      step('staked').commands[1]?.command ?? '',
+      /^patron paymaster unlock-stake --rpc RPC_URL --paymaster 0x0+aa$/,
+    );
+    assert.match(step('unstaked').text, /Token mode .* staked/);
+    assert.match(step('unstaked').commands[0]?.command ?? '', / --amount 1 --unstake-delay 86400$/);
+    const unlocking = step('unlocking', { staked: false, stakeWithdrawableAt: new Date(7_200_000).toISOString() });
+    assert.match(unlocking.text, /\(in 2 h\)/);
+    assert.match(unlocking.commands[0]?.command ?? '', /^patron paymaster withdraw-stake /);
+    assert.match(
+      step('withdrawable', { staked: false }).commands[0]?.command ?? '',
+      /^patron paymaster withdraw-stake /,
+    );
+    assert.equal(step('staked', { embedded: true }).commands[0]?.command.includes('--rpc http://x/chain/10'), true);
+  });
+
   test('assets: JavaScript and CSS with ETags (304 when unchanged); unknown files 404; no path escapes', async () => {
     const js = await ctx.app.inject({ method: 'GET', url: '/ops/ui/assets/app.js' });
     assert.equal(js.statusCode, 200);
