@@ -356,7 +356,7 @@ test('an owner runs the product from the browser', { skip, timeout: 90_000 }, as
     const details = await openDetails(row);
     assert.match((await details.locator('.webhook').textContent()) ?? '', /^allowed · [\d.]+ ms$/);
     assert.equal(await details.locator('.sender-full').textContent(), op.sender.toLowerCase());
-    assert.match((await details.locator('.latency').textContent()) ?? '', /^\d+ ms$/);
+    assert.match((await details.locator('.latency').textContent()) ?? '', /^[\d.]+ ms$/);
     assert.match(
       (await page.locator('svg.chart title#chart-title').textContent()) ?? '',
       /^Requests over time: 1 sponsored/,

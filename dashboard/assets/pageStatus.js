@@ -74,7 +74,14 @@ const fact = (k, v) => [h('dt', null, k), h('dd', null, v)];
 
 /** A command to run, with a copy button. @param {{ label: string, command: string }} c */
 const commandLine = (c) => {
-  const code = h('code', null, c.command);
+  // Each "--flag value" wraps as one piece where it fits (a line never starts with a flag's value or ends in "--");
+  // the text is the command exactly, spaces included, for a selection by hand.
+  const parts = c.command.split(/ (?=--)/);
+  const code = h(
+    'code',
+    null,
+    parts.flatMap((part, i) => [i === 0 ? null : ' ', h('span', { className: 'arg' }, part)]),
+  );
   return h(
     'div',
     { className: 'command-block' },

@@ -53,7 +53,8 @@ function targetDeposit(p, warningWei) {
  * @returns {DepositAdvice}
  */
 export function depositAdvice({ row: p, warningWei, origin }) {
-  const depositText = p.solvency?.deposit?.wei ?? p.deposit?.wei;
+  // This read's deposit (the guard's last read can be older), the guard's when the EntryPoint did not answer now.
+  const depositText = p.deposit?.wei ?? p.solvency?.deposit?.wei;
   if (depositText === undefined) {
     return { level: 'unknown', text: 'The deposit could not be read: check the chain’s RPC.', commands: [] };
   }
