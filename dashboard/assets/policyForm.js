@@ -1,5 +1,6 @@
 // @ts-check
 import { h } from './dom.js';
+import { capRow, contractRow, field, renumber } from './policyFormRows.js';
 import { fieldForPath, formValuesOf, readRules } from './policyRules.js';
 
 /**
@@ -13,41 +14,7 @@ import { fieldForPath, formValuesOf, readRules } from './policyRules.js';
  * @typedef {import('./policyRules.js').ContractValues} ContractValues
  */
 
-const SCOPES = /** @type {const} */ ([
-  ['dapp', 'the whole dApp'],
-  ['sender', 'each sender'],
-  ['op', 'each op'],
-]);
-const UNITS = /** @type {const} */ ([
-  ['wei', 'wei (gas paid)'],
-  ['usd', 'USD (gas paid)'],
-  ['ops', 'ops (count)'],
-]);
-const RESETS = ['never', 'hourly', 'daily', 'weekly', 'monthly'];
-const LIMIT_HINT = { wei: 'e.g. 10000000000000000 (0.01 ETH)', usd: 'e.g. 5 or 2.50', ops: 'e.g. 100' };
-
-/**
- * A labelled field with its own error line (shown when the server names it), linked for screen readers.
- * @param {{ id: string, label: string, control: HTMLElement, hint?: string, className?: string }} args
- */
-function field({ id, label, control, hint, className }) {
-  const error = h('p', { className: 'field-error', id: `${id}-error`, hidden: true });
-  const hintEl = hint === undefined ? null : h('p', { className: 'hint field-hint', id: `${id}-hint` }, hint);
-  control.id = id;
-  if (hintEl !== null) control.setAttribute('aria-describedby', hintEl.id);
-  const wrap = h(
-    'div',
-    { className: `field ${className ?? ''}` },
-    control instanceof HTMLInputElement && control.type === 'checkbox'
-      ? h('label', { className: 'check', for: id }, control, ` ${label}`)
-      : [h('label', { for: id }, label), control],
-    hintEl,
-    error,
-  );
-  return { wrap, control, error };
-}
-
-/** @typedef {{ wrap: HTMLElement, control: HTMLElement, error: HTMLElement }} Field */
+/** @typedef {import('./policyFormRows.js').Field} Field @typedef {import('./policyFormRows.js').Row} Row */
 
 /**
  * @param {{ onSubmit: (values: { name: string, active: boolean, rules: Record<string, unknown> }) => Promise<void>, onDelete: () => void }} args
@@ -116,9 +83,9 @@ export function policyForm({ onSubmit, onDelete }) {
   );
 
   // Repeated rows: caps and contracts. Each row keeps its fields so a server error finds its place by index.
-  /** @type {Array<{ el: HTMLElement, fields: Record<string, Field>, row: Field, read: () => any }>} */
+  /** @type {Row[]} */
   let caps = [];
-  /** @type {typeof caps} */
+  /** @type {Row[]} */
   let contracts = [];
   const capsBox = h('div', { className: 'rows', id: 'policy-caps' });
   const contractsBox = h('div', { className: 'rows', id: 'policy-contracts' });
@@ -136,122 +103,35 @@ export function policyForm({ onSubmit, onDelete }) {
 
   /** @param {Partial<CapValues>} [v] */
   const addCap = (v = {}) => {
-    const n = ++rowSeq;
-    const select = (/** @type {ReadonlyArray<readonly [string, string]>} */ options, /** @type {string} */ value) => {
-      const s = /** @type {HTMLSelectElement} */ (
-        h(
-          'select',
-          null,
-          options.map(([k, t]) => h('option', { value: k }, t)),
-        )
-      );
-      s.value = value;
-      return s;
-    };
-    const scope = select(SCOPES, v.scope ?? 'sender');
-    const unit = select(UNITS, v.unit ?? 'usd');
-    const resets = select(
-      RESETS.map((r) => [r, r]),
-      v.resets ?? 'daily',
-    );
-    const limit = input({ inputmode: 'decimal', value: v.limit ?? '' });
-    const fields = {
-      scope: field({ id: `policy-cap-${n}-scope`, label: 'Counts for', control: scope }),
-      unit: field({ id: `policy-cap-${n}-unit`, label: 'Unit', control: unit }),
-      limit: field({ id: `policy-cap-${n}-limit`, label: 'Limit', control: limit }),
-      resets: field({ id: `policy-cap-${n}-resets`, label: 'Resets', control: resets }),
-    };
-    const sync = () => {
-      limit.placeholder = LIMIT_HINT[/** @type {'wei' | 'usd' | 'ops'} */ (unit.value)] ?? '';
-      // A per-op cap has no window: it bounds each op on its own.
-      resets.disabled = scope.value === 'op';
-    };
-    scope.addEventListener('change', sync);
-    unit.addEventListener('change', sync);
-    sync();
-    const remove = h(
-      'button',
-      { type: 'button', className: 'secondary small', 'aria-label': `Remove cap ${n}` },
-      'Remove',
-    );
-    const error = h('p', { className: 'field-error', hidden: true, id: `policy-cap-${n}-error` });
-    const el = h(
-      'fieldset',
-      { className: 'cap-row', 'data-cap': String(n) },
-      h('legend', null, `Cap ${caps.length + 1}`),
-      h(
-        'div',
-        { className: 'row-fields' },
-        Object.values(fields).map((f) => f.wrap),
-        remove,
-      ),
-      error,
-    );
-    const row = { wrap: el, control: el, error };
-    const entry = {
-      el,
-      fields,
-      row,
-      read: () => ({ scope: scope.value, unit: unit.value, limit: limit.value.trim(), resets: resets.value }),
-    };
-    remove.addEventListener('click', () => {
-      caps = caps.filter((c) => c !== entry);
-      el.remove();
-      renumber(caps, 'Cap');
+    const entry = capRow({
+      n: ++rowSeq,
+      position: caps.length + 1,
+      values: v,
+      onRemove: () => {
+        caps = caps.filter((c) => c !== entry);
+        entry.el.remove();
+        renumber(caps, 'cap');
+      },
     });
     caps.push(entry);
-    capsBox.append(el);
+    capsBox.append(entry.el);
     return entry;
   };
-
   /** @param {Partial<ContractValues>} [v] */
   const addContract = (v = {}) => {
-    const n = ++rowSeq;
-    const address = input({ className: 'mono', placeholder: '0x…', value: v.address ?? '' });
-    const selectors = input({
-      className: 'mono',
-      placeholder: 'any method, or 0xa9059cbb, …',
-      value: v.selectors ?? '',
-    });
-    const fields = {
-      address: field({ id: `policy-contract-${n}-address`, label: 'Contract address', control: address }),
-      selectors: field({ id: `policy-contract-${n}-selectors`, label: 'Methods (selectors)', control: selectors }),
-    };
-    const remove = h(
-      'button',
-      { type: 'button', className: 'secondary small', 'aria-label': `Remove contract ${n}` },
-      'Remove',
-    );
-    const error = h('p', { className: 'field-error', hidden: true, id: `policy-contract-${n}-error` });
-    const el = h(
-      'fieldset',
-      { className: 'contract-row' },
-      h('legend', null, `Contract ${contracts.length + 1}`),
-      h('div', { className: 'row-fields' }, fields.address.wrap, fields.selectors.wrap, remove),
-      error,
-    );
-    const row = { wrap: el, control: el, error };
-    const entry = {
-      el,
-      fields,
-      row,
-      read: () => ({ address: address.value, selectors: selectors.value }),
-    };
-    remove.addEventListener('click', () => {
-      contracts = contracts.filter((c) => c !== entry);
-      el.remove();
-      renumber(contracts, 'Contract');
+    const entry = contractRow({
+      n: ++rowSeq,
+      position: contracts.length + 1,
+      values: v,
+      onRemove: () => {
+        contracts = contracts.filter((c) => c !== entry);
+        entry.el.remove();
+        renumber(contracts, 'contract');
+      },
     });
     contracts.push(entry);
-    contractsBox.append(el);
+    contractsBox.append(entry.el);
     return entry;
-  };
-  /** @param {typeof caps} list @param {string} word */
-  const renumber = (list, word) => {
-    list.forEach((r, i) => {
-      const legend = r.el.querySelector('legend');
-      if (legend !== null) legend.textContent = `${word} ${i + 1}`;
-    });
   };
 
   const addCapButton = h('button', { type: 'button', className: 'secondary', id: 'policy-add-cap' }, 'Add a cap');
