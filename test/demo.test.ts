@@ -131,7 +131,10 @@ test('`patron demo` explains itself when the service has no dev chain', async ()
       masterKey: TEST_MASTER_KEY,
     });
     assert.equal(code, 1);
-    assert.equal(out, `patron: ${url} runs no embedded dev chain: start it with the defaults (npm start)\n`);
+    assert.equal(
+      out,
+      `patron: ${url} runs no embedded dev chain: start it with the defaults (npm start), or smoke-test a configured chain with \`patron demo --url URL --api-key KEY --chain ID --rpc NODE_URL\`\n`,
+    );
   } finally {
     await ctx.close();
   }

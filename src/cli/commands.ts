@@ -229,7 +229,11 @@ export const commands: Record<string, Command> = {
 export const USAGE = `Usage: patron <command> [options] [--json]
 
   start                                               run the service (configured by environment variables)
-  demo          [--url URL] [--account ID|EMAIL]      the sponsored flow against a running Patron
+  demo          [--url URL] [--account ID|EMAIL]      the sponsored flow against a running Patron's dev chain
+  demo --api-key KEY --url URL --chain ID --rpc NODE_URL [--bundler URL] [--entry-point-version 0.6|0.7|0.8]
+       [--factory A] [--webhook-data JSON]   smoke test of a deployed Patron on a real chain: a new SimpleAccount's
+       sponsored op, simulated with eth_call (spends nothing); --bundler sends it (the paymaster's deposit pays)
+       (owner: a throwaway key, or PATRON_DEMO_OWNER_KEY; needs no local storage or master key)
   signer address                                     the configured paymaster signer
   signer keystore --out FILE                          encrypt it (password: PATRON_KEYSTORE_PASSWORD)
   paymaster deploy  --rpc URL [--entry-point-version 0.6|0.7|0.8|0.9] [--entry-point A (v0.6)] [--owner A] [--signer A]   (KEY)

@@ -39,7 +39,9 @@ export async function runDemo(args: {
   const info = (await (await fetch(`${baseUrl}/api/chains`)).json()) as { chains: ChainInfo[] };
   const dev = info.chains.find((c) => c.embedded && c.simpleAccountFactory !== undefined);
   if (dev?.rpcPath === undefined || dev.simpleAccountFactory === undefined) {
-    throw new ValidationError(`${baseUrl} runs no embedded dev chain: start it with the defaults (npm start)`);
+    throw new ValidationError(
+      `${baseUrl} runs no embedded dev chain: start it with the defaults (npm start), or smoke-test a configured chain with \`patron demo --url URL --api-key KEY --chain ID --rpc NODE_URL\``,
+    );
   }
   const account = await args.accounts.findAccount(args.accountRef ?? DEMO_EMAIL);
   if (account === undefined)

@@ -15,6 +15,7 @@ import { generateMasterKey, masterKeyCommands } from './masterKeyCommands.js';
 import { ownerCommands } from './ownerCommands.js';
 import { paymasterCommands } from './paymasterCommands.js';
 import { policyCommands } from './policyCommands.js';
+import { runSmokeTestCommand } from './smokeTestCommand.js';
 
 /**
  * `patron` CLI: runs a command against the same storage as the server and returns the exit code.
@@ -58,6 +59,20 @@ export async function runCli(args: {
   }
   if (command === undefined || parsed.positionals.length > 2)
     return fail(`unknown command "${parsed.positionals.join(' ')}"\n\n${USAGE}`, 2);
+  const failure = (err: unknown) => {
+    if (err instanceof PatronError && err.code !== 'INTERNAL') return fail(err.shortMessage);
+    if (err instanceof ConfigError || err instanceof StartRefusedError) return fail(err.message);
+    return fail(`unexpected error: ${err instanceof Error ? err.message : String(err)}`);
+  };
+  // The smoke test of a deployed Patron runs on an operator's machine: no configuration, no storage, no master key.
+  if (name === 'demo' && parsed.values['api-key'] !== undefined) {
+    try {
+      await runSmokeTestCommand({ options: parsed.values, env: args.env, io, json });
+      return 0;
+    } catch (err) {
+      return failure(err);
+    }
+  }
 
   let store = args.store;
   try {
@@ -105,9 +120,7 @@ export async function runCli(args: {
     });
     return 0;
   } catch (err) {
-    if (err instanceof PatronError && err.code !== 'INTERNAL') return fail(err.shortMessage);
-    if (err instanceof ConfigError || err instanceof StartRefusedError) return fail(err.message);
-    return fail(`unexpected error: ${err instanceof Error ? err.message : String(err)}`);
+    return failure(err);
   } finally {
     if (args.store === undefined) await store?.close();
   }
@@ -150,6 +163,10 @@ function parse(argv: readonly string[]) {
       keystore: { type: 'string' },
       'dry-run': { type: 'boolean' },
       'emergency-stop': { type: 'boolean' },
+      'api-key': { type: 'string' },
+      bundler: { type: 'string' },
+      factory: { type: 'string' },
+      'webhook-data': { type: 'string' },
     },
   });
 }
