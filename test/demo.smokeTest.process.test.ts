@@ -7,6 +7,7 @@ import { type Address, getAddress, parseEther } from 'viem';
 import { entryPoint06Abi } from 'viem/account-abstraction';
 import { privateKeyToAccount } from 'viem/accounts';
 import { patronPaymasterAbi } from '../src/chain/artifacts.js';
+import { patronPaymasterV07Abi } from '../src/chain/deployPatronPaymasterV07.js';
 import { waitForSuccess } from '../src/chain/devClient.js';
 import { runCli } from '../src/cli/main.js';
 import { type AltoBundler, startAlto } from './helpers/altoBundler.js';
@@ -40,13 +41,16 @@ before(async () => {
     PATRON_DATA_DIR: dataDir,
     PATRON_SIGNER_PRIVATE_KEY: KEYS.signer,
     PATRON_RATE_LIMITS: TEST_RATE_LIMITS,
+    // The solvency guard reads the deposits at start and then not within the test: the drained paymaster below
+    // is still signed for, as on a chain whose deposit dropped between two of the guard's reads.
+    PATRON_SOLVENCY_INTERVAL_SECONDS: '3600',
     PATRON_CHAINS: JSON.stringify([
       {
         chainId: fx.chain.chainId,
         rpcUrl: chainServer.url,
         paymaster: fx.paymaster,
         entryPoint: fx.entryPoint,
-        paymasters: { '0.7': fx.paymasters['0.7'] },
+        paymasters: { '0.7': fx.paymasters['0.7'], '0.8': fx.paymasters['0.8'] },
       },
     ]),
   });
@@ -222,4 +226,38 @@ test('--bundler (alto): the op is sent, included and executed; the paymaster’s
   } finally {
     await alto?.close();
   }
+});
+
+test('EntryPoint v0.8 passes; once its paymaster’s deposit is drained, Patron’s own simulation answers AA31, explained', {
+  timeout: 60_000,
+}, async () => {
+  const [ep, pm] = [fx.entryPoints['0.8'], fx.paymasters['0.8']];
+  const ok = await smoke(['--api-key', apiKey, '--entry-point-version', '0.8']);
+  assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+  assert.match(ok.stdout, new RegExp(`EntryPoint v0\\.8 ${ep}, paymaster ${pm}`));
+  assert.match(ok.stdout, /factory 0x13E9ed32155810FDbd067D4522C492D6f68E5944 have code/);
+  assert.match(ok.stdout, /7\. eth_call handleOps.* passed/);
+
+  // The owner withdraws all but 1 wei of the deposit.
+  await waitForSuccess(
+    fx.client,
+    await fx.client.writeContract({
+      address: pm,
+      abi: patronPaymasterV07Abi,
+      functionName: 'withdrawTo',
+      args: [fx.client.account.address, (await deposit(ep, pm)) - 1n],
+    }),
+    'withdrawTo',
+  );
+  const { code, stdout, stderr } = await smoke(['--api-key', apiKey, '--entry-point-version', '0.8']);
+  assert.equal(code, 1, stdout);
+  assert.match(stdout, /paymaster deposit 0\.000000000000000001 ETH/);
+  // Patron simulates the op itself when it computes the gas limits, so the EntryPoint's reason comes back in its
+  // -32020 at pm_getPaymasterData, explained the same way.
+  assert.match(stdout, /4\. pm_getPaymasterStubData/);
+  assert.doesNotMatch(stdout, /5\. /);
+  assert.equal(
+    stderr,
+    `patron: pm_getPaymasterData refused: error -32020: Simulation failed: AA31 paymaster deposit too low: the paymaster ${pm} has 0.000000000000000001 ETH deposited in the EntryPoint: top it up with \`patron paymaster deposit\`\n`,
+  );
 });
