@@ -12,7 +12,7 @@ import { waitForSuccess } from '../src/chain/devClient.js';
 import { runCli } from '../src/cli/main.js';
 import { type AltoBundler, startAlto } from './helpers/altoBundler.js';
 import { type ChainHttpServer, serveChainOverHttp } from './helpers/chainHttpServer.js';
-import { KEYS, type PatronFixture, startPatronFixture } from './helpers/patronPaymasterV06.js';
+import { KEYS, type PatronFixture, startPatronFixture, testKey } from './helpers/patronPaymasterV06.js';
 import { type ServiceProcess, spawnService } from './helpers/serviceProcess.js';
 import { TEST_RATE_LIMITS } from './helpers/testContext.js';
 
@@ -203,14 +203,10 @@ test('--bundler (alto): the op is sent, included and executed; the paymaster’s
   try {
     alto = await startAlto({ rpcUrl: chainServer.url, entryPoints: [ep], executorKey: KEYS.alto });
     const before = await deposit(ep, pm);
-    const { code, stdout, stderr } = await smoke([
-      '--api-key',
-      apiKey,
-      '--entry-point-version',
-      '0.7',
-      '--bundler',
-      alto.url,
-    ]);
+    // A given owner key (from the environment, never argv), so the same account can be tested again below.
+    const ownerEnv = { PATRON_DEMO_OWNER_KEY: testKey('smoke-owner') };
+    const v07 = ['--api-key', apiKey, '--entry-point-version', '0.7'];
+    const { code, stdout, stderr } = await smoke([...v07, '--bundler', alto.url], ownerEnv);
     assert.equal(code, 0, `${stdout}${stderr}\n${alto.output()}`);
     assert.match(stdout, new RegExp(`bundler at ${alto.url}: chain ${fx.chain.chainId}, serves EntryPoint ${ep}`));
     assert.match(stdout, /eth_estimateUserOperationGas → callGasLimit \d+/);
@@ -223,6 +219,13 @@ test('--bundler (alto): the op is sent, included and executed; the paymaster’s
     assert.match(stdout, /OK: sponsored op executed on chain/);
     assert.notEqual(await fx.client.getCode({ address: getAddress(sender) }), undefined, 'the account was deployed');
     assert.equal(await deposit(ep, pm), before - BigInt(cost), 'the deposit paid exactly actualGasCost');
+    assert.match(stdout, /from PATRON_DEMO_OWNER_KEY\), nonce 0, not deployed/);
+
+    // The same owner again, simulated: the account exists now, its op carries no factory and the next nonce.
+    const again = await smoke(v07, ownerEnv);
+    assert.equal(again.code, 0, again.stdout + again.stderr);
+    assert.match(again.stdout, new RegExp(`3\\. SimpleAccount v0\\.7 ${sender} .*nonce 1, already deployed`));
+    assert.match(again.stdout, /7\. .* passed: the account accepts its owner's signature/);
   } finally {
     await alto?.close();
   }

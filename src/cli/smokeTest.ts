@@ -1,12 +1,27 @@
 import { toSimpleSmartAccount } from 'permissionless/accounts';
-import { type Address, concat, createPublicClient, defineChain, formatEther, type Hex, http, toHex } from 'viem';
-import { formatUserOperationRequest, getUserOperationHash, type UserOperation } from 'viem/account-abstraction';
+import {
+  type Address,
+  concat,
+  createPublicClient,
+  defineChain,
+  formatEther,
+  type Hex,
+  http,
+  type PublicClient,
+} from 'viem';
+import { getUserOperationHash, type UserOperation } from 'viem/account-abstraction';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { z } from 'zod';
 import { ValidationError } from '../errors/PatronError.js';
 import { checkBundler, estimateGas, sendAndWait } from './smokeTestBundler.js';
-import { CANONICAL_SIMPLE_ACCOUNT_FACTORY, maxCostWei, readChainFacts, simulateHandleOps } from './smokeTestChain.js';
-import { type ChainFacts, explainFailure, jsonRpc, patronDeployment } from './smokeTestChecks.js';
+import {
+  CANONICAL_SIMPLE_ACCOUNT_FACTORY,
+  maxCostWei,
+  readChainFacts,
+  type SmokeVersion,
+  simulateHandleOps,
+} from './smokeTestChain.js';
+import { type ChainFacts, type PatronDeployment, patronDeployment } from './smokeTestChecks.js';
+import { askPaymaster, describePaymaster, withPaymaster } from './smokeTestSponsor.js';
 
 export interface SmokeTestArgs {
   /** The Patron's base URL. */
@@ -26,25 +41,13 @@ export interface SmokeTestArgs {
   readonly print: (line: string) => void;
 }
 
-const quantity = z
-  .string()
-  .regex(/^0x[0-9a-fA-F]+$/)
-  .transform((v) => BigInt(v));
-const data = z.string().regex(/^0x([0-9a-fA-F]{2})*$/) as unknown as z.ZodType<Hex>;
-/** ERC-7677's answer (v0.6: paymasterAndData; v0.7+: the paymaster's four fields), with computed limits if asked. */
-const paymasterAnswer = z.object({
-  paymasterAndData: data.optional(),
-  paymaster: z
-    .string()
-    .regex(/^0x[0-9a-fA-F]{40}$/)
-    .optional(),
-  paymasterData: data.optional(),
-  paymasterVerificationGasLimit: quantity.optional(),
-  paymasterPostOpGasLimit: quantity.optional(),
-  callGasLimit: quantity.optional(),
-  verificationGasLimit: quantity.optional(),
-  preVerificationGas: quantity.optional(),
-});
+/** What the first steps established: the deployment under test, the chain client, the facts read on chain. */
+interface Target {
+  readonly deployment: PatronDeployment & { readonly entryPointVersion: SmokeVersion };
+  readonly client: PublicClient;
+  readonly factory: Address;
+  readonly facts: ChainFacts;
+}
 
 /**
  * `patron demo --api-key`: a smoke test of a deployed Patron on a real chain, as a dApp's client would use it (ERC-7677
@@ -54,7 +57,61 @@ const paymasterAnswer = z.object({
  * is sent and its receipt awaited (the paymaster's deposit pays, the account nothing).
  */
 export async function runSmokeTest(args: SmokeTestArgs): Promise<void> {
-  const { print, chainId } = args;
+  const target = await preflight(args);
+  const { deployment: d, client } = target;
+  const version = d.entryPointVersion;
+  const owner = privateKeyToAccount(args.ownerKey ?? generatePrivateKey());
+  const account = await toSimpleSmartAccount({
+    client,
+    owner,
+    entryPoint: { address: d.entryPoint, version },
+    factoryAddress: target.factory,
+  });
+  const first = await firstOp({ client, account, owner: owner.address, version });
+  args.print(
+    `3. SimpleAccount v${version} ${first.sender} (owner ${owner.address}, ${args.ownerKey === undefined ? 'a throwaway key' : 'from PATRON_DEMO_OWNER_KEY'}), nonce ${first.nonce}, ${first.deploys ? `not deployed: the op deploys it through ${target.factory}` : 'already deployed'}; call: execute(owner, 0, 0x); maxFeePerGas ${first.op.maxFeePerGas}`,
+  );
+  const sponsored = await sponsor({ args, target, op: first.op });
+  const signed = { ...sponsored.op, signature: await account.signUserOperation(sponsored.op) } as UserOperation;
+  const userOpHash = getUserOperationHash({
+    chainId: args.chainId,
+    entryPointAddress: d.entryPoint,
+    entryPointVersion: version,
+    userOperation: signed as UserOperation<'0.7'>,
+  });
+  args.print(`6. Signed by the owner: userOpHash ${userOpHash}`);
+
+  const beneficiary = privateKeyToAccount(generatePrivateKey()).address;
+  await simulateHandleOps({
+    client,
+    version,
+    entryPoint: d.entryPoint,
+    op: signed,
+    beneficiary,
+    facts: sponsored.facts,
+  });
+  args.print(
+    `7. eth_call handleOps([op], ${beneficiary}) from that empty address passed: the account ${first.deploys ? 'deploys and ' : ''}accepts its owner's signature, the paymaster accepts Patron's signature and its deposit covers the op`,
+  );
+  if (args.bundlerUrl === undefined) {
+    args.print(
+      'OK: sponsorship verified by simulation; nothing was sent and nothing spent (add --bundler URL to send it)',
+    );
+    return;
+  }
+  await send({
+    args,
+    bundlerUrl: args.bundlerUrl,
+    entryPoint: d.entryPoint,
+    op: signed,
+    userOpHash,
+    facts: sponsored.facts,
+  });
+}
+
+/** Steps 1 and 2: the Patron serves the chain with a paymaster for the version; the node is that chain. */
+async function preflight(args: SmokeTestArgs): Promise<Target> {
+  const { chainId } = args;
   const d = await patronDeployment({ baseUrl: args.baseUrl, chainId, entryPointVersion: args.entryPointVersion });
   const version = d.entryPointVersion;
   if (version === '0.9') {
@@ -62,10 +119,9 @@ export async function runSmokeTest(args: SmokeTestArgs): Promise<void> {
       'the smoke test builds SimpleAccount ops for EntryPoint v0.6, v0.7 and v0.8: pass --entry-point-version',
     );
   }
-  print(
+  args.print(
     `1. Patron at ${args.baseUrl} answers: serves chains ${d.chainIds.join(', ')}; chain ${chainId} EntryPoint v${version} ${d.entryPoint}, paymaster ${d.paymaster}, signer ${d.signer}`,
   );
-
   const chain = defineChain({
     id: chainId,
     name: `chain ${chainId}`,
@@ -81,88 +137,73 @@ export async function runSmokeTest(args: SmokeTestArgs): Promise<void> {
       : facts.verifyingSigner === d.signer
         ? `verifyingSigner ${facts.verifyingSigner} = Patron's signer`
         : `verifyingSigner ${facts.verifyingSigner} ≠ Patron's signer ${d.signer}: expect AA34`;
-  print(
+  args.print(
     `2. Node at ${args.rpcUrl}: chain ${chainId}, block ${block}; EntryPoint, paymaster and factory ${factory} have code; paymaster deposit ${formatEther(facts.depositWei)} ETH, ${signerNote}`,
   );
   if (args.bundlerUrl !== undefined) {
     await checkBundler({ url: args.bundlerUrl, chainId, entryPoint: d.entryPoint });
-    print(`   bundler at ${args.bundlerUrl}: chain ${chainId}, serves EntryPoint ${d.entryPoint}`);
+    args.print(`   bundler at ${args.bundlerUrl}: chain ${chainId}, serves EntryPoint ${d.entryPoint}`);
   }
+  return { deployment: { ...d, entryPointVersion: version }, client, factory, facts };
+}
 
-  const owner = privateKeyToAccount(args.ownerKey ?? generatePrivateKey());
-  const account = await toSimpleSmartAccount({
-    client,
-    owner,
-    entryPoint: { address: d.entryPoint, version },
-    factoryAddress: factory,
-  });
-  const op = await firstOp({ client, account, owner: owner.address, version });
-  print(
-    `3. SimpleAccount v${version} ${op.sender} (owner ${owner.address}, ${args.ownerKey === undefined ? 'a throwaway key' : 'from PATRON_DEMO_OWNER_KEY'}), nonce ${op.nonce}, ${op.deploys ? `not deployed: the op deploys it through ${factory}` : 'already deployed'}; call: execute(owner, 0, 0x); maxFeePerGas ${op.op.maxFeePerGas}`,
-  );
-
-  const paymasterUrl = `${args.baseUrl}/api/v1/${chainId}/${args.apiKey}`;
+/**
+ * Steps 4 and 5, as viem's paymaster client asks: the stub, then the data. Without a bundler Patron computes the gas
+ * limits (`calculateGasLimits`, as @biconomy/abstractjs asks); with one, the bundler estimates them on the stub.
+ */
+async function sponsor(p: { args: SmokeTestArgs; target: Target; op: UserOperation }) {
+  const { args, target } = p;
   const context = args.webhookData === undefined ? {} : { sponsorshipInfo: { webhookData: args.webhookData } };
-  const ask = async (method: string, userOp: UserOperation, ctx: Record<string, unknown>) => {
-    const answer = await jsonRpc({
-      url: paymasterUrl,
+  const ask = (method: 'pm_getPaymasterStubData' | 'pm_getPaymasterData', op: UserOperation, extra: object) =>
+    askPaymaster({
+      baseUrl: args.baseUrl,
+      apiKey: args.apiKey,
+      chainId: args.chainId,
+      entryPoint: target.deployment.entryPoint,
       method,
-      params: [formatUserOperationRequest(userOp), d.entryPoint, toHex(chainId), ctx],
-      what: `the Patron at ${args.baseUrl}`,
+      op,
+      context: { ...context, ...extra },
+      facts: target.facts,
     });
-    const parsed = paymasterAnswer.safeParse(answer.result);
-    if (answer.error !== undefined || !parsed.success) {
-      throw new ValidationError(`${method} refused: ${patronRefusal(answer.error, facts)}`);
-    }
-    return parsed.data;
-  };
-  const stub = await ask('pm_getPaymasterStubData', op.op, context);
-  let sponsoredOp = withPaymaster(op.op, stub);
-  print(`4. pm_getPaymasterStubData → ${paymasterOf(stub)}`);
-
-  let limits: Record<string, unknown> = { calculateGasLimits: true };
+  const stub = await ask('pm_getPaymasterStubData', p.op, {});
+  let op = withPaymaster({ op: p.op, answer: stub });
+  args.print(`4. pm_getPaymasterStubData → ${describePaymaster(stub)}`);
   if (args.bundlerUrl !== undefined) {
-    const gas = await estimateGas({ url: args.bundlerUrl, op: sponsoredOp, entryPoint: d.entryPoint, facts });
-    sponsoredOp = { ...sponsoredOp, ...gas };
-    limits = {};
-    print(
+    const entryPoint = target.deployment.entryPoint;
+    const gas = await estimateGas({ url: args.bundlerUrl, op, entryPoint, facts: target.facts });
+    op = { ...op, ...gas };
+    args.print(
       `   eth_estimateUserOperationGas → callGasLimit ${gas.callGasLimit}, verificationGasLimit ${gas.verificationGasLimit}, preVerificationGas ${gas.preVerificationGas}`,
     );
   }
-  const final = await ask('pm_getPaymasterData', sponsoredOp, { ...context, ...limits });
-  sponsoredOp = withPaymaster(sponsoredOp, final);
-  const costFacts: ChainFacts = { ...facts, maxCostWei: maxCostWei(sponsoredOp) };
-  print(
-    `5. pm_getPaymasterData${args.bundlerUrl === undefined ? ' (calculateGasLimits)' : ''} → ${paymasterOf(final)}; callGasLimit ${sponsoredOp.callGasLimit}, verificationGasLimit ${sponsoredOp.verificationGasLimit}, preVerificationGas ${sponsoredOp.preVerificationGas}; at most ${formatEther(costFacts.maxCostWei ?? 0n)} ETH from the deposit`,
+  const calculate = args.bundlerUrl === undefined;
+  const final = await ask('pm_getPaymasterData', op, calculate ? { calculateGasLimits: true } : {});
+  op = withPaymaster({ op, answer: final });
+  const facts: ChainFacts = { ...target.facts, maxCostWei: maxCostWei(op) };
+  args.print(
+    `5. pm_getPaymasterData${calculate ? ' (calculateGasLimits)' : ''} → ${describePaymaster(final)}; callGasLimit ${op.callGasLimit}, verificationGasLimit ${op.verificationGasLimit}, preVerificationGas ${op.preVerificationGas}; at most ${formatEther(facts.maxCostWei ?? 0n)} ETH from the deposit`,
   );
+  return { op, facts };
+}
 
-  const signed = { ...sponsoredOp, signature: await account.signUserOperation(sponsoredOp) } as UserOperation;
-  const userOpHash = getUserOperationHash({
-    chainId,
-    entryPointAddress: d.entryPoint,
-    entryPointVersion: version,
-    userOperation: signed as UserOperation<'0.7'>,
-  });
-  print(`6. Signed by the owner: userOpHash ${userOpHash}`);
-
-  const beneficiary = privateKeyToAccount(generatePrivateKey()).address;
-  await simulateHandleOps({ client, version, entryPoint: d.entryPoint, op: signed, beneficiary, facts: costFacts });
-  print(
-    `7. eth_call handleOps([op], ${beneficiary}) from that empty address passed: the account deploys and accepts its owner's signature, the paymaster accepts Patron's signature and its deposit covers the op`,
-  );
-  if (args.bundlerUrl === undefined) {
-    print('OK: sponsorship verified by simulation; nothing was sent and nothing spent (add --bundler URL to send it)');
-    return;
-  }
+/** Step 8 (--bundler): sent, included, and its call executed. */
+async function send(p: {
+  args: SmokeTestArgs;
+  bundlerUrl: string;
+  entryPoint: Address;
+  op: UserOperation;
+  userOpHash: Hex;
+  facts: ChainFacts;
+}) {
   const r = await sendAndWait({
-    url: args.bundlerUrl,
-    op: signed,
-    entryPoint: d.entryPoint,
-    userOpHash,
-    timeoutMs: args.receiptTimeoutMs,
-    facts: costFacts,
+    url: p.bundlerUrl,
+    op: p.op,
+    entryPoint: p.entryPoint,
+    userOpHash: p.userOpHash,
+    timeoutMs: p.args.receiptTimeoutMs,
+    facts: p.facts,
   });
-  print(
+  p.args.print(
     `8. eth_sendUserOperation → included in tx ${r.receipt.transactionHash} (block ${r.receipt.blockNumber}): success ${r.success}, actualGasCost ${r.actualGasCost} wei, paid from the paymaster's deposit`,
   );
   if (!r.success) {
@@ -170,15 +211,15 @@ export async function runSmokeTest(args: SmokeTestArgs): Promise<void> {
       `the op was included but its call reverted${r.reason === undefined ? '' : ` (${r.reason})`}: the paymaster still paid ${r.actualGasCost} wei`,
     );
   }
-  print('OK: sponsored op executed on chain');
+  p.args.print('OK: sponsored op executed on chain');
 }
 
 /** The account's next op: its deployment when it has no code yet, one call to its owner with no value or data. */
 async function firstOp(args: {
-  client: ReturnType<typeof createPublicClient>;
+  client: PublicClient;
   account: Awaited<ReturnType<typeof toSimpleSmartAccount>>;
   owner: Address;
-  version: '0.6' | '0.7' | '0.8';
+  version: SmokeVersion;
 }): Promise<{ op: UserOperation; sender: Address; nonce: bigint; deploys: boolean }> {
   const { account } = args;
   const sender = await account.getAddress();
@@ -208,48 +249,4 @@ async function firstOp(args: {
         }
       : { ...common, ...(f.factory === undefined ? {} : { factory: f.factory, factoryData: f.factoryData }) };
   return { op, sender, nonce, deploys };
-}
-
-function withPaymaster(op: UserOperation, a: z.infer<typeof paymasterAnswer>): UserOperation {
-  const limits = {
-    ...(a.callGasLimit === undefined ? {} : { callGasLimit: a.callGasLimit }),
-    ...(a.verificationGasLimit === undefined ? {} : { verificationGasLimit: a.verificationGasLimit }),
-    ...(a.preVerificationGas === undefined ? {} : { preVerificationGas: a.preVerificationGas }),
-  };
-  if (a.paymasterAndData !== undefined) {
-    return { ...(op as UserOperation<'0.6'>), ...limits, paymasterAndData: a.paymasterAndData };
-  }
-  return {
-    ...op,
-    ...limits,
-    ...(a.paymaster === undefined ? {} : { paymaster: a.paymaster as Address }),
-    ...(a.paymasterData === undefined ? {} : { paymasterData: a.paymasterData }),
-    ...(a.paymasterVerificationGasLimit === undefined
-      ? {}
-      : { paymasterVerificationGasLimit: a.paymasterVerificationGasLimit }),
-    ...(a.paymasterPostOpGasLimit === undefined ? {} : { paymasterPostOpGasLimit: a.paymasterPostOpGasLimit }),
-  } as UserOperation;
-}
-
-function paymasterOf(a: z.infer<typeof paymasterAnswer>): string {
-  if (a.paymasterAndData !== undefined) return `paymasterAndData ${a.paymasterAndData}`;
-  return `paymaster ${a.paymaster ?? '?'}, paymasterData ${a.paymasterData ?? '?'}, paymasterVerificationGasLimit ${a.paymasterVerificationGasLimit ?? '?'}, paymasterPostOpGasLimit ${a.paymasterPostOpGasLimit ?? '?'}`;
-}
-
-/** Patron's JSON-RPC error, with what to check for the usual ones (README, "Errors"). */
-function patronRefusal(error: { code: number; message: string } | undefined, facts: ChainFacts): string {
-  if (error === undefined) return 'an answer without paymaster fields';
-  const hints: Record<number, string> = {
-    [-32001]: "check --api-key, the dApp's key in its paymaster URL",
-    [-32002]: 'check --chain and that the dApp serves it',
-    [-32005]: 'rate limited: try again later',
-    [-32010]: "the dApp's webhook denied it: pass --webhook-data if it expects some",
-    [-32011]: "the dApp's webhook did not answer",
-    [-32012]:
-      "a sponsorship policy of the dApp denied it: this op deploys a SimpleAccount and calls its owner's address",
-    [-32042]: "the paymaster's deposit is too low for Patron to sign: top it up with `patron paymaster deposit`",
-  };
-  const hint = hints[error.code];
-  const text = `error ${error.code}: ${explainFailure(error.message, facts)}`;
-  return hint === undefined ? text : `${text} (${hint})`;
 }

@@ -51,7 +51,9 @@ export async function estimateGas(args: {
   const parsed = estimate.safeParse(answer.result);
   if (!parsed.success) {
     const why = answer.error?.message ?? `an answer without gas limits: ${JSON.stringify(answer.result)}`;
-    throw new ValidationError(`eth_estimateUserOperationGas failed: ${explainFailure(why, args.facts)}`);
+    throw new ValidationError(
+      `eth_estimateUserOperationGas failed: ${explainFailure({ message: why, facts: args.facts })}`,
+    );
   }
   return parsed.data;
 }
@@ -82,7 +84,7 @@ export async function sendAndWait(args: {
   });
   if (sent.error !== undefined) {
     throw new ValidationError(
-      `eth_sendUserOperation refused the op: ${explainFailure(`error ${sent.error.code}: ${sent.error.message}`, args.facts)}`,
+      `eth_sendUserOperation refused the op: ${explainFailure({ message: `error ${sent.error.code}: ${sent.error.message}`, facts: args.facts })}`,
     );
   }
   if (typeof sent.result !== 'string' || sent.result.toLowerCase() !== args.userOpHash.toLowerCase()) {

@@ -1,3 +1,4 @@
+import type { PublicClient } from 'viem';
 import { type Address, encodeFunctionData, getAddress, parseAbi } from 'viem';
 import {
   entryPoint06Abi,
@@ -10,7 +11,6 @@ import { SIMPLE_ACCOUNT_ADDRESSES } from '../chain/accountFactories.js';
 import { findRevertData } from '../chain/revertData.js';
 import { ValidationError } from '../errors/PatronError.js';
 import { simulationFailure } from '../paymaster/entryPoints/v07/simulateV07.js';
-import type { PublicClient } from './demoSteps.js';
 import { type ChainFacts, explainFailure, type PatronDeployment, reasonOf } from './smokeTestChecks.js';
 
 /** The EntryPoint versions whose SimpleAccount the smoke test builds (permissionless `toSimpleSmartAccount`). */
@@ -128,7 +128,9 @@ export async function simulateHandleOps(args: {
       revert === undefined
         ? `eth_call of handleOps failed without revert data (${reasonOf(err)})`
         : simulationFailure(abi, revert).reason;
-    throw new ValidationError(`the EntryPoint refused the op: ${explainFailure(reason, args.facts)}`);
+    throw new ValidationError(
+      `the EntryPoint refused the op: ${explainFailure({ message: reason, facts: args.facts })}`,
+    );
   }
 }
 

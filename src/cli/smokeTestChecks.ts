@@ -117,13 +117,13 @@ export interface ChainFacts {
 }
 
 /** The "AAxx …" reason inside `message` explained, or `message` unchanged when it names none. */
-export function explainFailure(message: string, facts: ChainFacts): string {
+export function explainFailure({ message, facts }: { message: string; facts: ChainFacts }): string {
   const code = /\bAA(\d\d)\b/.exec(message)?.[1];
-  const hint = code === undefined ? undefined : aaHint(code, facts);
+  const hint = code === undefined ? undefined : aaHint({ code, facts });
   return hint === undefined ? message : `${message}: ${hint}`;
 }
 
-function aaHint(code: string, f: ChainFacts): string | undefined {
+function aaHint({ code, facts: f }: { code: string; facts: ChainFacts }): string | undefined {
   const deposit = `${formatEther(f.depositWei)} ETH`;
   const cost = f.maxCostWei === undefined ? '' : `, the op may cost up to ${formatEther(f.maxCostWei)} ETH`;
   switch (code) {
