@@ -44,6 +44,8 @@ before(async () => {
     // The solvency guard reads the deposits at start and then not within the test: the drained paymaster below
     // is still signed for, as on a chain whose deposit dropped between two of the guard's reads.
     PATRON_SOLVENCY_INTERVAL_SECONDS: '3600',
+    // The signer watch reads every 200 ms: the rotated-key test waits a second, not PATRON_SIGNER_CHECK_MS's default.
+    PATRON_SIGNER_CHECK_MS: '200',
     PATRON_CHAINS: JSON.stringify([
       {
         chainId: fx.chain.chainId,
@@ -95,7 +97,7 @@ test('EntryPoint v0.7: sponsorship verified by simulation with the canonical Sim
   assert.match(
     stdout,
     new RegExp(
-      `2\\. .*factory 0x91E60e0613810449d098b0b5Ec8b51A0FE8c8985 have code; .*verifyingSigner ${signer} = Patron's signer`,
+      `2\\. .*factory 0x91E60e0613810449d098b0b5Ec8b51A0FE8c8985 have code; .*signers include Patron's signer ${signer}`,
     ),
   );
   const sender = /3\. SimpleAccount v0\.7 (0x[0-9a-fA-F]{40}) .*a throwaway key\), nonce 0, not deployed/.exec(
@@ -163,34 +165,31 @@ test('the first failure stops the run with a specific message: wrong API key, ch
   );
 });
 
-test('a paymaster whose verifyingSigner is not the service’s key: the simulation fails with AA34, explained', {
+test('a paymaster that no longer accepts the service’s key: Patron refuses (-32043), explained', {
   timeout: 60_000,
 }, async () => {
-  // The owner rotates the signer on chain after the service started (its start-up check passed).
+  // The owner swaps the key on chain after the service started (its start-up check passed): the service's signer
+  // watch notices within PATRON_SIGNER_CHECK_MS and refuses, where it would otherwise sign data that fails AA34.
   const stranger = privateKeyToAccount(KEYS.stranger).address;
-  const setSigner = async (to: Address) =>
+  const owner = async (functionName: 'addSigner' | 'removeSigner', who: Address) =>
     waitForSuccess(
       fx.client,
-      await fx.client.writeContract({
-        address: fx.paymaster,
-        abi: patronPaymasterAbi,
-        functionName: 'setVerifyingSigner',
-        args: [to],
-      }),
-      'setVerifyingSigner',
+      await fx.client.writeContract({ address: fx.paymaster, abi: patronPaymasterAbi, functionName, args: [who] }),
+      functionName,
     );
-  await setSigner(stranger);
+  await owner('addSigner', stranger);
+  await owner('removeSigner', signer);
   try {
+    await new Promise((r) => setTimeout(r, 1000));
     const { code, stdout, stderr } = await smoke(['--api-key', apiKey, '--factory', fx.simpleAccountFactory]);
     assert.equal(code, 1, stdout);
-    assert.match(stdout, new RegExp(`verifyingSigner ${stranger} ≠ Patron's signer ${signer}: expect AA34`));
-    assert.match(stdout, /6\. Signed by the owner/);
-    assert.equal(
-      stderr,
-      `patron: the EntryPoint refused the op: AA34 signature error: the paymaster ${fx.paymaster} rejected Patron's signature: its verifyingSigner is ${stranger}, Patron signs as ${signer}. Its owner runs \`patron paymaster set-signer --signer ${signer}\`, or Patron gets the key of ${stranger} (PATRON_SIGNER_PRIVATE_KEY)\n`,
-    );
+    assert.match(stdout, new RegExp(`signers ${stranger} do not include Patron's signer ${signer}: expect a refusal`));
+    assert.match(stderr, /-32043/);
+    assert.match(stderr, /does not accept Patron's signing key/);
+    assert.match(stderr, /its owner adds it \(`patron paymaster add-signer`\)/);
   } finally {
-    await setSigner(signer);
+    await owner('addSigner', signer);
+    await owner('removeSigner', stranger);
   }
 });
 

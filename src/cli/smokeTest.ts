@@ -132,11 +132,11 @@ async function preflight(args: SmokeTestArgs): Promise<Target> {
   const factory = args.factory ?? CANONICAL_SIMPLE_ACCOUNT_FACTORY[version];
   const { facts, block } = await readChainFacts({ client, rpcUrl: args.rpcUrl, chainId, deployment: d, factory });
   const signerNote =
-    facts.verifyingSigner === undefined
-      ? 'no verifyingSigner() to compare'
-      : facts.verifyingSigner === d.signer
-        ? `verifyingSigner ${facts.verifyingSigner} = Patron's signer`
-        : `verifyingSigner ${facts.verifyingSigner} ≠ Patron's signer ${d.signer}: expect AA34`;
+    facts.signers === undefined
+      ? 'no signers() to compare'
+      : facts.signers.includes(d.signer)
+        ? `signers include Patron's signer ${d.signer}`
+        : `signers ${facts.signers.join(', ') || '(none)'} do not include Patron's signer ${d.signer}: expect a refusal`;
   args.print(
     `2. Node at ${args.rpcUrl}: chain ${chainId}, block ${block}; EntryPoint, paymaster and factory ${factory} have code; paymaster deposit ${formatEther(facts.depositWei)} ETH, ${signerNote}`,
   );

@@ -1,5 +1,5 @@
 import type { PublicClient } from 'viem';
-import { type Address, encodeFunctionData, getAddress, parseAbi } from 'viem';
+import { type Address, encodeFunctionData } from 'viem';
 import {
   entryPoint06Abi,
   entryPoint07Abi,
@@ -8,6 +8,7 @@ import {
   type UserOperation,
 } from 'viem/account-abstraction';
 import { SIMPLE_ACCOUNT_ADDRESSES } from '../chain/accountFactories.js';
+import { readPaymasterSigners } from '../chain/paymasterSigners.js';
 import { findRevertData } from '../chain/revertData.js';
 import { ValidationError } from '../errors/PatronError.js';
 import { simulationFailure } from '../paymaster/entryPoints/v07/simulateV07.js';
@@ -25,8 +26,6 @@ export const CANONICAL_SIMPLE_ACCOUNT_FACTORY: Readonly<Record<SmokeVersion, Add
   '0.7': SIMPLE_ACCOUNT_ADDRESSES.factoryV07,
   '0.8': SIMPLE_ACCOUNT_ADDRESSES.factoryV08,
 };
-
-const paymasterReads = parseAbi(['function verifyingSigner() view returns (address)']);
 
 /**
  * The node at --rpc is the chain Patron serves: its chain id, code at the EntryPoint, the paymaster and the factory,
@@ -72,12 +71,14 @@ export async function readChainFacts(args: {
     functionName: 'balanceOf',
     args: [d.paymaster],
   });
-  // Patron's paymasters (v0.6 and v0.7+) both expose it; another paymaster may not, which is no failure by itself.
-  const verifyingSigner = await client
-    .readContract({ address: d.paymaster, abi: paymasterReads, functionName: 'verifyingSigner' })
-    .then(getAddress, () => undefined);
+  // Patron's paymasters (v0.6 and v0.7+) both expose their signers; another paymaster may not, which is no failure by
+  // itself.
+  const signers = await readPaymasterSigners({ client, paymaster: d.paymaster }).then(
+    (s) => s.signers,
+    () => undefined,
+  );
   const block = await client.getBlockNumber();
-  return { facts: { paymaster: d.paymaster, patronSigner: d.signer, verifyingSigner, depositWei }, block };
+  return { facts: { paymaster: d.paymaster, patronSigner: d.signer, signers, depositWei }, block };
 }
 
 /** The EntryPoint's largest charge for the op (its prefund): the gas limits × maxFeePerGas, per version. */

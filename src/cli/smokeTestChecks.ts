@@ -109,8 +109,8 @@ export async function jsonRpc(args: {
 export interface ChainFacts {
   readonly paymaster: Address;
   readonly patronSigner: Address;
-  /** The paymaster's verifyingSigner(), when it has one. */
-  readonly verifyingSigner: Address | undefined;
+  /** The keys the paymaster accepts (its signer set), when it has one. */
+  readonly signers: readonly Address[] | undefined;
   readonly depositWei: bigint;
   /** The most the op may cost (its gas limits × maxFeePerGas), once known. */
   readonly maxCostWei?: bigint;
@@ -128,8 +128,8 @@ function aaHint({ code, facts: f }: { code: string; facts: ChainFacts }): string
   const cost = f.maxCostWei === undefined ? '' : `, the op may cost up to ${formatEther(f.maxCostWei)} ETH`;
   switch (code) {
     case '34':
-      if (f.verifyingSigner !== undefined && f.verifyingSigner !== f.patronSigner) {
-        return `the paymaster ${f.paymaster} rejected Patron's signature: its verifyingSigner is ${f.verifyingSigner}, Patron signs as ${f.patronSigner}. Its owner runs \`patron paymaster set-signer --signer ${f.patronSigner}\`, or Patron gets the key of ${f.verifyingSigner} (PATRON_SIGNER_PRIVATE_KEY)`;
+      if (f.signers !== undefined && !f.signers.includes(f.patronSigner)) {
+        return `the paymaster ${f.paymaster} rejected Patron's signature: its signers are ${f.signers.join(', ') || 'none'}, Patron signs as ${f.patronSigner}. Its owner runs \`patron paymaster add-signer --signer ${f.patronSigner}\`, or Patron gets the key of one of its signers (docs/guides/signer-rotation.md)`;
       }
       return `the paymaster ${f.paymaster} rejected Patron's signature although it verifies ${f.patronSigner}: the signature was made for another chain id or paymaster (check PATRON_CHAINS and --rpc)`;
     case '31':

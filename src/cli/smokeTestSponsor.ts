@@ -92,6 +92,8 @@ const HINTS: Readonly<Record<number, string>> = {
   [-32011]: "the dApp's webhook did not answer",
   [-32012]: "a sponsorship policy of the dApp denied it: this op deploys a SimpleAccount and calls its owner's address",
   [-32042]: "the paymaster's deposit is too low for Patron to sign: top it up with `patron paymaster deposit`",
+  [-32043]:
+    "the paymaster no longer accepts Patron's signing key: its owner adds it (`patron paymaster add-signer`), or the instances move to a key it accepts (docs/guides/signer-rotation.md)",
 };
 
 function patronRefusal(args: { error: { code: number; message: string } | undefined; facts: ChainFacts }): string {
