@@ -11,30 +11,39 @@ import { createLogger } from './logger.js';
 import { servePrimaryMetrics } from './metrics/clusterMetrics.js';
 import { unstakedTokenPaymasters } from './paymaster/token/tokenStake.js';
 import { checkAlertDestination } from './solvency/alertDestination.js';
+import { StartRefusedError } from './errors/StartRefusedError.js';
 import { systemResolver } from './webhooks/webhookUrlPolicy.js';
 
-/** A worker's exit code when it cannot start (the primary then stops the service instead of restarting it). */
-const EXIT_START = 78;
+/**
+ * Exit codes of a start that fails. 78 (sysexits' EX_CONFIG): the configuration or the stored state is wrong and a
+ * restart cannot fix it (the systemd unit's RestartPreventExitStatus=78 stops the restart loop); 1: anything else,
+ * which may pass on its own (a database or an RPC not reachable yet), so the supervisor restarts.
+ */
+const EXIT_CONFIG = 78;
+const EXIT_FAILED = 1;
+type StartExit = typeof EXIT_CONFIG | typeof EXIT_FAILED;
 
 /** What a worker tells the primary over the cluster's IPC channel. */
-type WorkerMessage = { readonly patron: 'ready' } | { readonly patron: 'startFailed'; readonly message: string };
+type WorkerMessage =
+  | { readonly patron: 'ready' }
+  | { readonly patron: 'startFailed'; readonly message: string; readonly exitCode?: StartExit };
 
 /**
- * The process cannot start: alone, it says why on stderr and exits 1; as a cluster worker it hands the message to
- * the primary, which prints it once (every worker would fail alike) and exits non-zero itself, so that systemd or
- * Kubernetes see the failure instead of a primary restarting workers forever.
+ * The process cannot start: alone, it says why on stderr and exits with `exitCode`; as a cluster worker it hands the
+ * message to the primary, which prints it once (every worker would fail alike) and exits with that code itself, so
+ * that systemd or Kubernetes see the failure instead of a primary restarting workers forever.
  */
-function failStart(message: string): Promise<never> {
+function failStart(message: string, exitCode: StartExit = EXIT_FAILED): Promise<never> {
   const send = cluster.isWorker ? process.send?.bind(process) : undefined;
   if (send !== undefined) {
-    const msg: WorkerMessage = { patron: 'startFailed', message };
+    const msg: WorkerMessage = { patron: 'startFailed', message, exitCode };
     // Exits once the message is written to the channel; until then nothing else runs for this start.
     return new Promise<never>(() => {
-      send(msg, undefined, {}, () => process.exit(EXIT_START));
+      send(msg, undefined, {}, () => process.exit(exitCode));
     });
   }
   process.stderr.write(`${message}\n`);
-  process.exit(1);
+  process.exit(exitCode);
 }
 
 /**
@@ -47,12 +56,12 @@ async function main(): Promise<void> {
   try {
     config = loadConfig(process.env);
   } catch (err) {
-    if (err instanceof ConfigError) return failStart(err.message);
+    if (err instanceof ConfigError) return failStart(err.message, EXIT_CONFIG);
     throw err;
   }
   // The CLI shares loadConfig and may run with no chain yet; the server must not start serving nothing.
   const noChain = noChainProblem(config);
-  if (noChain !== undefined) return failStart(`Invalid configuration:\n  - ${noChain}`);
+  if (noChain !== undefined) return failStart(`Invalid configuration:\n  - ${noChain}`, EXIT_CONFIG);
   const logger = createLogger({ level: config.logLevel });
   if (config.workers > 1 && cluster.isPrimary) {
     runPrimary(config, logger);
@@ -64,7 +73,9 @@ async function main(): Promise<void> {
   if (problems.length > 0) {
     await deps.close();
     return failStart(
-      `Refusing to start: the configured chains do not match what is on chain:\n${problems.map((p) => `  - ${p}`).join('\n')}`,
+      `Refusing to start: the configured chains do not match what is on chain:\n${problems.map((p) => `  - ${p.message}`).join('\n')}`,
+      // An RPC that does not answer may answer at the next start; a chain that is not what is configured will not.
+      problems.every((p) => p.unreachable) ? EXIT_FAILED : EXIT_CONFIG,
     );
   }
   // The operator alert URL is resolved once now: one that cannot be would lose every alert, found out by the outage.
@@ -73,7 +84,7 @@ async function main(): Promise<void> {
     const checked = await checkAlertDestination({ url: alert.url, resolve: systemResolver });
     if (!checked.ok) {
       await deps.close();
-      return failStart(`Refusing to start: ${checked.problem}`);
+      return failStart(`Refusing to start: ${checked.problem}`, EXIT_CONFIG);
     }
     logger.info(
       { check: 'alert_destination', ...checked.destination },
@@ -139,16 +150,16 @@ function runPrimary(config: Config, logger: ReturnType<typeof createLogger>): vo
     stopping = true;
     for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
   };
-  const failed = (message: string) => {
+  const failed = (message: string, exitCode: StartExit = EXIT_FAILED) => {
     if (stopping) return;
     process.stderr.write(`Patron failed to start: ${message}\n`);
-    process.exitCode = 1;
+    process.exitCode = exitCode;
     stopAll();
   };
   cluster.on('message', (worker, message: unknown) => {
     if (!isPatronMessage<WorkerMessage>(message, ['ready', 'startFailed'])) return;
     if (message.patron === 'ready') ready.add(worker.id);
-    else failed(message.message);
+    else failed(message.message, message.exitCode);
   });
   cluster.on('exit', (worker, code, signal) => {
     const served = ready.delete(worker.id);
@@ -214,5 +225,7 @@ function banner(args: { config: Config; deps: Deps; baseUrl: string; demo: DemoC
 
 main().catch((err: unknown) => {
   const message = err instanceof Error ? err.message : String(err);
-  void failStart(cluster.isWorker ? message : `Patron failed to start: ${message}`);
+  // A master key that does not open the stored secrets, a schema newer than this build: no restart fixes these.
+  const exitCode = err instanceof StartRefusedError ? EXIT_CONFIG : EXIT_FAILED;
+  void failStart(cluster.isWorker ? message : `Patron failed to start: ${message}`, exitCode);
 });

@@ -109,7 +109,7 @@ test('a worker that cannot start makes the service exit 1 with its message, once
 });
 
 /** The master key checked at start in every worker: a wrong one stops the service, its message printed once. */
-test('cluster workers with another PATRON_MASTER_KEY than the database: exit 1, naming it once', {
+test('cluster workers with another PATRON_MASTER_KEY than the database: exit 78, naming it once', {
   skip: TEST_DATABASE_URL === undefined && 'needs PATRON_TEST_DATABASE_URL',
   timeout: 60_000,
 }, async () => {
@@ -126,7 +126,7 @@ test('cluster workers with another PATRON_MASTER_KEY than the database: exit 1, 
     const timer = setTimeout(() => child.kill('SIGKILL'), 45_000);
     const [code] = await once(child, 'exit');
     clearTimeout(timer);
-    assert.equal(code, 1, `exit code\n${service.output()}`);
+    assert.equal(code, 78, `exit code\n${service.output()}`);
     const said = service.errors().match(/PATRON_MASTER_KEY does not match this database/g) ?? [];
     assert.equal(said.length, 1, `the message once:\n${service.errors()}`);
     assert.match(service.errors(), /^Patron failed to start: PATRON_MASTER_KEY does not match this database/m);

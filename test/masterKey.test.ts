@@ -125,19 +125,19 @@ async function runServer(dir: string, env: Record<string, string>): Promise<{ co
 }
 
 describe('the server refuses to start (the real process)', { timeout: 120_000 }, () => {
-  test('with another PATRON_MASTER_KEY than the database was created with: exit 1, naming PATRON_MASTER_KEY', async () => {
+  test('with another PATRON_MASTER_KEY than the database was created with: exit 78 (no restart fixes it), naming PATRON_MASTER_KEY', async () => {
     const dir = dataDir();
     await withStore(path.join(dir, 'patron.sqlite'), async (s) => {
       await verify(s, KEY_A);
       await dappSealedWith(s, KEY_A);
     });
     const r = await runServer(dir, { PATRON_MASTER_KEY: KEY_B.toString('hex') });
-    assert.equal(r.code, 1, r.out);
+    assert.equal(r.code, 78, r.out);
     assert.match(r.out, /Patron failed to start: PATRON_MASTER_KEY does not match this database/);
     assert.ok(!r.out.includes('Unsupported state'), r.out);
   });
 
-  test('on a schema newer than its build: exit 1, naming both migrations', async () => {
+  test('on a schema newer than its build: exit 78, naming both migrations', async () => {
     const dir = dataDir();
     const file = path.join(dir, 'patron.sqlite');
     await withStore(file, (s) => verify(s, KEY_A));
@@ -145,7 +145,7 @@ describe('the server refuses to start (the real process)', { timeout: 120_000 },
     raw.prepare('INSERT INTO patron_migrations (name, applied_at) VALUES (?, ?)').run('0099_from_the_future', 1);
     raw.close();
     const r = await runServer(dir, { PATRON_MASTER_KEY: KEY_A.toString('hex') });
-    assert.equal(r.code, 1, r.out);
+    assert.equal(r.code, 78, r.out);
     assert.match(
       r.out,
       /Patron failed to start: the database schema is at 0099_from_the_future, newer than this build \(\d{4}_[a-z0-9_]+\): run a Patron build at least as new, or restore a backup/,

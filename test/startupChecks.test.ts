@@ -97,22 +97,22 @@ describe('start-up chain checks (the real process)', { timeout: 180_000 }, () =>
     assert.match(r.out, /operator alerts go to an internal address/);
   });
 
-  test('a chain configured as id 1 whose RPC serves 31337: refused, exit 1, naming both', async () => {
+  test('a chain configured as id 1 whose RPC serves 31337: refused, exit 78 (a restart cannot fix it), naming both', async () => {
     const r = await start({ chainId: 1 });
-    assert.equal(r.outcome, 1, r.out);
+    assert.equal(r.outcome, 78, r.out);
     assert.match(r.out, /Refusing to start/);
     assert.match(r.out, /chain 1: its RPC serves chain 31337, not 1/);
   });
 
   test('no contract at the paymaster address: refused', async () => {
     const r = await start({ chainId: fx.chain.chainId, paymaster: '0x000000000000000000000000000000000000dEaD' });
-    assert.equal(r.outcome, 1, r.out);
+    assert.equal(r.outcome, 78, r.out);
     assert.match(r.out, /chain 31337: no contract at the paymaster 0x000000000000000000000000000000000000dEaD/);
   });
 
   test('a paymaster bound to another EntryPoint, and another signer on chain: refused, each named', async () => {
     const r = await start({ chainId: fx.chain.chainId, entryPoint: fx.paymaster }, OTHER_SIGNER);
-    assert.equal(r.outcome, 1, r.out);
+    assert.equal(r.outcome, 78, r.out);
     assert.match(r.out, /the paymaster's EntryPoint is 0x[0-9a-fA-F]{40}, not the configured/);
     assert.match(
       r.out,

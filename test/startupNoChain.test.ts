@@ -27,7 +27,7 @@ test('production mode with no chain refuses to start, exit 1, naming PATRON_CHAI
   try {
     const code = await service.exitCode(30_000);
     const out = service.output();
-    assert.equal(code, 1, out);
+    assert.equal(code, 78, out);
     assert.match(out, /Invalid configuration:\n {2}- Production mode serves no chain: set PATRON_CHAINS, e\.g\. /);
     assert.match(out, /or PATRON_DEV_CHAIN=true to run the in-process dev chain/);
     assert.doesNotMatch(out, /Patron is listening/);

@@ -13,13 +13,19 @@ import { withTimeout } from './withTimeout.js';
  * signer is among the paymaster's signers. The last one refuses too, rather than warning: with a key the
  * paymaster does not accept every sponsorship this process signs fails (AA34) and costs the clients a round trip
  * each, so a rotation adds the new key on chain (`paymaster add-signer`) before the service starts with it.
- * Returns one message per problem, each naming the chain, what was expected and what was found.
+ * Returns one problem per finding, its message naming the chain, what was expected and what was found;
+ * `unreachable` marks an RPC that did not answer (it may at the next start: main.ts exits 1, not 78, for it alone).
  */
+export interface ChainProblem {
+  readonly message: string;
+  readonly unreachable: boolean;
+}
+
 export async function verifyChains(args: {
   chains: readonly ChainRuntime[];
   signer: Address;
   timeoutMs?: number;
-}): Promise<string[]> {
+}): Promise<ChainProblem[]> {
   const timeoutMs = args.timeoutMs ?? 10_000;
   // Every paymaster deployment of every chain (one per EntryPoint version) is checked the same way.
   const views = args.chains.flatMap(deploymentViews);
@@ -27,16 +33,18 @@ export async function verifyChains(args: {
   return results.flat();
 }
 
-async function verifyChain(chain: ChainRuntime, signer: Address, timeoutMs: number): Promise<string[]> {
+const found = (message: string): ChainProblem => ({ message, unreachable: false });
+
+async function verifyChain(chain: ChainRuntime, signer: Address, timeoutMs: number): Promise<ChainProblem[]> {
   const name =
     chain.deployments.length > 1
       ? `chain ${chain.chainId} (EntryPoint v${chain.entryPointVersion})`
       : `chain ${chain.chainId}`;
   try {
-    return await withTimeout(checks(chain, signer, name), timeoutMs);
+    return (await withTimeout(checks(chain, signer, name), timeoutMs)).map(found);
   } catch (err) {
     // The cause chain ("HTTP request failed … connect ECONNREFUSED"), its URL cut to the origin (API keys).
-    return [`${name}: its RPC could not be read (${errorSummary(err)})`];
+    return [{ message: `${name}: its RPC could not be read (${errorSummary(err)})`, unreachable: true }];
   }
 }
 
