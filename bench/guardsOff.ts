@@ -37,5 +37,5 @@ const constantFees: FeeOracle = {
 };
 
 export function guardsOff(): NonNullable<DepsOverrides['guards']> {
-  return { fees: constantFees, bounds: () => unbounded, rateLimiter: { take: () => Promise.resolve() } };
+  return { fees: constantFees, bounds: () => unbounded, rateLimiter: { take: () => Promise.resolve(), refusals: () => new Map() } };
 }

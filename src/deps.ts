@@ -360,6 +360,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     now,
     settlementLag: () => settlement.status(),
     requestLogLosses: () => requestLog.stats(),
+    rateLimitRefusals: () => rateLimiter.refusals(),
     // The fee oracle's latest block (read for the requests anyway; refreshed here only when it is stale).
     chainHead: async (chain) => {
       const f = await fees.get(chain);

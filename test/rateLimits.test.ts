@@ -48,6 +48,18 @@ after(async () => {
 });
 
 const budget = (points: number) => ({ points, windowSeconds: 60 });
+const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
+
+/** patron_rate_limited_total's value for `limit` on this instance's /metrics (undefined: no such series). */
+async function rateLimitedCount(ctx: TestContext, limit: string): Promise<number | undefined> {
+  const res = await ctx.app.inject({
+    method: 'GET',
+    url: '/metrics',
+    headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+  });
+  const line = res.body.split('\n').find((l) => l.startsWith(`patron_rate_limited_total{limit="${limit}"}`));
+  return line === undefined ? undefined : Number(line.split(' ').at(-1));
+}
 
 async function limited(
   override: RateLimitsOverride,
@@ -58,6 +70,7 @@ async function limited(
     chains: [fixtureChainRuntime(fx)],
     signerKey: hexToBytes(KEYS.signer),
     config: {
+      metrics: { enabled: true, port: undefined, host: '127.0.0.1', token: METRICS_TOKEN },
       rateLimits: {
         settings: applyRateLimitsOverride(base.settings, override),
         store: options.store ?? 'memory',
@@ -132,6 +145,9 @@ describe('paymaster calls', () => {
         [-32005, 'calls.perIp'],
       ],
     );
+    // The refusals are counted per limit for the operator (Prometheus), not only answered.
+    assert.equal(await rateLimitedCount(ctx, 'calls.perIp'), 2);
+    assert.equal(await rateLimitedCount(ctx, 'calls.perKey'), undefined);
   });
 
   test('per API key, whatever the IP; a per-dApp override raises it for that dApp only', async () => {

@@ -47,6 +47,8 @@ export interface ObservabilityDeps {
   readonly settlementLag?: () => readonly { readonly chainId: number; readonly lag: bigint | undefined }[];
   /** Seconds since the native coin's USD price was read (read at scrape time), when known. */
   readonly priceAgeSeconds?: (chainId: number) => number | undefined;
+  /** Rate-limited spends per limit since start (read at scrape time). */
+  readonly rateLimitRefusals?: () => ReadonlyMap<string, number>;
   /** The request log's entries dropped (buffer full) and lost to failed writes since start (read at scrape time). */
   readonly requestLogLosses?: () => { readonly dropped: number; readonly failed: number };
   /** The chain's latest block as the service already reads it (the fee oracle), for the guard's expiry. */
@@ -124,6 +126,7 @@ export function createObservability(deps: ObservabilityDeps): Observability {
         ...(deps.priceAgeSeconds === undefined ? {} : { priceAgeSeconds: deps.priceAgeSeconds }),
         ...(deps.requestLogLosses === undefined ? {} : { requestLogLosses: deps.requestLogLosses }),
         signerAccepted: () => signerWatch.state(),
+        ...(deps.rateLimitRefusals === undefined ? {} : { rateLimitRefusals: deps.rateLimitRefusals }),
       })
     : undefined;
   // A cluster worker's scrape reports every worker's metrics, aggregated by the primary (clusterMetrics.ts).

@@ -32,6 +32,8 @@ export interface MetricsSources {
   readonly priceAgeSeconds?: (chainId: number) => number | undefined;
   /** The request log's losses since start (requestLogRecorder.ts stats): read at scrape time. */
   readonly requestLogLosses?: () => { readonly dropped: number; readonly failed: number };
+  /** Rate-limited spends since start, per limit name (rateLimiter.ts), read at scrape time. */
+  readonly rateLimitRefusals?: () => ReadonlyMap<string, number>;
   /** Whether each paymaster accepts this service's key, as the signer watch last read it (undefined: not yet). */
   readonly signerAccepted?: () => readonly {
     readonly chainId: number;
@@ -270,6 +272,18 @@ function registerGauges(registry: Registry, sources: MetricsSources, chain: (cha
         if (s.lag !== undefined && (known === undefined || s.lag > known)) lags.set(s.chainId, s.lag);
       }
       for (const [chainId, lag] of lags) this.set({ chain: chain(chainId) }, Number(lag));
+    },
+  });
+  new Counter({
+    name: 'patron_rate_limited_total',
+    help: 'Requests refused by a rate limit (429 / -32005), per limit (calls.perKey, calls.perIp, signIn.perIp, ...)',
+    labelNames: ['limit'],
+    registers,
+    collect() {
+      const refusals = sources.rateLimitRefusals?.();
+      if (refusals === undefined) return;
+      this.reset();
+      for (const [limit, n] of refusals) this.inc({ limit }, n);
     },
   });
   // Counters whose value the recorder keeps (a scrape sets them to it): they only grow while the process runs.

@@ -23,6 +23,8 @@ export interface RateLimiter {
    * `what` was spent) when the window's budget is exceeded. A refused spend is still counted.
    */
   take(args: { limit: string; what: string; key: string; budget: Budget; cost?: number }): Promise<void>;
+  /** Spends refused since start, per limit ("calls.perKey"): patron_rate_limited_total reads it at scrape time. */
+  refusals(): ReadonlyMap<string, number>;
 }
 
 export function createRateLimiter(store: RateLimitStore): RateLimiter {
@@ -55,7 +57,10 @@ export function createRateLimiter(store: RateLimitStore): RateLimiter {
         })
       : undefined;
 
+  // Per limit name: a handful of fixed names (requestLimits.ts), so the map and the metric's labels stay small.
+  const refused = new Map<string, number>();
   return {
+    refusals: () => refused,
     async take({ limit, what, key, budget, cost = 1 }) {
       const name = nameOf(limit, budget);
       const result =
@@ -69,6 +74,7 @@ export function createRateLimiter(store: RateLimitStore): RateLimiter {
               fallback: () => inMemory(name, budget, key, cost),
             });
       if (!result.ok) {
+        refused.set(limit, (refused.get(limit) ?? 0) + 1);
         throw new RateLimitedError({
           limit,
           what,
