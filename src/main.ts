@@ -6,12 +6,12 @@ import { verifyChains } from './chain/verifyChains.js';
 import { type Config, ConfigError, loadConfig } from './config/config.js';
 import { noChainProblem } from './config/servedChains.js';
 import { createDeps, type Deps } from './deps.js';
+import { StartRefusedError } from './errors/StartRefusedError.js';
 import { isPatronMessage } from './ipcMessage.js';
 import { createLogger } from './logger.js';
 import { servePrimaryMetrics } from './metrics/clusterMetrics.js';
 import { unstakedTokenPaymasters } from './paymaster/token/tokenStake.js';
 import { checkAlertDestination } from './solvency/alertDestination.js';
-import { StartRefusedError } from './errors/StartRefusedError.js';
 import { systemResolver } from './webhooks/webhookUrlPolicy.js';
 
 /**
