@@ -37,5 +37,9 @@ const constantFees: FeeOracle = {
 };
 
 export function guardsOff(): NonNullable<DepsOverrides['guards']> {
-  return { fees: constantFees, bounds: () => unbounded, rateLimiter: { take: () => Promise.resolve(), refusals: () => new Map() } };
+  return {
+    fees: constantFees,
+    bounds: () => unbounded,
+    rateLimiter: { take: () => Promise.resolve(), refusals: () => new Map() },
+  };
 }
