@@ -16,6 +16,7 @@ import {
   type SenderFacts,
   type ValidityWindow,
 } from './entryPoints/entryPointModule.js';
+import { type SignDigest, signFields } from './entryPoints/signFields.js';
 import { unsuffixedPrefix } from './entryPoints/v07/patronPaymasterV07.js';
 import { type OpGasBounds, opGasBounds, preVerificationGasNeeded } from './gasBounds.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
@@ -27,7 +28,7 @@ import { chainWindowOf } from './validityWindows.js';
  * what is its own:
  * - the gas rule: the caller's limits, or Patron's estimate (`callerLimits`, one rule, one message);
  * - the op's gas bounds on its EntryPoint version (`gasBoundsOf`);
- * - the signing tail (`issueSignature`): sign → (a finalize's prefix held) → the issued signature keyed by its
+ * - the signing tail (`issueSignature`): sign (awaited only from a device: signFields.ts) → (a finalize's prefix held) → the issued signature keyed by its
  *   userOpHash, or by its op key when it binds caps → its reservation, if the mode reserves → the instance's claim on
  *   the deposit, where instances share it → the solvency guard's record → the request's facts.
  */
@@ -99,7 +100,7 @@ export interface IssueArgs {
 }
 
 export interface SigningTailDeps {
-  readonly sign: (digest: Uint8Array) => Uint8Array;
+  readonly sign: SignDigest;
   readonly keccak: Keccak;
   /** The solvency guard's check and record of a signature being issued, in one synchronous step. */
   readonly admitSignature: (op: IssuedSignature) => void;
@@ -112,7 +113,7 @@ export async function issueSignature(deps: SigningTailDeps, args: IssueArgs): Pr
   const { chain, ep, op, window } = args;
   // The signature's own hasher: its userOpHash, later, reuses the hashes of the op's bytes the signing made.
   const keccak = memoKeccak(deps.keccak);
-  const fields = ep.sign({
+  const signed = signFields(ep, {
     chain,
     op,
     window,
@@ -121,6 +122,8 @@ export async function issueSignature(deps: SigningTailDeps, args: IssueArgs): Pr
     keccak,
     signatureInSuffix: args.signatureInSuffix,
   });
+  // A device's signature is awaited; a local key's is already there (no microtask on the hot path).
+  const fields = signed instanceof Promise ? await signed : signed;
   // A finalize reproduces its commit's prefix by construction (every field was checked); this holds it to that.
   if (args.prefix !== undefined && unsuffixedPrefix(fields.paymasterAndData) !== args.prefix.toLowerCase()) {
     throw new ValidationError('the committed paymasterData does not match the op as Patron would sign it');

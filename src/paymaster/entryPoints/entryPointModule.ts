@@ -112,11 +112,20 @@ export interface SignArgs {
   readonly op: FinalUserOperation;
   readonly window: ValidityWindow;
   readonly authorization: Authorization;
-  /** r ‖ s ‖ v of a 32-byte digest. */
-  readonly sign: (digest: Uint8Array) => Uint8Array;
   readonly keccak: Keccak;
   /** EntryPoint v0.9 only: the signature in the `paymasterSignature` suffix, outside the userOpHash. */
   readonly signatureInSuffix?: boolean | undefined;
+}
+
+/**
+ * A signature to make: the digest the paymaster signs, and the fields encoded around its signature. Split so that a
+ * signer on a device (which answers later) and a local key (at once) share it: signFields.ts joins the two.
+ */
+export interface PaymasterSigning {
+  /** The EIP-191 digest of the paymaster's hash of the op. */
+  readonly digest: Uint8Array;
+  /** The paymaster fields with this signature (r ‖ s ‖ v) in them. */
+  fields(signature: Uint8Array): PaymasterFields;
 }
 
 export interface EstimateArgs {
@@ -126,8 +135,13 @@ export interface EstimateArgs {
   readonly fields: PaymasterFields;
   /** The caller's preVerificationGas, if any: the result is never lower. */
   readonly callerPreVerificationGas?: bigint | undefined;
-  /** Fields to simulate with, made from the simulated op (the token mode signs for real so its postOp runs). */
-  readonly simulationFields?: ((simulated: FinalUserOperation) => PaymasterFields) | undefined;
+  /**
+   * Fields to simulate with, made from the simulated op (the token mode signs for real so its postOp runs); a Promise
+   * when the signer is a device.
+   */
+  readonly simulationFields?:
+    | ((simulated: FinalUserOperation) => PaymasterFields | Promise<PaymasterFields>)
+    | undefined;
   /** A call made from the EntryPoint after the op, whose result is reported (e.g. a view of the paymaster). */
   readonly after?: { readonly target: Address; readonly callData: Hex } | undefined;
   /** Storage the simulation sees changed (eth_call state override `stateDiff`), e.g. for a charge probe. */
@@ -196,8 +210,8 @@ export interface EntryPointModule {
     /** As SignArgs: the stub then has the suffixed form's length. */
     signatureInSuffix?: boolean | undefined;
   }): PaymasterFields;
-  /** Hash → EIP-191 digest → signature → encoding. */
-  sign(args: SignArgs): PaymasterFields;
+  /** Hash → EIP-191 digest, and the encoding around its signature (signFields.ts signs). */
+  signing(args: SignArgs): PaymasterSigning;
   /** The EntryPoint's userOpHash of the op with these fields (the ledger's and settlement's key). */
   userOpHash(args: { chain: ChainRuntime; op: FinalUserOperation; fields: PaymasterFields; keccak: Keccak }): Hex;
   /**

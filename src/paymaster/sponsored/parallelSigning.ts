@@ -86,15 +86,16 @@ export function createParallelSigning(args: ParallelSigningArgs) {
       assertGasWithinBounds({ gas, limits: final, worstCaseWei });
       await args.deps.policies.fits({ pass, worstCaseWei });
       // The signing step with a placeholder for the signer: the prefix comes out of the one encoder finalize uses.
-      const committed = ep.sign({
-        chain: req.chain,
-        op: final,
-        window,
-        authorization: SPONSORED,
-        sign: () => DUMMY_PAYMASTER_SIGNATURE,
-        keccak: args.deps.crypto,
-        signatureInSuffix: true,
-      });
+      const committed = ep
+        .signing({
+          chain: req.chain,
+          op: final,
+          window,
+          authorization: SPONSORED,
+          keccak: args.deps.crypto,
+          signatureInSuffix: true,
+        })
+        .fields(DUMMY_PAYMASTER_SIGNATURE);
       return { ...committed, ...gasLimitsOf(final), validUntil: window.validUntil, validAfter: window.validAfter };
     },
 

@@ -21,6 +21,7 @@ import {
   type ValidityWindow,
 } from '../entryPoints/entryPointModule.js';
 import { entryPointModule } from '../entryPoints/entryPointModules.js';
+import { signFields } from '../entryPoints/signFields.js';
 import { assertGasWithinBounds, assertPreVerificationGas, gasCapsFor } from '../gasBounds.js';
 import { maxBig } from '../maxBig.js';
 import type { PartialUserOperation } from '../partialUserOperation.js';
@@ -328,7 +329,14 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
           fields: stub,
           callerPreVerificationGas: maxBig(op.preVerificationGas ?? 0n, gas.preVerificationGasNeeded),
           simulationFields: (simulated) =>
-            ep.sign({ chain, op: simulated, window: v, authorization: simulationAuth, sign, keccak: deps.crypto }),
+            signFields(ep, {
+              chain,
+              op: simulated,
+              window: v,
+              authorization: simulationAuth,
+              sign,
+              keccak: deps.crypto,
+            }),
           after: probe.after,
           stateDiff: probe.stateDiff,
         }),

@@ -104,14 +104,16 @@ export const entryPointV06: EntryPointModule = {
     const auth = authorization.mode === 'SPONSORED' ? authorization : { ...authorization, ...STUB_TOKEN_FIELDS };
     return fields(chain.paymaster, encode(chain.paymaster, window, auth, DUMMY_SIGNATURE_BYTES));
   },
-  sign: ({ chain, op, window, authorization, sign, keccak }) => {
+  signing: ({ chain, op, window, authorization, keccak }) => {
     const params = { userOp: op, chainId: BigInt(chain.chainId), paymaster: chain.paymaster, ...window };
     const hash =
       authorization.mode === 'SPONSORED'
         ? sponsoredHashV06(params, keccak)
         : tokenHashV06({ ...params, ...authorization }, keccak);
-    const signature = sign(eip191Digest(hash, keccak));
-    return fields(chain.paymaster, encode(chain.paymaster, window, authorization, signature));
+    return {
+      digest: eip191Digest(hash, keccak),
+      fields: (signature) => fields(chain.paymaster, encode(chain.paymaster, window, authorization, signature)),
+    };
   },
   userOpHash: ({ chain, op, fields: f, keccak }) => userOpHashV06(hashInput(chain, op, f.paymasterAndData), keccak),
   estimate: ({ chain, op, fields: f, callerPreVerificationGas, simulationFields, after }) =>
@@ -122,8 +124,8 @@ export const entryPointV06: EntryPointModule = {
       ...(simulationFields === undefined
         ? {}
         : {
-            simulationPaymasterAndData: (simulated) =>
-              simulationFields({ ...simulated, ...NO_PAYMASTER_GAS }).paymasterAndData,
+            simulationPaymasterAndData: async (simulated) =>
+              (await simulationFields({ ...simulated, ...NO_PAYMASTER_GAS })).paymasterAndData,
           }),
       ...(after === undefined ? {} : { after }),
     }),

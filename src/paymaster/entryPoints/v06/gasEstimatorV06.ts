@@ -58,7 +58,7 @@ export interface EstimateGasV06Args {
    * The paymasterAndData to simulate with, made from the simulated op (the token mode signs it for real, so
    * the paymaster's whole validation and postOp run); default: the op's own, whose signature may be a dummy.
    */
-  simulationPaymasterAndData?: (simulated: UserOperationV06) => Hex;
+  simulationPaymasterAndData?: (simulated: UserOperationV06) => Hex | Promise<Hex>;
   /** A call made from the EntryPoint after the op, whose result is reported (e.g. a view of the paymaster). */
   after?: { target: Address; callData: Hex };
 }
@@ -91,7 +91,7 @@ export async function estimateGasV06(args: EstimateGasV06Args): Promise<GasEstim
   const stub: UserOperationV06 =
     args.simulationPaymasterAndData === undefined
       ? unsigned
-      : { ...unsigned, paymasterAndData: args.simulationPaymasterAndData(unsigned) };
+      : { ...unsigned, paymasterAndData: await args.simulationPaymasterAndData(unsigned) };
   // Two simulations in parallel: one measures gas; one runs the account's call data as the `target` (with
   // the op's own call data emptied), because only the target's success and revert data are reported.
   const [measured, probe] = await Promise.all([

@@ -212,7 +212,7 @@ function entryPointV07Module(version: EntryPointV07Version): EntryPointModule {
         signatureInSuffix,
       });
     },
-    sign: ({ chain, op, window, authorization, sign, keccak, signatureInSuffix }) => {
+    signing: ({ chain, op, window, authorization, keccak, signatureInSuffix }) => {
       const caps = capsOf(op);
       const params = {
         userOp: op,
@@ -228,16 +228,11 @@ function entryPointV07Module(version: EntryPointV07Version): EntryPointModule {
         authorization.mode === 'SPONSORED'
           ? sponsoredHashV07(params, keccak)
           : tokenHashV07({ ...params, ...authorization }, keccak);
-      const signature = sign(eip191Digest(hash, keccak));
-      return encode({
-        paymaster: chain.paymaster,
-        op,
-        caps,
-        window,
-        auth: authorization,
-        signature,
-        signatureInSuffix,
-      });
+      return {
+        digest: eip191Digest(hash, keccak),
+        fields: (signature) =>
+          encode({ paymaster: chain.paymaster, op, caps, window, auth: authorization, signature, signatureInSuffix }),
+      };
     },
     userOpHash: ({ chain, op, fields: f, keccak }) => userOpHashForVersion(hashInput(chain, op, f), keccak),
     /**
@@ -266,7 +261,7 @@ function entryPointV07Module(version: EntryPointV07Version): EntryPointModule {
         maxPriorityFeePerGas: 1n,
         signature: op.signature === '0x' ? DUMMY_SIGNATURE : op.signature,
       };
-      const real = simulationFields(simulated);
+      const real = await simulationFields(simulated);
       const result = await simulateHandleOpV07({
         request: chain.request,
         entryPoint: chain.entryPoint,
