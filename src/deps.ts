@@ -25,7 +25,8 @@ import { createObservability } from './metrics/observability.js';
 import type { PatronMetrics } from './metrics/patronMetrics.js';
 import { type BoundsResolver, createBoundsResolver } from './paymaster/boundsResolver.js';
 import type { IssuedSignature } from './paymaster/requestFacts.js';
-import { createPaymasterSigner, loadSignerKey, type PaymasterSigner } from './paymaster/signer/paymasterSigner.js';
+import { loadPaymasterSigner } from './paymaster/signer/loadPaymasterSigner.js';
+import { createPaymasterSigner, type PaymasterSigner } from './paymaster/signer/paymasterSigner.js';
 import type { SignerWatch } from './paymaster/signer/signerWatch.js';
 import { createSponsorshipService, type SponsorshipService } from './paymaster/sponsored/sponsorshipService.js';
 import { createTokenPaymasterService, type TokenPaymasterService } from './paymaster/token/tokenPaymasterService.js';
@@ -105,6 +106,8 @@ export interface DepsOverrides {
   readonly masterKey?: Buffer;
   /** A fixed signer key (tests), instead of the configured source. */
   readonly signerKey?: Uint8Array;
+  /** A signer opened by the caller (tests of the PKCS#11 and KMS back ends), which closes it. */
+  readonly signer?: PaymasterSigner;
   /** Chains built by the caller (tests start their own dev chain), instead of the configured ones. */
   readonly chains?: readonly ChainRuntime[];
   /**
@@ -180,10 +183,14 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     logger,
   });
   const crypto = selectCryptoBackend();
-  const signer = createPaymasterSigner({
-    privateKey: overrides.signerKey ?? loadSignerKey(config.paymaster.signer, crypto.backend),
-    crypto: crypto.backend,
-  });
+  // The configured back end (a key here, a PKCS#11 token, AWS KMS); the dev chain's paymasters name its address.
+  const signer =
+    overrides.signer ??
+    (overrides.signerKey === undefined
+      ? await loadPaymasterSigner({ setting: config.paymaster.signer, crypto: crypto.backend })
+      : createPaymasterSigner({ privateKey: overrides.signerKey, crypto: crypto.backend }));
+  // A signer the caller opened is the caller's to close.
+  const ownSigner = overrides.signer === undefined ? signer : undefined;
   const devChain =
     overrides.chains === undefined && config.paymaster.devChain
       ? await startDevChain({
@@ -427,6 +434,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
       await webhookCaller.close();
       await tokenCatalog.close();
       await devChain?.close();
+      await ownSigner?.close();
     } finally {
       await store.close();
     }

@@ -235,7 +235,8 @@ export const USAGE = `Usage: patron <command> [options] [--json]
        sponsored op, simulated with eth_call (spends nothing); --bundler sends it (the paymaster's deposit pays)
        (owner: a throwaway key, or PATRON_DEMO_OWNER_KEY; needs no local storage or master key)
   signer address                                     the configured paymaster signer
-  signer keystore --out FILE                          encrypt it (password: PATRON_KEYSTORE_PASSWORD)
+  signer keystore --out FILE [--generate]             encrypt it, or a new key (password: PATRON_KEYSTORE_PASSWORD)
+  signer pkcs11-generate                              a key made inside the PATRON_SIGNER_PKCS11_* token
   paymaster deploy  --rpc URL [--entry-point-version 0.6|0.7|0.8|0.9] [--entry-point A (v0.6)] [--owner A] [--signer A]   (KEY)
   paymaster deposit --rpc URL --paymaster A --amount ETH                   (KEY)
   paymaster info    --rpc URL --paymaster A             deposit, owner, signers, stake

@@ -15,6 +15,7 @@ import { generateMasterKey, masterKeyCommands } from './masterKeyCommands.js';
 import { ownerCommands } from './ownerCommands.js';
 import { paymasterCommands } from './paymasterCommands.js';
 import { policyCommands } from './policyCommands.js';
+import { generateSignerKeystore, signerCommands } from './signerCommands.js';
 import { runSmokeTestCommand } from './smokeTestCommand.js';
 
 /**
@@ -47,6 +48,7 @@ export async function runCli(args: {
     accountCommands[name] ??
     paymasterCommands[name] ??
     ownerCommands[name] ??
+    signerCommands[name] ??
     policyCommands[name] ??
     masterKeyCommands[name];
   if (parsed.values.help === true || parsed.positionals.length === 0) {
@@ -55,6 +57,14 @@ export async function runCli(args: {
   }
   if (name === 'master-key generate' && parsed.positionals.length === 2) {
     generateMasterKey({ io, json });
+    return 0;
+  }
+  if (name === 'signer keystore' && parsed.values.generate === true && parsed.positionals.length === 2) {
+    try {
+      generateSignerKeystore({ io, json, out: parsed.values.out, env: args.env });
+    } catch (err) {
+      return fail(err instanceof Error ? err.message : String(err));
+    }
     return 0;
   }
   if (command === undefined || parsed.positionals.length > 2)
@@ -148,6 +158,7 @@ function parse(argv: readonly string[]) {
       'entry-point': { type: 'string' },
       'entry-point-version': { type: 'string' },
       out: { type: 'string' },
+      generate: { type: 'boolean' },
       'password-stdin': { type: 'boolean' },
       set: { type: 'string' },
       clear: { type: 'boolean' },

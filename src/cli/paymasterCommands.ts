@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import { type Address, createPublicClient, createWalletClient, formatEther, getAddress, http, parseEther } from 'viem';
 import {
   entryPoint06Abi,
@@ -13,8 +12,7 @@ import { readPaymasterSigners } from '../chain/paymasterSigners.js';
 import type { Config } from '../config/config.js';
 import { selectCryptoBackend } from '../crypto/cryptoBackend.js';
 import { ValidationError } from '../errors/PatronError.js';
-import { encryptKeystore } from '../paymaster/signer/keystore.js';
-import { createPaymasterSigner, loadSignerKey } from '../paymaster/signer/paymasterSigner.js';
+import { loadPaymasterSigner } from '../paymaster/signer/loadPaymasterSigner.js';
 import { addressOption, option, requireOption, rpcUrlOption } from './cliOptions.js';
 import { printResult } from './cliOutput.js';
 import type { CommandContext } from './commands.js';
@@ -22,7 +20,7 @@ import { requireTransactionKey } from './transactionKey.js';
 
 /**
  * Operator commands for Patron's paymaster on any chain: deploy it, fund its EntryPoint deposit, inspect it,
- * and manage the signer key. Keys come from the environment, never from the command line (where `ps` and
+ * (the signer's key: signerCommands.ts). Keys come from the environment, never from the command line (where `ps` and
  * shell history would see them): PATRON_DEPLOYER_PRIVATE_KEY or `--keystore FILE` (transactionKey.ts) pays for
  * deployments and deposits. The owner's operations (withdraw, stake, set-signer, …) are in ownerCommands.ts.
  */
@@ -53,33 +51,14 @@ async function rpcClients(ctx: CommandContext, needsKey: boolean) {
   return { publicClient, wallet: createWalletClient({ account, transport: http(rpcUrl) }) };
 }
 
-function configuredSigner(config: Config) {
-  const { backend } = selectCryptoBackend();
-  return createPaymasterSigner({ privateKey: loadSignerKey(config.paymaster.signer, backend), crypto: backend });
+/** The configured signer's address (a key here, on a PKCS#11 token or in KMS), its back end closed again. */
+async function configuredSignerAddress(config: Config): Promise<Address> {
+  const signer = await loadPaymasterSigner({ setting: config.paymaster.signer, crypto: selectCryptoBackend().backend });
+  await signer.close();
+  return signer.address;
 }
 
 export const paymasterCommands: Record<string, (ctx: CommandContext) => Promise<void>> = {
-  async 'signer address'(ctx) {
-    const signer = configuredSigner(ctx.config);
-    printResult(ctx.io, ctx.json, { signer: signer.address, source: ctx.config.paymaster.signer.kind }, [
-      signer.address,
-    ]);
-  },
-
-  async 'signer keystore'(ctx) {
-    const out = requireOption(ctx, 'out');
-    const password = ctx.env.PATRON_KEYSTORE_PASSWORD ?? '';
-    if (password.length < 8) throw new ValidationError('PATRON_KEYSTORE_PASSWORD (at least 8 characters) is required');
-    const { backend } = selectCryptoBackend();
-    const privateKey = loadSignerKey(ctx.config.paymaster.signer, backend);
-    const signer = createPaymasterSigner({ privateKey, crypto: backend });
-    const keystore = encryptKeystore({ privateKey, password, address: signer.address, crypto: backend });
-    fs.writeFileSync(out, `${JSON.stringify(keystore, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
-    printResult(ctx.io, ctx.json, { keystore: out, signer: signer.address }, [
-      `Wrote ${out} (signer ${signer.address}); use it with PATRON_SIGNER_KEYSTORE and PATRON_SIGNER_KEYSTORE_PASSWORD`,
-    ]);
-  },
-
   async 'paymaster deploy'(ctx) {
     const { publicClient, wallet } = await rpcClients(ctx, true);
     if (wallet === undefined) return;
@@ -92,7 +71,7 @@ export const paymasterCommands: Record<string, (ctx: CommandContext) => Promise<
         : VERSIONS[version].entryPoint;
     const owner = addressOption(ctx, 'owner', wallet.account.address);
     const signer =
-      option(ctx, 'signer') === undefined ? configuredSigner(ctx.config).address : addressOption(ctx, 'signer');
+      option(ctx, 'signer') === undefined ? await configuredSignerAddress(ctx.config) : addressOption(ctx, 'signer');
     if ((await publicClient.getCode({ address: entryPoint })) === undefined) {
       throw new ValidationError(`No contract at the EntryPoint address ${entryPoint} on this chain`);
     }

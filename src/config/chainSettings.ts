@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { BOUNDS_KEYS, boundsOverrideSchema, type SigningBounds } from './boundsSettings.js';
 import { closedErrors, closedObject, issueText, movedUnder } from './closedObject.js';
 import { ACCOUNT_KINDS, knownAccountsSchema } from './knownAccountsSettings.js';
+import type { SignerSetting } from './signerSettings.js';
 
 /**
  * Chains, the paymaster signer and the sponsorship window, from the environment (part of loadConfig).
@@ -311,10 +312,8 @@ export function chainDeployments(
   return [...v06, ...later];
 }
 
-export type SignerSetting =
-  | { readonly kind: 'privateKey'; readonly privateKeyHex: string }
-  | { readonly kind: 'keystore'; readonly file: string; readonly password: string }
-  | { readonly kind: 'dataDir'; readonly dataDir: string };
+/** Where the signer's key lives (signerSettings.ts). */
+export type { SignerSetting };
 
 export interface ChainSettings {
   readonly devChain: boolean;

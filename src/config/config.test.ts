@@ -331,7 +331,7 @@ describe('chains, signer and sponsorship window', () => {
   test('production: no dev chain by default, and a signer key is required', () => {
     const err = configError({ NODE_ENV: 'production', PATRON_MASTER_KEY: KEY });
     assert.deepEqual(err.problems, [
-      'PATRON_SIGNER_PRIVATE_KEY or PATRON_SIGNER_KEYSTORE is required in production mode',
+      'a signer is required in production mode: PATRON_SIGNER_KEYSTORE, PATRON_SIGNER_PKCS11_MODULE, PATRON_SIGNER_KMS_KEY_ID or PATRON_SIGNER_PRIVATE_KEY',
     ]);
     const c = loadConfig({
       NODE_ENV: 'production',

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { boundsFromEnv } from './boundsSettings.js';
-import { type ChainSettings, chainsFromEnv, type SignerSetting } from './chainSettings.js';
+import { type ChainSettings, chainsFromEnv } from './chainSettings.js';
 import {
   type DashboardSettings,
   dashboardEnv,
@@ -15,6 +15,7 @@ import { type MetricsSettings, metricsEnv, metricsSettingsFrom } from './metrics
 import { type RateLimitConfig, rateLimitsFromEnv } from './rateLimitSettings.js';
 import { DEV_CHAIN_ID } from './servedChains.js';
 import { type SettlementSettings, settlementEnv, settlementSettingsFrom } from './settlementSettings.js';
+import { signerFromEnv } from './signerSettings.js';
 import { type SolvencySettings, solvencyEnv, solvencySettingsFrom } from './solvencySettings.js';
 
 /**
@@ -58,14 +59,6 @@ const envSchema = z.object({
   PATRON_DEV_CHAIN: booleanFromEnv('PATRON_DEV_CHAIN'),
   PATRON_WORKERS: integerFromEnv('PATRON_WORKERS', 1, 64),
   PATRON_CHAINS: chainsFromEnv,
-  PATRON_SIGNER_PRIVATE_KEY: z
-    .string()
-    .optional()
-    .refine((v) => v === undefined || v === '' || /^(0x)?[0-9a-fA-F]{64}$/.test(v), {
-      error: 'PATRON_SIGNER_PRIVATE_KEY must be 32 bytes as 64 hex characters',
-    }),
-  PATRON_SIGNER_KEYSTORE: z.string().optional(),
-  PATRON_SIGNER_KEYSTORE_PASSWORD: z.string().optional(),
   PATRON_EXPIRY_DEFAULT_SECONDS: integerFromEnv('PATRON_EXPIRY_DEFAULT_SECONDS', 30, 7 * 86_400),
   PATRON_EXPIRY_MAX_SECONDS: integerFromEnv('PATRON_EXPIRY_MAX_SECONDS', 30, 7 * 86_400),
   PATRON_VALID_AFTER_SKEW_SECONDS: integerFromEnv('PATRON_VALID_AFTER_SKEW_SECONDS', 0, 3600),
@@ -168,15 +161,15 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     // machine's data directory.
     problems.push('PATRON_MASTER_KEY is required in production mode (32 bytes as 64 hex characters)');
   }
-  const keystore = env.PATRON_SIGNER_KEYSTORE ?? '';
-  if (keystore !== '' && (env.PATRON_SIGNER_KEYSTORE_PASSWORD ?? '') === '') {
-    problems.push('PATRON_SIGNER_KEYSTORE_PASSWORD is required with PATRON_SIGNER_KEYSTORE');
-  }
-  if (production && keystore === '' && (env.PATRON_SIGNER_PRIVATE_KEY ?? '') === '') {
-    // A signer generated into one machine's data directory would differ between the deployment's processes.
-    problems.push('PATRON_SIGNER_PRIVATE_KEY or PATRON_SIGNER_KEYSTORE is required in production mode');
-  }
-  if (!parsed.success || metrics === undefined || solvency === undefined || problems.length > 0) {
+  const signerSource = signerFromEnv({ env, production, dataDir: path.resolve(env.PATRON_DATA_DIR || './data') });
+  problems.push(...signerSource.problems);
+  if (
+    !parsed.success ||
+    metrics === undefined ||
+    solvency === undefined ||
+    signerSource.signer === undefined ||
+    problems.length > 0
+  ) {
     throw new ConfigError(problems);
   }
   const e = parsed.data;
@@ -208,12 +201,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       `PATRON_CHAINS[${devChainTwice}].chainId: ${DEV_CHAIN_ID} is the embedded dev chain's id, which runs too; set PATRON_DEV_CHAIN=false to serve another chain ${DEV_CHAIN_ID}`,
     ]);
   }
-  const signer: SignerSetting =
-    keystore !== ''
-      ? { kind: 'keystore', file: path.resolve(keystore), password: env.PATRON_SIGNER_KEYSTORE_PASSWORD ?? '' }
-      : e.PATRON_SIGNER_PRIVATE_KEY !== undefined && e.PATRON_SIGNER_PRIVATE_KEY !== ''
-        ? { kind: 'privateKey', privateKeyHex: e.PATRON_SIGNER_PRIVATE_KEY }
-        : { kind: 'dataDir', dataDir };
+  const signer = signerSource.signer;
   return Object.freeze({
     port: e.PORT ?? 3000,
     host: e.HOST ?? '127.0.0.1',

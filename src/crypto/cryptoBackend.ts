@@ -17,6 +17,11 @@ export interface CryptoBackend {
   keccak256(data: Uint8Array): Uint8Array;
   /** ECDSA over a 32-byte digest; returns r || s || v (65 bytes, v = 27 or 28), low-s, RFC 6979 nonces. */
   signDigest(digest: Uint8Array, privateKey: Uint8Array): Uint8Array;
+  /**
+   * The uncompressed public key (65 bytes, 0x04 ‖ x ‖ y) that signed `digest` with r ‖ s (64 bytes) and this recovery
+   * id, or undefined when none did. Remote signers (PKCS#11, KMS) return r and s only; this finds their v.
+   */
+  recoverPublicKey(args: { digest: Uint8Array; rs: Uint8Array; recovery: number }): Uint8Array | undefined;
 }
 
 function toRsv(r: Uint8Array, s: Uint8Array, recovery: number): Uint8Array {
@@ -36,10 +41,20 @@ export const jsCryptoBackend: CryptoBackend = {
     const sig = secp256k1.sign(digest, privateKey, { prehash: false, lowS: true, format: 'recovered' });
     return toRsv(sig.subarray(1, 33), sig.subarray(33, 65), sig[0] ?? 0);
   },
+  recoverPublicKey({ digest, rs, recovery }) {
+    try {
+      const sig = secp256k1.Signature.fromBytes(rs, 'compact').addRecoveryBit(recovery);
+      return sig.recoverPublicKey(digest).toBytes(false);
+    } catch {
+      return undefined;
+    }
+  },
 };
 
 interface NativeSecp256k1 {
   ecdsaSign(msg32: Uint8Array, seckey: Uint8Array): { signature: Uint8Array; recid: number };
+  /** libsecp256k1's public key recovery (uncompressed: 65 bytes); throws when the signature recovers no key. */
+  ecdsaRecover(sig: Uint8Array, recid: number, msg32: Uint8Array, compressed: boolean): Uint8Array;
 }
 
 /** The `keccak` addon's sponge (XKCP KeccakWidth1600), without the package's stream wrapper around it. */
@@ -93,7 +108,23 @@ export function loadNativeCryptoBackend(): CryptoBackend | undefined {
       const { signature, recid } = secp.ecdsaSign(digest, privateKey);
       return toRsv(signature.subarray(0, 32), signature.subarray(32, 64), recid);
     },
+    recoverPublicKey({ digest, rs, recovery }) {
+      try {
+        return secp.ecdsaRecover(rs, recovery, digest, false);
+      } catch {
+        return undefined;
+      }
+    },
   };
+}
+
+/** Both backends recover the same public key from the self-check's signature. */
+function recoversAlike(native: CryptoBackend, digest: Uint8Array): boolean {
+  const sig = jsCryptoBackend.signDigest(digest, SELF_CHECK_KEY);
+  const args = { digest, rs: sig.subarray(0, 64), recovery: (sig[64] ?? 27) - 27 };
+  const a = native.recoverPublicKey(args);
+  const b = jsCryptoBackend.recoverPublicKey(args);
+  return a !== undefined && b !== undefined && Buffer.from(a).equals(Buffer.from(b));
 }
 
 const SELF_CHECK_KEY = hexToBytes('0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318');
@@ -114,7 +145,8 @@ export function selectCryptoBackend(): { backend: CryptoBackend; reason: string 
     Buffer.from(native.keccak256(long)).equals(Buffer.from(jsCryptoBackend.keccak256(long))) &&
     Buffer.from(native.signDigest(digest, SELF_CHECK_KEY)).equals(
       Buffer.from(jsCryptoBackend.signDigest(digest, SELF_CHECK_KEY)),
-    );
+    ) &&
+    recoversAlike(native, digest);
   if (!agrees) return { backend: jsCryptoBackend, reason: 'native addons loaded but failed the self-check' };
   return { backend: native, reason: 'native secp256k1 and keccak addons loaded and passed the self-check' };
 }

@@ -8,32 +8,49 @@ import { ensureSecretFile } from '../../config/ensureSecretFile.js';
 import type { CryptoBackend } from '../../crypto/cryptoBackend.js';
 import { decryptKeystore } from './keystore.js';
 
+/** Where a signer's key is: in this process, in a PKCS#11 token, in AWS KMS (docs/guides/signer-backends.md). */
+export type SignerBackendName = 'local' | 'pkcs11' | 'kms';
+
 /**
- * The verifying signer of Patron's paymaster. The private key stays inside this closure: it is never logged,
- * never serialised (toJSON and util.inspect show only the address), and never leaves the process.
+ * A signature of a 32-byte digest: r ‖ s ‖ v (65 bytes, s low, v = 27 or 28). A key in the process signs at once;
+ * a device answers later. The signing path awaits only a Promise (signFields.ts), so the local key's hot path stays
+ * synchronous.
+ */
+export type DigestSignature = Uint8Array | Promise<Uint8Array>;
+
+/**
+ * The verifying signer of Patron's paymaster, whatever holds its key. A local key stays inside its closure: it is
+ * never logged, never serialised (toJSON and util.inspect show only the address), and never leaves the process.
  */
 export interface PaymasterSigner {
   readonly address: Address;
-  readonly backend: CryptoBackend['name'];
-  /** Signs a 32-byte digest; r || s || v. */
-  sign(digest: Uint8Array): Uint8Array;
+  readonly backend: SignerBackendName;
+  sign(digest: Uint8Array): DigestSignature;
+  /** Releases the back end's sessions or connections (the process is stopping). */
+  close(): Promise<void>;
 }
 
-export function createPaymasterSigner(args: { privateKey: Uint8Array; crypto: CryptoBackend }): PaymasterSigner {
-  const key = Uint8Array.from(args.privateKey);
-  const address = privateKeyToAddress(bytesToHex(key));
-  const signer: PaymasterSigner = {
-    address,
-    backend: args.crypto.name,
-    sign: (digest) => args.crypto.signDigest(digest, key),
-  };
-  const safe = () => ({ address });
+/** Hides a signer's internals from logs: toJSON and util.inspect show its address and back end only. */
+export function redacted<T extends PaymasterSigner>(signer: T): T {
+  const safe = () => ({ address: signer.address, backend: signer.backend });
   Object.defineProperty(signer, 'toJSON', { value: safe });
   Object.defineProperty(signer, Symbol.for('nodejs.util.inspect.custom'), { value: safe });
   return signer;
 }
 
-export type SignerKeySource = SignerSetting;
+export function createPaymasterSigner(args: { privateKey: Uint8Array; crypto: CryptoBackend }): PaymasterSigner {
+  const key = Uint8Array.from(args.privateKey);
+  const address = privateKeyToAddress(bytesToHex(key));
+  return redacted({
+    address,
+    backend: 'local',
+    sign: (digest) => args.crypto.signDigest(digest, key),
+    close: async () => undefined,
+  });
+}
+
+/** The sources that hold the key itself, in the process (the others sign remotely: pkcs11Signer.ts, kmsSigner.ts). */
+export type SignerKeySource = Extract<SignerSetting, { kind: 'privateKey' | 'keystore' | 'dataDir' }>;
 
 const KEY_HEX = /^(0x)?[0-9a-fA-F]{64}$/;
 

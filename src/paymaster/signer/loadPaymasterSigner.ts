@@ -1,0 +1,21 @@
+import type { SignerSetting } from '../../config/signerSettings.js';
+import type { CryptoBackend } from '../../crypto/cryptoBackend.js';
+import { openKmsSigner } from './kmsSigner.js';
+import { createPaymasterSigner, loadSignerKey, type PaymasterSigner } from './paymasterSigner.js';
+import { openPkcs11Signer } from './pkcs11Signer.js';
+
+/** The configured paymaster signer: a key in the process, on a PKCS#11 token, or in AWS KMS. */
+export async function loadPaymasterSigner(args: {
+  readonly setting: SignerSetting;
+  readonly crypto: CryptoBackend;
+}): Promise<PaymasterSigner> {
+  const { setting, crypto } = args;
+  switch (setting.kind) {
+    case 'pkcs11':
+      return openPkcs11Signer({ setting, crypto });
+    case 'kms':
+      return openKmsSigner({ setting, crypto });
+    default:
+      return createPaymasterSigner({ privateKey: loadSignerKey(setting, crypto), crypto });
+  }
+}
