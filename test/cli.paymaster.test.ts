@@ -160,3 +160,33 @@ test('signer address and an encrypted keystore that decrypts to the same key', a
   const again = await cli(['signer', 'keystore', '--out', out], { PATRON_KEYSTORE_PASSWORD: 'a long password' });
   assert.equal(again.code, 1, 'never overwrites a key file');
 });
+
+test('production: `signer keystore --generate` writes only an encrypted keystore, before any config or database', async () => {
+  const prodDir = fs.mkdtempSync(path.join(os.tmpdir(), 'patron-cli-prod-'));
+  try {
+    const out = path.join(prodDir, 'signer.keystore.json');
+    let stdout = '';
+    // No PATRON_MASTER_KEY, no signer, no database: production config would refuse all three.
+    const code = await runCli({
+      argv: ['signer', 'keystore', '--generate', '--out', out, '--json'],
+      env: { PATRON_PRODUCTION: 'true', PATRON_DATA_DIR: prodDir, PATRON_KEYSTORE_PASSWORD: 'a long password' },
+      io: { stdout: (t) => (stdout += t), stderr: (t) => (stdout += t) },
+    });
+    assert.equal(code, 0, stdout);
+    const made = JSON.parse(stdout) as { keystore: string; signer: string };
+    assert.deepEqual(fs.readdirSync(prodDir), ['signer.keystore.json'], 'nothing else written: no signer.key');
+    assert.equal(fs.statSync(out).mode & 0o777, 0o600);
+    const key = loadSignerKey({ kind: 'keystore', file: out, password: 'a long password' }, jsCryptoBackend);
+    assert.equal(privateKeyToAddress(bytesToHex(key)), made.signer);
+    assert.ok(!fs.readFileSync(out, 'utf8').includes(bytesToHex(key).slice(2)), 'the key is not in the file in clear');
+    const again = await runCli({
+      argv: ['signer', 'keystore', '--generate', '--out', out],
+      env: { PATRON_PRODUCTION: 'true', PATRON_KEYSTORE_PASSWORD: 'a long password' },
+      io: { stdout: () => undefined, stderr: (t) => (stdout = t) },
+    });
+    assert.equal(again, 1);
+    assert.match(stdout, /exists: a key file is never overwritten/);
+  } finally {
+    fs.rmSync(prodDir, { recursive: true, force: true });
+  }
+});

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { bytesToHex, hexToBytes, keccak256, recoverAddress } from 'viem';
-import { privateKeyToAddress, sign } from 'viem/accounts';
+import { privateKeyToAccount, privateKeyToAddress, sign } from 'viem/accounts';
 import { jsCryptoBackend, loadNativeCryptoBackend, selectCryptoBackend } from './cryptoBackend.js';
 
 const KEY = '0xac0974bec39a17e36ba4a91b4d41c1b46c26c35b6f1b1b9e6a8b1f1f8d4e2f11' as const;
@@ -26,6 +26,8 @@ for (const backend of backends) {
         await recoverAddress({ hash: bytesToHex(digest), signature: bytesToHex(sig) }),
         privateKeyToAddress(KEY),
       );
+      const publicKey = backend.recoverPublicKey({ digest, rs: sig.subarray(0, 64), recovery: (sig[64] ?? 0) - 27 });
+      assert.equal(bytesToHex(publicKey ?? new Uint8Array()), privateKeyToAccount(KEY).publicKey);
     }
   });
 }

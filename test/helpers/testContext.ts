@@ -6,6 +6,7 @@ import type { ChainRuntime } from '../../src/chain/chainRegistry.js';
 import { type Config, loadConfig } from '../../src/config/config.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { createLogger } from '../../src/logger.js';
+import type { PaymasterSigner } from '../../src/paymaster/signer/paymasterSigner.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import type { ChainTokenSettings } from '../../src/tokens/tokenCatalog.js';
 import type { HostResolver } from '../../src/webhooks/webhookUrlPolicy.js';
@@ -111,6 +112,8 @@ export async function createTestContext(
     /** The chains dApps may list; by default the given chains', or the dev chain's id when none are given. */
     servedChainIds?: readonly number[];
     signerKey?: Uint8Array;
+    /** A signer the test opened (the PKCS#11 and KMS back ends), instead of a key; the test closes it. */
+    signer?: PaymasterSigner;
     /** A clock of the test's own (sessions, lock-out, request log times). */
     now?: () => number;
   } = {},
@@ -122,7 +125,7 @@ export async function createTestContext(
   const deps = await createDeps(config, createLogger({ level: 'silent' }), {
     store,
     masterKey: TEST_MASTER_KEY,
-    signerKey: args.signerKey ?? TEST_SIGNER_KEY,
+    ...(args.signer === undefined ? { signerKey: args.signerKey ?? TEST_SIGNER_KEY } : { signer: args.signer }),
     resolver: args.resolver ?? fakeResolver,
     ...(args.chains === undefined ? {} : { chains: args.chains }),
     ...(args.tokenChains === undefined ? {} : { tokenChains: args.tokenChains }),
