@@ -64,7 +64,9 @@ export function openToken(access: TokenAccess): OpenToken {
   // The library is process-wide: another signer in this process (a test, the benchmark) may have initialised it.
   let initialised = true;
   try {
-    lib.C_Initialize();
+    // Signatures run on libuv's thread pool (C_SignAsync), several at once: the library must lock (PKCS#11 §5.4;
+    // without the flag it may assume one thread, and SoftHSM2 then corrupts its heap).
+    lib.C_Initialize({ flags: pkcs11.CKF_OS_LOCKING_OK });
   } catch (err) {
     if (errorCode(err) !== pkcs11.CKR_CRYPTOKI_ALREADY_INITIALIZED) throw err;
     initialised = false;
