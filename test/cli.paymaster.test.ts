@@ -128,7 +128,7 @@ test('clear errors: no deployer key, a bad amount, no EntryPoint at the address'
   assert.deepEqual(noKey.json, {
     error: {
       message:
-        'PATRON_DEPLOYER_PRIVATE_KEY (a funded key, 64 hex characters) or --keystore FILE (password in PATRON_KEYSTORE_PASSWORD) is required',
+        'PATRON_DEPLOYER_PRIVATE_KEY (a funded key, 64 hex characters), --keystore FILE (password in PATRON_KEYSTORE_PASSWORD), --pkcs11-key LABEL or --kms-key KEY_ID is required',
     },
   });
   const amount = await cli([

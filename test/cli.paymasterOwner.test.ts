@@ -300,7 +300,7 @@ test('the key from an encrypted keystore (--keystore, password in PATRON_KEYSTOR
   const wrong = await failure([...argv, '--keystore', file], { ...noKey, PATRON_KEYSTORE_PASSWORD: 'not it' });
   assert.equal(wrong, `keystore ${file}: wrong keystore password (MAC mismatch)`);
   const both = await failure([...argv, '--keystore', file], { PATRON_KEYSTORE_PASSWORD: 'owner password' });
-  assert.equal(both, 'give one key: --keystore or PATRON_DEPLOYER_PRIVATE_KEY, not both');
+  assert.equal(both, 'give one key: --keystore, --pkcs11-key, --kms-key or PATRON_DEPLOYER_PRIVATE_KEY, not several');
   assert.match(
     await failure(argv, noKey),
     /^PATRON_DEPLOYER_PRIVATE_KEY \(a funded key, 64 hex characters\) or --keystore/,

@@ -108,3 +108,57 @@ test('e2e: ops signed through KMS are accepted by handleOps on the in-process ch
     await signer.close();
   }
 });
+
+test('the CLI’s transactions signed in KMS (--kms-key): deploy a paymaster, then its owner sets the signer', {
+  timeout: 120_000,
+}, async () => {
+  const owner = kms.createKey();
+  const paymasterSigner = kms.createKey();
+  const ownerAddress = privateKeyToAddress(bytesToHex(owner.privateKey));
+  const base = testConfig();
+  const ctx = await createTestContext({ config: { paymaster: { ...base.paymaster, devChain: true } } });
+  try {
+    await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+    const rpcUrl = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}/chain/31337`;
+    await fetch(rpcUrl, {
+      method: 'POST',
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'hardhat_setBalance',
+        params: [ownerAddress, '0xDE0B6B3A7640000'],
+      }),
+    });
+    const cli = async (argv: string[]) => {
+      let out = '';
+      const code = await runCli({
+        argv: [...argv, '--rpc', rpcUrl, '--kms-key', owner.keyId, '--json'],
+        env: {
+          PATRON_DATA_DIR: '/nonexistent-patron-test',
+          PATRON_DEV_CHAIN: 'false',
+          PATRON_SIGNER_KMS_KEY_ID: paymasterSigner.keyId,
+          PATRON_SIGNER_KMS_REGION: 'eu-west-1',
+          PATRON_SIGNER_KMS_ENDPOINT: kms.endpoint,
+        },
+        io: { stdout: (t) => (out += t), stderr: (t) => (out += t) },
+        store: ctx.deps.store,
+        masterKey: TEST_MASTER_KEY,
+      });
+      assert.equal(code, 0, out);
+      return JSON.parse(out) as Record<string, unknown>;
+    };
+    const deployed = await cli(['paymaster', 'deploy']);
+    assert.equal(deployed.owner, ownerAddress, 'the deployment was sent from the KMS key');
+    assert.equal(
+      deployed.signer,
+      privateKeyToAddress(bytesToHex(paymasterSigner.privateKey)),
+      'the configured KMS signer',
+    );
+    const next = `0x${'5'.repeat(40)}`;
+    await cli(['paymaster', 'set-signer', '--paymaster', String(deployed.paymaster), '--signer', next]);
+    const info = await cli(['paymaster', 'info', '--paymaster', String(deployed.paymaster)]);
+    assert.equal(String(info.verifyingSigner).toLowerCase(), next);
+  } finally {
+    await ctx.close();
+  }
+});

@@ -249,7 +249,8 @@ export const USAGE = `Usage: patron <command> [options] [--json]
   paymaster remove-signer    --signer A [--emergency-stop]    stop accepting a key (the last one: --emergency-stop)
   paymaster set-fee-receiver --receiver A                     who gets token-mode charges
   paymaster withdraw-tokens  --token A --amount N|all [--to A]   tokens the paymaster holds
-  KEY: PATRON_DEPLOYER_PRIVATE_KEY, or --keystore FILE (password: PATRON_KEYSTORE_PASSWORD).
+  KEY: PATRON_DEPLOYER_PRIVATE_KEY, --keystore FILE (password: PATRON_KEYSTORE_PASSWORD), --pkcs11-key LABEL
+       (on the PATRON_SIGNER_PKCS11_* token) or --kms-key KEY_ID (AWS KMS, ECC_SECG_P256K1).
   --dry-run simulates from the key's address (the owner's without a key) and prints what would change.
   --to defaults to the key's address; the EntryPoint version is read from the paymaster.
 

@@ -172,6 +172,8 @@ function parse(argv: readonly string[]) {
       token: { type: 'string' },
       'unstake-delay': { type: 'string' },
       keystore: { type: 'string' },
+      'pkcs11-key': { type: 'string' },
+      'kms-key': { type: 'string' },
       'dry-run': { type: 'boolean' },
       'emergency-stop': { type: 'boolean' },
       'api-key': { type: 'string' },
