@@ -184,7 +184,7 @@ function banner(args: { config: Config; deps: Deps; baseUrl: string; demo: DemoC
   const lines = [
     '',
     `Patron is running at ${baseUrl}  (storage: ${deps.store.kind}${args.config.storage.kind === 'sqlite' ? ` in ${args.config.dataDir}` : ''})`,
-    `  paymaster signer  ${deps.signer.address}  (${deps.crypto.backend.name} signing)`,
+    `  paymaster signer  ${deps.signer.address}  (${deps.signer.backend === 'local' ? `${deps.crypto.backend.name} signing` : `key in ${deps.signer.backend === 'kms' ? 'AWS KMS' : 'a PKCS#11 token'}`})`,
     `  dashboard         ${baseUrl}${args.config.dashboard.basePath}`,
   ];
   for (const c of deps.chains.list()) {
