@@ -303,7 +303,7 @@ test('the key from an encrypted keystore (--keystore, password in PATRON_KEYSTOR
   assert.equal(both, 'give one key: --keystore, --pkcs11-key, --kms-key or PATRON_DEPLOYER_PRIVATE_KEY, not several');
   assert.match(
     await failure(argv, noKey),
-    /^PATRON_DEPLOYER_PRIVATE_KEY \(a funded key, 64 hex characters\) or --keystore/,
+    /^PATRON_DEPLOYER_PRIVATE_KEY \(a funded key, 64 hex characters\), --keystore FILE .*, --pkcs11-key LABEL or --kms-key KEY_ID is required$/,
   );
 
   // Without a key a dry run simulates as the owner: planning before the key is at hand.
