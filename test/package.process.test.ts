@@ -98,6 +98,8 @@ describe('npm package', { skip, timeout: FULL_INSTALL ? 600_000 : 240_000 }, () 
       'deploy/compose.yaml',
       'npm-shrinkwrap.json',
       'README.md',
+      'docs/README.md',
+      'docs/guides/production.md',
       'LICENSE',
     ]) {
       assert.ok(paths.includes(needed), `missing from the tarball: ${needed}`);

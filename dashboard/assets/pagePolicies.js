@@ -13,7 +13,7 @@ import { rulesSummary } from './policyRules.js';
 const withUnit = (amount, unit) => (unit === 'usd' ? `${amount} USD` : `${amount} ${unit}`);
 
 /**
- * The sponsorship policies of one dApp (README "Sponsorship policies"): list, create and edit in a form over every
+ * The sponsorship policies of one dApp (docs/guides/policies.md): list, create and edit in a form over every
  * rule (policyForm.js; the server checks, and its message shows beside the field it names), activate/deactivate,
  * delete, and each cap's current window (used, reserved, limit, when it resets).
  * @param {HTMLElement} root @param {{ dappId: string, out: HTMLElement }} args
@@ -217,8 +217,8 @@ export async function renderPolicies(root, { dappId, out }) {
         { className: 'hint' },
         'Every policy that applies to a request (active, in its time window, on its chain) must pass its rules; ' +
           'with policies of which none applies, requests are refused, so deactivating the only one stops ' +
-          'sponsorship. Each field of the form is one rule; the same rules as JSON are under "Advanced" (README, ' +
-          '"Sponsorship policies (admin API and CLI)").',
+          'sponsorship. Each field of the form is one rule; the same rules as JSON are under "Advanced" ' +
+          '(docs/guides/policies.md).',
       ),
       list,
       usageBox,

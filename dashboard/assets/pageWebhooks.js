@@ -81,7 +81,7 @@ export async function renderWebhooks(root, { dappId, out }) {
         await load();
       }),
     );
-    // includeOperation (README, "Webhooks"): POST webhooks only, so GET rows get no button.
+    // includeOperation (docs/guides/webhooks.md, "Webhooks"): POST webhooks only, so GET rows get no button.
     const withOp = w.includeOperation === true;
     const opToggle =
       w.requestType === 'POST'
