@@ -1,5 +1,5 @@
 /**
- * The few admin REST calls the cluster benchmark makes (README, "Admin REST API"), with an auth token, through
+ * The few admin REST calls the cluster benchmark makes (docs/reference/rest-api.md), with an auth token, through
  * the envelope `{statusCode, message, data}`; anything but a 2xx throws with the answer.
  */
 export interface CapUsage {

@@ -30,7 +30,7 @@ import { serveBenchIpc } from './serveBenchIpc.js';
 /**
  * Benchmark of the token quote, `pm_getFeeQuoteOrData` with `mode: "ERC20"` and `calculateGasLimits: false`:
  * the op carries its gas limits, so the quote reads prices from the token catalog's in-memory snapshot and does
- * no I/O (README, "Token mode"). At 50 connections:
+ * no I/O (docs/guides/token-mode.md, "Token mode"). At 50 connections:
  *   a. a chain with 1 fee token configured, `tokenList: []` (every token: 1 quote);
  *   b. a chain with 10 fee tokens configured, `tokenList: []` (10 quotes);
  *   c. the chain of (b), `tokenList: [preferredToken]` (1 quote out of 10 configured; what @biconomy/account sends);

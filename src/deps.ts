@@ -79,7 +79,7 @@ export interface Deps {
   readonly sessions: SessionService;
   /** The paymaster request log (batched writes off the request path); flushed on close. */
   readonly requestLog: RequestLogRecorder;
-  /** The rate limits (README, "Rate limits"). */
+  /** The rate limits (docs/guides/rate-limits.md, "Rate limits"). */
   readonly limits: RequestLimits;
   /** Told of every finished paymaster call: the request log (and the metrics). rpc/callReport.ts. */
   readonly onCall: OnCall;
@@ -91,7 +91,7 @@ export interface Deps {
   readonly solvency: SolvencyGuard;
   /** Whether each paymaster still accepts the signer; signing stops for one that does not (signerWatch.ts). */
   readonly signerWatch: SignerWatch;
-  /** The Prometheus metrics (README, "Metrics"); undefined unless PATRON_METRICS=on. */
+  /** The Prometheus metrics (docs/reference/metrics.md); undefined unless PATRON_METRICS=on. */
   readonly metrics: PatronMetrics | undefined;
   readonly now: () => number;
   close(): Promise<void>;

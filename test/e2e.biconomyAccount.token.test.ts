@@ -149,7 +149,7 @@ describe('@biconomy/account 4.x createPaymaster, ERC20 mode', () => {
     assert.deepEqual(Object.keys(r).sort(), ['feeQuotes', 'tokenPaymasterAddress']);
     assert.equal(r.tokenPaymasterAddress, e2e.fx.paymaster);
     assert.equal(feeQuote.tokenAddress, pdt.address, 'feeQuotes[0] is the preferred token');
-    // With a preferredToken, Patron quotes the requested tokens only (README "Quotes": only a request with
+    // With a preferredToken, Patron quotes the requested tokens only (docs/guides/token-mode.md, "Quotes": only a request with
     // neither preferredToken nor tokenList gets every token); any further quote would be another dev token.
     const quoted = r.feeQuotes?.map((q) => q.tokenAddress) ?? [];
     assert.deepEqual(new Set(quoted).size, quoted.length, 'no token quoted twice');

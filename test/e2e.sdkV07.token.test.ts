@@ -37,7 +37,7 @@ import { assertPaidByPatron, bundlerFees, type SdkE2eV07, useSdkE2eV07 } from '.
  *   ((five limits + postOpGas) × maxFeePerGas × exchangeRate / 1e18), and asks pm_getPaymasterData for it.
  * - @biconomy/abstractjs: createBicoPaymasterClient's getTokenPaymasterQuotes on a prepared op, then the op with
  *   approve(quote.paymasterAddress, ceil(maxGasFee × 10^decimal)) through createBicoBundlerClient with the ERC20
- *   context. (Its own sendTokenPaymasterUserOp approves Biconomy's hard-coded paymaster; see README.)
+ *   context. (Its own sendTokenPaymasterUserOp approves Biconomy's hard-coded paymaster; see docs/guides/clients.md.)
  */
 const e2e = useSdkE2eV07({ tokens: true });
 

@@ -8,7 +8,7 @@ import { TEST_MASTER_KEY } from './helpers/testContext.js';
 import { closedPort } from './helpers/webhookReceiver.js';
 
 /**
- * What the real service (`src/main.ts`) writes to its log (README, "Logs"): with its chain's RPC down, a few short
+ * What the real service (`src/main.ts`) writes to its log (docs/guides/operations.md, "Logs"): with its chain's RPC down, a few short
  * lines naming the cause (once 16 lines and 79.5 KB, the longest 17,555 characters with the EntryPoint ABI and the
  * RPC URL's API key); and load-balancer probes at LOG_LEVEL=info write nothing.
  */

@@ -22,7 +22,7 @@ import { biconomyWireOp } from './helpers/rpcFixture.js';
 import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
 import { closedPort } from './helpers/webhookReceiver.js';
 
-/** /metrics (README, "Metrics"): off by default, the token, the counters after real calls, bounded labels. */
+/** /metrics (docs/reference/metrics.md, "Metrics"): off by default, the token, the counters after real calls, bounded labels. */
 const TOKEN = 'metrics-token-0123456789abcdef';
 const onMainApp: Config['metrics'] = { enabled: true, port: undefined, host: '127.0.0.1', token: TOKEN };
 

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { exportedSeries, type PromqlNames, promqlNames, readRules } from './helpers/opsArtifacts.js';
 
 /**
- * The alert rules and the Grafana dashboard in ops/ (README, "Alerts and dashboard") only name series Patron
+ * The alert rules and the Grafana dashboard in ops/ (docs/guides/operations.md, "Alerts and dashboard") only name series Patron
  * exports, with labels those series carry: a renamed metric or label fails here, not silently on an on-call
  * engineer's screen. promtool checks the rules' syntax and behaviour in CI (.ci/run); this file checks their
  * vocabulary, and the dashboard's queries' syntax when promtool is installed.

@@ -35,7 +35,7 @@ import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
 import { hexWire, newSimpleAccountOp, quantity, rpcV2 } from './helpers/rpcV07.js';
 
 /**
- * The token mode's two signed modes through the service (README, "Paying gas in ERC-20"), on EntryPoint v0.7, v0.8
+ * The token mode's two signed modes through the service (docs/guides/token-mode.md, "Paying gas in ERC-20"), on EntryPoint v0.7, v0.8
  * (SimpleAccount) and v0.9 (an EIP-7702 account): an op that batches its approval is signed in mode 2 only through the
  * dApp's sponsorship gates (a deny-all policy refuses it at signing, -32012 saying why and how to avoid it), while an
  * op whose allowance is already on chain is signed in mode 1 under the same policy and executes with the prefund, the

@@ -23,7 +23,7 @@ import { createTenant, type Tenant } from './helpers/testContext.js';
  * approval batched, so the dApp guarantees its charge) is checked against the named policy exactly as a sponsored op
  * would be (an unknown id is `policyNotFound`), whether it comes through the Biconomy dialect's mode object, the
  * ERC-7677 `{ token }` context or Pimlico's own pm_sponsorUserOperation context; the request log shows the signed
- * op as a guarantee with the named policy (README, "Paying gas in ERC-20" and "Pimlico's ERC-20 dialect").
+ * op as a guarantee with the named policy (docs/guides/token-mode.md, "Paying gas in ERC-20" and "Pimlico's ERC-20 dialect").
  */
 let app: RpcFixture;
 let usdc: DevTokenInfo;

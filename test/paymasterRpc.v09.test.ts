@@ -19,7 +19,7 @@ import { COUNTER_ADDRESS, counterValue, testKey } from './helpers/patronPaymaste
 import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
 
 /**
- * EntryPoint v0.9's opt-ins through the app (README, "Parallel signing on v0.9"): the two-step parallel signing
+ * EntryPoint v0.9's opt-ins through the app (docs/reference/json-rpc.md, "Parallel signing on v0.9"): the two-step parallel signing
  * (`signingPhase: "commit"`, then "finalize" with the account's signature made over the commit's userOpHash) and
  * block-number windows (`validityUnit: "blocks"`), every op submitted with handleOps on the dev chain's v0.9
  * EntryPoint by a Simple7702Account v0.9 (an EOA delegated beforehand), and the refusals: a tampered commitment,

@@ -45,7 +45,7 @@ import { createTenant, type Tenant } from './helpers/testContext.js';
  * deployment; an attacker with the public API key brings its own account code (it validates anything and burns the
  * gas), with callData reading `execute(token, 0, transfer…)`. Before, Patron decoded that callData as if the sender
  * were a SimpleAccount and signed; its bundler then burnt the deposit. Now the allowlist matches only a sender whose
- * account Patron knows (README, "Which accounts a contract allowlist knows"): the attacker's code, a known proxy
+ * account Patron knows (docs/guides/policies.md, "Which accounts a contract allowlist knows"): the attacker's code, a known proxy
  * pointed at the attacker's code, a factory of its own and (v0.9) a sender that is not what its initCode deploys
  * are refused with `unknownAccount`, while real SimpleAccounts are sponsored and execute through the attacker's own
  * bundler (beneficiary itself), the deposit paying exactly the op's actualGasCost. One chain for the file.

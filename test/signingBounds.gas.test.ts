@@ -13,7 +13,7 @@ import {
 import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
 
 /**
- * The gas rules of the signing bounds through the app (README, "Signing bounds"), with an attacker's own account
+ * The gas rules of the signing bounds through the app (docs/guides/signing-bounds.md, "Signing bounds"), with an attacker's own account
  * (helpers/attackerAccount.ts): an inflated preVerificationGas and an unused-gas penalty used as a payout are refused
  * by every method that signs, on every EntryPoint version; ERC-7562's verification gas limit holds on v0.7+; and with
  * `calculateGasLimits` Patron never answers limits its signature does not cover (an estimate out of bounds is

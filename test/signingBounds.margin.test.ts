@@ -19,7 +19,7 @@ import {
 import { createTenant, createTestContext, type Tenant, type TestContext, testConfig } from './helpers/testContext.js';
 
 /**
- * What an attacker-bundler really nets per op (README, "Security model"): the holder of a dApp's public API key asks
+ * What an attacker-bundler really nets per op (docs/security.md, "Security model"): the holder of a dApp's public API key asks
  * Patron to sponsor an op of its own account (helpers/attackerAccount.ts), submits handleOps from its own EOA with
  * itself as beneficiary and no priority fee in its own transaction, and keeps what the EntryPoint pays it beyond what
  * its transaction costs. Measured as its balance after minus before, for three shapes, on EntryPoint v0.6 to v0.9, at
@@ -38,7 +38,7 @@ import { createTenant, createTestContext, type Tenant, type TestContext, testCon
 /**
  * X[v], measured on these ops (Patron's figure ~49,000-50,000 gas): 1.7k (v0.6), 3.4k (v0.7), 5.5k (v0.8, v0.9) gas,
  * mostly Patron's 5 % margin over the calldata formula and the 65-byte signature it prices, which the attacker's
- * account does without; held here with ~1.5k of room (README, "Security model").
+ * account does without; held here with ~1.5k of room (docs/security.md, "Security model").
  */
 const X: Readonly<Record<EntryPointVersion, bigint>> = { '0.6': 3_000n, '0.7': 5_000n, '0.8': 7_000n, '0.9': 7_000n };
 const VERSIONS: readonly EntryPointVersion[] = ['0.6', '0.7', '0.8', '0.9'];

@@ -25,7 +25,7 @@ import {
 import { answer, type Receiver, signedWith, startReceiver } from './helpers/webhookReceiver.js';
 
 /**
- * The operator alerts (src/solvency/README.md, "Alerts"): the low-water warning with its runway, hysteresis against
+ * The operator alerts (src/solvency/docs/guides/operations.md, "Alerts"): the low-water warning with its runway, hysteresis against
  * a deposit held on a threshold, and the operator's alert URL on 127.0.0.1 in production mode. The in-process chain's
  * paymaster (10 ETH deposited), a real receiver, and the service's own clock moved by the test.
  */

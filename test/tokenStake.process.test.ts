@@ -27,7 +27,7 @@ import { biconomyWireOp } from './helpers/rpcFixture.js';
 import { TEST_RATE_LIMITS } from './helpers/testContext.js';
 
 /**
- * The token mode's staking requirement (ERC-7562; README, "Paying gas in ERC-20") at process level: the real service
+ * The token mode's staking requirement (ERC-7562; docs/guides/token-mode.md, "Paying gas in ERC-20") at process level: the real service
  * (`src/main.ts`) on a configured chain, not the embedded one (an in-process EVM served over HTTP on 127.0.0.1),
  * whose paymaster has a deposit but no stake. It starts with a warning naming the paymaster, answers the token mode
  * with -32030 and that same message (the sponsored mode keeps working), and once the owner calls `addStake` and the

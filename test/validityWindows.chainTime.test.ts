@@ -7,7 +7,7 @@ import { fixtureChainRuntime, KEYS, type PatronFixture, startPatronFixture } fro
 import { createTenant, createTestContext, type Tenant, type TestContext, testConfig } from './helpers/testContext.js';
 
 /**
- * Validity windows by the chain's time (README, "Validity window"): the simulation and the EntryPoint check a window
+ * Validity windows by the chain's time (docs/reference/json-rpc.md, "Validity window"): the simulation and the EntryPoint check a window
  * against block.timestamp, so a chain whose last block is older than the skew (the idle dev chain, a quiet L2) got
  * every simulated request refused with AA32 while the window came from the server's clock alone, and a chain ahead
  * of the server got windows already closed for it. Each case through the app with `calculateGasLimits` (a

@@ -14,7 +14,7 @@ import { createTenant, type Tenant, type TestContext, WEBHOOK_PATH, webhookHeade
 import { answer, type Receiver, signedWith, startReceiver } from './helpers/webhookReceiver.js';
 
 /**
- * includeOperation (README, "Webhooks"): a webhook with it sees the op it approves, with the final gas limits
+ * includeOperation (docs/guides/webhooks.md, "Webhooks"): a webhook with it sees the op it approves, with the final gas limits
  * the answer returns, beside the spec's `data`; without it the body stays exactly `{"data": ...}`. End to end:
  * the app through inject, a real receiver on 127.0.0.1, every signed op submitted to the in-process EntryPoint.
  */

@@ -9,7 +9,7 @@ import {
   webhookHeaders,
 } from './helpers/testContext.js';
 
-/** The decisions Patron makes where the spec says "not shown" (README, "Decisions"), each tested. */
+/** The decisions Patron makes where the spec says "not shown" (docs/reference/rest-api.md, "Decisions"), each tested. */
 let ctx: TestContext;
 let tenant: Tenant;
 

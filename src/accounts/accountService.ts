@@ -193,7 +193,7 @@ export function createAccountService(deps: AccountServiceDeps) {
 
     /**
      * The operator's limits of a dApp (CLI only: an operator action, not an account's). `limits` is the whole
-     * document (README, "Signing bounds"); it replaces the stored one. Takes effect here at once and in other
+     * document (docs/guides/signing-bounds.md, "Signing bounds"); it replaces the stored one. Takes effect here at once and in other
      * processes within the cache TTL.
      */
     async setDappLimits(input: { dappId: string; limits: unknown }): Promise<DappRecord> {

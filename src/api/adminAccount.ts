@@ -10,7 +10,7 @@ export const toAccountView = (a: Account): z.infer<typeof accountView> => ({
   createdAt: new Date(a.createdAt).toISOString(),
 });
 
-/** The admin API of account owners (README "Admin REST API"). */
+/** The admin API of account owners (docs/reference/rest-api.md). */
 export const ADMIN_TAG = 'admin';
 
 export function adminAccountRoutes(): RouteDef[] {

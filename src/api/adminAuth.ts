@@ -20,7 +20,7 @@ export interface AdminAuth {
   readonly sessions: SessionService;
   /** PATRON_PUBLIC_URL: behind a proxy that rewrites Host, its host is the dashboard's origin too. */
   readonly config: { readonly publicUrl: string | undefined };
-  /** Every authenticated request spends the account's admin budget (README, "Rate limits"). */
+  /** Every authenticated request spends the account's admin budget (docs/guides/rate-limits.md, "Rate limits"). */
   readonly limits: Pick<RequestLimits, 'admin'>;
 }
 

@@ -63,7 +63,7 @@ export const requestLogEntryView = z.object({
   /**
    * The policy decision (null when no policy was asked: no policy on the dApp, or the call ended before): what
    * was reserved per cap unit (wei, usd in micro-USD, ops; decimal strings), or the rule and policy that denied.
-   * `guarantee`: a token-mode op signed in mode 2, whose charge the dApp guarantees (README, "Paying gas in ERC-20");
+   * `guarantee`: a token-mode op signed in mode 2, whose charge the dApp guarantees (docs/guides/token-mode.md, "Paying gas in ERC-20");
    * such an op has a decision even when the dApp has no policy.
    */
   policy: z

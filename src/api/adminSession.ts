@@ -22,7 +22,7 @@ export const sessionView = z.object({
 });
 
 export const SESSION_PATH = '/api/admin/session';
-/** The admin routes added for the dashboard (README "Dashboard"). */
+/** The admin routes added for the dashboard (docs/reference/rest-api.md, "Dashboard routes"). */
 export const DASHBOARD_TAG = 'dashboard';
 
 const setCookie = (what: string): JsonObject => ({

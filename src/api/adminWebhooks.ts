@@ -81,7 +81,7 @@ export function adminWebhookRoutes(deps: { webhooks: WebhookService; webhookCall
       answer: { envelope: 'Webhook created', data: withSecret },
       errors: {
         '400':
-          'webhookUrl, requestType or includeOperation invalid, includeOperation on a GET webhook, or the URL refused by the SSRF policy (see README)',
+          'webhookUrl, requestType or includeOperation invalid, includeOperation on a GET webhook, or the URL refused by the SSRF policy (see docs/reference/rest-api.md)',
         ...DAPP_NOT_FOUND,
         '409': 'Webhook limit of the dApp reached',
       },

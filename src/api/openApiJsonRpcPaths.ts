@@ -99,8 +99,8 @@ export const jsonRpcOperationPaths = (): Record<string, JsonObject> => ({
       operationId: 'devChainJsonRpc',
       summary: "The embedded dev chain's Ethereum JSON-RPC (eth_*, for local SDKs and bundlers)",
       description:
-        'Only in-process chains are served, never a proxy to a real node; see README.md, "Chains, signer and ' +
-        'operator commands". Any content type is read as JSON; batches are answered with an array.',
+        'Only in-process chains are served, never a proxy to a real node; see docs/quickstart.md, "What the dev chain has". ' +
+        'Any content type is read as JSON; batches are answered with an array.',
       tags: ['json-rpc'],
       parameters: [pathParameter('chainId')],
       requestBody: rpcBody(),

@@ -86,7 +86,7 @@ export const securitySchemes = (): JsonObject => ({
   bearerAuth: {
     type: 'http',
     scheme: 'bearer',
-    description: 'An account auth token (`pat.…`, see README "Accounts, auth tokens, dApps and API keys")',
+    description: 'An account auth token (`pat.…`, see docs/reference/rest-api.md)',
   },
   authTokenHeader: {
     type: 'apiKey',

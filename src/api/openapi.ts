@@ -7,7 +7,7 @@ import { type RouteDef, route } from './route.js';
 /**
  * OpenAPI 3.1 document of every route the app registers (test/openapi.test.ts fails on a route missing here):
  * the REST routes from their declarations (route.ts), the two JSON-RPC endpoints as one POST each (their methods
- * are described in the README).
+ * are described in docs/reference/json-rpc.md).
  */
 export function buildOpenApiDocument(routes: readonly RouteDef[]): JsonObject {
   return {

@@ -19,7 +19,7 @@ export const RPC_BODY_LIMIT = 512 * 1024;
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /**
- * The paymaster URLs and the EntryPoint each one means when a call names none (README, "Which EntryPoint"):
+ * The paymaster URLs and the EntryPoint each one means when a call names none (docs/reference/json-rpc.md, "EntryPoint v0.7, v0.8 and v0.9"):
  * `/api/v1/…` is what every EntryPoint v0.6 Biconomy SDK builds, `/api/v2/…` what the v0.7 ones build
  * (@biconomy/abstractjs). Calls that name their EntryPoint (ERC-7677, Pimlico's dialect) are served on either
  * URL for every EntryPoint the chain has.

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandl
  * Probe routes: load balancers and orchestrators poll `/healthz` and `/readyz` every few seconds and Prometheus
  * scrapes `/metrics`; at info, two access lines per poll buried the lines that matter. Their access line is at
  * debug when they answer 2xx and at warn when they do not (a failing readiness check, a scraper with the wrong
- * token, a rate-limited probe): a failing probe is what an operator looks for (README, "Logs").
+ * token, a rate-limited probe): a failing probe is what an operator looks for (docs/guides/operations.md, "Logs").
  */
 export const PROBE_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
 

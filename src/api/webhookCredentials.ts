@@ -24,7 +24,7 @@ export async function authenticateWebhookCaller(args: {
   req: FastifyRequest;
   accounts: AccountService;
   operation: 'get' | 'other';
-  /** The account's admin budget (README, "Rate limits"), spent once the credentials hold. */
+  /** The account's admin budget (docs/guides/rate-limits.md, "Rate limits"), spent once the credentials hold. */
   limits: Pick<RequestLimits, 'admin'>;
 }): Promise<{ account: Account; dapp: DappRecord }> {
   const authToken = header(args.req, 'authtoken');

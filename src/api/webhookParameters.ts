@@ -10,7 +10,7 @@ const REQUEST_TYPE_MESSAGE = 'requestType must be one of GET, POST';
 const WEBHOOK_ID_MESSAGE = 'webhookId must be a string';
 
 /**
- * Patron's extension (README, "Webhooks"): the call also carries the operation to approve. An optional extra
+ * Patron's extension (docs/guides/webhooks.md, "Webhooks"): the call also carries the operation to approve. An optional extra
  * field of Create, so a body without it is the spec's, with the spec's answers; Update stays the spec's status
  * change (`active` required), and the option is changed through the admin API, which takes the same auth token.
  */
@@ -83,7 +83,7 @@ export function webhookParametersRoutes(deps: { webhooks: WebhookService }): Rou
       example: { webhookUrl: 'https://hooks.example.com/sponsor', requestType: 'POST' },
       answer: { envelope: 'Webhook created', data: createdWebhookView },
       errors: {
-        '400': `${INVALID_FIELD}; webhookUrl refused by the URL policy (see README); includeOperation on a GET webhook`,
+        '400': `${INVALID_FIELD}; webhookUrl refused by the URL policy (see docs/reference/rest-api.md); includeOperation on a GET webhook`,
         '409': 'Webhook limit of the dApp reached',
       },
       handler: async ({ dapp, body }) => {

@@ -5,7 +5,7 @@ import { BICONOMY_SMART_ACCOUNT_V2 } from './biconomySmartAccountV2.js';
 import { SAFE_4337_ADDRESSES } from './safe4337.js';
 
 /**
- * The smart accounts Patron knows on every chain, for the contract allowlist of sponsorship policies (README, "How
+ * The smart accounts Patron knows on every chain, for the contract allowlist of sponsorship policies (docs/guides/policies.md, "How
  * policies are enforced"): public deployments at the same address on every chain, each a fact taken from an SDK
  * installed here or the account's public repository (cited per entry), never guessed. A chain adds its own in
  * `PATRON_CHAINS[i].accounts`; the dev chain registers what it deploys (devChainKnownAccounts).

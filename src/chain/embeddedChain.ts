@@ -223,7 +223,7 @@ export interface StartDevChainParams {
 
 /**
  * The dev chain's paymasters are staked at deployment, as a production paymaster must be for the token mode
- * (ERC-7562; README, "Paying gas in ERC-20"): 1 ETH with a one-day unstake delay, the values public bundlers
+ * (ERC-7562; docs/guides/token-mode.md, "Paying gas in ERC-20"): 1 ETH with a one-day unstake delay, the values public bundlers
  * commonly require.
  */
 export const DEV_PAYMASTER_STAKE = { wei: 10n ** 18n, unstakeDelaySec: 86_400 } as const;

@@ -17,7 +17,7 @@ import {
   type Wallet,
 } from './demoSteps.js';
 
-/** The fields of an ERC20 fee quote the demo reads (README, "Token mode"). */
+/** The fields of an ERC20 fee quote the demo reads (docs/guides/token-mode.md, "Token mode"). */
 interface FeeQuote {
   symbol: string;
   decimal: number;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { closedObject } from './closedObject.js';
 
 /**
- * Signing bounds: what Patron refuses to sign, whatever the dApp's webhook says (README, "Signing bounds").
+ * Signing bounds: what Patron refuses to sign, whatever the dApp's webhook says (docs/guides/signing-bounds.md, "Signing bounds").
  * A public API key can ask for a signature over any op; an op whose fees or gas are inflated, submitted by the
  * requester as its own bundler, pays the excess out of the paymaster's deposit to the requester. The bounds
  * are always on. They come from the deployment (environment), may be overridden per chain (PATRON_CHAINS) and
@@ -48,7 +48,7 @@ export const DEFAULT_SIGNING_BOUNDS: SigningBounds = Object.freeze({
   maxCallGasLimit: 10_000_000n,
   maxVerificationGasLimit: 3_000_000n,
   maxPreVerificationGas: 1_000_000n,
-  // What the SDK flows need over Patron's own figure (test/e2e.*, README "Signing bounds"): alto estimates 10 % over
+  // What the SDK flows need over Patron's own figure (test/e2e.*, docs/guides/signing-bounds.md, "Signing bounds"): alto estimates 10 % over
   // its formula, which Patron's figure is at least; every flow tested passes at × 1.1 and fails below.
   preVerificationGasMultiplierPpm: 1_100_000n,
   preVerificationGasSlack: 0n,

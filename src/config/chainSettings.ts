@@ -185,7 +185,7 @@ const chainEntry = closedObject(
     nativeUsd: priceSourceSpecSchema.optional(),
     tokens: z.array(tokenSettingSchema, { error: 'tokens must be an array' }).optional(),
     /**
-     * An upper bound of the chain's block time in seconds, for EntryPoint v0.9's block-number windows (README,
+     * An upper bound of the chain's block time in seconds, for EntryPoint v0.9's block-number windows (docs/reference/json-rpc.md,
      * "Block-number windows on v0.9"): 12 (Ethereum's slot) unless set; a rollup's operator sets its own.
      */
     maxBlockTimeSeconds: z
@@ -193,11 +193,11 @@ const chainEntry = closedObject(
       .positive({ error: 'maxBlockTimeSeconds must be positive' })
       .max(3600, { error: 'maxBlockTimeSeconds must be at most 3600' })
       .optional(),
-    /** This chain's signing bounds, over the deployment's (README, "Signing bounds"). */
+    /** This chain's signing bounds, over the deployment's (docs/guides/signing-bounds.md, "Signing bounds"). */
     bounds: boundsOverrideSchema.optional(),
     /**
      * Smart accounts this chain has beyond the canonical ones, per kind (config/knownAccountsSettings.ts): what a
-     * policy's contract allowlist recognises (README, "How policies are enforced").
+     * policy's contract allowlist recognises (docs/guides/policies.md, "How policies are enforced").
      */
     accounts: knownAccountsSchema.optional(),
   },

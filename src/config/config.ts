@@ -127,7 +127,7 @@ export interface Config {
   readonly rateLimits: RateLimitConfig;
   /** Following each chain's EntryPoint to settle the spend ledger, and releasing expired reservations. */
   readonly settlement: SettlementSettings;
-  /** The Prometheus /metrics endpoint (README, "Metrics"). */
+  /** The Prometheus /metrics endpoint (docs/reference/metrics.md, "Metrics"). */
   readonly metrics: MetricsSettings;
   /** The solvency guard and the operator alert webhook (src/solvency/README.md). */
   readonly solvency: SolvencySettings;

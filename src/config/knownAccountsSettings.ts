@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { closedErrors, closedObject } from './closedObject.js';
 
 /**
- * The smart-account kinds whose calls a sponsorship policy's contract allowlist can check (README, "How policies
+ * The smart-account kinds whose calls a sponsorship policy's contract allowlist can check (docs/guides/policies.md, "How policies
  * are enforced"). A call rule matches only when Patron knows which kind the sender is: each kind names the calldata
  * layouts its accounts execute (policies/accountCalls.ts), and an account is of a kind when its implementation (or
  * EIP-7702 delegate, or factory when not deployed yet) is one Patron knows for it (policies/knownAccounts.ts).

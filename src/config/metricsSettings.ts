@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { integerFromEnv } from './envValues.js';
 
 /**
- * The /metrics endpoint's settings (README, "Metrics"), from the environment (part of loadConfig, the only reader
+ * The /metrics endpoint's settings (docs/reference/metrics.md, "Metrics"), from the environment (part of loadConfig, the only reader
  * of process.env). Off by default: the metrics tell how much is sponsored and how much the paymaster holds,
  * which is nobody's business but the operator's.
  */

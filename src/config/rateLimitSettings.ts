@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { closedObject, issueText } from './closedObject.js';
 
 /**
- * Rate limits (README, "Rate limits"): how many units each key may spend per window. A unit is a JSON-RPC
+ * Rate limits (docs/guides/rate-limits.md, "Rate limits"): how many units each key may spend per window. A unit is a JSON-RPC
  * call (every call of a batch counts), a simulation, a webhook call, a sign-in attempt, or an HTTP request.
  * Fixed windows (the library's model): a key may spend `points` per `windowSeconds`, counted from its first
  * use in the window.

@@ -34,7 +34,7 @@ export type PatronErrorCode =
   | 'POLICY_DENIED'
   /** The chain's current fees cannot be read, so no op can be bounded: nothing is signed (transient). */
   | 'FEES_UNAVAILABLE'
-  /** A rate limit is spent: retry after `retryAfterSeconds` (README, "Rate limits"). */
+  /** A rate limit is spent: retry after `retryAfterSeconds` (docs/guides/rate-limits.md, "Rate limits"). */
   | 'RATE_LIMITED'
   /** The paymaster's deposit on the chain is below its live liabilities × margin or the floor (src/solvency/). */
   | 'INSOLVENT'
@@ -208,7 +208,7 @@ export class UnavailableError extends PatronError {
   }
 }
 
-/** The signing bound an op broke (README, "Signing bounds"). */
+/** The signing bound an op broke (docs/guides/signing-bounds.md, "Signing bounds"). */
 export type BoundsRule =
   | 'maxFeePerGas'
   | 'maxPriorityFeePerGas'

@@ -5,7 +5,7 @@ import { isPatronMessage } from '../ipcMessage.js';
 import type { PatronMetrics } from './patronMetrics.js';
 
 /**
- * One scrape of a `PATRON_WORKERS` service reports the whole service (README, "Metrics"). A scrape reaches one
+ * One scrape of a `PATRON_WORKERS` service reports the whole service (docs/reference/metrics.md, "Metrics"). A scrape reaches one
  * worker (they share the port); that worker asks the primary, which collects every live worker's registry over the
  * cluster's IPC channel and aggregates them with prom-client's rules: counters and histograms summed, each gauge
  * by the `aggregator` it declares (patronMetrics.ts). Counters never go backwards between scrapes: when a worker

@@ -6,7 +6,7 @@ import type { MetricsSettings } from '../config/metricsSettings.js';
 import type { PatronMetrics } from './patronMetrics.js';
 
 /**
- * `GET /metrics` in the Prometheus text format (README, "Metrics"). Off by default. With PATRON_METRICS_PORT it is
+ * `GET /metrics` in the Prometheus text format (docs/reference/metrics.md, "Metrics"). Off by default. With PATRON_METRICS_PORT it is
  * served by a listener of its own on PATRON_METRICS_HOST (loopback by default), started when the app listens and
  * closed with it, so tests that `inject()` never bind a port; otherwise by the main app, behind
  * PATRON_METRICS_TOKEN. The token, when set, is required on either listener.

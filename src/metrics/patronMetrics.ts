@@ -3,7 +3,7 @@ import type { CallReport } from '../rpc/callReport.js';
 import { callLabels } from './callLabels.js';
 
 /**
- * Patron's Prometheus metrics (README, "Metrics"), in a Registry of their own per app: never prom-client's global
+ * Patron's Prometheus metrics (docs/reference/metrics.md, "Metrics"), in a Registry of their own per app: never prom-client's global
  * default, so two apps in one process (the tests) never share or clash. Every label comes from a fixed set
  * (callLabels.ts; chains from the configured ones, else "other"), so the series are bounded whatever the
  * traffic. Wei amounts are Prometheus floats: exact up to 2^53 wei (~0.009 ETH), then to 15-16 significant

@@ -8,7 +8,7 @@ import type {
 } from './entryPoints/entryPointModule.js';
 
 /**
- * The gas rules of the signing bounds for one op on its EntryPoint version (README, "Signing bounds"). Besides each
+ * The gas rules of the signing bounds for one op on its EntryPoint version (docs/guides/signing-bounds.md, "Signing bounds"). Besides each
  * field's cap and the worst-case cost, two kinds of gas are paid to whoever bundles the op without being burnt, so an
  * attacker-bundler keeps them, and both are bounded by what the op itself needs:
  * - preVerificationGas, charged in full: at most Patron's own figure for the op's size (the version's calldata

@@ -4,7 +4,7 @@ import type { SigningBounds } from '../config/boundsSettings.js';
 import { BoundsExceededError, type BoundsRule, FeesUnavailableError } from '../errors/PatronError.js';
 
 /**
- * The signing bounds (README, "Signing bounds"): pure checks of an op's fees against the chain's current fees and
+ * The signing bounds (docs/guides/signing-bounds.md, "Signing bounds"): pure checks of an op's fees against the chain's current fees and
  * the bounds that apply to the request (its gas: gasBounds.ts). Every paymaster method runs them before it signs
  * (and the stub and quotes too, so a client learns early): an op out of bounds is refused with the rule, the
  * value and the bound, whatever the dApp's webhook said.

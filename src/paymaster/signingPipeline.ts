@@ -36,7 +36,7 @@ import { chainWindowOf } from './validityWindows.js';
 /**
  * The caller's limits when they are to be used as they are (all three given, and `calculateGasLimits` not true), or
  * undefined when Patron estimates them. `calculateGasLimits: false` with a limit left out is refused, naming the first
- * one missing (README, "Gas limits").
+ * one missing (docs/reference/json-rpc.md, "Gas limits").
  */
 export function callerLimits(op: PartialUserOperation, calculateGasLimits: boolean | undefined): GasLimits | undefined {
   const missing =

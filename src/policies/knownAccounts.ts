@@ -12,7 +12,7 @@ import { isEip7702InitCode } from '../paymaster/entryPoints/v07/patronPaymasterV
 
 /**
  * Which kind of smart account an op's sender is, so that a policy's contract allowlist decodes its callData with
- * the layouts that account really executes (README, "How policies are enforced"). Patron knows an account by what
+ * the layouts that account really executes (docs/guides/policies.md, "How policies are enforced"). Patron knows an account by what
  * the chain shows, never by what the op says:
  * - deployed: its EIP-7702 delegate (code 0xef0100 ‖ delegate), its own code hash (an account without a proxy), or,
  *   for a proxy whose code Patron knows, the implementation the proxy runs (ERC-1967 slot; Safe's singleton in slot

@@ -117,7 +117,7 @@ export interface PolicyDecision {
   /** The reservation's id, when caps applied; settled from the chain by (chain, userOpHash). */
   readonly reservationId?: string;
   readonly charges: readonly { readonly key: string; readonly unit: CapUnit; readonly amount: string }[];
-  /** A token-mode op signed in mode 2: the dApp guarantees its charge (README, "Paying gas in ERC-20"). */
+  /** A token-mode op signed in mode 2: the dApp guarantees its charge (docs/guides/token-mode.md, "Paying gas in ERC-20"). */
   readonly guarantee?: true;
 }
 

@@ -14,7 +14,7 @@ export interface DappSpend extends SpendGuard {
 }
 
 /**
- * The rate limits by what they count (README, "Rate limits"). The transport asks before the work: the
+ * The rate limits by what they count (docs/guides/rate-limits.md, "Rate limits"). The transport asks before the work: the
  * paymaster route per JSON-RPC call, the REST routes per request, sign-in per attempt, the admin API per
  * authenticated request. IPs are counted by clientIpKey (an IPv6 client by its /64).
  */

@@ -1,7 +1,7 @@
 import { OperationFieldError, PatronError, type PatronErrorCode } from '../errors/PatronError.js';
 
 /**
- * JSON-RPC error codes of the paymaster endpoints: a stable, documented table (README, "JSON-RPC errors").
+ * JSON-RPC error codes of the paymaster endpoints: a stable, documented table (docs/reference/json-rpc.md, "JSON-RPC errors").
  * -32700..-32603 are JSON-RPC 2.0's own; -32001..-32043 are Patron's, inside the server range.
  *
  * HTTP status: deterministic failures of a single request are answered with HTTP 400 (401 for a bad API key)

@@ -17,7 +17,7 @@ export interface RpcContext {
   readonly chain: ChainRuntime;
   /** The EntryPoint version the URL stands for (api/paymasterRpc.ts PAYMASTER_URLS). */
   readonly urlEntryPointVersion: EntryPointVersion;
-  /** The signing bounds of this dApp on this chain (README, "Signing bounds"). */
+  /** The signing bounds of this dApp on this chain (docs/guides/signing-bounds.md, "Signing bounds"). */
   readonly bounds: SigningBounds;
   readonly sponsorship: SponsorshipService;
   readonly tokens: TokenPaymasterService;

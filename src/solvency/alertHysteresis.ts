@@ -1,5 +1,5 @@
 /**
- * Which operator alert a paymaster's state calls for, with hysteresis (src/solvency/README.md, "Alerts"). Pure: the
+ * Which operator alert a paymaster's state calls for, with hysteresis (src/solvency/docs/guides/operations.md, "Alerts"). Pure: the
  * guard gives the figures at every evaluation (each deposit read, each signature admitted or refused).
  *
  * Why hysteresis: anyone with an API key can hold a deposit near a threshold (a burst of signatures lifts the

@@ -5,7 +5,7 @@ import type { AlertSender } from './alertWebhook.js';
 import { floorRunwaySeconds, headroomWei, type SolvencyVerdict } from './solvencyVerdict.js';
 
 /**
- * The solvency guard's logs and operator alerts (root README, "Alerts"): what each carries, and the alerts moved
+ * The solvency guard's logs and operator alerts (docs/guides/operations.md, "Alerts"): what each carries, and the alerts moved
  * through their hysteresis (alertHysteresis.ts) at every evaluation of the guard, posted in the background.
  */
 export interface AlertedPaymaster {

@@ -9,7 +9,7 @@ import { connectDedicatedClient } from './dedicatedClient.js';
  * On PostgreSQL the lease is a session-level advisory lock held on a connection of its own (the pool's settings): the
  * server releases it the moment that session ends (the process exits, is killed, or loses its connection), so a
  * dead follower never holds a chain. The key is scoped by the schema, so databases shared by schemas (the tests)
- * do not contend. SQLite is one service process per file (README, "Storage"): it always holds.
+ * do not contend. SQLite is one service process per file (docs/guides/production.md, "Storage"): it always holds.
  */
 export interface FollowerLease {
   /**

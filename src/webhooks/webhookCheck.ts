@@ -36,7 +36,7 @@ export async function checkSponsorshipWebhooks(args: {
   webhookData?: Record<string, unknown>;
   /** Called with the number of webhooks to call before any is called; may throw (the rate limits). */
   beforeCalls?: (count: number) => Promise<void>;
-  /** The op to show webhooks with includeOperation (README, "Webhooks"). */
+  /** The op to show webhooks with includeOperation (docs/guides/webhooks.md, "Webhooks"). */
   operation?: () => Promise<WebhookOperation>;
 }): Promise<WebhookCheckResult> {
   const webhookData = args.webhookData ?? {};

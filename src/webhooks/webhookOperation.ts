@@ -29,13 +29,13 @@ export interface WebhookUserOperation {
 }
 
 /**
- * What a webhook with `includeOperation` is shown besides `data` (README, "Webhooks"): the op Patron is about
+ * What a webhook with `includeOperation` is shown besides `data` (docs/guides/webhooks.md, "Webhooks"): the op Patron is about
  * to sign for, with its final gas limits, and where and under what it would be paid. The spec (§6) has only
  * `{data}`; this is Patron's extension, off by default, so a receiver written for the spec sees no change.
  */
 export interface WebhookOperation {
   /**
-   * ERC20: a token-mode op whose charge the dApp guarantees (it batches its approval: README, "Paying gas in
+   * ERC20: a token-mode op whose charge the dApp guarantees (it batches its approval: docs/guides/token-mode.md, "Paying gas in
    * ERC-20"); absent: a sponsored op.
    */
   readonly mode?: 'SPONSORED' | 'ERC20' | undefined;
@@ -63,7 +63,7 @@ export interface WebhookOperationJson {
     Partial<Record<PaymasterGasField, string>>;
   /**
    * v0.7+, when the signature binds upper bounds of the three account gas values instead of the values (the client's
-   * bundler sets them after Patron signs: README, "What is signed"): those bounds, as PatronPaymasterV07 names them.
+   * bundler sets them after Patron signs: docs/reference/json-rpc.md, "What is signed"): those bounds, as PatronPaymasterV07 names them.
    * Absent: the signature binds `userOperation`'s own values.
    */
   readonly gasCaps?: {

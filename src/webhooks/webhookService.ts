@@ -32,7 +32,7 @@ export interface WebhookWithSecret {
 type ActiveWebhook = WebhookRecord & SignableWebhook;
 
 /**
- * Why the option is POST-only (README, "Webhooks"): a GET call's Standard Webhooks signature covers an empty
+ * Why the option is POST-only (docs/guides/webhooks.md, "Webhooks"): a GET call's Standard Webhooks signature covers an empty
  * body, not the query string, so an operation sent there would arrive unauthenticated; and an op's callData and
  * initCode can exceed the URL length common servers accept (8 KiB).
  */

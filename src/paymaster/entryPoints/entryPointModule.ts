@@ -102,7 +102,7 @@ export type Authorization =
       readonly maxTokenCost: bigint;
       /**
        * Mode 2: the op batches its approval, so its charge may be collected in postOp and fail; signed only for an
-       * op the dApp's sponsorship policy admits (README, "Paying gas in ERC-20"). Absent: mode 1, prefunded.
+       * op the dApp's sponsorship policy admits (docs/guides/token-mode.md, "Paying gas in ERC-20"). Absent: mode 1, prefunded.
        */
       readonly guaranteed?: boolean | undefined;
     };
@@ -219,7 +219,7 @@ export interface EntryPointModule {
    * real fields to simulate (`verified`, the token mode's final data) or not.
    */
   simulations(args: { readonly verified: boolean }): number;
-  /** Gas limits by simulation (README, "Gas limits"). */
+  /** Gas limits by simulation (docs/reference/json-rpc.md, "Gas limits"). */
   estimate(args: EstimateArgs): Promise<GasEstimate>;
 }
 

@@ -4,7 +4,7 @@ import type { Address } from 'viem';
 
 export const MODE_SPONSORED = 0;
 export const MODE_TOKEN = 1;
-/** The token mode for an op that batches its approval: collected in postOp, its failure sponsored (README). */
+/** The token mode for an op that batches its approval: collected in postOp, its failure sponsored (docs/guides/token-mode.md). */
 export const MODE_TOKEN_GUARANTEED = 2;
 
 /** What the token mode signs beyond the sponsored mode's fields. */
@@ -18,7 +18,7 @@ export interface TokenPaymasterFields {
   readonly maxTokenCost: bigint;
   /**
    * Mode 2 instead of 1 (the mode byte, which the hash covers): the op's approval is batched in its callData, so
-   * the charge may be collected in postOp, and its failure is paid by the deposit (README, token mode).
+   * the charge may be collected in postOp, and its failure is paid by the deposit (docs/guides/token-mode.md).
    */
   readonly guaranteed?: boolean | undefined;
 }

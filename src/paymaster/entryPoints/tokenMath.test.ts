@@ -11,7 +11,7 @@ import {
 
 const usdc = { exchangeRate: 3_000_000_000n, priceMarkup: 1_100_000 };
 
-test("the README's worked example", () => {
+test('the worked example of docs/guides/token-mode.md', () => {
   const quoted = { callGasLimit: 150_000n, verificationGasLimit: 620_000n, preVerificationGas: 66_000n };
   assert.equal(maxGasV06(quoted), 2_126_000n);
   assert.equal(maxTokenCostV06(quoted, 2_000_000_000n, usdc), 14_031_600n);

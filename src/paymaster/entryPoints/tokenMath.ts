@@ -4,7 +4,7 @@ import { VERIFICATION_GAS_MULTIPLIER_V06 } from './v06/prefundV06.js';
 
 /**
  * The token mode's arithmetic, in bigint, shared by quotes and signing; it mirrors contracts/PatronPaymaster.sol
- * (the contract tests check every value against what the chain charged). README, "Token mode: the arithmetic".
+ * (the contract tests check every value against what the chain charged). docs/guides/token-mode.md, "The arithmetic".
  *
  *   maxGas       = callGasLimit + 3 × verificationGasLimit + preVerificationGas + POST_OP_OVERHEAD
  *                  (EntryPoint v0.6 prefunds verificationGasLimit three times when a paymaster is used: the

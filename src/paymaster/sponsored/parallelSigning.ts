@@ -29,7 +29,7 @@ import {
 } from './sponsorRequest.js';
 
 /**
- * EntryPoint v0.9's opt-in parallel signing (README, "Parallel signing on v0.9"): its userOpHash leaves the
+ * EntryPoint v0.9's opt-in parallel signing (docs/reference/json-rpc.md, "Parallel signing on v0.9"): its userOpHash leaves the
  * paymasterSignature suffix out, so a commit fixes every paymaster byte but the signature, the account signs, and
  * a finalize signs with the sponsored mode's whole pipeline. The sponsorship service lends its steps (the window,
  * the EIP-7702 delegate, the signing pipeline) rather than this file repeating them.

@@ -6,7 +6,7 @@ import { MODE_SPONSORED } from '../entryPoints/paymasterModes.js';
 import { decodePaymasterAndDataV07, unsuffixedPrefix } from '../entryPoints/v07/patronPaymasterV07.js';
 
 /**
- * EntryPoint v0.9's parallel signing (README, "Parallel signing on v0.9"): the commit answer carries Patron's
+ * EntryPoint v0.9's parallel signing (docs/reference/json-rpc.md, "Parallel signing on v0.9"): the commit answer carries Patron's
  * final paymasterData with a placeholder in the `paymasterSignature` suffix; the account signs the userOpHash,
  * which leaves the suffix out; the finalize call sends the op back with that paymasterData, and Patron signs the
  * same prefix. This file reads the commitment back and checks it is one Patron would issue for this op, so that

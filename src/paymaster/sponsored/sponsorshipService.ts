@@ -175,7 +175,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     validAfter: gas.validAfter,
   });
 
-  /** The caller's limits, or simulated ones (README, "Gas limits"). */
+  /** The caller's limits, or simulated ones (docs/reference/json-rpc.md, "Gas limits"). */
   const gasLimits = async (args: {
     ep: EntryPointModule;
     req: SigningRequest;

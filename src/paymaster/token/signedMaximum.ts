@@ -9,7 +9,7 @@ import { maxTokenCostOf, POST_OP_OVERHEAD, type TokenPrice, weiToTokenUnits } fr
 import { affordableCaps } from './affordableCaps.js';
 
 /**
- * The token mode's signed maximum charge and the gas it is signed over (README, "Paying gas in ERC-20"):
+ * The token mode's signed maximum charge and the gas it is signed over (docs/guides/token-mode.md, "Paying gas in ERC-20"):
  * - the charge formula at the most the op can cost: its limits, or on v0.7+ the caps when the client's bundler
  *   estimates after Patron signs (gasBounds.ts gasCapsFor);
  * - an approval below that shrinks the caps toward the limits until the maximum fits it (affordableCaps.ts):

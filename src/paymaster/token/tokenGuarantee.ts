@@ -12,7 +12,7 @@ import type { SpendGuard } from '../spendGuard.js';
 import { approveByDappWebhooks, type CheckWebhooks } from '../webhookApproval.js';
 
 /**
- * The token mode's mode 2 (README, "Paying gas in ERC-20"): an op that batches `approve(paymaster, X)` into its own
+ * The token mode's mode 2 (docs/guides/token-mode.md, "Paying gas in ERC-20"): an op that batches `approve(paymaster, X)` into its own
  * callData cannot be prefunded (the approval runs after validation), so its charge is collected in postOp and can
  * fail, leaving the paymaster's deposit to pay its gas. That worst case is sponsorship the dApp guarantees, so the
  * op passes the dApp's sponsorship gates exactly as a sponsored op would: the policy rules (before the

@@ -51,7 +51,7 @@ import { type TokenRateQuote, tokenRateQuotes } from './tokenRateQuotes.js';
  * its token mode, on every EntryPoint version through the version's module (entryPoints/): window → limits →
  * bounds → charge simulated → maximum charge → hash → sign → encode. Prices come from the token catalog's snapshot
  * (refreshed in the background), so a quote with the op's own gas limits does no I/O at all. The arithmetic is
- * tokenMath.ts and the module's maxChargeWei; README "Token mode".
+ * tokenMath.ts and the module's maxChargeWei; docs/guides/token-mode.md, "Token mode".
  */
 
 /** The part of the token catalog this service reads: a synchronous snapshot per chain. */
@@ -81,7 +81,7 @@ export interface TokenPaymasterDeps extends GuaranteeDeps {
   readonly assertStaked: (chain: ChainRuntime) => void;
 }
 
-/** What a quote adds for the approval the client batches into the op after quoting (README, "Token mode"). */
+/** What a quote adds for the approval the client batches into the op after quoting (docs/guides/token-mode.md, "Token mode"). */
 export const QUOTE_APPROVAL_CALL_GAS = 50_000n;
 export const QUOTE_APPROVAL_CALLDATA_GAS = 6_000n;
 /**

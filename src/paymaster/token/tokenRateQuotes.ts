@@ -28,7 +28,7 @@ const NO_ACCOUNT_GAS = { callGasLimit: 0n, verificationGasLimit: 0n, preVerifica
  * penalty bound on the paymaster's postOp limit (55,000). v0.7's penalty bound also grows by callGasLimit / 10 and
  * v0.6's prefund counts verificationGasLimit three times, neither of which one op-independent number can carry:
  * an approval computed from this is then below Patron's maximum, and the token service accepts it (and signs it as
- * the maximum) when it covers the op's simulated cost (README, "Token mode: final data").
+ * the maximum) when it covers the op's simulated cost (docs/guides/token-mode.md, "Token mode: final data").
  */
 export function tokenPostOpGas(chain: ChainRuntime): bigint {
   const ep = entryPointModule(chain.entryPointVersion);

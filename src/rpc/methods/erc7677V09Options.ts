@@ -6,7 +6,7 @@ import type { Erc7677Context } from '../wire/erc7677.js';
 
 /**
  * EntryPoint v0.9's opt-ins of an ERC-7677 call, checked against the EntryPoint the call names and turned into
- * the domain's typed options (README, "Parallel signing on v0.9"). Every refusal is -32602 (a request this
+ * the domain's typed options (docs/reference/json-rpc.md, "Parallel signing on v0.9"). Every refusal is -32602 (a request this
  * EntryPoint cannot take) except the token mode, which is -32030 (not served yet).
  */
 export interface V09Options {

@@ -14,7 +14,7 @@ import { committedPaymaster, v09Options } from './erc7677V09Options.js';
  *
  * On v0.9, `signingPhase` runs the parallel-signing flow: "commit" answers the final paymasterData with a
  * placeholder signature in the suffix (`isFinal: false`, nothing signed or reserved), "finalize" signs the op that
- * comes back with it (`isFinal: true`, the same prefix). See README, "Parallel signing on v0.9".
+ * comes back with it (`isFinal: true`, the same prefix). See docs/reference/json-rpc.md, "Parallel signing on v0.9".
  */
 export const pm_getPaymasterData = defineRpcMethod({
   method: 'pm_getPaymasterData',

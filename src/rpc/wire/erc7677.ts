@@ -13,7 +13,7 @@ import { parsePartialUserOperationFast, partialUserOperationSchema } from './use
  */
 
 /**
- * EntryPoint v0.9's opt-ins in the ERC-7677 context (README, "Parallel signing on v0.9"): `signingPhase`, the
+ * EntryPoint v0.9's opt-ins in the ERC-7677 context (docs/reference/json-rpc.md, "Parallel signing on v0.9"): `signingPhase`, the
  * two-step flow of Candide's v0.9 paymaster (the account signs while Patron signs), and `validityUnit: "blocks"`,
  * a window in block numbers. Served on v0.9 only (erc7677V09Options.ts).
  */

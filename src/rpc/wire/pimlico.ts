@@ -7,7 +7,7 @@ import { address, hexQuantity as hex, quantity } from './scalars.js';
 /**
  * Pimlico's context (permissionless `createPimlicoClient().sponsorUserOperation`): the policy to use, how long
  * the signature should hold, and `token`, Pimlico's ERC-20 paymaster context (`paymasterContext: { token }`): the
- * ERC20 mode paying in that token, as in every other dialect (README, "Pimlico's ERC-20 dialect"), never a
+ * ERC20 mode paying in that token, as in every other dialect (docs/guides/token-mode.md, "Pimlico's ERC-20 dialect"), never a
  * sponsorship its sender did not ask for. Unknown fields are ignored, as Pimlico does.
  */
 export const pimlicoContextSchema = z

@@ -18,7 +18,7 @@ import { describeRevert, simulateHandleOpV06 } from './simulateV06.js';
 
 /**
  * Gas limits for an EntryPoint v0.6 op, found by simulating it with a `paymasterAndData` of the final length
- * (the signature's offset is part of the op's encoding). Margins, documented in the README:
+ * (the signature's offset is part of the op's encoding). Margins, documented in docs/reference/json-rpc.md ("Gas limits"):
  * - preVerificationGas: the calldata formula every v0.6 bundler uses (below) + 5 %, and never less than the
  *   caller's own value;
  * - verificationGasLimit: 1.3 × the validation gas used + 10,000 (the first op also deploys the account);
