@@ -211,7 +211,7 @@ describe('`sh` and `json jsonrpc` blocks run against a Patron on 127.0.0.1', () 
   }
 });
 
-/** A JSON-RPC request example, sent to the demo dApp's paymaster URL: a JSON-RPC 2.0 answer with a result. */
+/** A JSON-RPC request example, sent to the demo dApp's paymaster URL: answered with a result (matching `result=`). */
 async function answeredJsonRpc(b: CodeBlock, env: Record<string, string>): Promise<void> {
   const request = z.object({ jsonrpc: z.literal('2.0'), id: z.union([z.number(), z.string()]) }).passthrough();
   const sent = request.parse(JSON.parse(b.code));
@@ -233,4 +233,6 @@ async function answeredJsonRpc(b: CodeBlock, env: Record<string, string>): Promi
     .parse(await res.json());
   assert.equal(answer.id, sent.id, `${where(b)}: the id is echoed`);
   assert.ok(answer.result !== undefined && answer.error === undefined, `${where(b)}: ${JSON.stringify(answer)}`);
+  if (typeof b.attrs.result === 'string')
+    assert.match(JSON.stringify(answer.result), new RegExp(b.attrs.result), where(b));
 }
