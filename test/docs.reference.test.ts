@@ -7,6 +7,7 @@ import { masterKeyCommands } from '../src/cli/masterKeyCommands.js';
 import { ownerCommands } from '../src/cli/ownerCommands.js';
 import { paymasterCommands } from '../src/cli/paymasterCommands.js';
 import { policyCommands } from '../src/cli/policyCommands.js';
+import { DEFAULT_RATE_LIMITS } from '../src/config/rateLimitSettings.js';
 import { createPatronMetrics } from '../src/metrics/patronMetrics.js';
 import { PAYMASTER_METHODS } from '../src/rpc/registry.js';
 import { RPC } from '../src/rpc/rpcErrors.js';
@@ -62,6 +63,28 @@ describe('docs/reference/metrics.md', () => {
     const documented = tableNames('docs/reference/metrics.md', /`(patron_[a-z0-9_]+)`/g);
     assert.deepEqual([...exported].filter((n) => !documented.has(n)).sort(), [], 'exported, not documented');
     assert.deepEqual([...documented].filter((n) => !exported.has(n)).sort(), [], 'documented, not exported');
+  });
+});
+
+describe('docs/guides/rate-limits.md', () => {
+  test('lists every rate limit with its default budget per 60 s', () => {
+    const documented = new Map<string, number>();
+    for (const row of read('docs/guides/rate-limits.md')
+      .split('\n')
+      .filter((l) => l.startsWith('| `'))) {
+      const cells = row.split(' | ');
+      const names = [...(cells[0] ?? '').matchAll(/`([a-zA-Z]+\.[a-zA-Z]+)`/g)].map((m) => m[1] ?? '');
+      const values = (cells.at(-1) ?? '').replace(/ \|$/, '').split(', ');
+      names.forEach((name, i) => documented.set(name, Number((values[i] ?? '').replace(/,/g, ''))));
+    }
+    for (const [group, budgets] of Object.entries(DEFAULT_RATE_LIMITS)) {
+      for (const [key, budget] of Object.entries(
+        budgets as Record<string, { points: number; windowSeconds: number }>,
+      )) {
+        assert.equal(budget.windowSeconds, 60, `${group}.${key}: the page's defaults are per 60 s`);
+        assert.equal(documented.get(`${group}.${key}`), budget.points, `${group}.${key}`);
+      }
+    }
   });
 });
 
