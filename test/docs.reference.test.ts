@@ -75,7 +75,7 @@ describe('docs/guides/rate-limits.md', () => {
       const cells = row.split(' | ');
       const names = [...(cells[0] ?? '').matchAll(/`([a-zA-Z]+\.[a-zA-Z]+)`/g)].map((m) => m[1] ?? '');
       const values = (cells.at(-1) ?? '').replace(/ \|$/, '').split(', ');
-      names.forEach((name, i) => documented.set(name, Number((values[i] ?? '').replace(/,/g, ''))));
+      for (const [i, name] of names.entries()) documented.set(name, Number((values[i] ?? '').replace(/,/g, '')));
     }
     for (const [group, budgets] of Object.entries(DEFAULT_RATE_LIMITS)) {
       for (const [key, budget] of Object.entries(
