@@ -149,8 +149,8 @@ describe('@biconomy/account 4.x createPaymaster, ERC20 mode', () => {
     assert.deepEqual(Object.keys(r).sort(), ['feeQuotes', 'tokenPaymasterAddress']);
     assert.equal(r.tokenPaymasterAddress, e2e.fx.paymaster);
     assert.equal(feeQuote.tokenAddress, pdt.address, 'feeQuotes[0] is the preferred token');
-    // With a preferredToken, Patron quotes the requested tokens only (docs/guides/token-mode.md, "Quotes": only a request with
-    // neither preferredToken nor tokenList gets every token); any further quote would be another dev token.
+    // The SDK sends `tokenList: []`, which Patron reads as every token of the chain after the preferred one
+    // (docs/guides/token-mode.md, "Quotes"); any further quote is the other dev token.
     const quoted = r.feeQuotes?.map((q) => q.tokenAddress) ?? [];
     assert.deepEqual(new Set(quoted).size, quoted.length, 'no token quoted twice');
     assert.ok(quoted.every((a) => a === pdt.address || a === usdc.address));
