@@ -138,6 +138,11 @@ describe('`sh` and `json jsonrpc` blocks run against a Patron on 127.0.0.1', () 
   let env: Record<string, string> = {};
 
   before(async () => {
+    // The docs' examples use these as a reader's shell has them; missing, every block using one would fail obscurely.
+    for (const tool of ['bash', 'curl', 'jq', 'sqlite3']) {
+      const found = spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
+      assert.ok(found, `the docs' sh blocks need ${tool} on the PATH (apt-get install ${tool}; .ci/run installs it)`);
+    }
     // `patron` on the PATH: the CLI from the sources (the installed bin runs the same file, compiled).
     mkdirSync(binDir);
     const tsx = import.meta.resolve('tsx');
