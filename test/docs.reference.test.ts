@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { commands as accountCommands } from '../src/cli/commands.js';
@@ -7,6 +8,7 @@ import { masterKeyCommands } from '../src/cli/masterKeyCommands.js';
 import { ownerCommands } from '../src/cli/ownerCommands.js';
 import { paymasterCommands } from '../src/cli/paymasterCommands.js';
 import { policyCommands } from '../src/cli/policyCommands.js';
+import { loadConfig } from '../src/config/config.js';
 import { DEFAULT_RATE_LIMITS } from '../src/config/rateLimitSettings.js';
 import { createPatronMetrics } from '../src/metrics/patronMetrics.js';
 import { PAYMASTER_METHODS } from '../src/rpc/registry.js';
@@ -48,6 +50,34 @@ describe('docs/reference/configuration.md', () => {
     assert.deepEqual(missing, [], `read by the code, missing from the reference's tables: ${missing.join(', ')}`);
     const unknown = [...documented].filter((v) => !used.has(v)).sort();
     assert.deepEqual(unknown, [], `in the reference, read by no code: ${unknown.join(', ')}`);
+  });
+});
+
+describe('deploy/patron.env.example', () => {
+  test('names only documented variables, and with its REQUIRED lines filled is a valid production configuration', () => {
+    const documented = tableNames('docs/reference/configuration.md', /`([A-Z][A-Z0-9_]*[A-Z0-9])`/g);
+    const env: Record<string, string> = {};
+    for (const line of read('deploy/patron.env.example').split('\n')) {
+      const m = /^(#\s*)?([A-Z][A-Z0-9_]*)=(.*)$/.exec(line);
+      if (m === null) continue;
+      assert.ok(documented.has(m[2] ?? ''), `${m[2]} is not in docs/reference/configuration.md`);
+      if (m[1] === undefined) env[m[2] ?? ''] = m[3] ?? '';
+    }
+    // What the operator fills in: the two keys, and the chain's own paymaster address.
+    const filled = {
+      ...env,
+      NODE_ENV: 'production',
+      PATRON_DATA_DIR: tmpdir(),
+      PATRON_MASTER_KEY: 'ab'.repeat(32),
+      PATRON_SIGNER_PRIVATE_KEY: 'cd'.repeat(32),
+      PATRON_CHAINS: (env.PATRON_CHAINS ?? '').replace('0xYOUR_PAYMASTER', `0x${'12'.repeat(20)}`),
+    };
+    const config = loadConfig(filled);
+    assert.equal(config.production, true);
+    assert.deepEqual(
+      config.paymaster.chains.map((c) => c.chainId),
+      [8453],
+    );
   });
 });
 
