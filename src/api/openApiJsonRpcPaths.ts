@@ -58,7 +58,7 @@ const rpcError = (description: string): JsonObject => ({
   content: { 'application/json': { schema: RESPONSE_REF } },
 });
 
-const README_RPC = 'README.md, "Sponsored gas: the paymaster JSON-RPC endpoint" and "JSON-RPC errors"';
+const RPC_DOCS = 'docs/reference/json-rpc.md';
 
 /** One paymaster URL per EntryPoint version a call that names none stands for (paymasterRpc.ts PAYMASTER_URLS). */
 const paymasterOperation = (prefix: string, entryPointVersion: string): JsonObject => ({
@@ -70,7 +70,7 @@ const paymasterOperation = (prefix: string, entryPointVersion: string): JsonObje
       '(pm_sponsorUserOperation, pm_getFeeQuoteOrData, ERC-7677, pm_validateSponsorshipPolicies, pm_supportedEntryPoints, ' +
       'pimlico_getTokenQuotes)',
     description:
-      `OpenAPI cannot describe JSON-RPC methods: see ${README_RPC} for the methods, their params and results, ` +
+      `OpenAPI cannot describe JSON-RPC methods: see ${RPC_DOCS} for the methods, their params and results, ` +
       `and the error codes. Batches of up to ${MAX_BATCH} requests are answered 200 with one answer per ` +
       'request that has an id. The API key travels only in the path.',
     tags: ['json-rpc'],
