@@ -107,8 +107,8 @@ describe('signer watch', () => {
     h.set(new Error('timeout'));
     await h.watch.checkNow();
     h.watch.assertActive({ chainId: 1, paymaster: PAYMASTER });
-    // The read at start said accepted; the failed one leaves that answer.
-    assert.equal(h.watch.state().find((s) => s.paymaster === PAYMASTER)?.accepted, true);
+    // No read has answered yet: the key counts as accepted (start-up verified it), and no alert went out.
+    assert.equal(h.watch.state().find((s) => s.paymaster === PAYMASTER)?.accepted, undefined);
     assert.equal(h.alerts.length, 0);
     await h.watch.close();
   });

@@ -1,5 +1,6 @@
 import { type Address, getAddress } from 'viem';
 import { SignerNotAcceptedError } from '../../errors/PatronError.js';
+import { startPollLoop } from '../../settlement/pollLoop.js';
 import type { AlertSender } from '../../solvency/alertWebhook.js';
 import { type PaymasterKey, paymasterKey } from '../../solvency/paymasterKey.js';
 
@@ -37,7 +38,7 @@ export interface SignerWatch {
   /** Throws SignerNotAcceptedError while the paymaster is known not to accept the key. O(1), on the request path. */
   assertActive(paymaster: { readonly chainId: number; readonly paymaster: Address }): void;
   state(): readonly SignerWatchState[];
-  /** Reads every paymaster now (a caller during a round waits for the next full one). */
+  /** Reads every paymaster now (after the round under way, if any). */
   checkNow(): Promise<readonly SignerWatchState[]>;
   /** Stops the reads; alerts in flight are the sender's to finish or drop (its close). */
   close(): Promise<void>;
@@ -135,29 +136,16 @@ export function startSignerWatch(deps: {
     }
   };
 
-  let running: Promise<readonly SignerWatchState[]> | undefined;
-  async function checkNow(): Promise<readonly SignerWatchState[]> {
-    while (running !== undefined) await running.catch(() => undefined);
-    running = Promise.all([...watched].map(([key, w]) => check(key, w))).then(() => [...watched.values()].map(view));
-    try {
-      return await running;
-    } finally {
-      running = undefined;
-    }
-  }
-
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  const loop = () => {
-    timer = setTimeout(() => {
-      void checkNow().finally(() => {
-        if (!stopped) loop();
-      });
-    }, deps.intervalMs);
-    timer.unref();
-  };
-  const first = checkNow().finally(() => {
-    if (!stopped) loop();
+  // One round at a time, the first at once; a round never rejects (check keeps the last answer on a failed read).
+  const loop = startPollLoop({
+    intervalMs: deps.intervalMs,
+    maxBackoffMs: deps.intervalMs,
+    firstDelayMs: 0,
+    tick: async () => {
+      await Promise.all([...watched].map(([key, w]) => check(key, w)));
+      return [...watched.values()].map(view);
+    },
+    onError: (err) => deps.logger.warn({ err }, 'signer watch: a round failed'),
   });
 
   return {
@@ -168,13 +156,8 @@ export function startSignerWatch(deps: {
       throw new SignerNotAcceptedError({ chainId: p.chainId, paymaster: getAddress(p.paymaster), signer });
     },
     state: () => [...watched.values()].map(view),
-    checkNow,
-    async close() {
-      stopped = true;
-      clearTimeout(timer);
-      await first.catch(() => undefined);
-      clearTimeout(timer);
-    },
+    checkNow: () => loop.runNow(),
+    close: () => loop.stop(),
     async settled() {
       await Promise.allSettled([...pending]);
     },
