@@ -5,25 +5,14 @@ import { getAddress, type Hex, parseEventLogs } from 'viem';
 import { entryPoint08Abi } from 'viem/account-abstraction';
 import { devTokenAbi, patronPaymasterAbi } from '../src/chain/artifacts.js';
 import { runCli } from '../src/cli/main.js';
-import { createTenant, createTestContext, TEST_MASTER_KEY, testConfig } from './helpers/testContext.js';
+import { runDemoAgainst } from './helpers/runDemo.js';
+import { createTestContext, TEST_MASTER_KEY, testConfig } from './helpers/testContext.js';
 
 test('`patron demo` runs the sponsored flow, then a USDC-paid op, then a v0.8 EIP-7702 op, against a listening Patron with its dev chain', async () => {
   const base = testConfig();
   const ctx = await createTestContext({ config: { paymaster: { ...base.paymaster, devChain: true } } });
   try {
-    const tenant = await createTenant(ctx.deps);
-    await ctx.app.listen({ port: 0, host: '127.0.0.1' });
-    const url = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
-    let out = '';
-    const code = await runCli({
-      argv: ['demo', '--url', url, '--account', tenant.email, '--json'],
-      env: { PATRON_DATA_DIR: '/nonexistent-patron-test', PATRON_DEV_CHAIN: 'false' },
-      io: { stdout: (t) => (out += t), stderr: (t) => (out += t) },
-      store: ctx.deps.store,
-      masterKey: TEST_MASTER_KEY,
-    });
-    assert.equal(code, 0, out);
-    const lines = (JSON.parse(out) as { demo: string[] }).demo.join('\n');
+    const { lines, tenant } = await runDemoAgainst(ctx);
     assert.match(lines, /with \{"data":\{"num":3\}\} → false/);
     assert.match(lines, /error -32010: Sponsorship denied/);
     assert.match(lines, /with \{"data":\{"num":2\}\} → true/);

@@ -10,7 +10,8 @@ import type { KmsSignerSetting } from '../src/config/signerSettings.js';
 import { selectCryptoBackend } from '../src/crypto/cryptoBackend.js';
 import { openKmsSigner } from '../src/paymaster/signer/kmsSigner.js';
 import { type FakeKms, startFakeKms } from './helpers/fakeKms.js';
-import { createTenant, createTestContext, TEST_MASTER_KEY, testConfig } from './helpers/testContext.js';
+import { runDemoAgainst } from './helpers/runDemo.js';
+import { createTestContext, TEST_MASTER_KEY, testConfig } from './helpers/testContext.js';
 
 /**
  * The AWS KMS back end: the real @aws-sdk/client-kms against a 127.0.0.1 server speaking KMS's JSON 1.1 protocol
@@ -88,20 +89,8 @@ test('e2e: ops signed through KMS are accepted by handleOps on the in-process ch
       args: [privateKeyToAddress(bytesToHex(privateKey))],
     });
     assert.equal(accepted, true, 'the dev chain’s paymaster accepts the KMS key');
-    const tenant = await createTenant(ctx.deps);
-    await ctx.app.listen({ port: 0, host: '127.0.0.1' });
-    const url = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
-    let out = '';
     const before = kms.signCalls();
-    const code = await runCli({
-      argv: ['demo', '--url', url, '--account', tenant.email, '--json'],
-      env: { PATRON_DATA_DIR: '/nonexistent-patron-test', PATRON_DEV_CHAIN: 'false' },
-      io: { stdout: (t) => (out += t), stderr: (t) => (out += t) },
-      store: ctx.deps.store,
-      masterKey: TEST_MASTER_KEY,
-    });
-    assert.equal(code, 0, out);
-    const lines = (JSON.parse(out) as { demo: string[] }).demo.join('\n');
+    const { lines } = await runDemoAgainst(ctx);
     assert.equal(lines.match(/UserOperationEvent: success true/g)?.length, 3, lines);
     assert.ok(kms.signCalls() - before >= 3, 'the paymaster signatures came from KMS');
   } finally {

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { type Address, bytesToHex, getAddress, recoverAddress } from 'viem';
 import { patronPaymasterAbi } from '../src/chain/artifacts.js';
@@ -9,8 +8,9 @@ import { jsCryptoBackend, selectCryptoBackend } from '../src/crypto/cryptoBacken
 import type { PaymasterSigner } from '../src/paymaster/signer/paymasterSigner.js';
 import { openPkcs11Signer } from '../src/paymaster/signer/pkcs11Signer.js';
 import { openToken } from '../src/paymaster/signer/pkcs11Token.js';
+import { runDemoAgainst } from './helpers/runDemo.js';
 import { createSoftHsmToken } from './helpers/softHsm.js';
-import { createTenant, createTestContext, TEST_MASTER_KEY, testConfig } from './helpers/testContext.js';
+import { createTestContext, TEST_MASTER_KEY, testConfig } from './helpers/testContext.js';
 
 /** The PKCS#11 back end against a real token: SoftHSM2, initialised afresh in a temp dir for this file. */
 let hsm: ReturnType<typeof createSoftHsmToken>;
@@ -136,19 +136,7 @@ test('e2e: ops signed through the token are accepted by handleOps on the in-proc
       args: [generated],
     });
     assert.equal(accepted, true, 'the dev chain’s paymaster accepts the token’s key');
-    const tenant = await createTenant(ctx.deps);
-    await ctx.app.listen({ port: 0, host: '127.0.0.1' });
-    const url = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
-    let out = '';
-    const code = await runCli({
-      argv: ['demo', '--url', url, '--account', tenant.email, '--json'],
-      env: { PATRON_DATA_DIR: '/nonexistent-patron-test', PATRON_DEV_CHAIN: 'false' },
-      io: { stdout: (t) => (out += t), stderr: (t) => (out += t) },
-      store: ctx.deps.store,
-      masterKey: TEST_MASTER_KEY,
-    });
-    assert.equal(code, 0, out);
-    const lines = (JSON.parse(out) as { demo: string[] }).demo.join('\n');
+    const { lines } = await runDemoAgainst(ctx);
     assert.equal(lines.match(/UserOperationEvent: success true/g)?.length, 3, lines);
   } finally {
     await ctx.close();
