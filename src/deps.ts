@@ -297,6 +297,11 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
   // Only where instances share the deposit (PostgreSQL): elsewhere the request path awaits nothing more.
   const ensureHeadroom =
     store.solvencyClaims === undefined ? undefined : (op: IssuedSignature) => observability.solvency.ensureHeadroom(op);
+  // Both modes' early check, before any work: the paymaster still accepts the key, and the deposit covers signing.
+  const assertCanSign = (chain: ChainRuntime): void => {
+    observability.signerWatch.assertActive(chain);
+    observability.solvency.assertCanSign(chain);
+  };
   const sponsorship = createSponsorshipService({
     signer,
     fees,
@@ -305,10 +310,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     now,
     policies: policyGate,
     // The guard is built with the observers below; a request only arrives once everything is.
-    assertCanSign: (chain) => {
-      observability.signerWatch.assertActive(chain);
-      observability.solvency.assertCanSign(chain);
-    },
+    assertCanSign,
     admitSignature: (op) => observability.solvency.admitSignature(op),
     ensureHeadroom,
     checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
@@ -321,10 +323,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     now,
     tokens: tokenCatalog,
     fees,
-    assertCanSign: (chain) => {
-      observability.signerWatch.assertActive(chain);
-      observability.solvency.assertCanSign(chain);
-    },
+    assertCanSign,
     admitSignature: (op) => observability.solvency.admitSignature(op),
     ensureHeadroom,
     assertStaked: (chain) => assertTokenModeStaked(chain, observability.solvency.staked(chain)),

@@ -33,13 +33,18 @@ export async function readPaymasterSigners(chain: PaymasterReader): Promise<Paym
     });
     return { signers: signers.map((a) => getAddress(a)), legacy: false };
   } catch (setError) {
-    const one = await chain.client
-      .readContract({ address: chain.paymaster, abi: signersAbi, functionName: 'verifyingSigner' })
-      .catch(() => {
-        throw setError;
-      });
-    return { signers: [getAddress(one)], legacy: true };
+    return { signers: [await legacySigner(chain, setError)], legacy: true };
   }
+}
+
+/** A paymaster from before signer sets: its one `verifyingSigner()`; rejects with `setError` when it has none. */
+async function legacySigner(chain: PaymasterReader, setError: unknown): Promise<Address> {
+  const one = await chain.client
+    .readContract({ address: chain.paymaster, abi: signersAbi, functionName: 'verifyingSigner' })
+    .catch(() => {
+      throw setError;
+    });
+  return getAddress(one);
 }
 
 /**
@@ -56,12 +61,7 @@ export async function isPaymasterSigner(args: { chain: PaymasterReader; signer: 
       args: [signer],
     });
   } catch (setError) {
-    const one = await chain.client
-      .readContract({ address: chain.paymaster, abi: signersAbi, functionName: 'verifyingSigner' })
-      .catch(() => {
-        throw setError;
-      });
-    return isAddressEqual(one, signer);
+    return isAddressEqual(await legacySigner(chain, setError), signer);
   }
 }
 
