@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
 import { DEFAULT_SIGNING_BOUNDS } from '../src/config/boundsSettings.js';
+import { NO_CALLER_RESTRICTIONS } from '../src/config/callerRestrictions.js';
 import type { SponsorshipService } from '../src/paymaster/sponsored/sponsorshipService.js';
 import type { TokenPaymasterService } from '../src/paymaster/token/tokenPaymasterService.js';
 import { requestLogOnCall } from '../src/requestLog/requestLogOnCall.js';
@@ -29,6 +30,7 @@ const method = defineRpcMethod({
   method: 'pm_bench',
   params: z.array(z.unknown()),
   fastParams: (p) => (Array.isArray(p) ? p : undefined),
+  family: () => 'sponsorship',
   async handler(_params, ctx: RpcContext) {
     ctx.report?.({ kind: 'op', mode: 'SPONSORED', sender: '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01' });
     return { mode: 'SPONSORED', paymasterAndData: '0x00' };
@@ -38,6 +40,7 @@ const methods = new Map<string, RpcMethod>([['pm_bench', method]]);
 const free = () => Promise.resolve();
 const ctx: RpcContext = {
   spend: { call: free, simulation: free, webhookCalls: free },
+  caller: { origin: undefined, ip: '127.0.0.1' },
   dapp: {
     id: '7238fa04-f236-4db5-86f5-b557a495546b',
     accountId: '11111111-f236-4db5-86f5-b557a495546b',
@@ -46,6 +49,7 @@ const ctx: RpcContext = {
     apiKeyPrefix: 'pk.x',
     apiKeyCiphertext: '',
     limits: {},
+    restrictions: NO_CALLER_RESTRICTIONS,
     createdAt: 0,
     updatedAt: 0,
   },

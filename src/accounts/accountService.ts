@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { CachePolicy } from '../cache/cachePolicy.js';
 import { createTtlCache } from '../cache/ttlCache.js';
+import {
+  type CallerRestrictionsDoc,
+  callerRestrictionsSchema,
+  NO_CALLER_RESTRICTIONS,
+} from '../config/callerRestrictions.js';
 import { NO_DAPP_LIMITS, parseDappLimits } from '../config/dappLimits.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/PatronError.js';
 import { parseInput } from '../errors/parseInput.js';
@@ -144,6 +149,7 @@ export function createAccountService(deps: AccountServiceDeps) {
         apiKeyPrefix: key.displayPrefix,
         apiKeyCiphertext: secretBox.seal(key.secret),
         limits: NO_DAPP_LIMITS,
+        restrictions: NO_CALLER_RESTRICTIONS,
         createdAt: t,
         updatedAt: t,
       };
@@ -206,6 +212,25 @@ export function createAccountService(deps: AccountServiceDeps) {
       if (updated === undefined) throw new NotFoundError('dApp not found');
       apiKeyCache.clear();
       return updated;
+    },
+
+    /**
+     * Replaces who may call a dApp's paymaster URL (docs/guides/security-keys.md): the owner's whole document, so
+     * `{}` lifts every restriction. Takes effect here at once and in other processes within the cache TTL.
+     */
+    async setDappRestrictions(input: {
+      accountId: string;
+      dappId: string;
+      restrictions: unknown;
+    }): Promise<CallerRestrictionsDoc> {
+      const restrictions = parseInput(callerRestrictionsSchema, input.restrictions);
+      const updated = isRecordId(input.dappId)
+        ? await store.dapps.setRestrictions({ ...input, restrictions, now: now() })
+        : undefined;
+      // Another account's dApp is reported exactly like a missing one.
+      if (updated === undefined) throw new NotFoundError('dApp not found');
+      apiKeyCache.clear();
+      return updated.restrictions.doc;
     },
 
     /** Any account's dApp by id (operator commands). */

@@ -70,10 +70,11 @@ export function registerPaymasterRpcRoutes(app: FastifyInstance, deps: Paymaster
       scope.post<{ Params: { chainId: string; apiKey: string } }>(`${prefix}:chainId/:apiKey`, async (req, reply) => {
         const { chainId, apiKey } = req.params;
         const ip = req.ip;
+        const origin = req.headers.origin;
         const out = await handleJsonRpc({
           body: typeof req.body === 'string' ? req.body : '',
           methods: PAYMASTER_METHODS,
-          context: () => resolveContext({ deps, chainIdText: chainId, apiKey, ip, entryPointVersion }),
+          context: () => resolveContext({ deps, chainIdText: chainId, apiKey, ip, origin, entryPointVersion }),
           log: req.log,
           admit: () => deps.limits.paymasterCall(ip),
           ...(deps.onCall === undefined ? {} : { onCall: deps.onCall }),
@@ -94,6 +95,7 @@ async function resolveContext(args: {
   chainIdText: string;
   apiKey: string;
   ip: string;
+  origin: string | undefined;
   entryPointVersion: EntryPointVersion;
 }): Promise<RpcContext> {
   const dapp = await args.deps.accounts.resolveApiKey(args.apiKey);
@@ -111,6 +113,7 @@ async function resolveContext(args: {
     bounds: args.deps.bounds(dapp.limits, chainId),
     sponsorship: args.deps.sponsorship,
     tokens: args.deps.tokenPaymaster,
+    caller: { origin: args.origin, ip: args.ip },
     spend: args.deps.limits.dappSpend({ dappId: dapp.id, override: dapp.limits.rateLimits, ip: args.ip }),
     report: undefined,
   };

@@ -39,7 +39,9 @@ export type PatronErrorCode =
   /** The paymaster's deposit on the chain is below its live liabilities × margin or the floor (src/solvency/). */
   | 'INSOLVENT'
   /** The paymaster no longer accepts this service's signing key (its owner removed it): nothing is signed for it. */
-  | 'SIGNER_NOT_ACCEPTED';
+  | 'SIGNER_NOT_ACCEPTED'
+  /** The dApp's owner does not let this caller (its origin, IP or method family) use the API key. */
+  | 'CALLER_NOT_ALLOWED';
 
 export interface PatronErrorOptions {
   readonly details?: string;
@@ -312,5 +314,30 @@ export class SignerNotAcceptedError extends PatronError {
       `Chain ${v.chainId}: the paymaster ${v.paymaster} does not accept Patron's signing key ${v.signer}; Patron signs nothing for it until its owner adds the key again`,
       { data: { rule: 'signer', chainId: v.chainId, paymaster: v.paymaster, signer: v.signer } },
     );
+  }
+}
+
+const CALLER_RULE_TEXT = {
+  origin: "the request's Origin is not among the key's allowed origins",
+  ip: "the client IP is outside the key's allowed ranges",
+  method: 'the key may not call this method family',
+} as const;
+
+/**
+ * The dApp's owner restricted who may use its API key (docs/guides/security-keys.md) and this call breaks `rule`.
+ * Decided right after the key resolves, before any work; `data.rule` names the rule for the caller, the request
+ * log and the metrics.
+ */
+export class CallerNotAllowedError extends PatronError {
+  override name = 'CallerNotAllowedError' as const;
+  readonly rule: keyof typeof CALLER_RULE_TEXT;
+  constructor(args: { rule: keyof typeof CALLER_RULE_TEXT; family?: string | undefined }) {
+    super('CALLER_NOT_ALLOWED', `Caller not allowed: ${CALLER_RULE_TEXT[args.rule]} (set by the dApp's owner)`, {
+      data: {
+        rule: args.rule,
+        ...(args.rule === 'method' && args.family !== undefined ? { family: args.family } : {}),
+      },
+    });
+    this.rule = args.rule;
   }
 }

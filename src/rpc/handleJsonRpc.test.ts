@@ -2,6 +2,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { z } from 'zod';
 import {
+  callerRestrictionsSchema,
+  compileCallerRestrictions,
+  NO_CALLER_RESTRICTIONS,
+} from '../config/callerRestrictions.js';
+import {
   RateLimitedError,
   SponsorshipDeniedError,
   UnauthorizedError,
@@ -13,11 +18,13 @@ import { defineRpcMethod, type RpcContext, type RpcMethod } from './rpcMethod.js
 const echo = defineRpcMethod({
   method: 'test_echo',
   params: z.tuple([z.object({ n: z.number({ error: 'must be a number' }) })]),
+  family: () => 'sponsorship',
   handler: async ([p]) => ({ n: p.n }),
 });
 const deny = defineRpcMethod({
   method: 'test_deny',
   params: z.tuple([]),
+  family: () => undefined,
   handler: async () => {
     throw new SponsorshipDeniedError('no');
   },
@@ -25,6 +32,7 @@ const deny = defineRpcMethod({
 const boom = defineRpcMethod({
   method: 'test_boom',
   params: z.tuple([]),
+  family: () => undefined,
   handler: async () => {
     throw new Error('secret internals at /src/x.ts:1');
   },
@@ -32,6 +40,7 @@ const boom = defineRpcMethod({
 const down = defineRpcMethod({
   method: 'test_down',
   params: z.tuple([]),
+  family: () => undefined,
   handler: async () => {
     throw new UnavailableError('down');
   },
@@ -40,7 +49,12 @@ const methods = new Map<string, RpcMethod>([echo, deny, boom, down].map((m) => [
 const logged: unknown[] = [];
 const log = { error: (obj: object) => logged.push(obj) };
 const free = () => Promise.resolve();
-const context = async () => ({ spend: { call: free, simulation: free, webhookCalls: free } }) as unknown as RpcContext;
+const context = async () =>
+  ({
+    dapp: { restrictions: NO_CALLER_RESTRICTIONS },
+    caller: { origin: undefined, ip: '127.0.0.1' },
+    spend: { call: free, simulation: free, webhookCalls: free },
+  }) as unknown as RpcContext;
 
 const run = (body: string, ctx: () => Promise<RpcContext> = context, admit: () => Promise<void> = free) =>
   handleJsonRpc({ body, methods, context: ctx, log, admit });
@@ -215,4 +229,58 @@ test('rate limits: a call over the budget is -32005 with Retry-After; in a batch
   const single = await run(JSON.stringify(call(9)), context, admit);
   assert.equal(single.status, 429);
   assert.equal(single.retryAfterSeconds, 7);
+});
+
+test("a call the key's caller restrictions refuse is -32003 (HTTP 403) naming the rule, before the dApp's budget is spent", async () => {
+  let dappCalls = 0;
+  let admitted = 0;
+  const restricted = (doc: unknown) => async () =>
+    ({
+      dapp: { restrictions: compileCallerRestrictions(callerRestrictionsSchema.parse(doc)) },
+      caller: { origin: 'https://evil.example', ip: '10.1.2.3' },
+      spend: {
+        call: async () => {
+          dappCalls += 1;
+        },
+        simulation: free,
+        webhookCalls: free,
+      },
+    }) as unknown as RpcContext;
+  const admit = async () => {
+    admitted += 1;
+  };
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'test_echo', params: [{ n: 1 }] });
+  const cases = [
+    { doc: { origins: ['https://app.example'] }, rule: 'origin' },
+    { doc: { cidrs: ['192.0.2.0/24'] }, rule: 'ip' },
+    { doc: { methods: ['dryRun'] }, rule: 'method' },
+  ];
+  for (const { doc, rule } of cases) {
+    const out = await handleJsonRpc({ body, methods, context: restricted(doc), log, admit });
+    assert.equal(out.status, 403, rule);
+    const error = (out.body as { error: { code: number; data: { rule: string } } }).error;
+    assert.equal(error.code, -32003);
+    assert.equal(error.data.rule, rule);
+  }
+  assert.equal(admitted, 3, 'the per-IP budget is spent first');
+  assert.equal(dappCalls, 0, "a refused call does not spend the dApp's budget");
+  // Allowed: the same caller inside every rule; a method of no family passes a methods list.
+  const ok = await handleJsonRpc({
+    body,
+    methods,
+    context: restricted({ origins: ['https://evil.example'], cidrs: ['10.0.0.0/8'], methods: ['sponsorship'] }),
+    log,
+    admit,
+  });
+  assert.equal(ok.status, 200);
+  const noFamily = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'test_deny', params: [] });
+  const passed = await handleJsonRpc({
+    body: noFamily,
+    methods,
+    context: restricted({ methods: ['dryRun'] }),
+    log,
+    admit,
+  });
+  assert.equal((passed.body as { error: { code: number } }).error.code, -32010);
+  assert.equal(dappCalls, 2);
 });

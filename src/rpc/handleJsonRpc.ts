@@ -1,4 +1,5 @@
-import { RateLimitedError, ValidationError } from '../errors/PatronError.js';
+import { brokenCallerRule, type MethodFamily } from '../config/callerRestrictions.js';
+import { CallerNotAllowedError, RateLimitedError, ValidationError } from '../errors/PatronError.js';
 import type { RequestFact } from '../paymaster/requestFacts.js';
 import type { OnCall } from './callReport.js';
 import { RPC, type RpcErrorObject, toRpcError } from './rpcErrors.js';
@@ -151,6 +152,7 @@ async function handleOne(
     await args.admit();
     const params = parseParams(method, req.params ?? []);
     ctx = await args.context();
+    assertCallerAllowed(ctx, method.family(params));
     await ctx.spend.call();
     const result = await method.handler(params, onCall === undefined ? ctx : reporting(ctx, facts));
     if (onCall !== undefined) report({ onCall, ctx, method: req.method, facts, startedAt, result });
@@ -168,6 +170,16 @@ async function handleOne(
       return { response, status: mapped.http, retryAfterSeconds: err.retryAfterSeconds };
     return { response, status: mapped.http };
   }
+}
+
+/**
+ * The key's caller restrictions, right after the key resolved and before any work: a refused call has spent the
+ * per-IP budget (admit) but not the dApp's, so a caller the owner shut out cannot use up the dApp's own calls.
+ */
+function assertCallerAllowed(ctx: RpcContext, family: MethodFamily | undefined): void {
+  if (ctx.dapp.restrictions.rules === undefined) return;
+  const rule = brokenCallerRule({ restrictions: ctx.dapp.restrictions, ...ctx.caller, family });
+  if (rule !== undefined) throw new CallerNotAllowedError({ rule, family });
 }
 
 /** A per-call copy of the context whose facts go to this call's list (a copy: batch calls run concurrently). */

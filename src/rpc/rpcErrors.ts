@@ -17,6 +17,7 @@ export const RPC = {
   INTERNAL_ERROR: -32603,
   UNAUTHORIZED: -32001,
   CHAIN_NOT_SERVED: -32002,
+  CALLER_NOT_ALLOWED: -32003,
   NOT_FOUND: -32004,
   RATE_LIMITED: -32005,
   SPONSORSHIP_DENIED: -32010,
@@ -58,6 +59,8 @@ const BY_DOMAIN_CODE: Record<PatronErrorCode, { code: number; http: number }> = 
   INSOLVENT: { code: RPC.INSOLVENT, http: 503 },
   // 503 like the above: the operator's fault (a rotation half done), cleared when the key is accepted again.
   SIGNER_NOT_ACCEPTED: { code: RPC.SIGNER_NOT_ACCEPTED, http: 503 },
+  // 403: the key is valid but this caller may not use it (the owner's origins, IP ranges, method families).
+  CALLER_NOT_ALLOWED: { code: RPC.CALLER_NOT_ALLOWED, http: 403 },
   // 429 with Retry-After: viem retries it (with backoff), which is what a client over its budget should do.
   RATE_LIMITED: { code: RPC.RATE_LIMITED, http: 429 },
   PAYLOAD_TOO_LARGE: { code: RPC.INVALID_REQUEST, http: 413 },

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { ChainRuntime, EntryPointVersion } from '../chain/chainRegistry.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
+import type { MethodFamily } from '../config/callerRestrictions.js';
 import type { ReportFact } from '../paymaster/requestFacts.js';
 import type { SponsorshipService } from '../paymaster/sponsored/sponsorshipService.js';
 import type { TokenPaymasterService } from '../paymaster/token/tokenPaymasterService.js';
@@ -21,6 +22,8 @@ export interface RpcContext {
   readonly bounds: SigningBounds;
   readonly sponsorship: SponsorshipService;
   readonly tokens: TokenPaymasterService;
+  /** Who is calling, as the key's caller restrictions see it (config/callerRestrictions.ts). */
+  readonly caller: CallerFacts;
   /** This dApp's rate limits for the client IP: each call, and the simulations and webhook calls it asks for. */
   readonly spend: DappSpend;
   /**
@@ -29,6 +32,12 @@ export interface RpcContext {
    * has the slot costs ~40 ns, one that gains a property ~900 ns (V8).
    */
   readonly report?: ReportFact | undefined;
+}
+
+/** The request's `Origin` header (absent: undefined) and the client IP behind the trusted proxies (Fastify's req.ip). */
+export interface CallerFacts {
+  readonly origin: string | undefined;
+  readonly ip: string;
 }
 
 /**
@@ -41,6 +50,11 @@ export interface RpcMethod<P = unknown> {
   readonly method: string;
   readonly params: z.ZodType<P>;
   readonly fastParams?: (params: unknown) => P | undefined;
+  /**
+   * The family a key's owner may allow or not (docs/guides/security-keys.md): from the params where the mode
+   * decides (ERC20 is `tokenQuotes`, whatever the method); undefined for a method of none (pm_supportedEntryPoints).
+   */
+  family(params: P): MethodFamily | undefined;
   handler(params: P, ctx: RpcContext): Promise<unknown>;
 }
 

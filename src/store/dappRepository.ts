@@ -1,6 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely, Selectable } from 'kysely';
 import { z } from 'zod';
+import { type CallerRestrictionsDoc, callerRestrictionsColumn } from '../config/callerRestrictions.js';
 import { type DappLimits, dappLimitsSchema, dappLimitsToJson, NO_DAPP_LIMITS } from '../config/dappLimits.js';
 import type { DappRecord } from './records.js';
 import type { DappsTable, Database } from './schema.js';
@@ -20,6 +21,13 @@ export interface DappRepository {
   }): Promise<DappRecord | undefined>;
   /** Replaces the operator's limits of a dApp (any account's: an operator action); undefined when none matched. */
   setLimits(args: { dappId: string; limits: DappLimits; now: number }): Promise<DappRecord | undefined>;
+  /** Replaces the owner's caller restrictions of a dApp of this account; undefined when none matched. */
+  setRestrictions(args: {
+    accountId: string;
+    dappId: string;
+    restrictions: CallerRestrictionsDoc;
+    now: number;
+  }): Promise<DappRecord | undefined>;
   replaceApiKey(args: {
     accountId: string;
     dappId: string;
@@ -44,6 +52,7 @@ const toDapp = (r: Selectable<DappsTable>): DappRecord => ({
   apiKeyPrefix: r.api_key_prefix,
   apiKeyCiphertext: r.api_key_ciphertext,
   limits: limitsColumn(r.limits),
+  restrictions: callerRestrictionsColumn(r.caller_restrictions),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -124,6 +133,15 @@ export function createDappRepository(db: Kysely<Database>, sqlite?: BetterSqlite
       if (Number(res.numUpdatedRows) === 0) return undefined;
       const r = await db.selectFrom('dapps').selectAll().where('id', '=', dappId).executeTakeFirst();
       return r && toDapp(r);
+    },
+    async setRestrictions({ accountId, dappId, restrictions, now }) {
+      const res = await db
+        .updateTable('dapps')
+        .set({ caller_restrictions: JSON.stringify(restrictions), updated_at: now })
+        .where('id', '=', dappId)
+        .where('account_id', '=', accountId)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) > 0 ? findOwned(accountId, dappId) : undefined;
     },
     async replaceApiKey({ accountId, dappId, apiKeyHash, apiKeyPrefix, apiKeyCiphertext, now }) {
       const res = await db

@@ -1,3 +1,4 @@
+import type { CallerRestrictions } from '../config/callerRestrictions.js';
 import type { DappLimits } from '../config/dappLimits.js';
 
 /** Domain records as the repositories return them (camelCase, booleans, parsed JSON). */
@@ -35,6 +36,8 @@ export interface DappRecord {
   readonly apiKeyCiphertext: string;
   /** The operator's limits (bounds overrides); empty for the deployment's values. */
   readonly limits: DappLimits;
+  /** Who may call its paymaster URL (the owner's origins, IP ranges, method families), compiled for the hot path. */
+  readonly restrictions: CallerRestrictions;
   readonly createdAt: number;
   readonly updatedAt: number;
 }

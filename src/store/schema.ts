@@ -30,6 +30,8 @@ export interface DappsTable {
   lock_version: Generated<number>;
   /** JSON: the operator's limits of this dApp (config/dappLimits.ts); '{}' by default. */
   limits: Generated<string>;
+  /** JSON: the owner's caller restrictions (config/callerRestrictions.ts, migration 0016); '{}' by default. */
+  caller_restrictions: Generated<string>;
   created_at: number;
   updated_at: number;
 }

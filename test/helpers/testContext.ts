@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { createApp } from '../../src/app.js';
 import type { ChainRuntime } from '../../src/chain/chainRegistry.js';
+import { NO_CALLER_RESTRICTIONS } from '../../src/config/callerRestrictions.js';
 import { type Config, loadConfig } from '../../src/config/config.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { createLogger } from '../../src/logger.js';
@@ -186,6 +187,7 @@ export async function insertBareDapp(store: Store, name = 'bare'): Promise<strin
     apiKeyPrefix: 'pk.bare',
     apiKeyCiphertext: 'x',
     limits: {},
+    restrictions: NO_CALLER_RESTRICTIONS,
     createdAt: Date.now(),
     updatedAt: Date.now(),
   });

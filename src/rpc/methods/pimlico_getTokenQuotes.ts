@@ -13,6 +13,7 @@ import { tokenQuotesParams, tokenQuotesResult } from '../wire/pimlico.js';
 export const pimlico_getTokenQuotes = defineRpcMethod({
   method: 'pimlico_getTokenQuotes',
   params: tokenQuotesParams,
+  family: () => 'tokenQuotes',
   async handler([{ tokens }, entryPoint, chainId], ctx) {
     const chain = entryPointChain(ctx, entryPoint, 'params[1]');
     assertUrlChainId(ctx, chainId, 'params[2]');

@@ -9,5 +9,6 @@ export const pm_getFeeQuoteOrData = defineRpcMethod({
   method: 'pm_getFeeQuoteOrData',
   params: z.tuple([partialUserOperationSchema, modeObjectSchema], { error: 'must be [userOperation, modeObject]' }),
   fastParams: parseUserOperationAndModeFast,
+  family: ([, mode]) => (mode.mode === 'ERC20' ? 'tokenQuotes' : 'sponsorship'),
   handler: ([userOp, mode], ctx) => feeQuoteOrData(userOp, mode, ctx),
 });

@@ -20,6 +20,7 @@ export const pm_getPaymasterData = defineRpcMethod({
   method: 'pm_getPaymasterData',
   params: erc7677Params,
   fastParams: erc7677ParamsFast,
+  family: (params) => (params[3]?.mode === 'ERC20' ? 'tokenQuotes' : 'sponsorship'),
   async handler(params, ctx) {
     const { chain, mode } = erc7677Target(params, ctx);
     const v09 = v09Options({ chain, mode, method: 'pm_getPaymasterData' });

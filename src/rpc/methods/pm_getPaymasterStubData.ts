@@ -19,6 +19,7 @@ export const pm_getPaymasterStubData = defineRpcMethod({
   method: 'pm_getPaymasterStubData',
   params: erc7677Params,
   fastParams: erc7677ParamsFast,
+  family: (params) => (params[3]?.mode === 'ERC20' ? 'tokenQuotes' : 'sponsorship'),
   async handler(params, ctx) {
     const { chain, mode } = erc7677Target(params, ctx);
     const v09 = v09Options({ chain, mode, method: 'pm_getPaymasterStubData' });

@@ -28,6 +28,10 @@ export const pm_sponsorUserOperation = defineRpcMethod({
     error: 'must be [userOperation, modeObject] or [userOperation, entryPoint, context?]',
   }),
   fastParams: parseUserOperationAndModeFast,
+  family: ([, second, context]) => {
+    const erc20 = typeof second === 'string' ? context?.token !== undefined : second.mode === 'ERC20';
+    return erc20 ? 'tokenQuotes' : 'sponsorship';
+  },
   handler: (params, ctx) => {
     const [userOp, second, context] = params;
     if (typeof second !== 'string') return sponsorUserOperation(userOp, second, ctx);

@@ -5,5 +5,7 @@ import { defineRpcMethod } from '../rpcMethod.js';
 export const pm_supportedEntryPoints = defineRpcMethod({
   method: 'pm_supportedEntryPoints',
   params: z.tuple([], { error: 'takes no params' }).or(z.undefined()),
+  // Metadata every client asks first: no family, so a key limited to any family may still ask it.
+  family: () => undefined,
   handler: async (_params, ctx) => ctx.chain.deployments.map((d) => d.entryPoint),
 });

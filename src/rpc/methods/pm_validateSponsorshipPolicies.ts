@@ -27,6 +27,7 @@ export const pm_validateSponsorshipPolicies = defineRpcMethod({
     ],
     { error: 'must be [userOperation, entryPoint, sponsorshipPolicyIds]' },
   ),
+  family: () => 'dryRun',
   async handler([userOp, entryPoint, ids], ctx) {
     const { chain } = erc7677Target([userOp, entryPoint, BigInt(ctx.chain.chainId)], ctx);
     let applying: readonly { id: string; name: string }[];
