@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AccountService, OwnedDapp } from '../accounts/accountService.js';
 import { createDappInput, updateDappInput } from '../accounts/schemas.js';
+import { callerRestrictionsSchema } from '../config/callerRestrictions.js';
 import { ADMIN_TAG } from './adminAccount.js';
 import { type RouteDef, route } from './route.js';
 
@@ -20,6 +21,14 @@ export const toDappView = (d: OwnedDapp): z.infer<typeof dappView> => ({
   apiKey: d.apiKey,
   createdAt: new Date(d.createdAt).toISOString(),
   updatedAt: new Date(d.updatedAt).toISOString(),
+});
+
+/** A dApp's caller restrictions as stored (normalised: `https://app.example.com:443`), `{}` when none. */
+const restrictionsView = z.object({ dappId: z.string(), restrictions: callerRestrictionsSchema });
+
+const toRestrictionsView = (d: OwnedDapp): z.infer<typeof restrictionsView> => ({
+  dappId: d.id,
+  restrictions: d.restrictions.doc,
 });
 
 /**
@@ -88,6 +97,43 @@ export function adminDappRoutes(deps: { accounts: AccountService }): RouteDef[] 
       },
       handler: async ({ account, params, body }) =>
         toDappView(await accounts.updateDapp({ accountId: account.id, dappId: params.dappId, ...body })),
+    }),
+    route({
+      method: 'GET',
+      path: '/api/admin/dapps/:dappId/restrictions',
+      auth: 'account',
+      operationId: 'getDappRestrictions',
+      summary: "Who may use the dApp's API key: allowed origins, client IP ranges and method families",
+      tag: ADMIN_TAG,
+      params: dappParams,
+      answer: { envelope: 'Restrictions fetched', data: restrictionsView },
+      errors: DAPP_NOT_FOUND,
+      handler: async ({ account, params }) =>
+        toRestrictionsView(await accounts.getDapp({ accountId: account.id, dappId: params.dappId })),
+    }),
+    route({
+      method: 'PUT',
+      path: '/api/admin/dapps/:dappId/restrictions',
+      auth: 'account',
+      operationId: 'setDappRestrictions',
+      summary: "Replace who may use the dApp's API key ({} lifts every restriction)",
+      tag: ADMIN_TAG,
+      params: dappParams,
+      body: callerRestrictionsSchema,
+      example: { origins: ['https://app.example.com', '*.example.com'], methods: ['sponsorship', 'tokenQuotes'] },
+      answer: { envelope: 'Restrictions set', data: restrictionsView },
+      errors: {
+        '400': 'an origin, range or method family invalid, an unknown key, or allowNoOrigin without origins',
+        ...DAPP_NOT_FOUND,
+      },
+      handler: async ({ account, params, body }) => ({
+        dappId: params.dappId,
+        restrictions: await accounts.setDappRestrictions({
+          accountId: account.id,
+          dappId: params.dappId,
+          restrictions: body,
+        }),
+      }),
     }),
     route({
       method: 'POST',

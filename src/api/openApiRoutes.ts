@@ -70,7 +70,7 @@ function requestBody(r: RouteDef): JsonObject | undefined {
   // An absent body is read as `{}` (jsonBodyParser.ts): the body is optional where `{}` is valid, except on a
   // PATCH, which must change at least one field (its service refuses `{}`).
   return {
-    required: r.method === 'PATCH' || !schema.safeParse({}).success,
+    required: r.method === 'PATCH' || r.method === 'PUT' || !schema.safeParse({}).success,
     content: {
       'application/json': {
         schema: jsonSchema(schema, 'input'),

@@ -15,7 +15,8 @@ import { type AuthContexts, type AuthKind, authenticators, type RouteAuthDeps } 
  * The order is fixed for every route: authenticate, then params, query, body, then the handler. Credentials
  * are therefore checked before any input is read (a caller without them learns nothing about the schema).
  */
-export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+/** PUT replaces a whole sub-document (a dApp's caller restrictions); PATCH changes the fields it names. */
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 /**

@@ -325,14 +325,14 @@ const CALLER_RULE_TEXT = {
 
 /**
  * The dApp's owner restricted who may use its API key (docs/guides/security-keys.md) and this call breaks `rule`.
- * Decided right after the key resolves, before any work; `data.rule` names the rule for the caller, the request
- * log and the metrics.
+ * Decided right after the key resolves, before any work; `data.rule` names the rule for the caller and the
+ * metrics, and the message (the request log's reason) names it too.
  */
 export class CallerNotAllowedError extends PatronError {
   override name = 'CallerNotAllowedError' as const;
   readonly rule: keyof typeof CALLER_RULE_TEXT;
   constructor(args: { rule: keyof typeof CALLER_RULE_TEXT; family?: string | undefined }) {
-    super('CALLER_NOT_ALLOWED', `Caller not allowed: ${CALLER_RULE_TEXT[args.rule]} (set by the dApp's owner)`, {
+    super('CALLER_NOT_ALLOWED', `Caller not allowed (rule ${args.rule}): ${CALLER_RULE_TEXT[args.rule]}`, {
       data: {
         rule: args.rule,
         ...(args.rule === 'method' && args.family !== undefined ? { family: args.family } : {}),
