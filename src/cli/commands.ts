@@ -58,7 +58,7 @@ function chainOption(ctx: CommandContext, required: boolean): number[] | undefin
 }
 
 /** `--account` by id or email; may be left out while there is exactly one account. */
-async function accountOption(ctx: CommandContext): Promise<Account> {
+export async function accountOption(ctx: CommandContext): Promise<Account> {
   const ref = stringOption(ctx, 'account', false);
   if (ref !== undefined) {
     const account = await ctx.accounts.findAccount(ref);
@@ -265,6 +265,8 @@ export const USAGE = `Usage: patron <command> [options] [--json]
   dapp update   --id DAPP_ID [--name N] [--chain ID …] [--account ID|EMAIL]
   dapp rotate-key --id DAPP_ID [--account ID|EMAIL]
   dapp limits   --id DAPP_ID [--set JSON | --clear]   operator limits (signing bounds) of any dApp
+  dapp restrict --id DAPP_ID [--origins O,… [--allow-no-origin]] [--cidrs R,…] [--methods F,…] [--clear] [--account ID|EMAIL]
+       who may use the API key (the flags given are the whole set; none: shows it); F: sponsorship, tokenQuotes, dryRun
   policies list   --dapp DAPP_ID                      sponsorship policies of any dApp
   policies create --dapp DAPP_ID --name N (--rules JSON | --rules-file PATH) [--active false]
   policies get    --dapp DAPP_ID --id POLICY_ID

@@ -15,6 +15,7 @@ import { generateMasterKey, masterKeyCommands } from './masterKeyCommands.js';
 import { ownerCommands } from './ownerCommands.js';
 import { paymasterCommands } from './paymasterCommands.js';
 import { policyCommands } from './policyCommands.js';
+import { restrictCommands } from './restrictCommands.js';
 import { generateSignerKeystore, signerCommands } from './signerCommands.js';
 import { runSmokeTestCommand } from './smokeTestCommand.js';
 
@@ -50,6 +51,7 @@ export async function runCli(args: {
     ownerCommands[name] ??
     signerCommands[name] ??
     policyCommands[name] ??
+    restrictCommands[name] ??
     masterKeyCommands[name];
   if (parsed.values.help === true || parsed.positionals.length === 0) {
     io.stdout(USAGE);
@@ -162,6 +164,10 @@ function parse(argv: readonly string[]) {
       'password-stdin': { type: 'boolean' },
       set: { type: 'string' },
       clear: { type: 'boolean' },
+      origins: { type: 'string', multiple: true },
+      'allow-no-origin': { type: 'boolean' },
+      cidrs: { type: 'string', multiple: true },
+      methods: { type: 'string', multiple: true },
       dapp: { type: 'string' },
       rules: { type: 'string' },
       'rules-file': { type: 'string' },
