@@ -8,6 +8,7 @@ import { masterKeyCommands } from '../src/cli/masterKeyCommands.js';
 import { ownerCommands } from '../src/cli/ownerCommands.js';
 import { paymasterCommands } from '../src/cli/paymasterCommands.js';
 import { policyCommands } from '../src/cli/policyCommands.js';
+import { restrictCommands } from '../src/cli/restrictCommands.js';
 import { loadConfig } from '../src/config/config.js';
 import { DEFAULT_RATE_LIMITS } from '../src/config/rateLimitSettings.js';
 import { createPatronMetrics } from '../src/metrics/patronMetrics.js';
@@ -135,7 +136,15 @@ describe('docs/reference/cli.md', () => {
   test('names every CLI command', () => {
     const doc = read('docs/reference/cli.md');
     const all = ['start', 'master-key generate', ...Object.keys(masterKeyCommands)];
-    all.push(...Object.keys({ ...accountCommands, ...paymasterCommands, ...ownerCommands, ...policyCommands }));
+    all.push(
+      ...Object.keys({
+        ...accountCommands,
+        ...paymasterCommands,
+        ...ownerCommands,
+        ...policyCommands,
+        ...restrictCommands,
+      }),
+    );
     for (const name of all) assert.ok(doc.includes(`patron ${name}`), `patron ${name}`);
   });
 });

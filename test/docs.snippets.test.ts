@@ -11,6 +11,7 @@ import { masterKeyCommands } from '../src/cli/masterKeyCommands.js';
 import { ownerCommands } from '../src/cli/ownerCommands.js';
 import { paymasterCommands } from '../src/cli/paymasterCommands.js';
 import { policyCommands } from '../src/cli/policyCommands.js';
+import { restrictCommands } from '../src/cli/restrictCommands.js';
 import { signerCommands } from '../src/cli/signerCommands.js';
 import { loadConfig } from '../src/config/config.js';
 import { type CodeBlock, codeBlocks, docFiles, ROOT } from './helpers/docsSnippets.js';
@@ -28,7 +29,14 @@ import { BACKEND } from './helpers/testContext.js';
 const blocks = docFiles().flatMap(codeBlocks);
 const KNOWN_COMMANDS = new Set([
   'start',
-  ...Object.keys({ ...accountCommands, ...paymasterCommands, ...ownerCommands, ...policyCommands, ...signerCommands }),
+  ...Object.keys({
+    ...accountCommands,
+    ...paymasterCommands,
+    ...ownerCommands,
+    ...policyCommands,
+    ...restrictCommands,
+    ...signerCommands,
+  }),
   ...Object.keys(masterKeyCommands),
   'master-key generate',
 ]);
