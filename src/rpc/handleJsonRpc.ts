@@ -1,4 +1,4 @@
-import { brokenCallerRule, type MethodFamily } from '../config/callerRestrictions.js';
+import { brokenCallerRule } from '../config/callerRestrictions.js';
 import { CallerNotAllowedError, RateLimitedError, ValidationError } from '../errors/PatronError.js';
 import type { RequestFact } from '../paymaster/requestFacts.js';
 import type { OnCall } from './callReport.js';
@@ -152,7 +152,7 @@ async function handleOne(
     await args.admit();
     const params = parseParams(method, req.params ?? []);
     ctx = await args.context();
-    assertCallerAllowed(ctx, method.family(params));
+    assertCallerAllowed({ ctx, method, params });
     await ctx.spend.call();
     const result = await method.handler(params, onCall === undefined ? ctx : reporting(ctx, facts));
     if (onCall !== undefined) report({ onCall, ctx, method: req.method, facts, startedAt, result });
@@ -176,9 +176,11 @@ async function handleOne(
  * The key's caller restrictions, right after the key resolved and before any work: a refused call has spent the
  * per-IP budget (admit) but not the dApp's, so a caller the owner shut out cannot use up the dApp's own calls.
  */
-function assertCallerAllowed(ctx: RpcContext, family: MethodFamily | undefined): void {
-  if (ctx.dapp.restrictions.rules === undefined) return;
-  const rule = brokenCallerRule({ restrictions: ctx.dapp.restrictions, ...ctx.caller, family });
+function assertCallerAllowed<P>(args: { ctx: RpcContext; method: RpcMethod<P>; params: P }): void {
+  const { restrictions } = args.ctx.dapp;
+  if (restrictions.rules === undefined) return;
+  const family = args.method.family(args.params);
+  const rule = brokenCallerRule({ restrictions, ...args.ctx.caller, family });
   if (rule !== undefined) throw new CallerNotAllowedError({ rule, family });
 }
 
