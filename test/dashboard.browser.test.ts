@@ -743,6 +743,47 @@ test('an owner runs the product from the browser', { skip, timeout: 90_000 }, as
     await page.setViewportSize(LAPTOP);
   });
 
+  await t.test(
+    'key restrictions (after the request log checks: its calls are logged): an origin list saved from the dApp page refuses a call without Origin; cleared, it passes',
+    async () => {
+      const callNoOrigin = async () => {
+        const res = await fetch(`${base}/api/v1/31337/${apiKey}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'pm_supportedEntryPoints', params: [] }),
+        });
+        return {
+          status: res.status,
+          body: (await res.json()) as { error?: { code: number; data?: { rule?: string } } },
+        };
+      };
+      const dapp = (await ctx.deps.accounts.listDapps(tenant.accountId)).find((d) => d.apiKey === apiKey);
+      assert.ok(dapp, 'the dApp created in the browser');
+      await page.goto(`${base}/dashboard/dapps/${dapp.id}`);
+      await page.fill('#key-origins', 'HTTPS://App.Example.com');
+      await page.check('#key-method-sponsorship');
+      await Promise.all([
+        page.waitForResponse((r) => r.url().endsWith('/restrictions') && r.request().method() === 'PUT'),
+        page.click('text=Save restrictions'),
+      ]);
+      await page.getByText('Key restrictions saved.').waitFor();
+      assert.equal(await page.locator('#key-origins').inputValue(), 'https://app.example.com:443');
+      const refused = await callNoOrigin();
+      assert.equal(refused.status, 403);
+      assert.equal(refused.body.error?.code, -32003);
+      assert.equal(refused.body.error?.data?.rule, 'origin');
+      await shot('05b-key-restrictions');
+      await page.fill('#key-origins', '');
+      await page.uncheck('#key-method-sponsorship');
+      await Promise.all([
+        page.waitForResponse((r) => r.url().endsWith('/restrictions') && r.request().method() === 'PUT'),
+        page.click('text=Save restrictions'),
+      ]);
+      await page.getByText('Key restrictions saved.').waitFor();
+      assert.equal((await callNoOrigin()).status, 200);
+    },
+  );
+
   await t.test('CSRF: a write without the token, or from another origin, changes nothing', async () => {
     const before = (await ctx.deps.accounts.listTokens(tenant.accountId)).length;
     const sameOriginNoToken = await page.evaluate(async () => {

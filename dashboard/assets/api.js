@@ -30,7 +30,7 @@ export function onSessionExpired(handler) {
 }
 
 /**
- * @param {'GET' | 'POST' | 'PATCH' | 'DELETE'} method
+ * @param {'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'} method
  * @param {string} path
  * @param {unknown} [body]
  * @returns {Promise<any>} the envelope's `data`

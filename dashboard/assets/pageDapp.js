@@ -1,6 +1,7 @@
 // @ts-check
 import { api } from './api.js';
 import { busy, clear, copyButton, formatTime, h, notice, title } from './dom.js';
+import { renderKeyRestrictions } from './keyRestrictions.js';
 import { chainPicker, pickedChains, servedChains } from './pageDapps.js';
 import { renderPolicies } from './pagePolicies.js';
 import { renderWebhooks } from './pageWebhooks.js';
@@ -141,7 +142,12 @@ export async function renderDapp(main, ctx) {
 
   const hooks = h('div');
   const policies = h('div');
-  await Promise.all([renderWebhooks(hooks, { dappId, out }), renderPolicies(policies, { dappId, out })]);
+  const restrictions = h('div');
+  await Promise.all([
+    renderWebhooks(hooks, { dappId, out }),
+    renderPolicies(policies, { dappId, out }),
+    renderKeyRestrictions(restrictions, { dappId, out }),
+  ]);
 
   main.append(
     h('p', null, h('a', { href: `${ctx.base}/dapps`, 'data-link': true }, '← All dApps')),
@@ -156,6 +162,7 @@ export async function renderDapp(main, ctx) {
       h('a', { href: `${ctx.base}/log?dappId=${dapp.dappId}`, 'data-link': true }, 'Request log'),
     ),
     h('section', { 'aria-labelledby': 'key-h' }, h('h2', { id: 'key-h' }, 'API key'), keyBox),
+    restrictions,
     h(
       'section',
       { 'aria-labelledby': 'settings-h' },
