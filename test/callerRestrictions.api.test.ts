@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { pad, toFunctionSelector } from 'viem';
 import { eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
-import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
+import { createTenant, createTestContext, type Tenant, type TestContext, testConfig } from './helpers/testContext.js';
 
 /**
  * Caller-bound keys through the real app (docs/guides/security-keys.md): the owner sets who may use the dApp's API
@@ -34,8 +34,8 @@ let ctx: TestContext;
 let a: Tenant;
 let b: Tenant;
 
-before(async () => {
-  const chain = eip1193ChainRuntime({
+const stubChain = () =>
+  eip1193ChainRuntime({
     chainId: 31337,
     request: async ({ method, params }) => {
       if (method === 'eth_getBlockByNumber') return { number: '0x1', baseFeePerGas: '0x3b9aca00' };
@@ -48,7 +48,9 @@ before(async () => {
     entryPoint: ENTRY_POINT,
     paymaster: PAYMASTER,
   });
-  ctx = await createTestContext({ chains: [chain] });
+
+before(async () => {
+  ctx = await createTestContext({ chains: [stubChain()] });
   a = await createTenant(ctx.deps, `a-${randomUUID()}@example.com`);
   b = await createTenant(ctx.deps, `b-${randomUUID()}@example.com`);
 });
@@ -215,4 +217,38 @@ describe('paymaster calls under the restrictions', () => {
     await setRestrictions(a, a, {});
     assert.equal((await call({ method: 'pm_supportedEntryPoints', params: [], origin: 'https://x.io' })).status, 200);
   });
+});
+
+test('behind a trusted proxy the ip rule reads the forwarded client IP, and only from that proxy', async () => {
+  const base = testConfig();
+  const proxied = await createTestContext({
+    chains: [stubChain()],
+    config: { rateLimits: { ...base.rateLimits, trustedProxies: ['127.0.0.1'] } },
+  });
+  try {
+    const t = await createTenant(proxied.deps);
+    await proxied.deps.accounts.setDappRestrictions({
+      accountId: t.accountId,
+      dappId: t.dappId,
+      restrictions: { cidrs: ['203.0.113.0/24'] },
+    });
+    const send = async (remoteAddress: string, forwardedFor: string) => {
+      const res = await proxied.app.inject({
+        method: 'POST',
+        url: `/api/v1/31337/${t.apiKey}`,
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': forwardedFor },
+        remoteAddress,
+        payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'pm_supportedEntryPoints', params: [] }),
+      });
+      return { status: res.statusCode, body: res.json() as { error?: { data?: { rule?: string } } } };
+    };
+    assert.equal((await send('127.0.0.1', '203.0.113.9')).status, 200);
+    const outside = await send('127.0.0.1', '198.51.100.1');
+    assert.equal(outside.status, 403);
+    assert.equal(outside.body.error?.data?.rule, 'ip');
+    // A client that is not the proxy cannot claim an address with the header.
+    assert.equal((await send('10.9.9.9', '203.0.113.9')).status, 403);
+  } finally {
+    await proxied.close();
+  }
 });
