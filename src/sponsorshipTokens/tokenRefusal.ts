@@ -1,0 +1,24 @@
+/** Why a sponsorship token is refused: stable names for the wire's `error.data.reason` and the request log. */
+export type TokenRefusalReason =
+  | 'malformed'
+  | 'algorithm_not_allowed'
+  | 'unknown_key'
+  | 'bad_signature'
+  | 'keys_unavailable'
+  | 'missing_claim'
+  | 'expired'
+  | 'not_yet_valid'
+  | 'lifetime_too_long'
+  | 'wrong_audience'
+  | 'replayed'
+  | 'sender_mismatch'
+  | 'cost_above_bound'
+  | 'contract_not_allowed';
+
+export interface TokenRefusal {
+  readonly reason: TokenRefusalReason;
+  /** Safe to show to the caller: names the claim or rule and what to do; never key material. */
+  readonly message: string;
+}
+
+export const refuse = (reason: TokenRefusalReason, message: string): TokenRefusal => ({ reason, message });
