@@ -32,6 +32,8 @@ export interface DappsTable {
   limits: Generated<string>;
   /** JSON: the owner's caller restrictions (config/callerRestrictions.ts, migration 0016); '{}' by default. */
   caller_restrictions: Generated<string>;
+  /** JSON: { required, keys } of the dApp's sponsorship tokens (migration 0017); '{}' by default. Not read yet. */
+  sponsorship_tokens: Generated<string>;
   created_at: number;
   updated_at: number;
 }
@@ -173,6 +175,14 @@ export interface ChainCursorsTable {
   updated_at: number;
 }
 
+/** Spent sponsorship-token ids (migration 0017). */
+export interface SponsorshipTokenUsesTable {
+  dapp_id: string;
+  jti: string;
+  /** Unix seconds. */
+  expires_at: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   auth_tokens: AuthTokensTable;
@@ -190,4 +200,5 @@ export interface Database {
   spend_reservations: SpendReservationsTable;
   chain_cursors: ChainCursorsTable;
   policy_versions: PolicyVersionsTable;
+  sponsorship_token_uses: SponsorshipTokenUsesTable;
 }

@@ -14,6 +14,10 @@ import { createSealedSecretsRepository, type SealedSecretsRepository } from './s
 import { createSessionRepository, type SessionRepository } from './sessionRepository.js';
 import { createSolvencyClaims, type SolvencyClaims } from './solvencyClaims.js';
 import { createSpendLedgerRepository, type SpendLedgerRepository } from './spendLedgerRepository.js';
+import {
+  createSponsorshipTokenUseRepository,
+  type SponsorshipTokenUseRepository,
+} from './sponsorshipTokenUseRepository.js';
 import { type UserOpSettlement, withUserOpSettlement } from './userOpSettlement.js';
 import { createWebhookRepository, type WebhookRepository } from './webhookRepository.js';
 
@@ -31,6 +35,8 @@ export interface Store {
   readonly spendLedger: SpendLedgerRepository & UserOpSettlement;
   /** How far the settlement follower has read each chain's EntryPoint logs (src/settlement/). */
   readonly chainCursors: ChainCursorRepository;
+  /** Spent sponsorship-token ids, the jti replay store (src/sponsorshipTokens/replayStore.ts). */
+  readonly sponsorshipTokenUses: SponsorshipTokenUseRepository;
   /**
    * A number that moves whenever another process may have changed what the caches hold, read by the caches to see
    * outside changes: SQLite in a file, the change counter that cached tables' triggers move (migration 0014); PostgreSQL, the change feed's count of `patron_changes` notifications (changeFeed.ts).
@@ -79,6 +85,7 @@ export function createStore(handle: DatabaseHandle): Store {
     policies: createPolicyRepository(db, { sqlite: handle.sqlite, pgPool: handle.pgPool }),
     spendLedger: withUserOpSettlement(db, handle.kind, createSpendLedgerRepository(db, handle.kind, handle.sqlite)),
     chainCursors: createChainCursorRepository(db),
+    sponsorshipTokenUses: createSponsorshipTokenUseRepository(db),
     pgPool: handle.pgPool,
     sqliteFile: sqlite?.name,
     followerLease,

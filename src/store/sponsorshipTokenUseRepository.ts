@@ -1,0 +1,38 @@
+import type { Kysely } from 'kysely';
+import type { Database } from './schema.js';
+
+/**
+ * Spent sponsorship-token ids (table sponsorship_token_uses, migration 0017): the SQL side of
+ * sponsorshipTokens/replayStore.ts's `JtiReplayStore`, which it satisfies structurally (the store does not import
+ * the domain). One statement per spend, so it is exact under concurrency on both back ends: the insert meets the
+ * primary key, and only a row already expired is taken over.
+ */
+export interface SponsorshipTokenUseRepository {
+  spend(args: { dappId: string; jti: string; expiresAt: number; nowSeconds: number }): Promise<boolean>;
+  sweep(nowSeconds: number): Promise<number>;
+}
+
+export function createSponsorshipTokenUseRepository(db: Kysely<Database>): SponsorshipTokenUseRepository {
+  return {
+    async spend({ dappId, jti, expiresAt, nowSeconds }) {
+      const result = await db
+        .insertInto('sponsorship_token_uses')
+        .values({ dapp_id: dappId, jti, expires_at: expiresAt })
+        .onConflict((oc) =>
+          oc
+            .columns(['dapp_id', 'jti'])
+            .doUpdateSet((eb) => ({ expires_at: eb.ref('excluded.expires_at') }))
+            .where('sponsorship_token_uses.expires_at', '<', nowSeconds),
+        )
+        .executeTakeFirst();
+      return result.numInsertedOrUpdatedRows !== undefined && result.numInsertedOrUpdatedRows > 0n;
+    },
+    async sweep(nowSeconds) {
+      const result = await db
+        .deleteFrom('sponsorship_token_uses')
+        .where('expires_at', '<', nowSeconds)
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}
