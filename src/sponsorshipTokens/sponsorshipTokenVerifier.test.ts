@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { generateKeyPairSync, sign } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { exportJWK, exportSPKI, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 import { type Address, getAddress, type Hex, keccak256, toHex, zeroAddress } from 'viem';
@@ -144,6 +145,22 @@ describe('JWT sponsorship tokens', async () => {
       const pem: RegisteredTokenKey = { kind: 'pem', id: 'p', pem: rs.pem, alg: 'RS256' };
       assert.equal(reason(await verifier.verify(args(hs, [pem, jwkKey(rs)]))), 'algorithm_not_allowed');
     }
+  });
+
+  test('a crit header, a truncated signature, a 1024-bit RSA key: refused', async () => {
+    const { verifier } = setup();
+    const good = await jwt({ pair: es, alg: 'ES256' });
+    const header = Buffer.from(JSON.stringify({ alg: 'ES256', crit: ['x'], x: 1 })).toString('base64url');
+    const crit = `${header}.${good.split('.').slice(1).join('.')}`; // refused before its signature is looked at
+    assert.equal(reason(await verifier.verify(args(crit, [jwkKey(es)]))), 'malformed');
+    assert.equal(reason(await verifier.verify(args(good.slice(0, -4), [jwkKey(es)]))), 'bad_signature');
+    // jose will not make a key this weak: node:crypto makes it and signs the token.
+    const weak = generateKeyPairSync('rsa', { modulusLength: 1024 });
+    const weakJwk = { ...weak.publicKey.export({ format: 'jwk' }), kty: 'RSA' };
+    const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const input = `${b64({ alg: 'RS256' })}.${b64({ sub: 'u', aud: DAPP, exp: NOW + 60, jti: 'w' })}`;
+    const token = `${input}.${sign('sha256', Buffer.from(input), weak.privateKey).toString('base64url')}`;
+    assert.equal(reason(await verifier.verify(args(token, [{ kind: 'jwk', id: 'w', jwk: weakJwk }]))), 'bad_signature');
   });
 
   test('key confusion: an RSA key is never tried for ES256, nor a JWK whose alg differs from the header', async () => {

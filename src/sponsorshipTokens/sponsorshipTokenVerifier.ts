@@ -5,7 +5,8 @@ import type { JtiReplayStore } from './replayStore.js';
 import { DEFAULT_CLOCK_SKEW_SECONDS, type TokenTimeRules, type TokenVerdict } from './sponsorshipClaims.js';
 import { VOUCHER_PREFIX, verifyVoucher } from './sponsorshipVoucher.js';
 import { refuse } from './tokenRefusal.js';
-import { createKeyImporter, verifyJwt } from './verifyJwt.js';
+import { createKeyImporter } from './verifyJws.js';
+import { verifyJwt } from './verifyJwt.js';
 
 /** Longer than any sane JWT (an RS256 one with a few claims is ~600 characters): refused before any parsing. */
 export const MAX_TOKEN_LENGTH = 8192;

@@ -1,13 +1,4 @@
-import {
-  decodeProtectedHeader,
-  errors,
-  exportJWK,
-  importJWK,
-  importSPKI,
-  type JWK,
-  type JWTPayload,
-  jwtVerify,
-} from 'jose';
+import { createPublicKey } from 'node:crypto';
 import type { JwksCache } from './jwksCache.js';
 import {
   algorithmOfJwk,
@@ -19,6 +10,7 @@ import {
 import { checkTokenTimes, type TokenTimeRules, type TokenVerdict } from './sponsorshipClaims.js';
 import { firstIssue, jwtClaimsSchema } from './tokenClaimsSchema.js';
 import { refuse } from './tokenRefusal.js';
+import { type CompactJws, decodeCompactJws, type KeyImporter, verifyJwsSignature } from './verifyJws.js';
 
 /** A registered key as a JWK, with where it came from. */
 interface CandidateKey {
@@ -41,9 +33,15 @@ function matches(key: CandidateKey, alg: JwtAlgorithm, kid: string | undefined):
 
 /** A PEM (SPKI) public key as a JWK of its algorithm, without a kid: a pasted PEM has none, so it matches any. */
 export async function pemToJwk(args: { pem: string; alg: JwtAlgorithm }): Promise<PublicJwk> {
-  const key = await importSPKI(args.pem, args.alg, { extractable: true });
-  const jwk = await exportJWK(key);
-  return { ...jwk, kty: jwk.kty ?? '', alg: args.alg };
+  // createPublicKey would derive the public half of a pasted private key: a private key is refused, not used.
+  if (!args.pem.trimStart().startsWith('-----BEGIN PUBLIC KEY-----')) throw new Error('not a PEM public key');
+  const key = createPublicKey(args.pem);
+  const jwk = key.export({ format: 'jwk' });
+  const kty = jwk.kty ?? '';
+  if (key.type !== 'public' || algorithmOfJwk({ kty, crv: jwk.crv }) !== args.alg) {
+    throw new Error(`not a ${args.alg} public key`);
+  }
+  return { ...jwk, kty, alg: args.alg };
 }
 
 async function pastedKeys(keys: readonly RegisteredTokenKey[]): Promise<CandidateKey[]> {
@@ -68,45 +66,6 @@ async function urlKeys(args: { urls: readonly string[]; jwks: JwksCache; refresh
   return out;
 }
 
-/**
- * Imported keys, by their JWK text and algorithm: importing costs more than verifying. Bounded; when full it starts
- * over (an entry is cheap to recompute).
- */
-export type KeyImporter = (jwk: PublicJwk, alg: JwtAlgorithm) => ReturnType<typeof importJWK>;
-
-export function createKeyImporter(maxKeys = 1000): KeyImporter {
-  const imported = new Map<string, ReturnType<typeof importJWK>>();
-  return (jwk, alg) => {
-    const text = JSON.stringify(jwk);
-    const cacheKey = `${alg} ${text}`;
-    const hit = imported.get(cacheKey);
-    if (hit !== undefined) return hit;
-    if (imported.size >= maxKeys) imported.clear();
-    const plain: JWK = JSON.parse(text);
-    const key = importJWK(plain, alg);
-    key.catch(() => imported.delete(cacheKey));
-    imported.set(cacheKey, key);
-    return key;
-  };
-}
-
-/** jose's claim failures (checked after the signature) as our refusals. */
-function claimRefusal(err: unknown, dappId: string): TokenVerdict | undefined {
-  if (err instanceof errors.JWTExpired)
-    return { ok: false, refusal: refuse('expired', 'the sponsorship token has expired') };
-  if (err instanceof errors.JWTClaimValidationFailed) {
-    if (err.claim === 'aud') {
-      const message = `the sponsorship token's aud must be this dApp's id (${dappId})`;
-      return { ok: false, refusal: refuse('wrong_audience', message) };
-    }
-    if (err.claim === 'nbf' || err.claim === 'iat') {
-      return { ok: false, refusal: refuse('not_yet_valid', `the sponsorship token's ${err.claim} is in the future`) };
-    }
-    return { ok: false, refusal: refuse('missing_claim', `the sponsorship token's ${err.claim} claim: ${err.reason}`) };
-  }
-  return undefined;
-}
-
 /** Verifies a compact JWS against the dApp's keys: signature first, then the claims. */
 export async function verifyJwt(args: {
   token: string;
@@ -116,20 +75,20 @@ export async function verifyJwt(args: {
   importKey: KeyImporter;
   rules: TokenTimeRules;
 }): Promise<TokenVerdict> {
-  const { token, dappId, rules } = args;
-  let header: ReturnType<typeof decodeProtectedHeader>;
-  try {
-    if (token.split('.').length !== 3) throw new Error('not a compact JWS');
-    header = decodeProtectedHeader(token);
-  } catch {
+  const jws = decodeCompactJws(args.token);
+  if (jws === undefined) {
     return { ok: false, refusal: refuse('malformed', 'the sponsorship token is neither a JWT nor an eip712. voucher') };
   }
-  const alg = header.alg;
+  const alg = jws.header.alg;
   if (!isAllowedAlgorithm(alg)) {
     const message = `the sponsorship token's alg ${String(alg)} is not accepted: sign with ES256, EdDSA or RS256`;
     return { ok: false, refusal: refuse('algorithm_not_allowed', message) };
   }
-  const kid = typeof header.kid === 'string' ? header.kid : undefined;
+  // RFC 7515 §4.1.11: a `crit` extension the verifier does not implement must be refused; Patron implements none.
+  if (jws.header.crit !== undefined) {
+    return { ok: false, refusal: refuse('malformed', "the sponsorship token's header must not have crit") };
+  }
+  const kid = typeof jws.header.kid === 'string' ? jws.header.kid : undefined;
   const urls = args.keys.flatMap((k) => (k.kind === 'jwksUrl' ? [k.url] : []));
   let candidates: CandidateKey[];
   try {
@@ -147,34 +106,41 @@ export async function verifyJwt(args: {
     const message = `no key registered for this dApp verifies ${alg}${kid === undefined ? '' : ` with kid ${kid}`}`;
     return { ok: false, refusal: refuse('unknown_key', message) };
   }
-  for (const candidate of usable) {
-    let payload: JWTPayload;
-    try {
-      const key = await args.importKey(candidate.jwk, alg);
-      ({ payload } = await jwtVerify(token, key, {
-        algorithms: [alg],
-        audience: dappId,
-        currentDate: new Date(rules.nowSeconds * 1000),
-        clockTolerance: rules.clockSkewSeconds,
-        requiredClaims: ['sub', 'exp', 'jti', 'aud'],
-      }));
-    } catch (err) {
-      const refusal = claimRefusal(err, dappId);
-      if (refusal !== undefined) return refusal;
-      continue; // this key did not verify it: try the next one
-    }
-    return checkPayload({ payload, dappId, rules, keyId: candidate.keyId });
+  const verified = usable.find((candidate) => verifiesWith({ jws, alg, candidate, importKey: args.importKey }));
+  if (verified === undefined) {
+    return { ok: false, refusal: refuse('bad_signature', "the sponsorship token's signature does not verify") };
   }
-  return { ok: false, refusal: refuse('bad_signature', "the sponsorship token's signature does not verify") };
+  return checkPayload({ payload: jws.payload, dappId: args.dappId, rules: args.rules, keyId: verified.keyId });
 }
 
-function checkPayload(args: {
-  payload: JWTPayload;
-  dappId: string;
-  rules: TokenTimeRules;
-  keyId: string;
-}): TokenVerdict {
-  const parsed = jwtClaimsSchema.safeParse(args.payload);
+function verifiesWith(args: { jws: CompactJws; alg: JwtAlgorithm; candidate: CandidateKey; importKey: KeyImporter }) {
+  try {
+    return verifyJwsSignature({ jws: args.jws, alg: args.alg, key: args.importKey(args.candidate.jwk) });
+  } catch {
+    return false; // a key node:crypto cannot import verifies nothing
+  }
+}
+
+const audiences = (aud: unknown): unknown[] | undefined =>
+  typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud : undefined;
+
+function checkPayload(args: { payload: unknown; dappId: string; rules: TokenTimeRules; keyId: string }): TokenVerdict {
+  const { payload, dappId } = args;
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+    return { ok: false, refusal: refuse('malformed', "the sponsorship token's payload must be a JSON object") };
+  }
+  const aud = audiences((payload as Record<string, unknown>).aud);
+  if (aud === undefined) {
+    return {
+      ok: false,
+      refusal: refuse('missing_claim', `the sponsorship token must have aud: this dApp's id (${dappId})`),
+    };
+  }
+  if (!aud.includes(dappId)) {
+    const message = `the sponsorship token's aud must be this dApp's id (${dappId})`;
+    return { ok: false, refusal: refuse('wrong_audience', message) };
+  }
+  const parsed = jwtClaimsSchema.safeParse(payload);
   if (!parsed.success) {
     return { ok: false, refusal: refuse('missing_claim', `the sponsorship token's ${firstIssue(parsed.error)}`) };
   }
@@ -186,7 +152,7 @@ function checkPayload(args: {
     claims: {
       format: 'jwt',
       sub: c.sub,
-      aud: args.dappId,
+      aud: dappId,
       exp: c.exp,
       jti: c.jti,
       sender: c.sender,
