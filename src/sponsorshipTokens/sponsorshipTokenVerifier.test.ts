@@ -2,14 +2,16 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { exportJWK, exportSPKI, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
-import { type Address, getAddress, type Hex, keccak256, toHex, zeroAddress } from 'viem';
+import { type Address, bytesToHex, getAddress, type Hex, hashTypedData, keccak256, toHex, zeroAddress } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { jsCryptoBackend, selectCryptoBackend } from '../crypto/cryptoBackend.js';
 import { createJwksCache } from './jwksCache.js';
 import type { RegisteredTokenKey } from './registeredKeys.js';
 import { createMemoryJtiReplayStore } from './replayStore.js';
 import { checkBoundClaims, type TokenVerdict } from './sponsorshipClaims.js';
 import { createSponsorshipTokenVerifier } from './sponsorshipTokenVerifier.js';
 import { encodeVoucherToken, type SponsorshipVoucher, voucherDomain, voucherTypes } from './sponsorshipVoucher.js';
+import { voucherDigest } from './voucherDigest.js';
 
 const DAPP = 'dapp-1';
 const CHAIN = 31337;
@@ -48,6 +50,7 @@ function setup(opts: { jwksDoc?: () => unknown } = {}) {
   const verifier = createSponsorshipTokenVerifier({
     jwks,
     replay: createMemoryJtiReplayStore(),
+    crypto: selectCryptoBackend().backend,
     maxLifetimeSeconds: MAX_LIFETIME,
     clockSkewSeconds: 30,
     nowSeconds: () => now,
@@ -253,6 +256,23 @@ describe('EIP-712 voucher sponsorship tokens', () => {
     assert.equal(v.claims.keyId, 'signer-1');
     assert.equal(v.claims.maxCostWei, 5n);
     assert.equal(reason(await verifier.verifyAndSpend(args(token))), 'replayed');
+  });
+
+  test("the digest is viem's hashTypedData, with either crypto back end", async () => {
+    const v = voucher({
+      sender: getAddress('0x00000000000000000000000000000000000000bb'),
+      maxCostWei: 7n,
+      contracts: [getAddress('0x00000000000000000000000000000000000000cc'), zeroAddress],
+    });
+    const expected = hashTypedData({
+      domain: voucherDomain(CHAIN),
+      types: voucherTypes,
+      primaryType: 'SponsorshipVoucher',
+      message: v,
+    });
+    for (const crypto of [jsCryptoBackend, selectCryptoBackend().backend]) {
+      assert.equal(bytesToHex(voucherDigest({ voucher: v, chainId: CHAIN, crypto })), expected);
+    }
   });
 
   test('for another dApp, for another chain, by another signer, tampered: refused', async () => {

@@ -1,4 +1,5 @@
 import type { Address } from 'viem';
+import type { CryptoBackend } from '../crypto/cryptoBackend.js';
 import type { JwksCache } from './jwksCache.js';
 import type { RegisteredTokenKey } from './registeredKeys.js';
 import type { JtiReplayStore } from './replayStore.js';
@@ -28,6 +29,8 @@ export interface VerifyArgs {
 export function createSponsorshipTokenVerifier(args: {
   jwks: JwksCache;
   replay: JtiReplayStore;
+  /** The service's hashing and signing back end (native when it loads): the voucher's keccak and ecrecover. */
+  crypto: CryptoBackend;
   maxLifetimeSeconds: number;
   clockSkewSeconds?: number;
   nowSeconds?: () => number;
@@ -51,7 +54,14 @@ export function createSponsorshipTokenVerifier(args: {
       const signers = v.keys.flatMap((k) =>
         k.kind === 'address' ? [{ id: k.id, address: k.address as Address }] : [],
       );
-      return verifyVoucher({ token: v.token, dappId: v.dappId, chainId: v.chainId, signers, rules: rules() });
+      return verifyVoucher({
+        token: v.token,
+        dappId: v.dappId,
+        chainId: v.chainId,
+        signers,
+        rules: rules(),
+        crypto: args.crypto,
+      });
     }
     return verifyJwt({ token: v.token, dappId: v.dappId, keys: v.keys, jwks: args.jwks, importKey, rules: rules() });
   };

@@ -1,8 +1,10 @@
-import { type Address, type Hex, isAddressEqual, recoverTypedDataAddress, zeroAddress } from 'viem';
+import { type Address, type Hex, hexToBytes, isAddressEqual, zeroAddress } from 'viem';
 import { z } from 'zod';
+import type { CryptoBackend } from '../crypto/cryptoBackend.js';
 import { checkTokenTimes, type TokenTimeRules, type TokenVerdict } from './sponsorshipClaims.js';
 import { firstIssue, MAX_TOKEN_CONTRACTS } from './tokenClaimsSchema.js';
 import { refuse } from './tokenRefusal.js';
+import { recoverSigner, voucherDigest } from './voucherDigest.js';
 
 /** A voucher token is this prefix and the base64url of `{ voucher, signature }` (docs/guides/sponsorship-tokens.md). */
 export const VOUCHER_PREFIX = 'eip712.';
@@ -87,6 +89,7 @@ export async function verifyVoucher(args: {
   chainId: number;
   signers: readonly { id: string; address: Address }[];
   rules: TokenTimeRules;
+  crypto: CryptoBackend;
 }): Promise<TokenVerdict> {
   let raw: unknown;
   try {
@@ -102,16 +105,9 @@ export async function verifyVoucher(args: {
   if (v.nbf > MAX_UINT64 || v.exp > MAX_UINT64) {
     return { ok: false, refusal: refuse('malformed', "the eip712. voucher's nbf and exp must fit uint64") };
   }
-  let signer: Address;
-  try {
-    signer = await recoverTypedDataAddress({
-      domain: voucherDomain(args.chainId),
-      types: voucherTypes,
-      primaryType: 'SponsorshipVoucher',
-      message: v,
-      signature: signature as Hex,
-    });
-  } catch {
+  const digest = voucherDigest({ voucher: v, chainId: args.chainId, crypto: args.crypto });
+  const signer = recoverSigner({ digest, signature: hexToBytes(signature as Hex), crypto: args.crypto });
+  if (signer === undefined) {
     return { ok: false, refusal: refuse('bad_signature', "the eip712. voucher's signature does not recover") };
   }
   // A voucher signed for another chain recovers some other address: it is refused here, as any unknown signer.
