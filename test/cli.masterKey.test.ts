@@ -172,7 +172,7 @@ describe('patron master-key rotate (a real SQLite file)', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.match(
       r.stdout,
-      /^Re-encrypted 1 dApp API key\(s\) and 1 webhook signing secret\(s\) with the new master key\./,
+      /^Re-encrypted 1 dApp API key\(s\), 1 webhook signing secret\(s\) and 0 event endpoint secret\(s\) with the new master key\./,
     );
     assert.match(
       r.stdout,

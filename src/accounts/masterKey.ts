@@ -81,7 +81,7 @@ export async function rotateMasterKey(args: {
   next: Buffer;
   source: string;
   now: number;
-}): Promise<{ dappKeys: number; webhookSecrets: number }> {
+}): Promise<{ dappKeys: number; webhookSecrets: number; eventEndpointSecrets: number }> {
   await verifyMasterKey({ secrets: args.secrets, key: args.current, source: args.source, now: args.now });
   const from = createSecretBox(args.current);
   const to = createSecretBox(args.next);

@@ -46,7 +46,7 @@ export const masterKeyCommands: Record<string, (ctx: CommandContext) => Promise<
         ? `write it into ${path.join(ctx.config.dataDir, 'master.key')} (or set PATRON_MASTER_KEY to it)`
         : 'set PATRON_MASTER_KEY to it on every instance';
     printResult(ctx.io, ctx.json, { rotated: counts }, [
-      `Re-encrypted ${counts.dappKeys} dApp API key(s) and ${counts.webhookSecrets} webhook signing secret(s) with the new master key.`,
+      `Re-encrypted ${counts.dappKeys} dApp API key(s), ${counts.webhookSecrets} webhook signing secret(s) and ${counts.eventEndpointSecrets} event endpoint secret(s) with the new master key.`,
       `Now ${where} (the key in PATRON_NEW_MASTER_KEY), then start Patron; with the old key it refuses to start.`,
     ]);
   },

@@ -183,6 +183,35 @@ export interface SponsorshipTokenUsesTable {
   expires_at: number;
 }
 
+/** The outbox of the dApps' lifecycle events (migration 0018, src/lifecycleEvents/). */
+export interface LifecycleEventsTable {
+  seq: Generated<number>;
+  id: string;
+  dapp_id: string;
+  type: string;
+  op_key: string;
+  /** JSON text: the body as sent. */
+  payload: string;
+  created_at: number;
+  next_attempt_at: number;
+  attempts: Generated<number>;
+  /** 'pending' | 'delivered' | 'failed'. */
+  state: Generated<string>;
+  lease_until: number | null;
+  last_error: string | null;
+  delivered_at: number | null;
+}
+
+/** Where a dApp's lifecycle events are posted (migration 0018). */
+export interface DappEventEndpointsTable {
+  dapp_id: string;
+  url: string;
+  signing_secret_ciphertext: string;
+  active: Generated<number>;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   auth_tokens: AuthTokensTable;
@@ -201,4 +230,6 @@ export interface Database {
   chain_cursors: ChainCursorsTable;
   policy_versions: PolicyVersionsTable;
   sponsorship_token_uses: SponsorshipTokenUsesTable;
+  lifecycle_events: LifecycleEventsTable;
+  dapp_event_endpoints: DappEventEndpointsTable;
 }

@@ -2,11 +2,11 @@ import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
 
 /** Where a secret sealed with the master key is stored, to name it when it does not open. */
-export type SealedSecretRef = { readonly table: 'dapps' | 'webhooks'; readonly id: string };
+export type SealedSecretRef = { readonly table: 'dapps' | 'webhooks' | 'dapp_event_endpoints'; readonly id: string };
 
 /**
- * Every value sealed with the master key (accounts/secretBox.ts), in one place: the dApps' API keys and the
- * webhooks' signing secrets, and the key's check value (migration 0015). A new sealed column belongs here too, or
+ * Every value sealed with the master key (accounts/secretBox.ts), in one place: the dApps' API keys, the
+ * webhooks' and the event endpoints' signing secrets, and the key's check value (migration 0015). A new sealed column belongs here too, or
  * `patron master-key rotate` would leave it under the old key.
  */
 export interface SealedSecretsRepository {
@@ -23,7 +23,7 @@ export interface SealedSecretsRepository {
     reseal: (args: { sealed: string; ref: SealedSecretRef }) => string;
     checkValue: string;
     now: number;
-  }): Promise<{ dappKeys: number; webhookSecrets: number }>;
+  }): Promise<{ dappKeys: number; webhookSecrets: number; eventEndpointSecrets: number }>;
 }
 
 export function createSealedSecretsRepository(db: Kysely<Database>): SealedSecretsRepository {
@@ -90,12 +90,29 @@ export function createSealedSecretsRepository(db: Kysely<Database>): SealedSecre
             .where('id', '=', w.id)
             .execute();
         }
+        const endpoints = await trx
+          .selectFrom('dapp_event_endpoints')
+          .select(['dapp_id', 'signing_secret_ciphertext'])
+          .orderBy('dapp_id')
+          .execute();
+        for (const e of endpoints) {
+          await trx
+            .updateTable('dapp_event_endpoints')
+            .set({
+              signing_secret_ciphertext: reseal({
+                sealed: e.signing_secret_ciphertext,
+                ref: { table: 'dapp_event_endpoints', id: e.dapp_id },
+              }),
+            })
+            .where('dapp_id', '=', e.dapp_id)
+            .execute();
+        }
         await trx
           .insertInto('patron_master_key_check')
           .values({ id: 1, check_value: checkValue, written_at: now })
           .onConflict((oc) => oc.column('id').doUpdateSet({ check_value: checkValue, written_at: now }))
           .execute();
-        return { dappKeys: dapps.length, webhookSecrets: webhooks.length };
+        return { dappKeys: dapps.length, webhookSecrets: webhooks.length, eventEndpointSecrets: endpoints.length };
       });
     },
   };

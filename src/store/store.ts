@@ -7,7 +7,9 @@ import { startChangeFeed } from './changeFeed.js';
 import { changeGeneration } from './changeGeneration.js';
 import { createDappRepository, type DappRepository } from './dappRepository.js';
 import { type DatabaseHandle, type DatabaseKind, type OpenDatabaseOptions, openDatabase } from './database.js';
+import { createEventEndpointRepository, type EventEndpointRepository } from './eventEndpointRepository.js';
 import { createFollowerLease, type FollowerLease } from './followerLease.js';
+import { createLifecycleEventRepository, type LifecycleEventRepository } from './lifecycleEventRepository.js';
 import { createPolicyRepository, type PolicyRepository } from './policyRepository.js';
 import { createRequestLogRepository, type RequestLogRepository } from './requestLogRepository.js';
 import { createSealedSecretsRepository, type SealedSecretsRepository } from './sealedSecretsRepository.js';
@@ -37,6 +39,10 @@ export interface Store {
   readonly chainCursors: ChainCursorRepository;
   /** Spent sponsorship-token ids, the jti replay store (src/sponsorshipTokens/replayStore.ts). */
   readonly sponsorshipTokenUses: SponsorshipTokenUseRepository;
+  /** The outbox of the dApps' lifecycle events and its delivery log (src/lifecycleEvents/). */
+  readonly lifecycleEvents: LifecycleEventRepository;
+  /** Where each dApp's lifecycle events are posted. */
+  readonly eventEndpoints: EventEndpointRepository;
   /**
    * A number that moves whenever another process may have changed what the caches hold, read by the caches to see
    * outside changes: SQLite in a file, the change counter that cached tables' triggers move (migration 0014); PostgreSQL, the change feed's count of `patron_changes` notifications (changeFeed.ts).
@@ -86,6 +92,8 @@ export function createStore(handle: DatabaseHandle): Store {
     spendLedger: withUserOpSettlement(db, handle.kind, createSpendLedgerRepository(db, handle.kind, handle.sqlite)),
     chainCursors: createChainCursorRepository(db),
     sponsorshipTokenUses: createSponsorshipTokenUseRepository(db),
+    lifecycleEvents: createLifecycleEventRepository(db, handle.kind),
+    eventEndpoints: createEventEndpointRepository(db),
     pgPool: handle.pgPool,
     sqliteFile: sqlite?.name,
     followerLease,

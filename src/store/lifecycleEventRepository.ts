@@ -1,0 +1,174 @@
+import { type Kysely, type Selectable, sql } from 'kysely';
+import type { DatabaseKind } from './database.js';
+import type { Database, LifecycleEventsTable } from './schema.js';
+
+/** Where an event is: waiting for (another) attempt, accepted by the receiver, or given up on after the last attempt. */
+export type LifecycleEventState = 'pending' | 'delivered' | 'failed';
+
+export interface NewLifecycleEvent {
+  /** The event id, sent as `webhook-id` on every attempt (and on a replay), so a receiver can drop duplicates. */
+  readonly id: string;
+  readonly dappId: string;
+  readonly type: string;
+  /** Events with one op key are delivered in the order they were appended. */
+  readonly opKey: string;
+  /** The body as it will be sent (JSON text). */
+  readonly payload: string;
+  readonly createdAt: number;
+}
+
+export interface LifecycleEventRecord extends NewLifecycleEvent {
+  /** The outbox order; also the delivery log's cursor. */
+  readonly seq: number;
+  readonly state: LifecycleEventState;
+  /** Attempts started so far (a claim counts as one, so a crash in the middle of a post counts too). */
+  readonly attempts: number;
+  readonly nextAttemptAt: number;
+  readonly lastError: string | null;
+  readonly deliveredAt: number | null;
+}
+
+export interface LifecycleEventRepository {
+  /** Appends the events in one statement, in the order given (their `seq` follows it). */
+  append(events: readonly NewLifecycleEvent[]): Promise<void>;
+  /**
+   * Claims up to `limit` due events for delivery: pending, due (`next_attempt_at <= now`), not held by another
+   * claim, and with no earlier pending event of the same op key (so an op's events go out one after another, in
+   * order). A claim holds the event until `now + leaseMs` and counts an attempt; an instance that dies holding it
+   * frees it when the lease lapses. On PostgreSQL the candidate rows are locked with SKIP LOCKED, so instances
+   * claiming at the same moment take different events instead of waiting on each other.
+   */
+  claimDue(args: { now: number; leaseMs: number; limit: number }): Promise<LifecycleEventRecord[]>;
+  markDelivered(args: { id: string; now: number }): Promise<void>;
+  /** Records a failed attempt: retried at `nextAttemptAt`, or `failed` for good when that is undefined. */
+  markAttemptFailed(args: { id: string; error: string; nextAttemptAt: number | undefined }): Promise<void>;
+  /** The dApp's delivery log, newest first; `beforeSeq` continues a page. */
+  listByDapp(args: {
+    dappId: string;
+    limit: number;
+    beforeSeq?: number | undefined;
+    state?: LifecycleEventState | undefined;
+  }): Promise<LifecycleEventRecord[]>;
+  findInDapp(args: { dappId: string; eventId: string }): Promise<LifecycleEventRecord | undefined>;
+  /**
+   * Sends an event of this dApp again (whatever its state): back to pending, due now, its attempts counted from
+   * zero. Same id and body as before. False when the dApp has no such event.
+   */
+  replay(args: { dappId: string; eventId: string; now: number }): Promise<boolean>;
+}
+
+const STATES: readonly string[] = ['pending', 'delivered', 'failed'];
+
+function toRecord(r: Selectable<LifecycleEventsTable>): LifecycleEventRecord {
+  if (!STATES.includes(r.state)) throw new Error(`lifecycle event ${r.id} has an unknown state ${r.state}`);
+  return {
+    seq: Number(r.seq),
+    id: r.id,
+    dappId: r.dapp_id,
+    type: r.type,
+    opKey: r.op_key,
+    payload: r.payload,
+    createdAt: Number(r.created_at),
+    state: r.state as LifecycleEventState,
+    attempts: Number(r.attempts),
+    nextAttemptAt: Number(r.next_attempt_at),
+    lastError: r.last_error,
+    deliveredAt: r.delivered_at === null ? null : Number(r.delivered_at),
+  };
+}
+
+export function createLifecycleEventRepository(db: Kysely<Database>, kind: DatabaseKind): LifecycleEventRepository {
+  // SQLite has one writer at a time, so its UPDATE … WHERE seq IN (SELECT …) is atomic as it stands; PostgreSQL
+  // needs the row locks (and re-checks the lease on the newest row version once it holds them).
+  const lockCandidates = kind === 'postgres' ? sql`FOR UPDATE OF e SKIP LOCKED` : sql``;
+  return {
+    async append(events) {
+      if (events.length === 0) return;
+      await db
+        .insertInto('lifecycle_events')
+        .values(
+          events.map((e) => ({
+            id: e.id,
+            dapp_id: e.dappId,
+            type: e.type,
+            op_key: e.opKey,
+            payload: e.payload,
+            created_at: e.createdAt,
+            next_attempt_at: e.createdAt,
+          })),
+        )
+        .execute();
+    },
+    async claimDue({ now, leaseMs, limit }) {
+      const { rows } = await sql<Selectable<LifecycleEventsTable>>`
+        UPDATE lifecycle_events SET lease_until = ${now + leaseMs}, attempts = attempts + 1
+        WHERE seq IN (
+          SELECT e.seq FROM lifecycle_events e
+          WHERE e.state = 'pending' AND e.next_attempt_at <= ${now}
+            AND (e.lease_until IS NULL OR e.lease_until <= ${now})
+            AND NOT EXISTS (
+              SELECT 1 FROM lifecycle_events p WHERE p.op_key = e.op_key AND p.seq < e.seq AND p.state = 'pending'
+            )
+          ORDER BY e.seq LIMIT ${limit}
+          ${lockCandidates}
+        )
+        RETURNING *`.execute(db);
+      return rows.map(toRecord).sort((a, b) => a.seq - b.seq);
+    },
+    async markDelivered({ id, now }) {
+      await db
+        .updateTable('lifecycle_events')
+        .set({ state: 'delivered', delivered_at: now, lease_until: null, last_error: null })
+        .where('id', '=', id)
+        .execute();
+    },
+    async markAttemptFailed({ id, error, nextAttemptAt }) {
+      await db
+        .updateTable('lifecycle_events')
+        .set({
+          ...(nextAttemptAt === undefined ? { state: 'failed' } : { next_attempt_at: nextAttemptAt }),
+          lease_until: null,
+          last_error: error,
+        })
+        .where('id', '=', id)
+        .execute();
+    },
+    async listByDapp({ dappId, limit, beforeSeq, state }) {
+      const rows = await db
+        .selectFrom('lifecycle_events')
+        .selectAll()
+        .where('dapp_id', '=', dappId)
+        .$if(beforeSeq !== undefined, (q) => q.where('seq', '<', beforeSeq ?? 0))
+        .$if(state !== undefined, (q) => q.where('state', '=', state ?? 'pending'))
+        .orderBy('seq', 'desc')
+        .limit(limit)
+        .execute();
+      return rows.map(toRecord);
+    },
+    async findInDapp({ dappId, eventId }) {
+      const r = await db
+        .selectFrom('lifecycle_events')
+        .selectAll()
+        .where('id', '=', eventId)
+        .where('dapp_id', '=', dappId)
+        .executeTakeFirst();
+      return r && toRecord(r);
+    },
+    async replay({ dappId, eventId, now }) {
+      const res = await db
+        .updateTable('lifecycle_events')
+        .set({
+          state: 'pending',
+          attempts: 0,
+          next_attempt_at: now,
+          lease_until: null,
+          last_error: null,
+          delivered_at: null,
+        })
+        .where('id', '=', eventId)
+        .where('dapp_id', '=', dappId)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) > 0;
+    },
+  };
+}
