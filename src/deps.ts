@@ -21,6 +21,11 @@ import { createChainReads } from './chain/senderCode.js';
 import { chainDeployments } from './config/chainSettings.js';
 import type { Config } from './config/config.js';
 import { type CryptoBackend, selectCryptoBackend } from './crypto/cryptoBackend.js';
+import {
+  buildLifecycleEvents,
+  type EventDeliveryTuning,
+  type LifecycleEvents,
+} from './lifecycleEvents/buildLifecycleEvents.js';
 import { createObservability } from './metrics/observability.js';
 import type { PatronMetrics } from './metrics/patronMetrics.js';
 import { type BoundsResolver, createBoundsResolver } from './paymaster/boundsResolver.js';
@@ -93,6 +98,8 @@ export interface Deps {
   readonly signerWatch: SignerWatch;
   /** The Prometheus metrics (docs/reference/metrics.md); undefined unless PATRON_METRICS=on. */
   readonly metrics: PatronMetrics | undefined;
+  /** The dApps' lifecycle events: endpoint settings and the outbox's background deliverer. */
+  readonly lifecycleEvents: LifecycleEvents;
   readonly now: () => number;
   close(): Promise<void>;
 }
@@ -123,6 +130,8 @@ export interface DepsOverrides {
    * benchmark's guard-less reference server (bench/sponsorServer.ts), which measures what the guards cost.
    */
   readonly guards?: { readonly fees: FeeOracle; readonly bounds: BoundsResolver; readonly rateLimiter: RateLimiter };
+  /** The lifecycle events' delivery pace (tests: `intervalMs: 0`, rounds by `runOnce()`; a short backoff). */
+  readonly eventDelivery?: EventDeliveryTuning;
 }
 
 /**
@@ -161,12 +170,10 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     externalChanges: store.externalChanges,
     now,
   });
+  const urlPolicy = createWebhookUrlPolicy({ allowPrivate: config.allowPrivateWebhookUrls, resolve });
   const webhooks = createWebhookService({
     store,
-    urlPolicy: createWebhookUrlPolicy({
-      allowPrivate: config.allowPrivateWebhookUrls,
-      resolve,
-    }),
+    urlPolicy,
     secretBox,
     maxWebhooksPerDapp: config.maxWebhooksPerDapp,
     cache,
@@ -424,9 +431,21 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
   // A first start sets each chain's cursor before anything is signed; an RPC that does not answer must not hold
   // the start up (the rounds go on in the background).
   await Promise.race([settlement.ready(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
+  // Started last with the settlement, so a start that fails on the way leaves no delivery loop behind.
+  const lifecycleEvents = buildLifecycleEvents({
+    config,
+    store,
+    secretBox,
+    urlPolicy,
+    resolve: cachingResolver(resolve, { ttlMs: config.webhookDnsCacheMs, now }),
+    logger,
+    now,
+    tuning: overrides.eventDelivery,
+  });
   const close = async () => {
     try {
       await settlement.close();
+      await lifecycleEvents.deliverer.stop();
       await observability.close();
       clearInterval(sessionPruner);
       await requestLog.close();
@@ -462,6 +481,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     solvency: observability.solvency,
     signerWatch: observability.signerWatch,
     metrics: observability.metrics,
+    lifecycleEvents,
     // With the request log off (retention 0) no entry is built for a call only to be dropped.
     onCall: observability.onCall(...(config.requestLog.retentionDays > 0 ? [requestLogOnCall(requestLog)] : [])),
     now,

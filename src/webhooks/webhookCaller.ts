@@ -1,9 +1,10 @@
 import { randomFillSync } from 'node:crypto';
-import { isIP, type LookupFunction } from 'node:net';
+import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { type Dispatcher, Pool } from 'undici';
 import type { SecretBox } from '../accounts/secretBox.js';
 import type { WebhookRecord } from '../store/records.js';
+import { pinnedLookup } from './pinnedLookup.js';
 import { signStandardWebhook } from './standardWebhooks.js';
 import { parseVerdictBody, withGetData } from './webhookMessage.js';
 import type { WebhookOperationJson } from './webhookOperation.js';
@@ -98,17 +99,6 @@ function classifyError(err: unknown): WebhookFailureReason {
     return 'invalid_response';
   }
   return 'connection_failed';
-}
-
-/** A `lookup` for net/tls.connect that answers with the addresses already checked: no second DNS query. */
-function pinnedLookup(addresses: readonly string[]): LookupFunction {
-  const entries = addresses.map((address) => ({ address, family: isIP(address) }));
-  return (_hostname, options, callback) => {
-    const first = entries[0];
-    if (options.all === true) callback(null, entries);
-    else if (first !== undefined) callback(null, first.address, first.family);
-    else callback(Object.assign(new Error('no address'), { code: 'ENOTFOUND' }), '');
-  };
 }
 
 /** A non-2xx answer's body is read and dropped up to this size (so the connection can be reused), then cut. */
