@@ -391,6 +391,18 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
       'PATRON_SETTLEMENT_EXPIRY_GRACE_SECONDS is deprecated and ignored: reservations are released once the chain is past their window',
     );
   }
+  // Started with the settlement (last), so a start that fails on the way leaves no delivery loop behind.
+  const lifecycleEvents = buildLifecycleEvents({
+    config,
+    store,
+    secretBox,
+    urlPolicy,
+    resolve: cachingResolver(resolve, { ttlMs: config.webhookDnsCacheMs, now }),
+    logger,
+    now,
+    tuning: overrides.eventDelivery,
+    nativeUsdMicros,
+  });
   // Last, once every chain client and the store exist (src/settlement/README.md).
   const settlement = config.settlement.enabled
     ? startSettlement({
@@ -411,6 +423,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
         maxBlockRange: BigInt(config.settlement.maxBlockRange),
         onIncluded: async (args) => {
           await observability.onIncluded(args);
+          await lifecycleEvents.onIncluded(args);
           // Joined to the op's log rows when they are read, whichever process writes them and whenever.
           // Under both keys: a row of an op signed before its gas was final holds its op key (chain/opKey.ts).
           for (const userOpHash of [args.event.userOpHash, args.event.opKey]) {
@@ -431,24 +444,13 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
   // A first start sets each chain's cursor before anything is signed; an RPC that does not answer must not hold
   // the start up (the rounds go on in the background).
   await Promise.race([settlement.ready(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
-  // Started last with the settlement, so a start that fails on the way leaves no delivery loop behind.
-  const lifecycleEvents = buildLifecycleEvents({
-    config,
-    store,
-    secretBox,
-    urlPolicy,
-    resolve: cachingResolver(resolve, { ttlMs: config.webhookDnsCacheMs, now }),
-    logger,
-    now,
-    tuning: overrides.eventDelivery,
-  });
   const close = async () => {
     try {
       await settlement.close();
-      await lifecycleEvents.deliverer.stop();
       await observability.close();
       clearInterval(sessionPruner);
       await requestLog.close();
+      await lifecycleEvents.close();
       await webhookCaller.close();
       await tokenCatalog.close();
       await devChain?.close();
@@ -483,7 +485,10 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     metrics: observability.metrics,
     lifecycleEvents,
     // With the request log off (retention 0) no entry is built for a call only to be dropped.
-    onCall: observability.onCall(...(config.requestLog.retentionDays > 0 ? [requestLogOnCall(requestLog)] : [])),
+    onCall: observability.onCall(
+      lifecycleEvents.onCall,
+      ...(config.requestLog.retentionDays > 0 ? [requestLogOnCall(requestLog)] : []),
+    ),
     now,
     close,
   };

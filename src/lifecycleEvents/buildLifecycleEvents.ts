@@ -1,5 +1,6 @@
 import type { SecretBox } from '../accounts/secretBox.js';
 import type { Config } from '../config/config.js';
+import type { OnCall } from '../rpc/callReport.js';
 import type { Store } from '../store/store.js';
 import { createSignedEventPoster } from '../webhooks/signedEventPost.js';
 import type { HostResolver, WebhookUrlPolicy } from '../webhooks/webhookUrlPolicy.js';
@@ -10,6 +11,12 @@ import {
   startEventDeliverer,
 } from './eventDeliverer.js';
 import { createEventEndpointService, type EventEndpointService } from './eventEndpointService.js';
+import { createEventRecorder, type EventRecorder } from './eventRecorder.js';
+import { createIncludedEmitter, lifecycleEventsOnCall } from './lifecycleEventEmitters.js';
+
+/** How often the recorded events are written to the outbox: what a crash may lose at most. */
+const RECORDER_FLUSH_MS = 250;
+const RECORDER_MAX_QUEUE = 100_000;
 
 /** What deps.ts may change of the delivery's pace (tests: no loop, short backoff). */
 export type EventDeliveryTuning = Partial<
@@ -19,6 +26,14 @@ export type EventDeliveryTuning = Partial<
 export interface LifecycleEvents {
   readonly endpoints: EventEndpointService;
   readonly deliverer: EventDeliverer;
+  /** The outbox's writer: the emitters append to it, off the request path. */
+  readonly recorder: EventRecorder;
+  /** `sponsorship.signed`, observing finished paymaster calls. */
+  readonly onCall: OnCall;
+  /** `sponsorship.included`, for settlement's onIncluded. */
+  readonly onIncluded: ReturnType<typeof createIncludedEmitter>;
+  /** Writes what is queued, then stops the deliverer. */
+  close(): Promise<void>;
 }
 
 /**
@@ -34,6 +49,7 @@ export function buildLifecycleEvents(args: {
   logger: EventDelivererOptions['logger'];
   now: () => number;
   tuning?: EventDeliveryTuning | undefined;
+  nativeUsdMicros: (chainId: number) => bigint | undefined;
 }): LifecycleEvents {
   const poster = createSignedEventPoster({
     timeoutMs: args.config.webhookTimeoutMs,
@@ -57,5 +73,27 @@ export function buildLifecycleEvents(args: {
     logger: args.logger,
     now: args.now,
   });
-  return { endpoints, deliverer };
+  const recorder = createEventRecorder({
+    events: args.store.lifecycleEvents,
+    endpoints: args.store.eventEndpoints,
+    logger: args.logger,
+    flushMs: RECORDER_FLUSH_MS,
+    maxQueue: RECORDER_MAX_QUEUE,
+  });
+  return {
+    endpoints,
+    deliverer,
+    recorder,
+    onCall: lifecycleEventsOnCall(recorder),
+    onIncluded: createIncludedEmitter({
+      recorder,
+      events: args.store.lifecycleEvents,
+      nativeUsdMicros: args.nativeUsdMicros,
+      now: args.now,
+    }),
+    async close() {
+      await recorder.close();
+      await deliverer.stop();
+    },
+  };
 }

@@ -50,6 +50,8 @@ export interface LifecycleEventRepository {
     state?: LifecycleEventState | undefined;
   }): Promise<LifecycleEventRecord[]>;
   findInDapp(args: { dappId: string; eventId: string }): Promise<LifecycleEventRecord | undefined>;
+  /** The dApps a `sponsorship.signed` event of this op key was written for: whom its later events go to. */
+  dappsOfOp(opKey: string): Promise<string[]>;
   /**
    * Sends an event of this dApp again (whatever its state): back to pending, due now, its attempts counted from
    * zero. Same id and body as before. False when the dApp has no such event.
@@ -153,6 +155,16 @@ export function createLifecycleEventRepository(db: Kysely<Database>, kind: Datab
         .where('dapp_id', '=', dappId)
         .executeTakeFirst();
       return r && toRecord(r);
+    },
+    async dappsOfOp(opKey) {
+      const rows = await db
+        .selectFrom('lifecycle_events')
+        .select('dapp_id')
+        .distinct()
+        .where('op_key', '=', opKey)
+        .where('type', '=', 'sponsorship.signed')
+        .execute();
+      return rows.map((r) => r.dapp_id);
     },
     async replay({ dappId, eventId, now }) {
       const res = await db

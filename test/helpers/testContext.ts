@@ -6,6 +6,7 @@ import type { ChainRuntime } from '../../src/chain/chainRegistry.js';
 import { NO_CALLER_RESTRICTIONS } from '../../src/config/callerRestrictions.js';
 import { type Config, loadConfig } from '../../src/config/config.js';
 import { createDeps, type Deps } from '../../src/deps.js';
+import type { EventDeliveryTuning } from '../../src/lifecycleEvents/buildLifecycleEvents.js';
 import { createLogger } from '../../src/logger.js';
 import type { PaymasterSigner } from '../../src/paymaster/signer/paymasterSigner.js';
 import { openStore, type Store } from '../../src/store/store.js';
@@ -117,6 +118,8 @@ export async function createTestContext(
     signer?: PaymasterSigner;
     /** A clock of the test's own (sessions, lock-out, request log times). */
     now?: () => number;
+    /** The lifecycle events' delivery pace (`intervalMs: 0`: rounds only by deliverer.runOnce()). */
+    eventDelivery?: EventDeliveryTuning;
   } = {},
 ): Promise<TestContext> {
   const { store, schema } = await openTestStore({
@@ -136,6 +139,7 @@ export async function createTestContext(
         ? { servedChainIds: [31337] }
         : {}),
     ...(args.now === undefined ? {} : { now: args.now }),
+    ...(args.eventDelivery === undefined ? {} : { eventDelivery: args.eventDelivery }),
   });
   const app = createApp(deps);
   await app.ready();

@@ -1,0 +1,101 @@
+import { opKey } from '../chain/opKey.js';
+import type { UserOperationEventLog } from '../chain/userOperationEvents.js';
+import type { RequestFact } from '../paymaster/requestFacts.js';
+import { usdMicrosOfWei } from '../pricing/usdMicrosOfWei.js';
+import type { CallReport, OnCall } from '../rpc/callReport.js';
+import type { LifecycleEventRepository } from '../store/lifecycleEventRepository.js';
+import type { EventRecorder } from './eventRecorder.js';
+
+/**
+ * Where lifecycle events come from. Every event of one op carries the same op key, the chain's key of the op by
+ * (chain, EntryPoint, sender, nonce) (chain/opKey.ts), which the signature and the UserOperationEvent both give:
+ * the outbox delivers one op's events in order by it.
+ */
+
+/** `sponsorship.signed`: an observer of finished paymaster calls (rpc/callReport.ts), O(1) on the request path. */
+export function lifecycleEventsOnCall(recorder: EventRecorder): OnCall {
+  return (report: CallReport) => {
+    if (report.error !== undefined) return;
+    let signed: Extract<RequestFact, { kind: 'signed' }> | undefined;
+    let policy: Extract<RequestFact, { kind: 'policy' }> | undefined;
+    for (const f of report.facts) {
+      if (f.kind === 'signed') signed = f;
+      else if (f.kind === 'policy') policy = f;
+    }
+    if (signed === undefined) return;
+    const s = signed;
+    const decision = policy?.decision;
+    recorder.record({
+      dappId: report.dappId,
+      at: report.at,
+      build: () => ({
+        type: 'sponsorship.signed',
+        opKey: opKey({ chainId: s.chainId, entryPoint: s.entryPoint, sender: s.sender, nonce: s.nonce }),
+        data: {
+          chainId: s.chainId,
+          entryPoint: s.entryPoint,
+          paymaster: s.paymaster,
+          sender: s.sender,
+          nonce: s.nonce.toString(),
+          userOpHash: s.userOpHash(),
+          method: report.method,
+          mode: s.mode,
+          worstCaseWei: s.worstCaseWei.toString(),
+          validUntil: s.validUntil,
+          policyIds: decision?.policyIds ?? [],
+          reservationId: decision?.reservationId ?? null,
+          reserved: (decision?.charges ?? []).map((c) => ({ unit: c.unit, amount: c.amount })),
+        },
+      }),
+    });
+  };
+}
+
+/**
+ * `sponsorship.included`: from settlement's onIncluded. The op's dApp is the one its `sponsorship.signed` event was
+ * written for (so an op is followed only when its signature was: a dApp with an endpoint, its event flushed).
+ */
+export function createIncludedEmitter(deps: {
+  readonly recorder: EventRecorder;
+  readonly events: Pick<LifecycleEventRepository, 'dappsOfOp'>;
+  readonly nativeUsdMicros: (chainId: number) => bigint | undefined;
+  readonly now: () => number;
+}): (args: { readonly chainId: number; readonly event: UserOperationEventLog }) => Promise<void> {
+  return async ({ chainId, event: e }) => {
+    const dapps = await deps.events.dappsOfOp(e.opKey);
+    if (dapps.length === 0) return;
+    const price = deps.nativeUsdMicros(chainId);
+    // Settlement's conversion at this moment's native price; null when there is no fresh price.
+    const usdMicros = price === undefined ? undefined : usdMicrosOfWei(e.actualGasCost, price);
+    const at = deps.now();
+    for (const dappId of dapps) {
+      deps.recorder.record({
+        dappId,
+        at,
+        build: () => ({
+          type: 'sponsorship.included',
+          opKey: e.opKey,
+          data: {
+            chainId,
+            sender: e.sender,
+            nonce: e.nonce.toString(),
+            userOpHash: e.userOpHash,
+            transactionHash: e.transactionHash,
+            blockNumber: e.blockNumber.toString(),
+            blockHash: e.blockHash,
+            success: e.success,
+            actualGasCostWei: e.actualGasCost.toString(),
+            actualGasUsed: e.actualGasUsed.toString(),
+            actualCostUsd: usdMicros === undefined ? null : formatMicros(usdMicros),
+          },
+        }),
+      });
+    }
+  };
+}
+
+const formatMicros = (micros: bigint): string => {
+  const whole = micros / 1_000_000n;
+  const frac = (micros % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '');
+  return frac === '' ? whole.toString() : `${whole}.${frac}`;
+};
