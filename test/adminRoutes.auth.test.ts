@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { restRoutes } from '../src/api/restRoutes.js';
 import type { RouteDef } from '../src/api/route.js';
@@ -36,7 +37,11 @@ before(async () => {
   const [token] = await ctx.deps.accounts.listTokens(a.accountId);
   const policy = await ctx.deps.policies.create({ dappId: a.dappId, name: 'auth test', rules: {} });
   assert.ok(token);
-  ids = { dappId: a.dappId, webhookId: webhook.webhook.id, tokenId: token.id, policyId: policy.id };
+  const eventId = `evt_${randomUUID()}`;
+  await ctx.deps.store.lifecycleEvents.append([
+    { id: eventId, dappId: a.dappId, type: 'sponsorship.signed', opKey: 'auth-test', payload: '{}', createdAt: 1 },
+  ]);
+  ids = { dappId: a.dappId, webhookId: webhook.webhook.id, tokenId: token.id, policyId: policy.id, eventId };
   routes = restRoutes(ctx.deps);
 });
 after(async () => {

@@ -41,6 +41,8 @@ async function instance(file: string, allowPrivate = true) {
   const store = await openStore({ storage: { kind: 'sqlite', file } });
   const endpoints: EventEndpointService = createEventEndpointService({
     endpoints: store.eventEndpoints,
+    events: store.lifecycleEvents,
+    dapps: store.dapps,
     urlPolicy: createWebhookUrlPolicy({ allowPrivate, resolve: fakeResolver }),
     secretBox,
     now,

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { adminAccountRoutes } from './adminAccount.js';
 import { adminDappRoutes } from './adminDapps.js';
+import { adminLifecycleEventRoutes } from './adminLifecycleEvents.js';
 import { adminPaymasterStatusRoutes } from './adminPaymasterStatus.js';
 import { adminPolicyRoutes } from './adminPolicies.js';
 import { adminRequestLogRoutes } from './adminRequestLog.js';
@@ -22,7 +23,8 @@ export type RestRouteDeps = RouteAuthDeps &
   Parameters<typeof adminPolicyRoutes>[0] &
   Parameters<typeof adminSessionRoutes>[0] &
   Parameters<typeof adminPaymasterStatusRoutes>[0] &
-  Parameters<typeof adminRequestLogRoutes>[0];
+  Parameters<typeof adminRequestLogRoutes>[0] &
+  Parameters<typeof adminLifecycleEventRoutes>[0];
 
 /**
  * Every declared REST route, in one explicit list (no autoload): the app registers them, /openapi.json
@@ -42,6 +44,7 @@ export function restRoutes(deps: RestRouteDeps): readonly RouteDef[] {
     ...adminSessionRoutes(deps),
     ...adminPaymasterStatusRoutes(deps),
     ...adminRequestLogRoutes(deps),
+    ...adminLifecycleEventRoutes(deps),
   ];
   // Built once, at start-up: a declaration the document cannot describe fails here, not on a request.
   document = buildOpenApiDocument(routes);

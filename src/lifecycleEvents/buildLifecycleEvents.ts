@@ -59,6 +59,8 @@ export function buildLifecycleEvents(args: {
   });
   const endpoints = createEventEndpointService({
     endpoints: args.store.eventEndpoints,
+    events: args.store.lifecycleEvents,
+    dapps: args.store.dapps,
     urlPolicy: args.urlPolicy,
     secretBox: args.secretBox,
     now: args.now,

@@ -1,6 +1,9 @@
 import type { SecretBox } from '../accounts/secretBox.js';
 import { NotFoundError } from '../errors/PatronError.js';
+import type { DappRepository } from '../store/dappRepository.js';
 import type { EventEndpointRecord, EventEndpointRepository } from '../store/eventEndpointRepository.js';
+import type { LifecycleEventRecord, LifecycleEventRepository } from '../store/lifecycleEventRepository.js';
+import { isRecordId } from '../store/records.js';
 import { generateSigningSecret } from '../webhooks/standardWebhooks.js';
 import type { WebhookUrlPolicy } from '../webhooks/webhookUrlPolicy.js';
 
@@ -23,10 +26,18 @@ export interface EventEndpointService {
   set(args: { dappId: string; url: string; active: boolean; rotateSecret?: boolean }): Promise<EventEndpointView>;
   /** Removes the endpoint; events still pending fail their attempts until one is set again (or their last). */
   remove(dappId: string): Promise<boolean>;
+  /** Throws NotFoundError unless the dApp is the account's (another account's dApp reads as missing). */
+  assertOwned(args: { accountId: string; dappId: string }): Promise<void>;
+  /** The delivery log, newest first (see LifecycleEventRepository.listByDapp). */
+  log(args: Parameters<LifecycleEventRepository['listByDapp']>[0]): Promise<LifecycleEventRecord[]>;
+  /** Sends an event again (same id and body); NotFoundError when the dApp has no such event. */
+  replay(args: { dappId: string; eventId: string }): Promise<LifecycleEventRecord>;
 }
 
 export function createEventEndpointService(deps: {
   readonly endpoints: EventEndpointRepository;
+  readonly events: LifecycleEventRepository;
+  readonly dapps: Pick<DappRepository, 'findById'>;
   readonly urlPolicy: WebhookUrlPolicy;
   readonly secretBox: SecretBox;
   readonly now: () => number;
@@ -65,6 +76,20 @@ export function createEventEndpointService(deps: {
     },
     async remove(dappId) {
       return deps.endpoints.delete(dappId);
+    },
+    async assertOwned({ accountId, dappId }) {
+      const dapp = isRecordId(dappId) ? await deps.dapps.findById(dappId) : undefined;
+      if (dapp === undefined || dapp.accountId !== accountId) throw new NotFoundError('dApp not found');
+    },
+    log(args) {
+      return deps.events.listByDapp(args);
+    },
+    async replay({ dappId, eventId }) {
+      const found = (await deps.events.replay({ dappId, eventId, now: deps.now() }))
+        ? await deps.events.findInDapp({ dappId, eventId })
+        : undefined;
+      if (found === undefined) throw new NotFoundError('event not found');
+      return found;
     },
   };
 }
