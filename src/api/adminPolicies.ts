@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AccountService } from '../accounts/accountService.js';
 import { CAP_RESETS, CAP_UNITS, policyRulesSchema } from '../policies/policySchema.js';
 import { type CapUsage, type PolicyService, type PolicyView, policyNameSchema } from '../policies/policyService.js';
+import { MAX_USER_ID_LENGTH } from '../policies/userScopeKey.js';
 import { ADMIN_TAG } from './adminAccount.js';
 import { DAPP_NOT_FOUND, dappParams, idParam } from './adminDapps.js';
 import { jsonSchema } from './openApiParts.js';
@@ -49,11 +50,15 @@ export const updatePolicyBody = z
     error: 'Give at least one of name, active, rules',
   });
 
+const USER_RANGE = `user must be 1 to ${MAX_USER_ID_LENGTH} characters (the sponsorship token's sub)`;
+
 export const policyUsageQuery = z.object({
   sender: z
     .string()
     .regex(/^0x[0-9a-fA-F]{40}$/, { error: 'sender must be an address (0x and 40 hex digits)' })
     .optional(),
+  /** The end user (a sponsorship token's `sub`) whose per-user caps to show. */
+  user: z.string().min(1, { error: USER_RANGE }).max(MAX_USER_ID_LENGTH, { error: USER_RANGE }).optional(),
 });
 
 export const policyView = z.object({
@@ -78,7 +83,7 @@ export const toPolicyView = (p: PolicyView): z.infer<typeof policyView> => ({
 });
 
 export const capUsageView = z.object({
-  scope: z.enum(['dapp', 'sender']),
+  scope: z.enum(['dapp', 'sender', 'user']),
   unit: z.enum(CAP_UNITS),
   resets: z.enum(CAP_RESETS),
   /** In the cap's unit as the rules write it: wei and ops as integers, USD as a decimal. */
@@ -96,6 +101,8 @@ export const policyUsageView = z.object({
   policyId: z.string(),
   /** The sender whose per-sender caps are shown; without it only the dApp-wide caps are. */
   sender: z.string().nullable(),
+  /** The user whose per-user caps are shown; without it the per-user caps are not. */
+  user: z.string().nullable(),
   caps: z.array(capUsageView),
 });
 
@@ -225,15 +232,22 @@ export function adminPolicyRoutes(deps: { accounts: AccountService; policies: Po
       method: 'GET',
       path: `${PATH}/:policyId/usage`,
       operationId: 'getDappPolicyUsage',
-      summary: "Each cap's current window: used, reserved, limit, and when it resets (per-sender caps with `sender`)",
+      summary:
+        "Each cap's current window: used, reserved, limit, and when it resets (per-sender caps with `sender`, per-user caps with `user`)",
       params: policyParams,
       query: policyUsageQuery,
       answer: { envelope: 'Policy usage fetched', data: policyUsageView },
-      errors: { '400': 'sender is not an address', ...POLICY_NOT_FOUND },
+      errors: { '400': 'sender is not an address, or user is empty or too long', ...POLICY_NOT_FOUND },
       handler: async ({ account, params, query }) => {
         const dappId = await owned(account.id, params.dappId);
-        const caps = await policies.usage({ dappId, policyId: params.policyId, sender: query.sender });
-        return { policyId: params.policyId, sender: query.sender ?? null, caps: caps.map(toCapUsageView) };
+        const { sender, user } = query;
+        const caps = await policies.usage({ dappId, policyId: params.policyId, sender, user });
+        return {
+          policyId: params.policyId,
+          sender: sender ?? null,
+          user: user ?? null,
+          caps: caps.map(toCapUsageView),
+        };
       },
     }),
   ];

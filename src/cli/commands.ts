@@ -272,7 +272,7 @@ export const USAGE = `Usage: patron <command> [options] [--json]
   policies get    --dapp DAPP_ID --id POLICY_ID
   policies update --dapp DAPP_ID --id POLICY_ID [--name N] [--active true|false] [--rules JSON | --rules-file PATH]
   policies delete --dapp DAPP_ID --id POLICY_ID
-  policies usage  --dapp DAPP_ID --id POLICY_ID [--sender 0x…]   each cap's window: used, reserved, limit
+  policies usage  --dapp DAPP_ID --id POLICY_ID [--sender 0x…] [--user SUB]   each cap's window: used, reserved, limit
   master-key generate                                 prints a fresh key for PATRON_MASTER_KEY
   master-key rotate                                   re-encrypts every secret with PATRON_NEW_MASTER_KEY (stop the service first)
 

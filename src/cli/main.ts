@@ -173,6 +173,7 @@ function parse(argv: readonly string[]) {
       'rules-file': { type: 'string' },
       active: { type: 'string' },
       sender: { type: 'string' },
+      user: { type: 'string' },
       to: { type: 'string' },
       receiver: { type: 'string' },
       token: { type: 'string' },

@@ -136,12 +136,13 @@ export const policyCommands: Record<string, Command> = {
     const dappId = await dappOption(ctx);
     const policyId = required(ctx, 'id');
     const sender = option(ctx, 'sender');
-    const caps = (await ctx.policies.usage({ dappId, policyId, sender })).map(toCapUsageView);
+    const user = option(ctx, 'user');
+    const caps = (await ctx.policies.usage({ dappId, policyId, sender, user })).map(toCapUsageView);
     const rows = caps.map((c) => ({ ...c, resetsAt: c.windowEnd ?? 'never' }));
     printResult(
       ctx.io,
       ctx.json,
-      { policyId, sender: sender ?? null, caps },
+      { policyId, sender: sender ?? null, user: user ?? null, caps },
       table(rows, ['scope', 'unit', 'resets', 'used', 'reserved', 'limit', 'resetsAt']),
     );
   },

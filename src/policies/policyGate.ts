@@ -100,6 +100,8 @@ export interface PolicyRequest {
    * Absent: the sender counts as unknown, and an allowlist refuses it.
    */
   readonly senderAccount?: (() => Promise<SenderAccount>) | undefined;
+  /** The end user's id: the verified sponsorship token's `sub` (the `user` scope of caps); absent without a token. */
+  readonly user?: string | undefined;
 }
 
 /** The rules passed; what is left to do once the worst case is known. */
@@ -136,6 +138,8 @@ function deny(d: PolicyDenial): never {
   throw new PolicyDeniedError(message, { ...shown, rule: d.rule });
 }
 
+const SCOPE_WORDS: Record<CapCharge['scope'], string> = { dapp: 'dApp-wide', sender: 'per-sender', user: 'per-user' };
+
 /** The denial of a cap whose window has no room left for this op, with its counters. */
 function capDenial(c: CapCharge, used: bigint, reserved: bigint): PolicyDenial {
   const left = c.limit - used - reserved;
@@ -151,7 +155,7 @@ function capDenial(c: CapCharge, used: bigint, reserved: bigint): PolicyDenial {
     reserved: reserved.toString(),
     ...(c.window.end === undefined ? {} : { resetsAt: Math.floor(c.window.end / 1000) }),
     message:
-      `policy ${c.policyName}'s ${c.scope === 'dapp' ? 'dApp-wide' : 'per-sender'} cap of ${formatAmount(c.limit, c.unit)}` +
+      `policy ${c.policyName}'s ${SCOPE_WORDS[c.scope]} cap of ${formatAmount(c.limit, c.unit)}` +
       `${c.window.end === undefined ? '' : ` (until ${new Date(c.window.end).toISOString()})`} has ` +
       `${formatAmount(left < 0n ? 0n : left, c.unit)} left and this op needs ${formatAmount(c.amount, c.unit)}`,
   };
@@ -180,6 +184,7 @@ export function createPolicyGate(deps: PolicyGateDeps) {
       worstCaseWei,
       nowMs: deps.now(),
       nativeUsd: micro === undefined ? undefined : { microUsd: micro, ageMs: 0 },
+      user: req.user,
     };
   };
 

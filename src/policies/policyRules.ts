@@ -5,6 +5,7 @@ import { type AccountCallsDecoding, decodeAccountCalls } from './accountCalls.js
 import { type CapWindow, capWindow } from './capWindows.js';
 import type { SenderAccount } from './knownAccounts.js';
 import { type CapScope, type CapUnit, microsToUsd, type Policy, type PolicyCap } from './policySchema.js';
+import { hasUser, userScopeKey } from './userScopeKey.js';
 
 /**
  * The policy engine's pure part: which of a dApp's policies apply to a request, whether the request passes
@@ -32,6 +33,8 @@ export interface SponsorshipFacts {
   readonly account?: SenderAccount;
   /** The decoded calls (with the account's kind), memoised by the caller so that several policies decode once. */
   readonly calls?: () => AccountCallsDecoding;
+  /** The end user's id: the verified sponsorship token's `sub`; absent without a token (`user` caps deny then). */
+  readonly user?: string | undefined;
 }
 
 export type PolicyRule =
@@ -46,6 +49,7 @@ export type PolicyRule =
   | 'contractNotAllowed'
   | 'methodNotAllowed'
   | 'priceUnavailable'
+  | 'userRequired'
   | 'cap';
 
 /** Why a request was denied, in the machine-readable form the JSON-RPC error's `data` carries. */
@@ -96,6 +100,8 @@ interface Lookup {
   readonly block: ReadonlySet<string> | undefined;
   /** Lower-case contract → its allowed selectors (undefined: any method). */
   readonly contracts: ReadonlyMap<string, ReadonlySet<string> | undefined> | undefined;
+  /** A `user` cap applies: the request must name its user (a verified sponsorship token). */
+  readonly needsUser: boolean;
 }
 const lookups = new WeakMap<Policy['rules'], Lookup>();
 
@@ -111,6 +117,7 @@ function lookupOf(rules: Policy['rules']): Lookup {
         rules.contracts === undefined
           ? undefined
           : new Map(rules.contracts.map((c) => [c.address.toLowerCase(), lower(c.selectors)])),
+      needsUser: (rules.caps ?? []).some((c) => c.scope === 'user'),
     };
     lookups.set(rules, l);
   }
@@ -168,12 +175,24 @@ export function selectPolicies(args: {
 
 const about = (p: Policy) => ({ policyId: p.id, policyName: p.name });
 
+/**
+ * A policy with a `user` cap and a request that names no user (no sponsorship token): denied, never counted
+ * without the cap. Skipping the cap would let anyone farm it by leaving the token out.
+ */
+const userRequired = (p: Policy): PolicyDenial => ({
+  ...about(p),
+  rule: 'userRequired',
+  message: `Policy ${p.name} caps each end user, and this request carries no sponsorship token naming one: the dApp must send a sponsorship token from its backend with every request (and should require tokens)`,
+});
+
 /** The first rule (other than caps) the request breaks, or undefined when it passes them all. */
 export function checkPolicyRules(policy: Policy, facts: SponsorshipFacts): PolicyDenial | undefined {
   const { rules } = policy;
   const sender = toAddress(facts.sender);
   const lookup = lookupOf(rules);
   const key = sender.toLowerCase();
+  // First: a request without a token is refused for that alone, whatever the op.
+  if (lookup.needsUser && !hasUser(facts.user)) return userRequired(policy);
   if (lookup.block?.has(key) === true) {
     return {
       ...about(policy),
@@ -261,8 +280,8 @@ function checkContracts(
 }
 
 /**
- * What the request must reserve against the policy's caps (dApp and sender scopes), or the denial of a per-op
- * cap, which needs no ledger. A USD cap needs a price no older than `maxPriceAgeMs`: without one the request is
+ * What the request must reserve against the policy's caps (dApp, sender and user scopes), or the denial of a
+ * per-op cap, which needs no ledger, or of a user cap without a user. A USD cap needs a price no older than `maxPriceAgeMs`: without one the request is
  * denied, never counted at a guess. The amount is the worst case, rounded up; settlement replaces it by the
  * real cost.
  */
@@ -292,8 +311,13 @@ export function capCharges(args: {
       }
       continue;
     }
+    let scopeKey = 'dapp';
+    if (cap.scope === 'sender') scopeKey = toAddress(facts.sender);
+    else if (cap.scope === 'user') {
+      if (!hasUser(facts.user)) return { denial: userRequired(policy) };
+      scopeKey = userScopeKey(facts.user);
+    }
     const window = capWindow(cap.resets, facts.nowMs);
-    const scopeKey = cap.scope === 'sender' ? toAddress(facts.sender) : 'dapp';
     charges.push({
       policyId: policy.id,
       policyName: policy.name,
@@ -309,8 +333,8 @@ export function capCharges(args: {
 }
 
 /**
- * The ledger row of one cap's window: policy, cap kind, scope key (the checksummed sender, or `dapp`) and
- * window start. A changed limit keeps the row (usage stays counted); a changed unit, scope or cycle starts anew.
+ * The ledger row of one cap's window: policy, cap kind, scope key (the checksummed sender, the escaped user id of
+ * userScopeKey.ts, or `dapp`; none holds `|`, and the scope part tells them apart) and window start. A changed limit keeps the row (usage stays counted); a changed unit, scope or cycle starts anew.
  */
 export function capLedgerKey(args: {
   readonly policyId: string;

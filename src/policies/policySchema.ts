@@ -37,7 +37,11 @@ export function usdToMicros(usd: string): bigint {
   return BigInt(whole) * 1_000_000n + BigInt(fraction.padEnd(6, '0'));
 }
 
-export const CAP_SCOPES = ['dapp', 'sender', 'op'] as const;
+/**
+ * `user`: per end user, across all of that person's wallets, the user being the verified sponsorship token's `sub`
+ * (src/sponsorshipTokens/); a request without a token is denied by a policy with such a cap (`userRequired`).
+ */
+export const CAP_SCOPES = ['dapp', 'sender', 'user', 'op'] as const;
 export const CAP_UNITS = ['wei', 'usd', 'ops'] as const;
 export const CAP_RESETS = ['never', 'hourly', 'daily', 'weekly', 'monthly'] as const;
 

@@ -11,6 +11,7 @@ import { capWindow } from './capWindows.js';
 import type { PolicySet } from './policyGate.js';
 import { capLedgerKey } from './policyRules.js';
 import { type Policy, policyRulesSchema } from './policySchema.js';
+import { MAX_USER_ID_LENGTH, userScopeKey } from './userScopeKey.js';
 
 /**
  * A dApp's sponsorship policies: validated writes, and the hot path's read of the dApp's policies (cached like
@@ -43,7 +44,7 @@ export interface PolicyView {
 
 /** One cap's current window, for the admin API: what is used (settled) and reserved (signed, not settled). */
 export interface CapUsage {
-  readonly scope: 'dapp' | 'sender';
+  readonly scope: 'dapp' | 'sender' | 'user';
   readonly unit: 'wei' | 'usd' | 'ops';
   readonly resets: string;
   readonly limit: string;
@@ -174,20 +175,38 @@ export function createPolicyService(deps: PolicyServiceDeps) {
       });
     },
 
-    /** The policy's dApp-wide caps in their current window, and per-sender caps for `sender` when given. */
-    async usage(input: { dappId: string; policyId: string; sender?: string | undefined }): Promise<CapUsage[]> {
+    /**
+     * The policy's dApp-wide caps in their current window, per-sender caps for `sender` and per-user caps for `user`
+     * (the sponsorship token's `sub`) when given.
+     */
+    async usage(input: {
+      dappId: string;
+      policyId: string;
+      sender?: string | undefined;
+      user?: string | undefined;
+    }): Promise<CapUsage[]> {
       if (input.sender !== undefined && !isAddress(input.sender, { strict: false })) {
         throw new ValidationError('Invalid sender: expected a 20-byte 0x address');
+      }
+      const { user } = input;
+      if (user !== undefined && (user.length === 0 || user.length > MAX_USER_ID_LENGTH)) {
+        throw new ValidationError(`Invalid user: expected 1 to ${MAX_USER_ID_LENGTH} characters (the token's sub)`);
       }
       const record = await find(input.dappId, input.policyId);
       const rules = parseRules(record.rules);
       const t = now();
       const rows: (Omit<CapUsage, 'used' | 'reserved'> & { key: string })[] = [];
       for (const cap of rules.caps ?? []) {
+        let scopeKey: string;
         if (cap.scope === 'op') continue;
-        if (cap.scope === 'sender' && input.sender === undefined) continue;
+        if (cap.scope === 'sender') {
+          if (input.sender === undefined) continue;
+          scopeKey = getAddress(input.sender);
+        } else if (cap.scope === 'user') {
+          if (user === undefined) continue;
+          scopeKey = userScopeKey(user);
+        } else scopeKey = 'dapp';
         const w = capWindow(cap.resets, t);
-        const scopeKey = cap.scope === 'sender' ? getAddress(input.sender ?? '') : 'dapp';
         rows.push({
           key: capLedgerKey({ policyId: record.id, cap, scopeKey, windowStart: w.start }),
           scope: cap.scope,
