@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { z } from 'zod';
 import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
+import { randomSender, signThrough, userCapInstance } from './helpers/userCapGate.js';
 import { isoDate } from './helpers/wireSchemas.js';
 
 // The policy admin API: /api/admin/dapps/:dappId/policies (src/api/adminPolicies.ts).
@@ -19,9 +20,10 @@ const policyWire = z.strictObject({
 const usageWire = z.strictObject({
   policyId: z.uuid(),
   sender: z.string().nullable(),
+  user: z.string().nullable(),
   caps: z.array(
     z.strictObject({
-      scope: z.enum(['dapp', 'sender']),
+      scope: z.enum(['dapp', 'sender', 'user']),
       unit: z.enum(['wei', 'usd', 'ops']),
       resets: z.string(),
       limit: z.string(),
@@ -279,6 +281,50 @@ describe('usage', () => {
       'sender must be an address (0x and 40 hex digits)',
     );
     await expectError(api(a, 'GET', `${base(a.dappId)}/${randomUUID()}/usage`), 404, 'Policy not found');
+    await api(a, 'DELETE', `${base(a.dappId)}/${p.policyId}`);
+  });
+
+  test('per-user caps only with user (any string up to 256 characters, the token sub), counted across senders', async () => {
+    const p = await create(a, {
+      name: 'per user',
+      rules: { caps: [{ scope: 'user', unit: 'ops', limit: '5', resets: 'daily' }, ...RULES.caps] },
+    });
+    const usage = async (query: string) =>
+      usageWire.parse((await api(a, 'GET', `${base(a.dappId)}/${p.policyId}/usage${query}`)).data);
+    const none = await usage('');
+    assert.equal(none.user, null);
+    assert.deepEqual(
+      none.caps.map((c) => c.scope),
+      ['dapp'],
+    );
+    // Two ops of one user from two wallets, through the policy gate over this app's store.
+    const { gate } = userCapInstance(ctx.deps.store);
+    const user = 'did:privy:a|b c';
+    for (const sender of [randomSender(), randomSender()]) {
+      assert.equal(await signThrough({ gate, dappId: a.dappId, sender, user, worstCaseWei: 1n }), 'ok');
+    }
+    const mine = await usage(`?user=${encodeURIComponent(user)}&sender=${SENDER}`);
+    assert.equal(mine.user, user);
+    assert.deepEqual(
+      mine.caps.map((c) => [c.scope, c.unit, c.resets, c.limit, c.used, c.reserved]),
+      [
+        ['user', 'ops', 'daily', '5', '0', '2'],
+        ['dapp', 'wei', 'daily', '1000000000000000000', '0', '2'],
+        ['sender', 'usd', 'monthly', '2.5', '0', '0'],
+      ],
+    );
+    assert.deepEqual(
+      (await usage('?user=did%3Aprivy%3Aa')).caps.map((c) => [c.scope, c.reserved]),
+      [
+        ['user', '0'],
+        ['dapp', '2'],
+      ],
+      'another user counts apart',
+    );
+    const tooLong = "user must be 1 to 256 characters (the sponsorship token's sub)";
+    await expectError(api(a, 'GET', `${base(a.dappId)}/${p.policyId}/usage?user=`), 400, tooLong);
+    await expectError(api(a, 'GET', `${base(a.dappId)}/${p.policyId}/usage?user=${'x'.repeat(257)}`), 400, tooLong);
+    assert.equal((await usage(`?user=${'x'.repeat(256)}`)).caps.length, 2);
     await api(a, 'DELETE', `${base(a.dappId)}/${p.policyId}`);
   });
 

@@ -127,7 +127,7 @@ describe('patron policies', () => {
 
     const usage = await cliJson(
       ['policies', 'usage', '--dapp', dappId, '--id', policy.policyId, '--sender', SENDER],
-      z.strictObject({ policyId: z.string(), sender: z.string(), caps: z.array(z.looseObject({})) }),
+      z.strictObject({ policyId: z.string(), sender: z.string(), user: z.null(), caps: z.array(z.looseObject({})) }),
     );
     assert.deepEqual(
       usage.caps.map((c) => [c.scope, c.unit, c.resets, c.limit, c.used, c.reserved]),
@@ -186,6 +186,28 @@ describe('patron policies', () => {
       ['policies', 'usage', '--dapp', dappId, '--id', policy.policyId, '--sender', '0x12'],
       'Invalid sender: expected a 20-byte 0x address',
     );
+    await cliError(
+      ['policies', 'usage', '--dapp', dappId, '--id', policy.policyId, '--user', 'x'.repeat(257)],
+      "Invalid user: expected 1 to 256 characters (the token's sub)",
+    );
     await cliError(['policies', 'delete', '--dapp', dappId, '--id', randomUUID()], 'Policy not found');
+  });
+
+  test('usage --user: the per-user caps of that user (a sponsorship token sub)', async () => {
+    const rules = '{"caps":[{"scope":"user","unit":"usd","limit":"3","resets":"weekly"}]}';
+    const { policy } = await cliJson(
+      ['policies', 'create', '--dapp', dappId, '--name', 'per user', '--rules', rules],
+      policyOut,
+    );
+    const usage = await cliJson(
+      ['policies', 'usage', '--dapp', dappId, '--id', policy.policyId, '--user', 'user_42'],
+      z.strictObject({ policyId: z.string(), sender: z.null(), user: z.string(), caps: z.array(z.looseObject({})) }),
+    );
+    assert.equal(usage.user, 'user_42');
+    assert.deepEqual(
+      usage.caps.map((c) => [c.scope, c.unit, c.resets, c.limit, c.used, c.reserved]),
+      [['user', 'usd', 'weekly', '3', '0', '0']],
+    );
+    await cliJson(['policies', 'delete', '--dapp', dappId, '--id', policy.policyId], z.looseObject({}));
   });
 });
