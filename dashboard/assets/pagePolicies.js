@@ -6,7 +6,7 @@ import { rulesSummary } from './policyRules.js';
 
 /**
  * @typedef {{policyId: string, dappId: string, name: string, active: boolean, rules: Record<string, unknown>, createdAt: string, updatedAt: string}} Policy
- * @typedef {{scope: 'dapp' | 'sender', unit: 'wei' | 'usd' | 'ops', resets: string, limit: string, used: string, reserved: string, windowStart: string, windowEnd: string | null}} CapUsage
+ * @typedef {{scope: 'dapp' | 'sender' | 'user', unit: 'wei' | 'usd' | 'ops', resets: string, limit: string, used: string, reserved: string, windowStart: string, windowEnd: string | null}} CapUsage
  */
 
 /** "1.5 USD", "100 ops", "1000 wei". @param {string} amount @param {string} unit */
@@ -109,21 +109,35 @@ export async function renderPolicies(root, { dappId, out }) {
     );
   };
 
-  // Usage of one policy: the dApp-wide caps, and a sender's caps when one is given.
+  // Usage of one policy: the dApp-wide caps, and a sender's or a user's (a token's sub) caps when one is given.
   const sender = /** @type {HTMLInputElement} */ (
     h('input', { id: 'usage-sender', name: 'sender', placeholder: '0x… (per-sender caps)', maxlength: '42' })
   );
+  const user = /** @type {HTMLInputElement} */ (
+    h('input', { id: 'usage-user', name: 'user', placeholder: 'token sub (per-user caps)', maxlength: '256' })
+  );
   /** @param {Policy} p */
   const showUsage = async (p) => {
-    const data = await api('GET', `${base}/${p.policyId}/usage${query({ sender: sender.value.trim() })}`);
+    const data = await api(
+      'GET',
+      `${base}/${p.policyId}/usage${query({ sender: sender.value.trim(), user: user.value })}`,
+    );
     /** @type {CapUsage[]} */
     const caps = data.caps;
     const refresh = h('button', { type: 'button', className: 'secondary' }, 'Refresh');
     refresh.addEventListener('click', () => busy(refresh, out, () => showUsage(p)));
     clear(usageBox).append(
-      h('h3', null, `Usage of ${p.name}${data.sender === null ? '' : ` for ${data.sender}`}`),
+      h(
+        'h3',
+        null,
+        `Usage of ${p.name}${data.sender === null ? '' : ` for ${data.sender}`}${data.user === null ? '' : ` for user ${data.user}`}`,
+      ),
       caps.length === 0
-        ? h('p', null, 'No cap to show (per-op caps have no window; per-sender caps need a sender).')
+        ? h(
+            'p',
+            null,
+            'No cap to show (per-op caps have no window; per-sender caps need a sender, per-user caps a user).',
+          )
         : h(
             'div',
             { className: 'table-wrap' },
@@ -146,7 +160,7 @@ export async function renderPolicies(root, { dappId, out }) {
                   h(
                     'tr',
                     { 'data-scope': c.scope },
-                    h('td', null, c.scope === 'dapp' ? 'dApp' : 'sender'),
+                    h('td', null, c.scope === 'dapp' ? 'dApp' : c.scope),
                     h('td', { className: 'used' }, withUnit(c.used, c.unit)),
                     h('td', { className: 'reserved' }, withUnit(c.reserved, c.unit)),
                     h('td', { className: 'limit' }, withUnit(c.limit, c.unit)),
@@ -156,7 +170,17 @@ export async function renderPolicies(root, { dappId, out }) {
               ),
             ),
           ),
-      h('p', null, h('label', { for: 'usage-sender' }, 'Sender '), sender, ' ', refresh),
+      h(
+        'p',
+        null,
+        h('label', { for: 'usage-sender' }, 'Sender '),
+        sender,
+        ' ',
+        h('label', { for: 'usage-user' }, 'User '),
+        user,
+        ' ',
+        refresh,
+      ),
     );
   };
 

@@ -318,7 +318,8 @@ export function policyForm({ onSubmit, onDelete }) {
       h(
         'p',
         { className: 'hint' },
-        'What this policy lets be spent: per dApp or per sender in a window that resets (UTC calendar), or per op. ' +
+        'What this policy lets be spent: per dApp, per sender or per user (the sponsorship token’s sub, across ' +
+          'their wallets; a request without a token is denied) in a window that resets (UTC calendar), or per op. ' +
           'One cap per scope, unit and reset.',
       ),
       capsBox,

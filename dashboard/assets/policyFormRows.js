@@ -14,6 +14,7 @@ import { h } from './dom.js';
 const SCOPES = /** @type {const} */ ([
   ['dapp', 'the whole dApp'],
   ['sender', 'each sender'],
+  ['user', 'each user (token sub)'],
   ['op', 'each op'],
 ]);
 const UNITS = /** @type {const} */ ([

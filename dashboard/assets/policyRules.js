@@ -150,7 +150,7 @@ export function rulesSummary(r) {
   if (r.sponsorDeployment === false) out.push('no account deployment');
   if (typeof r.maxFeePerGas === 'string') out.push(`max fee ${r.maxFeePerGas} wei/gas`);
   for (const c of Array.isArray(r.caps) ? r.caps : []) {
-    const who = c.scope === 'dapp' ? 'dApp' : c.scope === 'sender' ? 'per sender' : 'per op';
+    const who = c.scope === 'dapp' ? 'dApp' : c.scope === 'op' ? 'per op' : `per ${c.scope}`;
     const resets = c.scope === 'op' || (c.resets ?? 'never') === 'never' ? '' : ` ${c.resets}`;
     out.push(`${who} ≤ ${capLimit(c)}${resets}`);
   }
