@@ -90,6 +90,8 @@ export interface PolicyRequest {
   readonly dappId: string;
   readonly chainId: number;
   readonly sender: Address;
+  /** The end user's id from the dApp's verified sponsorship token (`sub`), when the request carried one. */
+  readonly user?: string | undefined;
   readonly initCode: Hex;
   readonly callData: Hex;
   readonly maxFeePerGas: bigint;
@@ -100,8 +102,6 @@ export interface PolicyRequest {
    * Absent: the sender counts as unknown, and an allowlist refuses it.
    */
   readonly senderAccount?: (() => Promise<SenderAccount>) | undefined;
-  /** The end user's id: the verified sponsorship token's `sub` (the `user` scope of caps); absent without a token. */
-  readonly user?: string | undefined;
 }
 
 /** The rules passed; what is left to do once the worst case is known. */
@@ -178,13 +178,13 @@ export function createPolicyGate(deps: PolicyGateDeps) {
         : {}),
       chainId: req.chainId,
       sender: req.sender,
+      user: req.user,
       deploysAccount: req.initCode.length > 2,
       callData: req.callData,
       maxFeePerGas: req.maxFeePerGas,
       worstCaseWei,
       nowMs: deps.now(),
       nativeUsd: micro === undefined ? undefined : { microUsd: micro, ageMs: 0 },
-      user: req.user,
     };
   };
 

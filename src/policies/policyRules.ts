@@ -18,6 +18,8 @@ import { hasUser, userScopeKey } from './userScopeKey.js';
 export interface SponsorshipFacts {
   readonly chainId: number;
   readonly sender: Address;
+  /** The end user's id from the dApp's verified sponsorship token (`sub`), when the request carried one. */
+  readonly user?: string | undefined;
   readonly deploysAccount: boolean;
   readonly callData: Hex;
   readonly maxFeePerGas: bigint;
@@ -33,8 +35,6 @@ export interface SponsorshipFacts {
   readonly account?: SenderAccount;
   /** The decoded calls (with the account's kind), memoised by the caller so that several policies decode once. */
   readonly calls?: () => AccountCallsDecoding;
-  /** The end user's id: the verified sponsorship token's `sub`; absent without a token (`user` caps deny then). */
-  readonly user?: string | undefined;
 }
 
 export type PolicyRule =
