@@ -17,6 +17,7 @@ import {
 } from './chain/chainRegistry.js';
 import { type DevChain, devChainDeployments, startDevChain } from './chain/embeddedChain.js';
 import { createFeeOracle, type FeeOracle } from './chain/feeOracle.js';
+import { createGatingReads } from './chain/gatingReads.js';
 import { createChainReads } from './chain/senderCode.js';
 import { chainDeployments } from './config/chainSettings.js';
 import type { Config } from './config/config.js';
@@ -248,6 +249,8 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
   });
   // The senders' code and proxy slots, one bounded cache for every chain (chain/senderCode.ts).
   const chainReads = createChainReads({ maxEntries: config.cacheMaxEntries, now });
+  // The gating rules' balances and attestations, one bounded cache for every chain (chain/gatingReads.ts).
+  const gatingReads = createGatingReads({ ttlMs: config.gatingCacheMs, now });
   const fees =
     overrides.guards?.fees ??
     createFeeOracle({
@@ -322,6 +325,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     ensureHeadroom,
     checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
     chainReads,
+    gatingReads,
   });
   const tokenPaymaster = createTokenPaymasterService({
     signer,
@@ -337,6 +341,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     policies: policyGate,
     checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
     chainReads,
+    gatingReads,
   });
   const sessions = createSessionService({
     store,

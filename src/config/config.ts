@@ -52,6 +52,7 @@ const envSchema = z.object({
     }),
   PATRON_CACHE_TTL_MS: integerFromEnv('PATRON_CACHE_TTL_MS', 0, 60_000),
   PATRON_CACHE_MAX_ENTRIES: integerFromEnv('PATRON_CACHE_MAX_ENTRIES', 100, 10_000_000),
+  PATRON_GATING_CACHE_SECONDS: integerFromEnv('PATRON_GATING_CACHE_SECONDS', 0, 3600),
   PATRON_MAX_WEBHOOKS_PER_DAPP: integerFromEnv('PATRON_MAX_WEBHOOKS_PER_DAPP', 1, 1000),
   PATRON_ALLOW_PRIVATE_WEBHOOKS: booleanFromEnv('PATRON_ALLOW_PRIVATE_WEBHOOKS'),
   PATRON_WEBHOOK_TIMEOUT_MS: integerFromEnv('PATRON_WEBHOOK_TIMEOUT_MS', 100, 30_000),
@@ -98,6 +99,11 @@ export interface Config {
   readonly cacheTtlMs: number;
   /** Entries each credential/webhook cache holds before evicting the least recently used. */
   readonly cacheMaxEntries: number;
+  /**
+   * How long a gating rule's chain read (a balance, an NFT count, an attestation) is reused: the staleness a
+   * policy accepts for one eth_call fewer per request (chain/gatingReads.ts); 0 reads every time.
+   */
+  readonly gatingCacheMs: number;
   readonly maxWebhooksPerDapp: number;
   /** Whether webhook URLs may point at loopback/private/link-local addresses. */
   readonly allowPrivateWebhookUrls: boolean;
@@ -212,6 +218,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     publicUrl: e.PATRON_PUBLIC_URL === '' ? undefined : e.PATRON_PUBLIC_URL,
     cacheTtlMs: e.PATRON_CACHE_TTL_MS ?? 2000,
     cacheMaxEntries: e.PATRON_CACHE_MAX_ENTRIES ?? 100_000,
+    gatingCacheMs: (e.PATRON_GATING_CACHE_SECONDS ?? 30) * 1000,
     maxWebhooksPerDapp: e.PATRON_MAX_WEBHOOKS_PER_DAPP ?? 10,
     allowPrivateWebhookUrls: e.PATRON_ALLOW_PRIVATE_WEBHOOKS ?? !production,
     webhookTimeoutMs: e.PATRON_WEBHOOK_TIMEOUT_MS ?? 2000,

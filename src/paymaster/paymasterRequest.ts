@@ -1,5 +1,6 @@
-import type { Address } from 'viem';
+import type { Address, Hex } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
+import type { GatingReads } from '../chain/gatingReads.js';
 import type { ChainReads } from '../chain/senderCode.js';
 import { knownAccountsOf, resolveSenderAccount } from '../policies/knownAccounts.js';
 import type { PolicyRequest } from '../policies/policyGate.js';
@@ -40,9 +41,12 @@ export function policyRequest(
     chain: ChainRuntime;
     userOp: PartialUserOperation;
     sponsorshipPolicyId?: string | undefined;
+    attestationUid?: Hex | undefined;
   },
-  reads: ChainReads,
+  deps: { readonly chainReads: ChainReads; readonly gatingReads?: GatingReads | undefined },
 ): PolicyRequest {
+  const reads = deps.chainReads;
+  const gating = deps.gatingReads;
   return {
     dappId: req.dappId,
     chainId: req.chain.chainId,
@@ -53,5 +57,14 @@ export function policyRequest(
     requestedPolicyId: req.sponsorshipPolicyId,
     senderAccount: () =>
       resolveSenderAccount({ chain: req.chain, reads, known: knownAccountsOf(req.chain), op: req.userOp }),
+    attestationUid: req.attestationUid,
+    // Bound to the request's chain: the cache's keys carry it, so an answer never crosses chains.
+    gating:
+      gating === undefined
+        ? undefined
+        : {
+            balance: (call) => gating.balance(req.chain, call),
+            attestation: (args) => gating.attestation(req.chain, args),
+          },
   };
 }

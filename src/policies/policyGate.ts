@@ -1,6 +1,7 @@
 import type { Address, Hex } from 'viem';
 import { PolicyDeniedError } from '../errors/PatronError.js';
 import { type AccountCallsDecoding, decodeAccountCalls } from './accountCalls.js';
+import { checkGatingRules, type GatingReader, hasGatingRules } from './gatingRules.js';
 import type { SenderAccount } from './knownAccounts.js';
 import {
   type CapCharge,
@@ -102,6 +103,15 @@ export interface PolicyRequest {
    * Absent: the sender counts as unknown, and an allowlist refuses it.
    */
   readonly senderAccount?: (() => Promise<SenderAccount>) | undefined;
+  /** The token's `addr` claim, when present: the holder a gating rule with `subject: 'user'` reads. */
+  readonly userAddress?: Address | undefined;
+  /** The EAS attestation uid the request names (paymaster context `attestationUid`), for an attestation rule. */
+  readonly attestationUid?: Hex | undefined;
+  /**
+   * The gating rules' chain reads on the request's chain (chain/gatingReads.ts, cached): asked only when an applying
+   * policy has a gating rule, after every cheap rule passed. Absent: such a rule denies (`readFailed`).
+   */
+  readonly gating?: GatingReader | undefined;
 }
 
 /** The rules passed; what is left to do once the worst case is known. */
@@ -182,6 +192,7 @@ export function createPolicyGate(deps: PolicyGateDeps) {
       deploysAccount: req.initCode.length > 2,
       callData: req.callData,
       maxFeePerGas: req.maxFeePerGas,
+      ...(req.userAddress === undefined ? {} : { userAddress: req.userAddress }),
       worstCaseWei,
       nowMs: deps.now(),
       nativeUsd: micro === undefined ? undefined : { microUsd: micro, ageMs: 0 },
@@ -233,6 +244,20 @@ export function createPolicyGate(deps: PolicyGateDeps) {
     const f = facts(request, 0n, account);
     for (const policy of selected.policies) {
       const denial = checkPolicyRules(policy, f);
+      if (denial !== undefined) deny(denial);
+    }
+    // The chain reads last: a request a cheap rule of any policy denies reads nothing.
+    const gated = selected.policies.filter((p) => hasGatingRules(p.rules));
+    if (gated.length > 0) {
+      const gatingFacts = {
+        sender: request.sender,
+        userAddress: request.userAddress,
+        attestationUid: request.attestationUid,
+        nowMs: f.nowMs,
+        reader: request.gating,
+      };
+      const denials = await Promise.all(gated.map((p) => checkGatingRules(p, gatingFacts)));
+      const denial = denials.find((d) => d !== undefined);
       if (denial !== undefined) deny(denial);
     }
     return { request, policies: selected.policies, version: set.version };

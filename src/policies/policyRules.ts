@@ -3,6 +3,7 @@ import { toAddress } from '../crypto/address.js';
 import { usdMicrosOfWei } from '../pricing/usdMicrosOfWei.js';
 import { type AccountCallsDecoding, decodeAccountCalls } from './accountCalls.js';
 import { type CapWindow, capWindow } from './capWindows.js';
+import type { GatingReason } from './gatingRules.js';
 import type { SenderAccount } from './knownAccounts.js';
 import { type CapScope, type CapUnit, microsToUsd, type Policy, type PolicyCap } from './policySchema.js';
 import { hasUser, userScopeKey } from './userScopeKey.js';
@@ -35,6 +36,8 @@ export interface SponsorshipFacts {
   readonly account?: SenderAccount;
   /** The decoded calls (with the account's kind), memoised by the caller so that several policies decode once. */
   readonly calls?: () => AccountCallsDecoding;
+  /** The token's `addr` claim, when present: the holder a gating rule with `subject: 'user'` reads. */
+  readonly userAddress?: Address | undefined;
 }
 
 export type PolicyRule =
@@ -50,7 +53,10 @@ export type PolicyRule =
   | 'methodNotAllowed'
   | 'priceUnavailable'
   | 'userRequired'
-  | 'cap';
+  | 'cap'
+  | 'attestationMissing'
+  | 'nftMissing'
+  | 'balanceTooLow';
 
 /** Why a request was denied, in the machine-readable form the JSON-RPC error's `data` carries. */
 export interface PolicyDenial {
@@ -74,6 +80,23 @@ export interface PolicyDenial {
   readonly reserved?: string;
   /** Unix seconds when the cap's window ends; absent for caps that never reset. */
   readonly resetsAt?: number;
+  /** Gating rules (policies/gatingRules.ts): why, whose holdings (`sender` or `user`) and the address read. */
+  readonly reason?: GatingReason;
+  readonly subject?: 'sender' | 'user';
+  readonly holder?: Address;
+  /** attestationMissing: the EAS contract, the schema required and the uid the request named. */
+  readonly eas?: Address;
+  readonly schema?: Hex;
+  readonly uid?: Hex;
+  /** nftMissing: the standard, the token id (ERC-1155), the count required and the count held. */
+  readonly standard?: 'erc721' | 'erc1155';
+  readonly tokenId?: string;
+  readonly minCount?: string;
+  readonly count?: string;
+  /** balanceTooLow: the ERC-20 (or `native`), the minimum and the balance held, in base units. */
+  readonly token?: Address | 'native';
+  readonly min?: string;
+  readonly balance?: string;
 }
 
 /** One amount to reserve against one cap's window, atomically with every other charge of the request. */

@@ -76,6 +76,75 @@ const capSchema = z
     limit: cap.unit === 'usd' ? usdToMicros(cap.limit) : BigInt(cap.limit),
   }));
 
+const bytes32 = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{64}$/, 'expected a 32-byte 0x hex value')
+  .transform((h): Hex => h.toLowerCase() as Hex);
+/**
+ * Whose holdings a gating rule reads: the op's sender (default), or `user`, the address the verified sponsorship
+ * token claims for the person (its `addr` claim); a rule for `user` denies a request without one.
+ */
+const subject = z.enum(['sender', 'user'], { error: 'subject must be "sender" or "user"' }).default('sender');
+
+/**
+ * Gating rules (docs/guides/policies.md, "Gating rules"): read on the request's chain, after every other rule,
+ * through one bounded cache (chain/gatingReads.ts).
+ */
+const attestationRule = z.strictObject({
+  /** The EAS contract on the chains the policy applies to. */
+  eas: address,
+  /** The schema UID the attestation must be of. */
+  schema: bytes32,
+  /** The attesters trusted for it. */
+  attesters: z
+    .array(address)
+    .min(1, 'attesters: list at least one attester address')
+    .max(10, 'attesters: at most 10 addresses'),
+  /** When set, the attestation must have been made at most this long ago. */
+  maxAgeSeconds: z
+    .number()
+    .int()
+    .positive()
+    .max(100 * 365 * 24 * 3600)
+    .optional(),
+  subject,
+});
+const nftRule = z
+  .strictObject({
+    standard: z.enum(['erc721', 'erc1155'], { error: 'standard must be "erc721" or "erc1155"' }),
+    contract: address,
+    /** ERC-1155 only: the token id counted. */
+    tokenId: integerString.transform((v) => BigInt(v)).optional(),
+    minCount: integerString
+      .refine((v) => v !== '0', 'minCount must be at least 1')
+      .transform((v) => BigInt(v))
+      .default(1n),
+    subject,
+  })
+  .superRefine((r, ctx) => {
+    if (r.standard === 'erc1155' && r.tokenId === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['tokenId'], message: 'an erc1155 rule names the tokenId it counts' });
+    }
+    if (r.standard === 'erc721' && r.tokenId !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tokenId'],
+        message: 'an erc721 rule counts every token of the contract: leave tokenId out',
+      });
+    }
+  });
+const minBalanceRule = z.strictObject({
+  /** An ERC-20 contract, or `native` for the chain's coin. */
+  token: z.union([z.literal('native'), address], { error: 'token must be an ERC-20 address or "native"' }),
+  /** In the token's base units (wei for native). */
+  min: integerString.transform((v) => BigInt(v)),
+  subject,
+});
+
+export type AttestationRule = z.infer<typeof attestationRule>;
+export type NftRule = z.infer<typeof nftRule>;
+export type MinBalanceRule = z.infer<typeof minBalanceRule>;
+
 export const policyRulesSchema = z
   .strictObject({
     /** Unix seconds: before, the policy does not apply. */
@@ -101,6 +170,9 @@ export const policyRulesSchema = z
     /** A gas-price ceiling in wei, tighter than the deployment's signing bounds. */
     maxFeePerGas: integerString.transform((v) => BigInt(v)).optional(),
     caps: z.array(capSchema).min(1).max(20).optional(),
+    attestation: attestationRule.optional(),
+    nft: nftRule.optional(),
+    minBalance: minBalanceRule.optional(),
   })
   .refine((r) => r.startsAt === undefined || r.endsAt === undefined || r.startsAt < r.endsAt, {
     message: 'startsAt must be before endsAt',

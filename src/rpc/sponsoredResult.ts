@@ -20,6 +20,7 @@ async function sponsored(userOp: PartialUserOperation, mode: ModeObject, ctx: Rp
     expiryDuration: mode.expiryDuration,
     webhookData: mode.webhookData,
     sponsorshipPolicyId: mode.sponsorshipPolicyId,
+    attestationUid: mode.attestationUid,
     bounds: ctx.bounds,
     spend: ctx.spend,
     report: ctx.report,
@@ -48,6 +49,7 @@ export async function pimlicoSponsorUserOperation(
       webhookData: context.webhookData ?? {},
       tokenInfo: undefined,
       sponsorshipPolicyId: context.sponsorshipPolicyId,
+      attestationUid: context.attestationUid,
     };
     const paid = await tokenPaid(userOp, mode, { ...ctx, chain }, false, 'params[2]');
     return { ...gasLimitFields(paid), ...erc7677Fields(paid, chain.entryPointVersion) };
@@ -60,6 +62,7 @@ export async function pimlicoSponsorUserOperation(
     expiryDuration: context?.validForSeconds,
     webhookData: context?.webhookData ?? {},
     sponsorshipPolicyId: context?.sponsorshipPolicyId,
+    attestationUid: context?.attestationUid,
     bounds: ctx.bounds,
     spend: ctx.spend,
     report: ctx.report,
@@ -133,6 +136,7 @@ export function tokenPaid(
     // Asked only when the op needs the dApp's guarantee (it batches its approval: mode 2).
     webhookData: mode.webhookData ?? {},
     sponsorshipPolicyId: mode.sponsorshipPolicyId,
+    attestationUid: mode.attestationUid,
     userOp,
     feeToken,
     calculateGasLimits: mode.calculateGasLimits,

@@ -22,6 +22,8 @@ export interface SponsorRequest {
   readonly webhookData: Record<string, unknown>;
   /** The policy the request names (`sponsorshipPolicyId`), if any; every policy that applies is checked anyway. */
   readonly sponsorshipPolicyId?: string | undefined;
+  /** The EAS attestation uid the context names, for a policy's attestation rule (policies/gatingRules.ts). */
+  readonly attestationUid?: Hex | undefined;
   /** The signing bounds that apply to this dApp on this chain (docs/guides/signing-bounds.md, "Signing bounds"). */
   readonly bounds: SigningBounds;
   /** Told what happens as the request goes (the request log, the metrics); see requestFacts.ts. */

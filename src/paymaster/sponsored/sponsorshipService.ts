@@ -1,5 +1,7 @@
+import type { Hex } from 'viem';
 import type { ChainRuntime } from '../../chain/chainRegistry.js';
 import type { FeeOracle } from '../../chain/feeOracle.js';
+import type { GatingReads } from '../../chain/gatingReads.js';
 import type { ChainReads } from '../../chain/senderCode.js';
 import type { SigningBounds } from '../../config/boundsSettings.js';
 import type { CryptoBackend } from '../../crypto/cryptoBackend.js';
@@ -60,6 +62,8 @@ export interface SponsorshipDeps {
   readonly checkWebhooks: CheckWebhooks;
   /** The sender's code and a proxy's implementation, read from the chain and cached (chain/senderCode.ts). */
   readonly chainReads: ChainReads;
+  /** The gating rules' cached balance and attestation reads (chain/gatingReads.ts). */
+  readonly gatingReads?: GatingReads | undefined;
 }
 
 /** The op's final gas: its validity window, limits and bounds checked, and the op as it will be hashed. */
@@ -107,7 +111,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   const sizingFields = createSizingFields(SPONSORED);
   /** undefined at once for an op that deploys its account (most): senderFacts.ts. */
   const senderOf = senderFactsResolver({ allowed: deps.policy.eip7702Delegates, reads: deps.chainReads });
-  const rulesRequest = (req: Parameters<typeof policyRequest>[0]) => policyRequest(req, deps.chainReads);
+  const rulesRequest = (req: Parameters<typeof policyRequest>[0]) => policyRequest(req, deps);
 
   /** Everything before the signature: fee bounds, policy rules, webhook, gas limits, gas bounds. */
   const prepare = async (req: SigningRequest): Promise<FinalGas & { pass: PolicyPass }> => {
@@ -302,6 +306,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       chain: ChainRuntime;
       userOp: PartialUserOperation;
       sponsorshipPolicyId: string | undefined;
+      attestationUid?: Hex | undefined;
     }): Promise<void> {
       const pass = await deps.policies.check(rulesRequest(req));
       await senderOf(req.chain, req.userOp);

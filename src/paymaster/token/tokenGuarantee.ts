@@ -1,5 +1,6 @@
-import type { Address } from 'viem';
+import type { Address, Hex } from 'viem';
 import type { ChainRuntime } from '../../chain/chainRegistry.js';
+import type { GatingReads } from '../../chain/gatingReads.js';
 import type { ChainReads } from '../../chain/senderCode.js';
 import { PolicyDeniedError, SponsorshipDeniedError, WebhookFailedError } from '../../errors/PatronError.js';
 import type { PolicyDecision, PolicyGate, PolicyPass } from '../../policies/policyGate.js';
@@ -24,6 +25,8 @@ export interface GuaranteeDeps {
   readonly policies: PolicyGate;
   /** The sender's code, for a contract allowlist's known-account check (chain/senderCode.ts). */
   readonly chainReads: ChainReads;
+  /** The gating rules' cached balance and attestation reads (chain/gatingReads.ts). */
+  readonly gatingReads?: GatingReads | undefined;
   readonly checkWebhooks: CheckWebhooks;
 }
 
@@ -33,6 +36,7 @@ export interface GuaranteeRequest {
   readonly userOp: PartialUserOperation;
   readonly webhookData: Record<string, unknown>;
   readonly sponsorshipPolicyId?: string | undefined;
+  readonly attestationUid?: Hex | undefined;
   readonly spend: SpendGuard;
   readonly report?: ReportFact | undefined;
 }
@@ -42,7 +46,7 @@ export type GuaranteeRules = { readonly pass: PolicyPass } | { readonly denied: 
 
 /** The policy rules (cached, nothing written), before any simulation. */
 export function checkGuaranteeRules(deps: GuaranteeDeps, req: GuaranteeRequest): Promise<GuaranteeRules> {
-  return deps.policies.check(policyRequest(req, deps.chainReads)).then(
+  return deps.policies.check(policyRequest(req, deps)).then(
     (pass) => ({ pass }),
     (denied: unknown) => ({ denied }),
   );

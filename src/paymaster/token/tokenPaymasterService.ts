@@ -1,4 +1,4 @@
-import type { Address } from 'viem';
+import type { Address, Hex } from 'viem';
 import { erc20Abi } from 'viem';
 import type { ChainRuntime } from '../../chain/chainRegistry.js';
 import type { FeeOracle } from '../../chain/feeOracle.js';
@@ -130,6 +130,8 @@ export interface TokenSponsorRequest {
   readonly webhookData: Record<string, unknown>;
   /** `sponsorshipPolicyId` from the request, for the policy rules of mode 2. */
   readonly sponsorshipPolicyId?: string | undefined;
+  /** The EAS attestation uid the context names, for a policy's attestation rule of mode 2. */
+  readonly attestationUid?: Hex | undefined;
 }
 
 export interface TokenSponsoredUserOperation extends SponsoredUserOperation {

@@ -48,6 +48,7 @@ export const pm_getPaymasterData = defineRpcMethod({
       validityUnit: v09.validityUnit,
       webhookData: mode.webhookData,
       sponsorshipPolicyId: mode.sponsorshipPolicyId,
+      attestationUid: mode.attestationUid,
       bounds: ctx.bounds,
       spend: ctx.spend,
       report: ctx.report,

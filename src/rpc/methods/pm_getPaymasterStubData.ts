@@ -34,6 +34,7 @@ export const pm_getPaymasterStubData = defineRpcMethod({
       chain,
       userOp: params[0],
       sponsorshipPolicyId: mode.sponsorshipPolicyId,
+      attestationUid: mode.attestationUid,
     });
     // A commit's stub has the suffixed form's length: the preVerificationGas estimated on it holds for the final op.
     const fields = ctx.sponsorship.stubFields(chain, mode.expiryDuration, {

@@ -1,4 +1,4 @@
-import type { Address } from 'viem';
+import type { Address, Hex } from 'viem';
 import { z } from 'zod';
 import type { PartialUserOperation } from '../../paymaster/partialUserOperation.js';
 import { webhookDataProblem } from '../../webhooks/webhookDataBounds.js';
@@ -24,6 +24,15 @@ const sponsorshipPolicyIdSchema = z
   .string({ error: 'must be a string' })
   .min(1, { error: 'must not be empty' })
   .max(100, { error: 'must be at most 100 characters' });
+
+/**
+ * The EAS attestation a policy's attestation rule reads (docs/guides/policies.md, "Gating rules"): EAS has no index
+ * by recipient on chain, so the caller names the uid and Patron checks every field of it.
+ */
+export const attestationUidSchema = z
+  .string({ error: 'must be a 32-byte 0x hex string' })
+  .regex(/^0x[0-9a-fA-F]{64}$/, { error: 'must be a 32-byte 0x hex string' })
+  .transform((v) => v.toLowerCase() as Hex);
 
 /**
  * The mode object (`params[1]`) of the Biconomy dialect: spec §2.4/§2.5 plus the SDK-side siblings
@@ -58,6 +67,7 @@ export const modeObjectSchema = z
       tokenInfo: z.unknown().optional(),
       sponsorshipPolicyId: sponsorshipPolicyIdSchema.optional(),
       token: address.optional(),
+      attestationUid: attestationUidSchema.optional(),
     },
     { error: 'must be a mode object' },
   )
@@ -80,6 +90,7 @@ function toModeObject(m: {
   tokenInfo?: unknown;
   sponsorshipPolicyId?: string | undefined;
   token?: Address | undefined;
+  attestationUid?: Hex | undefined;
 }) {
   return {
     mode: m.mode ?? (m.token === undefined ? undefined : ('ERC20' as const)),
@@ -89,6 +100,7 @@ function toModeObject(m: {
     tokenInfo: m.tokenInfo,
     sponsorshipPolicyId: m.sponsorshipPolicyId,
     token: m.token,
+    attestationUid: m.attestationUid,
   };
 }
 
@@ -138,6 +150,8 @@ export function parseModeObjectFast(v: unknown): ModeObject | undefined {
     return undefined;
   }
   const token = readOptionalAddress(v.token);
+  const uid = v.attestationUid;
+  if (uid !== undefined && !(typeof uid === 'string' && /^0x[0-9a-fA-F]{64}$/.test(uid))) return undefined;
   // A token beside SPONSORED is refused: the schema says so.
   if (token === NOT_SURE || (token !== undefined && mode === 'SPONSORED')) return undefined;
   if (infoWebhookData === NOT_SURE || webhookData === NOT_SURE) return undefined;
@@ -153,6 +167,7 @@ export function parseModeObjectFast(v: unknown): ModeObject | undefined {
     tokenInfo: v.tokenInfo,
     sponsorshipPolicyId: policyId,
     token,
+    attestationUid: uid === undefined ? undefined : (uid.toLowerCase() as Hex),
   });
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { TokenRateQuote } from '../../paymaster/token/tokenRateQuotes.js';
+import { attestationUidSchema } from './modeObject.js';
 import { address, hexQuantity as hex, quantity } from './scalars.js';
 
 /* Pimlico's dialect (permissionless's Pimlico client): its pm_sponsorUserOperation context and its token quotes. */
@@ -14,6 +15,7 @@ export const pimlicoContextSchema = z
   .object(
     {
       sponsorshipPolicyId: z.string({ error: 'must be a string' }).min(1).max(100).optional(),
+      attestationUid: attestationUidSchema.optional(),
       token: address.optional(),
       validForSeconds: z
         .number({ error: 'must be a number of seconds' })
