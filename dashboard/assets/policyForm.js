@@ -1,6 +1,7 @@
 // @ts-check
 import { h } from './dom.js';
 import { capRow, contractRow, field, renumber } from './policyFormRows.js';
+import { gatingSection } from './policyGatingRows.js';
 import { fieldForPath, formValuesOf, readRules } from './policyRules.js';
 
 /**
@@ -81,6 +82,11 @@ export function policyForm({ onSubmit, onDelete }) {
       hint: '1 gwei is 1000000000 wei.',
     }),
   );
+
+  // The gating rules (NFT, attestation, balance): their own section, sent beside the rules above.
+  const gating = gatingSection();
+  /** @param {FormValues} v */
+  const rulesOf = (v) => ({ ...readRules(v), ...gating.read() });
 
   // Repeated rows: caps and contracts. Each row keeps its fields so a server error finds its place by index.
   /** @type {Row[]} */
@@ -181,7 +187,7 @@ export function policyForm({ onSubmit, onDelete }) {
     loadJson,
   );
   advanced.addEventListener('toggle', () => {
-    if (/** @type {HTMLDetailsElement} */ (advanced).open) json.value = JSON.stringify(readRules(values()), null, 2);
+    if (/** @type {HTMLDetailsElement} */ (advanced).open) json.value = JSON.stringify(rulesOf(values()), null, 2);
   });
 
   const legend = h('h3', null, 'New policy');
@@ -224,7 +230,7 @@ export function policyForm({ onSubmit, onDelete }) {
   };
   const clearErrors = () => {
     const rows = [...caps, ...contracts].flatMap((r) => [r.row, ...Object.values(r.fields)]);
-    for (const f of [...all, ...rows]) clearError(f);
+    for (const f of [...all, ...rows, ...gating.fields]) clearError(f);
   };
 
   /**
@@ -245,6 +251,7 @@ export function policyForm({ onSubmit, onDelete }) {
     else if (head === 'senders') target = path[1] === 'block' ? block : allow;
     else if (head === 'sponsorDeployment') target = deploy;
     else if (head === 'maxFeePerGas') target = maxFee;
+    else if (head === 'nft' || head === 'attestation' || head === 'minBalance') target = gating.fieldFor(path);
     else if (head === 'caps' || head === 'contracts') {
       const row = (head === 'caps' ? caps : contracts)[Number(index)];
       target = row === undefined ? (head === 'caps' ? capsField : contractsField) : (row.fields[leaf ?? ''] ?? row.row);
@@ -286,6 +293,7 @@ export function policyForm({ onSubmit, onDelete }) {
         rules: /** @type {Record<string, unknown>} */ (parsed),
       }),
     );
+    gating.fill(/** @type {Record<string, unknown>} */ (parsed));
   });
 
   const form = h(
@@ -297,7 +305,7 @@ export function policyForm({ onSubmit, onDelete }) {
         e.preventDefault();
         clearErrors();
         const v = values();
-        void onSubmit({ name: v.name, active: v.active, rules: readRules(v) });
+        void onSubmit({ name: v.name, active: v.active, rules: rulesOf(v) });
       },
     },
     legend,
@@ -336,6 +344,7 @@ export function policyForm({ onSubmit, onDelete }) {
       addContractButton,
     ),
     h('fieldset', { className: 'group' }, h('legend', null, 'Gas'), deploy.wrap, maxFee.wrap),
+    gating.el,
     advanced,
     h('p', { className: 'form-buttons' }, submit, ' ', cancel, ' ', remove),
   );
@@ -345,6 +354,7 @@ export function policyForm({ onSubmit, onDelete }) {
     /** @param {{ name: string, active: boolean, rules: Record<string, unknown> } | null} p null: a new policy */
     edit(p) {
       fill(formValuesOf(p ?? { name: '', active: true, rules: NEW_POLICY_RULES }));
+      gating.fill(p?.rules ?? {});
       legend.textContent = p === null ? 'New policy' : `Edit policy ${p.name}`;
       submit.textContent = p === null ? 'Create policy' : 'Save policy';
       cancel.hidden = p === null;
