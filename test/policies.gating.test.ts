@@ -488,4 +488,30 @@ describe('through the app', () => {
       ['nftMissing', 'tooFew', '0', '1', nobody, 'erc721'],
     );
   });
+
+  test('a malformed attestationUid is refused as invalid params, in the mode object and in Pimlico’s context', async () => {
+    const op = {
+      sender: nobody,
+      nonce: 0n,
+      initCode: '0x' as Hex,
+      callData: '0x' as Hex,
+      callGasLimit: 100_000n,
+      verificationGasLimit: 100_000n,
+      preVerificationGas: 50_000n,
+      maxFeePerGas: 2_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000_000n,
+      paymasterAndData: '0x' as Hex,
+      signature: '0x' as Hex,
+    };
+    const biconomy = await sponsor(app.tenant, op, { attestationUid: '0x1234' });
+    assert.equal(biconomy.body.error?.code, -32602, JSON.stringify(biconomy.body));
+    assert.match(biconomy.body.error?.message ?? '', /attestationUid.*32-byte 0x hex string/);
+    const pimlico = await app.rpc('pm_sponsorUserOperation', [
+      biconomyWireOp(op),
+      fx.entryPoint,
+      { attestationUid: 'not hex' },
+    ]);
+    assert.equal(pimlico.body.error?.code, -32602, JSON.stringify(pimlico.body));
+    assert.match(pimlico.body.error?.message ?? '', /attestationUid.*32-byte 0x hex string/);
+  });
 });

@@ -115,8 +115,10 @@ export function compileGatingContracts(): Record<string, Compiled> {
   return compiled;
 }
 
+/** The compiler's and OpenZeppelin's versions: inputs of the build beside the sources. */
 function solcVersion(require: NodeJS.Require): string {
-  return (require('solc/package.json') as { version: string }).version;
+  const version = (name: string) => (require(`${name}/package.json`) as { version: string }).version;
+  return `${version('solc')}|${version('@openzeppelin/contracts')}`;
 }
 
 async function deploy(client: DevClient, name: string, args: readonly unknown[] = []): Promise<Address> {
