@@ -85,6 +85,10 @@ test('an owner creates a policy with a gating rule in the form', { skip, timeout
   await page.selectOption('#policy-balance-subject', 'user');
   await page.click('text=Create policy');
   await page.locator('#policies tr', { hasText: 'Holders' }).waitFor();
+  assert.equal(
+    await page.locator('#policies tr', { hasText: 'Holders' }).locator('td.rules').textContent(),
+    'sender holds ≥ 2 ERC-1155' + 'user balance ≥ 1000 wei',
+  );
   const [created] = await ctx.deps.policies.list(dapp.id);
   assert.deepEqual(created?.rules, {
     nft: { standard: 'erc1155', contract: NFT, tokenId: '7', minCount: '2' },

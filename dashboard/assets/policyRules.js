@@ -154,5 +154,16 @@ export function rulesSummary(r) {
     const resets = c.scope === 'op' || (c.resets ?? 'never') === 'never' ? '' : ` ${c.resets}`;
     out.push(`${who} ≤ ${capLimit(c)}${resets}`);
   }
+  // The gating rules (policyGatingRows.js): what the holder must own, read on chain.
+  const whose = (/** @type {Record<string, unknown>} */ g) => (g.subject === 'user' ? 'user' : 'sender');
+  if (r.nft)
+    out.push(
+      `${whose(r.nft)} holds ≥ ${r.nft.minCount ?? '1'} ${r.nft.standard === 'erc1155' ? 'ERC-1155' : 'ERC-721'}`,
+    );
+  if (r.attestation) out.push(`${whose(r.attestation)} attested (EAS)`);
+  if (r.minBalance)
+    out.push(
+      `${whose(r.minBalance)} balance ≥ ${r.minBalance.min} ${r.minBalance.token === 'native' ? 'wei' : 'units'}`,
+    );
   return out.length === 0 ? ['no rules: admits every request'] : out;
 }
