@@ -353,6 +353,34 @@ describe('the cache', () => {
     assert.equal(reads, 1);
   });
 
+  test('the trade-off: an NFT moved to a second wallet still counts for the first until its answer expires', async () => {
+    let t = 2_000_000;
+    const gating = createGatingReads({ ttlMs: 30_000, now: () => t });
+    const farmerAccount = privateKeyToAccount(testKey('gating-farmer'));
+    const farmer = farmerAccount.address;
+    const second = privateKeyToAccount(testKey('gating-second-wallet')).address;
+    await fx.client.setBalance({ address: farmer, value: 10n ** 18n });
+    await waitForSuccess(
+      fx.client,
+      await fx.client.writeContract({ address: c.nft, abi: testNftAbi, functionName: 'mint', args: [farmer, 77n] }),
+      'mint',
+    );
+    const rules = { nft: { standard: 'erc721', contract: c.nft } };
+    assert.equal(await judge(rules, { sender: farmer }, gating), undefined);
+    const moved = await fx.client.writeContract({
+      account: farmerAccount,
+      address: c.nft,
+      abi: testNftAbi,
+      functionName: 'transferFrom',
+      args: [farmer, second, 77n],
+    });
+    await waitForSuccess(fx.client, moved, 'transfer');
+    assert.equal(await judge(rules, { sender: second }, gating), undefined, 'the second wallet holds it now');
+    assert.equal(await judge(rules, { sender: farmer }, gating), undefined, 'the first still passes: cached');
+    t += 30_001;
+    assert.equal((await judge(rules, { sender: farmer }, gating))?.reason, 'tooFew', 'read again after the TTL');
+  });
+
   test('a cheap rule that denies means no chain read at all', async () => {
     const policy = policyOf({ senders: { block: [holder] }, nft: { standard: 'erc721', contract: c.nft } });
     const gate = createPolicyGate({

@@ -34,6 +34,7 @@ describe('loadConfig defaults', () => {
     assert.equal(c.publicUrl, undefined);
     assert.equal(c.cacheTtlMs, 2000);
     assert.equal(c.cacheMaxEntries, 100_000);
+    assert.equal(c.gatingCacheMs, 30_000);
     assert.equal(c.maxWebhooksPerDapp, 10);
     assert.equal(c.demo, true);
     assert.equal(c.allowPrivateWebhookUrls, true);
@@ -53,6 +54,7 @@ describe('loadConfig defaults', () => {
       HOST: '0.0.0.0',
       PATRON_CACHE_TTL_MS: '0',
       PATRON_CACHE_MAX_ENTRIES: '5000',
+      PATRON_GATING_CACHE_SECONDS: '0',
       PATRON_MAX_WEBHOOKS_PER_DAPP: '3',
       LOG_LEVEL: 'debug',
       PATRON_PUBLIC_URL: 'https://patron.example.com',
@@ -61,6 +63,7 @@ describe('loadConfig defaults', () => {
     assert.equal(c.host, '0.0.0.0');
     assert.equal(c.cacheTtlMs, 0);
     assert.equal(c.cacheMaxEntries, 5000);
+    assert.equal(c.gatingCacheMs, 0);
     assert.equal(c.maxWebhooksPerDapp, 3);
     assert.equal(c.logLevel, 'debug');
     assert.equal(c.publicUrl, 'https://patron.example.com');
@@ -160,6 +163,10 @@ describe('loadConfig rejects bad values with a message naming the variable', () 
     [{ PATRON_PRODUCTION: 'maybe' }, 'PATRON_PRODUCTION must be one of true, false, 1, 0, yes, no'],
     [{ PATRON_CACHE_TTL_MS: '60001' }, 'PATRON_CACHE_TTL_MS must be an integer from 0 to 60000, got "60001"'],
     [{ PATRON_CACHE_MAX_ENTRIES: '99' }, 'PATRON_CACHE_MAX_ENTRIES must be an integer from 100 to 10000000, got "99"'],
+    [
+      { PATRON_GATING_CACHE_SECONDS: '3601' },
+      'PATRON_GATING_CACHE_SECONDS must be an integer from 0 to 3600, got "3601"',
+    ],
     [{ PATRON_MAX_WEBHOOKS_PER_DAPP: '0' }, 'PATRON_MAX_WEBHOOKS_PER_DAPP must be an integer from 1 to 1000, got "0"'],
     [{ PATRON_PUBLIC_URL: 'not a url' }, 'PATRON_PUBLIC_URL must be an absolute URL'],
   ];
