@@ -2,6 +2,7 @@ import type { Address, Hex } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { GatingReads } from '../chain/gatingReads.js';
 import type { ChainReads } from '../chain/senderCode.js';
+import type { GatingReader } from '../policies/gatingRules.js';
 import { knownAccountsOf, resolveSenderAccount } from '../policies/knownAccounts.js';
 import type { PolicyRequest } from '../policies/policyGate.js';
 import type { PaymasterFields } from './entryPoints/entryPointModule.js';
@@ -58,13 +59,29 @@ export function policyRequest(
     senderAccount: () =>
       resolveSenderAccount({ chain: req.chain, reads, known: knownAccountsOf(req.chain), op: req.userOp }),
     attestationUid: req.attestationUid,
-    // Bound to the request's chain: the cache's keys carry it, so an answer never crosses chains.
-    gating:
-      gating === undefined
-        ? undefined
-        : {
-            balance: (call) => gating.balance(req.chain, call),
-            attestation: (args) => gating.attestation(req.chain, args),
-          },
+    gating: gating === undefined ? undefined : gatingReaderOf(gating, req.chain),
   };
+}
+
+const readers = new WeakMap<GatingReads, WeakMap<ChainRuntime, GatingReader>>();
+
+/**
+ * The gating reads bound to one chain (the cache's keys carry it, so an answer never crosses chains), built once
+ * per chain: the request path allocates nothing for them when no gating rule applies.
+ */
+function gatingReaderOf(gating: GatingReads, chain: ChainRuntime): GatingReader {
+  let byChain = readers.get(gating);
+  if (byChain === undefined) {
+    byChain = new WeakMap();
+    readers.set(gating, byChain);
+  }
+  let reader = byChain.get(chain);
+  if (reader === undefined) {
+    reader = {
+      balance: (call) => gating.balance(chain, call),
+      attestation: (args) => gating.attestation(chain, args),
+    };
+    byChain.set(chain, reader);
+  }
+  return reader;
 }

@@ -247,8 +247,9 @@ export function createPolicyGate(deps: PolicyGateDeps) {
       if (denial !== undefined) deny(denial);
     }
     // The chain reads last: a request a cheap rule of any policy denies reads nothing.
-    const gated = selected.policies.filter((p) => hasGatingRules(p.rules));
-    if (gated.length > 0) {
+    // `some` first: a request without gating rules allocates nothing here.
+    if (selected.policies.some((p) => hasGatingRules(p.rules))) {
+      const gated = selected.policies.filter((p) => hasGatingRules(p.rules));
       const gatingFacts = {
         sender: request.sender,
         userAddress: request.userAddress,
