@@ -128,6 +128,20 @@ async function checkAttestation(
 ): Promise<PolicyDenial | undefined> {
   const uid = facts.attestationUid;
   const holder = holderOf(rule.subject, facts);
+  const read =
+    holder === undefined || uid === undefined
+      ? undefined
+      : await attempt(facts.reader, (r) => r.attestation({ eas: rule.eas, uid }));
+  const problem =
+    read?.ok === true && holder !== undefined
+      ? attestationProblem({
+          rule,
+          attestation: read.value,
+          holder,
+          nowS: BigInt(Math.floor(facts.nowMs / 1000)),
+        })
+      : undefined;
+  if (read?.ok === true && problem === undefined) return undefined;
   const base = {
     ...about(policy),
     rule: 'attestationMissing' as const,
@@ -146,22 +160,26 @@ async function checkAttestation(
       message: `${lead}: pass its uid as \`attestationUid\` in the paymaster context`,
     };
   }
-  const read = await attempt(facts.reader, (r) => r.attestation({ eas: rule.eas, uid }));
-  if (!read.ok) {
+  if (problem === undefined) {
     return { ...base, reason: 'readFailed', message: `${lead}, and EAS at ${rule.eas} could not be read` };
   }
-  const problem = attestationProblem({
-    rule,
-    attestation: read.value,
-    holder,
-    nowS: BigInt(Math.floor(facts.nowMs / 1000)),
-  });
-  if (problem === undefined) return undefined;
   return { ...base, reason: problem.reason, message: `${lead}, and attestation ${uid} does not: ${problem.detail}` };
 }
 
 async function checkNft(policy: Policy, rule: NftRule, facts: GatingFacts): Promise<PolicyDenial | undefined> {
   const holder = holderOf(rule.subject, facts);
+  const read =
+    holder === undefined
+      ? undefined
+      : await attempt(facts.reader, (r) =>
+          r.balance(
+            rule.standard === 'erc1155'
+              ? { kind: 'erc1155', contract: rule.contract, owner: holder, tokenId: rule.tokenId ?? 0n }
+              : { kind: 'erc721', contract: rule.contract, owner: holder },
+          ),
+        );
+  // The pass path builds nothing: the denial's data and message only when there is one.
+  if (read?.ok === true && read.value >= rule.minCount) return undefined;
   const base = {
     ...about(policy),
     rule: 'nftMissing' as const,
@@ -174,14 +192,8 @@ async function checkNft(policy: Policy, rule: NftRule, facts: GatingFacts): Prom
   };
   const token = rule.tokenId === undefined ? '' : ` id ${rule.tokenId}`;
   const lead = `Policy ${policy.name} needs ${whose(rule.subject, holder)} to hold at least ${rule.minCount} of ${rule.standard} ${rule.contract}${token}`;
-  if (holder === undefined) return { ...base, reason: 'noUserAddress', message: `${lead}, and ${NO_USER}` };
-  const call: BalanceCall =
-    rule.standard === 'erc1155'
-      ? { kind: 'erc1155', contract: rule.contract, owner: holder, tokenId: rule.tokenId ?? 0n }
-      : { kind: 'erc721', contract: rule.contract, owner: holder };
-  const read = await attempt(facts.reader, (r) => r.balance(call));
+  if (read === undefined) return { ...base, reason: 'noUserAddress', message: `${lead}, and ${NO_USER}` };
   if (!read.ok) return { ...base, reason: 'readFailed', message: `${lead}, and its balance could not be read` };
-  if (read.value >= rule.minCount) return undefined;
   return { ...base, reason: 'tooFew', count: read.value.toString(), message: `${lead}; it holds ${read.value}` };
 }
 
@@ -191,6 +203,17 @@ async function checkMinBalance(
   facts: GatingFacts,
 ): Promise<PolicyDenial | undefined> {
   const holder = holderOf(rule.subject, facts);
+  const read =
+    holder === undefined
+      ? undefined
+      : await attempt(facts.reader, (r) =>
+          r.balance(
+            rule.token === 'native'
+              ? { kind: 'native', owner: holder }
+              : { kind: 'erc20', contract: rule.token, owner: holder },
+          ),
+        );
+  if (read?.ok === true && read.value >= rule.min) return undefined;
   const base = {
     ...about(policy),
     rule: 'balanceTooLow' as const,
@@ -201,13 +224,7 @@ async function checkMinBalance(
   };
   const what = rule.token === 'native' ? 'of the native coin (wei)' : `of token ${rule.token} (base units)`;
   const lead = `Policy ${policy.name} needs ${whose(rule.subject, holder)} to hold at least ${rule.min} ${what}`;
-  if (holder === undefined) return { ...base, reason: 'noUserAddress', message: `${lead}, and ${NO_USER}` };
-  const call: BalanceCall =
-    rule.token === 'native'
-      ? { kind: 'native', owner: holder }
-      : { kind: 'erc20', contract: rule.token, owner: holder };
-  const read = await attempt(facts.reader, (r) => r.balance(call));
+  if (read === undefined) return { ...base, reason: 'noUserAddress', message: `${lead}, and ${NO_USER}` };
   if (!read.ok) return { ...base, reason: 'readFailed', message: `${lead}, and the balance could not be read` };
-  if (read.value >= rule.min) return undefined;
   return { ...base, reason: 'tooLow', balance: read.value.toString(), message: `${lead}; it holds ${read.value}` };
 }
