@@ -55,6 +55,7 @@ async function instance(file: string, allowPrivate = true) {
     logger,
     now,
     intervalMs: 0,
+    idlePollMs: 10_000,
     leaseMs: 5_000,
     maxAttempts: 3,
     backoffMs: 1_000,

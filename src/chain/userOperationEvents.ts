@@ -116,6 +116,9 @@ export interface TokenChargedLog {
   readonly account: Address;
   readonly transactionHash: Hex;
   readonly logIndex: number;
+  readonly token: Address;
+  /** What the paymaster kept, in the token's base units. */
+  readonly charge: bigint;
 }
 
 /** The paymaster's TokenCharged logs over [fromBlock, toBlock] (one eth_getLogs: the caller slices the range). */
@@ -135,7 +138,15 @@ export async function readTokenCharged(args: {
   return logs.flatMap((l) =>
     l.transactionHash === null || l.logIndex === null
       ? []
-      : [{ account: l.args.account, transactionHash: l.transactionHash, logIndex: l.logIndex }],
+      : [
+          {
+            account: l.args.account,
+            transactionHash: l.transactionHash,
+            logIndex: l.logIndex,
+            token: l.args.token,
+            charge: l.args.charge,
+          },
+        ],
   );
 }
 

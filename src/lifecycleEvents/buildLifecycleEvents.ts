@@ -12,6 +12,7 @@ import {
 } from './eventDeliverer.js';
 import { createEventEndpointService, type EventEndpointService } from './eventEndpointService.js';
 import { createEventRecorder, type EventRecorder } from './eventRecorder.js';
+import { createReorgEmitter, createThresholdEmitter, createTokenChargedEmitter } from './laterEventEmitters.js';
 import { createIncludedEmitter, lifecycleEventsOnCall } from './lifecycleEventEmitters.js';
 
 /** How often the recorded events are written to the outbox: what a crash may lose at most. */
@@ -20,7 +21,10 @@ const RECORDER_MAX_QUEUE = 100_000;
 
 /** What deps.ts may change of the delivery's pace (tests: no loop, short backoff). */
 export type EventDeliveryTuning = Partial<
-  Pick<EventDelivererOptions, 'intervalMs' | 'leaseMs' | 'maxAttempts' | 'backoffMs' | 'maxBackoffMs' | 'batchSize'>
+  Pick<
+    EventDelivererOptions,
+    'intervalMs' | 'idlePollMs' | 'leaseMs' | 'maxAttempts' | 'backoffMs' | 'maxBackoffMs' | 'batchSize'
+  >
 >;
 
 export interface LifecycleEvents {
@@ -32,6 +36,12 @@ export interface LifecycleEvents {
   readonly onCall: OnCall;
   /** `sponsorship.included`, for settlement's onIncluded. */
   readonly onIncluded: ReturnType<typeof createIncludedEmitter>;
+  /** `sponsorship.reorged`, for settlement's onReorg. */
+  readonly onReorg: ReturnType<typeof createReorgEmitter>;
+  /** `token.charged`, for settlement's onTokenCharged. */
+  readonly onTokenCharged: ReturnType<typeof createTokenChargedEmitter>;
+  /** `policy.threshold`, for the policy gate's onThreshold. */
+  readonly onThreshold: ReturnType<typeof createThresholdEmitter>;
   /** Writes what is queued, then stops the deliverer. */
   close(): Promise<void>;
 }
@@ -81,6 +91,8 @@ export function buildLifecycleEvents(args: {
     logger: args.logger,
     flushMs: RECORDER_FLUSH_MS,
     maxQueue: RECORDER_MAX_QUEUE,
+    // This instance's new events go out at once; the deliverer's slow poll finds the others' (eventDeliverer.ts).
+    onWritten: () => deliverer.wake(),
   });
   return {
     endpoints,
@@ -93,6 +105,9 @@ export function buildLifecycleEvents(args: {
       nativeUsdMicros: args.nativeUsdMicros,
       now: args.now,
     }),
+    onReorg: createReorgEmitter({ recorder, events: args.store.lifecycleEvents, now: args.now }),
+    onTokenCharged: createTokenChargedEmitter({ recorder, events: args.store.lifecycleEvents, now: args.now }),
+    onThreshold: createThresholdEmitter({ recorder, now: args.now }),
     async close() {
       await recorder.close();
       await deliverer.stop();

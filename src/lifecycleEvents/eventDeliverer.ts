@@ -18,8 +18,16 @@ export interface EventDelivererOptions {
   readonly poster: SignedEventPoster;
   readonly logger: { warn(obj: object, msg: string): void; debug(obj: object, msg: string): void };
   readonly now: () => number;
-  /** The pause between rounds (ms); 0 starts no loop (tests call runOnce). */
+  /**
+   * The pause between ticks (ms); 0 starts no loop (tests call runOnce). A tick reads the database only when this
+   * instance wrote events since (`wake`), an event it knows of is due, or `idlePollMs` passed since its last look.
+   */
   readonly intervalMs: number;
+  /**
+   * How often an idle instance looks for events it did not write or learn of (another instance's, a restart's):
+   * one read of the earliest due time, never a write. Bounds how late another instance's leftovers go out.
+   */
+  readonly idlePollMs: number;
   /** How long a claim holds an event: longer than one post's time budget, or a slow post is sent twice. */
   readonly leaseMs: number;
   readonly maxAttempts: number;
@@ -32,11 +40,14 @@ export interface EventDelivererOptions {
 export interface EventDeliverer {
   /** One round now (after the running one, if any); resolves with how many events were delivered. */
   runOnce(): Promise<number>;
+  /** Events were written by this instance: the next tick looks for due events (no query here). */
+  wake(): void;
   stop(): Promise<void>;
 }
 
 export const EVENT_DELIVERY_DEFAULTS = {
   intervalMs: 1000,
+  idlePollMs: 10_000,
   leaseMs: 60_000,
   maxAttempts: 10,
   backoffMs: 5000,
@@ -96,11 +107,13 @@ export function startEventDeliverer(options: EventDelivererOptions): EventDelive
     return true;
   }
 
-  async function round(): Promise<number> {
+  async function round(): Promise<{ claimed: number; delivered: number }> {
     let delivered = 0;
+    let claimedAll = 0;
     for (let i = 0; i < MAX_CLAIMS_PER_ROUND; i++) {
       const claimed = await events.claimDue({ now: options.now(), leaseMs: options.leaseMs, limit: options.batchSize });
       if (claimed.length === 0) break;
+      claimedAll += claimed.length;
       // One endpoint read per dApp per claim, not per event.
       const endpoints = new Map<string, Promise<SealedEventEndpointRecord | undefined>>();
       const endpointOf = (dappId: string) => {
@@ -115,6 +128,27 @@ export function startEventDeliverer(options: EventDelivererOptions): EventDelive
       const outcomes = await Promise.all(claimed.map(async (e) => deliver(e, await endpointOf(e.dappId))));
       delivered += outcomes.filter(Boolean).length;
     }
+    return { claimed: claimedAll, delivered };
+  }
+
+  // The idle cost (docs/guides/lifecycle-events.md, "Delivery"): a tick with nothing to do is a comparison in
+  // memory; a look is one indexed read (nextDueAt); only a due event costs the claim's UPDATE.
+  let woken = true;
+  let knownDue: number | undefined;
+  let lastLook = Number.NEGATIVE_INFINITY;
+  async function tick(): Promise<number> {
+    const now = options.now();
+    const look = woken || (knownDue !== undefined && now >= knownDue) || now - lastLook >= options.idlePollMs;
+    if (!look) return 0;
+    woken = false;
+    lastLook = now;
+    const due = await events.nextDueAt();
+    knownDue = due;
+    if (due === undefined || due > now) return 0;
+    const { claimed, delivered } = await round();
+    // Claimed some: look again next tick (more may be due). None although one was due: it waits behind an
+    // earlier event of its op, or another instance holds it; the slow poll (or a wake) looks again.
+    knownDue = claimed > 0 ? now : undefined;
     return delivered;
   }
 
@@ -124,7 +158,7 @@ export function startEventDeliverer(options: EventDelivererOptions): EventDelive
           intervalMs: options.intervalMs,
           maxBackoffMs: 60_000,
           firstDelayMs: options.intervalMs,
-          tick: round,
+          tick,
           onError: (err, retryInMs) => logger.warn({ err, retryInMs }, 'lifecycle event delivery round failed'),
         })
       : undefined;
@@ -132,10 +166,17 @@ export function startEventDeliverer(options: EventDelivererOptions): EventDelive
   let tail: Promise<unknown> = Promise.resolve();
   return {
     runOnce() {
-      if (loop !== undefined) return loop.runNow();
-      const next = tail.then(round, round);
+      if (loop !== undefined) {
+        woken = true;
+        return loop.runNow();
+      }
+      const once = async () => (await round()).delivered;
+      const next = tail.then(once, once);
       tail = next.catch(() => {});
       return next;
+    },
+    wake() {
+      woken = true;
     },
     async stop() {
       await loop?.stop();

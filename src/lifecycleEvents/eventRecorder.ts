@@ -2,11 +2,18 @@ import { randomUUID } from 'node:crypto';
 import type { EventEndpointRepository } from '../store/eventEndpointRepository.js';
 import type { LifecycleEventRepository, NewLifecycleEvent } from '../store/lifecycleEventRepository.js';
 
+/** What `build` makes of a pending event: its type, op key, body data and the outbox's optional columns. */
+export interface BuiltEvent extends Pick<NewLifecycleEvent, 'dedupeKey' | 'ref' | 'block'> {
+  readonly type: string;
+  readonly opKey: string;
+  readonly data: Record<string, unknown>;
+}
+
 /** An event as an emitter hands it over: its dApp now, the rest built later, off the caller's path. */
 export interface PendingEvent {
   readonly dappId: string;
   readonly at: number;
-  readonly build: () => { readonly type: string; readonly opKey: string; readonly data: Record<string, unknown> };
+  readonly build: () => BuiltEvent;
 }
 
 /**
@@ -30,6 +37,8 @@ export function createEventRecorder(deps: {
   readonly logger: { warn(obj: object, msg: string): void };
   readonly flushMs: number;
   readonly maxQueue: number;
+  /** Called after a flush wrote events (the deliverer's wake-up). */
+  readonly onWritten?: (() => void) | undefined;
 }): EventRecorder {
   let queue: PendingEvent[] = [];
   let dropped = 0;
@@ -56,9 +65,13 @@ export function createEventRecorder(deps: {
         opKey: built.opKey,
         payload: JSON.stringify({ type: built.type, timestamp: new Date(e.at).toISOString(), data: built.data }),
         createdAt: e.at,
+        dedupeKey: built.dedupeKey,
+        ref: built.ref,
+        block: built.block,
       });
     }
     await deps.events.append(rows);
+    if (rows.length > 0) deps.onWritten?.();
   }
 
   function flush(): Promise<void> {

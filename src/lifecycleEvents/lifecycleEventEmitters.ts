@@ -31,6 +31,8 @@ export function lifecycleEventsOnCall(recorder: EventRecorder): OnCall {
       build: () => ({
         type: 'sponsorship.signed',
         opKey: opKey({ chainId: s.chainId, entryPoint: s.entryPoint, sender: s.sender, nonce: s.nonce }),
+        // The reservation's release (unused) writes `sponsorship.expired` for the dApps of its signed events.
+        ref: decision?.reservationId,
         data: {
           chainId: s.chainId,
           entryPoint: s.entryPoint,
@@ -75,6 +77,9 @@ export function createIncludedEmitter(deps: {
         build: () => ({
           type: 'sponsorship.included',
           opKey: e.opKey,
+          // Once per op and block whoever reads it (a restart, a re-read); a reorg's new block is a new inclusion.
+          dedupeKey: `sponsorship.included:${dappId}:${e.opKey}:${e.blockHash.toLowerCase()}`,
+          block: { chainId, number: e.blockNumber, hash: e.blockHash },
           data: {
             chainId,
             sender: e.sender,

@@ -1,6 +1,7 @@
 import type { Address, Hex } from 'viem';
 import { PolicyDeniedError } from '../errors/PatronError.js';
 import { type AccountCallsDecoding, decodeAccountCalls } from './accountCalls.js';
+import { type CapThresholdCrossing, type CapUsage, crossedThresholds } from './capThresholds.js';
 import { checkGatingRules, type GatingReader, hasGatingRules } from './gatingRules.js';
 import type { SenderAccount } from './knownAccounts.js';
 import {
@@ -42,8 +43,10 @@ export interface PolicyLedger {
      */
     readonly kind: ReservationKind;
     readonly policyVersion: number;
+    /** Answer with each moved counter's usage (policies/capThresholds.ts). */
+    readonly reportUsage?: boolean | undefined;
   }): Promise<
-    | { readonly ok: true }
+    | { readonly ok: true; readonly usage?: readonly CapUsage[] }
     | { readonly ok: false; readonly charge: LedgerCharge; readonly used: bigint; readonly reserved: bigint }
     | { readonly ok: false; readonly policyVersion: number }
   >;
@@ -84,6 +87,13 @@ export interface PolicyGateDeps {
   /** The native coin's price in micro-USD on a chain, fresh (the token catalog's rule), or undefined. */
   readonly nativeUsdMicros: (chainId: number) => bigint | undefined;
   readonly now: () => number;
+  /**
+   * Told of every cap threshold (80 %, 100 %) a reservation crossed (policies/capThresholds.ts), after it
+   * committed; absent: the ledger is not asked for usage at all. Must not throw or wait (it is on the request path).
+   */
+  readonly onThreshold?:
+    | ((args: { readonly request: PolicyRequest; readonly crossing: CapThresholdCrossing }) => void)
+    | undefined;
 }
 
 /** The request's facts the rules read, known before gas is final. */
@@ -316,8 +326,14 @@ export function createPolicyGate(deps: PolicyGateDeps) {
             paymaster: args.paymaster.toLowerCase(),
             kind: args.kind ?? 'sponsored',
             policyVersion: pass.version,
+            ...(deps.onThreshold === undefined ? {} : { reportUsage: true }),
           });
           if (result.ok) {
+            if (result.usage !== undefined && deps.onThreshold !== undefined) {
+              for (const crossing of crossedThresholds(charges, result.usage)) {
+                deps.onThreshold({ request: pass.request, crossing });
+              }
+            }
             return {
               policyIds,
               reservationId: id,

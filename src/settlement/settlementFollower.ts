@@ -1,4 +1,5 @@
 import type { Address, Hex, PublicClient } from 'viem';
+import { tokenTransfersOfOp } from '../chain/tokenTransfersOfOp.js';
 import {
   blockAt,
   blockHashAt,
@@ -57,6 +58,31 @@ export interface SettlementFollowerDeps {
    * not hold the round: the ledger must not wait on a secondary record.
    */
   readonly onIncluded?: (args: { readonly chainId: number; readonly event: UserOperationEventLog }) => Promise<void>;
+  /**
+   * Told of a reorg before the cursor and the reservations are rewound below `aboveBlock` (so a crash in between
+   * tells it again next round): `hashAt` gives the canonical hash at a height, to tell which earlier inclusions the
+   * new branch removed. Idempotent; its failure fails the round (retried), as the rewind's would.
+   */
+  readonly onReorg?: (args: {
+    readonly chainId: number;
+    readonly aboveBlock: bigint;
+    readonly hashAt: (blockNumber: bigint) => Promise<Hex | undefined>;
+  }) => Promise<void>;
+  /**
+   * Told of a token-mode op's charge (its TokenCharged, and the prefund and refund its receipt shows) after its
+   * onIncluded; the slice's TokenCharged logs are then read (one eth_getLogs per slice holding ops). Idempotent,
+   * and its failure is logged without holding the round, as onIncluded's.
+   */
+  readonly onTokenCharged?: (args: {
+    readonly chainId: number;
+    readonly event: UserOperationEventLog;
+    readonly charge: {
+      readonly token: string;
+      readonly charged: bigint;
+      readonly prefunded: bigint;
+      readonly refunded: bigint;
+    };
+  }) => Promise<void>;
   /** Checked between slices, so stopping does not wait for a long catch-up. */
   readonly stopped?: () => boolean;
 }
@@ -161,6 +187,11 @@ export function createSettlementFollower(deps: SettlementFollowerDeps): Settleme
     const top = cursor.blockNumber < safe ? cursor.blockNumber : safe;
     const back = top - step < 0n ? 0n : top - step;
     const to = { blockNumber: back, blockHash: await hashOf(back) };
+    await deps.onReorg?.({
+      chainId: chain.chainId,
+      aboveBlock: back,
+      hashAt: (n) => blockHashAt(chain.client, n),
+    });
     // Only if no other process moved it meanwhile; with the cursor, every reservation closed by an event above
     // `back` is reopened, so the blocks read again settle it at the canonical branch's cost.
     const { rewound, reopened } = await deps.ledger.rewindSettlement({ ...key, from: cursor, to, now: deps.now() });
@@ -213,20 +244,44 @@ export function createSettlementFollower(deps: SettlementFollowerDeps): Settleme
     const price = deps.nativeUsdMicros(chain.chainId);
     // The paymaster's TokenCharged logs of the slice, read once and only if a guarantee asks (README.md).
     let charged: Promise<TokenChargedLog[]> | undefined;
-    const paidByUser = (e: UserOperationEventLog, i: number) => async () => {
-      charged ??= readTokenCharged({ client: chain.client, paymaster: chain.paymaster, fromBlock: from, toBlock: to });
-      // The op's postOp runs between the previous op's UserOperationEvent in the transaction and its own.
-      const previous = events
+    // The op's postOp runs between the previous op's UserOperationEvent in the transaction and its own.
+    const previousOf = (e: UserOperationEventLog, i: number) =>
+      events
         .slice(0, i)
         .reverse()
         .find((p) => p.transactionHash === e.transactionHash);
-      return (await charged).some(
+    const chargeOf = async (e: UserOperationEventLog, i: number) => {
+      charged ??= readTokenCharged({ client: chain.client, paymaster: chain.paymaster, fromBlock: from, toBlock: to });
+      const previous = previousOf(e, i);
+      return (await charged).find(
         (l) =>
           l.transactionHash === e.transactionHash &&
           l.account.toLowerCase() === e.sender.toLowerCase() &&
           l.logIndex < e.logIndex &&
           (previous === undefined || l.logIndex > previous.logIndex),
       );
+    };
+    const paidByUser = (e: UserOperationEventLog, i: number) => async () => (await chargeOf(e, i)) !== undefined;
+    /** token.charged's source (onTokenCharged): the op's TokenCharged, and its transfers from the receipt. */
+    const tellTokenCharge = async (e: UserOperationEventLog, i: number) => {
+      if (deps.onTokenCharged === undefined) return;
+      const log = await chargeOf(e, i);
+      if (log === undefined) return;
+      const moved = await tokenTransfersOfOp({
+        client: chain.client,
+        entryPoint: chain.entryPoint,
+        paymaster: chain.paymaster,
+        token: log.token,
+        account: e.sender,
+        transactionHash: e.transactionHash,
+        opLogIndex: e.logIndex,
+        previousOpLogIndex: previousOf(e, i)?.logIndex,
+      });
+      await deps.onTokenCharged({
+        chainId: chain.chainId,
+        event: e,
+        charge: { token: log.token, charged: log.charge, ...moved },
+      });
     };
     let settled = 0;
     for (const [i, e] of events.entries()) {
@@ -246,6 +301,9 @@ export function createSettlementFollower(deps: SettlementFollowerDeps): Settleme
       if (ok) settled++;
       await deps.onIncluded?.({ chainId: chain.chainId, event: e }).catch((err: unknown) => {
         logger.warn({ err, chainId: chain.chainId, userOpHash: e.userOpHash }, 'settlement: onIncluded failed');
+      });
+      await tellTokenCharge(e, i).catch((err: unknown) => {
+        logger.warn({ err, chainId: chain.chainId, userOpHash: e.userOpHash }, 'settlement: onTokenCharged failed');
       });
       logger.debug(
         { chainId: chain.chainId, userOpHash: e.userOpHash, actualGasCost: e.actualGasCost.toString(), settled: ok },

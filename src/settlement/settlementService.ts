@@ -43,6 +43,8 @@ export interface SettlementDeps {
   readonly logger: SettlementLogger;
   readonly now: () => number;
   readonly onIncluded?: SettlementFollowerDeps['onIncluded'];
+  readonly onReorg?: SettlementFollowerDeps['onReorg'];
+  readonly onTokenCharged?: SettlementFollowerDeps['onTokenCharged'];
   /**
    * Which process follows each chain when several serve one database (store/followerLease.ts, owned and closed by
    * the store); a fresh chain (the embedded one, this process's own) is never leased. Default: this process follows
@@ -69,6 +71,8 @@ export function startSettlement(deps: SettlementDeps): Settlement {
       logger: deps.logger,
       now: deps.now,
       ...(deps.onIncluded === undefined ? {} : { onIncluded: deps.onIncluded }),
+      ...(deps.onReorg === undefined ? {} : { onReorg: deps.onReorg }),
+      ...(deps.onTokenCharged === undefined ? {} : { onTokenCharged: deps.onTokenCharged }),
       stopped: () => stopped,
     }),
   }));

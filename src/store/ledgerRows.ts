@@ -67,6 +67,8 @@ export async function close(
     block?: ClosingBlock | undefined;
     paymaster?: string | undefined;
     usedOf(c: StoredCharge): bigint;
+    /** Runs in the transaction once the reservation is closed (the outbox's event of the close). */
+    onClosed?: ((trx: Trx) => Promise<void>) | undefined;
   },
 ): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
@@ -119,6 +121,7 @@ export async function close(
         .where('id', '=', args.id)
         .execute();
     }
+    await args.onClosed?.(trx);
     return true;
   });
 }

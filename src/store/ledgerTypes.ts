@@ -28,8 +28,19 @@ export interface LedgerCharge {
   readonly windowEnd: number | undefined;
 }
 
+/**
+ * A cap's counter as a reservation moved it (`reportUsage`): `used` (settled) and the committed total, used plus
+ * reserved, before and after. policy.threshold events compare them in memory (policies/capThresholds.ts).
+ */
+export interface CapUsage {
+  readonly key: string;
+  readonly used: bigint;
+  readonly before: bigint;
+  readonly after: bigint;
+}
+
 export type ReserveResult =
-  | { readonly ok: true }
+  | { readonly ok: true; readonly usage?: readonly CapUsage[] }
   | {
       readonly ok: false;
       /** The first charge that did not fit. */
@@ -60,6 +71,8 @@ export interface ReserveArgs {
   /** The paymaster that signed (its settlement follower releases it); default: any follower of the chain. */
   readonly paymaster?: string | undefined;
   readonly kind?: ReservationKind | undefined;
+  /** Answer with each moved counter's `usage` (already read under the lock: no extra query). */
+  readonly reportUsage?: boolean | undefined;
   /** When given, reserved only if the dApp's policy version is still this one (else `{ok: false, policyVersion}`). */
   readonly policyVersion?: number | undefined;
 }

@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { DatabaseKind } from './database.js';
 import type { Database, LifecycleEventsTable } from './schema.js';
 
@@ -15,6 +15,21 @@ export interface NewLifecycleEvent {
   /** The body as it will be sent (JSON text). */
   readonly payload: string;
   readonly createdAt: number;
+  /** Written once: a second event with this key (another instance, a re-read) is dropped (migration 0020). */
+  readonly dedupeKey?: string | undefined;
+  /** `sponsorship.signed`: the spend reservation it was written for (its release writes `sponsorship.expired`). */
+  readonly ref?: string | undefined;
+  /** `sponsorship.included`: where, so a reorg finds the inclusions it removed. */
+  readonly block?: { readonly chainId: number; readonly number: bigint; readonly hash: string } | undefined;
+}
+
+/** An inclusion event as a reorg check needs it. */
+export interface IncludedEventRow {
+  readonly dappId: string;
+  readonly opKey: string;
+  readonly payload: string;
+  readonly blockNumber: bigint;
+  readonly blockHash: string;
 }
 
 export interface LifecycleEventRecord extends NewLifecycleEvent {
@@ -29,8 +44,15 @@ export interface LifecycleEventRecord extends NewLifecycleEvent {
 }
 
 export interface LifecycleEventRepository {
-  /** Appends the events in one statement, in the order given (their `seq` follows it). */
+  /** Appends the events in one statement, in the order given (their `seq` follows it); a taken dedupe key is skipped. */
   append(events: readonly NewLifecycleEvent[]): Promise<void>;
+  /**
+   * When the earliest pending event is due (its next attempt, or its claim's lapse), or undefined when none is
+   * pending: the deliverer's idle check, one read on the (state, next_attempt_at) index instead of an UPDATE.
+   */
+  nextDueAt(): Promise<number | undefined>;
+  /** The `sponsorship.included` events of the chain in blocks above `aboveBlock` (a reorg's candidates). */
+  includedAbove(args: { chainId: number; aboveBlock: bigint }): Promise<IncludedEventRow[]>;
   /**
    * Claims up to `limit` due events for delivery: pending, due (`next_attempt_at <= now`), not held by another
    * claim, and with no earlier pending event of the same op key (so an op's events go out one after another, in
@@ -84,22 +106,48 @@ export function createLifecycleEventRepository(db: Kysely<Database>, kind: Datab
   // needs the row locks (and re-checks the lease on the newest row version once it holds them).
   const lockCandidates = kind === 'postgres' ? sql`FOR UPDATE OF e SKIP LOCKED` : sql``;
   return {
-    async append(events) {
-      if (events.length === 0) return;
-      await db
-        .insertInto('lifecycle_events')
-        .values(
-          events.map((e) => ({
-            id: e.id,
-            dapp_id: e.dappId,
-            type: e.type,
-            op_key: e.opKey,
-            payload: e.payload,
-            created_at: e.createdAt,
-            next_attempt_at: e.createdAt,
-          })),
+    append: (events) => appendLifecycleEvents(db, events),
+    async nextDueAt() {
+      const row = await db
+        .selectFrom('lifecycle_events')
+        .select((eb) =>
+          eb.fn
+            .min(
+              eb
+                .case()
+                .when(eb.and([eb('lease_until', 'is not', null), eb('lease_until', '>', eb.ref('next_attempt_at'))]))
+                .then(eb.ref('lease_until'))
+                .else(eb.ref('next_attempt_at'))
+                .end(),
+            )
+            .as('due'),
         )
+        .where('state', '=', 'pending')
+        .executeTakeFirst();
+      return row?.due == null ? undefined : Number(row.due);
+    },
+    async includedAbove({ chainId, aboveBlock }) {
+      const rows = await db
+        .selectFrom('lifecycle_events')
+        .select(['dapp_id', 'op_key', 'payload', 'block_number', 'block_hash'])
+        .where('chain_id', '=', chainId)
+        .where('block_number', '>', Number(aboveBlock))
+        .where('type', '=', 'sponsorship.included')
+        .orderBy('seq')
         .execute();
+      return rows.flatMap((r) =>
+        r.block_number === null || r.block_hash === null
+          ? []
+          : [
+              {
+                dappId: r.dapp_id,
+                opKey: r.op_key,
+                payload: r.payload,
+                blockNumber: BigInt(r.block_number),
+                blockHash: r.block_hash,
+              },
+            ],
+      );
     },
     async claimDue({ now, leaseMs, limit }) {
       const { rows } = await sql<Selectable<LifecycleEventsTable>>`
@@ -183,4 +231,32 @@ export function createLifecycleEventRepository(db: Kysely<Database>, kind: Datab
       return Number(res.numUpdatedRows) > 0;
     },
   };
+}
+
+/** Appends `events` in one statement with `db` (the pool, or a transaction's), skipping taken dedupe keys. */
+export async function appendLifecycleEvents(
+  db: Kysely<Database> | Transaction<Database>,
+  events: readonly NewLifecycleEvent[],
+): Promise<void> {
+  if (events.length === 0) return;
+  await db
+    .insertInto('lifecycle_events')
+    .values(
+      events.map((e) => ({
+        id: e.id,
+        dapp_id: e.dappId,
+        type: e.type,
+        op_key: e.opKey,
+        payload: e.payload,
+        created_at: e.createdAt,
+        next_attempt_at: e.createdAt,
+        dedupe_key: e.dedupeKey ?? null,
+        ref: e.ref ?? null,
+        chain_id: e.block?.chainId ?? null,
+        block_number: e.block === undefined ? null : Number(e.block.number),
+        block_hash: e.block?.hash.toLowerCase() ?? null,
+      })),
+    )
+    .onConflict((oc) => oc.column('dedupe_key').doNothing())
+    .execute();
 }

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { batchWhileBusy } from './batchWhileBusy.js';
 import { ensureCounters, lockCounters, type Trx } from './ledgerRows.js';
 import type { LedgerCharge, ReserveArgs, ReserveResult } from './ledgerTypes.js';
-import { fitCharges, newReservationRow, sortedByKey } from './reservationMerge.js';
+import { fitCharges, newReservationRow, sortedByKey, usageOf } from './reservationMerge.js';
 import type { Database } from './schema.js';
 
 /**
@@ -107,9 +107,12 @@ async function decide(trx: Trx, requests: readonly ReserveArgs[]): Promise<(Rese
       results[w.at] = fit;
       continue;
     }
+    results[w.at] = {
+      ok: true,
+      ...usageOf({ report: w.args.reportUsage, add: fit.add, counters: states, taken: moved }),
+    };
     for (const [key, amount] of fit.add) moved.set(key, (moved.get(key) ?? 0n) + amount);
     accepted.push({ args: w.args, sorted });
-    results[w.at] = { ok: true };
   }
 
   for (const key of [...moved.keys()].sort()) {

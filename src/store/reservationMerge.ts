@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type {
+  CapUsage,
   ChainWindow,
   CounterState,
   LedgerCharge,
@@ -140,4 +141,24 @@ export function planMerge(args: {
         kind: existing.kind === 'guarantee' ? 'guarantee' : 'sponsored',
       };
   return { ok: true, add, row };
+}
+
+/**
+ * The `usage` of a reservation that added `add` to counters that stood at `counters` (plus `taken` of earlier
+ * requests of a batch), when the caller asked for it; else undefined. Pure, in memory.
+ */
+export function usageOf(args: {
+  readonly report: boolean | undefined;
+  readonly add: ReadonlyMap<string, bigint>;
+  readonly counters: ReadonlyMap<string, CounterState>;
+  readonly taken?: ReadonlyMap<string, bigint> | undefined;
+}): { readonly usage?: CapUsage[] } {
+  if (args.report !== true) return {};
+  const usage: CapUsage[] = [];
+  for (const [key, amount] of args.add) {
+    const state = args.counters.get(key) ?? { used: 0n, reserved: 0n };
+    const before = state.used + state.reserved + (args.taken?.get(key) ?? 0n);
+    usage.push({ key, used: state.used, before, after: before + amount });
+  }
+  return { usage };
 }

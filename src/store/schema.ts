@@ -200,6 +200,14 @@ export interface LifecycleEventsTable {
   lease_until: number | null;
   last_error: string | null;
   delivered_at: number | null;
+  /** Migration 0020: an event written once whoever writes it (unique when set). */
+  dedupe_key: string | null;
+  /** Migration 0020: the spend reservation a `sponsorship.signed` event was written for. */
+  ref: string | null;
+  /** Migration 0020: the chain and block of a `sponsorship.included` event. */
+  chain_id: number | null;
+  block_number: number | null;
+  block_hash: string | null;
 }
 
 /** Where a dApp's lifecycle events are posted (migration 0018). */

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { DatabaseKind } from './database.js';
 import { addReserved, close, ensureCounters, lockCounters, policyVersionIn, type Trx } from './ledgerRows.js';
 import type { ClosingBlock, CounterState, ReserveArgs, ReserveResult } from './ledgerTypes.js';
+import { writeExpiredEvents } from './lifecycleEventWrites.js';
 import { createPgReserveBatcher } from './pgReserveBatch.js';
 import {
   fitCharges,
@@ -11,6 +12,7 @@ import {
   type StoredCharge,
   type StoredReservation,
   sortedByKey,
+  usageOf,
   windowOf,
 } from './reservationMerge.js';
 import type { Database } from './schema.js';
@@ -115,7 +117,7 @@ export function createSpendLedgerRepository(
         .where('id', '=', args.id)
         .execute();
     }
-    return { ok: true };
+    return { ok: true, ...usageOf({ report: args.reportUsage, add: plan.add, counters: states }) };
   };
 
   /**
@@ -169,11 +171,14 @@ export function createSpendLedgerRepository(
         await addReserved(trx, key, state, delta);
       }
       await trx.insertInto('spend_reservations').values(newReservationRow(args, sorted)).execute();
-      return { ok: true };
+      return { ok: true, ...usageOf({ report: args.reportUsage, add: fit.add, counters: states }) };
     });
 
-  const releaseOne = (id: string, now: number, extra: { block?: ClosingBlock; paymaster?: string } = {}) =>
-    close(db, kind, { id, now, from: 'reserved', status: 'released', usedOf: () => 0n, ...extra });
+  const releaseOne = (
+    id: string,
+    now: number,
+    extra: { block?: ClosingBlock; paymaster?: string; onClosed?: (trx: Trx) => Promise<void> } = {},
+  ) => close(db, kind, { id, now, from: 'reserved', status: 'released', usedOf: () => 0n, ...extra });
 
   /** One request on its own: SQLite's synchronous transaction, or PostgreSQL's single-request one with merges. */
   const reserveAlone = async (args: ReserveArgs): Promise<ReserveResult> => {
@@ -233,7 +238,11 @@ export function createSpendLedgerRepository(
           .where((eb) => eb.or([eb('last_block', 'is', null), eb('last_block', '<', Number(cursorBlock))]))
           .limit(RELEASE_BATCH)
           .execute();
-        for (const r of open) if (await releaseOne(r.id, now)) released++;
+        // Released unused: `sponsorship.expired` commits with the release (store/lifecycleEventWrites.ts).
+        for (const r of open) {
+          const onClosed = (trx: Trx) => writeExpiredEvents(trx, { reservationId: r.id, now });
+          if (await releaseOne(r.id, now, { onClosed })) released++;
+        }
         if (open.length < RELEASE_BATCH) break;
       }
       return released;

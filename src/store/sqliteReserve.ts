@@ -1,6 +1,13 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { ReserveArgs, ReserveResult } from './ledgerTypes.js';
-import { chargesJson, planMerge, type StoredReservation, windowColumns, windowOf } from './reservationMerge.js';
+import type { CapUsage, ReserveArgs, ReserveResult } from './ledgerTypes.js';
+import {
+  chargesJson,
+  planMerge,
+  type StoredReservation,
+  usageOf,
+  windowColumns,
+  windowOf,
+} from './reservationMerge.js';
 import { isUniqueViolation } from './uniqueViolation.js';
 
 /**
@@ -111,7 +118,7 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
       const r = plan.row;
       reopen.run(r.charges, r.valid_until, r.last_block, r.expires_at, r.kind, args.id);
     }
-    return { ok: true };
+    return { ok: true, ...usageOf({ report: args.reportUsage, add: plan.add, counters }) };
   };
 
   /**
@@ -175,7 +182,12 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
       for (const [key, st] of pending) cases.push(key, (st.reserved + st.add).toString());
       writeStatement(pending.size).run(...cases, ...pending.keys());
     }
-    return { ok: true };
+    if (args.reportUsage !== true) return { ok: true };
+    const usage: CapUsage[] = [];
+    for (const [key, st] of pending) {
+      usage.push({ key, used: st.used, before: st.used + st.reserved, after: st.used + st.reserved + st.add });
+    }
+    return { ok: true, usage };
   };
 
   /**
