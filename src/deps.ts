@@ -297,12 +297,15 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     const e18 = tokenCatalog.snapshot(chainId)?.nativeUsdE18;
     return e18 === undefined ? undefined : (e18 + 10n ** 12n - 1n) / 10n ** 12n;
   };
+  // policy.threshold's emitter exists once the lifecycle events are built (below, with the delivery loop).
+  let onThreshold: LifecycleEvents['onThreshold'] | undefined;
   const policyGate = createPolicyGate({
     policiesOf: (dappId, options) => policies.policiesOf(dappId, options),
     policyVersion: (dappId) => store.policies.version(dappId),
     ledger: store.spendLedger,
     nativeUsdMicros,
     now,
+    onThreshold: (args) => onThreshold?.(args),
   });
   // Only where instances share the deposit (PostgreSQL): elsewhere the request path awaits nothing more.
   const ensureHeadroom =
@@ -408,6 +411,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     tuning: overrides.eventDelivery,
     nativeUsdMicros,
   });
+  onThreshold = lifecycleEvents.onThreshold;
   // Last, once every chain client and the store exist (src/settlement/README.md).
   const settlement = config.settlement.enabled
     ? startSettlement({
@@ -440,6 +444,8 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
             });
           }
         },
+        onReorg: lifecycleEvents.onReorg,
+        onTokenCharged: lifecycleEvents.onTokenCharged,
         logger,
         now,
         // Several processes on one PostgreSQL: exactly one follows each chain (store/followerLease.ts).

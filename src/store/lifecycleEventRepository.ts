@@ -98,6 +98,7 @@ function toRecord(r: Selectable<LifecycleEventsTable>): LifecycleEventRecord {
     nextAttemptAt: Number(r.next_attempt_at),
     lastError: r.last_error,
     deliveredAt: r.delivered_at === null ? null : Number(r.delivered_at),
+    ...(r.dedupe_key === null ? {} : { dedupeKey: r.dedupe_key }),
   };
 }
 
