@@ -145,6 +145,7 @@ export function createTokenChargedEmitter(deps: {
   readonly charge: TokenChargeOfOp;
 }) => Promise<void> {
   return async ({ chainId, event: e, charge }) => {
+    await deps.recorder.flush();
     const dapps = await deps.events.dappsOfOp(e.opKey);
     const at = deps.now();
     for (const dappId of dapps) {

@@ -64,6 +64,8 @@ export function createIncludedEmitter(deps: {
   readonly now: () => number;
 }): (args: { readonly chainId: number; readonly event: UserOperationEventLog }) => Promise<void> {
   return async ({ chainId, event: e }) => {
+    // A signature recorded a moment ago (a chain with no confirmations) must be in the outbox to be found.
+    await deps.recorder.flush();
     const dapps = await deps.events.dappsOfOp(e.opKey);
     if (dapps.length === 0) return;
     const price = deps.nativeUsdMicros(chainId);
