@@ -3,6 +3,7 @@ import { api } from './api.js';
 import { busy, clear, copyButton, formatTime, h, notice, title } from './dom.js';
 import { renderKeyRestrictions } from './keyRestrictions.js';
 import { chainPicker, pickedChains, servedChains } from './pageDapps.js';
+import { renderEvents } from './pageEvents.js';
 import { renderPolicies } from './pagePolicies.js';
 import { renderWebhooks } from './pageWebhooks.js';
 
@@ -143,7 +144,9 @@ export async function renderDapp(main, ctx) {
   const hooks = h('div');
   const policies = h('div');
   const restrictions = h('div');
+  const events = h('div');
   await Promise.all([
+    renderEvents(events, { dappId, out }),
     renderWebhooks(hooks, { dappId, out }),
     renderPolicies(policies, { dappId, out }),
     renderKeyRestrictions(restrictions, { dappId, out }),
@@ -171,6 +174,7 @@ export async function renderDapp(main, ctx) {
       chainsForm,
     ),
     hooks,
+    h('section', { 'aria-label': 'Lifecycle events' }, events),
     policies,
   );
 }
