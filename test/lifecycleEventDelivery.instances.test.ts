@@ -131,7 +131,7 @@ describe(`two deliverers on one database (${BACKEND})`, () => {
 
   test('idle: nothing due is a read; another instance’s event is found by the slow poll, a wake is at once', async () => {
     const { a, b, close } = await twoStores('idle');
-    const loop = deliverer(a, { intervalMs: 10, idlePollMs: 400 });
+    const loop = deliverer(a, { intervalMs: 10, idlePollMs: 1500 });
     try {
       const dappId = await insertBareDapp(a, 'idle');
       await createEventEndpointService({
@@ -143,23 +143,21 @@ describe(`two deliverers on one database (${BACKEND})`, () => {
         now: Date.now,
       }).set({ dappId, url: receiver.url('/idle'), active: true });
       assert.equal(await a.lifecycleEvents.nextDueAt(), undefined, 'nothing pending');
-      await new Promise((r) => setTimeout(r, 450));
+      await new Promise((r) => setTimeout(r, 1600));
       receiver.requests.length = 0;
       // Another instance's event: no wake here, so found by the slow poll, not by the next 10 ms tick.
-      const started = Date.now();
       const other = event(dappId, 'op-other', 1);
       await b.lifecycleEvents.append([other]);
       assert.ok(((await a.lifecycleEvents.nextDueAt()) ?? Number.POSITIVE_INFINITY) <= Date.now());
-      await until(() => receiver.requests.length === 1, 2_000);
-      assert.ok(Date.now() - started <= 1_000, 'within the slow poll');
+      await until(() => receiver.requests.length === 1, 5_000);
       // This instance's own event, with a wake: the next tick.
-      await new Promise((r) => setTimeout(r, 50));
+      // Right after that look, so the next slow poll is 1.5 s away: only the wake explains a quicker delivery.
       const own = event(dappId, 'op-own', 2);
       await a.lifecycleEvents.append([own]);
       const woken = Date.now();
       loop.wake();
-      await until(() => receiver.requests.length === 2, 2_000);
-      assert.ok(Date.now() - woken < 300, `woken: ${Date.now() - woken} ms`);
+      await until(() => receiver.requests.length === 2, 5_000);
+      assert.ok(Date.now() - woken < 1_000, `woken: ${Date.now() - woken} ms`);
       assert.equal(await a.lifecycleEvents.nextDueAt(), undefined, 'all delivered');
     } finally {
       await loop.stop();
