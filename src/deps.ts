@@ -301,7 +301,6 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
   let onThreshold: LifecycleEvents['onThreshold'] | undefined;
   const policyGate = createPolicyGate({
     policiesOf: (dappId, options) => policies.policiesOf(dappId, options),
-    policyVersion: (dappId) => store.policies.version(dappId),
     ledger: store.spendLedger,
     nativeUsdMicros,
     now,

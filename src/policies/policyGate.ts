@@ -45,6 +45,13 @@ export interface PolicyLedger {
     readonly policyVersion: number;
     /** Answer with each moved counter's usage (policies/capThresholds.ts). */
     readonly reportUsage?: boolean | undefined;
+    /** What the itemized ledger shows of the op (store/ledgerTypes.ts). */
+    readonly item: {
+      readonly sender: string;
+      readonly user: string | undefined;
+      readonly policyIds: readonly string[];
+      readonly worstCaseWei: bigint;
+    };
   }): Promise<
     | { readonly ok: true; readonly usage?: readonly CapUsage[] }
     | { readonly ok: false; readonly charge: LedgerCharge; readonly used: bigint; readonly reserved: bigint }
@@ -81,8 +88,6 @@ export interface LedgerCharge {
 export interface PolicyGateDeps {
   /** The dApp's policies and their version; `fresh`: read from the database, not a cache. */
   readonly policiesOf: (dappId: string, options?: { readonly fresh?: boolean }) => Promise<PolicySet>;
-  /** The dApp's current policy version (cheap: see PolicyRepository.version). */
-  readonly policyVersion: (dappId: string) => Promise<number>;
   readonly ledger: PolicyLedger;
   /** The native coin's price in micro-USD on a chain, fresh (the token catalog's rule), or undefined. */
   readonly nativeUsdMicros: (chainId: number) => bigint | undefined;
@@ -280,9 +285,9 @@ export function createPolicyGate(deps: PolicyGateDeps) {
 
     /**
      * Reserves the op's worst case against every cap that applies, keyed by its userOpHash or op key (the same op
-     * signed again holds the larger worst case); throws PolicyDeniedError when a cap has no room. Atomically with
-     * the reservation (or, with no cap to reserve, as the last step) the dApp's policy version must still be the
-     * one the rules were checked at: if a policy was written meanwhile, the request reads the policies again and
+     * signed again holds the larger worst case); throws PolicyDeniedError when a cap has no room. An op no cap
+     * applies to gets a row too, with no charges: the itemized ledger lists every signed op. Atomically with the
+     * reservation the dApp's policy version must still be the one the rules were checked at: if a policy was written meanwhile, the request reads the policies again and
      * re-runs the rules and the caps against the op as it is (no webhook, no simulation), then tries again. So a
      * signature issued after a policy write was acknowledged obeys it.
      */
@@ -307,44 +312,46 @@ export function createPolicyGate(deps: PolicyGateDeps) {
       for (let attempt = 0; ; attempt++) {
         const policyIds = pass.policies.map((p) => p.id);
         const charges = chargesOf(pass, args.worstCaseWei);
-        if (charges.length === 0) {
-          if ((await deps.policyVersion(pass.request.dappId)) === pass.version) {
-            return { policyIds, charges: [], ...guarantee };
-          }
-        } else {
-          const hash = args.userOpHash().toLowerCase();
-          const id = `${pass.request.chainId}:${hash}`;
-          const result = await deps.ledger.reserve({
-            id,
-            dappId: pass.request.dappId,
-            chainId: pass.request.chainId,
-            userOpHash: hash,
-            charges: charges.map(toLedger),
-            expiresAt: args.validUntil * 1000,
-            now: deps.now(),
-            window: args.window,
-            paymaster: args.paymaster.toLowerCase(),
-            kind: args.kind ?? 'sponsored',
-            policyVersion: pass.version,
-            ...(deps.onThreshold === undefined ? {} : { reportUsage: true }),
-          });
-          if (result.ok) {
-            if (result.usage !== undefined && deps.onThreshold !== undefined) {
-              for (const crossing of crossedThresholds(charges, result.usage)) {
-                deps.onThreshold({ request: pass.request, crossing });
-              }
+        // Every signed op gets its ledger row, one with no cap too (its row holds no charges): the itemized ledger
+        // lists every sponsorship. The row's INSERT also checks the policy version, in place of a separate read.
+        const hash = args.userOpHash().toLowerCase();
+        const id = `${pass.request.chainId}:${hash}`;
+        const result = await deps.ledger.reserve({
+          id,
+          dappId: pass.request.dappId,
+          chainId: pass.request.chainId,
+          userOpHash: hash,
+          charges: charges.map(toLedger),
+          expiresAt: args.validUntil * 1000,
+          now: deps.now(),
+          window: args.window,
+          paymaster: args.paymaster.toLowerCase(),
+          kind: args.kind ?? 'sponsored',
+          policyVersion: pass.version,
+          item: {
+            sender: pass.request.sender.toLowerCase(),
+            user: pass.request.user,
+            policyIds,
+            worstCaseWei: args.worstCaseWei,
+          },
+          ...(deps.onThreshold === undefined ? {} : { reportUsage: true }),
+        });
+        if (result.ok) {
+          if (result.usage !== undefined && deps.onThreshold !== undefined) {
+            for (const crossing of crossedThresholds(charges, result.usage)) {
+              deps.onThreshold({ request: pass.request, crossing });
             }
-            return {
-              policyIds,
-              reservationId: id,
-              charges: charges.map((c) => ({ key: c.key, unit: c.unit, amount: c.amount.toString() })),
-              ...guarantee,
-            };
           }
-          if ('charge' in result) {
-            const c = charges.find((x) => x.key === result.charge.key) ?? charges[0];
-            if (c !== undefined) deny(capDenial(c, result.used, result.reserved));
-          }
+          return {
+            policyIds,
+            reservationId: id,
+            charges: charges.map((c) => ({ key: c.key, unit: c.unit, amount: c.amount.toString() })),
+            ...guarantee,
+          };
+        }
+        if ('charge' in result) {
+          const c = charges.find((x) => x.key === result.charge.key) ?? charges[0];
+          if (c !== undefined) deny(capDenial(c, result.used, result.reserved));
         }
         if (attempt >= MAX_POLICY_RECHECKS) {
           throw new PolicyDeniedError(

@@ -295,6 +295,7 @@ export function createSettlementFollower(deps: SettlementFollowerDeps): Settleme
           block: { number: e.blockNumber, hash: e.blockHash },
           paymaster: chain.paymaster,
           paidByUser: paidByUser(e, i),
+          included: { txHash: e.transactionHash, success: e.success },
         });
       // A signature made before the op's gas was final is reserved under its op key (chain/opKey.ts).
       const ok = (await settle(e.userOpHash)) || (await settle(e.opKey));

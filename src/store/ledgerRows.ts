@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DatabaseKind } from './database.js';
-import type { ClosingBlock, CounterState } from './ledgerTypes.js';
+import type { ClosingBlock, CounterState, IncludedIn } from './ledgerTypes.js';
 import { type StoredCharge, storedChargesSchema } from './reservationMerge.js';
 import type { Database } from './schema.js';
 
@@ -64,6 +64,9 @@ export async function close(
     from: 'reserved' | 'released';
     status: 'settled' | 'released';
     actualWei?: bigint;
+    /** The itemized ledger's view of the closing event (migration 0019). */
+    actualUsdMicros?: bigint | undefined;
+    included?: IncludedIn | undefined;
     block?: ClosingBlock | undefined;
     paymaster?: string | undefined;
     usedOf(c: StoredCharge): bigint;
@@ -79,6 +82,9 @@ export async function close(
         status: args.status,
         closed_at: args.now,
         actual_wei: args.actualWei === undefined ? null : args.actualWei.toString(),
+        actual_usd_micros: args.actualUsdMicros === undefined ? null : args.actualUsdMicros.toString(),
+        tx_hash: args.included?.txHash.toLowerCase() ?? null,
+        success: args.included === undefined ? null : args.included.success ? 1 : 0,
         settled_block: args.block === undefined ? null : Number(args.block.number),
         settled_block_hash: args.block === undefined ? null : args.block.hash.toLowerCase(),
         // A row made before migration 0011 learns its paymaster from the follower that closed it.

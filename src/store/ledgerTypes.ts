@@ -75,10 +75,29 @@ export interface ReserveArgs {
   readonly reportUsage?: boolean | undefined;
   /** When given, reserved only if the dApp's policy version is still this one (else `{ok: false, policyVersion}`). */
   readonly policyVersion?: number | undefined;
+  /** The itemized ledger's facts (migration 0019), written by the reservation's own INSERT. */
+  readonly item?: LedgerItemFacts | undefined;
+}
+
+/** What the itemized ledger shows of a signed op besides its charges (ledgerQueryRepository.ts). */
+export interface LedgerItemFacts {
+  /** Lower-case 0x hex. */
+  readonly sender: string;
+  /** A verified sponsorship token's `sub`, when the request carried one. */
+  readonly user: string | undefined;
+  readonly policyIds: readonly string[];
+  readonly worstCaseWei: bigint;
 }
 
 /** The block whose event closed a reservation (for a reorg to reopen it). */
 export interface ClosingBlock {
   readonly number: bigint;
   readonly hash: string;
+}
+
+/** The transaction an event closed a reservation in, for the itemized ledger. */
+export interface IncludedIn {
+  readonly txHash: string;
+  /** The UserOperationEvent's `success`: false when the op reverted (the paymaster paid all the same). */
+  readonly success: boolean;
 }

@@ -97,6 +97,15 @@ export const newReservationRow = (args: ReserveArgs, sorted: readonly LedgerChar
   paymaster: args.paymaster?.toLowerCase() ?? null,
   kind: args.kind ?? 'sponsored',
   ...windowColumns(windowOf(args)),
+  ...itemColumns(args),
+});
+
+/** The itemized ledger's columns of a new reservation (migration 0019), in the order sqliteReserve.ts binds them. */
+export const itemColumns = (args: Pick<ReserveArgs, 'item'>) => ({
+  sender: args.item?.sender.toLowerCase() ?? null,
+  end_user: args.item?.user ?? null,
+  policy_ids: args.item === undefined ? null : JSON.stringify(args.item.policyIds),
+  worst_case_wei: args.item?.worstCaseWei.toString() ?? null,
 });
 
 export const chargesJson = (charges: readonly { key: string; unit: string; amount: bigint | string }[]): string =>

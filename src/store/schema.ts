@@ -159,6 +159,17 @@ export interface SpendReservationsTable {
   settled_block_hash: string | null;
   /** JSON: {key: amount} added to `used` when the reservation was closed by an event. */
   used_charges: string | null;
+  /** Migration 0019 (the itemized ledger): null on older rows. Lower-case 0x hex. */
+  sender: Generated<string | null>;
+  /** A verified sponsorship token's `sub`. */
+  end_user: Generated<string | null>;
+  /** JSON array of the applying policies' ids. */
+  policy_ids: Generated<string | null>;
+  worst_case_wei: Generated<string | null>;
+  actual_usd_micros: Generated<string | null>;
+  tx_hash: Generated<string | null>;
+  /** 1: the op succeeded, 0: it reverted; null until included. */
+  success: Generated<number | null>;
 }
 
 export interface PolicyVersionsTable {

@@ -2,7 +2,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { DatabaseKind } from './database.js';
 import { addReserved, close, ensureCounters, lockCounters, policyVersionIn, type Trx } from './ledgerRows.js';
-import type { ClosingBlock, CounterState, ReserveArgs, ReserveResult } from './ledgerTypes.js';
+import type { ClosingBlock, CounterState, IncludedIn, ReserveArgs, ReserveResult } from './ledgerTypes.js';
 import { writeExpiredEvents } from './lifecycleEventWrites.js';
 import { createPgReserveBatcher } from './pgReserveBatch.js';
 import {
@@ -36,7 +36,9 @@ export type {
   ChainWindow,
   ClosingBlock,
   CounterState,
+  IncludedIn,
   LedgerCharge,
+  LedgerItemFacts,
   LedgerUnit,
   ReservationKind,
   ReserveArgs,
@@ -59,6 +61,8 @@ export interface SpendLedgerRepository {
     readonly now: number;
     readonly block?: ClosingBlock | undefined;
     readonly paymaster?: string | undefined;
+    /** The transaction that included the op (the itemized ledger shows it). */
+    readonly included?: IncludedIn | undefined;
   }): Promise<boolean>;
   /** Releases an open reservation whole (its op can no longer be included, or the user paid for it). */
   release(args: {
@@ -66,6 +70,8 @@ export interface SpendLedgerRepository {
     readonly now: number;
     readonly block?: ClosingBlock | undefined;
     readonly paymaster?: string | undefined;
+    /** A guarantee the user paid: the transaction that included the op. */
+    readonly included?: IncludedIn | undefined;
   }): Promise<boolean>;
   /**
    * Releases every open reservation of `paymaster` on `chainId` whose signed window closed before the settlement
@@ -113,7 +119,15 @@ export function createSpendLedgerRepository(
     if (plan.row !== undefined) {
       await trx
         .updateTable('spend_reservations')
-        .set({ ...plan.row, status: 'reserved', closed_at: null, actual_wei: null })
+        .set({
+          ...plan.row,
+          status: 'reserved',
+          closed_at: null,
+          actual_wei: null,
+          actual_usd_micros: null,
+          tx_hash: null,
+          success: null,
+        })
         .where('id', '=', args.id)
         .execute();
     }
@@ -177,7 +191,12 @@ export function createSpendLedgerRepository(
   const releaseOne = (
     id: string,
     now: number,
-    extra: { block?: ClosingBlock; paymaster?: string; onClosed?: (trx: Trx) => Promise<void> } = {},
+    extra: {
+      block?: ClosingBlock;
+      paymaster?: string;
+      included?: IncludedIn;
+      onClosed?: (trx: Trx) => Promise<void>;
+    } = {},
   ) => close(db, kind, { id, now, from: 'reserved', status: 'released', usedOf: () => 0n, ...extra });
 
   /** One request on its own: SQLite's synchronous transaction, or PostgreSQL's single-request one with merges. */
@@ -206,10 +225,20 @@ export function createSpendLedgerRepository(
       return reserveBatched === undefined ? reserveAlone(args) : reserveBatched(args);
     },
 
-    async settle({ id, actualWei, actualUsdMicros, now, block, paymaster }) {
+    async settle({ id, actualWei, actualUsdMicros, now, block, paymaster, included }) {
       const usedOf = (c: StoredCharge) =>
         c.unit === 'wei' ? actualWei : c.unit === 'ops' ? 1n : (actualUsdMicros ?? BigInt(c.amount));
-      const settle = { id, now, status: 'settled', actualWei, usedOf, block, paymaster } as const;
+      const settle = {
+        id,
+        now,
+        status: 'settled',
+        actualWei,
+        actualUsdMicros,
+        included,
+        usedOf,
+        block,
+        paymaster,
+      } as const;
       // An op included after its reservation was released (read late, or a reservation released by hand) still
       // counts: its cost is added, nothing is released twice.
       return (
@@ -217,10 +246,11 @@ export function createSpendLedgerRepository(
       );
     },
 
-    release({ id, now, block, paymaster }) {
+    release({ id, now, block, paymaster, included }) {
       return releaseOne(id, now, {
         ...(block === undefined ? {} : { block }),
         ...(paymaster === undefined ? {} : { paymaster }),
+        ...(included === undefined ? {} : { included }),
       });
     },
 

@@ -2,6 +2,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { CapUsage, ReserveArgs, ReserveResult } from './ledgerTypes.js';
 import {
   chargesJson,
+  itemColumns,
   planMerge,
   type StoredReservation,
   usageOf,
@@ -71,15 +72,16 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
   );
   const insert = sqlite.prepare(
     `INSERT INTO spend_reservations (id, dapp_id, chain_id, user_op_hash, status, charges, expires_at, created_at,
-       paymaster, kind, valid_until, last_block)
-     VALUES (?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?, ?)`,
+       paymaster, kind, valid_until, last_block, sender, end_user, policy_ids, worst_case_wei)
+     VALUES (?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const version = sqlite.prepare<[string], number>('SELECT version FROM policy_versions WHERE dapp_id = ?').pluck();
   const existing = sqlite.prepare<[string], StoredReservation>(
     'SELECT status, charges, valid_until, last_block, expires_at, kind FROM spend_reservations WHERE id = ?',
   );
   const reopen = sqlite.prepare(
-    `UPDATE spend_reservations SET status = 'reserved', closed_at = NULL, actual_wei = NULL, charges = ?,
+    `UPDATE spend_reservations SET status = 'reserved', closed_at = NULL, actual_wei = NULL, actual_usd_micros = NULL,
+       tx_hash = NULL, success = NULL, charges = ?,
        valid_until = ?, last_block = ?, expires_at = ?, kind = ? WHERE id = ?`,
   );
 
@@ -158,6 +160,7 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
       state.add += c.amount;
     }
     const w = windowColumns(windowOf(args));
+    const item = itemColumns(args);
     try {
       insert.run(
         args.id,
@@ -171,6 +174,10 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
         args.kind ?? 'sponsored',
         w.valid_until,
         w.last_block,
+        item.sender,
+        item.end_user,
+        item.policy_ids,
+        item.worst_case_wei,
       );
     } catch (err) {
       const row = isUniqueViolation(err) ? existing.get(args.id) : undefined;

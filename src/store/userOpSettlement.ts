@@ -3,7 +3,7 @@ import type { ChainCursor, ChainCursorKey } from './chainCursorRepository.js';
 import type { DatabaseKind } from './database.js';
 import { ensureCounters, lockCounters, parseCharges } from './ledgerRows.js';
 import type { Database } from './schema.js';
-import type { ClosingBlock, SpendLedgerRepository } from './spendLedgerRepository.js';
+import type { ClosingBlock, IncludedIn, SpendLedgerRepository } from './spendLedgerRepository.js';
 
 /** An included op's cost, as the settlement follower read it from its `UserOperationEvent`. */
 export interface SettleUserOpArgs {
@@ -22,6 +22,8 @@ export interface SettleUserOpArgs {
    * op's sender in the op's transaction). Yes: released; no: settled at the op's cost (the deposit paid).
    */
   readonly paidByUser?: (() => Promise<boolean>) | undefined;
+  /** The transaction that included the op, and whether the op succeeded (the itemized ledger shows both). */
+  readonly included?: IncludedIn | undefined;
 }
 
 export interface UserOpSettlement {
@@ -55,7 +57,17 @@ export function withUserOpSettlement(
 ): SpendLedgerRepository & UserOpSettlement {
   return {
     ...ledger,
-    async settleUserOp({ chainId, userOpHash, actualWei, actualUsdMicros, now, block, paymaster, paidByUser }) {
+    async settleUserOp({
+      chainId,
+      userOpHash,
+      actualWei,
+      actualUsdMicros,
+      now,
+      block,
+      paymaster,
+      paidByUser,
+      included,
+    }) {
       const first = await db
         .selectFrom('spend_reservations')
         .select(['id', 'kind', 'status'])
@@ -72,9 +84,9 @@ export function withUserOpSettlement(
         paidByUser !== undefined &&
         (await paidByUser())
       ) {
-        return ledger.release({ id: first.id, now, block, paymaster });
+        return ledger.release({ id: first.id, now, block, paymaster, included });
       }
-      return ledger.settle({ id: first.id, actualWei, actualUsdMicros, now, block, paymaster });
+      return ledger.settle({ id: first.id, actualWei, actualUsdMicros, now, block, paymaster, included });
     },
 
     rewindSettlement({ from, to, now, ...key }) {
@@ -139,6 +151,10 @@ export function withUserOpSettlement(
             settled_block: null,
             settled_block_hash: null,
             used_charges: null,
+            // The itemized ledger's view of the undone inclusion goes with it.
+            actual_usd_micros: null,
+            tx_hash: null,
+            success: null,
           })
           .where(
             'id',
