@@ -67,7 +67,9 @@ async function call(r: RouteDef, headers: Record<string, string>) {
     headers: { ...headers, ...(write ? { 'content-type': 'application/json' } : {}) },
     ...(write ? { payload: JSON.stringify(r.example ?? {}) } : {}),
   });
-  const body = res.json() as { statusCode: number; message: string; data?: unknown };
+  // A file answer (the ledger's CSV) is not JSON; its errors are.
+  const isJson = String(res.headers['content-type'] ?? '').startsWith('application/json');
+  const body = (isJson ? res.json() : {}) as { statusCode?: number; message?: string; data?: unknown };
   return { status: res.statusCode, message: body.message, data: body.data, text: res.body };
 }
 
@@ -82,7 +84,7 @@ async function expectRefused(
   const what = `${r.method} ${r.path}, ${label}: ${res.text}`;
   assert.equal(res.status, status, what);
   if (typeof message === 'string') assert.equal(res.message, message, what);
-  else assert.match(res.message, message, what);
+  else assert.match(res.message ?? '', message, what);
   assert.equal(res.data, undefined, `${what}: an error carries no data`);
 }
 

@@ -82,6 +82,16 @@ function requestBody(r: RouteDef): JsonObject | undefined {
 
 function responses(r: RouteDef): JsonObject {
   const write = r.method !== 'GET';
+  if ('file' in r.answer) {
+    const { contentType, description, headers } = r.answer.file;
+    const ok = {
+      description,
+      content: { [contentType]: { schema: { type: 'string' } } },
+      ...(headers === undefined ? {} : { headers }),
+    };
+    const errors = errorResponses(AUTH_ERRORS[r.auth](write), r.errors, INTERNAL_ERROR);
+    return { '200': ok, ...errors, ...r.otherResponses };
+  }
   if ('raw' in r.answer) {
     const ok = {
       description: r.answer.description,

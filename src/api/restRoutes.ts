@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { adminAccountRoutes } from './adminAccount.js';
 import { adminDappRoutes } from './adminDapps.js';
+import { adminLedgerRoutes } from './adminLedger.js';
 import { adminLifecycleEventRoutes } from './adminLifecycleEvents.js';
 import { adminPaymasterStatusRoutes } from './adminPaymasterStatus.js';
 import { adminPolicyRoutes } from './adminPolicies.js';
@@ -24,7 +25,8 @@ export type RestRouteDeps = RouteAuthDeps &
   Parameters<typeof adminSessionRoutes>[0] &
   Parameters<typeof adminPaymasterStatusRoutes>[0] &
   Parameters<typeof adminRequestLogRoutes>[0] &
-  Parameters<typeof adminLifecycleEventRoutes>[0];
+  Parameters<typeof adminLifecycleEventRoutes>[0] &
+  Parameters<typeof adminLedgerRoutes>[0];
 
 /**
  * Every declared REST route, in one explicit list (no autoload): the app registers them, /openapi.json
@@ -45,6 +47,7 @@ export function restRoutes(deps: RestRouteDeps): readonly RouteDef[] {
     ...adminPaymasterStatusRoutes(deps),
     ...adminRequestLogRoutes(deps),
     ...adminLifecycleEventRoutes(deps),
+    ...adminLedgerRoutes(deps),
   ];
   // Built once, at start-up: a declaration the document cannot describe fails here, not on a request.
   document = buildOpenApiDocument(routes);

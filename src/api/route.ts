@@ -28,7 +28,9 @@ type HandlerResult<R> = (R extends z.ZodType ? z.input<R> : undefined) | Fastify
 /** The 200 answer: the envelope `{statusCode, message, data?}`, or (service routes) a plain JSON body. */
 export type Answer<R extends z.ZodType | undefined> =
   | { readonly envelope: string; readonly data?: R; readonly headers?: JsonObject }
-  | { readonly raw: R & z.ZodType; readonly description: string };
+  | { readonly raw: R & z.ZodType; readonly description: string }
+  /** A body that is not JSON (a CSV export), streamed by the handler, which answers on its own (returns the reply). */
+  | { readonly file: { readonly contentType: string; readonly description: string; readonly headers?: JsonObject } };
 
 export type HandlerContext<A extends AuthKind, P, Q, B> = AuthContexts[A] & {
   readonly req: FastifyRequest;
@@ -141,6 +143,7 @@ export function route<
         body: parse<Out<B>>(spec.body, () => bodyObject(req.body)),
       });
       if (result === reply || 'raw' in spec.answer) return result;
+      if ('file' in spec.answer) throw new Error(`${spec.method} ${spec.path}: a file answer must send the reply`);
       return sendOk(reply, spec.answer.envelope, result);
     },
   };

@@ -9,6 +9,7 @@ import { createDappRepository, type DappRepository } from './dappRepository.js';
 import { type DatabaseHandle, type DatabaseKind, type OpenDatabaseOptions, openDatabase } from './database.js';
 import { createEventEndpointRepository, type EventEndpointRepository } from './eventEndpointRepository.js';
 import { createFollowerLease, type FollowerLease } from './followerLease.js';
+import { createLedgerQueryRepository, type LedgerQueryRepository } from './ledgerQueryRepository.js';
 import { createLifecycleEventRepository, type LifecycleEventRepository } from './lifecycleEventRepository.js';
 import { createPolicyRepository, type PolicyRepository } from './policyRepository.js';
 import { createRequestLogRepository, type RequestLogRepository } from './requestLogRepository.js';
@@ -35,6 +36,8 @@ export interface Store {
   readonly requestLog: RequestLogRepository;
   readonly policies: PolicyRepository;
   readonly spendLedger: SpendLedgerRepository & UserOpSettlement;
+  /** The itemized ledger's reads of the spend ledger (docs/guides/ledger.md). */
+  readonly ledger: LedgerQueryRepository;
   /** How far the settlement follower has read each chain's EntryPoint logs (src/settlement/). */
   readonly chainCursors: ChainCursorRepository;
   /** Spent sponsorship-token ids, the jti replay store (src/sponsorshipTokens/replayStore.ts). */
@@ -90,6 +93,7 @@ export function createStore(handle: DatabaseHandle): Store {
     requestLog: createRequestLogRepository(db, handle.sqlite),
     policies: createPolicyRepository(db, { sqlite: handle.sqlite, pgPool: handle.pgPool }),
     spendLedger: withUserOpSettlement(db, handle.kind, createSpendLedgerRepository(db, handle.kind, handle.sqlite)),
+    ledger: createLedgerQueryRepository(db, handle.kind),
     chainCursors: createChainCursorRepository(db),
     sponsorshipTokenUses: createSponsorshipTokenUseRepository(db),
     lifecycleEvents: createLifecycleEventRepository(db, handle.kind),
