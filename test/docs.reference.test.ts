@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { commands as accountCommands } from '../src/cli/commands.js';
+import { ledgerCommands } from '../src/cli/ledgerCommands.js';
 import { masterKeyCommands } from '../src/cli/masterKeyCommands.js';
 import { ownerCommands } from '../src/cli/ownerCommands.js';
 import { paymasterCommands } from '../src/cli/paymasterCommands.js';
@@ -142,6 +143,7 @@ describe('docs/reference/cli.md', () => {
         ...paymasterCommands,
         ...ownerCommands,
         ...policyCommands,
+        ...ledgerCommands,
         ...restrictCommands,
       }),
     );

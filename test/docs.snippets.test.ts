@@ -6,6 +6,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { z } from 'zod';
 import { commands as accountCommands } from '../src/cli/commands.js';
+import { ledgerCommands } from '../src/cli/ledgerCommands.js';
 import { runCli } from '../src/cli/main.js';
 import { masterKeyCommands } from '../src/cli/masterKeyCommands.js';
 import { ownerCommands } from '../src/cli/ownerCommands.js';
@@ -34,6 +35,7 @@ const KNOWN_COMMANDS = new Set([
     ...paymasterCommands,
     ...ownerCommands,
     ...policyCommands,
+    ...ledgerCommands,
     ...restrictCommands,
     ...signerCommands,
   }),

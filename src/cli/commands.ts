@@ -7,6 +7,7 @@ import type { Config } from '../config/config.js';
 import { dappLimitsToJson } from '../config/dappLimits.js';
 import { ValidationError } from '../errors/PatronError.js';
 import type { PolicyService } from '../policies/policyService.js';
+import type { LedgerQueryRepository } from '../store/ledgerQueryRepository.js';
 import type { Account } from '../store/records.js';
 import type { SealedSecretsRepository } from '../store/sealedSecretsRepository.js';
 import { type CliIo, printResult, table } from './cliOutput.js';
@@ -18,6 +19,8 @@ export interface CommandContext {
   readonly sessions: SessionService;
   /** dApps' sponsorship policies (policyCommands.ts). */
   readonly policies: PolicyService;
+  /** The itemized ledger's reads (ledgerCommands.ts). */
+  readonly ledger: LedgerQueryRepository;
   /** The master key the command runs with (checked against the database), how it was given, and what it seals. */
   readonly masterKey: { readonly key: Buffer; readonly source: string; readonly secrets: SealedSecretsRepository };
   /** Where the running service answers (PATRON_PUBLIC_URL, else HOST:PORT), for commands that call it. */
@@ -273,6 +276,10 @@ export const USAGE = `Usage: patron <command> [options] [--json]
   policies update --dapp DAPP_ID --id POLICY_ID [--name N] [--active true|false] [--rules JSON | --rules-file PATH]
   policies delete --dapp DAPP_ID --id POLICY_ID
   policies usage  --dapp DAPP_ID --id POLICY_ID [--sender 0x…] [--user SUB]   each cap's window: used, reserved, limit
+  ledger list     --dapp DAPP_ID [filters] [--limit N] [--cursor C]   signed sponsorships, newest first
+  ledger stats    --dapp DAPP_ID [filters] [--group-by day|policy|user|chain[,…]]   count, reserved, settled wei, USD
+  ledger export   --dapp DAPP_ID [filters] [--out FILE]   the ledger as CSV (stdout without --out)
+       filters: --from DATE --to DATE --policy ID --sender 0x… --user SUB --status S --chain ID
   master-key generate                                 prints a fresh key for PATRON_MASTER_KEY
   master-key rotate                                   re-encrypts every secret with PATRON_NEW_MASTER_KEY (stop the service first)
 

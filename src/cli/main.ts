@@ -11,6 +11,7 @@ import { createPolicyService } from '../policies/policyService.js';
 import { openStore, type Store } from '../store/store.js';
 import type { CliIo } from './cliOutput.js';
 import { commands as accountCommands, USAGE } from './commands.js';
+import { ledgerCommands } from './ledgerCommands.js';
 import { generateMasterKey, masterKeyCommands } from './masterKeyCommands.js';
 import { ownerCommands } from './ownerCommands.js';
 import { paymasterCommands } from './paymasterCommands.js';
@@ -52,6 +53,7 @@ export async function runCli(args: {
     signerCommands[name] ??
     policyCommands[name] ??
     restrictCommands[name] ??
+    ledgerCommands[name] ??
     masterKeyCommands[name];
   if (parsed.values.help === true || parsed.positionals.length === 0) {
     io.stdout(USAGE);
@@ -122,6 +124,7 @@ export async function runCli(args: {
       accounts,
       sessions,
       policies,
+      ledger: store.ledger,
       masterKey: { key: masterKey, source, secrets: store.sealedSecrets },
       io,
       json,
@@ -187,6 +190,12 @@ function parse(argv: readonly string[]) {
       bundler: { type: 'string' },
       factory: { type: 'string' },
       'webhook-data': { type: 'string' },
+      from: { type: 'string' },
+      status: { type: 'string' },
+      policy: { type: 'string' },
+      'group-by': { type: 'string' },
+      limit: { type: 'string' },
+      cursor: { type: 'string' },
     },
   });
 }

@@ -25,7 +25,6 @@ export function userCapInstance(store: Store): UserCapInstance {
   const service = createPolicyService({ store, cache: { ttlMs: 0, maxEntries: 10 }, now, maxPoliciesPerDapp: 20 });
   const gate = createPolicyGate({
     policiesOf: (dappId, options) => service.policiesOf(dappId, options),
-    policyVersion: (dappId) => store.policies.version(dappId),
     ledger: store.spendLedger,
     nativeUsdMicros: () => USER_CAP_PRICE_MICRO_USD,
     now,
