@@ -22,7 +22,14 @@ async function cli(argv: readonly string[]) {
   const code = await runCli({
     argv,
     env: CLI_ENV,
-    io: { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) },
+    io: {
+      stdout: (t) => {
+        stdout += t;
+      },
+      stderr: (t) => {
+        stderr += t;
+      },
+    },
     store,
     masterKey: TEST_MASTER_KEY,
   });

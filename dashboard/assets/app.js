@@ -4,6 +4,7 @@ import { announce, clear, h, notice } from './dom.js';
 import { renderAccount } from './pageAccount.js';
 import { renderDapp } from './pageDapp.js';
 import { renderDapps } from './pageDapps.js';
+import { renderLedger } from './pageLedger.js';
 import { renderLog } from './pageLog.js';
 import { renderLogin } from './pageLogin.js';
 import { renderStatus } from './pageStatus.js';
@@ -31,6 +32,7 @@ const ROUTES = [
   [/^\/account$/, renderAccount, 'account'],
   [/^\/dapps$/, renderDapps, 'dapps'],
   [/^\/dapps\/([0-9a-fA-F-]{36})$/, renderDapp, 'dapps'],
+  [/^\/dapps\/([0-9a-fA-F-]{36})\/ledger$/, renderLedger, 'dapps'],
   [/^\/log$/, renderLog, 'log'],
   [/^\/status$/, renderStatus, 'status'],
 ];

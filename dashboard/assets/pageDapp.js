@@ -163,6 +163,8 @@ export async function renderDapp(main, ctx) {
       h('span', { className: 'mono' }, dapp.dappId),
       ' · ',
       h('a', { href: `${ctx.base}/log?dappId=${dapp.dappId}`, 'data-link': true }, 'Request log'),
+      ' · ',
+      h('a', { href: `${ctx.base}/dapps/${dapp.dappId}/ledger`, 'data-link': true }, 'Ledger'),
     ),
     h('section', { 'aria-labelledby': 'key-h' }, h('h2', { id: 'key-h' }, 'API key'), keyBox),
     restrictions,

@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { setTenantPassword, TEST_PASSWORD } from './helpers/dashboardSession.js';
+import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
+
+/**
+ * The ledger page (dashboard/assets/pageLedger.js) in a real browser against the real service on 127.0.0.1, at
+ * 1280 and 390 px: the spend chart per day and policy, the list and its "More", a sender's and a user's history by
+ * clicking them, and the CSV link carrying the filters. Rows are written through the spend ledger's own writes.
+ */
+const CHROMIUM = process.env.PATRON_CHROMIUM ?? '/usr/bin/chromium';
+const ARTIFACTS = path.resolve(import.meta.dirname, '..', 'test-artifacts', 'dashboard');
+const skip = fs.existsSync(CHROMIUM)
+  ? false
+  : `${CHROMIUM} is missing: install Debian's chromium (.ci/run does) to run the browser tests`;
+const ALICE = '0xa11ce00000000000000000000000000000000001';
+const BOB = '0xb0b0000000000000000000000000000000000002';
+const DAY = 86_400_000;
+
+let ctx: TestContext;
+let tenant: Tenant;
+let browser: Browser;
+let page: Page;
+let base: string;
+
+before(async () => {
+  if (skip !== false) return;
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  ctx = await createTestContext();
+  tenant = await createTenant(ctx.deps, 'ledger-owner@example.com');
+  await setTenantPassword(ctx.deps, tenant);
+  const policy = await ctx.deps.policies.create({ dappId: tenant.dappId, name: 'Daily gas', rules: {} });
+  const ledger = ctx.deps.store.spendLedger;
+  const now = Date.now();
+  // 70 ops over the last 5 days (more than a page of 50): Alice's with the policy, Bob's without, all settled.
+  for (let i = 0; i < 70; i++) {
+    const id = `31337:0x${i.toString(16).padStart(64, '0')}`;
+    const alice = i % 2 === 0;
+    await ledger.reserve({
+      id,
+      dappId: tenant.dappId,
+      chainId: 31337,
+      userOpHash: id.slice(6),
+      charges: [],
+      expiresAt: now + 600_000,
+      now: now - (i % 5) * DAY - i * 1000,
+      item: {
+        sender: alice ? ALICE : BOB,
+        user: alice ? 'alice@example.com' : 'bob@example.com',
+        policyIds: alice ? [policy.id] : [],
+        worstCaseWei: 10n ** 15n,
+      },
+    });
+    await ledger.settle({
+      id,
+      actualWei: 4n * 10n ** 14n + BigInt(i),
+      actualUsdMicros: 1_000_000n,
+      now,
+      included: { txHash: `0x${'ee'.repeat(32)}`, success: true },
+    });
+  }
+  await ctx.app.listen({ host: '127.0.0.1', port: 0 });
+  base = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-dev-shm-usage',
+    ],
+  });
+  page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
+  page.setDefaultTimeout(15_000);
+});
+after(async () => {
+  if (skip !== false) return;
+  await browser?.close();
+  await ctx?.close();
+});
+
+const rows = () => page.locator('#ledger tbody tr');
+const shot = (name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+
+async function fits(): Promise<void> {
+  const m = await page.evaluate<{ page: number; viewport: number }>(
+    '({ page: document.documentElement.scrollWidth, viewport: window.innerWidth })',
+  );
+  assert.ok(m.page <= m.viewport, `the page (${m.page} px) is no wider than the window (${m.viewport})`);
+}
+
+test('the ledger page: chart, list, More, a sender and a user history, CSV', { skip, timeout: 90_000 }, async (t) => {
+  await t.test('from the dApp page to its ledger', async () => {
+    await page.goto(`${base}/dashboard/login`);
+    await page.fill('#email', tenant.email);
+    await page.fill('#password', TEST_PASSWORD);
+    await page.click('button[type=submit]');
+    await page.waitForURL(/\/dashboard\/dapps$/);
+    await page.goto(`${base}/dashboard/dapps/${tenant.dappId}`);
+    await page.getByRole('link', { name: 'Ledger' }).click();
+    await page.waitForURL(/\/ledger$/);
+    assert.equal(await page.locator('main h1').textContent(), 'Ledger: Test dApp');
+  });
+
+  await t.test('the chart shows settled spend per day, one colour per policy', async () => {
+    const chart = page.locator('svg.chart');
+    await chart.waitFor();
+    assert.equal(await chart.locator('g[data-day]').count(), 5, 'five days');
+    const fills = new Set(
+      await chart.locator('rect.ledger-bar').evaluateAll((rs) => rs.map((r) => r.getAttribute('fill'))),
+    );
+    assert.equal(fills.size, 2, 'the policy and "no policy"');
+    assert.match((await page.locator('ul.legend').textContent()) ?? '', /Daily gas[\s\S]*no policy/);
+    assert.match((await page.locator('#ledger-total').textContent()) ?? '', /^70 sponsorships/);
+  });
+
+  await t.test('the list pages with More', async () => {
+    assert.equal(await rows().count(), 50);
+    await page.getByRole('button', { name: 'More' }).click();
+    await page.waitForFunction("document.querySelectorAll('#ledger tbody tr').length === 70");
+    assert.equal(await page.getByRole('button', { name: 'More' }).isHidden(), true, 'no more after the last page');
+    await fits();
+    await shot('ledger-1280');
+  });
+
+  await t.test("clicking a sender shows that sender's history, and the CSV link follows", async () => {
+    await rows().locator('td.sender button', { hasText: '0xb0b0' }).first().click();
+    await page.waitForFunction("document.querySelectorAll('#ledger tbody tr').length === 35");
+    assert.match((await page.locator('#ledger-history').textContent()) ?? '', new RegExp(`History of sender ${BOB}`));
+    assert.match(page.url(), new RegExp(`sender=${BOB}`));
+    const senders = new Set(
+      await rows()
+        .locator('td.sender button')
+        .evaluateAll((bs) => bs.map((b) => b.getAttribute('title'))),
+    );
+    assert.equal(senders.size, 1);
+    const href = await page.locator('#ledger-csv').getAttribute('href');
+    assert.ok(href?.includes(`sender=${BOB}`), String(href));
+    const csv = await page.evaluate<string, string>((u) => fetch(u).then((r) => r.text()), href ?? '');
+    assert.equal(csv.split('\r\n').length, 37, 'the header, 35 rows, the last line end');
+  });
+
+  await t.test("a user's history, at 390 px", async () => {
+    await page.goto(`${base}/dashboard/dapps/${tenant.dappId}/ledger`);
+    await page.setViewportSize({ width: 390, height: 844 });
+    await rows().first().waitFor();
+    await rows().locator('td.user button', { hasText: 'alice@example.com' }).first().click();
+    await page.waitForFunction("document.querySelectorAll('#ledger tbody tr').length === 35");
+    assert.match((await page.locator('#ledger-history').textContent()) ?? '', /History of user alice@example.com/);
+    const users = new Set(await rows().locator('td.user').allTextContents());
+    assert.deepEqual([...users], ['alice@example.com']);
+    await fits();
+    await shot('ledger-390');
+  });
+});
