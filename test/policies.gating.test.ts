@@ -385,7 +385,6 @@ describe('the cache', () => {
     const policy = policyOf({ senders: { block: [holder] }, nft: { standard: 'erc721', contract: c.nft } });
     const gate = createPolicyGate({
       policiesOf: async () => ({ policies: [policy], version: 1 }),
-      policyVersion: async () => 1,
       ledger: {
         reserve: async () => ({ ok: true }),
         counters: async () => new Map(),
