@@ -9,6 +9,7 @@ import { createRequestLogRecorder, type RequestLogSink } from '../src/requestLog
 import { inThreadWriter } from '../src/requestLog/requestLogWriter.js';
 import { handleJsonRpc } from '../src/rpc/handleJsonRpc.js';
 import { defineRpcMethod, type RpcContext, type RpcMethod } from '../src/rpc/rpcMethod.js';
+import type { SponsorshipTokenGate } from '../src/sponsorshipTokens/sponsorshipTokenGate.js';
 import { openStore } from '../src/store/store.js';
 
 /**
@@ -40,7 +41,7 @@ const methods = new Map<string, RpcMethod>([['pm_bench', method]]);
 const free = () => Promise.resolve();
 const ctx: RpcContext = {
   spend: { call: free, simulation: free, webhookCalls: free },
-  caller: { origin: undefined, ip: '127.0.0.1' },
+  caller: { origin: undefined, ip: '127.0.0.1', authorization: undefined },
   dapp: {
     id: '7238fa04-f236-4db5-86f5-b557a495546b',
     accountId: '11111111-f236-4db5-86f5-b557a495546b',
@@ -62,9 +63,11 @@ const ctx: RpcContext = {
   bounds: DEFAULT_SIGNING_BOUNDS,
   sponsorship: {} as SponsorshipService,
   tokens: {} as TokenPaymasterService,
-  // As paymasterRpc.ts builds it: the observers' slot reserved.
+  tokenGate: {} as SponsorshipTokenGate,
+  // As paymasterRpc.ts builds it: the per-call slots reserved.
   urlEntryPointVersion: '0.6',
   report: undefined,
+  token: undefined,
 };
 const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'pm_bench', params: [] });
 const context = async () => ctx;

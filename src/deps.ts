@@ -49,6 +49,8 @@ import { inThreadWriter } from './requestLog/requestLogWriter.js';
 import type { OnCall } from './rpc/callReport.js';
 import { type Settlement, settlementOff, startSettlement } from './settlement/settlementService.js';
 import type { SolvencyGuard } from './solvency/solvencyGuard.js';
+import { buildSponsorshipTokens } from './sponsorshipTokens/buildSponsorshipTokens.js';
+import type { SponsorshipTokenGate } from './sponsorshipTokens/sponsorshipTokenGate.js';
 import { openStore, type Store } from './store/store.js';
 import { devChainTokenSettings } from './tokens/devChainTokens.js';
 import { type ChainTokenSettings, createTokenCatalog, type TokenCatalog } from './tokens/tokenCatalog.js';
@@ -101,6 +103,8 @@ export interface Deps {
   readonly metrics: PatronMetrics | undefined;
   /** The dApps' lifecycle events: endpoint settings and the outbox's background deliverer. */
   readonly lifecycleEvents: LifecycleEvents;
+  /** The dApps' sponsorship tokens on the paymaster path (docs/guides/sponsorship-tokens.md). */
+  readonly tokenGate: SponsorshipTokenGate;
   readonly now: () => number;
   close(): Promise<void>;
 }
@@ -345,6 +349,13 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     chainReads,
     gatingReads,
   });
+  const tokenGate = buildSponsorshipTokens({
+    replay: store.sponsorshipTokenUses,
+    crypto: crypto.backend,
+    resolve,
+    allowPrivate: config.allowPrivateWebhookUrls,
+    maxLifetimeSeconds: config.sponsorshipTokenMaxLifetimeSeconds,
+  });
   const sessions = createSessionService({
     store,
     now,
@@ -494,6 +505,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     signerWatch: observability.signerWatch,
     metrics: observability.metrics,
     lifecycleEvents,
+    tokenGate,
     // With the request log off (retention 0) no entry is built for a call only to be dropped.
     onCall: observability.onCall(
       lifecycleEvents.onCall,

@@ -9,7 +9,8 @@ import type { RequestLimits } from '../rateLimit/requestLimits.js';
 import type { OnCall } from '../rpc/callReport.js';
 import { handleJsonRpc } from '../rpc/handleJsonRpc.js';
 import { PAYMASTER_METHODS } from '../rpc/registry.js';
-import type { RpcContext } from '../rpc/rpcMethod.js';
+import type { CallerFacts, RpcContext } from '../rpc/rpcMethod.js';
+import type { SponsorshipTokenGate } from '../sponsorshipTokens/sponsorshipTokenGate.js';
 import { setJsonRpcErrorHandler } from './jsonRpcErrorHandler.js';
 import { REST_UNDER_JSON_RPC } from './jsonRpcPaths.js';
 
@@ -48,6 +49,8 @@ export interface PaymasterRpcDeps {
   readonly onCall?: OnCall | undefined;
   /** The rate limits: per client IP before the key is looked up, then the dApp's budgets. */
   readonly limits: RequestLimits;
+  /** The dApps' sponsorship tokens (sponsorshipTokens/sponsorshipTokenGate.ts). */
+  readonly tokenGate: SponsorshipTokenGate;
 }
 
 /**
@@ -71,10 +74,12 @@ export function registerPaymasterRpcRoutes(app: FastifyInstance, deps: Paymaster
         const { chainId, apiKey } = req.params;
         const ip = req.ip;
         const origin = req.headers.origin;
+        const authorization = req.headers.authorization;
+        const caller = { origin, ip, authorization };
         const out = await handleJsonRpc({
           body: typeof req.body === 'string' ? req.body : '',
           methods: PAYMASTER_METHODS,
-          context: () => resolveContext({ deps, chainIdText: chainId, apiKey, ip, origin, entryPointVersion }),
+          context: () => resolveContext({ deps, chainIdText: chainId, apiKey, caller, entryPointVersion }),
           log: req.log,
           admit: () => deps.limits.paymasterCall(ip),
           ...(deps.onCall === undefined ? {} : { onCall: deps.onCall }),
@@ -94,8 +99,7 @@ async function resolveContext(args: {
   deps: PaymasterRpcDeps;
   chainIdText: string;
   apiKey: string;
-  ip: string;
-  origin: string | undefined;
+  caller: CallerFacts;
   entryPointVersion: EntryPointVersion;
 }): Promise<RpcContext> {
   const dapp = await args.deps.accounts.resolveApiKey(args.apiKey);
@@ -105,7 +109,7 @@ async function resolveContext(args: {
   if (!dapp.chainIds.includes(chainId)) throw new ChainNotServedError(`This dApp does not serve chain ${chainId}`);
   const chain = args.deps.chains.get(chainId);
   if (chain === undefined) throw new ChainNotServedError(`Chain ${chainId} is not configured on this Patron`);
-  // `report: undefined` reserves the observers' slot (see RpcContext.report).
+  // `report: undefined` and `token: undefined` reserve the per-call slots (see RpcContext.report).
   return {
     dapp,
     chain: forEntryPointVersion(chain, args.entryPointVersion) ?? chain,
@@ -113,8 +117,10 @@ async function resolveContext(args: {
     bounds: args.deps.bounds(dapp.limits, chainId),
     sponsorship: args.deps.sponsorship,
     tokens: args.deps.tokenPaymaster,
-    caller: { origin: args.origin, ip: args.ip },
-    spend: args.deps.limits.dappSpend({ dappId: dapp.id, override: dapp.limits.rateLimits, ip: args.ip }),
+    tokenGate: args.deps.tokenGate,
+    caller: args.caller,
+    spend: args.deps.limits.dappSpend({ dappId: dapp.id, override: dapp.limits.rateLimits, ip: args.caller.ip }),
     report: undefined,
+    token: undefined,
   };
 }

@@ -57,6 +57,11 @@ const envSchema = z.object({
   PATRON_ALLOW_PRIVATE_WEBHOOKS: booleanFromEnv('PATRON_ALLOW_PRIVATE_WEBHOOKS'),
   PATRON_WEBHOOK_TIMEOUT_MS: integerFromEnv('PATRON_WEBHOOK_TIMEOUT_MS', 100, 30_000),
   PATRON_WEBHOOK_DNS_CACHE_SECONDS: integerFromEnv('PATRON_WEBHOOK_DNS_CACHE_SECONDS', 0, 3600),
+  PATRON_SPONSORSHIP_TOKEN_MAX_LIFETIME_SECONDS: integerFromEnv(
+    'PATRON_SPONSORSHIP_TOKEN_MAX_LIFETIME_SECONDS',
+    10,
+    86_400,
+  ),
   PATRON_DEV_CHAIN: booleanFromEnv('PATRON_DEV_CHAIN'),
   PATRON_WORKERS: integerFromEnv('PATRON_WORKERS', 1, 64),
   PATRON_CHAINS: chainsFromEnv,
@@ -116,6 +121,11 @@ export interface Config {
   readonly webhookDnsCacheMs: number;
   /** Largest webhook answer read, in bytes; a larger one fails the check. */
   readonly webhookMaxResponseBytes: number;
+  /**
+   * The longest a dApp's sponsorship token may still be valid when it arrives (its `exp` at most this far from
+   * now): a stolen token is worth this long at most (docs/guides/sponsorship-tokens.md).
+   */
+  readonly sponsorshipTokenMaxLifetimeSeconds: number;
   /** Create a demo account and dApp on first start (embedded defaults only). */
   readonly demo: boolean;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -224,6 +234,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     webhookTimeoutMs: e.PATRON_WEBHOOK_TIMEOUT_MS ?? 2000,
     webhookDnsCacheMs: (e.PATRON_WEBHOOK_DNS_CACHE_SECONDS ?? 30) * 1000,
     webhookMaxResponseBytes: 64 * 1024,
+    sponsorshipTokenMaxLifetimeSeconds: e.PATRON_SPONSORSHIP_TOKEN_MAX_LIFETIME_SECONDS ?? 600,
     demo: e.PATRON_DEMO ?? (!production && storage.kind === 'sqlite'),
     logLevel: e.LOG_LEVEL ?? 'info',
     bodyLimitBytes: 64 * 1024,

@@ -41,7 +41,9 @@ export type PatronErrorCode =
   /** The paymaster no longer accepts this service's signing key (its owner removed it): nothing is signed for it. */
   | 'SIGNER_NOT_ACCEPTED'
   /** The dApp's owner does not let this caller (its origin, IP or method family) use the API key. */
-  | 'CALLER_NOT_ALLOWED';
+  | 'CALLER_NOT_ALLOWED'
+  /** The dApp requires a sponsorship token from its backend and this call has none, or one that does not hold. */
+  | 'SPONSORSHIP_TOKEN';
 
 export interface PatronErrorOptions {
   readonly details?: string;
@@ -339,5 +341,22 @@ export class CallerNotAllowedError extends PatronError {
       },
     });
     this.rule = args.rule;
+  }
+}
+
+/**
+ * The dApp's sponsorship token (docs/guides/sponsorship-tokens.md) is missing where the dApp requires one, or does
+ * not hold: `reason` is the refusal's stable name (sponsorshipTokens/tokenRefusal.ts, `token_required` for a
+ * missing one), in `data.reason` for the caller and in the request log and the metrics' rule; the message says what
+ * is wrong and never shows the token or key material.
+ */
+export class SponsorshipTokenError extends PatronError {
+  override name = 'SponsorshipTokenError' as const;
+  readonly reason: string;
+  constructor(args: { reason: string; message: string }) {
+    super('SPONSORSHIP_TOKEN', `Sponsorship token refused (${args.reason}): ${args.message}`, {
+      data: { reason: args.reason },
+    });
+    this.reason = args.reason;
   }
 }

@@ -1,6 +1,7 @@
 import { type CallOutcome, callOutcome } from '../rpc/callOutcome.js';
 import type { CallReport } from '../rpc/callReport.js';
 import { RPC } from '../rpc/rpcErrors.js';
+import { TOKEN_REFUSAL_REASONS } from '../sponsorshipTokens/tokenRefusal.js';
 
 /**
  * The labels of one finished JSON-RPC call, each from a fixed set, so a scrape's series are bounded however many
@@ -61,6 +62,8 @@ export const METRIC_RULES: ReadonlySet<string> = new Set([
   'origin',
   'ip',
   'method',
+  // the dApp's sponsorship tokens (sponsorshipTokens/tokenRefusal.ts), as token_<reason>
+  ...TOKEN_REFUSAL_REASONS.map((r) => `token_${r}`),
   // guards
   'chainFees',
   'solvency',
@@ -79,6 +82,10 @@ function bounded(value: string | undefined): string {
 
 function ruleOf(code: number, data: unknown): string {
   if (code === RPC.SPONSORSHIP_DENIED) return 'webhook_denied';
+  if (code === RPC.SPONSORSHIP_TOKEN) {
+    const reason = dataField(data, 'reason');
+    return bounded(reason === undefined ? undefined : `token_${reason}`);
+  }
   if (code === RPC.WEBHOOK_FAILED) {
     const reason = dataField(data, 'reason');
     return bounded(reason === undefined ? undefined : `webhook_${reason}`);

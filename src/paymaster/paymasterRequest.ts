@@ -5,6 +5,7 @@ import type { ChainReads } from '../chain/senderCode.js';
 import type { GatingReader } from '../policies/gatingRules.js';
 import { knownAccountsOf, resolveSenderAccount } from '../policies/knownAccounts.js';
 import type { PolicyRequest } from '../policies/policyGate.js';
+import type { TokenGrant } from '../sponsorshipTokens/tokenGrant.js';
 import type { PaymasterFields } from './entryPoints/entryPointModule.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
 
@@ -43,6 +44,8 @@ export function policyRequest(
     userOp: PartialUserOperation;
     sponsorshipPolicyId?: string | undefined;
     attestationUid?: Hex | undefined;
+    /** The dApp's verified sponsorship token, when the request carried one: its `sub` is the policies' `user`. */
+    token?: TokenGrant | undefined;
   },
   deps: { readonly chainReads: ChainReads; readonly gatingReads?: GatingReads | undefined },
 ): PolicyRequest {
@@ -52,6 +55,7 @@ export function policyRequest(
     dappId: req.dappId,
     chainId: req.chain.chainId,
     sender: req.userOp.sender,
+    user: req.token?.claims.sub,
     initCode: req.userOp.initCode,
     callData: req.userOp.callData,
     maxFeePerGas: req.userOp.maxFeePerGas,

@@ -1,4 +1,5 @@
 import { SponsorshipDeniedError, WebhookFailedError } from '../errors/PatronError.js';
+import { TOKEN_KEY, withoutCarriedToken } from '../sponsorshipTokens/tokenCarriers.js';
 import type { WebhookFailureReason } from '../webhooks/webhookCaller.js';
 import type { WebhookCheckResult } from '../webhooks/webhookCheck.js';
 import type { WebhookOperation } from '../webhooks/webhookOperation.js';
@@ -45,7 +46,8 @@ export async function approveByDappWebhooks(args: {
   const started = report === undefined ? 0 : performance.now();
   const verdict = await args.checkWebhooks({
     dappId: args.dappId,
-    webhookData: args.webhookData,
+    // The dApp's webhook never sees a sponsorship token (docs/guides/sponsorship-tokens.md), whatever the settings.
+    webhookData: Object.hasOwn(args.webhookData, TOKEN_KEY) ? withoutCarriedToken(args.webhookData) : args.webhookData,
     beforeCalls: (count) => args.spend.webhookCalls(count),
     operation: args.operation,
   });

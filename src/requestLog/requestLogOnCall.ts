@@ -78,6 +78,8 @@ function policyOf(
 }
 
 function reasonOf(error: RpcErrorObject): string {
+  // A token refusal's data.reason is a bare name (expired); its message names it and says what was wrong.
+  if (error.code === RPC.SPONSORSHIP_TOKEN) return error.message;
   const data = error.data;
   if (typeof data === 'object' && data !== null && 'reason' in data && typeof data.reason === 'string') {
     return data.reason;

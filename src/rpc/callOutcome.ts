@@ -5,7 +5,7 @@ import { RPC } from './rpcErrors.js';
  * How a finished paymaster call ended, the one split the request log and the metrics both report:
  * - `sponsored`: a signed paymasterAndData, whichever mode pays;
  * - `quoted`: answered without a usable signature (an ERC-20 fee quote, the ERC-7677 stub, the policies' dry run);
- * - `denied`: the request itself was refused (the key's caller restrictions, the webhook, a policy, the signing bounds, the solvency guard, the signer watch);
+ * - `denied`: the request itself was refused (the key's caller restrictions, the dApp's sponsorship token, the webhook, a policy, the signing bounds, the solvency guard, the signer watch);
  * - `error`: anything else, invalid params included.
  */
 export type CallOutcome = 'sponsored' | 'quoted' | 'denied' | 'error';
@@ -18,6 +18,7 @@ const DENIALS: ReadonlySet<number> = new Set([
   RPC.INSOLVENT,
   RPC.SIGNER_NOT_ACCEPTED,
   RPC.CALLER_NOT_ALLOWED,
+  RPC.SPONSORSHIP_TOKEN,
 ]);
 
 export function isDenial(code: number): boolean {

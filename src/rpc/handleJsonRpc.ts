@@ -1,6 +1,7 @@
 import { brokenCallerRule } from '../config/callerRestrictions.js';
 import { CallerNotAllowedError, RateLimitedError, ValidationError } from '../errors/PatronError.js';
 import type { RequestFact } from '../paymaster/requestFacts.js';
+import type { TokenGrant } from '../sponsorshipTokens/tokenGrant.js';
 import type { OnCall } from './callReport.js';
 import { RPC, type RpcErrorObject, toRpcError } from './rpcErrors.js';
 import type { RpcContext, RpcMethod } from './rpcMethod.js';
@@ -153,8 +154,12 @@ async function handleOne(
     const params = parseParams(method, req.params ?? []);
     ctx = await args.context();
     assertCallerAllowed({ ctx, method, params });
+    // The dApp's sponsorship token: after the caller checks, before the dApp's own budget and any work.
+    const token = ctx.dapp.sponsorshipTokens === undefined ? undefined : await admitToken({ ctx, method, params });
     await ctx.spend.call();
-    const result = await method.handler(params, onCall === undefined ? ctx : reporting(ctx, facts));
+    const callCtx =
+      onCall === undefined && token === undefined ? ctx : perCall(ctx, onCall === undefined ? undefined : facts, token);
+    const result = await method.handler(params, callCtx);
     if (onCall !== undefined) report({ onCall, ctx, method: req.method, facts, startedAt, result });
     return { response: { jsonrpc: '2.0', id, result }, status: 200 };
   } catch (err) {
@@ -184,12 +189,35 @@ function assertCallerAllowed<P>(args: { ctx: RpcContext; method: RpcMethod<P>; p
   if (rule !== undefined) throw new CallerNotAllowedError({ rule, family });
 }
 
-/** A per-call copy of the context whose facts go to this call's list (a copy: batch calls run concurrently). */
-function reporting(ctx: RpcContext, facts: RequestFact[]): RpcContext {
+/**
+ * The dApp's sponsorship token for a method on the sponsorship path (the dApp has token settings: the caller
+ * checked). Verified, not spent: the domain's signing step spends it (sponsorshipTokens/tokenGrant.ts).
+ */
+async function admitToken<P>(args: { ctx: RpcContext; method: RpcMethod<P>; params: P }) {
+  const { ctx, method } = args;
+  const settings = ctx.dapp.sponsorshipTokens;
+  if (settings === undefined || method.sponsorshipToken === undefined) return undefined;
+  return ctx.tokenGate.admit({
+    settings,
+    dappId: ctx.dapp.id,
+    chainId: ctx.chain.chainId,
+    authorization: ctx.caller.authorization,
+    carrier: method.sponsorshipToken(args.params),
+  });
+}
+
+/**
+ * A per-call copy of the context (a copy: batch calls run concurrently): its facts go to this call's list when
+ * anyone observes calls, and it carries this call's verified token.
+ */
+function perCall(ctx: RpcContext, facts: RequestFact[] | undefined, token: TokenGrant | undefined): RpcContext {
   const copy: { -readonly [K in keyof RpcContext]: RpcContext[K] } = { ...ctx };
-  copy.report = (fact) => {
-    facts.push(fact);
-  };
+  if (facts !== undefined) {
+    copy.report = (fact) => {
+      facts.push(fact);
+    };
+  }
+  copy.token = token;
   return copy;
 }
 

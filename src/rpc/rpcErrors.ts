@@ -23,6 +23,7 @@ export const RPC = {
   SPONSORSHIP_DENIED: -32010,
   WEBHOOK_FAILED: -32011,
   POLICY_DENIED: -32012,
+  SPONSORSHIP_TOKEN: -32013,
   SIMULATION_FAILED: -32020,
   TOKEN_PAYMENT: -32021,
   UNSUPPORTED: -32030,
@@ -61,6 +62,9 @@ const BY_DOMAIN_CODE: Record<PatronErrorCode, { code: number; http: number }> = 
   SIGNER_NOT_ACCEPTED: { code: RPC.SIGNER_NOT_ACCEPTED, http: 503 },
   // 403: the key is valid but this caller may not use it (the owner's origins, IP ranges, method families).
   CALLER_NOT_ALLOWED: { code: RPC.CALLER_NOT_ALLOWED, http: 403 },
+  // 401: the sponsorship token is the end user's credential for this call; missing or refused, the call is not
+  // authorised (a client can tell it from a bad API key, -32001, by the code and data.reason).
+  SPONSORSHIP_TOKEN: { code: RPC.SPONSORSHIP_TOKEN, http: 401 },
   // 429 with Retry-After: viem retries it (with backoff), which is what a client over its budget should do.
   RATE_LIMITED: { code: RPC.RATE_LIMITED, http: 429 },
   PAYLOAD_TOO_LARGE: { code: RPC.INVALID_REQUEST, http: 413 },

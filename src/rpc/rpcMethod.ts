@@ -6,6 +6,8 @@ import type { ReportFact } from '../paymaster/requestFacts.js';
 import type { SponsorshipService } from '../paymaster/sponsored/sponsorshipService.js';
 import type { TokenPaymasterService } from '../paymaster/token/tokenPaymasterService.js';
 import type { DappSpend } from '../rateLimit/requestLimits.js';
+import type { SponsorshipTokenGate, TokenCarrier } from '../sponsorshipTokens/sponsorshipTokenGate.js';
+import type { TokenGrant } from '../sponsorshipTokens/tokenGrant.js';
 import type { DappRecord } from '../store/records.js';
 
 /** What every method handler gets: the dApp and chain selected by the URL, and the domain services. */
@@ -22,6 +24,8 @@ export interface RpcContext {
   readonly bounds: SigningBounds;
   readonly sponsorship: SponsorshipService;
   readonly tokens: TokenPaymasterService;
+  /** Checks the dApp's sponsorship tokens (sponsorshipTokens/sponsorshipTokenGate.ts). */
+  readonly tokenGate: SponsorshipTokenGate;
   /** Who is calling, as the key's caller restrictions see it (config/callerRestrictions.ts). */
   readonly caller: CallerFacts;
   /** This dApp's rate limits for the client IP: each call, and the simulations and webhook calls it asks for. */
@@ -32,12 +36,20 @@ export interface RpcContext {
    * has the slot costs ~40 ns, one that gains a property ~900 ns (V8).
    */
   readonly report?: ReportFact | undefined;
+  /**
+   * This call's verified sponsorship token (docs/guides/sponsorship-tokens.md), set by handleJsonRpc on its per-call
+   * copy like `report` (builders set it to undefined up front, for the same reason); handlers pass it on to the
+   * domain, whose signing step spends it.
+   */
+  readonly token?: TokenGrant | undefined;
 }
 
 /** The request's `Origin` header (absent: undefined) and the client IP behind the trusted proxies (Fastify's req.ip). */
 export interface CallerFacts {
   readonly origin: string | undefined;
   readonly ip: string;
+  /** The request's `Authorization` header, one carrier of a sponsorship token (absent: undefined). */
+  readonly authorization: string | undefined;
 }
 
 /**
@@ -55,6 +67,11 @@ export interface RpcMethod<P = unknown> {
    * decides (ERC20 is `tokenQuotes`, whatever the method); undefined for a method of none (pm_supportedEntryPoints).
    */
   family(params: P): MethodFamily | undefined;
+  /**
+   * Where this call carries a sponsorship token (its context, its webhookData, its op's sender), for a method on
+   * the sponsorship path; absent for one that is not (pm_supportedEntryPoints), which no token setting gates.
+   */
+  readonly sponsorshipToken?: (params: P) => TokenCarrier;
   handler(params: P, ctx: RpcContext): Promise<unknown>;
 }
 

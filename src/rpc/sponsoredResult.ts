@@ -24,6 +24,7 @@ async function sponsored(userOp: PartialUserOperation, mode: ModeObject, ctx: Rp
     bounds: ctx.bounds,
     spend: ctx.spend,
     report: ctx.report,
+    token: ctx.token,
   });
   return biconomyPaymasterResult(s, 'SPONSORED', chain.entryPointVersion);
 }
@@ -50,6 +51,7 @@ export async function pimlicoSponsorUserOperation(
       tokenInfo: undefined,
       sponsorshipPolicyId: context.sponsorshipPolicyId,
       attestationUid: context.attestationUid,
+      sponsorshipToken: context.sponsorshipToken,
     };
     const paid = await tokenPaid(userOp, mode, { ...ctx, chain }, false, 'params[2]');
     return { ...gasLimitFields(paid), ...erc7677Fields(paid, chain.entryPointVersion) };
@@ -66,6 +68,7 @@ export async function pimlicoSponsorUserOperation(
     bounds: ctx.bounds,
     spend: ctx.spend,
     report: ctx.report,
+    token: ctx.token,
   });
   return { ...gasLimitFields(s), ...erc7677Fields(s, chain.entryPointVersion) };
 }
@@ -81,6 +84,7 @@ async function quotes(userOp: PartialUserOperation, mode: ModeObject, ctx: RpcCo
     expiryDuration: mode.expiryDuration,
     bounds: ctx.bounds,
     report: ctx.report,
+    token: ctx.token,
     spend: ctx.spend,
   });
   return biconomyQuotesResult(q);
@@ -143,6 +147,7 @@ export function tokenPaid(
     expiryDuration: mode.expiryDuration,
     bounds: ctx.bounds,
     report: ctx.report,
+    token: ctx.token,
     spend: ctx.spend,
     limitsMayChange,
   });

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { exportJWK, exportPKCS8, exportSPKI, generateKeyPair } from 'jose';
-import { dappTokenSettingsSchema, pemProblems } from './dappTokenSettings.js';
+import { dappTokenSettingsSchema } from '../config/sponsorshipTokenSettings.js';
+import { pemProblems } from './dappTokenSettings.js';
 
 describe("a dApp's sponsorship-token settings", () => {
   test('defaults: not required, no keys; required needs a key; ids are unique', () => {

@@ -1,7 +1,7 @@
 import type { Address } from 'viem';
+import type { RegisteredTokenKey } from '../config/registeredTokenKeys.js';
 import type { CryptoBackend } from '../crypto/cryptoBackend.js';
 import type { JwksCache } from './jwksCache.js';
-import type { RegisteredTokenKey } from './registeredKeys.js';
 import type { JtiReplayStore } from './replayStore.js';
 import { DEFAULT_CLOCK_SKEW_SECONDS, type TokenTimeRules, type TokenVerdict } from './sponsorshipClaims.js';
 import { VOUCHER_PREFIX, verifyVoucher } from './sponsorshipVoucher.js';

@@ -1,12 +1,12 @@
 import { createPublicKey } from 'node:crypto';
-import type { JwksCache } from './jwksCache.js';
 import {
   algorithmOfJwk,
   JWT_ALGORITHMS,
   type JwtAlgorithm,
   type PublicJwk,
   type RegisteredTokenKey,
-} from './registeredKeys.js';
+} from '../config/registeredTokenKeys.js';
+import type { JwksCache } from './jwksCache.js';
 import { checkTokenTimes, type TokenTimeRules, type TokenVerdict } from './sponsorshipClaims.js';
 import { firstIssue, jwtClaimsSchema } from './tokenClaimsSchema.js';
 import { refuse } from './tokenRefusal.js';

@@ -3,6 +3,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { z } from 'zod';
 import { type CallerRestrictionsDoc, callerRestrictionsColumn } from '../config/callerRestrictions.js';
 import { type DappLimits, dappLimitsSchema, dappLimitsToJson, NO_DAPP_LIMITS } from '../config/dappLimits.js';
+import { type DappTokenSettings, sponsorshipTokensColumn } from '../config/sponsorshipTokenSettings.js';
 import type { DappRecord } from './records.js';
 import type { DappsTable, Database } from './schema.js';
 
@@ -26,6 +27,13 @@ export interface DappRepository {
     accountId: string;
     dappId: string;
     restrictions: CallerRestrictionsDoc;
+    now: number;
+  }): Promise<DappRecord | undefined>;
+  /** Replaces the owner's sponsorship-token settings of a dApp of this account; undefined when none matched. */
+  setSponsorshipTokens(args: {
+    accountId: string;
+    dappId: string;
+    settings: DappTokenSettings;
     now: number;
   }): Promise<DappRecord | undefined>;
   replaceApiKey(args: {
@@ -53,6 +61,7 @@ const toDapp = (r: Selectable<DappsTable>): DappRecord => ({
   apiKeyCiphertext: r.api_key_ciphertext,
   limits: limitsColumn(r.limits),
   restrictions: callerRestrictionsColumn(r.caller_restrictions),
+  sponsorshipTokens: sponsorshipTokensColumn(r.sponsorship_tokens),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -138,6 +147,17 @@ export function createDappRepository(db: Kysely<Database>, sqlite?: BetterSqlite
       const res = await db
         .updateTable('dapps')
         .set({ caller_restrictions: JSON.stringify(restrictions), updated_at: now })
+        .where('id', '=', dappId)
+        .where('account_id', '=', accountId)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) > 0 ? findOwned(accountId, dappId) : undefined;
+    },
+    async setSponsorshipTokens({ accountId, dappId, settings, now }) {
+      // No key at all is stored as the default '{}': the dApp is back to "no tokens", one check on the hot path.
+      const text = settings.keys.length === 0 && !settings.required ? '{}' : JSON.stringify(settings);
+      const res = await db
+        .updateTable('dapps')
+        .set({ sponsorship_tokens: text, updated_at: now })
         .where('id', '=', dappId)
         .where('account_id', '=', accountId)
         .executeTakeFirst();

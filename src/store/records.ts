@@ -1,5 +1,6 @@
 import type { CallerRestrictions } from '../config/callerRestrictions.js';
 import type { DappLimits } from '../config/dappLimits.js';
+import type { DappTokenSettings } from '../config/sponsorshipTokenSettings.js';
 
 /** Domain records as the repositories return them (camelCase, booleans, parsed JSON). */
 
@@ -38,6 +39,11 @@ export interface DappRecord {
   readonly limits: DappLimits;
   /** Who may call its paymaster URL (the owner's origins, IP ranges, method families), compiled for the hot path. */
   readonly restrictions: CallerRestrictions;
+  /**
+   * Its sponsorship-token settings (docs/guides/sponsorship-tokens.md); undefined when it registered no key, the
+   * hot path's one check. Optional so records built elsewhere (tests, benches) need not name it.
+   */
+  readonly sponsorshipTokens?: DappTokenSettings | undefined;
   readonly createdAt: number;
   readonly updatedAt: number;
 }

@@ -3,6 +3,7 @@ import type { FeeOracle } from '../../chain/feeOracle.js';
 import type { CryptoBackend } from '../../crypto/cryptoBackend.js';
 import { OperationFieldError } from '../../errors/PatronError.js';
 import type { PolicyGate, PolicyRequest } from '../../policies/policyGate.js';
+import { assertTokenCalls, assertTokenCost } from '../../sponsorshipTokens/tokenGrant.js';
 import { finalUserOperation, gasLimitsOf, type SenderFacts } from '../entryPoints/entryPointModule.js';
 import { entryPointModule } from '../entryPoints/entryPointModules.js';
 import { DUMMY_PAYMASTER_SIGNATURE } from '../entryPoints/v07/patronPaymasterV07.js';
@@ -75,6 +76,7 @@ export function createParallelSigning(args: ParallelSigningArgs) {
         throw new OperationFieldError(missing, 'required with signingPhase "commit" (estimate on the stub first)');
       }
       const pass = await args.deps.policies.check(args.rulesRequest(req));
+      await assertTokenCalls({ grant: req.token, request: pass.request });
       const sender = await args.senderOf(req.chain, req.userOp);
       const ep = entryPointModule(req.chain.entryPointVersion);
       const window = await args.windowFor(req, fees.timestamp);
@@ -84,6 +86,8 @@ export function createParallelSigning(args: ParallelSigningArgs) {
       const gas = gasBoundsOf({ ep, op: req.userOp, paymasterGas, sender, fields, bounds: req.bounds });
       const worstCaseWei = ep.worstCaseCost(final, final.maxFeePerGas);
       assertGasWithinBounds({ gas, limits: final, worstCaseWei });
+      // A commit signs nothing: the token is checked here and spent by the finalize that signs.
+      assertTokenCost({ grant: req.token, worstCaseWei });
       await args.deps.policies.fits({ pass, worstCaseWei });
       // The signing step with a placeholder for the signer: the prefix comes out of the one encoder finalize uses.
       const committed = ep

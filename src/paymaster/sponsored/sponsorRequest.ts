@@ -2,6 +2,7 @@ import type { Hex } from 'viem';
 import type { ChainRuntime } from '../../chain/chainRegistry.js';
 import type { SigningBounds } from '../../config/boundsSettings.js';
 import { ValidationError } from '../../errors/PatronError.js';
+import type { TokenGrant } from '../../sponsorshipTokens/tokenGrant.js';
 import type { PartialUserOperation } from '../partialUserOperation.js';
 import type { ReportFact } from '../requestFacts.js';
 import type { SpendGuard } from '../spendGuard.js';
@@ -40,6 +41,8 @@ export interface SponsorRequest {
   readonly validityUnit?: ValidityUnit | undefined;
   /** EntryPoint v0.9: the signature in the `paymasterSignature` suffix, outside the userOpHash (parallel signing). */
   readonly signatureInSuffix?: boolean | undefined;
+  /** The dApp's verified sponsorship token: its bounds are checked, and the signing step spends it. */
+  readonly token?: TokenGrant | undefined;
 }
 
 /** A parallel-signing finalize: the op carries the paymaster fields a commit returned (parallelSigningCommitment.ts). */

@@ -6,6 +6,7 @@ import type { ChainReads } from '../../chain/senderCode.js';
 import type { SigningBounds } from '../../config/boundsSettings.js';
 import type { CryptoBackend } from '../../crypto/cryptoBackend.js';
 import type { PolicyGate, PolicyPass } from '../../policies/policyGate.js';
+import { assertTokenCalls, assertTokenCost, type TokenGrant } from '../../sponsorshipTokens/tokenGrant.js';
 import type { WebhookOperation } from '../../webhooks/webhookOperation.js';
 import {
   type EntryPointModule,
@@ -119,6 +120,8 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     const fees = await chainFees(deps.fees, req.chain);
     assertFeesWithinBounds(req.userOp, fees, req.bounds);
     const pass = await deps.policies.check(rulesRequest(req));
+    // The token's contracts bound, decoded as the policies decode (and with the sender they looked up).
+    await assertTokenCalls({ grant: req.token, request: pass.request });
     const resolving = senderOf(req.chain, req.userOp);
     const sender = resolving === undefined ? undefined : await resolving;
     // The gas work is done once: after the webhooks by default (an op they refuse costs no simulation), or
@@ -217,6 +220,10 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     deps.assertCanSign(req.chain);
     const ready = await prepare(req);
     const { final, pass, worstCaseWei, expiresAt } = ready;
+    assertTokenCost({ grant: req.token, worstCaseWei });
+    // Spent as late as can be before the signature: a webhook's denial, a failed simulation or a bound refused
+    // leaves the token usable; of two calls with one token, exactly one gets past here (one SQL upsert).
+    await req.token?.spend();
     const ep = entryPointModule(req.chain.entryPointVersion);
     const window = { validUntil: ready.validUntil, validAfter: ready.validAfter };
     const fields = await issueSignature(tail, {
@@ -292,6 +299,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     async validate(req: SponsorRequest): Promise<{ policies: readonly { id: string; name: string }[] }> {
       req.report?.({ kind: 'op', mode: 'SPONSORED', sender: req.userOp.sender });
       const { pass, worstCaseWei } = await prepare(req);
+      assertTokenCost({ grant: req.token, worstCaseWei });
       await deps.policies.fits({ pass, worstCaseWei });
       return { policies: pass.policies.map((p) => ({ id: p.id, name: p.name })) };
     },
@@ -307,12 +315,17 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       userOp: PartialUserOperation;
       sponsorshipPolicyId: string | undefined;
       attestationUid?: Hex | undefined;
+      token?: TokenGrant | undefined;
     }): Promise<void> {
       const pass = await deps.policies.check(rulesRequest(req));
+      await assertTokenCalls({ grant: req.token, request: pass.request });
       await senderOf(req.chain, req.userOp);
       const ep = entryPointModule(req.chain.entryPointVersion);
       const known = finalUserOperation(req.userOp, req.userOp, ep.paymasterGas('SPONSORED'));
-      await deps.policies.fits({ pass, worstCaseWei: ep.worstCaseCost(known, known.maxFeePerGas) });
+      // A lower bound of the final worst case (missing limits count as 0): above the token's bound, it is refused now.
+      const knownWorstCase = ep.worstCaseCost(known, known.maxFeePerGas);
+      assertTokenCost({ grant: req.token, worstCaseWei: knownWorstCase });
+      await deps.policies.fits({ pass, worstCaseWei: knownWorstCase });
     },
   };
 }

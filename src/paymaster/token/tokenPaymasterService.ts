@@ -11,6 +11,7 @@ import {
   UnsupportedError,
 } from '../../errors/PatronError.js';
 import type { PolicyPass } from '../../policies/policyGate.js';
+import { assertTokenCalls, assertTokenCost, type TokenGrant } from '../../sponsorshipTokens/tokenGrant.js';
 import type { ChainTokens } from '../../tokens/tokenCatalog.js';
 import {
   type Authorization,
@@ -25,7 +26,7 @@ import { signFields } from '../entryPoints/signFields.js';
 import { assertGasWithinBounds, assertPreVerificationGas, gasCapsFor } from '../gasBounds.js';
 import { maxBig } from '../maxBig.js';
 import type { PartialUserOperation } from '../partialUserOperation.js';
-import type { SponsoredUserOperation, SponsorshipPolicy } from '../paymasterRequest.js';
+import { policyRequest, type SponsoredUserOperation, type SponsorshipPolicy } from '../paymasterRequest.js';
 import type { IssuedSignature, ReportFact } from '../requestFacts.js';
 import { senderFactsResolver } from '../senderFacts.js';
 import type { PaymasterSigner } from '../signer/paymasterSigner.js';
@@ -109,6 +110,8 @@ export interface QuoteRequest {
   readonly report?: ReportFact | undefined;
   /** The request's budget for simulations. */
   readonly spend: SpendGuard;
+  /** The dApp's verified sponsorship token (quotes check its bounds, spend nothing). */
+  readonly token?: TokenGrant | undefined;
 }
 
 export interface TokenSponsorRequest {
@@ -132,6 +135,8 @@ export interface TokenSponsorRequest {
   readonly sponsorshipPolicyId?: string | undefined;
   /** The EAS attestation uid the context names, for a policy's attestation rule of mode 2. */
   readonly attestationUid?: Hex | undefined;
+  /** The dApp's verified sponsorship token: its bounds are checked, and the signing step spends it. */
+  readonly token?: TokenGrant | undefined;
 }
 
 export interface TokenSponsoredUserOperation extends SponsoredUserOperation {
@@ -259,6 +264,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         worstCaseWei: ep.worstCaseCost(gasValues, op.maxFeePerGas),
       });
       const priced = caps === undefined ? gasValues : { ...gasValues, gasCaps: caps };
+      assertTokenCost({ grant: req.token, worstCaseWei: ep.worstCaseCost(priced, op.maxFeePerGas) });
       return {
         paymasterAddress: req.chain.paymaster,
         maxChargeWei: ep.maxChargeWei(priced, op.maxFeePerGas),
@@ -283,6 +289,10 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       const op = req.userOp;
       const fees = await chainFees(deps.fees, chain);
       assertFeesWithinBounds(op, fees, req.bounds);
+      // The token's contracts bound before any simulation, decoded as a policy's allowlist decodes.
+      if (req.token?.claims.contracts !== undefined) {
+        await assertTokenCalls({ grant: req.token, request: policyRequest(req, deps.chainReads) });
+      }
       const ep = entryPointModule(chain.entryPointVersion);
       const paymasterGas = ep.paymasterGas('ERC20');
       const v = window(req.expiryDuration, fees.timestamp);
@@ -392,6 +402,9 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         });
       }
       const authorization: Authorization = { mode: 'ERC20', token: token.address, ...price, maxTokenCost, guaranteed };
+      // As the sponsored mode: the token's cost bound on the worst case, and its jti spent right before signing.
+      assertTokenCost({ grant: req.token, worstCaseWei });
+      await req.token?.spend();
       const fields = await issueSignature(tail, {
         chain,
         ep,

@@ -14,6 +14,8 @@ export const pimlico_getTokenQuotes = defineRpcMethod({
   method: 'pimlico_getTokenQuotes',
   params: tokenQuotesParams,
   family: () => 'tokenQuotes',
+  // No op and no context: only the Authorization header can carry the token here.
+  sponsorshipToken: () => ({ contextToken: undefined, webhookData: {}, sender: undefined }),
   async handler([{ tokens }, entryPoint, chainId], ctx) {
     const chain = entryPointChain(ctx, entryPoint, 'params[1]');
     assertUrlChainId(ctx, chainId, 'params[2]');

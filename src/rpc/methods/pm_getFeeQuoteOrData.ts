@@ -10,5 +10,10 @@ export const pm_getFeeQuoteOrData = defineRpcMethod({
   params: z.tuple([partialUserOperationSchema, modeObjectSchema], { error: 'must be [userOperation, modeObject]' }),
   fastParams: parseUserOperationAndModeFast,
   family: ([, mode]) => (mode.mode === 'ERC20' ? 'tokenQuotes' : 'sponsorship'),
+  sponsorshipToken: ([op, mode]) => ({
+    contextToken: mode.sponsorshipToken,
+    webhookData: mode.webhookData,
+    sender: op.sender,
+  }),
   handler: ([userOp, mode], ctx) => feeQuoteOrData(userOp, mode, ctx),
 });

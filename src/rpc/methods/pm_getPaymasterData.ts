@@ -21,6 +21,11 @@ export const pm_getPaymasterData = defineRpcMethod({
   params: erc7677Params,
   fastParams: erc7677ParamsFast,
   family: (params) => (params[3]?.mode === 'ERC20' ? 'tokenQuotes' : 'sponsorship'),
+  sponsorshipToken: ([op, , , context]) => ({
+    contextToken: context?.sponsorshipToken,
+    webhookData: context?.webhookData ?? {},
+    sender: op.sender,
+  }),
   async handler(params, ctx) {
     const { chain, mode } = erc7677Target(params, ctx);
     const v09 = v09Options({ chain, mode, method: 'pm_getPaymasterData' });
@@ -52,6 +57,7 @@ export const pm_getPaymasterData = defineRpcMethod({
       bounds: ctx.bounds,
       spend: ctx.spend,
       report: ctx.report,
+      token: ctx.token,
     };
     if (v09.signingPhase === 'commit') {
       const committed = await ctx.sponsorship.commit(request);

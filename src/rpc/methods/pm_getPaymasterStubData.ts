@@ -20,6 +20,11 @@ export const pm_getPaymasterStubData = defineRpcMethod({
   params: erc7677Params,
   fastParams: erc7677ParamsFast,
   family: (params) => (params[3]?.mode === 'ERC20' ? 'tokenQuotes' : 'sponsorship'),
+  sponsorshipToken: ([op, , , context]) => ({
+    contextToken: context?.sponsorshipToken,
+    webhookData: context?.webhookData ?? {},
+    sender: op.sender,
+  }),
   async handler(params, ctx) {
     const { chain, mode } = erc7677Target(params, ctx);
     const v09 = v09Options({ chain, mode, method: 'pm_getPaymasterStubData' });
@@ -35,6 +40,7 @@ export const pm_getPaymasterStubData = defineRpcMethod({
       userOp: params[0],
       sponsorshipPolicyId: mode.sponsorshipPolicyId,
       attestationUid: mode.attestationUid,
+      token: ctx.token,
     });
     // A commit's stub has the suffixed form's length: the preVerificationGas estimated on it holds for the final op.
     const fields = ctx.sponsorship.stubFields(chain, mode.expiryDuration, {

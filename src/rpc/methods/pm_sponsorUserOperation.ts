@@ -32,6 +32,10 @@ export const pm_sponsorUserOperation = defineRpcMethod({
     const erc20 = typeof second === 'string' ? context?.token !== undefined : second.mode === 'ERC20';
     return erc20 ? 'tokenQuotes' : 'sponsorship';
   },
+  sponsorshipToken: ([op, second, context]) =>
+    typeof second === 'string'
+      ? { contextToken: context?.sponsorshipToken, webhookData: context?.webhookData ?? {}, sender: op.sender }
+      : { contextToken: second.sponsorshipToken, webhookData: second.webhookData, sender: op.sender },
   handler: (params, ctx) => {
     const [userOp, second, context] = params;
     if (typeof second !== 'string') return sponsorUserOperation(userOp, second, ctx);

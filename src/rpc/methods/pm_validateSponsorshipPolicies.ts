@@ -28,6 +28,8 @@ export const pm_validateSponsorshipPolicies = defineRpcMethod({
     { error: 'must be [userOperation, entryPoint, sponsorshipPolicyIds]' },
   ),
   family: () => 'dryRun',
+  // No context: the Authorization header carries the token of a dry run.
+  sponsorshipToken: ([op]) => ({ contextToken: undefined, webhookData: {}, sender: op.sender }),
   async handler([userOp, entryPoint, ids], ctx) {
     const { chain } = erc7677Target([userOp, entryPoint, BigInt(ctx.chain.chainId)], ctx);
     let applying: readonly { id: string; name: string }[];
@@ -42,6 +44,7 @@ export const pm_validateSponsorshipPolicies = defineRpcMethod({
         bounds: ctx.bounds,
         spend: ctx.spend,
         report: ctx.report,
+        token: ctx.token,
       }));
     } catch (err) {
       if (err instanceof PolicyDeniedError || err instanceof SponsorshipDeniedError) return [];

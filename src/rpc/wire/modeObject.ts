@@ -19,6 +19,12 @@ const webhookDataSchema = z
     if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
   });
 
+/**
+ * The dApp backend's token for this call (docs/guides/sponsorship-tokens.md): a string, read and verified on the
+ * sponsorship path (sponsorshipTokens/tokenCarriers.ts); its length bound is the verifier's.
+ */
+const sponsorshipTokenSchema = z.string({ error: 'must be a string (the sponsorship token from the dApp backend)' });
+
 /** The policy a request names (Pimlico's and Alchemy's `sponsorshipPolicyId`); bounded, never echoed in full. */
 const sponsorshipPolicyIdSchema = z
   .string({ error: 'must be a string' })
@@ -68,6 +74,7 @@ export const modeObjectSchema = z
       sponsorshipPolicyId: sponsorshipPolicyIdSchema.optional(),
       token: address.optional(),
       attestationUid: attestationUidSchema.optional(),
+      sponsorshipToken: sponsorshipTokenSchema.optional(),
     },
     { error: 'must be a mode object' },
   )
@@ -91,6 +98,7 @@ function toModeObject(m: {
   sponsorshipPolicyId?: string | undefined;
   token?: Address | undefined;
   attestationUid?: Hex | undefined;
+  sponsorshipToken?: string | undefined;
 }) {
   return {
     mode: m.mode ?? (m.token === undefined ? undefined : ('ERC20' as const)),
@@ -101,6 +109,7 @@ function toModeObject(m: {
     sponsorshipPolicyId: m.sponsorshipPolicyId,
     token: m.token,
     attestationUid: m.attestationUid,
+    sponsorshipToken: m.sponsorshipToken,
   };
 }
 
@@ -149,6 +158,8 @@ export function parseModeObjectFast(v: unknown): ModeObject | undefined {
   if (policyId !== undefined && !(typeof policyId === 'string' && policyId.length > 0 && policyId.length <= 100)) {
     return undefined;
   }
+  const sponsorshipToken = v.sponsorshipToken;
+  if (sponsorshipToken !== undefined && typeof sponsorshipToken !== 'string') return undefined;
   const token = readOptionalAddress(v.token);
   const uid = v.attestationUid;
   if (uid !== undefined && !(typeof uid === 'string' && /^0x[0-9a-fA-F]{64}$/.test(uid))) return undefined;
@@ -168,6 +179,7 @@ export function parseModeObjectFast(v: unknown): ModeObject | undefined {
     sponsorshipPolicyId: policyId,
     token,
     attestationUid: uid === undefined ? undefined : (uid.toLowerCase() as Hex),
+    sponsorshipToken,
   });
 }
 

@@ -23,6 +23,10 @@ export const pimlicoContextSchema = z
         .positive({ error: 'must be a positive number of seconds' })
         .optional(),
       webhookData: z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }).optional(),
+      // The dApp backend's token (docs/guides/sponsorship-tokens.md), as in the ERC-7677 context.
+      sponsorshipToken: z
+        .string({ error: 'must be a string (the sponsorship token from the dApp backend)' })
+        .optional(),
     },
     { error: 'must be an object' },
   )

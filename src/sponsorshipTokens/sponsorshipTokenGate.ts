@@ -1,0 +1,127 @@
+import { createHash } from 'node:crypto';
+import type { Address } from 'viem';
+import type { DappTokenSettings } from '../config/sponsorshipTokenSettings.js';
+import type { JtiReplayStore } from './replayStore.js';
+import { DEFAULT_CLOCK_SKEW_SECONDS, type SponsorshipClaims } from './sponsorshipClaims.js';
+import type { SponsorshipTokenVerifier } from './sponsorshipTokenVerifier.js';
+import { readCarriedToken } from './tokenCarriers.js';
+import { type TokenGrant, tokenRefused } from './tokenGrant.js';
+import { refuse } from './tokenRefusal.js';
+
+/** Where a paymaster call carries a token (each method says: rpc/rpcMethod.ts `sponsorshipToken`). */
+export interface TokenCarrier {
+  /** The ERC-7677 context's (or mode object's, or Pimlico context's) `sponsorshipToken`. */
+  readonly contextToken: unknown;
+  readonly webhookData: Readonly<Record<string, unknown>>;
+  /** The op's sender, for the token's `sender` bound; undefined for a call without an op (pimlico_getTokenQuotes). */
+  readonly sender: Address | undefined;
+}
+
+export interface SponsorshipTokenGate {
+  /**
+   * The call's token, verified (signature, audience, times, the `sender` bound) but not spent: undefined when it
+   * carries none and the dApp does not require one. Throws SponsorshipTokenError (`token_required`, or the refusal).
+   */
+  admit(args: {
+    readonly settings: DappTokenSettings;
+    readonly dappId: string;
+    readonly chainId: number;
+    readonly authorization: string | undefined;
+    readonly carrier: TokenCarrier;
+  }): Promise<TokenGrant | undefined>;
+}
+
+interface Verified {
+  readonly dappId: string;
+  readonly chainId: number;
+  /** The settings object the token verified under: a new one (the owner changed keys) verifies again. */
+  readonly settings: DappTokenSettings;
+  readonly claims: SponsorshipClaims;
+}
+
+/** Verified tokens kept: a stub → data pair (and a quote → sponsor pair) checks the signature once. */
+export const VERIFIED_TOKEN_CACHE_ENTRIES = 10_000;
+
+/**
+ * The sponsorship path's token check (docs/guides/sponsorship-tokens.md). A verified token's claims are cached by
+ * the sha256 of the token string until its `exp` (bounded, least recently used out), for the same dApp, chain and
+ * settings object only; so the signature (~120 µs CPU for ES256) is checked once per token, and a token refused
+ * once is checked again (nothing negative is cached). The jti is spent by `grant.spend()`, one SQL upsert, which
+ * only the signing step calls.
+ */
+export function createSponsorshipTokenGate(args: {
+  verifier: SponsorshipTokenVerifier;
+  replay: JtiReplayStore;
+  maxEntries?: number;
+  clockSkewSeconds?: number;
+  nowSeconds?: () => number;
+}): SponsorshipTokenGate {
+  const maxEntries = args.maxEntries ?? VERIFIED_TOKEN_CACHE_ENTRIES;
+  const skew = args.clockSkewSeconds ?? DEFAULT_CLOCK_SKEW_SECONDS;
+  const now = args.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
+  const verified = new Map<string, Verified>();
+
+  const grantOf = (dappId: string, claims: SponsorshipClaims): TokenGrant => ({
+    claims,
+    async spend() {
+      const spent = await args.replay.spend({
+        dappId,
+        jti: claims.jti,
+        expiresAt: claims.exp + skew,
+        nowSeconds: now(),
+      });
+      if (!spent) {
+        throw tokenRefused(refuse('replayed', `the sponsorship token's jti ${claims.jti} was already used`));
+      }
+    },
+  });
+
+  const claimsOf = async (a: Parameters<SponsorshipTokenGate['admit']>[0], token: string) => {
+    const key = createHash('sha256').update(token).digest('base64');
+    const hit = verified.get(key);
+    if (hit !== undefined) {
+      verified.delete(key);
+      const fresh = hit.claims.exp > now() - skew;
+      if (fresh && hit.dappId === a.dappId && hit.chainId === a.chainId && hit.settings === a.settings) {
+        verified.set(key, hit);
+        return hit.claims;
+      }
+    }
+    const verdict = await args.verifier.verify({ token, dappId: a.dappId, chainId: a.chainId, keys: a.settings.keys });
+    if (!verdict.ok) throw tokenRefused(verdict.refusal);
+    if (verified.size >= maxEntries) {
+      const oldest = verified.keys().next();
+      if (oldest.done !== true) verified.delete(oldest.value);
+    }
+    verified.set(key, { dappId: a.dappId, chainId: a.chainId, settings: a.settings, claims: verdict.claims });
+    return verdict.claims;
+  };
+
+  return {
+    async admit(a) {
+      const carried = readCarriedToken({
+        authorization: a.authorization,
+        contextToken: a.carrier.contextToken,
+        webhookData: a.carrier.webhookData,
+      });
+      if (carried.kind === 'refused') throw tokenRefused(carried.refusal);
+      if (carried.kind === 'none') {
+        if (!a.settings.required) return undefined;
+        throw tokenRefused(
+          refuse(
+            'token_required',
+            "this dApp sponsors only with a token from its backend: pass it as the context's sponsorshipToken, webhookData.sponsorshipToken or an Authorization: Bearer header",
+          ),
+        );
+      }
+      const claims = await claimsOf(a, carried.token);
+      const sender = a.carrier.sender;
+      if (claims.sender !== undefined && sender !== undefined && claims.sender.toLowerCase() !== sender.toLowerCase()) {
+        throw tokenRefused(
+          refuse('sender_mismatch', `the sponsorship token is bound to sender ${claims.sender}, not ${sender}`),
+        );
+      }
+      return grantOf(a.dappId, claims);
+    },
+  };
+}
