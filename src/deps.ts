@@ -375,9 +375,14 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     retentionDays: config.requestLog.retentionDays,
     maxRows: config.requestLog.maxRows,
   });
-  // Ended sessions and old sign-in failures are deleted in the background (unref: never keeps the process up).
+  // Ended sessions, old sign-in failures and spent sponsorship-token ids past their token's exp are deleted in the
+  // background (unref: never keeps the process up). A spent jti is refused while its row lives: a row swept late
+  // only holds a few bytes longer, and one past exp is taken over by the next spend anyway (migration 0017).
   const sessionPruner = setInterval(() => {
     sessions.prune().catch((err: unknown) => logger.warn({ err }, 'could not prune dashboard sessions'));
+    store.sponsorshipTokenUses
+      .sweep(Math.floor(now() / 1000))
+      .catch((err: unknown) => logger.warn({ err }, 'could not sweep spent sponsorship tokens'));
   }, 10 * 60_000);
   sessionPruner.unref();
   // Before settlement, which tells them of included ops; their scrape-time reads of settlement come later.
