@@ -7,8 +7,10 @@ import {
   NO_CALLER_RESTRICTIONS,
 } from '../config/callerRestrictions.js';
 import { NO_DAPP_LIMITS, parseDappLimits } from '../config/dappLimits.js';
+import { type DappTokenSettings, dappTokenSettingsSchema } from '../config/sponsorshipTokenSettings.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/PatronError.js';
 import { parseInput } from '../errors/parseInput.js';
+import { pemProblems } from '../sponsorshipTokens/dappTokenSettings.js';
 import { type Account, type AuthTokenRecord, type DappRecord, isRecordId } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { generateApiKey, generateAuthToken, hashSecret, looksLikeApiKey, looksLikeAuthToken } from './credentials.js';
@@ -231,6 +233,27 @@ export function createAccountService(deps: AccountServiceDeps) {
       if (updated === undefined) throw new NotFoundError('dApp not found');
       apiKeyCache.clear();
       return updated.restrictions.doc;
+    },
+
+    /**
+     * Replaces a dApp's sponsorship-token settings (docs/guides/sponsorship-tokens.md): the owner's whole document,
+     * so `{}` turns tokens off. A pasted PEM that is no public key of its algorithm is refused here. Takes effect
+     * here at once and in other processes within the cache TTL.
+     */
+    async setDappSponsorshipTokens(input: {
+      accountId: string;
+      dappId: string;
+      settings: unknown;
+    }): Promise<DappTokenSettings> {
+      const settings = parseInput(dappTokenSettingsSchema, input.settings);
+      const problems = await pemProblems(settings);
+      if (problems.length > 0) throw new ValidationError(problems.join('; '));
+      const updated = isRecordId(input.dappId)
+        ? await store.dapps.setSponsorshipTokens({ ...input, settings, now: now() })
+        : undefined;
+      if (updated === undefined) throw new NotFoundError('dApp not found');
+      apiKeyCache.clear();
+      return updated.sponsorshipTokens ?? { required: false, keys: [] };
     },
 
     /** Any account's dApp by id (operator commands). */
