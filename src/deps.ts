@@ -58,7 +58,12 @@ import { cachingResolver } from './webhooks/cachingResolver.js';
 import { createWebhookCaller, type WebhookCaller } from './webhooks/webhookCaller.js';
 import { checkSponsorshipWebhooks } from './webhooks/webhookCheck.js';
 import { createWebhookService, type WebhookService } from './webhooks/webhookService.js';
-import { createWebhookUrlPolicy, type HostResolver, systemResolver } from './webhooks/webhookUrlPolicy.js';
+import {
+  createWebhookUrlPolicy,
+  type HostResolver,
+  systemResolver,
+  type WebhookUrlPolicy,
+} from './webhooks/webhookUrlPolicy.js';
 
 /** Every dependency, built once and passed down explicitly; nothing below reads globals. */
 export interface Deps {
@@ -105,6 +110,8 @@ export interface Deps {
   readonly lifecycleEvents: LifecycleEvents;
   /** The dApps' sponsorship tokens on the paymaster path (docs/guides/sponsorship-tokens.md). */
   readonly tokenGate: SponsorshipTokenGate;
+  /** The tenant URL rules (webhooks/webhookUrlPolicy.ts): webhook URLs, and the JWKS URLs a dApp registers. */
+  readonly urlPolicy: WebhookUrlPolicy;
   readonly now: () => number;
   close(): Promise<void>;
 }
@@ -511,6 +518,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     metrics: observability.metrics,
     lifecycleEvents,
     tokenGate,
+    urlPolicy,
     // With the request log off (retention 0) no entry is built for a call only to be dropped.
     onCall: observability.onCall(
       lifecycleEvents.onCall,

@@ -1,6 +1,7 @@
 import type { FastifyBodyParser, FastifyInstance } from 'fastify';
 import type { AccountService } from '../accounts/accountService.js';
 import { type ChainRegistry, type EntryPointVersion, forEntryPointVersion } from '../chain/chainRegistry.js';
+import { corsOriginAllowed } from '../config/callerRestrictions.js';
 import { ChainNotServedError, UnauthorizedError } from '../errors/PatronError.js';
 import type { BoundsResolver } from '../paymaster/boundsResolver.js';
 import type { SponsorshipService } from '../paymaster/sponsored/sponsorshipService.js';
@@ -70,6 +71,23 @@ export function registerPaymasterRpcRoutes(app: FastifyInstance, deps: Paymaster
     setJsonRpcErrorHandler(scope, RPC_BODY_LIMIT);
 
     for (const { prefix, entryPointVersion } of PAYMASTER_URLS) {
+      // The CORS preflight a browser sends before a cross-origin POST with an Authorization header (a sponsorship
+      // token): answered for an origin the dApp's caller restrictions allow, any when they name none.
+      scope.options<{ Params: { chainId: string; apiKey: string } }>(
+        `${prefix}:chainId/:apiKey`,
+        async (req, reply) => {
+          const origin = req.headers.origin;
+          if (origin !== undefined && (await corsAllows(deps, req.params.apiKey, origin))) {
+            reply.headers({
+              ...corsHeaders(origin),
+              'access-control-allow-methods': 'POST',
+              'access-control-allow-headers': 'content-type, authorization',
+              'access-control-max-age': '600',
+            });
+          }
+          return reply.code(204).header('vary', 'Origin').send();
+        },
+      );
       scope.post<{ Params: { chainId: string; apiKey: string } }>(`${prefix}:chainId/:apiKey`, async (req, reply) => {
         const { chainId, apiKey } = req.params;
         const ip = req.ip;
@@ -85,6 +103,11 @@ export function registerPaymasterRpcRoutes(app: FastifyInstance, deps: Paymaster
           ...(deps.onCall === undefined ? {} : { onCall: deps.onCall }),
         });
         if (out.retryAfterSeconds !== undefined) reply.header('retry-after', String(out.retryAfterSeconds));
+        // A browser reads the answer of a cross-origin call only with these; no Origin (servers, SDKs in Node): none.
+        if (origin !== undefined) {
+          reply.header('vary', 'Origin');
+          if (await corsAllows(deps, apiKey, origin)) reply.headers(corsHeaders(origin));
+        }
         if (out.body === undefined) reply.code(204).send();
         else reply.code(out.status).header('content-type', JSON_CONTENT_TYPE).send(JSON.stringify(out.body));
         // The access log of this route (Fastify's own request lines are off for it, see app.ts).
@@ -93,6 +116,14 @@ export function registerPaymasterRpcRoutes(app: FastifyInstance, deps: Paymaster
       });
     }
   });
+}
+
+const corsHeaders = (origin: string) => ({ 'access-control-allow-origin': origin });
+
+/** The key's dApp lets a browser at `origin` call it (its cached record: no query on a warm key). */
+async function corsAllows(deps: PaymasterRpcDeps, apiKey: string, origin: string): Promise<boolean> {
+  const dapp = await deps.accounts.resolveApiKey(apiKey).catch(() => undefined);
+  return dapp !== undefined && corsOriginAllowed(dapp.restrictions, origin);
 }
 
 async function resolveContext(args: {

@@ -7,6 +7,7 @@ import { adminPaymasterStatusRoutes } from './adminPaymasterStatus.js';
 import { adminPolicyRoutes } from './adminPolicies.js';
 import { adminRequestLogRoutes } from './adminRequestLog.js';
 import { adminSessionRoutes } from './adminSession.js';
+import { adminSponsorshipTokenRoutes } from './adminSponsorshipTokens.js';
 import { adminTokenRoutes } from './adminTokens.js';
 import { adminWebhookRoutes } from './adminWebhooks.js';
 import { healthRoutes } from './health.js';
@@ -26,7 +27,8 @@ export type RestRouteDeps = RouteAuthDeps &
   Parameters<typeof adminPaymasterStatusRoutes>[0] &
   Parameters<typeof adminRequestLogRoutes>[0] &
   Parameters<typeof adminLifecycleEventRoutes>[0] &
-  Parameters<typeof adminLedgerRoutes>[0];
+  Parameters<typeof adminLedgerRoutes>[0] &
+  Parameters<typeof adminSponsorshipTokenRoutes>[0];
 
 /**
  * Every declared REST route, in one explicit list (no autoload): the app registers them, /openapi.json
@@ -41,6 +43,7 @@ export function restRoutes(deps: RestRouteDeps): readonly RouteDef[] {
     ...adminAccountRoutes(),
     ...adminTokenRoutes(deps),
     ...adminDappRoutes(deps),
+    ...adminSponsorshipTokenRoutes(deps),
     ...adminWebhookRoutes(deps),
     ...adminPolicyRoutes(deps),
     ...adminSessionRoutes(deps),

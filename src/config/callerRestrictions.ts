@@ -186,6 +186,15 @@ export function brokenCallerRule(args: {
   return undefined;
 }
 
+/**
+ * Whether a browser at `origin` may call the key cross-origin (the paymaster URL's CORS answer): any origin when
+ * the owner set no origin rule, else only one the rule allows.
+ */
+export function corsOriginAllowed(restrictions: CallerRestrictions, origin: string): boolean {
+  const rules = restrictions.rules;
+  return rules?.exactOrigins === undefined || originAllowed(rules, origin);
+}
+
 function originAllowed(rules: CompiledRules, origin: string | undefined): boolean {
   if (origin === undefined) return rules.allowNoOrigin;
   // "null" (sandboxed frames, file: pages, some redirects) and anything unparsable match no pattern.

@@ -55,7 +55,14 @@ const addressSchema = z
 export const registeredTokenKeySchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('jwk'), id: z.string(), jwk: publicJwkSchema }),
   z.object({ kind: z.literal('pem'), id: z.string(), pem: z.string().max(10_000), alg: z.enum(JWT_ALGORITHMS) }),
-  z.object({ kind: z.literal('jwksUrl'), id: z.string(), url: z.url({ protocol: /^https?$/ }) }),
+  z.object({
+    kind: z.literal('jwksUrl'),
+    id: z.string(),
+    url: z.url({
+      protocol: /^https?$/,
+      error: 'url must be an http(s) URL (https in production): the JWKS of your backend',
+    }),
+  }),
   z.object({ kind: z.literal('address'), id: z.string(), address: addressSchema }),
 ]);
 export type RegisteredTokenKey = z.infer<typeof registeredTokenKeySchema>;

@@ -26,6 +26,9 @@ export const METRIC_METHODS: ReadonlySet<string> = new Set([
   'pimlico_getTokenQuotes',
 ]);
 
+/** A token refusal's rule label: `token_<reason>` (`token_required` as it is). */
+const tokenRule = (reason: string): string => (reason.startsWith('token_') ? reason : `token_${reason}`);
+
 /**
  * Every denial rule a call can end with: the policy engine's (src/policies/policyRules.ts), the signing bounds'
  * (BoundsRule), the webhook's outcome and failure reasons (webhookCaller.ts), the fee and solvency guards'.
@@ -63,7 +66,7 @@ export const METRIC_RULES: ReadonlySet<string> = new Set([
   'ip',
   'method',
   // the dApp's sponsorship tokens (sponsorshipTokens/tokenRefusal.ts), as token_<reason>
-  ...TOKEN_REFUSAL_REASONS.map((r) => `token_${r}`),
+  ...TOKEN_REFUSAL_REASONS.map(tokenRule),
   // guards
   'chainFees',
   'solvency',
@@ -84,7 +87,7 @@ function ruleOf(code: number, data: unknown): string {
   if (code === RPC.SPONSORSHIP_DENIED) return 'webhook_denied';
   if (code === RPC.SPONSORSHIP_TOKEN) {
     const reason = dataField(data, 'reason');
-    return bounded(reason === undefined ? undefined : `token_${reason}`);
+    return bounded(reason === undefined ? undefined : tokenRule(reason));
   }
   if (code === RPC.WEBHOOK_FAILED) {
     const reason = dataField(data, 'reason');
