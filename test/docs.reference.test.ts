@@ -10,6 +10,7 @@ import { ownerCommands } from '../src/cli/ownerCommands.js';
 import { paymasterCommands } from '../src/cli/paymasterCommands.js';
 import { policyCommands } from '../src/cli/policyCommands.js';
 import { restrictCommands } from '../src/cli/restrictCommands.js';
+import { tokenCommands } from '../src/cli/tokenCommands.js';
 import { loadConfig } from '../src/config/config.js';
 import { DEFAULT_RATE_LIMITS } from '../src/config/rateLimitSettings.js';
 import { createPatronMetrics } from '../src/metrics/patronMetrics.js';
@@ -145,6 +146,7 @@ describe('docs/reference/cli.md', () => {
         ...policyCommands,
         ...ledgerCommands,
         ...restrictCommands,
+        ...tokenCommands,
       }),
     );
     for (const name of all) assert.ok(doc.includes(`patron ${name}`), `patron ${name}`);

@@ -270,6 +270,9 @@ export const USAGE = `Usage: patron <command> [options] [--json]
   dapp limits   --id DAPP_ID [--set JSON | --clear]   operator limits (signing bounds) of any dApp
   dapp restrict --id DAPP_ID [--origins O,… [--allow-no-origin]] [--cidrs R,…] [--methods F,…] [--clear] [--account ID|EMAIL]
        who may use the API key (the flags given are the whole set; none: shows it); F: sponsorship, tokenQuotes, dryRun
+  dapp tokens show|clear --id DAPP_ID [--account ID|EMAIL]   the dApp's sponsorship-token settings; clear turns them off
+  dapp tokens set --id DAPP_ID (--settings JSON | --settings-file PATH) [--account ID|EMAIL]
+       replace them: {"required":true,"keys":[{"kind":"jwksUrl","id":"backend","url":"https://…"}]}
   policies list   --dapp DAPP_ID                      sponsorship policies of any dApp
   policies create --dapp DAPP_ID --name N (--rules JSON | --rules-file PATH) [--active false]
   policies get    --dapp DAPP_ID --id POLICY_ID

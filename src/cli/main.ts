@@ -19,6 +19,7 @@ import { policyCommands } from './policyCommands.js';
 import { restrictCommands } from './restrictCommands.js';
 import { generateSignerKeystore, signerCommands } from './signerCommands.js';
 import { runSmokeTestCommand } from './smokeTestCommand.js';
+import { tokenCommands } from './tokenCommands.js';
 
 /**
  * `patron` CLI: runs a command against the same storage as the server and returns the exit code.
@@ -45,8 +46,12 @@ export async function runCli(args: {
     return fail(`${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`, 2);
   }
   json = parsed.values.json === true;
-  const name = parsed.positionals.slice(0, 2).join(' ');
+  // `dapp tokens show|set|clear` is the one three-word command; every other command has two words.
+  const three = parsed.positionals.slice(0, 3).join(' ');
+  const threeWords = parsed.positionals.length === 3 && Object.hasOwn(tokenCommands, three);
+  const name = threeWords ? three : parsed.positionals.slice(0, 2).join(' ');
   const command =
+    (threeWords ? tokenCommands[three] : undefined) ??
     accountCommands[name] ??
     paymasterCommands[name] ??
     ownerCommands[name] ??
@@ -71,7 +76,7 @@ export async function runCli(args: {
     }
     return 0;
   }
-  if (command === undefined || parsed.positionals.length > 2)
+  if (command === undefined || parsed.positionals.length > (threeWords ? 3 : 2))
     return fail(`unknown command "${parsed.positionals.join(' ')}"\n\n${USAGE}`, 2);
   const failure = (err: unknown) => {
     if (err instanceof PatronError && err.code !== 'INTERNAL') return fail(err.shortMessage);
@@ -174,6 +179,8 @@ function parse(argv: readonly string[]) {
       dapp: { type: 'string' },
       rules: { type: 'string' },
       'rules-file': { type: 'string' },
+      settings: { type: 'string' },
+      'settings-file': { type: 'string' },
       active: { type: 'string' },
       sender: { type: 'string' },
       user: { type: 'string' },
