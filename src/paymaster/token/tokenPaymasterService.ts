@@ -291,7 +291,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       assertFeesWithinBounds(op, fees, req.bounds);
       // The token's contracts bound before any simulation, decoded as a policy's allowlist decodes.
       if (req.token?.claims.contracts !== undefined) {
-        await assertTokenCalls({ grant: req.token, request: policyRequest(req, deps.chainReads) });
+        await assertTokenCalls({ grant: req.token, request: policyRequest(req, deps) });
       }
       const ep = entryPointModule(chain.entryPointVersion);
       const paymasterGas = ep.paymasterGas('ERC20');
