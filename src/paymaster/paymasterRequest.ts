@@ -56,6 +56,7 @@ export function policyRequest(
     chainId: req.chain.chainId,
     sender: req.userOp.sender,
     user: req.token?.claims.sub,
+    userAddress: req.token?.claims.addr,
     initCode: req.userOp.initCode,
     callData: req.userOp.callData,
     maxFeePerGas: req.userOp.maxFeePerGas,

@@ -12,6 +12,11 @@ export interface SponsorshipClaims {
   readonly jti: string;
   /** The only smart account the token sponsors. */
   readonly sender?: Address | undefined;
+  /**
+   * The end user's own address, a JWT's `addr` claim (vouchers have none): the holder a policy's gating rule with
+   * `subject: 'user'` reads (policies/gatingRules.ts), whichever of the person's wallets sends the op.
+   */
+  readonly addr?: Address | undefined;
   /** The most the op may cost (its worst case, wei). */
   readonly maxCostWei?: bigint | undefined;
   /** The only contracts the op may call (checksummed). */

@@ -76,11 +76,16 @@ describe('JWT sponsorship tokens', async () => {
 
   test('ES256, EdDSA and RS256 verify, pasted as JWK or PEM, into the claims', async () => {
     const { verifier } = setup();
-    const claims = { sender: '0x00000000000000000000000000000000000000aa', maxCostWei: '1000' };
+    const claims = {
+      sender: '0x00000000000000000000000000000000000000aa',
+      addr: '0x00000000000000000000000000000000000000cc',
+      maxCostWei: '1000',
+    };
     const v = await verifier.verify(args(await jwt({ pair: es, alg: 'ES256', claims }), [jwkKey(es)]));
     assert.ok(v.ok, reason(v));
     assert.equal(v.claims.sub, 'user-1');
     assert.equal(v.claims.sender, getAddress('0x00000000000000000000000000000000000000aa'));
+    assert.equal(v.claims.addr, getAddress('0x00000000000000000000000000000000000000cc'));
     assert.equal(v.claims.maxCostWei, 1000n);
     assert.equal(reason(await verifier.verify(args(await jwt({ pair: ed, alg: 'EdDSA' }), [jwkKey(ed)]))), 'ok');
     const pem: RegisteredTokenKey = { kind: 'pem', id: 'p', pem: rs.pem, alg: 'RS256' };

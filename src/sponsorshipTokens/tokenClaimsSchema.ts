@@ -20,6 +20,8 @@ export const jwtClaimsSchema = z.object({
   nbf: z.number().int().optional(),
   iat: z.number().int().optional(),
   sender: address.optional(),
+  /** The end user's own address (their wallet or EOA): what a gating rule with `subject: 'user'` reads. */
+  addr: address.optional(),
   maxCostWei: z
     .string({ error: 'must be a decimal string of wei' })
     .regex(/^\d{1,78}$/, { error: 'must be a decimal string of wei' })

@@ -156,6 +156,7 @@ function checkPayload(args: { payload: unknown; dappId: string; rules: TokenTime
       exp: c.exp,
       jti: c.jti,
       sender: c.sender,
+      addr: c.addr,
       maxCostWei: c.maxCostWei,
       contracts: c.contracts,
       keyId: args.keyId,
