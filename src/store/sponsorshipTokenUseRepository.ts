@@ -1,5 +1,7 @@
+import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
+import { createSqliteTokenSpend } from './sqliteTokenSpend.js';
 
 /**
  * Spent sponsorship-token ids (table sponsorship_token_uses, migration 0017): the SQL side of
@@ -12,9 +14,17 @@ export interface SponsorshipTokenUseRepository {
   sweep(nowSeconds: number): Promise<number>;
 }
 
-export function createSponsorshipTokenUseRepository(db: Kysely<Database>): SponsorshipTokenUseRepository {
+export function createSponsorshipTokenUseRepository(
+  db: Kysely<Database>,
+  sqlite?: BetterSqlite3.Database,
+): SponsorshipTokenUseRepository {
+  // SQLite: grouped per loop turn with a prepared statement (sqliteTokenSpend.ts); Kysely where it hands one back.
+  const spendSync = sqlite === undefined ? undefined : createSqliteTokenSpend(sqlite);
   return {
-    async spend({ dappId, jti, expiresAt, nowSeconds }) {
+    async spend(args) {
+      const { dappId, jti, expiresAt, nowSeconds } = args;
+      const grouped = await spendSync?.(args);
+      if (grouped !== undefined) return grouped;
       const result = await db
         .insertInto('sponsorship_token_uses')
         .values({ dapp_id: dappId, jti, expires_at: expiresAt })

@@ -95,7 +95,7 @@ export function createStore(handle: DatabaseHandle): Store {
     spendLedger: withUserOpSettlement(db, handle.kind, createSpendLedgerRepository(db, handle.kind, handle.sqlite)),
     ledger: createLedgerQueryRepository(db, handle.kind),
     chainCursors: createChainCursorRepository(db),
-    sponsorshipTokenUses: createSponsorshipTokenUseRepository(db),
+    sponsorshipTokenUses: createSponsorshipTokenUseRepository(db, handle.sqlite),
     lifecycleEvents: createLifecycleEventRepository(db, handle.kind),
     eventEndpoints: createEventEndpointRepository(db),
     pgPool: handle.pgPool,
