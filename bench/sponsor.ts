@@ -2,6 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mintBenchTokens } from './backendTokens.js';
 import { boundChecksMicros } from './boundChecks.js';
 import { closedLoad } from './closedLoad.js';
 import { benchRuntime, compileForBench, serverExecArgv } from './compiled.js';
@@ -12,6 +13,7 @@ import {
   type BodyParts,
   bodyFromParts,
   erc7677BodyParts,
+  nonceOf,
   opFromIpc,
   type PaymasterFieldsWire,
   rpcBodyParts,
@@ -28,6 +30,8 @@ import type { BenchVersionV07, SponsorServerReady } from './sponsorServer.js';
  *   d. the ceiling: a bare node:http server that only parses the body and hashes + signs the op with the same
  *      signing code;
  *   e. (diagnostic) the ceiling's handler served by Fastify configured as Patron's app: the framework's share;
+ *   u. a for a dApp requiring backend sponsorship tokens (an RS256 JWT per request in webhookData, its jti spent)
+ *      with a per-user USD cap: what binding sponsorship to the dApp's backend and to people costs;
  *   p. a for a dApp with a realistic sponsorship policy (dApp-wide and per-sender USD caps, each request's worst
  *      case reserved in the spend ledger at signing; a contract allowlist checked on the decoded callData);
  *   s. a spread uniformly over BENCH_SPREAD_DAPPS dApps' API keys (only when set): the cost of many tenants,
@@ -155,6 +159,34 @@ const givenLimits = rpcBodyParts({
   modeObject: { mode: 'SPONSORED', calculateGasLimits: false, sponsorshipInfo: { webhookData: {} } },
   withGas: true,
 });
+// Scenario u: a's body with webhookData { sponsorshipToken } (the carrier @biconomy/account can use), one RS256
+// token per request (each signing call spends its jti), minted before any measurement (backendTokens.ts): enough
+// for u's slices and warm-up at 8,000 req/s.
+const TOKEN_MARKER = 'TOKEN_MARKER';
+const tokenBodyOf = await (async () => {
+  if (!only.has('u')) return undefined;
+  const parts = rpcBodyParts({
+    op,
+    method,
+    modeObject: {
+      mode: 'SPONSORED',
+      calculateGasLimits: false,
+      sponsorshipInfo: { webhookData: { sponsorshipToken: TOKEN_MARKER } },
+    },
+    withGas: true,
+  });
+  const [mid, tail] = parts.tail.split(TOKEN_MARKER) as [string, string];
+  const count = Math.ceil(8000 * (seconds + 4)) + 10;
+  const started = performance.now();
+  const tokens = await mintBenchTokens({ dapp: ready.tokenDapp, count });
+  console.log(`# u: ${tokens.length} RS256 tokens minted in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  let next = 0;
+  return (i: number) => {
+    const token = tokens[next++];
+    if (token === undefined) throw new Error(`scenario u ran out of its ${tokens.length} tokens`);
+    return `${parts.head}0x${nonceOf(i).toString(16)}${mid}${token}${tail}`;
+  };
+})();
 const computedLimits = rpcBodyParts({
   op,
   method,
@@ -208,11 +240,13 @@ interface Target {
   readonly path?: () => string;
   /** For ERC-7677 v0.7+ answers: the paymaster the answer must name (absent: a v0.6 paymasterAndData). */
   readonly paymasterV07?: string;
+  /** Each request's body, when it carries more than a fresh nonce (u: a fresh backend token too). */
+  readonly bodyOf?: (i: number) => string;
 }
 
 const spread = ready.spreadApiKeys;
 const warm = ready.warmApiKeys;
-type Scenario = 'a' | 'b' | 'c' | 'd' | 'e' | 'g' | 'h' | 'i' | 'j' | 'k' | 'p' | 's' | 'w';
+type Scenario = 'a' | 'b' | 'c' | 'd' | 'e' | 'g' | 'h' | 'i' | 'j' | 'k' | 'p' | 's' | 'u' | 'w';
 const patronV07 = (version: BenchVersionV07, name: string): Target => ({
   name,
   server: patron,
@@ -263,6 +297,18 @@ const targets: Partial<Record<Scenario, Target>> = {
     body: givenLimits,
     logged: true,
   },
+  ...(tokenBodyOf === undefined
+    ? {}
+    : {
+        u: {
+          name: 'u. a with a backend token and a user cap',
+          server: patron,
+          url: `${ready.url}/api/v1/${ready.chainId}/${ready.tokenDapp.apiKey}`,
+          body: givenLimits,
+          bodyOf: tokenBodyOf,
+          logged: true,
+        },
+      }),
   d: {
     name: 'd. ceiling: node:http + parse + hash + sign',
     server: ceiling,
@@ -333,7 +379,7 @@ async function smokeTest(t: Target): Promise<void> {
   const res = await fetch(t.path === undefined ? t.url : new URL(t.path(), t.url), {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: bodyFromParts(t.body)(nonce++),
+    body: (t.bodyOf ?? bodyFromParts(t.body))(nonce++),
   });
   const text = await res.text();
   const json = JSON.parse(text) as { result?: { paymasterAndData?: string } & Partial<PaymasterFieldsWire> };
@@ -368,7 +414,7 @@ async function slice(t: Target, opts: { duration: number; overallRate?: number }
   const logBefore = logBytes;
   const started = performance.now();
   const cpuTimesBefore = cpuTimes();
-  const body = bodyFromParts(t.body);
+  const body = t.bodyOf ?? bodyFromParts(t.body);
   const { result, rawP99, failed } = await closedLoad({
     url: t.url,
     connections,
@@ -497,6 +543,14 @@ if (a !== undefined && g !== undefined) {
         ? ''
         : `; with the bound comparisons that g still runs (${checks.toFixed(2)} µs/req, micro), the guards add ` +
           `${extra.toFixed(1)} µs/req = ${((100 * extra) / g.cpu).toFixed(1)} % of g`),
+  );
+}
+
+const u = totals.get('u');
+if (a !== undefined && u !== undefined) {
+  console.log(
+    `(u) a backend token (RS256 JWT verified, its jti spent) and a per-user USD cap reserved at signing cost ` +
+      `${(u.cpu / a.cpu).toFixed(2)}× (a): ${u.cpu.toFixed(0)} against ${a.cpu.toFixed(0)} µs/req (budget 1.15×)`,
   );
 }
 

@@ -8,6 +8,7 @@ import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
 import { createDeps } from '../src/deps.js';
 import { createLogger } from '../src/logger.js';
+import { BENCH_TOKEN_LIFETIME_SECONDS, createTokenDapp, type TokenDapp } from './backendTokens.js';
 import { BENCH_RATE_LIMITS } from './benchRateLimits.js';
 import { guardsOff } from './guardsOff.js';
 import { type IpcOp, opToIpc, simpleAccountOp, simpleAccountOpV07, type WireOpV07 } from './sampleOp.js';
@@ -34,6 +35,8 @@ export interface SponsorServerReady {
   readonly hookedApiKey: string;
   /** A dApp with a realistic sponsorship policy (scenario p): dApp-wide and per-sender USD caps, a contract allowlist. */
   readonly policedApiKey: string;
+  /** A dApp requiring backend tokens (RS256) with a per-user USD cap (scenario u), and its issuer's key. */
+  readonly tokenDapp: TokenDapp;
   /** BENCH_SPREAD_DAPPS more dApps' API keys (none by default): traffic spread over many tenants. */
   readonly spreadApiKeys: readonly string[];
   /**
@@ -60,6 +63,8 @@ const config = loadConfig({
   PORT: '0',
   PATRON_DEV_CHAIN: 'true',
   PATRON_DEMO: 'false',
+  // Scenario u's tokens are minted once before the run: they must outlive it.
+  PATRON_SPONSORSHIP_TOKEN_MAX_LIFETIME_SECONDS: String(BENCH_TOKEN_LIFETIME_SECONDS),
 });
 const deps = await createDeps(
   config,
@@ -129,6 +134,8 @@ await deps.policies.create({
   },
 });
 
+const tokenDapp = await createTokenDapp({ deps, accountId: account.id });
+
 // Many tenants (BENCH_SPREAD_DAPPS), created through the domain service like any dApp.
 const spreadApiKeys: string[] = [];
 for (let i = 0; i < Number(process.env.BENCH_SPREAD_DAPPS ?? 0); i++) {
@@ -170,6 +177,7 @@ const ready: SponsorServerReady = {
   plainApiKey: plain.apiKey,
   hookedApiKey: hooked.apiKey,
   policedApiKey: policed.apiKey,
+  tokenDapp,
   spreadApiKeys,
   warmApiKeys,
   op: opToIpc(op),
