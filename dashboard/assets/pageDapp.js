@@ -6,6 +6,7 @@ import { chainPicker, pickedChains, servedChains } from './pageDapps.js';
 import { renderEvents } from './pageEvents.js';
 import { renderPolicies } from './pagePolicies.js';
 import { renderWebhooks } from './pageWebhooks.js';
+import { renderSponsorshipTokens } from './sponsorshipTokens.js';
 
 /**
  * @typedef {{dappId: string, name: string, chainIds: number[], apiKey: string, createdAt: string, updatedAt: string}} Dapp
@@ -144,12 +145,14 @@ export async function renderDapp(main, ctx) {
   const hooks = h('div');
   const policies = h('div');
   const restrictions = h('div');
+  const tokens = h('div');
   const events = h('div');
   await Promise.all([
     renderEvents(events, { dappId, out }),
     renderWebhooks(hooks, { dappId, out }),
     renderPolicies(policies, { dappId, out }),
     renderKeyRestrictions(restrictions, { dappId, out }),
+    renderSponsorshipTokens(tokens, { dappId }),
   ]);
 
   main.append(
@@ -168,6 +171,7 @@ export async function renderDapp(main, ctx) {
     ),
     h('section', { 'aria-labelledby': 'key-h' }, h('h2', { id: 'key-h' }, 'API key'), keyBox),
     restrictions,
+    tokens,
     h(
       'section',
       { 'aria-labelledby': 'settings-h' },
