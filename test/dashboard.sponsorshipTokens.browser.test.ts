@@ -132,7 +132,7 @@ test('sponsorship tokens: a JWK added and required is kept; a bad PEM and an emp
   await page.reload();
   await page.locator('#token-keys li[data-key="backend"]').waitFor();
   assert.ok(
-    await page.evaluate(() => document.documentElement.scrollWidth <= 390),
+    await page.evaluate<boolean>('document.documentElement.scrollWidth <= 390'),
     'the page scrolls sideways at 390 px',
   );
   await page.screenshot({ path: path.join(ARTIFACTS, 'sponsorship-tokens-phone.png'), fullPage: true });
