@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { browserSkip, openDashboardBrowser } from './helpers/dashboardBrowser.js';
 import { setTenantPassword, TEST_PASSWORD } from './helpers/dashboardSession.js';
 import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
 import { answer, type Receiver, startReceiver } from './helpers/webhookReceiver.js';
@@ -12,10 +12,7 @@ import { answer, type Receiver, startReceiver } from './helpers/webhookReceiver.
  * set the endpoint (the secret shown once), reveal it on request, rotate it, and the delivery log with an event
  * that failed against a receiver answering 503, replayed from its row once the receiver is back.
  */
-const CHROMIUM = process.env.PATRON_CHROMIUM ?? '/usr/bin/chromium';
-const skip = fs.existsSync(CHROMIUM)
-  ? false
-  : `${CHROMIUM} is missing: install Debian's chromium (.ci/run does) to run the browser tests`;
+const skip = browserSkip;
 
 let ctx: TestContext;
 let tenant: Tenant;
@@ -32,22 +29,7 @@ before(async () => {
   await ctx.app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
   receiver = await startReceiver(answer({ error: 'down' }, 503));
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-dev-shm-usage',
-    ],
-  });
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
-  page.setDefaultTimeout(15_000);
+  ({ browser, page } = await openDashboardBrowser());
   page.on('dialog', (d) => void d.accept());
 });
 after(async () => {

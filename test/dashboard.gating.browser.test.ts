@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { hexToBytes } from 'viem';
+import { browserSkip, openDashboardBrowser } from './helpers/dashboardBrowser.js';
 import { setTenantPassword, TEST_PASSWORD } from './helpers/dashboardSession.js';
 import { fixtureChainRuntime, KEYS, type PatronFixture, startPatronFixture } from './helpers/patronPaymasterV06.js';
 import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
@@ -13,10 +13,7 @@ import { createTenant, createTestContext, type Tenant, type TestContext } from '
  * through playwright-core, as test/dashboard.browser.test.ts): an owner creates a policy requiring an ERC-1155
  * token, is told beside the field what the server refuses, then edits the policy without losing the rule.
  */
-const CHROMIUM = process.env.PATRON_CHROMIUM ?? '/usr/bin/chromium';
-const skip = fs.existsSync(CHROMIUM)
-  ? false
-  : `${CHROMIUM} is missing: install Debian's chromium (.ci/run does) to run the browser tests`;
+const skip = browserSkip;
 
 let fx: PatronFixture;
 let ctx: TestContext;
@@ -33,12 +30,7 @@ before(async () => {
   await setTenantPassword(ctx.deps, tenant);
   await ctx.app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-  });
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
-  page.setDefaultTimeout(15_000);
+  ({ browser, page } = await openDashboardBrowser());
 });
 after(async () => {
   if (skip !== false) return;

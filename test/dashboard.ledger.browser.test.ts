@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { ARTIFACTS, browserSkip, openDashboardBrowser } from './helpers/dashboardBrowser.js';
 import { setTenantPassword, TEST_PASSWORD } from './helpers/dashboardSession.js';
 import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
 
@@ -12,11 +12,7 @@ import { createTenant, createTestContext, type Tenant, type TestContext } from '
  * 1280 and 390 px: the spend chart per day and policy, the list and its "More", a sender's and a user's history by
  * clicking them, and the CSV link carrying the filters. Rows are written through the spend ledger's own writes.
  */
-const CHROMIUM = process.env.PATRON_CHROMIUM ?? '/usr/bin/chromium';
-const ARTIFACTS = path.resolve(import.meta.dirname, '..', 'test-artifacts', 'dashboard');
-const skip = fs.existsSync(CHROMIUM)
-  ? false
-  : `${CHROMIUM} is missing: install Debian's chromium (.ci/run does) to run the browser tests`;
+const skip = browserSkip;
 const ALICE = '0xa11ce00000000000000000000000000000000001';
 const BOB = '0xb0b0000000000000000000000000000000000002';
 const DAY = 86_400_000;
@@ -29,7 +25,6 @@ let base: string;
 
 before(async () => {
   if (skip !== false) return;
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
   ctx = await createTestContext();
   tenant = await createTenant(ctx.deps, 'ledger-owner@example.com');
   await setTenantPassword(ctx.deps, tenant);
@@ -65,19 +60,7 @@ before(async () => {
   }
   await ctx.app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-dev-shm-usage',
-    ],
-  });
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
-  page.setDefaultTimeout(15_000);
+  ({ browser, page } = await openDashboardBrowser());
 });
 after(async () => {
   if (skip !== false) return;

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { ARTIFACTS, browserSkip, openDashboardBrowser } from './helpers/dashboardBrowser.js';
 import { setTenantPassword, TEST_PASSWORD } from './helpers/dashboardSession.js';
 import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
 
@@ -14,11 +14,7 @@ import { createTenant, createTestContext, type Tenant, type TestContext } from '
  * PEM, no key left while required) shown next to the form. Debian's Chromium through playwright-core, as
  * test/dashboard.browser.test.ts; skipped without it.
  */
-const CHROMIUM = process.env.PATRON_CHROMIUM ?? '/usr/bin/chromium';
-const ARTIFACTS = path.resolve(import.meta.dirname, '..', 'test-artifacts', 'dashboard');
-const skip = fs.existsSync(CHROMIUM)
-  ? false
-  : `${CHROMIUM} is missing: install Debian's chromium (.ci/run does) to run the browser tests`;
+const skip = browserSkip;
 
 let ctx: TestContext;
 let tenant: Tenant;
@@ -28,28 +24,12 @@ let base: string;
 
 before(async () => {
   if (skip !== false) return;
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
   ctx = await createTestContext();
   tenant = await createTenant(ctx.deps);
   await setTenantPassword(ctx.deps, tenant);
   await ctx.app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-dev-shm-usage',
-    ],
-  });
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
-  page.setDefaultTimeout(15_000);
+  ({ browser, page } = await openDashboardBrowser());
 });
 after(async () => {
   if (skip !== false) return;

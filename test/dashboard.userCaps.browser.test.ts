@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { ARTIFACTS, browserSkip, openDashboardBrowser } from './helpers/dashboardBrowser.js';
 import { setTenantPassword, TEST_PASSWORD } from './helpers/dashboardSession.js';
 import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
 import { randomSender, signThrough, userCapInstance } from './helpers/userCapGate.js';
@@ -13,11 +13,7 @@ import { randomSender, signThrough, userCapInstance } from './helpers/userCapGat
  * and the usage panel reads one user's caps (a sponsorship token's `sub`) after two of their wallets were signed
  * for. Debian's Chromium through playwright-core, as test/dashboard.browser.test.ts; skipped without it.
  */
-const CHROMIUM = process.env.PATRON_CHROMIUM ?? '/usr/bin/chromium';
-const ARTIFACTS = path.resolve(import.meta.dirname, '..', 'test-artifacts', 'dashboard');
-const skip = fs.existsSync(CHROMIUM)
-  ? false
-  : `${CHROMIUM} is missing: install Debian's chromium (.ci/run does) to run the browser tests`;
+const skip = browserSkip;
 
 let ctx: TestContext;
 let tenant: Tenant;
@@ -27,28 +23,12 @@ let base: string;
 
 before(async () => {
   if (skip !== false) return;
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
   ctx = await createTestContext();
   tenant = await createTenant(ctx.deps);
   await setTenantPassword(ctx.deps, tenant);
   await ctx.app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-dev-shm-usage',
-    ],
-  });
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
-  page.setDefaultTimeout(15_000);
+  ({ browser, page } = await openDashboardBrowser());
 });
 after(async () => {
   if (skip !== false) return;

@@ -1,0 +1,37 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+
+/**
+ * What every dashboard browser test shares: Debian's Chromium through playwright-core (PATRON_CHROMIUM to use
+ * another), skipped with a reason when it is missing, screenshots under test-artifacts/dashboard/, and a page at the
+ * desktop size the tests check first (1280 × 860).
+ */
+export const CHROMIUM = process.env.PATRON_CHROMIUM ?? '/usr/bin/chromium';
+export const ARTIFACTS = path.resolve(import.meta.dirname, '..', '..', 'test-artifacts', 'dashboard');
+export const browserSkip: false | string = fs.existsSync(CHROMIUM)
+  ? false
+  : `${CHROMIUM} is missing: install Debian's chromium (.ci/run does) to run the browser tests`;
+
+/** Chromium launched headless, and one page of a 1280 × 860 context with a 15 s default timeout. */
+export async function openDashboardBrowser(): Promise<{ browser: Browser; page: Page }> {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    // Flags for a closed network and a container: no sandbox (root), no GPU, no background fetches.
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+    ],
+  });
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
+  page.setDefaultTimeout(15_000);
+  return { browser, page };
+}
