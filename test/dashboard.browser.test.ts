@@ -517,6 +517,11 @@ test('an owner runs the product from the browser', { skip, timeout: 90_000 }, as
         contracts: [{ address: COUNTER_ADDRESS, selectors: ['0xd09de08a'] }],
         caps: [{ scope: 'dapp', unit: 'ops', resets: 'daily', limit: '250' }],
       });
+      // The list is fetched again after the save message: wait for the edited row, not for the message.
+      await page
+        .locator('#policies tr', { hasText: 'Browser policy' })
+        .locator('td.rules', { hasText: 'dApp ≤ 250 ops daily' })
+        .waitFor();
       assert.equal(
         await page.locator('#policies tr', { hasText: 'Browser policy' }).locator('td.rules').textContent(),
         'chains 31337' + '1 sender blocked' + 'calls to 1 contract only' + 'dApp ≤ 250 ops daily',
