@@ -203,6 +203,25 @@ describe('CORS on the paymaster URL', () => {
       headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST' },
     });
     assert.equal(unknown.headers['access-control-allow-origin'], undefined);
+    // The POSTs: the allowed origin is answered (from the dApp the call resolved, or, for a body refused before the
+    // key was looked up, from a lookup of its own); the refused origin is not.
+    const post = (origin: string, payload: string) =>
+      ctx.app.inject({
+        method: 'POST',
+        url: `/api/v2/31337/${b.apiKey}`,
+        headers: { 'content-type': 'application/json', origin },
+        payload,
+      });
+    const call = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'pm_supportedEntryPoints', params: [] });
+    const allowed = await post('https://app.example.com', call);
+    assert.equal(allowed.statusCode, 200, allowed.body);
+    assert.equal(allowed.headers['access-control-allow-origin'], 'https://app.example.com');
+    const refused = await post('https://evil.example', call);
+    assert.equal(refused.statusCode, 403, refused.body);
+    assert.equal(refused.headers['access-control-allow-origin'], undefined);
+    const unparsed = await post('https://app.example.com', '{not json');
+    assert.equal(unparsed.headers['access-control-allow-origin'], 'https://app.example.com', unparsed.body);
+    assert.equal((await post('https://evil.example', '{not json')).headers['access-control-allow-origin'], undefined);
   });
 
   test('no CORS on the admin routes', async () => {

@@ -12,6 +12,7 @@ import { handleJsonRpc } from '../rpc/handleJsonRpc.js';
 import { PAYMASTER_METHODS } from '../rpc/registry.js';
 import type { CallerFacts, RpcContext } from '../rpc/rpcMethod.js';
 import type { SponsorshipTokenGate } from '../sponsorshipTokens/sponsorshipTokenGate.js';
+import type { DappRecord } from '../store/records.js';
 import { setJsonRpcErrorHandler } from './jsonRpcErrorHandler.js';
 import { REST_UNDER_JSON_RPC } from './jsonRpcPaths.js';
 
@@ -94,10 +95,16 @@ export function registerPaymasterRpcRoutes(app: FastifyInstance, deps: Paymaster
         const origin = req.headers.origin;
         const authorization = req.headers.authorization;
         const caller = { origin, ip, authorization };
+        // The dApp the calls resolved, for the CORS answer below: no second lookup of the key.
+        let resolved: DappRecord | undefined;
         const out = await handleJsonRpc({
           body: typeof req.body === 'string' ? req.body : '',
           methods: PAYMASTER_METHODS,
-          context: () => resolveContext({ deps, chainIdText: chainId, apiKey, caller, entryPointVersion }),
+          context: async () => {
+            const ctx = await resolveContext({ deps, chainIdText: chainId, apiKey, caller, entryPointVersion });
+            resolved = ctx.dapp;
+            return ctx;
+          },
           log: req.log,
           admit: () => deps.limits.paymasterCall(ip),
           ...(deps.onCall === undefined ? {} : { onCall: deps.onCall }),
@@ -106,7 +113,12 @@ export function registerPaymasterRpcRoutes(app: FastifyInstance, deps: Paymaster
         // A browser reads the answer of a cross-origin call only with these; no Origin (servers, SDKs in Node): none.
         if (origin !== undefined) {
           reply.header('vary', 'Origin');
-          if (await corsAllows(deps, apiKey, origin)) reply.headers(corsHeaders(origin));
+          // A call refused before its context (a parse error, the per-IP limit) looks the key up here.
+          const allowed =
+            resolved === undefined
+              ? await corsAllows(deps, apiKey, origin)
+              : corsOriginAllowed(resolved.restrictions, origin);
+          if (allowed) reply.headers(corsHeaders(origin));
         }
         if (out.body === undefined) reply.code(204).send();
         else reply.code(out.status).header('content-type', JSON_CONTENT_TYPE).send(JSON.stringify(out.body));
