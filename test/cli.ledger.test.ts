@@ -3,38 +3,19 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { runCli } from '../src/cli/main.js';
 import type { Store } from '../src/store/store.js';
-import { BACKEND, dropTestSchema, openTestStore, TEST_MASTER_KEY } from './helpers/testContext.js';
+import { runCliOnStore } from './helpers/cliRun.js';
+import { BACKEND, dropTestSchema, openTestStore } from './helpers/testContext.js';
 
 // `patron ledger list|stats|export` in-process, on the test store (src/cli/ledgerCommands.ts).
 
-const CLI_ENV: Readonly<Record<string, string>> = { PATRON_DATA_DIR: '/nonexistent-patron-test', LOG_LEVEL: 'silent' };
 const SENDER = '0x3333333333333333333333333333333333333333';
 let store: Store;
 let schema: string | undefined;
 let dir: string;
 let dappId: string;
 
-async function cli(argv: readonly string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli({
-    argv,
-    env: CLI_ENV,
-    io: {
-      stdout: (t) => {
-        stdout += t;
-      },
-      stderr: (t) => {
-        stderr += t;
-      },
-    },
-    store,
-    masterKey: TEST_MASTER_KEY,
-  });
-  return { code, stdout, stderr };
-}
+const cli = (argv: readonly string[]) => runCliOnStore({ store, argv });
 
 before(async () => {
   ({ store, schema } = await openTestStore());

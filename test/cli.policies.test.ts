@@ -5,14 +5,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { z } from 'zod';
-import { runCli } from '../src/cli/main.js';
 import type { Store } from '../src/store/store.js';
-import { dropTestSchema, openTestStore, TEST_MASTER_KEY } from './helpers/testContext.js';
+import { runCliOnStore } from './helpers/cliRun.js';
+import { dropTestSchema, openTestStore } from './helpers/testContext.js';
 import { dappWire, isoDate } from './helpers/wireSchemas.js';
 
 // `patron policies list|create|get|update|delete|usage` in-process, on the test store (src/cli/policyCommands.ts).
-
-const CLI_ENV: Readonly<Record<string, string>> = { PATRON_DATA_DIR: '/nonexistent-patron-test', LOG_LEVEL: 'silent' };
 
 const policyWire = z.strictObject({
   policyId: z.uuid(),
@@ -30,25 +28,7 @@ let schema: string | undefined;
 let dir: string;
 let dappId: string;
 
-async function cli(argv: readonly string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli({
-    argv,
-    env: CLI_ENV,
-    io: {
-      stdout: (t) => {
-        stdout += t;
-      },
-      stderr: (t) => {
-        stderr += t;
-      },
-    },
-    store,
-    masterKey: TEST_MASTER_KEY,
-  });
-  return { code, stdout, stderr };
-}
+const cli = (argv: readonly string[]) => runCliOnStore({ store, argv });
 
 async function cliJson<T>(argv: readonly string[], out: z.ZodType<T>): Promise<T> {
   const r = await cli([...argv, '--json']);

@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { runCli } from '../src/cli/main.js';
 import type { Store } from '../src/store/store.js';
+import { runCliJson } from './helpers/cliRun.js';
 import { createTokenIssuer } from './helpers/sponsorshipTokens.js';
-import { dropTestSchema, openTestStore, TEST_MASTER_KEY } from './helpers/testContext.js';
+import { dropTestSchema, openTestStore } from './helpers/testContext.js';
 
 /** `patron dapp tokens show|set|clear`: the dApp owner's sponsorship-token settings from the CLI (docs/reference/cli.md). */
-const ENV = { PATRON_DATA_DIR: '/nonexistent-patron-test', LOG_LEVEL: 'silent' };
-
 let store: Store;
 let schema: string | undefined;
 
@@ -19,17 +17,7 @@ after(async () => {
   await dropTestSchema(schema);
 });
 
-async function cli(argv: readonly string[]): Promise<{ code: number; out: unknown }> {
-  let stdout = '';
-  const code = await runCli({
-    argv: [...argv, '--json'],
-    env: ENV,
-    io: { stdout: (t) => (stdout += t), stderr: (t) => (stdout += t) },
-    store,
-    masterKey: TEST_MASTER_KEY,
-  });
-  return { code, out: JSON.parse(stdout) };
-}
+const cli = (argv: readonly string[]) => runCliJson({ store, argv });
 
 test('dapp tokens: shows none, sets, refuses bad input and another account, clears', async () => {
   assert.equal((await cli(['account', 'create', '--email', 'owner@example.com'])).code, 0);
