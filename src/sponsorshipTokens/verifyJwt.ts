@@ -8,7 +8,7 @@ import {
 } from '../config/registeredTokenKeys.js';
 import type { JwksCache } from './jwksCache.js';
 import { checkTokenTimes, type TokenTimeRules, type TokenVerdict } from './sponsorshipClaims.js';
-import { firstIssue, jwtClaimsSchema } from './tokenClaimsSchema.js';
+import { firstIssue, jwtClaimsSchema, readCommonJwtClaims } from './tokenClaimsSchema.js';
 import { refuse } from './tokenRefusal.js';
 import { type CompactJws, decodeCompactJws, type KeyImporter, verifyJwsSignature } from './verifyJws.js';
 
@@ -140,11 +140,14 @@ function checkPayload(args: { payload: unknown; dappId: string; rules: TokenTime
     const message = `the sponsorship token's aud must be this dApp's id (${dappId})`;
     return { ok: false, refusal: refuse('wrong_audience', message) };
   }
-  const parsed = jwtClaimsSchema.safeParse(payload);
-  if (!parsed.success) {
-    return { ok: false, refusal: refuse('missing_claim', `the sponsorship token's ${firstIssue(parsed.error)}`) };
+  let c = readCommonJwtClaims(payload as Record<string, unknown>);
+  if (c === undefined) {
+    const parsed = jwtClaimsSchema.safeParse(payload);
+    if (!parsed.success) {
+      return { ok: false, refusal: refuse('missing_claim', `the sponsorship token's ${firstIssue(parsed.error)}`) };
+    }
+    c = parsed.data;
   }
-  const c = parsed.data;
   const timeRefusal = checkTokenTimes({ exp: c.exp, nbf: c.nbf, iat: c.iat, rules: args.rules });
   if (timeRefusal !== undefined) return { ok: false, refusal: timeRefusal };
   return {
