@@ -14,9 +14,7 @@ import { dropTestSchema, TEST_DATABASE_URL } from './helpers/testContext.js';
 test('the release of closed windows reads the partial index over open reservations', async () => {
   const schema = TEST_DATABASE_URL ? `t_${randomBytes(6).toString('hex')}` : undefined;
   const handle = await openDatabase({
-    storage: TEST_DATABASE_URL
-      ? { kind: 'postgres', url: TEST_DATABASE_URL, poolSize: 2 }
-      : { kind: 'sqlite-memory' },
+    storage: TEST_DATABASE_URL ? { kind: 'postgres', url: TEST_DATABASE_URL, poolSize: 2 } : { kind: 'sqlite-memory' },
     ...(schema === undefined ? {} : { pgSchema: schema }),
   });
   try {
