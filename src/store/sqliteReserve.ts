@@ -9,23 +9,16 @@ import {
   windowColumns,
   windowOf,
 } from './reservationMerge.js';
+import { sqlitePerTurn } from './sqlitePerTurn.js';
 import { isUniqueViolation } from './uniqueViolation.js';
 
 /**
  * The spend ledger's reservations on SQLite, synchronous and grouped: the reservations asked for within one turn
- * of the event loop are made in one `BEGIN IMMEDIATE` transaction of prepared statements (better-sqlite3),
- * each all-or-none (it writes only once every check passed) and checked against the counters as the ones before
- * it left them. `IMMEDIATE` takes the database's write lock before anything is read, so every check and reservation
- * is one step against every other connection and process.
- *
- * Why grouped: each commit writes the pages it touched to the WAL (~100 µs on this VM's disk), which one
- * transaction per sponsored request paid in full; under load a turn of the loop holds several. Why not Kysely:
- * through it the same work was ~5 statements compiled anew, run a loop turn apart, with every concurrent request
- * queued on the one connection (CPU per sponsored request ×2.8, p99 in seconds).
- *
- * A batch that finds the connection inside a transaction someone else opened (a Kysely one waiting on an await)
- * is handed back: better-sqlite3 would nest ours as a savepoint of theirs, so the caller takes the asynchronous
- * path, which waits for the connection.
+ * of the event loop are made in one `BEGIN IMMEDIATE` transaction of prepared statements (better-sqlite3;
+ * sqlitePerTurn.ts says why, and when a batch hands its requests back to the asynchronous path), each all-or-none
+ * (it writes only once every check passed) and checked against the counters as the ones before it left them. Why
+ * not Kysely: through it the same work was ~5 statements compiled anew, run a loop turn apart, with every concurrent
+ * request queued on the one connection (CPU per sponsored request ×2.8, p99 in seconds).
  *
  * Inside the batch each reservation first checks the dApp's policy version (when the caller gives the one it
  * evaluated), then, for an id it already has (the same op signed again), merges into it (reservationMerge.ts):
@@ -33,12 +26,6 @@ import { isUniqueViolation } from './uniqueViolation.js';
  */
 /** The result, or undefined when the caller must take the asynchronous path. */
 export type SqliteReserve = (args: ReserveArgs) => Promise<ReserveResult | undefined>;
-
-interface Pending {
-  readonly args: ReserveArgs;
-  resolve(r: ReserveResult | undefined): void;
-  reject(err: unknown): void;
-}
 
 export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReserve {
   const ensure = sqlite.prepare(
@@ -197,41 +184,5 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
     return { ok: true, usage };
   };
 
-  /**
-   * Each reservation's outcome. A failure may have come half-way: it rolls the whole batch back, and every
-   * reservation in it is handed back to go alone (the asynchronous path), so one request the database refuses (a
-   * dApp deleted meanwhile) fails on its own and not the others of its turn.
-   */
-  const runBatch = sqlite.transaction((batch: readonly Pending[]): (ReserveResult | { error: unknown })[] =>
-    batch.map((p) => reserveOne(p.args)),
-  );
-
-  let queue: Pending[] = [];
-  const flush = () => {
-    const batch = queue;
-    queue = [];
-    if (sqlite.inTransaction) {
-      for (const p of batch) p.resolve(undefined);
-      return;
-    }
-    let outcomes: (ReserveResult | { error: unknown })[];
-    try {
-      outcomes = runBatch.immediate(batch);
-    } catch {
-      for (const p of batch) p.resolve(undefined);
-      return;
-    }
-    batch.forEach((p, i) => {
-      const o = outcomes[i];
-      if (o === undefined) p.resolve(undefined);
-      else if ('error' in o) p.reject(o.error);
-      else p.resolve(o);
-    });
-  };
-
-  return (args) =>
-    new Promise((resolve, reject) => {
-      queue.push({ args, resolve, reject });
-      if (queue.length === 1) setImmediate(flush);
-    });
+  return sqlitePerTurn(sqlite, reserveOne);
 }
