@@ -35,4 +35,32 @@ describe('webhookDataProblem', () => {
     // Multi-byte characters count as their UTF-8 bytes.
     assert.match(webhookDataProblem({ pad: 'é'.repeat(8200) }) ?? '', /^must be at most 16384 bytes/);
   });
+
+  test('the size is exactly the UTF-8 length of JSON.stringify, walked without building the text', () => {
+    // Sizes around the limit: the first multiple of each sample's length past 16 KiB tells an off-by-one.
+    const samples: Record<string, unknown>[] = [
+      { sponsorshipToken: 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ1In0.c2ln', user: 'u-1' },
+      { quote: 'say "hi"\\ \n\t\u0001', uni: 'ünï ✓ 𝄞 \u2028', lone: '\ud800' },
+      { n: [0, -0, 1.5, -2e-7, 1e21, 123456789012345680000, Number.MAX_VALUE], b: [true, false, null] },
+      { empty: {}, list: [], nested: [[], [{}], { a: [1, { b: 'c' }] }] },
+      JSON.parse('{"__proto__": {"x": 1}, "k\\"ey": "v"}'),
+      { [`key ${'é'.repeat(3)}`]: 'x'.repeat(40) },
+    ];
+    for (const sample of samples) {
+      const exact = Buffer.byteLength(JSON.stringify(sample));
+      const copies = Math.floor(MAX_WEBHOOK_DATA_BYTES / exact) + 1;
+      const over = { list: Array.from({ length: copies }, () => sample) };
+      const overBytes = Buffer.byteLength(JSON.stringify(over));
+      assert.equal(webhookDataProblem(over), `must be at most 16384 bytes as JSON (it is ${overBytes})`);
+      assert.equal(webhookDataProblem(sample), undefined);
+    }
+    // What JSON.parse never makes is measured by JSON.stringify itself (undefined members left out, toJSON used).
+    const big = 'x'.repeat(MAX_WEBHOOK_DATA_BYTES);
+    assert.equal(webhookDataProblem({ gone: undefined, at: new Date(0), pad: big.slice(0, 16_330) }), undefined);
+    const withDate = { at: new Date(0), pad: big.slice(0, 16_360) };
+    assert.equal(
+      webhookDataProblem(withDate),
+      `must be at most 16384 bytes as JSON (it is ${Buffer.byteLength(JSON.stringify(withDate))})`,
+    );
+  });
 });
