@@ -34,7 +34,10 @@ const charge = (key: string, amount: bigint, limit: bigint): LedgerCharge => ({
   windowEnd: undefined,
 });
 
-const reserve = (charges: readonly LedgerCharge[], over: { id?: string; dapp?: string; policyVersion?: number } = {}) =>
+const reserve = (
+  charges: readonly LedgerCharge[],
+  over: { id?: string; dapp?: string; policyVersion?: number; jti?: string } = {},
+) =>
   store.spendLedger.reserve({
     id: over.id ?? randomUUID(),
     dappId: over.dapp ?? dappId,
@@ -46,7 +49,12 @@ const reserve = (charges: readonly LedgerCharge[], over: { id?: string; dapp?: s
     window: { unit: 'seconds', until: 4_000_000_000 },
     paymaster: '0x00000000000000000000000000000000000000aa',
     ...(over.policyVersion === undefined ? {} : { policyVersion: over.policyVersion }),
+    ...(over.jti === undefined
+      ? {}
+      : { tokenUse: { jti: over.jti, expiresAt: Math.floor(Date.now() / 1000) + 600, nowSeconds: nowSeconds() } }),
   });
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 const counter = async (key: string) => (await store.spendLedger.counters([key])).get(key);
 
@@ -109,5 +117,60 @@ describe(`reservations under concurrency, batched on PostgreSQL (${BACKEND})`, (
       [{ ok: true }, { ok: true }],
     );
     assert.deepEqual(await counter(cap), { used: 0n, reserved: 2n });
+  });
+});
+
+/**
+ * The sponsored path spends a request's sponsorship-token jti in the reservation's own transaction (issue 23): a
+ * token is used up exactly when an op is reserved under it, whichever path the reservation takes (SQLite's per-turn
+ * batch, PostgreSQL's batch, the single path with its merge).
+ */
+describe(`sponsorship tokens spent with the reservation (${BACKEND})`, () => {
+  const replayed = { ok: false, tokenReplayed: true };
+  /** Whether the jti is still unspent: spending it on its own succeeds (and so spends it). */
+  const stillUsable = (jti: string) =>
+    store.sponsorshipTokenUses.spend({ dappId, jti, expiresAt: nowSeconds() + 600, nowSeconds: nowSeconds() });
+
+  test('a second reservation with the same jti is refused as a replay and moves nothing', async () => {
+    const cap = `tok|replay|${randomUUID()}`;
+    const jti = randomUUID();
+    assert.deepEqual(await reserve([charge(cap, 1n, 10n)], { jti }), { ok: true });
+    assert.deepEqual(await reserve([charge(cap, 1n, 10n)], { jti }), replayed);
+    assert.deepEqual(await reserve([], { jti }), replayed, 'with no cap too: every signed op has its row');
+    assert.deepEqual(await counter(cap), { used: 0n, reserved: 1n });
+  });
+
+  test('a cap that refuses the op leaves its token usable', async () => {
+    const cap = `tok|full|${randomUUID()}`;
+    const jti = randomUUID();
+    assert.equal((await reserve([charge(cap, 11n, 10n)], { jti })).ok, false);
+    assert.equal(await stillUsable(jti), true);
+  });
+
+  test('one token on 40 requests at once (one loop turn, one batch): exactly one is reserved', async () => {
+    const cap = `tok|race|${randomUUID()}`;
+    const jti = randomUUID();
+    const results = await Promise.all(Array.from({ length: 40 }, () => reserve([charge(cap, 1n, 1000n)], { jti })));
+    assert.equal(results.filter((r) => r.ok).length, 1);
+    assert.equal(results.filter((r) => 'tokenReplayed' in r).length, 39);
+    assert.deepEqual(await counter(cap), { used: 0n, reserved: 1n }, 'the replays took their charges back');
+  });
+
+  test('40 tokens at once, each once: all reserved, each spent', async () => {
+    const jtis = Array.from({ length: 40 }, () => randomUUID());
+    const results = await Promise.all(jtis.map((jti) => reserve([], { jti })));
+    assert.ok(results.every((r) => r.ok));
+    for (const jti of jtis) assert.equal(await stillUsable(jti), false);
+  });
+
+  test('the same op signed again: with a fresh token it merges, with the spent one it is a replay', async () => {
+    const cap = `tok|merge|${randomUUID()}`;
+    const id = randomUUID();
+    const first = randomUUID();
+    assert.deepEqual(await reserve([charge(cap, 2n, 10n)], { id, jti: first }), { ok: true });
+    assert.deepEqual(await reserve([charge(cap, 3n, 10n)], { id, jti: first }), replayed);
+    assert.deepEqual(await counter(cap), { used: 0n, reserved: 2n });
+    assert.deepEqual(await reserve([charge(cap, 3n, 10n)], { id, jti: randomUUID() }), { ok: true });
+    assert.deepEqual(await counter(cap), { used: 0n, reserved: 3n }, 'merged: the larger worst case, once');
   });
 });

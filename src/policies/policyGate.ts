@@ -52,12 +52,31 @@ export interface PolicyLedger {
       readonly policyIds: readonly string[];
       readonly worstCaseWei: bigint;
     };
+    /** A sponsorship token's jti, spent in the reservation's transaction, or `{ok: false, tokenReplayed}`. */
+    readonly tokenUse?: PolicyTokenUse | undefined;
   }): Promise<
     | { readonly ok: true; readonly usage?: readonly CapUsage[] }
     | { readonly ok: false; readonly charge: LedgerCharge; readonly used: bigint; readonly reserved: bigint }
     | { readonly ok: false; readonly policyVersion: number }
+    | { readonly ok: false; readonly tokenReplayed: true }
   >;
   counters(keys: readonly string[]): Promise<Map<string, { readonly used: bigint; readonly reserved: bigint }>>;
+}
+
+/** A sponsorship token's jti to spend with the reservation (store/ledgerTypes.ts, TokenUse). */
+export interface PolicyTokenUse {
+  readonly jti: string;
+  readonly expiresAt: number;
+  readonly nowSeconds: number;
+}
+
+/**
+ * The request's sponsorship token as the reservation spends it (sponsorshipTokens/tokenGrant.ts makes it): its jti,
+ * and the error a replay is refused with.
+ */
+export interface ReservedToken {
+  use(): PolicyTokenUse;
+  replayed(): Error;
 }
 
 /** A signature's window in the chain's terms (store/spendLedgerRepository.ts). */
@@ -306,6 +325,8 @@ export function createPolicyGate(deps: PolicyGateDeps) {
        * (src/settlement/README.md); default 'sponsored'.
        */
       readonly kind?: ReservationKind | undefined;
+      /** The request's sponsorship token: spent with the reservation, refused (its `replayed()`) if spent already. */
+      readonly token?: ReservedToken | undefined;
     }): Promise<PolicyDecision> {
       let pass = args.pass;
       const guarantee = args.kind === 'guarantee' ? ({ guarantee: true } as const) : {};
@@ -335,6 +356,7 @@ export function createPolicyGate(deps: PolicyGateDeps) {
             worstCaseWei: args.worstCaseWei,
           },
           ...(deps.onThreshold === undefined ? {} : { reportUsage: true }),
+          ...(args.token === undefined ? {} : { tokenUse: args.token.use() }),
         });
         if (result.ok) {
           if (result.usage !== undefined && deps.onThreshold !== undefined) {
@@ -348,6 +370,9 @@ export function createPolicyGate(deps: PolicyGateDeps) {
             charges: charges.map((c) => ({ key: c.key, unit: c.unit, amount: c.amount.toString() })),
             ...guarantee,
           };
+        }
+        if ('tokenReplayed' in result) {
+          throw args.token?.replayed() ?? new Error('spend ledger: a token replay answered without a token');
         }
         if ('charge' in result) {
           const c = charges.find((x) => x.key === result.charge.key) ?? charges[0];

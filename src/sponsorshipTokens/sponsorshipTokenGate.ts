@@ -49,8 +49,8 @@ export const VERIFIED_TOKEN_CACHE_ENTRIES = 10_000;
  * The sponsorship path's token check (docs/guides/sponsorship-tokens.md). A verified token's claims are cached by
  * the sha256 of the token string until its `exp` (bounded, least recently used out), for the same dApp, chain and
  * settings object only; so the signature (~120 µs CPU for ES256) is checked once per token, and a token refused
- * once is checked again (nothing negative is cached). The jti is spent by `grant.spend()`, one SQL upsert, which
- * only the signing step calls.
+ * once is checked again (nothing negative is cached). Only the signing step spends the jti: the sponsored path with
+ * the op's reservation, in its transaction (`grant.use()`), token mode by `grant.spend()`, one SQL upsert.
  */
 export function createSponsorshipTokenGate(args: {
   verifier: SponsorshipTokenVerifier;
@@ -64,22 +64,24 @@ export function createSponsorshipTokenGate(args: {
   const now = args.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
   const verified = new Map<string, Verified>();
 
-  const grantOf = (dappId: string, claims: SponsorshipClaims, cacheKey: string): TokenGrant => ({
-    claims,
-    async spend() {
+  const grantOf = (dappId: string, claims: SponsorshipClaims, cacheKey: string): TokenGrant => {
+    const replayed = () =>
+      tokenRefused(refuse('replayed', `the sponsorship token's jti ${claims.jti} was already used`));
+    const use = () => {
       // Spent, the token is of no more use: its entry goes now rather than when 10,000 newer ones pushed it out.
       verified.delete(cacheKey);
-      const spent = await args.replay.spend({
-        dappId,
-        jti: claims.jti,
-        expiresAt: claims.exp + skew,
-        nowSeconds: now(),
-      });
-      if (!spent) {
-        throw tokenRefused(refuse('replayed', `the sponsorship token's jti ${claims.jti} was already used`));
-      }
-    },
-  });
+      return { jti: claims.jti, expiresAt: claims.exp + skew, nowSeconds: now() };
+    };
+    return {
+      claims,
+      use,
+      replayed,
+      async spend() {
+        const spent = await args.replay.spend({ dappId, ...use() });
+        if (!spent) throw replayed();
+      },
+    };
+  };
 
   const claimsOf = async (a: Parameters<SponsorshipTokenGate['admit']>[0], token: string, key: string) => {
     const hit = verified.get(key);

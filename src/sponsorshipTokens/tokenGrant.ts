@@ -10,8 +10,18 @@ import type { TokenRefusal } from './tokenRefusal.js';
  */
 export interface TokenGrant {
   readonly claims: SponsorshipClaims;
-  /** Spends the token's jti (one SQL upsert); throws SponsorshipTokenError `replayed` when it was spent already. */
+  /**
+   * Spends the token's jti on its own (one SQL upsert); throws SponsorshipTokenError `replayed` when it was spent
+   * already. Token mode's path; the sponsored path spends it with the op's reservation instead (`use`).
+   */
   spend(): Promise<void>;
+  /**
+   * The jti as the spend ledger spends it in the reservation's own transaction (policies/policyGate.ts, `token`):
+   * only once the caps took the op, never without its reservation.
+   */
+  use(): { readonly jti: string; readonly expiresAt: number; readonly nowSeconds: number };
+  /** The refusal of a token whose jti was spent already. */
+  replayed(): SponsorshipTokenError;
 }
 
 export const tokenRefused = (r: TokenRefusal): SponsorshipTokenError =>

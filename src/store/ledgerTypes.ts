@@ -49,7 +49,20 @@ export type ReserveResult =
       readonly reserved: bigint;
     }
   /** The dApp's policies changed since the request read them (`policyVersion`): nothing was reserved. */
-  | { readonly ok: false; readonly policyVersion: number };
+  | { readonly ok: false; readonly policyVersion: number }
+  /** The request's sponsorship token (`tokenUse`) was spent already: nothing was reserved. */
+  | { readonly ok: false; readonly tokenReplayed: true };
+
+/**
+ * A sponsorship token's jti, spent in the reservation's own transaction (table sponsorship_token_uses, migration
+ * 0017): only once the caps took the op, and never without its reservation, so a token is used up exactly when an op
+ * is reserved under it. A row already expired (`expiresAt` < `nowSeconds`, Unix seconds) is taken over.
+ */
+export interface TokenUse {
+  readonly jti: string;
+  readonly expiresAt: number;
+  readonly nowSeconds: number;
+}
 
 export interface CounterState {
   readonly used: bigint;
@@ -77,6 +90,8 @@ export interface ReserveArgs {
   readonly policyVersion?: number | undefined;
   /** The itemized ledger's facts (migration 0019), written by the reservation's own INSERT. */
   readonly item?: LedgerItemFacts | undefined;
+  /** The request's sponsorship token, spent with the reservation (`{ok: false, tokenReplayed}` when it was already). */
+  readonly tokenUse?: TokenUse | undefined;
 }
 
 /** What the itemized ledger shows of a signed op besides its charges (ledgerQueryRepository.ts). */

@@ -99,7 +99,7 @@ async function decide(trx: Trx, requests: readonly ReserveArgs[]): Promise<(Rese
 
   // Each request in arrival order, against the counters as the batch has moved them.
   const moved = new Map<string, bigint>();
-  const accepted: { args: ReserveArgs; sorted: LedgerCharge[] }[] = [];
+  const accepted: { args: ReserveArgs; sorted: LedgerCharge[]; at: number; add: Map<string, bigint> }[] = [];
   for (const w of fresh) {
     const sorted = sortedByKey(w.args.charges);
     const fit = fitCharges(sorted, states, moved);
@@ -112,7 +112,24 @@ async function decide(trx: Trx, requests: readonly ReserveArgs[]): Promise<(Rese
       ...usageOf({ report: w.args.reportUsage, add: fit.add, counters: states, taken: moved }),
     };
     for (const [key, amount] of fit.add) moved.set(key, (moved.get(key) ?? 0n) + amount);
-    accepted.push({ args: w.args, sorted });
+    accepted.push({ args: w.args, sorted, at: w.at, add: fit.add });
+  }
+
+  // The accepted requests' sponsorship tokens, spent in this transaction (after the caps: a refused request's token
+  // stays usable). One not spent now was spent already: refused as a replay and its charges taken back out (a
+  // request after it in this batch was decided with them counted: conservative, never over a cap).
+  const spent = await spendTokens(
+    trx,
+    accepted.flatMap((a) => (a.args.tokenUse === undefined ? [] : [{ dappId: a.args.dappId, ...a.args.tokenUse }])),
+  );
+  for (let i = accepted.length - 1; i >= 0; i--) {
+    const a = accepted[i];
+    if (a === undefined || a.args.tokenUse === undefined || spent.has(tokenKey(a.args.dappId, a.args.tokenUse.jti))) {
+      continue;
+    }
+    results[a.at] = { ok: false, tokenReplayed: true };
+    for (const [key, amount] of a.add) moved.set(key, (moved.get(key) ?? 0n) - amount);
+    accepted.splice(i, 1);
   }
 
   for (const key of [...moved.keys()].sort()) {
@@ -130,4 +147,31 @@ async function decide(trx: Trx, requests: readonly ReserveArgs[]): Promise<(Rese
       .execute();
   }
   return results;
+}
+
+const tokenKey = (dappId: string, jti: string) => `${dappId}\n${jti}`;
+
+/**
+ * The jtis spent now, of those given: one multi-row upsert that returns the rows it wrote (a jti spent already and
+ * not expired is left alone, so it is not returned). The same jti twice in one statement is an error PostgreSQL
+ * raises: the batch rolls back and each of its requests goes alone, where the second is a replay.
+ */
+async function spendTokens(
+  trx: Trx,
+  uses: readonly { dappId: string; jti: string; expiresAt: number; nowSeconds: number }[],
+): Promise<Set<string>> {
+  if (uses.length === 0) return new Set();
+  const nowSeconds = Math.max(...uses.map((u) => u.nowSeconds));
+  const rows = await trx
+    .insertInto('sponsorship_token_uses')
+    .values(uses.map((u) => ({ dapp_id: u.dappId, jti: u.jti, expires_at: u.expiresAt })))
+    .onConflict((oc) =>
+      oc
+        .columns(['dapp_id', 'jti'])
+        .doUpdateSet((eb) => ({ expires_at: eb.ref('excluded.expires_at') }))
+        .where('sponsorship_token_uses.expires_at', '<', nowSeconds),
+    )
+    .returning(['dapp_id', 'jti'])
+    .execute();
+  return new Set(rows.map((r) => tokenKey(r.dapp_id, r.jti)));
 }

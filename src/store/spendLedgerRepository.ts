@@ -17,6 +17,7 @@ import {
 } from './reservationMerge.js';
 import type { Database } from './schema.js';
 import { createSqliteReserve } from './sqliteReserve.js';
+import { spendTokenUse } from './tokenUseRows.js';
 import { isUniqueViolation } from './uniqueViolation.js';
 
 /**
@@ -113,6 +114,7 @@ export function createSpendLedgerRepository(
       counters: states,
     });
     if (!plan.ok) return plan;
+    if (!(await spendTokenIn(trx, args))) return { ok: false, tokenReplayed: true };
     for (const [key, delta] of plan.add) {
       await addReserved(trx, key, states.get(key) ?? { used: 0n, reserved: 0n }, delta);
     }
@@ -180,6 +182,8 @@ export function createSpendLedgerRepository(
         }
         return fit;
       }
+      // The token after the caps (a refusal leaves it usable), before any write it must not go without.
+      if (!(await spendTokenIn(trx, args))) return { ok: false, tokenReplayed: true };
       for (const [key, delta] of fit.add) {
         const state = states.get(key) ?? { used: 0n, reserved: 0n };
         await addReserved(trx, key, state, delta);
@@ -303,6 +307,10 @@ export function openReservationsQuery(
       .where((eb) => eb.or([eb('last_block', 'is', null), eb('last_block', '<', Number(args.cursorBlock))]))
   );
 }
+
+/** The request's token spent in the reservation's transaction: true when spent now or when it carries none. */
+const spendTokenIn = (trx: Trx, args: ReserveArgs): Promise<boolean> =>
+  args.tokenUse === undefined ? Promise.resolve(true) : spendTokenUse(trx, { dappId: args.dappId, ...args.tokenUse });
 
 /** An attempt that found its id taken: go again, merging (reserveOnce). */
 const AGAIN = Symbol('again');

@@ -2,6 +2,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import { createSqliteTokenSpend } from './sqliteTokenSpend.js';
+import { spendTokenUse } from './tokenUseRows.js';
 
 /**
  * Spent sponsorship-token ids (table sponsorship_token_uses, migration 0017): the SQL side of
@@ -25,17 +26,7 @@ export function createSponsorshipTokenUseRepository(
       const { dappId, jti, expiresAt, nowSeconds } = args;
       const grouped = await spendSync?.(args);
       if (grouped !== undefined) return grouped;
-      const result = await db
-        .insertInto('sponsorship_token_uses')
-        .values({ dapp_id: dappId, jti, expires_at: expiresAt })
-        .onConflict((oc) =>
-          oc
-            .columns(['dapp_id', 'jti'])
-            .doUpdateSet((eb) => ({ expires_at: eb.ref('excluded.expires_at') }))
-            .where('sponsorship_token_uses.expires_at', '<', nowSeconds),
-        )
-        .executeTakeFirst();
-      return result.numInsertedOrUpdatedRows !== undefined && result.numInsertedOrUpdatedRows > 0n;
+      return spendTokenUse(db, { dappId, jti, expiresAt, nowSeconds });
     },
     async sweep(nowSeconds) {
       const result = await db

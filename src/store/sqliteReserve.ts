@@ -10,6 +10,7 @@ import {
   windowOf,
 } from './reservationMerge.js';
 import { sqlitePerTurn } from './sqlitePerTurn.js';
+import { SQLITE_TOKEN_SPEND } from './sqliteTokenSpend.js';
 import { isUniqueViolation } from './uniqueViolation.js';
 
 /**
@@ -72,6 +73,12 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
        valid_until = ?, last_block = ?, expires_at = ?, kind = ? WHERE id = ?`,
   );
 
+  const tokenSpend = sqlite.prepare<[string, string, number, number]>(SQLITE_TOKEN_SPEND);
+  /** The request's token spent now (true), or already spent (false); true when it carries none. */
+  const spendToken = (args: ReserveArgs): boolean =>
+    args.tokenUse === undefined ||
+    tokenSpend.run(args.dappId, args.tokenUse.jti, args.tokenUse.expiresAt, args.tokenUse.nowSeconds).changes > 0;
+
   /** The counters of `keys` as they are now (missing rows are created empty). */
   const countersOf = (args: ReserveArgs, keys: readonly string[]) => {
     const rows = new Map(
@@ -85,8 +92,8 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
     return rows;
   };
 
-  /** The same id again: see reservationMerge.ts. */
-  const merge = (args: ReserveArgs, row: StoredReservation): ReserveResult => {
+  /** The same id again: see reservationMerge.ts. `spent`: the request's token was already spent by this attempt. */
+  const merge = (args: ReserveArgs, row: StoredReservation, spent: boolean): ReserveResult => {
     const keys = [...new Set(args.charges.map((c) => c.key))];
     const counters = countersOf(args, keys);
     const plan = planMerge({
@@ -98,6 +105,7 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
       counters,
     });
     if (!plan.ok) return plan;
+    if (!spent && !spendToken(args)) return { ok: false, tokenReplayed: true };
     if (plan.add.size > 0) {
       const cases: string[] = [];
       for (const [key, add] of plan.add) cases.push(key, ((counters.get(key)?.reserved ?? 0n) + add).toString());
@@ -112,8 +120,9 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
 
   /**
    * One reservation, inside the batch's transaction. No savepoint of its own: it writes only once every check
-   * passed, the reservation row first (a duplicate id throws before any counter moved); a refusal leaves at most
-   * the empty counter rows it created, which are what the next reservation would create anyway.
+   * passed, the token's jti first (a replay writes nothing else), then the reservation row (a duplicate id throws
+   * before any counter moved); a refusal leaves at most the empty counter rows it created, which are what the next
+   * reservation would create anyway. A cap's refusal comes before the token is spent: the token stays usable.
    */
   const reserveOne = (args: ReserveArgs): ReserveResult => {
     if (args.policyVersion !== undefined) {
@@ -141,11 +150,12 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
       }
       if (state.used + state.reserved + state.add + c.amount > c.limit) {
         const row = existing.get(args.id);
-        if (row !== undefined) return merge(args, row);
+        if (row !== undefined) return merge(args, row, false);
         return { ok: false, charge: c, used: state.used, reserved: state.reserved + state.add };
       }
       state.add += c.amount;
     }
+    if (!spendToken(args)) return { ok: false, tokenReplayed: true };
     const w = windowColumns(windowOf(args));
     const item = itemColumns(args);
     try {
@@ -169,7 +179,7 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
     } catch (err) {
       const row = isUniqueViolation(err) ? existing.get(args.id) : undefined;
       if (row === undefined) throw err;
-      return merge(args, row);
+      return merge(args, row, true);
     }
     if (pending.size > 0) {
       const cases: string[] = [];

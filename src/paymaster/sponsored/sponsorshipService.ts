@@ -221,9 +221,6 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     const ready = await prepare(req);
     const { final, pass, worstCaseWei, expiresAt } = ready;
     assertTokenCost({ grant: req.token, worstCaseWei });
-    // Spent as late as can be before the signature: a webhook's denial, a failed simulation or a bound refused
-    // leaves the token usable; of two calls with one token, exactly one gets past here (one SQL upsert).
-    await req.token?.spend();
     const ep = entryPointModule(req.chain.entryPointVersion);
     const window = { validUntil: ready.validUntil, validAfter: ready.validAfter };
     const fields = await issueSignature(tail, {
@@ -244,6 +241,10 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
           window: issued.window,
           paymaster: req.chain.paymaster,
           userOpHash: issued.userOpHash,
+          // Spent in the reservation's transaction, once the caps took the op: a webhook's denial, a failed
+          // simulation, a bound or a cap refused leaves the token usable; of two calls with one token, exactly one
+          // is reserved (and signed), the other refused as a replay.
+          token: req.token,
         }),
       report: req.report,
     });
