@@ -14,6 +14,7 @@ import { createTenant, type Tenant } from './helpers/testContext.js';
 const CAP = 2;
 let issuer: TokenIssuer;
 let dapp: Tenant;
+let policyId: string;
 const e2e = useSdkE2e({
   async setUp(s) {
     issuer = await createTokenIssuer();
@@ -23,18 +24,18 @@ const e2e = useSdkE2e({
       dappId: dapp.dappId,
       settings: issuer.settings(true),
     });
-    await s.ctx.deps.policies.create({
+    ({ id: policyId } = await s.ctx.deps.policies.create({
       dappId: dapp.dappId,
       name: 'per person',
       rules: { caps: [{ scope: 'user', unit: 'ops', limit: String(CAP), resets: 'daily' }] },
-    });
+    }));
   },
 });
 
 const hex = (n: bigint) => `0x${n.toString(16)}`;
 
-async function sponsor(op: UserOperationV06, sub: string) {
-  const token = await issuer.mint({ aud: dapp.dappId, claims: { sub } });
+async function sponsor(op: UserOperationV06, sub: string, given?: string) {
+  const token = given ?? (await issuer.mint({ aud: dapp.dappId, claims: { sub } }));
   const res = await fetch(e2e.paymasterUrl(dapp), {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -60,7 +61,7 @@ async function sponsor(op: UserOperationV06, sub: string) {
   });
   return (await res.json()) as {
     result?: { paymasterAndData?: `0x${string}` };
-    error?: { code: number; data?: { rule?: string; scope?: string } };
+    error?: { code: number; data?: { rule?: string; scope?: string; reason?: string } };
   };
 }
 
@@ -88,5 +89,26 @@ describe('user caps through the paymaster URL with backend tokens', () => {
     const capped = answers.filter((a) => a.error?.code === -32012 && a.error.data?.scope === 'user');
     assert.equal(signed.length, CAP, JSON.stringify(answers));
     assert.equal(capped.length, 10 - CAP);
+  });
+
+  // Last: it raises the cap.
+  test('a token the cap refused stays usable: once the cap has room, the same token signs, then never again', async () => {
+    const ops = [await e2e.nextOp(), await e2e.nextOp(), await e2e.nextOp()];
+    for (const op of ops.slice(0, CAP)) assert.ok((await sponsor(op, 'patient')).result?.paymasterAndData);
+    const third = ops[CAP] as UserOperationV06;
+    const token = await issuer.mint({ aud: dapp.dappId, claims: { sub: 'patient' } });
+    const capped = await sponsor(third, 'patient', token);
+    assert.equal(capped.error?.data?.scope, 'user', JSON.stringify(capped));
+    await e2e.ctx.deps.policies.update({
+      dappId: dapp.dappId,
+      policyId,
+      rules: { caps: [{ scope: 'user', unit: 'ops', limit: String(CAP + 1), resets: 'daily' }] },
+    });
+    const signed = await sponsor(third, 'patient', token);
+    assert.ok(signed.result?.paymasterAndData, JSON.stringify(signed));
+    await assertSponsoredOnChain(e2e.fx, { ...third, paymasterAndData: signed.result.paymasterAndData });
+    const again = await sponsor(third, 'patient', token);
+    assert.equal(again.error?.code, -32013, JSON.stringify(again));
+    assert.equal(again.error?.data?.reason, 'replayed');
   });
 });
