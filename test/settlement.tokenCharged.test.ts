@@ -13,7 +13,8 @@ import { devTokenAbi } from '../src/chain/artifacts.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import { tokenChargedEventAbi } from '../src/chain/userOperationEvents.js';
 import { maxTokenCostV07 } from '../src/paymaster/entryPoints/v07/chargesV07.js';
-import { createSettlementFollower, type SettlementFollowerDeps } from '../src/settlement/settlementFollower.js';
+import { createSettlementFollower } from '../src/settlement/settlementFollower.js';
+import type { SettlementFollowerDeps } from '../src/settlement/settlementFollowerDeps.js';
 import type { Store } from '../src/store/store.js';
 import { COUNTER_ADDRESS } from './helpers/patronPaymasterV06.js';
 import {

@@ -5,13 +5,11 @@ import type { UserOpSettlement } from '../store/userOpSettlement.js';
 import { type PollLoop, startPollLoop } from './pollLoop.js';
 import {
   createSettlementFollower,
-  type FollowedChain,
   type FollowerStatus,
   type RoundReport,
   type SettlementFollower,
-  type SettlementFollowerDeps,
-  type SettlementLogger,
 } from './settlementFollower.js';
+import type { FollowedChain, SettlementFollowerDeps, SettlementLogger } from './settlementFollowerDeps.js';
 
 /**
  * Settlement as the service runs it: one follower per served chain, each on its own poll loop (an RPC that is
@@ -32,7 +30,7 @@ export interface SettlementDeps {
   readonly chains: readonly {
     readonly chain: FollowedChain;
     readonly confirmations: number;
-    /** The embedded dev chain, new with this process (settlementFollower.ts). */
+    /** The embedded dev chain, new with this process (settlementFollowerDeps.ts). */
     readonly freshChain?: boolean;
   }[];
   readonly cursors: ChainCursorRepository;

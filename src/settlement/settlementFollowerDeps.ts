@@ -1,0 +1,71 @@
+import type { Address, Hex, PublicClient } from 'viem';
+import type { UserOperationEventLog } from '../chain/userOperationEvents.js';
+import type { ChainCursorRepository } from '../store/chainCursorRepository.js';
+import type { SpendLedgerRepository } from '../store/spendLedgerRepository.js';
+import type { UserOpSettlement } from '../store/userOpSettlement.js';
+
+export interface SettlementLogger {
+  error(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+}
+
+export interface FollowedChain {
+  readonly chainId: number;
+  readonly client: PublicClient;
+  readonly entryPoint: Address;
+  readonly paymaster: Address;
+}
+
+export interface SettlementFollowerDeps {
+  readonly chain: FollowedChain;
+  readonly cursors: ChainCursorRepository;
+  readonly ledger: UserOpSettlement & Pick<SpendLedgerRepository, 'releaseClosed'>;
+  /**
+   * The chain starts from genesis with this process (the embedded dev chain): a stored cursor that its blocks do
+   * not match is a previous run's chain, not a reorg, and is replaced by the head quietly on the first round.
+   */
+  readonly freshChain?: boolean;
+  /** The native coin's price in micro-USD per whole coin, fresh, or undefined (the ledger keeps the reservation). */
+  readonly nativeUsdMicros: (chainId: number) => bigint | undefined;
+  /** Blocks an event must be under the head before it is settled; a reorg shallower than this is never seen. */
+  readonly confirmations: number;
+  /** Blocks per eth_getLogs, and per cursor step. */
+  readonly maxBlockRange: bigint;
+  readonly logger: SettlementLogger;
+  readonly now: () => number;
+  /**
+   * Told of every event after its settlement and before the cursor moves (metrics, the request log's cost); it
+   * may see an event again after a restart or a reorg, so it must be idempotent. Its failure is logged and does
+   * not hold the round: the ledger must not wait on a secondary record.
+   */
+  readonly onIncluded?: (args: { readonly chainId: number; readonly event: UserOperationEventLog }) => Promise<void>;
+  /**
+   * Told of a reorg before the cursor and the reservations are rewound below `aboveBlock` (so a crash in between
+   * tells it again next round): `hashAt` gives the canonical hash at a height, to tell which earlier inclusions the
+   * new branch removed. Idempotent; its failure fails the round (retried), as the rewind's would.
+   */
+  readonly onReorg?: (args: {
+    readonly chainId: number;
+    readonly aboveBlock: bigint;
+    readonly hashAt: (blockNumber: bigint) => Promise<Hex | undefined>;
+  }) => Promise<void>;
+  /**
+   * Told of a token-mode op's charge (its TokenCharged, and the prefund and refund its receipt shows) after its
+   * onIncluded; the slice's TokenCharged logs are then read (one eth_getLogs per slice holding ops). Idempotent,
+   * and its failure is logged without holding the round, as onIncluded's.
+   */
+  readonly onTokenCharged?: (args: {
+    readonly chainId: number;
+    readonly event: UserOperationEventLog;
+    readonly charge: {
+      readonly token: string;
+      readonly charged: bigint;
+      readonly prefunded: bigint;
+      readonly refunded: bigint;
+    };
+  }) => Promise<void>;
+  /** Checked between slices, so stopping does not wait for a long catch-up. */
+  readonly stopped?: () => boolean;
+}
