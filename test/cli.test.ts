@@ -442,6 +442,7 @@ describe('patron CLI (in-process)', () => {
     const store = getStore();
     for (const argv of [
       ['foo'],
+      ['toString'],
       ['token'],
       ['token', 'delete'],
       ['account', 'create', 'extra'],

@@ -5,16 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { z } from 'zod';
-import { commands as accountCommands } from '../src/cli/commands.js';
-import { ledgerCommands } from '../src/cli/ledgerCommands.js';
+import { cliCommandNames } from '../src/cli/commandTable.js';
 import { runCli } from '../src/cli/main.js';
-import { masterKeyCommands } from '../src/cli/masterKeyCommands.js';
-import { ownerCommands } from '../src/cli/ownerCommands.js';
-import { paymasterCommands } from '../src/cli/paymasterCommands.js';
-import { policyCommands } from '../src/cli/policyCommands.js';
-import { restrictCommands } from '../src/cli/restrictCommands.js';
-import { signerCommands } from '../src/cli/signerCommands.js';
-import { tokenCommands } from '../src/cli/tokenCommands.js';
 import { loadConfig } from '../src/config/config.js';
 import { type CodeBlock, codeBlocks, docFiles, ROOT } from './helpers/docsSnippets.js';
 import { type ServiceProcess, spawnService } from './helpers/serviceProcess.js';
@@ -29,21 +21,7 @@ import { BACKEND } from './helpers/testContext.js';
  * with neither fails, so no snippet goes unnoticed.
  */
 const blocks = docFiles().flatMap(codeBlocks);
-const KNOWN_COMMANDS = new Set([
-  'start',
-  ...Object.keys({
-    ...accountCommands,
-    ...paymasterCommands,
-    ...ownerCommands,
-    ...policyCommands,
-    ...ledgerCommands,
-    ...restrictCommands,
-    ...tokenCommands,
-    ...signerCommands,
-  }),
-  ...Object.keys(masterKeyCommands),
-  'master-key generate',
-]);
+const KNOWN_COMMANDS = new Set(cliCommandNames);
 
 // The docs describe the embedded defaults, which the SQLite pass of the suite runs; the PostgreSQL pass would
 // run the same blocks against the same SQLite service again.

@@ -10,16 +10,11 @@ import { StartRefusedError } from '../errors/StartRefusedError.js';
 import { createPolicyService } from '../policies/policyService.js';
 import { openStore, type Store } from '../store/store.js';
 import type { CliIo } from './cliOutput.js';
-import { commands as accountCommands, USAGE } from './commands.js';
-import { ledgerCommands } from './ledgerCommands.js';
-import { generateMasterKey, masterKeyCommands } from './masterKeyCommands.js';
-import { ownerCommands } from './ownerCommands.js';
-import { paymasterCommands } from './paymasterCommands.js';
-import { policyCommands } from './policyCommands.js';
-import { restrictCommands } from './restrictCommands.js';
-import { generateSignerKeystore, signerCommands } from './signerCommands.js';
+import { USAGE } from './commands.js';
+import { cliCommands } from './commandTable.js';
+import { generateMasterKey } from './masterKeyCommands.js';
+import { generateSignerKeystore } from './signerCommands.js';
 import { runSmokeTestCommand } from './smokeTestCommand.js';
-import { tokenCommands } from './tokenCommands.js';
 
 /**
  * `patron` CLI: runs a command against the same storage as the server and returns the exit code.
@@ -48,18 +43,10 @@ export async function runCli(args: {
   json = parsed.values.json === true;
   // `dapp tokens show|set|clear` is the one three-word command; every other command has two words.
   const three = parsed.positionals.slice(0, 3).join(' ');
-  const threeWords = parsed.positionals.length === 3 && Object.hasOwn(tokenCommands, three);
+  const threeWords = parsed.positionals.length === 3 && Object.hasOwn(cliCommands, three);
   const name = threeWords ? three : parsed.positionals.slice(0, 2).join(' ');
-  const command =
-    (threeWords ? tokenCommands[three] : undefined) ??
-    accountCommands[name] ??
-    paymasterCommands[name] ??
-    ownerCommands[name] ??
-    signerCommands[name] ??
-    policyCommands[name] ??
-    restrictCommands[name] ??
-    ledgerCommands[name] ??
-    masterKeyCommands[name];
+  // Own names only: `patron toString` is no command, whatever Object.prototype holds.
+  const command = Object.hasOwn(cliCommands, name) ? cliCommands[name] : undefined;
   if (parsed.values.help === true || parsed.positionals.length === 0) {
     io.stdout(USAGE);
     return 0;

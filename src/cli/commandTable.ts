@@ -1,0 +1,49 @@
+import { commands as accountCommands, type CommandContext } from './commands.js';
+import { ledgerCommands } from './ledgerCommands.js';
+import { masterKeyCommands } from './masterKeyCommands.js';
+import { ownerCommands } from './ownerCommands.js';
+import { paymasterCommands } from './paymasterCommands.js';
+import { policyCommands } from './policyCommands.js';
+import { restrictCommands } from './restrictCommands.js';
+import { signerCommands } from './signerCommands.js';
+import { tokenCommands } from './tokenCommands.js';
+
+/** A command `runCli` runs with the configuration, the storage and the master key open. */
+export type CliCommand = (ctx: CommandContext) => Promise<void>;
+
+const COMMAND_MAPS: readonly Readonly<Record<string, CliCommand>>[] = [
+  accountCommands,
+  paymasterCommands,
+  ownerCommands,
+  signerCommands,
+  policyCommands,
+  restrictCommands,
+  ledgerCommands,
+  masterKeyCommands,
+  tokenCommands,
+];
+
+/**
+ * Every command `runCli` looks up, by its words (`dapp tokens show|set|clear` are the ones of three): the one table
+ * the CLI dispatches from and the docs tests check docs/ against, so a new command map is listed here once. A name
+ * in two maps throws on load, as the merge would otherwise keep one of them silently.
+ */
+export const cliCommands: Readonly<Record<string, CliCommand>> = mergeCommandMaps(COMMAND_MAPS);
+
+/**
+ * Every command name a user can type: the table's, and the two that run before it is consulted, as they need no
+ * storage (`start` is the service, in bin.ts; `master-key generate` is handled first in main.ts, before any
+ * configuration exists).
+ */
+export const cliCommandNames: readonly string[] = ['start', 'master-key generate', ...Object.keys(cliCommands)];
+
+function mergeCommandMaps(maps: readonly Readonly<Record<string, CliCommand>>[]): Record<string, CliCommand> {
+  const table: Record<string, CliCommand> = {};
+  for (const map of maps) {
+    for (const [name, command] of Object.entries(map)) {
+      if (Object.hasOwn(table, name)) throw new Error(`the CLI command "${name}" is defined in two command maps`);
+      table[name] = command;
+    }
+  }
+  return table;
+}
