@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { type Hex, hexToBytes, parseEther } from 'viem';
 import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import { devChainDeployments } from '../src/chain/embeddedChain.js';
 import type { UserOperationV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
+import { ARTIFACTS, browserSkip, openDashboardBrowser } from './helpers/dashboardBrowser.js';
 import { setTenantPassword, TEST_PASSWORD } from './helpers/dashboardSession.js';
 import {
   buildDeployingOp,
@@ -27,12 +27,9 @@ import { answer, type Receiver, startReceiver } from './helpers/webhookReceiver.
  * The dashboard in a real browser: Debian's Chromium driven by playwright-core (no browser download), against
  * the real service listening on 127.0.0.1 with the in-process chain and a real local webhook receiver. One
  * walk through the product as an owner would do it; a screenshot of each page goes to test-artifacts/dashboard/.
+ * The browser, and the skip without one, come from test/helpers/dashboardBrowser.ts, as for the later browser tests.
  */
-const CHROMIUM = process.env.PATRON_CHROMIUM ?? '/usr/bin/chromium';
-const ARTIFACTS = path.resolve(import.meta.dirname, '..', 'test-artifacts', 'dashboard');
-const skip = fs.existsSync(CHROMIUM)
-  ? false
-  : `${CHROMIUM} is missing: install Debian's chromium (.ci/run does) to run the browser tests`;
+const skip = browserSkip;
 
 let fx: PatronFixture;
 let ctx: TestContext;
@@ -45,7 +42,6 @@ let clockOffset = 0;
 
 before(async () => {
   if (skip !== false) return;
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
   fx = await startPatronFixture();
   const chain = fixtureChainRuntime(fx);
   ctx = await createTestContext({
@@ -61,24 +57,7 @@ before(async () => {
     const data = (JSON.parse(req.body || '{}') as { data?: { num?: number } }).data ?? {};
     answer({ arePoliciesVerified: typeof data.num === 'number' && data.num % 2 === 0 })(req, res);
   });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    // Flags for a closed network and a container: no sandbox (root), no GPU, no background fetches.
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-dev-shm-usage',
-    ],
-  });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-  page = await context.newPage();
-  page.setDefaultTimeout(15_000);
+  ({ browser, page } = await openDashboardBrowser());
   page.on('dialog', (d) => void d.accept());
 });
 after(async () => {
