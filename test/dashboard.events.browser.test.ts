@@ -93,7 +93,8 @@ test('an owner sets the event endpoint, handles its secret and replays a failed 
   receiver.handler = answer({ ok: true });
   await row.getByRole('button', { name: 'Replay evt_browser_1' }).click();
   await page.getByText('is sent again').waitFor();
-  assert.match((await page.locator('#event-log tr[data-event="evt_browser_1"]').textContent()) ?? '', /pending/);
+  // The log is fetched again after the message shows: wait for the row as it comes back, not the one before.
+  await page.locator('#event-log tr[data-event="evt_browser_1"]', { hasText: 'pending' }).waitFor();
   assert.equal(await ctx.deps.lifecycleEvents.deliverer.runOnce(), 1);
   await page.reload();
   assert.match((await page.locator('#event-log tr[data-event="evt_browser_1"]').textContent()) ?? '', /delivered/);
