@@ -13,7 +13,7 @@ export interface SponsorshipClaims {
   /** The only smart account the token sponsors. */
   readonly sender?: Address | undefined;
   /**
-   * The end user's own address, a JWT's `addr` claim (vouchers have none): the holder a policy's gating rule with
+   * The end user's own address, a JWT's `addr` claim or a voucher's `addr` field: the holder a policy's gating rule with
    * `subject: 'user'` reads (policies/gatingRules.ts), whichever of the person's wallets sends the op.
    */
   readonly addr?: Address | undefined;

@@ -236,6 +236,7 @@ describe('EIP-712 voucher sponsorship tokens', () => {
     exp: BigInt(NOW + 300),
     jti: keccak256(toHex('v-1')),
     sender: zeroAddress,
+    addr: zeroAddress,
     maxCostWei: 0n,
     contracts: [],
     ...over,
@@ -260,12 +261,27 @@ describe('EIP-712 voucher sponsorship tokens', () => {
     assert.ok(v.ok, reason(v));
     assert.equal(v.claims.keyId, 'signer-1');
     assert.equal(v.claims.maxCostWei, 5n);
+    assert.equal(v.claims.addr, undefined, 'the zero address: no addr');
     assert.equal(reason(await verifier.verifyAndSpend(args(token))), 'replayed');
+  });
+
+  test("a voucher's addr is the person's address for gating rules on the user, checksummed; it is signed", async () => {
+    const { verifier } = setup();
+    const person = '0x00000000000000000000000000000000000000ee';
+    const token = await sign(voucher({ jti: keccak256(toHex('v-addr')), addr: person }));
+    const v = await verifier.verify(args(token));
+    assert.ok(v.ok, reason(v));
+    assert.equal(v.claims.addr, getAddress(person));
+    const signed = JSON.parse(Buffer.from(token.slice(7), 'base64url').toString());
+    signed.voucher.addr = '0x00000000000000000000000000000000000000ef';
+    const swapped = `eip712.${Buffer.from(JSON.stringify(signed)).toString('base64url')}`;
+    assert.equal(reason(await verifier.verify(args(swapped))), 'unknown_key');
   });
 
   test("the digest is viem's hashTypedData, with either crypto back end", async () => {
     const v = voucher({
       sender: getAddress('0x00000000000000000000000000000000000000bb'),
+      addr: getAddress('0x00000000000000000000000000000000000000ee'),
       maxCostWei: 7n,
       contracts: [getAddress('0x00000000000000000000000000000000000000cc'), zeroAddress],
     });

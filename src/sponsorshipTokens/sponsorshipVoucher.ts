@@ -1,4 +1,4 @@
-import { type Address, type Hex, hexToBytes, isAddressEqual, zeroAddress } from 'viem';
+import { type Address, getAddress, type Hex, hexToBytes, isAddressEqual, zeroAddress } from 'viem';
 import { z } from 'zod';
 import type { CryptoBackend } from '../crypto/cryptoBackend.js';
 import { checkTokenTimes, type TokenTimeRules, type TokenVerdict } from './sponsorshipClaims.js';
@@ -24,6 +24,7 @@ export const voucherTypes = {
     { name: 'exp', type: 'uint64' },
     { name: 'jti', type: 'bytes32' },
     { name: 'sender', type: 'address' },
+    { name: 'addr', type: 'address' },
     { name: 'maxCostWei', type: 'uint256' },
     { name: 'contracts', type: 'address[]' },
   ],
@@ -38,6 +39,11 @@ export interface SponsorshipVoucher {
   readonly jti: Hex;
   /** The zero address: any sender. */
   readonly sender: Address;
+  /**
+   * The person's own address (a JWT's `addr`): what a policy's gating rule with `subject: 'user'` reads, whichever
+   * wallet sends the op. The zero address: none given.
+   */
+  readonly addr: Address;
   /** 0: no bound. */
   readonly maxCostWei: bigint;
   /** Empty: any contract. */
@@ -64,6 +70,7 @@ const voucherTokenSchema = z.object({
       .regex(/^0x[0-9a-fA-F]{64}$/, { error: 'must be 32 bytes of hex' })
       .transform((v) => v as Hex),
     sender: addr,
+    addr,
     maxCostWei: decimal,
     contracts: z.array(addr).max(MAX_TOKEN_CONTRACTS),
   }),
@@ -131,6 +138,7 @@ export async function verifyVoucher(args: {
       exp,
       jti: v.jti.toLowerCase(),
       sender: isAddressEqual(v.sender, zeroAddress) ? undefined : v.sender,
+      addr: isAddressEqual(v.addr, zeroAddress) ? undefined : getAddress(v.addr),
       maxCostWei: v.maxCostWei === 0n ? undefined : v.maxCostWei,
       contracts: v.contracts.length === 0 ? undefined : v.contracts,
       keyId: key.id,

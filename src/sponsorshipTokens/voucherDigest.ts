@@ -10,7 +10,7 @@ import type { SponsorshipVoucher } from './sponsorshipVoucher.js';
  */
 
 const TYPE =
-  'SponsorshipVoucher(string dapp,string sub,uint64 nbf,uint64 exp,bytes32 jti,address sender,uint256 maxCostWei,address[] contracts)';
+  'SponsorshipVoucher(string dapp,string sub,uint64 nbf,uint64 exp,bytes32 jti,address sender,address addr,uint256 maxCostWei,address[] contracts)';
 const DOMAIN_TYPE = 'EIP712Domain(string name,string version,uint256 chainId)';
 
 export function voucherDigest(args: {
@@ -43,10 +43,11 @@ export function voucherDigest(args: {
           { type: 'uint64' },
           { type: 'bytes32' },
           { type: 'address' },
+          { type: 'address' },
           { type: 'uint256' },
           { type: 'bytes32' },
         ],
-        [kText(TYPE), kText(v.dapp), kText(v.sub), v.nbf, v.exp, v.jti, v.sender, v.maxCostWei, contracts],
+        [kText(TYPE), kText(v.dapp), kText(v.sub), v.nbf, v.exp, v.jti, v.sender, v.addr, v.maxCostWei, contracts],
       ),
     ),
   );
