@@ -4,6 +4,7 @@ import { ensureCounters, lockCounters, type Trx } from './ledgerRows.js';
 import type { LedgerCharge, ReserveArgs, ReserveResult } from './ledgerTypes.js';
 import { fitCharges, newReservationRow, sortedByKey, usageOf } from './reservationMerge.js';
 import type { Database } from './schema.js';
+import { spendTokenUses, tokenUseKey } from './tokenUseRows.js';
 
 /**
  * PostgreSQL: the reservations waiting in this process go to the database together, in one transaction, instead of
@@ -118,13 +119,17 @@ async function decide(trx: Trx, requests: readonly ReserveArgs[]): Promise<(Rese
   // The accepted requests' sponsorship tokens, spent in this transaction (after the caps: a refused request's token
   // stays usable). One not spent now was spent already: refused as a replay and its charges taken back out (a
   // request after it in this batch was decided with them counted: conservative, never over a cap).
-  const spent = await spendTokens(
+  const spent = await spendTokenUses(
     trx,
     accepted.flatMap((a) => (a.args.tokenUse === undefined ? [] : [{ dappId: a.args.dappId, ...a.args.tokenUse }])),
   );
   for (let i = accepted.length - 1; i >= 0; i--) {
     const a = accepted[i];
-    if (a === undefined || a.args.tokenUse === undefined || spent.has(tokenKey(a.args.dappId, a.args.tokenUse.jti))) {
+    if (
+      a === undefined ||
+      a.args.tokenUse === undefined ||
+      spent.has(tokenUseKey(a.args.dappId, a.args.tokenUse.jti))
+    ) {
       continue;
     }
     results[a.at] = { ok: false, tokenReplayed: true };
@@ -147,31 +152,4 @@ async function decide(trx: Trx, requests: readonly ReserveArgs[]): Promise<(Rese
       .execute();
   }
   return results;
-}
-
-const tokenKey = (dappId: string, jti: string) => `${dappId}\n${jti}`;
-
-/**
- * The jtis spent now, of those given: one multi-row upsert that returns the rows it wrote (a jti spent already and
- * not expired is left alone, so it is not returned). The same jti twice in one statement is an error PostgreSQL
- * raises: the batch rolls back and each of its requests goes alone, where the second is a replay.
- */
-async function spendTokens(
-  trx: Trx,
-  uses: readonly { dappId: string; jti: string; expiresAt: number; nowSeconds: number }[],
-): Promise<Set<string>> {
-  if (uses.length === 0) return new Set();
-  const nowSeconds = Math.max(...uses.map((u) => u.nowSeconds));
-  const rows = await trx
-    .insertInto('sponsorship_token_uses')
-    .values(uses.map((u) => ({ dapp_id: u.dappId, jti: u.jti, expires_at: u.expiresAt })))
-    .onConflict((oc) =>
-      oc
-        .columns(['dapp_id', 'jti'])
-        .doUpdateSet((eb) => ({ expires_at: eb.ref('excluded.expires_at') }))
-        .where('sponsorship_token_uses.expires_at', '<', nowSeconds),
-    )
-    .returning(['dapp_id', 'jti'])
-    .execute();
-  return new Set(rows.map((r) => tokenKey(r.dapp_id, r.jti)));
 }

@@ -23,10 +23,9 @@ export function createSponsorshipTokenUseRepository(
   const spendSync = sqlite === undefined ? undefined : createSqliteTokenSpend(sqlite);
   return {
     async spend(args) {
-      const { dappId, jti, expiresAt, nowSeconds } = args;
       const grouped = await spendSync?.(args);
       if (grouped !== undefined) return grouped;
-      return spendTokenUse(db, { dappId, jti, expiresAt, nowSeconds });
+      return spendTokenUse(db, args);
     },
     async sweep(nowSeconds) {
       const result = await db
