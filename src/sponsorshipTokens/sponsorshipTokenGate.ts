@@ -68,7 +68,8 @@ export function createSponsorshipTokenGate(args: {
     const replayed = () =>
       tokenRefused(refuse('replayed', `the sponsorship token's jti ${claims.jti} was already used`));
     const use = () => {
-      // Spent, the token is of no more use: its entry goes now rather than when 10,000 newer ones pushed it out.
+      // The signing step is spending it: at most one call ever gets past that, so its entry goes now rather than
+      // when 10,000 newer ones pushed it out. A call a cap refused keeps the token usable and verifies it again.
       verified.delete(cacheKey);
       return { jti: claims.jti, expiresAt: claims.exp + skew, nowSeconds: now() };
     };

@@ -1,6 +1,6 @@
 import { SponsorshipTokenError } from '../errors/PatronError.js';
 import { decodeAccountCalls } from '../policies/accountCalls.js';
-import type { PolicyRequest } from '../policies/policyGate.js';
+import type { PolicyRequest, PolicyTokenUse, ReservedToken } from '../policies/policyGate.js';
 import type { SponsorshipClaims } from './sponsorshipClaims.js';
 import type { TokenRefusal } from './tokenRefusal.js';
 
@@ -8,7 +8,7 @@ import type { TokenRefusal } from './tokenRefusal.js';
  * A verified sponsorship token as the paymaster pipeline carries it (sponsorshipTokenGate.ts makes it): its claims,
  * and the spend of its `jti`, which only the step that issues a signature the EntryPoint accepts calls, once.
  */
-export interface TokenGrant {
+export interface TokenGrant extends ReservedToken {
   readonly claims: SponsorshipClaims;
   /**
    * Spends the token's jti on its own (one SQL upsert); throws SponsorshipTokenError `replayed` when it was spent
@@ -19,7 +19,7 @@ export interface TokenGrant {
    * The jti as the spend ledger spends it in the reservation's own transaction (policies/policyGate.ts, `token`):
    * only once the caps took the op, never without its reservation.
    */
-  use(): { readonly jti: string; readonly expiresAt: number; readonly nowSeconds: number };
+  use(): PolicyTokenUse;
   /** The refusal of a token whose jti was spent already. */
   replayed(): SponsorshipTokenError;
 }
