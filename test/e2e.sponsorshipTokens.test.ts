@@ -5,6 +5,7 @@ import { BaseError, http, RpcRequestError } from 'viem';
 import { createPaymasterClient } from 'viem/account-abstraction';
 import type { UserOperationV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import { COUNTER_ADDRESS } from './helpers/patronPaymasterV06.js';
+import { hexWireOpV06 } from './helpers/rpcFixture.js';
 import { assertSponsoredOnChain, useSdkE2e, webhookBodies } from './helpers/sdkE2e.js';
 import { createTokenIssuer, type TokenIssuer } from './helpers/sponsorshipTokens.js';
 import { createTenant, type Tenant } from './helpers/testContext.js';
@@ -93,17 +94,6 @@ async function rpc(tenant: Tenant, method: string, rpcParams: unknown[], headers
 }
 
 const hex = (n: bigint) => `0x${n.toString(16)}`;
-const wireOp = (op: UserOperationV06) => ({
-  sender: op.sender,
-  nonce: hex(op.nonce),
-  initCode: op.initCode,
-  callData: op.callData,
-  callGasLimit: hex(op.callGasLimit),
-  verificationGasLimit: hex(op.verificationGasLimit),
-  preVerificationGas: hex(op.preVerificationGas),
-  maxFeePerGas: hex(op.maxFeePerGas),
-  maxPriorityFeePerGas: hex(op.maxPriorityFeePerGas),
-});
 
 /** A JWS with the given header and claims and a signature made by `sign` (the attacks' forged tokens). */
 function forged(header: Record<string, unknown>, claims: Record<string, unknown>, sign: (input: string) => string) {
@@ -189,7 +179,7 @@ describe('sponsorship tokens through viem createPaymasterClient (EntryPoint v0.6
   test('two parallel data calls with one token: exactly one signature', async () => {
     const op = await e2e.nextOp();
     const token = await issuer.mint({ aud: dappA.dappId });
-    const body = [wireOp(op), e2e.fx.entryPoint, hex(BigInt(e2e.fx.chain.chainId)), { sponsorshipToken: token }];
+    const body = [hexWireOpV06(op), e2e.fx.entryPoint, hex(BigInt(e2e.fx.chain.chainId)), { sponsorshipToken: token }];
     const answers = await Promise.all([1, 2, 3, 4].map(() => rpc(dappA, 'pm_getPaymasterData', body)));
     const signed = answers.filter((a) => a.body.result !== undefined);
     const refused = answers.filter((a) => a.body.error?.code === -32013);
@@ -227,15 +217,15 @@ describe('sponsorship tokens through viem createPaymasterClient (EntryPoint v0.6
     const op = await e2e.nextOp();
     const token = await issuer.mint({ aud: dappA.dappId });
     const biconomy = await rpc(dappA, 'pm_sponsorUserOperation', [
-      wireOp(op),
+      hexWireOpV06(op),
       { mode: 'SPONSORED', sponsorshipInfo: { webhookData: { sponsorshipToken: token } } },
     ]);
     assert.ok(biconomy.body.result !== undefined, JSON.stringify(biconomy.body));
-    const dry = await rpc(dappA, 'pm_validateSponsorshipPolicies', [wireOp(op), e2e.fx.entryPoint, ['p']], {
+    const dry = await rpc(dappA, 'pm_validateSponsorshipPolicies', [hexWireOpV06(op), e2e.fx.entryPoint, ['p']], {
       authorization: `Bearer ${await issuer.mint({ aud: dappA.dappId })}`,
     });
     assert.deepEqual(dry.body, { jsonrpc: '2.0', id: 1, result: [] });
-    const bad = await rpc(dappA, 'pm_validateSponsorshipPolicies', [wireOp(op), e2e.fx.entryPoint, ['p']], {
+    const bad = await rpc(dappA, 'pm_validateSponsorshipPolicies', [hexWireOpV06(op), e2e.fx.entryPoint, ['p']], {
       authorization: 'Basic abc',
     });
     assert.equal(bad.status, 401);

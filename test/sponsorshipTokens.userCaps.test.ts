@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { UserOperationV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
+import { hexWireOpV06 } from './helpers/rpcFixture.js';
 import { assertSponsoredOnChain, useSdkE2e } from './helpers/sdkE2e.js';
 import { createTokenIssuer, type TokenIssuer } from './helpers/sponsorshipTokens.js';
 import { createTenant, type Tenant } from './helpers/testContext.js';
@@ -32,8 +33,6 @@ const e2e = useSdkE2e({
   },
 });
 
-const hex = (n: bigint) => `0x${n.toString(16)}`;
-
 async function sponsor(op: UserOperationV06, sub: string, given?: string) {
   const token = given ?? (await issuer.mint({ aud: dapp.dappId, claims: { sub } }));
   const res = await fetch(e2e.paymasterUrl(dapp), {
@@ -44,17 +43,7 @@ async function sponsor(op: UserOperationV06, sub: string, given?: string) {
       id: 1,
       method: 'pm_sponsorUserOperation',
       params: [
-        {
-          sender: op.sender,
-          nonce: hex(op.nonce),
-          initCode: op.initCode,
-          callData: op.callData,
-          callGasLimit: hex(op.callGasLimit),
-          verificationGasLimit: hex(op.verificationGasLimit),
-          preVerificationGas: hex(op.preVerificationGas),
-          maxFeePerGas: hex(op.maxFeePerGas),
-          maxPriorityFeePerGas: hex(op.maxPriorityFeePerGas),
-        },
+        hexWireOpV06(op),
         { mode: 'SPONSORED', calculateGasLimits: false, sponsorshipInfo: { webhookData: { sponsorshipToken: token } } },
       ],
     }),

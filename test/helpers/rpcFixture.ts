@@ -76,6 +76,22 @@ export async function startRpcFixture(
   };
 }
 
+/** A v0.6 op as viem-style clients send it: every quantity as hex, no signature. */
+export function hexWireOpV06(op: UserOperationV06) {
+  const hex = (n: bigint) => `0x${n.toString(16)}`;
+  return {
+    sender: op.sender,
+    nonce: hex(op.nonce),
+    initCode: op.initCode,
+    callData: op.callData,
+    callGasLimit: hex(op.callGasLimit),
+    verificationGasLimit: hex(op.verificationGasLimit),
+    preVerificationGas: hex(op.preVerificationGas),
+    maxFeePerGas: hex(op.maxFeePerGas),
+    maxPriorityFeePerGas: hex(op.maxPriorityFeePerGas),
+  };
+}
+
 /** The op as a Biconomy v0.6 SDK sends it: decimal gas strings, hex fees and nonce (limits left out with `withGas: false`). */
 export function biconomyWireOp(op: UserOperationV06, withGas = true) {
   return {
