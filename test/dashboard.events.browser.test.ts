@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { browserSkip, openDashboardBrowser } from './helpers/dashboardBrowser.js';
-import { setTenantPassword, TEST_PASSWORD } from './helpers/dashboardSession.js';
-import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
+import { browserSkip, openDashboardSession } from './helpers/dashboardBrowser.js';
+import { TEST_PASSWORD } from './helpers/dashboardSession.js';
+import { createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
 import { answer, type Receiver, startReceiver } from './helpers/webhookReceiver.js';
 
 /**
@@ -24,12 +23,8 @@ let base: string;
 before(async () => {
   if (skip !== false) return;
   ctx = await createTestContext({ eventDelivery: { intervalMs: 0, maxAttempts: 1 } });
-  tenant = await createTenant(ctx.deps, 'events@example.com');
-  await setTenantPassword(ctx.deps, tenant);
-  await ctx.app.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
+  ({ tenant, base, browser, page } = await openDashboardSession({ ctx, email: 'events@example.com' }));
   receiver = await startReceiver(answer({ error: 'down' }, 503));
-  ({ browser, page } = await openDashboardBrowser());
   page.on('dialog', (d) => void d.accept());
 });
 after(async () => {

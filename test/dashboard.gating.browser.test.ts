@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { hexToBytes } from 'viem';
-import { browserSkip, openDashboardBrowser } from './helpers/dashboardBrowser.js';
-import { setTenantPassword, TEST_PASSWORD } from './helpers/dashboardSession.js';
+import { browserSkip, openDashboardSession } from './helpers/dashboardBrowser.js';
+import { TEST_PASSWORD } from './helpers/dashboardSession.js';
 import { fixtureChainRuntime, KEYS, type PatronFixture, startPatronFixture } from './helpers/patronPaymasterV06.js';
-import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
+import { createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
 
 /**
  * The policy editor's gating rules (dashboard/assets/policyGatingRows.js) in a real browser (Debian's Chromium
@@ -26,11 +25,7 @@ before(async () => {
   if (skip !== false) return;
   fx = await startPatronFixture();
   ctx = await createTestContext({ chains: [fixtureChainRuntime(fx)], signerKey: hexToBytes(KEYS.signer) });
-  tenant = await createTenant(ctx.deps, 'gating@example.com');
-  await setTenantPassword(ctx.deps, tenant);
-  await ctx.app.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
-  ({ browser, page } = await openDashboardBrowser());
+  ({ tenant, base, browser, page } = await openDashboardSession({ ctx, email: 'gating@example.com' }));
 });
 after(async () => {
   if (skip !== false) return;

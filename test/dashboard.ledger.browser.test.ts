@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { ARTIFACTS, browserSkip, openDashboardBrowser } from './helpers/dashboardBrowser.js';
-import { setTenantPassword, TEST_PASSWORD } from './helpers/dashboardSession.js';
-import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
+import { ARTIFACTS, browserSkip, openDashboardSession } from './helpers/dashboardBrowser.js';
+import { TEST_PASSWORD } from './helpers/dashboardSession.js';
+import { createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
 
 /**
  * The ledger page (dashboard/assets/pageLedger.js) in a real browser against the real service on 127.0.0.1, at
@@ -26,8 +25,7 @@ let base: string;
 before(async () => {
   if (skip !== false) return;
   ctx = await createTestContext();
-  tenant = await createTenant(ctx.deps, 'ledger-owner@example.com');
-  await setTenantPassword(ctx.deps, tenant);
+  ({ tenant, base, browser, page } = await openDashboardSession({ ctx, email: 'ledger-owner@example.com' }));
   const policy = await ctx.deps.policies.create({ dappId: tenant.dappId, name: 'Daily gas', rules: {} });
   const ledger = ctx.deps.store.spendLedger;
   const now = Date.now();
@@ -58,9 +56,6 @@ before(async () => {
       included: { txHash: `0x${'ee'.repeat(32)}`, success: true },
     });
   }
-  await ctx.app.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
-  ({ browser, page } = await openDashboardBrowser());
 });
 after(async () => {
   if (skip !== false) return;

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { ARTIFACTS, browserSkip, openDashboardBrowser } from './helpers/dashboardBrowser.js';
-import { setTenantPassword, TEST_PASSWORD } from './helpers/dashboardSession.js';
-import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
+import { ARTIFACTS, browserSkip, openDashboardSession } from './helpers/dashboardBrowser.js';
+import { TEST_PASSWORD } from './helpers/dashboardSession.js';
+import { createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
 
 /**
  * A dApp's sponsorship tokens in the dashboard (docs/guides/sponsorship-tokens.md): a JWK added and tokens required,
@@ -25,11 +24,7 @@ let base: string;
 before(async () => {
   if (skip !== false) return;
   ctx = await createTestContext();
-  tenant = await createTenant(ctx.deps);
-  await setTenantPassword(ctx.deps, tenant);
-  await ctx.app.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
-  ({ browser, page } = await openDashboardBrowser());
+  ({ tenant, base, browser, page } = await openDashboardSession({ ctx }));
 });
 after(async () => {
   if (skip !== false) return;

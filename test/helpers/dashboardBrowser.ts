@@ -1,6 +1,9 @@
 import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { setTenantPassword } from './dashboardSession.js';
+import { createTenant, type Tenant, type TestContext } from './testContext.js';
 
 /**
  * What every dashboard browser test shares: Debian's Chromium through playwright-core (PATRON_CHROMIUM to use
@@ -34,4 +37,22 @@ export async function openDashboardBrowser(): Promise<{ browser: Browser; page: 
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
   page.setDefaultTimeout(15_000);
   return { browser, page };
+}
+
+/**
+ * What a dashboard browser test starts from: a tenant of `ctx` that can sign in with the test password, the app
+ * listening on 127.0.0.1, and Chromium's page (openDashboardBrowser).
+ */
+export async function openDashboardSession(args: { ctx: TestContext; email?: string }): Promise<{
+  tenant: Tenant;
+  base: string;
+  browser: Browser;
+  page: Page;
+}> {
+  const { ctx } = args;
+  const tenant = await createTenant(ctx.deps, ...(args.email === undefined ? [] : [args.email]));
+  await setTenantPassword(ctx.deps, tenant);
+  await ctx.app.listen({ host: '127.0.0.1', port: 0 });
+  const base = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
+  return { tenant, base, ...(await openDashboardBrowser()) };
 }
