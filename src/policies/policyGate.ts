@@ -1,7 +1,16 @@
 import type { Address, Hex } from 'viem';
 import { PolicyDeniedError } from '../errors/PatronError.js';
+import type {
+  ChainWindow,
+  CounterState,
+  LedgerCharge,
+  ReservationKind,
+  ReserveArgs,
+  ReserveResult,
+  TokenUse,
+} from '../store/ledgerTypes.js';
 import { type AccountCallsDecoding, decodeAccountCalls } from './accountCalls.js';
-import { type CapThresholdCrossing, type CapUsage, crossedThresholds } from './capThresholds.js';
+import { type CapThresholdCrossing, crossedThresholds } from './capThresholds.js';
 import { checkGatingRules, type GatingReader, hasGatingRules } from './gatingRules.js';
 import type { SenderAccount } from './knownAccounts.js';
 import {
@@ -19,7 +28,7 @@ import { type CapUnit, microsToUsd, type Policy } from './policySchema.js';
  * Where the policy engine meets a request: the rules first (before the webhook and any simulation: a denied op
  * costs Patron nothing else), then, once the op's gas is final, the caps: reserved in the ledger in one atomic
  * step at signing, or checked against the counters by a dry run. The pure decisions are policyRules.ts; the
- * ledger is the caller's, behind `PolicyLedger`.
+ * ledger is the caller's, behind `PolicyLedger`, whose values are the spend ledger's own (store/ledgerTypes.ts).
  */
 export interface PolicyLedger {
   /**
@@ -27,48 +36,12 @@ export interface PolicyLedger {
    * while the dApp's policy version is still `policyVersion` (else `{ok: false, policyVersion}`, nothing done).
    * The same id again holds the larger worst case and the later window (src/store/reservationMerge.ts).
    */
-  reserve(args: {
-    readonly id: string;
-    readonly dappId: string;
-    readonly chainId: number;
-    readonly userOpHash: string;
-    readonly charges: readonly LedgerCharge[];
-    readonly expiresAt: number;
-    readonly now: number;
-    readonly window: ChainWindow;
-    readonly paymaster: string;
-    /**
-     * What the reservation stands for: a sponsored op, or a token-mode op whose charge the dApp guarantees
-     * (mode 2): released when its TokenCharged shows the user paid, settled as sponsored when not.
-     */
-    readonly kind: ReservationKind;
-    readonly policyVersion: number;
-    /** Answer with each moved counter's usage (policies/capThresholds.ts). */
-    readonly reportUsage?: boolean | undefined;
-    /** What the itemized ledger shows of the op (store/ledgerTypes.ts). */
-    readonly item: {
-      readonly sender: string;
-      readonly user: string | undefined;
-      readonly policyIds: readonly string[];
-      readonly worstCaseWei: bigint;
-    };
-    /** A sponsorship token's jti, spent in the reservation's transaction, or `{ok: false, tokenReplayed}`. */
-    readonly tokenUse?: PolicyTokenUse | undefined;
-  }): Promise<
-    | { readonly ok: true; readonly usage?: readonly CapUsage[] }
-    | { readonly ok: false; readonly charge: LedgerCharge; readonly used: bigint; readonly reserved: bigint }
-    | { readonly ok: false; readonly policyVersion: number }
-    | { readonly ok: false; readonly tokenReplayed: true }
-  >;
-  counters(keys: readonly string[]): Promise<Map<string, { readonly used: bigint; readonly reserved: bigint }>>;
+  reserve(args: ReserveArgs): Promise<ReserveResult>;
+  counters(keys: readonly string[]): Promise<Map<string, CounterState>>;
 }
 
 /** A sponsorship token's jti to spend with the reservation (store/ledgerTypes.ts, TokenUse). */
-export interface PolicyTokenUse {
-  readonly jti: string;
-  readonly expiresAt: number;
-  readonly nowSeconds: number;
-}
+export type PolicyTokenUse = TokenUse;
 
 /**
  * The request's sponsorship token as the reservation spends it (sponsorshipTokens/tokenGrant.ts makes it): its jti,
@@ -79,13 +52,7 @@ export interface ReservedToken {
   replayed(): Error;
 }
 
-/** A signature's window in the chain's terms (store/spendLedgerRepository.ts). */
-export interface ChainWindow {
-  readonly unit: 'seconds' | 'blocks';
-  readonly until: number;
-}
-
-export type ReservationKind = 'sponsored' | 'guarantee';
+export type { ChainWindow, LedgerCharge, ReservationKind };
 
 /** A dApp's policies as read at one policy version. */
 export interface PolicySet {
@@ -95,14 +62,6 @@ export interface PolicySet {
 
 /** Times a request re-reads the policies when they changed under it before it gives up (policyChanged). */
 const MAX_POLICY_RECHECKS = 5;
-
-export interface LedgerCharge {
-  readonly key: string;
-  readonly unit: CapUnit;
-  readonly amount: bigint;
-  readonly limit: bigint;
-  readonly windowEnd: number | undefined;
-}
 
 export interface PolicyGateDeps {
   /** The dApp's policies and their version; `fresh`: read from the database, not a cache. */
