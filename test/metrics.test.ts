@@ -284,6 +284,8 @@ describe('metricsOnCall labels', () => {
             window: { unit: 'seconds', until: 0 },
             sender: op.sender,
             nonce: op.nonce,
+            opKey: () => '0x00',
+            signature: '00',
             hash: () => userOpHashV06({ userOp: op, entryPoint: op.sender, chainId: 999 }, viemKeccak),
           }),
         },

@@ -12,6 +12,9 @@ import {
 import { biconomyWireOp, type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
 import { createTenant, type Tenant, type TestContext } from './helpers/testContext.js';
 
+/** Rows reserved without an op key (as before migration 0022) are found by their userOpHash. */
+const NO_OP_KEY = `0x${'00'.repeat(32)}`;
+
 /**
  * Security review of the sponsorship policies, as attacks by whoever holds a dApp's public API key. Tests that
  * pass document a defence; see the review report for the ones that fail (kept in other files, uncommitted).
@@ -100,15 +103,16 @@ describe('cap exhaustion with unsubmitted signatures (the documented trade-off, 
     assert.equal(usage?.reserved, '1');
   });
 
-  test('the same op asked for twice in different seconds is reserved twice (counts double until expiry)', async () => {
+  test('the same op key signed again (another window, other callData) holds one reservation, not two', async () => {
     await addPolicy({ caps: [{ scope: 'dapp', unit: 'ops', limit: '2' }] });
     const op = await buildDeployingOp(fx, 111n);
     assert.equal((await sponsor(op)).status, 200);
-    // A window far from the default's (300 s): 299 made the two signatures identical, and so one reservation,
-    // whenever the second request fell in the next second.
+    // Another window and other callData: other signatures of the same (sender, nonce), of which the EntryPoint
+    // includes one at most. Before issue 31 each held its own reservation, and two filled this cap.
     assert.equal((await sponsor(op, { expiryDuration: 200 })).status, 200);
-    // Only one of the two can ever be included (one nonce), yet the cap is full.
-    const third = await sponsor(await buildDeployingOp(fx, 112n));
+    assert.equal((await sponsor({ ...op, callData: executeCallData('0x02') })).status, 200);
+    assert.equal((await sponsor(await buildDeployingOp(fx, 112n))).status, 200, 'the cap has room for another op');
+    const third = await sponsor(await buildDeployingOp(fx, 113n));
     assert.equal(dataOf(third.body).rule, 'cap');
   });
 });
@@ -260,33 +264,42 @@ describe('settlement counts each op once, for this paymaster and chain', () => {
       { ok: true },
     );
     assert.equal(
-      await ledger.settleUserOp({
-        chainId: 1,
-        userOpHash: hash,
-        actualWei: 5n,
-        actualUsdMicros: undefined,
-        now: Date.now(),
-      }),
+      (
+        await ledger.settleUserOp({
+          chainId: 1,
+          userOpHash: hash,
+          opKey: NO_OP_KEY,
+          actualWei: 5n,
+          actualUsdMicros: undefined,
+          now: Date.now(),
+        })
+      ).settled,
       false,
     );
     assert.equal(
-      await ledger.settleUserOp({
-        chainId: 31337,
-        userOpHash: hash.toUpperCase().replace('0X', '0x'),
-        actualWei: 400n,
-        actualUsdMicros: undefined,
-        now: Date.now(),
-      }),
+      (
+        await ledger.settleUserOp({
+          chainId: 31337,
+          userOpHash: hash.toUpperCase().replace('0X', '0x'),
+          opKey: NO_OP_KEY,
+          actualWei: 400n,
+          actualUsdMicros: undefined,
+          now: Date.now(),
+        })
+      ).settled,
       true,
     );
     assert.equal(
-      await ledger.settleUserOp({
-        chainId: 31337,
-        userOpHash: hash,
-        actualWei: 400n,
-        actualUsdMicros: undefined,
-        now: Date.now(),
-      }),
+      (
+        await ledger.settleUserOp({
+          chainId: 31337,
+          userOpHash: hash,
+          opKey: NO_OP_KEY,
+          actualWei: 400n,
+          actualUsdMicros: undefined,
+          now: Date.now(),
+        })
+      ).settled,
       false,
     );
     // The chain passing its window afterwards releases nothing more.
@@ -336,6 +349,7 @@ describe('settlement counts each op once, for this paymaster and chain', () => {
             ledger.settleUserOp({
               chainId: 31337,
               userOpHash: id.slice(6),
+              opKey: NO_OP_KEY,
               actualWei: 7n,
               actualUsdMicros: undefined,
               now,

@@ -182,7 +182,9 @@ describe('caps reserved at signing', () => {
     });
     const a = await buildDeployingOp(fx, 20n);
     assert.equal((await sponsor(a)).status, 200);
-    const again = await sponsor({ ...a, callData: executeCallData('0x01') });
+    // The same op key with other callData: one reservation holding the larger worst case (the same here).
+    assert.equal((await sponsor({ ...a, callData: executeCallData('0x01') })).status, 200);
+    const again = await sponsor({ ...a, nonce: a.nonce + 1n });
     const data = again.body.error?.data as Record<string, unknown>;
     assert.equal(data.scope, 'sender');
     assert.equal(data.reserved, WORST_CASE.toString());

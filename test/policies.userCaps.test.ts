@@ -100,7 +100,11 @@ describe(`user caps under concurrency (${BACKEND})`, () => {
           user: 'alice',
         }),
         worstCaseWei: 7n,
-        userOpHash: () => `0x${'12'.repeat(32)}`,
+        signed: {
+          userOpHash: () => `0x${'12'.repeat(32)}`,
+          opKey: () => `0x${'12'.repeat(32)}`,
+          signature: '12'.repeat(16),
+        },
         validUntil: Math.floor(Date.now() / 1000) + 600,
         window: { unit: 'seconds', until: Math.floor(Date.now() / 1000) + 600 },
         paymaster: '0x00000000000000000000000000000000000000aa',

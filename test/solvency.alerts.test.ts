@@ -201,6 +201,8 @@ describe('operator alerts with the low-water mark and hysteresis', () => {
         window: { unit: 'seconds', until: validUntil },
         sender,
         nonce: n,
+        opKey: () => '0x00',
+        signature: '00',
         hash: () =>
           userOpHashV06(
             {

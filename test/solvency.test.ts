@@ -169,6 +169,8 @@ describe('solvency guard with given amounts', () => {
       window: { unit: 'seconds', until: validUntil },
       sender: op(nonce).sender,
       nonce,
+      opKey: () => '0x00',
+      signature: '00',
       hash: () => userOpHashV06({ userOp: op(nonce), entryPoint, chainId: 1 }, viemKeccak),
     });
   const settings = (floorWei: bigint): SolvencySettings => ({
@@ -561,6 +563,8 @@ describe('solvency guard with given amounts', () => {
           window: { unit: 'seconds', until: validUntil },
           sender: op(nonce).sender,
           nonce,
+          opKey: () => '0x00',
+          signature: '00',
           hash: () => userOpHashV06({ userOp: op(nonce), entryPoint, chainId: 1 }, viemKeccak),
         });
       // 0.6 × 1.5 = 0.9 ≤ 1 ETH on the v0.7 paymaster; a second 0.6 would need 1.8.

@@ -44,6 +44,13 @@ export interface IssuedSignature {
   /** The op's sender and nonce: an EntryPoint includes one op per pair, and its UserOperationEvent carries both. */
   readonly sender: Address;
   readonly nonce: bigint;
+  /** chain/opKey.ts of (chain, EntryPoint, sender, nonce), lower-case, computed once on first use (native keccak). */
+  readonly opKey: () => Hex;
+  /**
+   * The paymaster signature's fingerprint: the first 16 bytes of its r, hex. Settlement matches the signature an
+   * included op carries against it when two dApps signed one op key (store/reservationMerge.ts).
+   */
+  readonly signature: string;
   /**
    * The EntryPoint's userOpHash, computed once on first use. On the serving loop: the signature's hasher remembers
    * the keccaks of the op's bytes (memoKeccak), so this costs the hash's last words, where the same hash made on the
@@ -61,11 +68,19 @@ export function issuedSignature(args: {
   readonly nonce: bigint;
   /** The EntryPoint's userOpHash of the signed op (the version's module computes it). */
   readonly hash: () => Hex;
+  /** The op key of (chain, EntryPoint, sender, nonce). */
+  readonly opKey: () => Hex;
+  readonly signature: string;
 }): IssuedSignature {
   let hash: Hex | undefined;
   const userOpHash = () => {
     hash ??= args.hash().toLowerCase() as Hex;
     return hash;
+  };
+  let key: Hex | undefined;
+  const opKey = () => {
+    key ??= args.opKey().toLowerCase() as Hex;
+    return key;
   };
   return {
     chainId: args.chain.chainId,
@@ -76,6 +91,12 @@ export function issuedSignature(args: {
     window: args.window,
     sender: args.sender,
     nonce: args.nonce,
+    opKey,
+    signature: args.signature,
     userOpHash,
   };
 }
+
+/** A signature's fingerprint (IssuedSignature.signature): r's first 16 bytes, hex, of r ‖ s ‖ v. */
+export const signatureFingerprint = (signature: Uint8Array): string =>
+  Buffer.from(signature.buffer, signature.byteOffset, 16).toString('hex');

@@ -1,6 +1,6 @@
 import type { Address, Hex } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
-import { opKey } from '../chain/opKey.js';
+import { opKey, opKeyWith } from '../chain/opKey.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
 import { OperationFieldError, ValidationError } from '../errors/PatronError.js';
 import type { PolicyDecision } from '../policies/policyGate.js';
@@ -16,11 +16,11 @@ import {
   type SenderFacts,
   type ValidityWindow,
 } from './entryPoints/entryPointModule.js';
-import { type SignDigest, signFields } from './entryPoints/signFields.js';
+import type { SignDigest } from './entryPoints/signFields.js';
 import { unsuffixedPrefix } from './entryPoints/v07/patronPaymasterV07.js';
 import { type OpGasBounds, opGasBounds, preVerificationGasNeeded } from './gasBounds.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
-import { type IssuedSignature, issuedSignature, type ReportFact } from './requestFacts.js';
+import { type IssuedSignature, issuedSignature, type ReportFact, signatureFingerprint } from './requestFacts.js';
 import { chainWindowOf } from './validityWindows.js';
 
 /**
@@ -113,17 +113,18 @@ export async function issueSignature(deps: SigningTailDeps, args: IssueArgs): Pr
   const { chain, ep, op, window } = args;
   // The signature's own hasher: its userOpHash, later, reuses the hashes of the op's bytes the signing made.
   const keccak = memoKeccak(deps.keccak);
-  const signed = signFields(ep, {
+  const signing = ep.signing({
     chain,
     op,
     window,
     authorization: args.authorization,
-    sign: deps.sign,
     keccak,
     signatureInSuffix: args.signatureInSuffix,
   });
+  const signedDigest = deps.sign(signing.digest);
   // A device's signature is awaited; a local key's is already there (no microtask on the hot path).
-  const fields = signed instanceof Promise ? await signed : signed;
+  const signature = signedDigest instanceof Uint8Array ? signedDigest : await signedDigest;
+  const fields = signing.fields(signature);
   // A finalize reproduces its commit's prefix by construction (every field was checked); this holds it to that.
   if (args.prefix !== undefined && unsuffixedPrefix(fields.paymasterAndData) !== args.prefix.toLowerCase()) {
     throw new ValidationError('the committed paymasterData does not match the op as Patron would sign it');
@@ -137,6 +138,14 @@ export async function issueSignature(deps: SigningTailDeps, args: IssueArgs): Pr
     sender: op.sender,
     nonce: op.nonce,
     hash: () => signatureKey({ chain, ep, op, fields, keccak }),
+    opKey: () =>
+      opKeyWith(keccak.keccak256, {
+        chainId: chain.chainId,
+        entryPoint: chain.entryPoint,
+        sender: op.sender,
+        nonce: op.nonce,
+      }),
+    signature: signatureFingerprint(signature),
   });
   // A denial of the reservation discards the signature unseen.
   const decision = args.reserve === undefined ? undefined : await args.reserve(issued);

@@ -1,5 +1,5 @@
 import type { Address, Hex } from 'viem';
-import { PolicyDeniedError } from '../errors/PatronError.js';
+import { LimitExceededError, PolicyDeniedError } from '../errors/PatronError.js';
 import type {
   ChainWindow,
   CounterState,
@@ -9,6 +9,7 @@ import type {
   ReserveResult,
   TokenUse,
 } from '../store/ledgerTypes.js';
+import { reservationId } from '../store/reservationMerge.js';
 import { type AccountCallsDecoding, decodeAccountCalls } from './accountCalls.js';
 import { type CapThresholdCrossing, crossedThresholds } from './capThresholds.js';
 import { checkGatingRules, type GatingReader, hasGatingRules } from './gatingRules.js';
@@ -53,6 +54,13 @@ export interface ReservedToken {
 }
 
 export type { ChainWindow, LedgerCharge, ReservationKind };
+
+/** The signature a reservation is made for: its op key (the reservation's key), userOpHash and fingerprint. */
+export interface SignedOp {
+  userOpHash(): Hex;
+  opKey(): Hex;
+  readonly signature: string;
+}
 
 /** A dApp's policies as read at one policy version. */
 export interface PolicySet {
@@ -272,7 +280,8 @@ export function createPolicyGate(deps: PolicyGateDeps) {
     async reserve(args: {
       readonly pass: PolicyPass;
       readonly worstCaseWei: bigint;
-      readonly userOpHash: () => Hex;
+      /** The signature being reserved (paymaster/requestFacts.ts IssuedSignature is one). */
+      readonly signed: SignedOp;
       /** Unix seconds by which the window has surely closed (the request log's and the dashboard's expiry). */
       readonly validUntil: number;
       /** The signed window in the chain's terms: the ledger releases the reservation once the chain is past it. */
@@ -294,13 +303,15 @@ export function createPolicyGate(deps: PolicyGateDeps) {
         const charges = chargesOf(pass, args.worstCaseWei);
         // Every signed op gets its ledger row, one with no cap too (its row holds no charges): the itemized ledger
         // lists every sponsorship. The row's INSERT also checks the policy version, in place of a separate read.
-        const hash = args.userOpHash().toLowerCase();
-        const id = `${pass.request.chainId}:${hash}`;
+        const opKey = args.signed.opKey();
+        const id = reservationId(pass.request.dappId, opKey);
         const result = await deps.ledger.reserve({
           id,
           dappId: pass.request.dappId,
           chainId: pass.request.chainId,
-          userOpHash: hash,
+          userOpHash: args.signed.userOpHash(),
+          opKey,
+          signature: args.signed.signature,
           charges: charges.map(toLedger),
           expiresAt: args.validUntil * 1000,
           now: deps.now(),
@@ -332,6 +343,11 @@ export function createPolicyGate(deps: PolicyGateDeps) {
         }
         if ('tokenReplayed' in result) {
           throw args.token?.replayed() ?? new Error('spend ledger: a token replay answered without a token');
+        }
+        if ('tooManySignatures' in result) {
+          throw new LimitExceededError(
+            `this dApp signed sender ${pass.request.sender}'s op of this nonce ${result.tooManySignatures} times already; sign the op with a new nonce`,
+          );
         }
         if ('charge' in result) {
           const c = charges.find((x) => x.key === result.charge.key) ?? charges[0];

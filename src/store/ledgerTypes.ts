@@ -5,8 +5,11 @@
  */
 export type LedgerUnit = 'wei' | 'usd' | 'ops';
 
-/** 'guarantee': a token-mode op whose charge is collected after execution (src/settlement/README.md). */
-export type ReservationKind = 'sponsored' | 'guarantee';
+/**
+ * 'guarantee': a token-mode op whose charge is collected after execution (src/settlement/README.md); 'token': a
+ * token-mode op prefunded in validation (no charges: the row records which dApp signed it and spends its token's jti).
+ */
+export type ReservationKind = 'sponsored' | 'guarantee' | 'token';
 
 /**
  * A signature's validity window in the chain's own terms: `validUntil` in unix seconds as signed (compared with
@@ -51,7 +54,9 @@ export type ReserveResult =
   /** The dApp's policies changed since the request read them (`policyVersion`): nothing was reserved. */
   | { readonly ok: false; readonly policyVersion: number }
   /** The request's sponsorship token (`tokenUse`) was spent already: nothing was reserved. */
-  | { readonly ok: false; readonly tokenReplayed: true };
+  | { readonly ok: false; readonly tokenReplayed: true }
+  /** The dApp signed this op key MAX_SIGNATURES times already (reservationMerge.ts): nothing was reserved. */
+  | { readonly ok: false; readonly tooManySignatures: number };
 
 /**
  * A sponsorship token's jti, spent in the reservation's own transaction (table sponsorship_token_uses, migration
@@ -70,11 +75,19 @@ export interface CounterState {
 }
 
 export interface ReserveArgs {
-  /** The op's id (chain and userOpHash, or op key): the same id again holds the larger of both (reservationMerge.ts). */
+  /**
+   * The reservation's id, `<dappId>:<opKey>` (reservationId): the dApp's every signature of one op key is one row,
+   * holding the largest worst case of them (reservationMerge.ts).
+   */
   readonly id: string;
   readonly dappId: string;
   readonly chainId: number;
+  /** The EntryPoint's userOpHash as signed, or the op key of an op signed before its gas was final. */
   readonly userOpHash: string | undefined;
+  /** chain/opKey.ts, lower-case 0x hex: what settlement finds the row by. */
+  readonly opKey?: string | undefined;
+  /** The signature's fingerprint (signatureFingerprint): which of two dApps' signatures an included op carries. */
+  readonly signature?: string | undefined;
   readonly charges: readonly LedgerCharge[];
   /** Unix ms: when the window has surely closed, for the request log and the dashboard. */
   readonly expiresAt: number;

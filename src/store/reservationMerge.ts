@@ -10,14 +10,14 @@ import type {
 } from './ledgerTypes.js';
 
 /**
- * One op signed again under a reservation id it already has (the same userOpHash, or the same op key: a v0.7+
- * signature with gas caps is reserved under (sender, nonce), and the caller may ask again with other callData,
- * so another worst case). Pure: both ledger paths (SQLite's batch, Kysely's transaction) read the row and the
- * counters under their lock and apply the plan. The ledger must hold, until settlement, at least the largest worst
- * case ever signed for the id, and every signature's window: an open row keeps per cap the larger amount (the
- * difference is checked against the cap and reserved), the later window on each scale; a row released (the chain
- * passed every earlier signature's window, so none of them can be included any more) is reopened with this
- * request's charges, checked in full; a settled row (its op is on chain, the nonce is spent) takes nothing.
+ * One op key signed again by the dApp that has a reservation for it (the same op, or the same sender and nonce with
+ * other callData or gas: another worst case, and of all of them the EntryPoint includes at most one). Pure: both
+ * ledger paths (SQLite's batch, Kysely's transaction) read the row and the counters under their lock and apply the
+ * plan. The ledger must hold, until settlement, at least the largest worst case ever signed for the key, and every
+ * signature's window: an open row keeps per cap the larger amount (the difference is checked against the cap and
+ * reserved), the later window on each scale, and the new signature's fingerprint; a row released (the chain passed
+ * every earlier signature's window, so none of them can be included any more) is reopened with this request's
+ * charges, checked in full; a settled or superseded row (the key's nonce is spent on chain) takes nothing.
  */
 export const storedChargesSchema = z.array(
   z.object({ key: z.string(), unit: z.enum(['wei', 'usd', 'ops']), amount: z.string().regex(/^\d+$/) }),
@@ -31,6 +31,7 @@ export interface StoredReservation {
   readonly last_block: number | null;
   readonly expires_at: number;
   readonly kind: string;
+  readonly signatures: string | null;
 }
 
 export interface ReservationUpdate {
@@ -39,11 +40,37 @@ export interface ReservationUpdate {
   readonly last_block: number | null;
   readonly expires_at: number;
   readonly kind: ReservationKind;
+  readonly signatures: string | null;
 }
 
 export type MergePlan =
   | { readonly ok: true; readonly add: ReadonlyMap<string, bigint>; readonly row: ReservationUpdate | undefined }
-  | Extract<ReserveResult, { ok: false; charge: LedgerCharge }>;
+  | Extract<ReserveResult, { ok: false; charge: LedgerCharge }>
+  | Extract<ReserveResult, { ok: false; tooManySignatures: number }>;
+
+/**
+ * The signatures one row stands for at most: a wallet asks again a few times (stub, data, a retry); past this the
+ * op key is refused (a new nonce signs), so a row's list, which settlement searches, stays small.
+ */
+export const MAX_SIGNATURES = 32;
+
+/** A reservation's id: the dApp's own row for the op key (the same op key of another dApp is another row). */
+export const reservationId = (dappId: string, opKey: string): string => `${dappId}:${opKey.toLowerCase()}`;
+
+/**
+ * Two kinds of signature in one row (the same op key signed in two modes): 'guarantee', whose settlement reads the
+ * op's TokenCharged (paid: released; not paid: settled at its cost), is right for any mix; one kind stays itself.
+ */
+const mergedKind = (a: string, b: ReservationKind): ReservationKind => (a === b ? b : 'guarantee');
+
+/** The row's fingerprints with `incoming` added (once), or undefined when that makes more than MAX_SIGNATURES. */
+function withSignature(stored: string | null, incoming: string | undefined): string | null | undefined {
+  if (incoming === undefined) return stored;
+  if (stored === null || stored === '') return incoming;
+  const list = stored.split(' ');
+  if (list.includes(incoming)) return stored;
+  return list.length >= MAX_SIGNATURES ? undefined : `${stored} ${incoming}`;
+}
 
 const maxOf = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.max(a, b));
 
@@ -84,6 +111,8 @@ export function fitCharges(
 
 /** The `spend_reservations` row of a new reservation (its charges in key order). */
 export const newReservationRow = (args: ReserveArgs, sorted: readonly LedgerCharge[]) => ({
+  op_key: args.opKey?.toLowerCase() ?? null,
+  signatures: args.signature ?? null,
   id: args.id,
   dapp_id: args.dappId,
   chain_id: args.chainId,
@@ -118,11 +147,17 @@ export function planMerge(args: {
   readonly window: ChainWindow;
   readonly expiresAt: number;
   readonly kind: ReservationKind;
+  /** The new signature's fingerprint. */
+  readonly signature?: string | undefined;
   readonly counters: ReadonlyMap<string, CounterState>;
 }): MergePlan {
   const { existing, incoming, counters } = args;
-  if (existing.status === 'settled') return { ok: true, add: new Map(), row: undefined };
+  if (existing.status === 'settled' || existing.status === 'superseded')
+    return { ok: true, add: new Map(), row: undefined };
+  // Released: the chain passed every earlier signature's window, none of them can be included any more.
   const reopening = existing.status !== 'reserved';
+  const signatures = reopening ? (args.signature ?? null) : withSignature(existing.signatures, args.signature);
+  if (signatures === undefined) return { ok: false, tooManySignatures: MAX_SIGNATURES };
   const stored = new Map(
     reopening ? [] : storedChargesSchema.parse(JSON.parse(existing.charges)).map((c) => [c.key, c] as const),
   );
@@ -141,13 +176,14 @@ export function planMerge(args: {
   }
   const w = windowColumns(args.window);
   const row: ReservationUpdate = reopening
-    ? { charges: chargesJson([...stored.values()]), ...w, expires_at: args.expiresAt, kind: args.kind }
+    ? { charges: chargesJson([...stored.values()]), ...w, expires_at: args.expiresAt, kind: args.kind, signatures }
     : {
         charges: chargesJson([...stored.values()]),
         valid_until: maxOf(existing.valid_until, w.valid_until),
         last_block: maxOf(existing.last_block, w.last_block),
         expires_at: Math.max(existing.expires_at, args.expiresAt),
-        kind: existing.kind === 'guarantee' ? 'guarantee' : 'sponsored',
+        kind: mergedKind(existing.kind, args.kind),
+        signatures,
       };
   return { ok: true, add, row };
 }

@@ -170,6 +170,10 @@ export interface SpendReservationsTable {
   tx_hash: Generated<string | null>;
   /** 1: the op succeeded, 0: it reverted; null until included. */
   success: Generated<number | null>;
+  /** Migration 0022: the op's key (chain/opKey.ts), lower-case 0x hex; null on older rows. */
+  op_key: Generated<string | null>;
+  /** Migration 0022: the signatures' fingerprints (reservationMerge.ts), space-separated; null on older rows. */
+  signatures: Generated<string | null>;
 }
 
 export interface PolicyVersionsTable {

@@ -111,6 +111,7 @@ export function createSpendLedgerRepository(
       window: windowOf(args),
       expiresAt: args.expiresAt,
       kind: args.kind ?? 'sponsored',
+      signature: args.signature,
       counters: states,
     });
     if (!plan.ok) return plan;
@@ -160,7 +161,7 @@ export function createSpendLedgerRepository(
       if (existingFirst) {
         const existingQuery = trx
           .selectFrom('spend_reservations')
-          .select(['status', 'charges', 'valid_until', 'last_block', 'expires_at', 'kind'])
+          .select(['status', 'charges', 'valid_until', 'last_block', 'expires_at', 'kind', 'signatures'])
           .where('id', '=', args.id);
         const existing = await (kind === 'postgres' ? existingQuery.forUpdate() : existingQuery).executeTakeFirst();
         if (existing !== undefined) return mergeInto(trx, args, existing);

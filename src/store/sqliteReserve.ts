@@ -60,17 +60,17 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
   );
   const insert = sqlite.prepare(
     `INSERT INTO spend_reservations (id, dapp_id, chain_id, user_op_hash, status, charges, expires_at, created_at,
-       paymaster, kind, valid_until, last_block, sender, end_user, policy_ids, worst_case_wei)
-     VALUES (?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       paymaster, kind, valid_until, last_block, sender, end_user, policy_ids, worst_case_wei, op_key, signatures)
+     VALUES (?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const version = sqlite.prepare<[string], number>('SELECT version FROM policy_versions WHERE dapp_id = ?').pluck();
   const existing = sqlite.prepare<[string], StoredReservation>(
-    'SELECT status, charges, valid_until, last_block, expires_at, kind FROM spend_reservations WHERE id = ?',
+    'SELECT status, charges, valid_until, last_block, expires_at, kind, signatures FROM spend_reservations WHERE id = ?',
   );
   const reopen = sqlite.prepare(
     `UPDATE spend_reservations SET status = 'reserved', closed_at = NULL, actual_wei = NULL, actual_usd_micros = NULL,
        tx_hash = NULL, success = NULL, charges = ?,
-       valid_until = ?, last_block = ?, expires_at = ?, kind = ? WHERE id = ?`,
+       valid_until = ?, last_block = ?, expires_at = ?, kind = ?, signatures = ? WHERE id = ?`,
   );
 
   const tokenSpend = sqlite.prepare<[string, string, number, number]>(SQLITE_TOKEN_SPEND);
@@ -102,6 +102,7 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
       window: windowOf(args),
       expiresAt: args.expiresAt,
       kind: args.kind ?? 'sponsored',
+      signature: args.signature,
       counters,
     });
     if (!plan.ok) return plan;
@@ -113,7 +114,7 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
     }
     if (plan.row !== undefined) {
       const r = plan.row;
-      reopen.run(r.charges, r.valid_until, r.last_block, r.expires_at, r.kind, args.id);
+      reopen.run(r.charges, r.valid_until, r.last_block, r.expires_at, r.kind, r.signatures, args.id);
     }
     return { ok: true, ...usageOf({ report: args.reportUsage, add: plan.add, counters }) };
   };
@@ -175,6 +176,8 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
         item.end_user,
         item.policy_ids,
         item.worst_case_wei,
+        args.opKey?.toLowerCase() ?? null,
+        args.signature ?? null,
       );
     } catch (err) {
       const row = isUniqueViolation(err) ? existing.get(args.id) : undefined;

@@ -58,7 +58,7 @@ export async function signThrough(args: {
     await args.gate.reserve({
       pass,
       worstCaseWei: args.worstCaseWei,
-      userOpHash: () => hash,
+      signed: { userOpHash: () => hash, opKey: () => hash, signature: hash.slice(2, 34) },
       validUntil,
       window: { unit: 'seconds', until: validUntil },
       paymaster: PAYMASTER,

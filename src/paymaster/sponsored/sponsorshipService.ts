@@ -240,7 +240,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
           validUntil: expiresAt,
           window: issued.window,
           paymaster: req.chain.paymaster,
-          userOpHash: issued.userOpHash,
+          signed: issued,
           // Spent in the reservation's transaction, once the caps took the op: a webhook's denial, a failed
           // simulation, a bound or a cap refused leaves the token usable; of two calls with one token, exactly one
           // is reserved (and signed), the other refused as a replay.

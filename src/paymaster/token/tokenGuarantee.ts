@@ -109,7 +109,7 @@ export function reserveGuarantee(args: {
     // Held until the chain passes the signed window; closed by settlement (TokenCharged: released, else settled).
     window: args.issued.window,
     paymaster: args.issued.paymaster,
-    userOpHash: args.issued.userOpHash,
+    signed: args.issued,
     kind: 'guarantee',
   });
 }
