@@ -166,8 +166,8 @@ describe(`settlement follower (${BACKEND})`, () => {
       unmatched: 0,
       reorg: false,
     });
-    const again = { chainId: chain.fx.chain.chainId, userOpHash: hash, actualWei: cost, now: Date.now() };
-    assert.equal(await store.spendLedger.settleUserOp({ ...again, actualUsdMicros: 1n }), false);
+    const again = { chainId: chain.fx.chain.chainId, userOpHash: hash, opKey: hash, actualWei: cost, now: Date.now() };
+    assert.equal((await store.spendLedger.settleUserOp({ ...again, actualUsdMicros: 1n })).settled, false);
     // A crash between the settlement and the cursor's step: the block is read again, and nothing is added.
     const at = await cursor();
     assert.ok(at);

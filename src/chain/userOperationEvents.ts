@@ -60,28 +60,83 @@ export async function readUserOperationEvents(args: {
       strict: true,
     });
     for (const log of logs) {
-      // Pending logs have no block yet; eth_getLogs over mined blocks never returns them.
-      if (log.blockNumber === null || log.blockHash === null || log.transactionHash === null) continue;
-      if (log.logIndex === null) continue;
-      found.push({
-        userOpHash: log.args.userOpHash.toLowerCase() as Hex,
-        opKey: opKey({
-          chainId: args.chainId,
-          entryPoint: args.entryPoint,
-          sender: log.args.sender,
-          nonce: log.args.nonce,
-        }).toLowerCase() as Hex,
-        sender: log.args.sender,
-        nonce: log.args.nonce,
-        paymaster: log.args.paymaster,
-        success: log.args.success,
-        actualGasCost: log.args.actualGasCost,
-        actualGasUsed: log.args.actualGasUsed,
-        blockNumber: log.blockNumber,
-        blockHash: log.blockHash,
-        transactionHash: log.transactionHash,
-        logIndex: log.logIndex,
-      });
+      const e = eventOf(args, log);
+      if (e !== undefined) found.push(e);
+    }
+  }
+  return found;
+}
+
+type EventLog = Awaited<ReturnType<PublicClient['getLogs']>>[number] & {
+  readonly args: {
+    readonly userOpHash: Hex;
+    readonly sender: Address;
+    readonly paymaster: Address;
+    readonly nonce: bigint;
+    readonly success: boolean;
+    readonly actualGasCost: bigint;
+    readonly actualGasUsed: bigint;
+  };
+};
+
+/** A mined log as the event; undefined for a pending one (no block yet: eth_getLogs over mined blocks never gives it). */
+function eventOf(
+  chain: { readonly chainId: number; readonly entryPoint: Address },
+  log: EventLog,
+): UserOperationEventLog | undefined {
+  if (log.blockNumber === null || log.blockHash === null || log.transactionHash === null) return undefined;
+  if (log.logIndex === null) return undefined;
+  return {
+    userOpHash: log.args.userOpHash.toLowerCase() as Hex,
+    opKey: opKey({
+      chainId: chain.chainId,
+      entryPoint: chain.entryPoint,
+      sender: log.args.sender,
+      nonce: log.args.nonce,
+    }).toLowerCase() as Hex,
+    sender: log.args.sender,
+    nonce: log.args.nonce,
+    paymaster: log.args.paymaster,
+    success: log.args.success,
+    actualGasCost: log.args.actualGasCost,
+    actualGasUsed: log.args.actualGasUsed,
+    blockNumber: log.blockNumber,
+    blockHash: log.blockHash,
+    transactionHash: log.transactionHash,
+    logIndex: log.logIndex,
+  };
+}
+
+/** Senders per eth_getLogs of readUserOperationEventsOfSenders (an OR over the topic; providers accept this many). */
+export const SENDERS_PER_QUERY = 100;
+
+/**
+ * The `UserOperationEvent`s of `entryPoint` over [fromBlock, toBlock] whose sender is one of `senders`, whatever
+ * their paymaster: settlement reads them for the senders of its open reservations, so a reservation whose (sender,
+ * nonce) an op paid by anyone else used is closed at once (its signatures can never be included). One eth_getLogs
+ * per SENDERS_PER_QUERY senders.
+ */
+export async function readUserOperationEventsOfSenders(args: {
+  readonly chainId: number;
+  readonly client: PublicClient;
+  readonly entryPoint: Address;
+  readonly senders: readonly Address[];
+  readonly fromBlock: bigint;
+  readonly toBlock: bigint;
+}): Promise<UserOperationEventLog[]> {
+  const found: UserOperationEventLog[] = [];
+  for (let i = 0; i < args.senders.length; i += SENDERS_PER_QUERY) {
+    const logs = await args.client.getLogs({
+      address: args.entryPoint,
+      event: userOperationEventAbi,
+      args: { sender: [...args.senders.slice(i, i + SENDERS_PER_QUERY)] },
+      fromBlock: args.fromBlock,
+      toBlock: args.toBlock,
+      strict: true,
+    });
+    for (const log of logs) {
+      const e = eventOf(args, log);
+      if (e !== undefined) found.push(e);
     }
   }
   return found;

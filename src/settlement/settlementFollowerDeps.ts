@@ -40,7 +40,17 @@ export interface SettlementFollowerDeps {
    * may see an event again after a restart or a reorg, so it must be idempotent. Its failure is logged and does
    * not hold the round: the ledger must not wait on a secondary record.
    */
-  readonly onIncluded?: (args: { readonly chainId: number; readonly event: UserOperationEventLog }) => Promise<void>;
+  readonly onIncluded?: (args: {
+    readonly chainId: number;
+    readonly event: UserOperationEventLog;
+    /** The dApps whose signature the op carried (the ledger's attribution; empty: Patron reserved nothing for it). */
+    readonly dappIds: readonly string[];
+  }) => Promise<void>;
+  /**
+   * The fingerprint of the paymaster signature an included op carries (paymaster/requestFacts.ts), read from its
+   * transaction; undefined when it cannot be read. Asked only when several dApps signed the op's key.
+   */
+  readonly includedSignature?: ((event: UserOperationEventLog) => Promise<string | undefined>) | undefined;
   /**
    * Told of a reorg before the cursor and the reservations are rewound below `aboveBlock` (so a crash in between
    * tells it again next round): `hashAt` gives the canonical hash at a height, to tell which earlier inclusions the
@@ -59,6 +69,7 @@ export interface SettlementFollowerDeps {
   readonly onTokenCharged?: (args: {
     readonly chainId: number;
     readonly event: UserOperationEventLog;
+    readonly dappIds: readonly string[];
     readonly charge: {
       readonly token: string;
       readonly charged: bigint;

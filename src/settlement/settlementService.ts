@@ -32,6 +32,8 @@ export interface SettlementDeps {
     readonly confirmations: number;
     /** The embedded dev chain, new with this process (settlementFollowerDeps.ts). */
     readonly freshChain?: boolean;
+    /** settlementFollowerDeps.ts `includedSignature`, for this chain's deployment. */
+    readonly includedSignature?: SettlementFollowerDeps['includedSignature'];
   }[];
   readonly cursors: ChainCursorRepository;
   readonly ledger: UserOpSettlement & Pick<SpendLedgerRepository, 'releaseClosed'>;
@@ -62,6 +64,7 @@ export function startSettlement(deps: SettlementDeps): Settlement {
       chain: entry.chain,
       confirmations: entry.confirmations,
       ...(entry.freshChain === true ? { freshChain: true } : {}),
+      ...(entry.includedSignature === undefined ? {} : { includedSignature: entry.includedSignature }),
       cursors: deps.cursors,
       ledger: deps.ledger,
       nativeUsdMicros: deps.nativeUsdMicros,

@@ -18,7 +18,7 @@ export function sliceTokenCharges({
   readonly to: bigint;
 }): {
   readonly paidByUser: (e: UserOperationEventLog, i: number) => () => Promise<boolean>;
-  readonly tellTokenCharge: (e: UserOperationEventLog, i: number) => Promise<void>;
+  readonly tellTokenCharge: (e: UserOperationEventLog, i: number, dappIds: readonly string[]) => Promise<void>;
 } {
   const { chain } = deps;
   // The paymaster's TokenCharged logs of the slice, read once and only if a guarantee asks (README.md).
@@ -42,7 +42,7 @@ export function sliceTokenCharges({
   };
   const paidByUser = (e: UserOperationEventLog, i: number) => async () => (await chargeOf(e, i)) !== undefined;
   /** token.charged's source (onTokenCharged): the op's TokenCharged, and its transfers from the receipt. */
-  const tellTokenCharge = async (e: UserOperationEventLog, i: number) => {
+  const tellTokenCharge = async (e: UserOperationEventLog, i: number, dappIds: readonly string[]) => {
     if (deps.onTokenCharged === undefined) return;
     const log = await chargeOf(e, i);
     if (log === undefined) return;
@@ -59,6 +59,7 @@ export function sliceTokenCharges({
     await deps.onTokenCharged({
       chainId: chain.chainId,
       event: e,
+      dappIds,
       charge: { token: log.token, charged: log.charge, ...moved },
     });
   };

@@ -62,7 +62,8 @@ export async function close(
     id: string;
     now: number;
     from: 'reserved' | 'released';
-    status: 'settled' | 'released';
+    /** 'superseded': its op key's nonce was used by another op (settlement), so none of its signatures can be included. */
+    status: 'settled' | 'released' | 'superseded';
     actualWei?: bigint;
     /** The itemized ledger's view of the closing event (migration 0019). */
     actualUsdMicros?: bigint | undefined;

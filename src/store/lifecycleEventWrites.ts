@@ -25,7 +25,15 @@ const signedBody = z.object({ data: signedData });
 
 export async function writeExpiredEvents(
   trx: Trx,
-  args: { readonly reservationId: string; readonly now: number },
+  args: {
+    readonly reservationId: string;
+    readonly now: number;
+    /**
+     * Why nothing of it can be included any more: the chain passed the signed window ('window'), or the op key's
+     * nonce was used by another op ('nonceUsed': another dApp's signature, another paymaster, or none).
+     */
+    readonly reason?: 'window' | 'nonceUsed';
+  },
 ): Promise<void> {
   const signed = await trx
     .selectFrom('lifecycle_events')
@@ -61,6 +69,7 @@ export async function writeExpiredEvents(
           userOpHash: d.userOpHash,
           validUntil: d.validUntil,
           reservationId: args.reservationId,
+          reason: args.reason ?? 'window',
           released: d.reserved,
         },
       }),

@@ -1,7 +1,9 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { attribute, distinctDapps, type OpKeyRow, openRows } from './attribution.js';
 import type { ChainCursor, ChainCursorKey } from './chainCursorRepository.js';
 import type { DatabaseKind } from './database.js';
-import { ensureCounters, lockCounters, parseCharges } from './ledgerRows.js';
+import { close, ensureCounters, lockCounters, parseCharges } from './ledgerRows.js';
+import { writeExpiredEvents } from './lifecycleEventWrites.js';
 import type { Database } from './schema.js';
 import type { ClosingBlock, IncludedIn, SpendLedgerRepository } from './spendLedgerRepository.js';
 
@@ -10,6 +12,8 @@ export interface SettleUserOpArgs {
   readonly chainId: number;
   /** The EntryPoint's userOpHash (any case; stored lower-case). */
   readonly userOpHash: string;
+  /** chain/opKey.ts of the event's (chain, EntryPoint, sender, nonce): what a reservation is found by. */
+  readonly opKey: string;
   readonly actualWei: bigint;
   readonly actualUsdMicros: bigint | undefined;
   readonly now: number;
@@ -24,15 +28,48 @@ export interface SettleUserOpArgs {
   readonly paidByUser?: (() => Promise<boolean>) | undefined;
   /** The transaction that included the op, and whether the op succeeded (the itemized ledger shows both). */
   readonly included?: IncludedIn | undefined;
+  /**
+   * Asked only when more than one dApp signed the op key: the fingerprint (paymaster/requestFacts.ts) of the
+   * paymaster signature the included op carries, read from its transaction; undefined when it cannot be read.
+   */
+  readonly includedSignature?: (() => Promise<string | undefined>) | undefined;
+}
+
+/** What settling an event did: whether a reservation closed now, and the dApps whose signature the op carried. */
+export interface SettledOp {
+  readonly settled: boolean;
+  /** The dApps charged for the op (or whose user paid), now or at an earlier read of the same event. */
+  readonly dappIds: readonly string[];
 }
 
 export interface UserOpSettlement {
   /**
-   * Settles the reservation of the op `userOpHash` on `chainId` by its actual cost (see `settle`), or releases a
-   * guarantee the user paid; false when none is open or released (already settled, or Patron reserved nothing for
-   * it). Idempotent: the same event read twice (a restart, a re-read, two processes) counts once.
+   * Settles the op's reservation by its actual cost (see `settle`), or releases a guarantee the user paid, for the
+   * dApp whose signature the op carried (attribution.ts); every other dApp's reservation of the op key is closed
+   * as superseded (its signature can never be included: the nonce is used). Idempotent: the same event read twice
+   * (a restart, a re-read, two processes) counts once and answers the same dApps.
    */
-  settleUserOp(args: SettleUserOpArgs): Promise<boolean>;
+  settleUserOp(args: SettleUserOpArgs): Promise<SettledOp>;
+  /**
+   * Closes every open reservation of the op key as superseded: an op of the same (sender, nonce) was included that
+   * Patron's paymaster did not pay for (another paymaster, or the account itself), so none of its signatures can be
+   * included any more. Returns how many.
+   */
+  supersedeOpKey(args: {
+    readonly opKey: string;
+    readonly now: number;
+    readonly block: ClosingBlock;
+    readonly included: IncludedIn;
+  }): Promise<number>;
+  /**
+   * The senders of the chain's open reservations of `paymaster` (lower-case 0x hex), at most `limit`: settlement
+   * reads their ops paid by anyone else (supersedeOpKey).
+   */
+  openSenders(args: {
+    readonly chainId: number;
+    readonly paymaster: string;
+    readonly limit: number;
+  }): Promise<string[]>;
   /**
    * After a reorg: moves the cursor back from `from` to `to` only if it is still exactly `from`, and in the same
    * transaction reopens every reservation of `paymaster` on the chain closed by an event in a block above `to`:
@@ -46,47 +83,111 @@ export interface UserOpSettlement {
 }
 
 /**
- * The ledger with settlement. An op is included at most once, and the signing path keys its reservation by
- * (chain, userOpHash) or op key; should two rows ever share a hash, the earliest (by creation, then id) is the one
- * settled, always the same one, so a second read of the event finds it settled instead of settling another.
+ * The ledger with settlement. A reservation is its dApp's row for the op key (reservationMerge.ts); the rows of one
+ * op key are found by it (migration 0022), rows made before by (chain, userOpHash) or the op key in user_op_hash,
+ * the earliest first, so a second read of the event finds it settled instead of settling another.
  */
 export function withUserOpSettlement(
   db: Kysely<Database>,
   kind: DatabaseKind,
   ledger: SpendLedgerRepository,
 ): SpendLedgerRepository & UserOpSettlement {
-  return {
-    ...ledger,
-    async settleUserOp({
-      chainId,
-      userOpHash,
-      actualWei,
-      actualUsdMicros,
-      now,
-      block,
-      paymaster,
-      paidByUser,
-      included,
-    }) {
+  /** The row's close for this event: released if its user paid (a guarantee or token op), else settled. */
+  const closeChosen = async (row: OpKeyRow, args: SettleUserOpArgs): Promise<boolean> => {
+    const { actualWei, actualUsdMicros, now, block, paymaster, included } = args;
+    const paid =
+      row.kind !== 'sponsored' &&
+      row.status === 'reserved' &&
+      args.paidByUser !== undefined &&
+      (await args.paidByUser());
+    return paid
+      ? ledger.release({ id: row.id, now, block, paymaster, included })
+      : ledger.settle({ id: row.id, actualWei, actualUsdMicros, now, block, paymaster, included });
+  };
+
+  /** Closed as superseded (nothing added to `used`; what it still holds is released), with its expiry event. */
+  const supersede = (
+    row: { readonly id: string; readonly status: string },
+    args: { now: number; block: ClosingBlock | undefined; included: IncludedIn | undefined },
+  ) =>
+    close(db, kind, {
+      id: row.id,
+      now: args.now,
+      from: row.status === 'released' ? 'released' : 'reserved',
+      status: 'superseded',
+      usedOf: () => 0n,
+      block: args.block,
+      included: args.included,
+      onClosed: (trx) => writeExpiredEvents(trx, { reservationId: row.id, now: args.now, reason: 'nonceUsed' }),
+    });
+
+  const rowsOfOpKey = (opKey: string) =>
+    db
+      .selectFrom('spend_reservations')
+      .select(['id', 'dapp_id', 'kind', 'status', 'signatures', 'settled_block', 'tx_hash'])
+      .where('op_key', '=', opKey.toLowerCase())
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+
+  /** Rows made before migration 0022 (no op key): by the userOpHash, else the op key they were reserved under. */
+  const settleLegacy = async (args: SettleUserOpArgs): Promise<SettledOp> => {
+    for (const hash of [args.userOpHash, args.opKey]) {
       const first = await db
         .selectFrom('spend_reservations')
-        .select(['id', 'kind', 'status'])
-        .where('chain_id', '=', chainId)
-        .where('user_op_hash', '=', userOpHash.toLowerCase())
+        .select(['id', 'dapp_id', 'kind', 'status', 'signatures', 'settled_block', 'tx_hash'])
+        .where('chain_id', '=', args.chainId)
+        .where('user_op_hash', '=', hash.toLowerCase())
+        .where('op_key', 'is', null)
         .orderBy('created_at')
         .orderBy('id')
         .limit(1)
         .executeTakeFirst();
-      if (first === undefined) return false;
-      if (
-        first.kind === 'guarantee' &&
-        first.status === 'reserved' &&
-        paidByUser !== undefined &&
-        (await paidByUser())
-      ) {
-        return ledger.release({ id: first.id, now, block, paymaster, included });
+      if (first !== undefined) return { settled: await closeChosen(first, args), dappIds: [first.dapp_id] };
+    }
+    return { settled: false, dappIds: [] };
+  };
+
+  return {
+    ...ledger,
+    async settleUserOp(args) {
+      const rows = await rowsOfOpKey(args.opKey);
+      if (rows.length === 0) return settleLegacy(args);
+      const txHash = args.included?.txHash.toLowerCase();
+      // Read before: the rows this very event closed (a restart, a re-read) answer the same dApps.
+      const earlier = rows.filter((r) => r.tx_hash !== null && r.tx_hash === txHash && r.status !== 'superseded');
+      const open = openRows(rows);
+      if (open.length === 0) return { settled: false, dappIds: distinctDapps(earlier) };
+      const fingerprint = distinctDapps(open).length > 1 ? await args.includedSignature?.() : undefined;
+      const { chosen, superseded } = attribute({ open, fingerprint });
+      let settled = false;
+      for (const row of chosen) settled = (await closeChosen(row, args)) || settled;
+      const closing = { now: args.now, block: args.block, included: args.included };
+      for (const row of superseded) await supersede(row, closing);
+      return { settled, dappIds: distinctDapps([...earlier, ...chosen]) };
+    },
+
+    async openSenders({ chainId, paymaster, limit }) {
+      const rows = await db
+        .selectFrom('spend_reservations')
+        .select('sender')
+        .distinct()
+        .where('chain_id', '=', chainId)
+        // A literal, not a parameter: the partial index over open rows (migration 0021).
+        .where('status', '=', sql.lit('reserved'))
+        .where((eb) => eb.or([eb('paymaster', '=', paymaster.toLowerCase()), eb('paymaster', 'is', null)]))
+        .where('sender', 'is not', null)
+        .limit(limit)
+        .execute();
+      return rows.flatMap((r) => (r.sender === null ? [] : [r.sender]));
+    },
+
+    async supersedeOpKey({ opKey, now, block, included }) {
+      let closed = 0;
+      for (const row of openRows(await rowsOfOpKey(opKey))) {
+        if (await supersede(row, { now, block, included })) closed++;
       }
-      return ledger.settle({ id: first.id, actualWei, actualUsdMicros, now, block, paymaster, included });
+      return closed;
     },
 
     rewindSettlement({ from, to, now, ...key }) {
