@@ -47,10 +47,12 @@ import { createRequestLogRecorder, type RequestLogRecorder } from './requestLog/
 import { startRequestLogThread } from './requestLog/requestLogThread.js';
 import { inThreadWriter } from './requestLog/requestLogWriter.js';
 import type { OnCall } from './rpc/callReport.js';
+import { includedSignatureOf } from './settlement/includedSignatureOf.js';
 import { type Settlement, settlementOff, startSettlement } from './settlement/settlementService.js';
 import type { SolvencyGuard } from './solvency/solvencyGuard.js';
 import { buildSponsorshipTokens } from './sponsorshipTokens/buildSponsorshipTokens.js';
 import type { SponsorshipTokenGate } from './sponsorshipTokens/sponsorshipTokenGate.js';
+import { includedOpKey } from './store/requestLogRepository.js';
 import { openStore, type Store } from './store/store.js';
 import { devChainTokenSettings } from './tokens/devChainTokens.js';
 import { type ChainTokenSettings, createTokenCatalog, type TokenCatalog } from './tokens/tokenCatalog.js';
@@ -446,6 +448,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
             confirmations: chain.embedded ? 0 : config.settlement.confirmations,
             // The embedded chain starts from genesis with each process: a kept database's cursor is of another.
             freshChain: chain.embedded,
+            includedSignature: includedSignatureOf(chain),
           })),
         cursors: store.chainCursors,
         ledger: store.spendLedger,
@@ -455,9 +458,12 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
         onIncluded: async (args) => {
           await observability.onIncluded(args);
           await lifecycleEvents.onIncluded(args);
-          // Joined to the op's log rows when they are read, whichever process writes them and whenever.
-          // Under both keys: a row of an op signed before its gas was final holds its op key (chain/opKey.ts).
-          for (const userOpHash of [args.event.userOpHash, args.event.opKey]) {
+          // Joined to the op's log rows when they are read, whichever process writes them and whenever: under its
+          // userOpHash, and under its op key for the dApps charged (a row of an op signed before its gas was final
+          // holds the op key, which another dApp may have signed too: includedOpKey).
+          const byDapp = args.dappIds.map((d) => includedOpKey(d, args.event.opKey));
+          const keys = [args.event.userOpHash, ...(byDapp.length === 0 ? [args.event.opKey] : byDapp)];
+          for (const userOpHash of keys) {
             await store.requestLog.setActualCost({
               chainId: args.chainId,
               userOpHash,

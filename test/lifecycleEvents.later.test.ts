@@ -219,6 +219,7 @@ describe('lifecycle events after the signature', () => {
         userOpHash: signed?.data.userOpHash,
         validUntil,
         reservationId: undefined,
+        reason: 'window',
         released: signed?.data.reserved,
       },
     );

@@ -35,6 +35,11 @@ export interface EventDelivererOptions {
   readonly maxBackoffMs: number;
   /** Events claimed (and posted concurrently) at a time. */
   readonly batchSize: number;
+  /**
+   * Posts in flight per dApp at most (default PER_DAPP_IN_FLIGHT): a dApp whose endpoint never answers holds this
+   * many slots, and its other due events wait for them, never another dApp's.
+   */
+  readonly perDappInFlight?: number;
 }
 
 export interface EventDeliverer {
@@ -57,6 +62,16 @@ export const EVENT_DELIVERY_DEFAULTS = {
 
 /** Claims per round at most: an op's events are claimed one after another, so a round takes a few of them. */
 const MAX_CLAIMS_PER_ROUND = 8;
+
+/** Posts in flight per dApp at most, by default. */
+export const PER_DAPP_IN_FLIGHT = 4;
+
+/**
+ * How long a round waits for a claim's posts before it claims again: an endpoint that answers within it has its
+ * op's next event (which waited behind the one posted) claimed in the same round; a slower one goes on in the
+ * background, holding only its dApp's share.
+ */
+const QUICK_POST_MS = 250;
 
 export function startEventDeliverer(options: EventDelivererOptions): EventDeliverer {
   const { events, logger } = options;
@@ -107,13 +122,55 @@ export function startEventDeliverer(options: EventDelivererOptions): EventDelive
     return true;
   }
 
-  async function round(): Promise<{ claimed: number; delivered: number }> {
-    let delivered = 0;
+  /**
+   * Posts in flight, per dApp. A round starts each claimed event's post and goes on claiming without waiting for it
+   * (tenants apart: a dApp whose endpoint hangs until the post's timeout delays nobody else's events): claims leave
+   * out the dApps whose posts fill their share (`perDappInFlight`), and what a claim took beyond a dApp's share goes
+   * back unclaimed at once. The total in flight stays under `batchSize` × MAX_CLAIMS_PER_ROUND.
+   */
+  const inFlight = new Map<string, number>();
+  const posts = new Set<Promise<boolean>>();
+  const perDapp = options.perDappInFlight ?? PER_DAPP_IN_FLIGHT;
+  const maxInFlight = options.batchSize * MAX_CLAIMS_PER_ROUND;
+  let deliveredSinceLook = 0;
+
+  function start(
+    event: LifecycleEventRecord,
+    endpoint: Promise<SealedEventEndpointRecord | undefined>,
+  ): Promise<boolean> {
+    inFlight.set(event.dappId, (inFlight.get(event.dappId) ?? 0) + 1);
+    const post: Promise<boolean> = (async () => deliver(event, await endpoint))()
+      .catch((err: unknown) => {
+        logger.warn({ err, eventId: event.id, dappId: event.dappId }, 'lifecycle event delivery failed');
+        return false;
+      })
+      .then((ok) => {
+        if (ok) deliveredSinceLook++;
+        return ok;
+      })
+      .finally(() => {
+        const left = (inFlight.get(event.dappId) ?? 1) - 1;
+        if (left <= 0) inFlight.delete(event.dappId);
+        else inFlight.set(event.dappId, left);
+        posts.delete(post);
+      });
+    posts.add(post);
+    return post;
+  }
+
+  async function round(): Promise<{ claimed: number }> {
     let claimedAll = 0;
     for (let i = 0; i < MAX_CLAIMS_PER_ROUND; i++) {
-      const claimed = await events.claimDue({ now: options.now(), leaseMs: options.leaseMs, limit: options.batchSize });
+      const room = maxInFlight - posts.size;
+      if (room <= 0) break;
+      const full = [...inFlight].filter(([, n]) => n >= perDapp).map(([d]) => d);
+      const claimed = await events.claimDue({
+        now: options.now(),
+        leaseMs: options.leaseMs,
+        limit: Math.min(options.batchSize, room),
+        excludeDapps: full,
+      });
       if (claimed.length === 0) break;
-      claimedAll += claimed.length;
       // One endpoint read per dApp per claim, not per event.
       const endpoints = new Map<string, Promise<SealedEventEndpointRecord | undefined>>();
       const endpointOf = (dappId: string) => {
@@ -124,11 +181,37 @@ export function startEventDeliverer(options: EventDelivererOptions): EventDelive
         }
         return found;
       };
-      // The claim holds at most one event per op key, so posting them together keeps each op's order.
-      const outcomes = await Promise.all(claimed.map(async (e) => deliver(e, await endpointOf(e.dappId))));
-      delivered += outcomes.filter(Boolean).length;
+      const over: string[] = [];
+      const started: Promise<boolean>[] = [];
+      const taken = new Map<string, number>();
+      for (const e of claimed) {
+        const mine = (inFlight.get(e.dappId) ?? 0) + (taken.get(e.dappId) ?? 0);
+        if (mine >= perDapp) {
+          over.push(e.id);
+          continue;
+        }
+        taken.set(e.dappId, (taken.get(e.dappId) ?? 0) + 1);
+        claimedAll++;
+        // The claim holds at most one event per dApp and op key, so posting them together keeps each op's order.
+        started.push(start(e, endpointOf(e.dappId)));
+      }
+      if (over.length > 0) await events.unclaim(over);
+      let timer: NodeJS.Timeout | undefined;
+      const quick = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, QUICK_POST_MS);
+      });
+      await Promise.race([Promise.allSettled(started), quick]);
+      clearTimeout(timer);
     }
-    return { claimed: claimedAll, delivered };
+    return { claimed: claimedAll };
+  }
+
+  /** The posts in flight, finished (runOnce and stop wait for them; the poll loop's ticks do not). */
+  async function settled(): Promise<number> {
+    while (posts.size > 0) await Promise.allSettled([...posts]);
+    const n = deliveredSinceLook;
+    deliveredSinceLook = 0;
+    return n;
   }
 
   // The idle cost (docs/guides/lifecycle-events.md, "Delivery"): a tick with nothing to do is a comparison in
@@ -145,11 +228,14 @@ export function startEventDeliverer(options: EventDelivererOptions): EventDelive
     const due = await events.nextDueAt();
     knownDue = due;
     if (due === undefined || due > now) return 0;
-    const { claimed, delivered } = await round();
+    const { claimed } = await round();
     // Claimed some: look again next tick (more may be due). None although one was due: it waits behind an
-    // earlier event of its op, or another instance holds it; the slow poll (or a wake) looks again.
-    knownDue = claimed > 0 ? now : undefined;
-    return delivered;
+    // earlier event of its op, or another instance holds it, or its dApp's posts fill its share; the slow poll (or
+    // a wake, or the end of a post) looks again.
+    knownDue = claimed > 0 || posts.size > 0 ? now : undefined;
+    const n = deliveredSinceLook;
+    deliveredSinceLook = 0;
+    return n;
   }
 
   const loop: PollLoop<number> | undefined =
@@ -168,9 +254,12 @@ export function startEventDeliverer(options: EventDelivererOptions): EventDelive
     runOnce() {
       if (loop !== undefined) {
         woken = true;
-        return loop.runNow();
+        return loop.runNow().then(async (n) => n + (await settled()));
       }
-      const once = async () => (await round()).delivered;
+      const once = async () => {
+        await round();
+        return settled();
+      };
       const next = tail.then(once, once);
       tail = next.catch(() => {});
       return next;
@@ -181,6 +270,7 @@ export function startEventDeliverer(options: EventDelivererOptions): EventDelive
     async stop() {
       await loop?.stop();
       await tail;
+      await settled();
     },
   };
 }

@@ -6,6 +6,7 @@ import type { PolicyRequest } from '../policies/policyGate.js';
 import { microsToUsd } from '../policies/policySchema.js';
 import type { LifecycleEventRepository, NewLifecycleEvent } from '../store/lifecycleEventRepository.js';
 import type { EventRecorder } from './eventRecorder.js';
+import { dappsToTell } from './lifecycleEventEmitters.js';
 
 /**
  * The events after the signature and the inclusion (docs/guides/lifecycle-events.md): a cap's threshold, a reorg
@@ -132,8 +133,9 @@ export interface TokenChargeOfOp {
 }
 
 /**
- * `token.charged`: settlement's onTokenCharged, for the dApps a `sponsorship.signed` of the op was written for,
- * after its `sponsorship.included` (the same op key, so in that order), once per op and block.
+ * `token.charged`: settlement's onTokenCharged, for the dApps whose signature the op carried
+ * (lifecycleEventEmitters.ts dappsToTell), after its `sponsorship.included` (the same op key, so in that order), once
+ * per op and block.
  */
 export function createTokenChargedEmitter(deps: {
   readonly recorder: EventRecorder;
@@ -142,11 +144,12 @@ export function createTokenChargedEmitter(deps: {
 }): (args: {
   readonly chainId: number;
   readonly event: UserOperationEventLog;
+  readonly dappIds: readonly string[];
   readonly charge: TokenChargeOfOp;
 }) => Promise<void> {
-  return async ({ chainId, event: e, charge }) => {
+  return async ({ chainId, event: e, dappIds, charge }) => {
     await deps.recorder.flush();
-    const dapps = await deps.events.dappsOfOp(e.opKey);
+    const dapps = await dappsToTell(deps.events, e.opKey, dappIds);
     const at = deps.now();
     for (const dappId of dapps) {
       deps.recorder.record({

@@ -54,19 +54,36 @@ export function lifecycleEventsOnCall(recorder: EventRecorder): OnCall {
 }
 
 /**
- * `sponsorship.included`: from settlement's onIncluded. The op's dApp is the one its `sponsorship.signed` event was
- * written for (so an op is followed only when its signature was: a dApp with an endpoint, its event flushed).
+ * The dApps an included op's later events go to: those whose signature it carried (settlement's attribution,
+ * `charged`) among those its `sponsorship.signed` event was written for (an op is followed only when its signature
+ * was: a dApp with an endpoint, its event flushed). Another dApp that signed the same op key hears nothing of it.
+ * With no attribution (no reservation of the op at all, a row from before migration 0022 aside), every dApp whose
+ * signed event names the op key.
  */
+export async function dappsToTell(
+  events: Pick<LifecycleEventRepository, 'dappsOfOp'>,
+  opKey: string,
+  charged: readonly string[],
+): Promise<string[]> {
+  const signed = await events.dappsOfOp(opKey);
+  return charged.length === 0 ? signed : signed.filter((d) => charged.includes(d));
+}
+
+/** `sponsorship.included`: from settlement's onIncluded, for the dApps dappsToTell names. */
 export function createIncludedEmitter(deps: {
   readonly recorder: EventRecorder;
   readonly events: Pick<LifecycleEventRepository, 'dappsOfOp'>;
   readonly nativeUsdMicros: (chainId: number) => bigint | undefined;
   readonly now: () => number;
-}): (args: { readonly chainId: number; readonly event: UserOperationEventLog }) => Promise<void> {
-  return async ({ chainId, event: e }) => {
+}): (args: {
+  readonly chainId: number;
+  readonly event: UserOperationEventLog;
+  readonly dappIds: readonly string[];
+}) => Promise<void> {
+  return async ({ chainId, event: e, dappIds }) => {
     // A signature recorded a moment ago (a chain with no confirmations) must be in the outbox to be found.
     await deps.recorder.flush();
-    const dapps = await deps.events.dappsOfOp(e.opKey);
+    const dapps = await dappsToTell(deps.events, e.opKey, dappIds);
     if (dapps.length === 0) return;
     const price = deps.nativeUsdMicros(chainId);
     // Settlement's conversion at this moment's native price; null when there is no fresh price.

@@ -55,12 +55,20 @@ export interface LifecycleEventRepository {
   includedAbove(args: { chainId: number; aboveBlock: bigint }): Promise<IncludedEventRow[]>;
   /**
    * Claims up to `limit` due events for delivery: pending, due (`next_attempt_at <= now`), not held by another
-   * claim, and with no earlier pending event of the same op key (so an op's events go out one after another, in
-   * order). A claim holds the event until `now + leaseMs` and counts an attempt; an instance that dies holding it
+   * claim, and with no earlier pending event of the same dApp and op key (so an op's events go out to a dApp one
+   * after another, in order; another dApp's events of the same op key never wait on them). A claim holds the event until `now + leaseMs` and counts an attempt; an instance that dies holding it
    * frees it when the lease lapses. On PostgreSQL the candidate rows are locked with SKIP LOCKED, so instances
    * claiming at the same moment take different events instead of waiting on each other.
    */
-  claimDue(args: { now: number; leaseMs: number; limit: number }): Promise<LifecycleEventRecord[]>;
+  claimDue(args: {
+    now: number;
+    leaseMs: number;
+    limit: number;
+    /** dApps whose events are not claimed now (their posts in flight fill their share: eventDeliverer.ts). */
+    excludeDapps?: readonly string[];
+  }): Promise<LifecycleEventRecord[]>;
+  /** Gives claimed events back, due as before and their attempt not counted (a claim took more than it posts). */
+  unclaim(ids: readonly string[]): Promise<void>;
   markDelivered(args: { id: string; now: number }): Promise<void>;
   /** Records a failed attempt: retried at `nextAttemptAt`, or `failed` for good when that is undefined. */
   markAttemptFailed(args: { id: string; error: string; nextAttemptAt: number | undefined }): Promise<void>;
@@ -150,21 +158,34 @@ export function createLifecycleEventRepository(db: Kysely<Database>, kind: Datab
             ],
       );
     },
-    async claimDue({ now, leaseMs, limit }) {
+    async claimDue({ now, leaseMs, limit, excludeDapps = [] }) {
+      const excluded =
+        excludeDapps.length === 0 ? sql`` : sql`AND e.dapp_id NOT IN (${sql.join(excludeDapps.map((d) => sql`${d}`))})`;
       const { rows } = await sql<Selectable<LifecycleEventsTable>>`
         UPDATE lifecycle_events SET lease_until = ${now + leaseMs}, attempts = attempts + 1
         WHERE seq IN (
           SELECT e.seq FROM lifecycle_events e
           WHERE e.state = 'pending' AND e.next_attempt_at <= ${now}
             AND (e.lease_until IS NULL OR e.lease_until <= ${now})
+            ${excluded}
             AND NOT EXISTS (
-              SELECT 1 FROM lifecycle_events p WHERE p.op_key = e.op_key AND p.seq < e.seq AND p.state = 'pending'
+              SELECT 1 FROM lifecycle_events p
+              WHERE p.dapp_id = e.dapp_id AND p.op_key = e.op_key AND p.seq < e.seq AND p.state = 'pending'
             )
           ORDER BY e.seq LIMIT ${limit}
           ${lockCandidates}
         )
         RETURNING *`.execute(db);
       return rows.map(toRecord).sort((a, b) => a.seq - b.seq);
+    },
+    async unclaim(ids) {
+      if (ids.length === 0) return;
+      await db
+        .updateTable('lifecycle_events')
+        .set((eb) => ({ lease_until: null, attempts: eb('attempts', '-', 1) }))
+        .where('id', 'in', [...ids])
+        .where('state', '=', 'pending')
+        .execute();
     },
     async markDelivered({ id, now }) {
       await db

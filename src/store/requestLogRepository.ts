@@ -34,6 +34,13 @@ export interface RequestLogRepository {
   deleteBeyond(maxRows: number): Promise<number>;
 }
 
+/**
+ * included_ops' key of an op key's cost for one dApp: a request log row of a signature made before the op's gas was
+ * final holds the op key (chain/opKey.ts), which two dApps may have signed; settlement records the cost under the
+ * key of the dApp it charged (issue 31), so the other's log never shows what its signature did not cost.
+ */
+export const includedOpKey = (dappId: string, opKey: string): string => `${dappId}:${opKey.toLowerCase()}`;
+
 /** Rows per synchronous SQLite write (see insertMany). */
 const SQLITE_SLICE = 50;
 
@@ -195,8 +202,15 @@ export function createRequestLogRepository(
         );
       }
       const rows = await query.orderBy('at', 'desc').orderBy('id', 'desc').limit(q.limit).execute();
-      // The page's settled costs, by primary key (see migration 0009 for why they live apart).
-      const hashes = [...new Set(rows.flatMap((r) => (r.user_op_hash === null ? [] : [r.user_op_hash])))];
+      // The page's settled costs, by primary key (see migration 0009 for why they live apart): a userOpHash as it is
+      // (it names the op's exact bytes), an op key under its dApp (includedOpKey: only the dApp charged for it).
+      const keyOf = (r: { dapp_id: string; user_op_hash: string }) => [
+        r.user_op_hash,
+        includedOpKey(r.dapp_id, r.user_op_hash),
+      ];
+      const hashes = [
+        ...new Set(rows.flatMap((r) => (r.user_op_hash === null ? [] : keyOf({ ...r, user_op_hash: r.user_op_hash })))),
+      ];
       const costs =
         hashes.length === 0
           ? []
@@ -206,9 +220,13 @@ export function createRequestLogRepository(
               .where('user_op_hash', 'in', hashes)
               .execute();
       const costOf = new Map(costs.map((c) => [`${c.chain_id}:${c.user_op_hash}`, c.actual_cost_wei]));
-      return rows.map((r) =>
-        toEntry(r, r.user_op_hash === null ? null : (costOf.get(`${r.chain_id}:${r.user_op_hash}`) ?? null)),
-      );
+      const costOfRow = (r: (typeof rows)[number]) =>
+        r.user_op_hash === null
+          ? null
+          : (costOf.get(`${r.chain_id}:${r.user_op_hash}`) ??
+            costOf.get(`${r.chain_id}:${includedOpKey(r.dapp_id, r.user_op_hash)}`) ??
+            null);
+      return rows.map((r) => toEntry(r, costOfRow(r)));
     },
     async buckets({ accountId, dappId, since, bucketMs }) {
       // Integer division on a BIGINT column is integer division on both engines. The bucket size is a
