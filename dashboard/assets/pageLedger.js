@@ -11,7 +11,7 @@ import { ledgerChart, seriesColours } from './ledgerChart.js';
  */
 
 const FILTERS = /** @type {const} */ (['from', 'to', 'policyId', 'sender', 'user', 'status', 'chainId']);
-const STATUSES = ['reserved', 'included', 'reverted', 'expired', 'paid_by_user'];
+const STATUSES = ['reserved', 'included', 'reverted', 'expired', 'superseded', 'paid_by_user'];
 const DAY_MS = 86_400_000;
 
 /** @param {HTMLElement} main @param {import('./app.js').PageContext} ctx */

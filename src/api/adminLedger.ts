@@ -40,7 +40,7 @@ export function adminLedgerRoutes(deps: { accounts: AccountService; store: Store
       summary: "The dApp's signed sponsorships, newest first; page with `cursor` = `nextCursor`",
       description:
         'Every op Patron signed for the dApp (sponsored, and token-mode ops the dApp guarantees), with its status ' +
-        '(reserved, included, reverted, expired, paid_by_user), worst case, actual cost in wei and USD, and ' +
+        '(reserved, included, reverted, expired, superseded, paid_by_user), worst case, actual cost in wei and USD, and ' +
         'transaction. The cursor is stable under inserts: no row shows twice, none is skipped.',
       params: dappParams,
       query: ledgerListQuery,

@@ -16,7 +16,7 @@ import type { Database, SpendReservationsTable } from './schema.js';
  * dApp. Pages are keyset-ordered on (created_at, id), so rows inserted while a caller pages never show twice nor
  * push one out. Sums of wei are exact (decimal strings: wei overflows 64 bits), see `sumOf`.
  */
-export const LEDGER_STATUSES = ['reserved', 'included', 'reverted', 'expired', 'paid_by_user'] as const;
+export const LEDGER_STATUSES = ['reserved', 'included', 'reverted', 'expired', 'superseded', 'paid_by_user'] as const;
 export type LedgerStatus = (typeof LEDGER_STATUSES)[number];
 export const LEDGER_GROUPS = ['day', 'policy', 'user', 'chain'] as const;
 export type LedgerGroup = (typeof LEDGER_GROUPS)[number];
@@ -103,6 +103,8 @@ const DAY_MS = 86_400_000;
 function statusOf(r: Row): LedgerStatus {
   if (r.status === 'reserved') return 'reserved';
   if (r.status === 'settled') return r.success === 0 ? 'reverted' : 'included';
+  // Its op key's nonce was used by another op (another dApp's signature, another paymaster or none): never paid.
+  if (r.status === 'superseded') return 'superseded';
   // Released: by the chain passing its window, or (a guarantee) by the TokenCharged of the block it names.
   return r.settled_block === null ? 'expired' : 'paid_by_user';
 }
@@ -142,6 +144,8 @@ function statusCondition(eb: Eb, status: LedgerStatus) {
       return eb.and([eb('status', '=', 'settled'), eb('success', '=', 0)]);
     case 'expired':
       return eb.and([eb('status', '=', 'released'), eb('settled_block', 'is', null)]);
+    case 'superseded':
+      return eb('status', '=', 'superseded');
     case 'paid_by_user':
       return eb.and([eb('status', '=', 'released'), eb('settled_block', 'is not', null)]);
   }
@@ -156,7 +160,9 @@ export function createLedgerQueryRepository(db: Kysely<Database>, kind: Database
       : sql<boolean>`instr(policy_ids, ${needle}) > 0`;
   };
   const filtered = <O>(q: SelectQueryBuilder<Database, 'spend_reservations', O>, f: LedgerFilter) => {
-    let query = q.where('dapp_id', '=', f.dappId);
+    // A token-mode op the user prepaid (kind 'token') has a row for its bookkeeping (which dApp signed it, its
+    // sponsorship token's jti) but is the user's own money, not a sponsorship: the ledger does not list it.
+    let query = q.where('dapp_id', '=', f.dappId).where('kind', '!=', sql.lit('token'));
     if (f.from !== undefined) query = query.where('created_at', '>=', f.from);
     if (f.to !== undefined) query = query.where('created_at', '<', f.to);
     if (f.sender !== undefined) query = query.where('sender', '=', f.sender);
