@@ -51,7 +51,7 @@ import { includedSignatureOf } from './settlement/includedSignatureOf.js';
 import { type Settlement, settlementOff, startSettlement } from './settlement/settlementService.js';
 import type { SolvencyGuard } from './solvency/solvencyGuard.js';
 import { buildSponsorshipTokens } from './sponsorshipTokens/buildSponsorshipTokens.js';
-import type { SponsorshipTokenGate } from './sponsorshipTokens/sponsorshipTokenGate.js';
+import { JTI_SWEEP_MARGIN_SECONDS, type SponsorshipTokenGate } from './sponsorshipTokens/sponsorshipTokenGate.js';
 import { includedOpKey } from './store/requestLogRepository.js';
 import { openStore, type Store } from './store/store.js';
 import { devChainTokenSettings } from './tokens/devChainTokens.js';
@@ -385,12 +385,13 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     maxRows: config.requestLog.maxRows,
   });
   // Ended sessions, old sign-in failures and spent sponsorship-token ids past their token's exp are deleted in the
-  // background (unref: never keeps the process up). A spent jti is refused while its row lives: a row swept late
-  // only holds a few bytes longer, and one past exp is taken over by the next spend anyway (migration 0017).
+  // background (unref: never keeps the process up). A spent jti is refused while its row lives, and a token is
+  // accepted until exp + skew by the clock of the instance that spends it: rows go JTI_SWEEP_MARGIN_SECONDS after
+  // that, so an instance whose clock runs behind another's still finds the row (sponsorshipTokenGate.ts).
   const sessionPruner = setInterval(() => {
     sessions.prune().catch((err: unknown) => logger.warn({ err }, 'could not prune dashboard sessions'));
     store.sponsorshipTokenUses
-      .sweep(Math.floor(now() / 1000))
+      .sweep(Math.floor(now() / 1000) - JTI_SWEEP_MARGIN_SECONDS)
       .catch((err: unknown) => logger.warn({ err }, 'could not sweep spent sponsorship tokens'));
   }, 10 * 60_000);
   sessionPruner.unref();

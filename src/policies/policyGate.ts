@@ -55,6 +55,26 @@ export interface ReservedToken {
 
 export type { ChainWindow, LedgerCharge, ReservationKind };
 
+/** What a signature's reservation is asked with (PolicyGate's reserve and recordPrefunded). */
+export interface ReserveRequest {
+  readonly worstCaseWei: bigint;
+  /** The signature being reserved (paymaster/requestFacts.ts IssuedSignature is one). */
+  readonly signed: SignedOp;
+  /** Unix seconds by which the window has surely closed (the request log's and the dashboard's expiry). */
+  readonly validUntil: number;
+  /** The signed window in the chain's terms: the ledger releases the reservation once the chain is past it. */
+  readonly window: ChainWindow;
+  /** The paymaster that signed (the settlement follower of its deployment settles and releases it). */
+  readonly paymaster: Address;
+  /**
+   * 'guarantee': a token-mode op the dApp guarantees (mode 2), whose charge can fail after execution
+   * (src/settlement/README.md); 'token': one the user prefunds (recordPrefunded); default 'sponsored'.
+   */
+  readonly kind?: ReservationKind | undefined;
+  /** The request's sponsorship token: spent with the reservation, refused (its `replayed()`) if spent already. */
+  readonly token?: ReservedToken | undefined;
+}
+
 /** The signature a reservation is made for: its op key (the reservation's key), userOpHash and fingerprint. */
 export interface SignedOp {
   userOpHash(): Hex;
@@ -265,6 +285,73 @@ export function createPolicyGate(deps: PolicyGateDeps) {
     return { request, policies: selected.policies, version: set.version };
   };
 
+  /**
+   * One attempt at the op's row: reserved (its decision), or refused by a cap or the token (thrown), or
+   * `{policyChanged}` when the dApp's policies changed since `policyVersion` (the caller checks again).
+   */
+  const place = async (
+    args: ReserveRequest,
+    at: {
+      readonly request: PolicyRequest;
+      readonly charges: readonly CapCharge[];
+      readonly policyIds: readonly string[];
+      readonly policyVersion: number | undefined;
+    },
+  ): Promise<{ readonly decision: PolicyDecision } | { readonly policyChanged: true }> => {
+    const { request, charges } = at;
+    const opKey = args.signed.opKey();
+    const id = reservationId(request.dappId, opKey);
+    const result = await deps.ledger.reserve({
+      id,
+      dappId: request.dappId,
+      chainId: request.chainId,
+      userOpHash: args.signed.userOpHash(),
+      opKey,
+      signature: args.signed.signature,
+      charges: charges.map(toLedger),
+      expiresAt: args.validUntil * 1000,
+      now: deps.now(),
+      window: args.window,
+      paymaster: args.paymaster.toLowerCase(),
+      kind: args.kind ?? 'sponsored',
+      ...(at.policyVersion === undefined ? {} : { policyVersion: at.policyVersion }),
+      item: {
+        sender: request.sender.toLowerCase(),
+        user: request.user,
+        policyIds: at.policyIds,
+        worstCaseWei: args.worstCaseWei,
+      },
+      ...(deps.onThreshold === undefined ? {} : { reportUsage: true }),
+      ...(args.token === undefined ? {} : { tokenUse: args.token.use() }),
+    });
+    if (result.ok) {
+      if (result.usage !== undefined && deps.onThreshold !== undefined) {
+        for (const crossing of crossedThresholds(charges, result.usage)) deps.onThreshold({ request, crossing });
+      }
+      return {
+        decision: {
+          policyIds: at.policyIds,
+          reservationId: id,
+          charges: charges.map((c) => ({ key: c.key, unit: c.unit, amount: c.amount.toString() })),
+          ...(args.kind === 'guarantee' ? { guarantee: true as const } : {}),
+        },
+      };
+    }
+    if ('tokenReplayed' in result) {
+      throw args.token?.replayed() ?? new Error('spend ledger: a token replay answered without a token');
+    }
+    if ('tooManySignatures' in result) {
+      throw new LimitExceededError(
+        `this dApp signed sender ${request.sender}'s op of this nonce ${result.tooManySignatures} times already; sign the op with a new nonce`,
+      );
+    }
+    if ('charge' in result) {
+      const c = charges.find((x) => x.key === result.charge.key) ?? charges[0];
+      if (c !== undefined) deny(capDenial(c, result.used, result.reserved));
+    }
+    return { policyChanged: true };
+  };
+
   return {
     /** The rules other than caps; throws PolicyDeniedError. Cheap: the policies are cached, nothing is written. */
     check: (request: PolicyRequest): Promise<PolicyPass> => checkAt(request, false),
@@ -277,82 +364,19 @@ export function createPolicyGate(deps: PolicyGateDeps) {
      * re-runs the rules and the caps against the op as it is (no webhook, no simulation), then tries again. So a
      * signature issued after a policy write was acknowledged obeys it.
      */
-    async reserve(args: {
-      readonly pass: PolicyPass;
-      readonly worstCaseWei: bigint;
-      /** The signature being reserved (paymaster/requestFacts.ts IssuedSignature is one). */
-      readonly signed: SignedOp;
-      /** Unix seconds by which the window has surely closed (the request log's and the dashboard's expiry). */
-      readonly validUntil: number;
-      /** The signed window in the chain's terms: the ledger releases the reservation once the chain is past it. */
-      readonly window: ChainWindow;
-      /** The paymaster that signed (the settlement follower of its deployment settles and releases it). */
-      readonly paymaster: Address;
-      /**
-       * 'guarantee': a token-mode op the dApp guarantees (mode 2), whose charge can fail after execution
-       * (src/settlement/README.md); default 'sponsored'.
-       */
-      readonly kind?: ReservationKind | undefined;
-      /** The request's sponsorship token: spent with the reservation, refused (its `replayed()`) if spent already. */
-      readonly token?: ReservedToken | undefined;
-    }): Promise<PolicyDecision> {
+    async reserve(args: ReserveRequest & { readonly pass: PolicyPass }): Promise<PolicyDecision> {
       let pass = args.pass;
-      const guarantee = args.kind === 'guarantee' ? ({ guarantee: true } as const) : {};
       for (let attempt = 0; ; attempt++) {
-        const policyIds = pass.policies.map((p) => p.id);
         const charges = chargesOf(pass, args.worstCaseWei);
         // Every signed op gets its ledger row, one with no cap too (its row holds no charges): the itemized ledger
         // lists every sponsorship. The row's INSERT also checks the policy version, in place of a separate read.
-        const opKey = args.signed.opKey();
-        const id = reservationId(pass.request.dappId, opKey);
-        const result = await deps.ledger.reserve({
-          id,
-          dappId: pass.request.dappId,
-          chainId: pass.request.chainId,
-          userOpHash: args.signed.userOpHash(),
-          opKey,
-          signature: args.signed.signature,
-          charges: charges.map(toLedger),
-          expiresAt: args.validUntil * 1000,
-          now: deps.now(),
-          window: args.window,
-          paymaster: args.paymaster.toLowerCase(),
-          kind: args.kind ?? 'sponsored',
+        const placed = await place(args, {
+          request: pass.request,
+          charges,
+          policyIds: pass.policies.map((p) => p.id),
           policyVersion: pass.version,
-          item: {
-            sender: pass.request.sender.toLowerCase(),
-            user: pass.request.user,
-            policyIds,
-            worstCaseWei: args.worstCaseWei,
-          },
-          ...(deps.onThreshold === undefined ? {} : { reportUsage: true }),
-          ...(args.token === undefined ? {} : { tokenUse: args.token.use() }),
         });
-        if (result.ok) {
-          if (result.usage !== undefined && deps.onThreshold !== undefined) {
-            for (const crossing of crossedThresholds(charges, result.usage)) {
-              deps.onThreshold({ request: pass.request, crossing });
-            }
-          }
-          return {
-            policyIds,
-            reservationId: id,
-            charges: charges.map((c) => ({ key: c.key, unit: c.unit, amount: c.amount.toString() })),
-            ...guarantee,
-          };
-        }
-        if ('tokenReplayed' in result) {
-          throw args.token?.replayed() ?? new Error('spend ledger: a token replay answered without a token');
-        }
-        if ('tooManySignatures' in result) {
-          throw new LimitExceededError(
-            `this dApp signed sender ${pass.request.sender}'s op of this nonce ${result.tooManySignatures} times already; sign the op with a new nonce`,
-          );
-        }
-        if ('charge' in result) {
-          const c = charges.find((x) => x.key === result.charge.key) ?? charges[0];
-          if (c !== undefined) deny(capDenial(c, result.used, result.reserved));
-        }
+        if ('decision' in placed) return placed.decision;
         if (attempt >= MAX_POLICY_RECHECKS) {
           throw new PolicyDeniedError(
             'the dApp’s sponsorship policies kept changing while this request was checked; try again',
@@ -361,6 +385,21 @@ export function createPolicyGate(deps: PolicyGateDeps) {
         }
         pass = await checkAt(pass.request, true);
       }
+    },
+
+    /**
+     * The ledger row of a token-mode op the user prefunds (mode 1, kind 'token'): no policy applies and nothing is
+     * reserved against a cap, but the row says which dApp signed the op key (settlement's attribution) and spends the
+     * request's sponsorship token in its transaction, as every other signature does.
+     */
+    recordPrefunded(args: ReserveRequest & { readonly request: PolicyRequest }): Promise<PolicyDecision> {
+      return place(
+        { ...args, kind: 'token' },
+        { request: args.request, charges: [], policyIds: [], policyVersion: undefined },
+      ).then((placed) => {
+        if ('decision' in placed) return placed.decision;
+        throw new Error('spend ledger: a reservation without charges or a policy version was refused');
+      });
     },
 
     /** The dry run's cap check: would every charge fit now? Reads the counters, reserves nothing. */

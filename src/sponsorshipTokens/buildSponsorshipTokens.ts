@@ -27,5 +27,5 @@ export function buildSponsorshipTokens(args: {
     crypto: args.crypto,
     maxLifetimeSeconds: args.maxLifetimeSeconds,
   });
-  return createSponsorshipTokenGate({ verifier, replay: args.replay });
+  return createSponsorshipTokenGate({ verifier });
 }

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { DappTokenSettings } from '../config/sponsorshipTokenSettings.js';
-import { createMemoryJtiReplayStore } from './replayStore.js';
 import type { SponsorshipClaims } from './sponsorshipClaims.js';
 import { createSponsorshipTokenGate } from './sponsorshipTokenGate.js';
 import type { SponsorshipTokenVerifier, VerifyArgs } from './sponsorshipTokenVerifier.js';
@@ -41,7 +40,7 @@ describe('the sponsorship token gate', () => {
   test('a verified token is cached: a second call checks no signature; another dApp, chain or settings object verifies again; an expired entry too', async () => {
     let now = NOW;
     const { verifier, calls } = counting();
-    const gate = createSponsorshipTokenGate({ verifier, replay: createMemoryJtiReplayStore(), nowSeconds: () => now });
+    const gate = createSponsorshipTokenGate({ verifier, nowSeconds: () => now });
     const admit = (over: Partial<{ dappId: string; chainId: number; settings: DappTokenSettings }> = {}) =>
       gate.admit({
         settings,
@@ -67,9 +66,10 @@ describe('the sponsorship token gate', () => {
     assert.equal(calls.length, before + 1, 'an entry past its exp is verified again');
   });
 
-  test('required without a token is token_required; not required, none is fine; the spend is once', async () => {
+  test('required without a token is token_required; not required, none is fine; use() is the jti until exp + skew, then expired', async () => {
+    let now = NOW;
     const { verifier } = counting();
-    const gate = createSponsorshipTokenGate({ verifier, replay: createMemoryJtiReplayStore(), nowSeconds: () => NOW });
+    const gate = createSponsorshipTokenGate({ verifier, clockSkewSeconds: 30, nowSeconds: () => now });
     const base = { dappId: 'dapp-1', chainId: 1, authorization: undefined };
     await assert.rejects(gate.admit({ ...base, settings, carrier: carrier(undefined) }), (err: Error) => {
       assert.match(err.message, /token_required/);
@@ -81,9 +81,18 @@ describe('the sponsorship token gate', () => {
     );
     const grant = await gate.admit({ ...base, settings, carrier: carrier('good-2') });
     assert.ok(grant);
-    const again = await gate.admit({ ...base, settings, carrier: carrier('good-2') });
-    assert.ok(again);
-    const spends = await Promise.allSettled([grant.spend(), again.spend()]);
-    assert.deepEqual(spends.map((s) => s.status).sort(), ['fulfilled', 'rejected']);
+    // The row the ledger spends: kept until exp + skew, by the clock of the spending instance.
+    assert.deepEqual(grant.use(), { jti: 'good-2', expiresAt: NOW + 60 + 30, nowSeconds: NOW });
+    // Admitted at the very edge, then held up (a slow webhook): past exp + skew its use is refused as expired, so a
+    // spent row that expired meanwhile is never taken over by the same token.
+    now = NOW + 60 + 30;
+    const late = await gate.admit({ ...base, settings, carrier: carrier('good-2') });
+    assert.ok(late);
+    assert.equal(late.use().nowSeconds, NOW + 90);
+    now += 1;
+    assert.throws(
+      () => late.use(),
+      (err: Error) => /expired/.test(err.message),
+    );
   });
 });

@@ -1,7 +1,6 @@
 import { hash } from 'node:crypto';
 import type { Address } from 'viem';
 import type { DappTokenSettings } from '../config/sponsorshipTokenSettings.js';
-import type { JtiReplayStore } from './replayStore.js';
 import { DEFAULT_CLOCK_SKEW_SECONDS, type SponsorshipClaims } from './sponsorshipClaims.js';
 import type { SponsorshipTokenVerifier } from './sponsorshipTokenVerifier.js';
 import { readCarriedToken } from './tokenCarriers.js';
@@ -42,6 +41,12 @@ interface Verified {
 /** The cache's key for a token: its sha256 (one-shot `hash`, a few µs under createHash's object per call). */
 const tokenCacheKey = (token: string): string => hash('sha256', token, 'base64');
 
+/**
+ * How long past its expiry (exp + the skew) a spent jti's row is kept before the sweep deletes it: instances' clocks
+ * may differ, and one that runs behind still accepts the token a while after another's clock passed its end.
+ */
+export const JTI_SWEEP_MARGIN_SECONDS = 3600;
+
 /** Verified tokens kept: a stub → data pair (and a quote → sponsor pair) checks the signature once. */
 export const VERIFIED_TOKEN_CACHE_ENTRIES = 10_000;
 
@@ -49,12 +54,13 @@ export const VERIFIED_TOKEN_CACHE_ENTRIES = 10_000;
  * The sponsorship path's token check (docs/guides/sponsorship-tokens.md). A verified token's claims are cached by
  * the sha256 of the token string until its `exp` (bounded, least recently used out), for the same dApp, chain and
  * settings object only; so the signature (~120 µs CPU for ES256) is checked once per token, and a token refused
- * once is checked again (nothing negative is cached). Only the signing step spends the jti: the sponsored path with
- * the op's reservation, in its transaction (`grant.use()`), token mode by `grant.spend()`, one SQL upsert.
+ * once is checked again (nothing negative is cached). Only the signing step spends the jti, in both modes with the
+ * op's reservation, in its transaction (`grant.use()`): after every refusal a request can meet (webhook, bounds,
+ * simulation, caps), and only while the token is still valid, so a token admitted at its expiry edge and reserved
+ * after it (a slow webhook) is refused as expired, never taken over from its own spent row (migration 0017).
  */
 export function createSponsorshipTokenGate(args: {
   verifier: SponsorshipTokenVerifier;
-  replay: JtiReplayStore;
   maxEntries?: number;
   clockSkewSeconds?: number;
   nowSeconds?: () => number;
@@ -64,24 +70,24 @@ export function createSponsorshipTokenGate(args: {
   const now = args.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
   const verified = new Map<string, Verified>();
 
-  const grantOf = (dappId: string, claims: SponsorshipClaims, cacheKey: string): TokenGrant => {
+  const grantOf = (claims: SponsorshipClaims, cacheKey: string): TokenGrant => {
     const replayed = () =>
       tokenRefused(refuse('replayed', `the sponsorship token's jti ${claims.jti} was already used`));
     const use = () => {
+      const nowSeconds = now();
+      // Accepted until exp + skew, and its spent row lives that long (and a margin: JTI_SWEEP_MARGIN_SECONDS), so the
+      // row can only be taken over by a spend that this check has already refused.
+      if (nowSeconds > claims.exp + skew) {
+        throw tokenRefused(
+          refuse('expired', `the sponsorship token expired at ${claims.exp} while the request was checked`),
+        );
+      }
       // The signing step is spending it: at most one call ever gets past that, so its entry goes now rather than
       // when 10,000 newer ones pushed it out. A call a cap refused keeps the token usable and verifies it again.
       verified.delete(cacheKey);
-      return { jti: claims.jti, expiresAt: claims.exp + skew, nowSeconds: now() };
+      return { jti: claims.jti, expiresAt: claims.exp + skew, nowSeconds };
     };
-    return {
-      claims,
-      use,
-      replayed,
-      async spend() {
-        const spent = await args.replay.spend({ dappId, ...use() });
-        if (!spent) throw replayed();
-      },
-    };
+    return { claims, use, replayed };
   };
 
   const claimsOf = async (a: Parameters<SponsorshipTokenGate['admit']>[0], token: string, key: string) => {
@@ -129,7 +135,7 @@ export function createSponsorshipTokenGate(args: {
           refuse('sender_mismatch', `the sponsorship token is bound to sender ${claims.sender}, not ${sender}`),
         );
       }
-      return grantOf(a.dappId, claims, cacheKey);
+      return grantOf(claims, cacheKey);
     },
   };
 }

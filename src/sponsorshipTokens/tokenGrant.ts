@@ -6,18 +6,14 @@ import type { TokenRefusal } from './tokenRefusal.js';
 
 /**
  * A verified sponsorship token as the paymaster pipeline carries it (sponsorshipTokenGate.ts makes it): its claims,
- * and the spend of its `jti`, which only the step that issues a signature the EntryPoint accepts calls, once.
+ * and its `jti` as the one step that issues a signature spends it, once: the op's reservation, in both modes.
  */
 export interface TokenGrant extends ReservedToken {
   readonly claims: SponsorshipClaims;
   /**
-   * Spends the token's jti on its own (one SQL upsert); throws SponsorshipTokenError `replayed` when it was spent
-   * already. Token mode's path; the sponsored path spends it with the op's reservation instead (`use`).
-   */
-  spend(): Promise<void>;
-  /**
    * The jti as the spend ledger spends it in the reservation's own transaction (policies/policyGate.ts, `token`):
-   * only once the caps took the op, never without its reservation.
+   * only once the caps took the op, never without its reservation. Throws SponsorshipTokenError `expired` once the
+   * token is past its exp and the clock skew (a request that waited on a slow webhook past it).
    */
   use(): PolicyTokenUse;
   /** The refusal of a token whose jti was spent already. */

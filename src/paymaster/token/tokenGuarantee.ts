@@ -3,7 +3,7 @@ import type { ChainRuntime } from '../../chain/chainRegistry.js';
 import type { GatingReads } from '../../chain/gatingReads.js';
 import type { ChainReads } from '../../chain/senderCode.js';
 import { PolicyDeniedError, SponsorshipDeniedError, WebhookFailedError } from '../../errors/PatronError.js';
-import type { PolicyDecision, PolicyGate, PolicyPass } from '../../policies/policyGate.js';
+import type { PolicyDecision, PolicyGate, PolicyPass, ReservedToken } from '../../policies/policyGate.js';
 import type { WebhookOperation } from '../../webhooks/webhookOperation.js';
 import type { FinalUserOperation, ValidityWindow } from '../entryPoints/entryPointModule.js';
 import type { PartialUserOperation } from '../partialUserOperation.js';
@@ -101,6 +101,8 @@ export function reserveGuarantee(args: {
   readonly deps: GuaranteeDeps;
   readonly pass: PolicyPass;
   readonly issued: IssuedSignature;
+  /** The request's sponsorship token, spent in the reservation's transaction. */
+  readonly token?: ReservedToken | undefined;
 }): Promise<PolicyDecision> {
   return args.deps.policies.reserve({
     pass: args.pass,
@@ -111,5 +113,6 @@ export function reserveGuarantee(args: {
     paymaster: args.issued.paymaster,
     signed: args.issued,
     kind: 'guarantee',
+    token: args.token,
   });
 }

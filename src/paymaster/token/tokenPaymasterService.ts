@@ -402,9 +402,9 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         });
       }
       const authorization: Authorization = { mode: 'ERC20', token: token.address, ...price, maxTokenCost, guaranteed };
-      // As the sponsored mode: the token's cost bound on the worst case, and its jti spent right before signing.
+      // As the sponsored mode: the token's cost bound on the worst case; its jti is spent with the op's ledger row
+      // (the guarantee's reservation, or a prefunded op's record), after every refusal the request can meet.
       assertTokenCost({ grant: req.token, worstCaseWei });
-      await req.token?.spend();
       const fields = await issueSignature(tail, {
         chain,
         ep,
@@ -415,9 +415,18 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         worstCaseWei,
         reserve:
           pass === undefined
-            ? undefined
+            ? (issued) =>
+                deps.policies.recordPrefunded({
+                  request: policyRequest(req, deps),
+                  worstCaseWei,
+                  signed: issued,
+                  validUntil: issued.validUntil,
+                  window: issued.window,
+                  paymaster: issued.paymaster,
+                  token: req.token,
+                })
             : (issued) =>
-                reserveGuarantee({ deps, pass, issued }).then(
+                reserveGuarantee({ deps, pass, issued, token: req.token }).then(
                   (decision) => ({ ...decision, guarantee: true }),
                   (err: unknown) => {
                     throw denial(err);
