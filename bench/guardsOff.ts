@@ -28,6 +28,8 @@ const unbounded: SigningBounds = Object.freeze({
   l1DataGasPerByte: 0n,
   maxUnusedGasPenalty: UNBOUNDED,
   maxOpCostWei: UNBOUNDED,
+  holdSharePerCallerPercent: 100,
+  holdSharePerSenderPercent: 100,
 });
 
 const constantFees: FeeOracle = {

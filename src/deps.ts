@@ -393,6 +393,9 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     store.sponsorshipTokenUses
       .sweep(Math.floor(now() / 1000) - JTI_SWEEP_MARGIN_SECONDS)
       .catch((err: unknown) => logger.warn({ err }, 'could not sweep spent sponsorship tokens'));
+    store.spendLedger
+      .sweepIdleHolds()
+      .catch((err: unknown) => logger.warn({ err }, 'could not sweep idle hold counters'));
   }, 10 * 60_000);
   sessionPruner.unref();
   // Before settlement, which tells them of included ops; their scrape-time reads of settlement come later.

@@ -6,7 +6,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { BLOCK_RANGE_FLAG, decodePaymasterAndDataV07 } from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 import { COUNTER_ADDRESS, testKey } from './helpers/patronPaymasterV06.js';
 import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
-import { BACKEND, createTenant } from './helpers/testContext.js';
+import { BACKEND, createTenant, withoutHoldShares } from './helpers/testContext.js';
 
 /**
  * Hole 2 of issue 20 with EntryPoint v0.9 block windows: signatures whose window is counted in block numbers are
@@ -54,6 +54,7 @@ async function delegatedAccountOp() {
 describe(`v0.9 block windows hold their reservation until the chain is past them (${BACKEND})`, () => {
   test('3 ops at a 3-op cap at one head: the 4th refused until the head is past the last block', async () => {
     const tenant = await createTenant(app.ctx.deps);
+    await withoutHoldShares(app.ctx.deps, tenant.dappId);
     const policy = await app.ctx.deps.policies.create({
       dappId: tenant.dappId,
       name: 'three',

@@ -12,7 +12,13 @@ import {
   submitHandleOps,
 } from './helpers/patronPaymasterV06.js';
 import { biconomyWireOp } from './helpers/rpcFixture.js';
-import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
+import {
+  createTenant,
+  createTestContext,
+  type Tenant,
+  type TestContext,
+  withoutHoldShares,
+} from './helpers/testContext.js';
 import { answer, type Receiver, signedWith, startReceiver } from './helpers/webhookReceiver.js';
 
 /**
@@ -41,6 +47,7 @@ before(async () => {
     eventDelivery: { intervalMs: 0, backoffMs: 10 },
   });
   tenant = await createTenant(ctx.deps);
+  await withoutHoldShares(ctx.deps, tenant.dappId);
   receiver = await startReceiver(answer({ ok: true }));
   secret = (
     await ctx.deps.lifecycleEvents.endpoints.set({ dappId: tenant.dappId, url: receiver.url('/e'), active: true })

@@ -8,7 +8,7 @@ import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import type { EntryPointVersion } from '../src/chain/entryPoints.js';
 import { mintToken, tokenBalance } from './helpers/patronPaymasterV06.js';
 import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
-import { createTenant, type Tenant } from './helpers/testContext.js';
+import { createTenant, type Tenant, withoutHoldShares } from './helpers/testContext.js';
 import {
   ARM_ONLY,
   type AttackerAccount,
@@ -182,6 +182,8 @@ for (const version of VERSIONS) {
     test('mode 2 under a dApp-wide wei cap: the attacker signs and submits until Patron refuses; the deposit loses at most the cap', async (t) => {
       const cap = 7_500_000_000_000_000n; // 0.0075 ETH: two or three ops at the call gas the bounds admit
       const tenant = await createTenant(app.ctx.deps);
+      // The attacker's one IP until the cap refuses: the cap's bound, not the hold share's, is what this measures.
+      await withoutHoldShares(app.ctx.deps, tenant.dappId);
       const policy = await app.ctx.deps.policies.create({
         dappId: tenant.dappId,
         name: 'guarantee budget',

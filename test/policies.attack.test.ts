@@ -10,7 +10,7 @@ import {
   type PatronFixture,
 } from './helpers/patronPaymasterV06.js';
 import { biconomyWireOp, type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
-import { createTenant, type Tenant, type TestContext } from './helpers/testContext.js';
+import { createTenant, type Tenant, type TestContext, withoutHoldShares } from './helpers/testContext.js';
 
 /** Rows reserved without an op key (as before migration 0022) are found by their userOpHash. */
 const NO_OP_KEY = `0x${'00'.repeat(32)}`;
@@ -104,6 +104,7 @@ describe('cap exhaustion with unsubmitted signatures (the documented trade-off, 
   });
 
   test('the same op key signed again (another window, other callData) holds one reservation, not two', async () => {
+    await withoutHoldShares(ctx.deps, tenant.dappId);
     await addPolicy({ caps: [{ scope: 'dapp', unit: 'ops', limit: '2' }] });
     const op = await buildDeployingOp(fx, 111n);
     assert.equal((await sponsor(op)).status, 200);

@@ -13,7 +13,7 @@ import {
   submitHandleOps,
 } from './helpers/patronPaymasterV06.js';
 import { biconomyWireOp, type RpcAnswer, type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
-import { createTenant, type Tenant, type TestContext } from './helpers/testContext.js';
+import { createTenant, type Tenant, type TestContext, withoutHoldShares } from './helpers/testContext.js';
 
 /**
  * Sponsorship policies enforced through the paymaster URL (inject), on the in-process chain: the denials and
@@ -33,6 +33,8 @@ after(() => app.close());
 // Every test gets its own dApp: policies and ledger counters never leak between tests.
 beforeEach(async () => {
   tenant = await createTenant(ctx.deps);
+  // One client IP plays every user of these caps: the hold shares are for caps many share (policies.holds).
+  await withoutHoldShares(ctx.deps, tenant.dappId);
 });
 
 /** The denial's `data` (the answer must be an error carrying it). */
@@ -270,6 +272,7 @@ describe('USD caps priced from the token catalog', () => {
   test('the worst case is counted in micro-USD at the native price, rounded up; the cap binds on it', async () => {
     const pfx = priced.fx;
     const t = await createTenant(priced.ctx.deps);
+    await withoutHoldShares(priced.ctx.deps, t.dappId);
     const e18 = priced.ctx.deps.tokenCatalog.snapshot(pfx.chain.chainId)?.nativeUsdE18;
     assert.ok(e18 !== undefined, 'the dev chain has a native price');
     const microPerCoin = (e18 + 10n ** 12n - 1n) / 10n ** 12n;

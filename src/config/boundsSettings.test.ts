@@ -24,6 +24,8 @@ describe('signing bounds settings', () => {
       PATRON_BOUND_PRE_VERIFICATION_GAS_SLACK: '0',
       PATRON_BOUND_L1_DATA_GAS_PER_BYTE: '120',
       PATRON_BOUND_MAX_UNUSED_GAS_PENALTY: '250000',
+      PATRON_BOUND_HOLD_SHARE_PER_CALLER_PERCENT: '25',
+      PATRON_BOUND_HOLD_SHARE_PER_SENDER_PERCENT: '100',
     });
     assert.deepEqual(problems, []);
     assert.deepEqual(bounds, {
@@ -38,6 +40,8 @@ describe('signing bounds settings', () => {
       l1DataGasPerByte: 120n,
       maxUnusedGasPenalty: 250_000n,
       maxOpCostWei: 10n ** 18n,
+      holdSharePerCallerPercent: 25,
+      holdSharePerSenderPercent: 100,
     });
   });
 
@@ -47,9 +51,14 @@ describe('signing bounds settings', () => {
       PATRON_BOUND_TIP_MULTIPLIER: 'lots',
       PATRON_BOUND_MAX_CALL_GAS: '0',
       PATRON_BOUND_MAX_OP_COST_WEI: '1e18',
+      PATRON_BOUND_HOLD_SHARE_PER_CALLER_PERCENT: '0',
     };
     const { problems } = boundsFromEnv(bad);
-    assert.equal(problems.length, 4);
+    assert.equal(problems.length, 5);
+    assert.match(
+      problems.join('\n'),
+      /PATRON_BOUND_HOLD_SHARE_PER_CALLER_PERCENT: holdSharePerCallerPercent must be a whole percentage from 1 to 100/,
+    );
     assert.match(
       problems.join('\n'),
       /PATRON_BOUND_BASE_FEE_MULTIPLIER: baseFeeMultiplier must be a number from 1 to 1000/,

@@ -36,6 +36,14 @@ export interface SigningBounds {
   readonly maxUnusedGasPenalty: bigint;
   /** The op's worst-case cost to the paymaster (the EntryPoint's prefund formula × maxFeePerGas), in wei. */
   readonly maxOpCostWei: bigint;
+  /**
+   * The share of each policy cap (percent, 1-100) that the signatures of one caller may hold while the chain has not
+   * included them: a client IP (an IPv6 /48), or the person a sponsorship token names. At least one op always fits
+   * (a cap with room for it admits it whoever holds the rest). 100: no bound (docs/guides/policies.md, "Held budgets").
+   */
+  readonly holdSharePerCallerPercent: number;
+  /** The same share for one sender (the op's account). */
+  readonly holdSharePerSenderPercent: number;
 }
 
 export const DEFAULT_SIGNING_BOUNDS: SigningBounds = Object.freeze({
@@ -56,6 +64,10 @@ export const DEFAULT_SIGNING_BOUNDS: SigningBounds = Object.freeze({
   // A callGasLimit of 1,000,000 on v0.7-v0.9 (10 % of it); v0.6 has no penalty.
   maxUnusedGasPenalty: 100_000n,
   maxOpCostWei: 50_000_000_000_000_000n, // 0.05 native coin; set it per chain where the coin is cheap
+  // A caller (or sender) holding unsubmitted signatures keeps at most a tenth of a cap from everyone else, so filling
+  // a cap with signatures never submitted takes ten callers at least (issue 31, test/policies.holds.attack.test.ts).
+  holdSharePerCallerPercent: 10,
+  holdSharePerSenderPercent: 10,
 });
 
 const MAX_MULTIPLIER_PPM = 1000n * 1_000_000n;
@@ -86,6 +98,18 @@ const amount = (name: string, min: bigint) =>
     return n;
   });
 
+/** A whole percentage from 1 to 100. */
+const percent = (name: string) =>
+  z.union([z.string(), z.number()]).transform((v, ctx) => {
+    const text = typeof v === 'number' ? String(v) : v.trim();
+    const n = /^\d{1,3}$/.test(text) ? Number(text) : Number.NaN;
+    if (!(n >= 1 && n <= 100)) {
+      ctx.addIssue({ code: 'custom', message: `${name} must be a whole percentage from 1 to 100` });
+      return z.NEVER;
+    }
+    return n;
+  });
+
 /** The bounds an override may set, each optional (PATRON_CHAINS[i].bounds, a dApp's limits.bounds). */
 export const boundsOverrideSchema = closedObject(
   {
@@ -100,6 +124,8 @@ export const boundsOverrideSchema = closedObject(
     l1DataGasPerByte: amount('l1DataGasPerByte', 0n).optional(),
     maxUnusedGasPenalty: amount('maxUnusedGasPenalty', 0n).optional(),
     maxOpCostWei: amount('maxOpCostWei', 1n).optional(),
+    holdSharePerCallerPercent: percent('holdSharePerCallerPercent').optional(),
+    holdSharePerSenderPercent: percent('holdSharePerSenderPercent').optional(),
   },
   { notObject: 'bounds must be an object' },
 );
@@ -123,6 +149,8 @@ export function applyBoundsOverride(base: SigningBounds, o: BoundsOverride | und
     l1DataGasPerByte: o.l1DataGasPerByte ?? base.l1DataGasPerByte,
     maxUnusedGasPenalty: o.maxUnusedGasPenalty ?? base.maxUnusedGasPenalty,
     maxOpCostWei: o.maxOpCostWei ?? base.maxOpCostWei,
+    holdSharePerCallerPercent: o.holdSharePerCallerPercent ?? base.holdSharePerCallerPercent,
+    holdSharePerSenderPercent: o.holdSharePerSenderPercent ?? base.holdSharePerSenderPercent,
   };
 }
 
@@ -139,6 +167,8 @@ const ENV_TO_FIELD: Record<string, keyof BoundsOverrideInput> = {
   PATRON_BOUND_L1_DATA_GAS_PER_BYTE: 'l1DataGasPerByte',
   PATRON_BOUND_MAX_UNUSED_GAS_PENALTY: 'maxUnusedGasPenalty',
   PATRON_BOUND_MAX_OP_COST_WEI: 'maxOpCostWei',
+  PATRON_BOUND_HOLD_SHARE_PER_CALLER_PERCENT: 'holdSharePerCallerPercent',
+  PATRON_BOUND_HOLD_SHARE_PER_SENDER_PERCENT: 'holdSharePerSenderPercent',
 };
 
 /**

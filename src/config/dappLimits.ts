@@ -81,6 +81,8 @@ const multiplierText = (ppm: bigint): string => {
 function boundsToJson(b: BoundsOverride): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(b)) {
+    // Percentages are numbers, every other bound a bigint.
+    if (typeof v === 'number') out[k] = String(v);
     if (typeof v !== 'bigint') continue;
     out[k] = k.endsWith('Multiplier') ? multiplierText(v) : v.toString();
   }

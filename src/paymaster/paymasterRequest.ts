@@ -2,12 +2,14 @@ import type { Address, Hex } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { GatingReads } from '../chain/gatingReads.js';
 import type { ChainReads } from '../chain/senderCode.js';
+import type { SigningBounds } from '../config/boundsSettings.js';
 import type { GatingReader } from '../policies/gatingRules.js';
 import { knownAccountsOf, resolveSenderAccount } from '../policies/knownAccounts.js';
 import type { PolicyRequest } from '../policies/policyGate.js';
 import type { TokenGrant } from '../sponsorshipTokens/tokenGrant.js';
 import type { PaymasterFields } from './entryPoints/entryPointModule.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
+import type { SpendGuard } from './spendGuard.js';
 
 /**
  * What the sponsored and the token mode's requests and answers share: the deployment's signing policy, the signed
@@ -46,6 +48,10 @@ export function policyRequest(
     attestationUid?: Hex | undefined;
     /** The dApp's verified sponsorship token, when the request carried one: its `sub` is the policies' `user`. */
     token?: TokenGrant | undefined;
+    /** The request's budgets: its `holder` is the caller a share of each cap is counted against. */
+    spend?: SpendGuard | undefined;
+    /** The signing bounds: the hold shares. */
+    bounds?: SigningBounds | undefined;
   },
   deps: { readonly chainReads: ChainReads; readonly gatingReads?: GatingReads | undefined },
 ): PolicyRequest {
@@ -65,6 +71,28 @@ export function policyRequest(
       resolveSenderAccount({ chain: req.chain, reads, known: knownAccountsOf(req.chain), op: req.userOp }),
     attestationUid: req.attestationUid,
     gating: gating === undefined ? undefined : gatingReaderOf(gating, req.chain),
+    ...holdOf(req),
+  };
+}
+
+/**
+ * Who holds what the request reserves, and how much of a cap one holder may: the person a sponsorship token names
+ * (the dApp's backend vouches for them), else the caller's IP (SpendGuard's `holder`).
+ */
+function holdOf(req: {
+  token?: TokenGrant | undefined;
+  spend?: SpendGuard | undefined;
+  bounds?: SigningBounds | undefined;
+}): Pick<PolicyRequest, 'holds'> {
+  if (req.bounds === undefined) return {};
+  const sub = req.token?.claims.sub;
+  const holder = sub === undefined ? req.spend?.holder : `user:${sub}`;
+  return {
+    holds: {
+      holder,
+      perCallerPercent: req.bounds.holdSharePerCallerPercent,
+      perSenderPercent: req.bounds.holdSharePerSenderPercent,
+    },
   };
 }
 

@@ -7,4 +7,10 @@ export interface SpendGuard {
   /** `count` simulations (default 1): an estimate on EntryPoint v0.7+ runs several side by side. */
   simulation(count?: number): Promise<void>;
   webhookCalls(count: number): Promise<void>;
+  /**
+   * Who the request's held budgets are counted against (a share of each policy cap: SigningBounds'
+   * holdSharePerCallerPercent): the client IP's key, `ip:<key>`; a request whose sponsorship token names a person
+   * counts against that person instead (policyRequest). Absent: no caller share applies.
+   */
+  readonly holder?: string | undefined;
 }

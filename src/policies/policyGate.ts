@@ -13,6 +13,7 @@ import { reservationId } from '../store/reservationMerge.js';
 import { type AccountCallsDecoding, decodeAccountCalls } from './accountCalls.js';
 import { type CapThresholdCrossing, crossedThresholds } from './capThresholds.js';
 import { checkGatingRules, type GatingReader, hasGatingRules } from './gatingRules.js';
+import { type HoldCharge, type HoldShares, holdCharges } from './holdCharges.js';
 import type { SenderAccount } from './knownAccounts.js';
 import {
   type CapCharge,
@@ -133,6 +134,11 @@ export interface PolicyRequest {
    * policy has a gating rule, after every cheap rule passed. Absent: such a rule denies (`readFailed`).
    */
   readonly gating?: GatingReader | undefined;
+  /**
+   * How much of each cap the request's holder and its sender may hold in signatures the chain has not included
+   * (holdCharges.ts). Absent: no share applies (a dry run, a test).
+   */
+  readonly holds?: HoldShares | undefined;
 }
 
 /** The rules passed; what is left to do once the worst case is known. */
@@ -191,6 +197,35 @@ function capDenial(c: CapCharge, used: bigint, reserved: bigint): PolicyDenial {
       `${formatAmount(left < 0n ? 0n : left, c.unit)} left and this op needs ${formatAmount(c.amount, c.unit)}`,
   };
 }
+
+/** A hold's refusal: the caller or sender holds its share of the cap in signatures the chain has not included. */
+function holdDenial(h: HoldCharge, held: bigint): PolicyDenial {
+  const c = h.cap;
+  const who = h.party === 'caller' ? 'this caller (IP, or the person its sponsorship token names)' : `sender`;
+  return {
+    policyId: c.policyId,
+    policyName: c.policyName,
+    rule: 'hold',
+    scope: h.party,
+    unit: c.unit,
+    value: h.amount.toString(),
+    limit: h.limit.toString(),
+    reserved: held.toString(),
+    message:
+      `policy ${c.policyName}'s ${SCOPE_WORDS[c.scope]} cap of ${formatAmount(c.limit, c.unit)}: ${who} already holds ` +
+      `${formatAmount(held, c.unit)} of it in signatures the chain has not included, and may hold ${h.percent} % ` +
+      '(at least one op); retry once they are included or their window has passed',
+  };
+}
+
+const toHold = (h: HoldCharge): LedgerCharge => ({
+  key: h.key,
+  unit: h.unit,
+  amount: h.amount,
+  limit: h.limit,
+  windowEnd: h.windowEnd,
+  bindsWhenBusy: h.bindsWhenBusy,
+});
 
 export function createPolicyGate(deps: PolicyGateDeps) {
   const facts = (req: PolicyRequest, worstCaseWei: bigint, account?: SenderAccount): SponsorshipFacts => {
@@ -299,6 +334,7 @@ export function createPolicyGate(deps: PolicyGateDeps) {
     },
   ): Promise<{ readonly decision: PolicyDecision } | { readonly policyChanged: true }> => {
     const { request, charges } = at;
+    const holds = holdCharges({ charges, holds: request.holds, sender: request.sender });
     const opKey = args.signed.opKey();
     const id = reservationId(request.dappId, opKey);
     const result = await deps.ledger.reserve({
@@ -308,7 +344,7 @@ export function createPolicyGate(deps: PolicyGateDeps) {
       userOpHash: args.signed.userOpHash(),
       opKey,
       signature: args.signed.signature,
-      charges: charges.map(toLedger),
+      charges: holds.length === 0 ? charges.map(toLedger) : [...charges.map(toLedger), ...holds.map(toHold)],
       expiresAt: args.validUntil * 1000,
       now: deps.now(),
       window: args.window,
@@ -346,6 +382,8 @@ export function createPolicyGate(deps: PolicyGateDeps) {
       );
     }
     if ('charge' in result) {
+      const hold = holds.find((x) => x.key === result.charge.key);
+      if (hold !== undefined) deny(holdDenial(hold, result.reserved));
       const c = charges.find((x) => x.key === result.charge.key) ?? charges[0];
       if (c !== undefined) deny(capDenial(c, result.used, result.reserved));
     }

@@ -54,6 +54,8 @@ export type PolicyRule =
   | 'priceUnavailable'
   | 'userRequired'
   | 'cap'
+  /** A caller or sender holds its share of a cap in signatures not yet included (holdCharges.ts). */
+  | 'hold'
   | 'attestationMissing'
   | 'nftMissing'
   | 'balanceTooLow';
@@ -74,7 +76,8 @@ export interface PolicyDenial {
   readonly implementation?: Address;
   readonly delegate?: Address;
   readonly factory?: Address;
-  readonly scope?: CapScope;
+  /** A cap's scope; for a `hold`, the party holding: the caller or the sender. */
+  readonly scope?: CapScope | 'caller';
   readonly unit?: CapUnit;
   readonly used?: string;
   readonly reserved?: string;

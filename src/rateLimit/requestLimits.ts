@@ -54,6 +54,7 @@ export function createRequestLimits(args: { limiter: RateLimiter; settings: Rate
       const b = budgetsOf(override);
       const ipKey = `${dappId}|${clientIpKey(ip)}`;
       return {
+        holder: `ip:${clientIpKey(ip, 48)}`,
         call: () =>
           limiter.take({
             limit: 'calls.perKey',

@@ -8,6 +8,7 @@ import {
 } from 'kysely';
 import type { DatabaseKind } from './database.js';
 import { parseCharges } from './ledgerRows.js';
+import { HOLD_KEY_PREFIX } from './ledgerTypes.js';
 import type { Database, SpendReservationsTable } from './schema.js';
 
 /**
@@ -122,7 +123,8 @@ function toItem(r: Row): LedgerItem {
     mode: r.kind === 'guarantee' ? 'token' : 'sponsored',
     status: statusOf(r),
     reservedWei: big(r.worst_case_wei),
-    charges: parseCharges(r.charges),
+    // A hold counter (policies/holdCharges.ts) is how much of a cap the caller held, not a charge of the op.
+    charges: parseCharges(r.charges).filter((c) => !c.key.startsWith(HOLD_KEY_PREFIX)),
     actualWei: big(r.actual_wei),
     actualUsdMicros: big(r.actual_usd_micros),
     userOpHash: r.user_op_hash,

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DatabaseKind } from './database.js';
-import type { ClosingBlock, CounterState, IncludedIn } from './ledgerTypes.js';
+import { type ClosingBlock, type CounterState, HOLD_KEY_PREFIX, type IncludedIn } from './ledgerTypes.js';
 import { type StoredCharge, storedChargesSchema } from './reservationMerge.js';
 import type { Database } from './schema.js';
 
@@ -115,7 +115,8 @@ export async function close(
       const amount = releases ? BigInt(c.amount) : 0n;
       // Never below zero, whatever happened to the row.
       const release = amount > state.reserved ? state.reserved : amount;
-      const add = args.usedOf(c);
+      // A hold counter (policies/holdCharges.ts) only ever holds: released, never spent.
+      const add = c.key.startsWith(HOLD_KEY_PREFIX) ? 0n : args.usedOf(c);
       await addReserved(trx, c.key, state, -release, add);
       states.set(c.key, { used: state.used + add, reserved: state.reserved - release });
       used[c.key] = (BigInt(used[c.key] ?? '0') + add).toString();

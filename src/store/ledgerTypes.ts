@@ -6,6 +6,12 @@
 export type LedgerUnit = 'wei' | 'usd' | 'ops';
 
 /**
+ * The keys of hold counters (policies/holdCharges.ts): reserved and released with their reservation like any charge,
+ * never added to `used` when it settles (what a caller holds, not what was spent).
+ */
+export const HOLD_KEY_PREFIX = 'hold|';
+
+/**
  * 'guarantee': a token-mode op whose charge is collected after execution (src/settlement/README.md); 'token': a
  * token-mode op prefunded in validation (no charges: the row records which dApp signed it and spends its token's jti).
  */
@@ -29,6 +35,13 @@ export interface LedgerCharge {
   readonly limit: bigint;
   /** Unix ms when the cap's window ends; undefined for a cap that never resets. */
   readonly windowEnd: number | undefined;
+  /**
+   * A hold's cap (policies/holdCharges.ts): this charge's limit binds only while that cap is busy, its reservations
+   * with this request's taking more than half of its room (limit − used): a caller or sender may hold more than its
+   * share of a quiet cap (a user's ops back to back, before settlement sees the first), never of a contested one.
+   * The cap's own charge is in the same request.
+   */
+  readonly bindsWhenBusy?: string | undefined;
 }
 
 /**

@@ -90,7 +90,8 @@ export const windowColumns = (w: ChainWindow) => ({
 /**
  * A new reservation's charges (in key order) against the counters as they stand plus what `taken` already holds
  * of them (earlier requests of a batch): what each key takes, all of them or none, or the first charge that does
- * not fit. The same key twice in one request (two policies cannot share a key; this is defence) adds up.
+ * not fit. The same key twice in one request (two policies cannot share a key; this is defence) adds up. A hold's
+ * limit (`bindsWhenBusy`) is checked once every charge is counted, against its cap as this request leaves it.
  */
 export function fitCharges(
   sorted: readonly LedgerCharge[],
@@ -101,12 +102,44 @@ export function fitCharges(
   for (const c of sorted) {
     const state = counters.get(c.key) ?? { used: 0n, reserved: 0n };
     const before = (taken.get(c.key) ?? 0n) + (add.get(c.key) ?? 0n);
-    if (state.used + state.reserved + before + c.amount > c.limit) {
+    if (c.bindsWhenBusy === undefined && state.used + state.reserved + before + c.amount > c.limit) {
       return { ok: false, charge: c, used: state.used, reserved: state.reserved + before };
     }
     add.set(c.key, (add.get(c.key) ?? 0n) + c.amount);
   }
-  return { ok: true, add };
+  const held = busyHoldRefusal({ sorted, counters, taken, add });
+  return held ?? { ok: true, add };
+}
+
+/**
+ * The first hold (`bindsWhenBusy`) over its limit while its cap is busy, once `add` is counted (with `taken`, what
+ * earlier requests of a batch hold); undefined when none. `add` holds this request's amounts per key (a merge's: the
+ * deltas). A hold counter's `used` is always 0: it only ever holds.
+ */
+export function busyHoldRefusal(args: {
+  readonly sorted: readonly LedgerCharge[];
+  readonly counters: ReadonlyMap<string, CounterState>;
+  readonly taken?: ReadonlyMap<string, bigint> | undefined;
+  readonly add: ReadonlyMap<string, bigint>;
+}): Extract<ReserveResult, { charge: LedgerCharge }> | undefined {
+  const { sorted, counters, add } = args;
+  const taken = args.taken ?? new Map<string, bigint>();
+  for (const c of sorted) {
+    if (c.bindsWhenBusy === undefined) continue;
+    const cap = sorted.find((x) => x.key === c.bindsWhenBusy);
+    if (cap === undefined) continue;
+    const capState = counters.get(cap.key) ?? { used: 0n, reserved: 0n };
+    const capReserved = capState.reserved + (taken.get(cap.key) ?? 0n) + (add.get(cap.key) ?? 0n);
+    // Busy: this request's reservations and the others' take more than half of what is left of the cap.
+    if (2n * capReserved <= cap.limit - capState.used) continue;
+    const state = counters.get(c.key) ?? { used: 0n, reserved: 0n };
+    const before = state.reserved + (taken.get(c.key) ?? 0n);
+    const mine = add.get(c.key) ?? 0n;
+    if (mine > 0n && state.used + before + mine > c.limit) {
+      return { ok: false, charge: c, used: state.used, reserved: before };
+    }
+  }
+  return undefined;
 }
 
 /** The `spend_reservations` row of a new reservation (its charges in key order). */
@@ -168,12 +201,14 @@ export function planMerge(args: {
     const delta = c.amount - held;
     const state = counters.get(c.key) ?? { used: 0n, reserved: 0n };
     const before = add.get(c.key) ?? 0n;
-    if (state.used + state.reserved + before + delta > c.limit) {
+    if (c.bindsWhenBusy === undefined && state.used + state.reserved + before + delta > c.limit) {
       return { ok: false, charge: c, used: state.used, reserved: state.reserved + before };
     }
     add.set(c.key, before + delta);
     stored.set(c.key, { key: c.key, unit: c.unit, amount: c.amount.toString() });
   }
+  const busy = busyHoldRefusal({ sorted: incoming, counters, add });
+  if (busy !== undefined) return busy;
   const w = windowColumns(args.window);
   const row: ReservationUpdate = reopening
     ? { charges: chargesJson([...stored.values()]), ...w, expires_at: args.expiresAt, kind: args.kind, signatures }

@@ -2,7 +2,14 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
 import type { DatabaseKind } from './database.js';
 import { addReserved, close, ensureCounters, lockCounters, policyVersionIn, type Trx } from './ledgerRows.js';
-import type { ClosingBlock, CounterState, IncludedIn, ReserveArgs, ReserveResult } from './ledgerTypes.js';
+import {
+  type ClosingBlock,
+  type CounterState,
+  HOLD_KEY_PREFIX,
+  type IncludedIn,
+  type ReserveArgs,
+  type ReserveResult,
+} from './ledgerTypes.js';
 import { writeExpiredEvents } from './lifecycleEventWrites.js';
 import { createPgReserveBatcher } from './pgReserveBatch.js';
 import {
@@ -87,6 +94,12 @@ export interface SpendLedgerRepository {
     readonly now: number;
   }): Promise<number>;
   counters(keys: readonly string[]): Promise<Map<string, CounterState>>;
+  /**
+   * Deletes the hold counters (policies/holdCharges.ts) that hold nothing: one per caller and cap, so a long-lived
+   * cap met by many IPs would keep a row for each. A reservation recreates its row (ensureCounters); one made while
+   * its row is deleted counts a hold short by its amount at most, never a cap. Returns how many.
+   */
+  sweepIdleHolds(): Promise<number>;
 }
 
 export function createSpendLedgerRepository(
@@ -273,6 +286,16 @@ export function createSpendLedgerRepository(
         if (open.length < RELEASE_BATCH) break;
       }
       return released;
+    },
+
+    async sweepIdleHolds() {
+      const r = await db
+        .deleteFrom('spend_counters')
+        .where('key', 'like', `${HOLD_KEY_PREFIX}%`)
+        .where('reserved', '=', '0')
+        .where('used', '=', '0')
+        .executeTakeFirst();
+      return Number(r.numDeletedRows);
     },
 
     async counters(keys) {

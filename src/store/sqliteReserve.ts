@@ -1,6 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { CapUsage, ReserveArgs, ReserveResult } from './ledgerTypes.js';
+import type { CapUsage, LedgerCharge, ReserveArgs, ReserveResult } from './ledgerTypes.js';
 import {
+  busyHoldRefusal,
   chargesJson,
   itemColumns,
   planMerge,
@@ -27,6 +28,8 @@ import { isUniqueViolation } from './uniqueViolation.js';
  */
 /** The result, or undefined when the caller must take the asynchronous path. */
 export type SqliteReserve = (args: ReserveArgs) => Promise<ReserveResult | undefined>;
+
+const hasHolds = (charges: readonly LedgerCharge[]): boolean => charges.some((c) => c.bindsWhenBusy !== undefined);
 
 export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReserve {
   const ensure = sqlite.prepare(
@@ -149,12 +152,21 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
         state = { used: BigInt(row?.used ?? '0'), reserved: BigInt(row?.reserved ?? '0'), add: 0n };
         pending.set(c.key, state);
       }
-      if (state.used + state.reserved + state.add + c.amount > c.limit) {
+      if (c.bindsWhenBusy === undefined && state.used + state.reserved + state.add + c.amount > c.limit) {
         const row = existing.get(args.id);
         if (row !== undefined) return merge(args, row, false);
         return { ok: false, charge: c, used: state.used, reserved: state.reserved + state.add };
       }
       state.add += c.amount;
+    }
+    if (hasHolds(sorted)) {
+      const counters = new Map([...pending].map(([k, st]) => [k, { used: st.used, reserved: st.reserved }]));
+      const add = new Map([...pending].map(([k, st]) => [k, st.add]));
+      const busy = busyHoldRefusal({ sorted, counters, add });
+      if (busy !== undefined) {
+        const row = existing.get(args.id);
+        return row === undefined ? busy : merge(args, row, false);
+      }
     }
     if (!spendToken(args)) return { ok: false, tokenReplayed: true };
     const w = windowColumns(windowOf(args));

@@ -175,6 +175,18 @@ export async function createTenant(
 }
 
 /**
+ * Turns the dApp's hold shares off (its operator limits: bounds.holdSharePerCallerPercent and
+ * holdSharePerSenderPercent at 100), for a test of caps alone whose single client IP (127.0.0.1) plays every user of
+ * a small cap: with the default shares, one caller holds at most a tenth of a busy cap (test/policies.holds.*).
+ */
+export async function withoutHoldShares(deps: Deps, dappId: string): Promise<void> {
+  await deps.accounts.setDappLimits({
+    dappId,
+    limits: { bounds: { holdSharePerCallerPercent: 100, holdSharePerSenderPercent: 100 } },
+  });
+}
+
+/**
  * An account and a dApp row written straight through the repositories, for store-level tests that need a dApp
  * to hang rows on (no API key that works: its hash is random). Returns the dApp's id.
  */
