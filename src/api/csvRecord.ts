@@ -26,8 +26,8 @@
  * digits, an optional fraction), which every spreadsheet reads as a number and none as a formula, so a negative
  * amount would stay numeric; anything else in a number column is treated as text.
  *
- * Not coverable in a CSV: Excel saves the file back without the apostrophes, so a copy re-saved as CSV in Excel is
- * no longer protected.
+ * Not coverable in a CSV: Excel may save an edited file back without the apostrophes, so a copy re-saved as CSV
+ * from Excel may no longer be protected.
  */
 
 /** The formula triggers beyond ASCII's = + - @: the characters whose NFKC form starts with one, and U+2212 (−). */
