@@ -1,28 +1,19 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { hexToBytes } from 'viem';
 import { getUserOperationHash } from 'viem/account-abstraction';
 import type { UserOperationV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import { runCliOnStore } from './helpers/cliRun.js';
-import {
-  buildDeployingOp,
-  fixtureChainRuntime,
-  KEYS,
-  type PatronFixture,
-  signAccount,
-  startPatronFixture,
-  submitHandleOps,
-} from './helpers/patronPaymasterV06.js';
+import { buildDeployingOp, type PatronFixture, signAccount, submitHandleOps } from './helpers/patronPaymasterV06.js';
 import { naiveCells, parseRfc4180, startsWithTrigger } from './helpers/rfc4180.js';
-import { biconomyWireOp } from './helpers/rpcFixture.js';
+import { biconomyWireOp, type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
 import { createTokenIssuer, type TokenIssuer } from './helpers/sponsorshipTokens.js';
-import { BACKEND, createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
+import { BACKEND, type Tenant, type TestContext } from './helpers/testContext.js';
 
 /**
  * CSV injection through the ledger's export, the attacker's way (docs/guides/ledger.md, "CSV"): end users whose id
  * (the sponsorship token's `sub`, which the dApp's backend copies from what the user signed up with) is a formula
- * get their ops sponsored through the paymaster URL on 127.0.0.1, the ops run with handleOps on the in-process
- * chain and settle, and the owner's export, over real HTTP and from `patron ledger export`, is read back with a
+ * get their ops sponsored through the paymaster URL, the ops run with handleOps on the in-process chain and
+ * settle, and the owner's export, over real HTTP on 127.0.0.1 and from `patron ledger export`, is read back with a
  * strict RFC 4180 reader and as a spreadsheet that ignores quotes would cut it on `,` `;` tab `|` or space.
  */
 const HOSTILE: readonly (readonly [sub: string, exported: string])[] = [
@@ -37,6 +28,7 @@ const HOSTILE: readonly (readonly [sub: string, exported: string])[] = [
 ];
 const NUMBER_COLUMNS = ['chain_id', 'reserved_wei', 'actual_wei', 'actual_usd', 'block_number'];
 
+let rpcFixture: RpcFixture;
 let fx: PatronFixture;
 let ctx: TestContext;
 let tenant: Tenant;
@@ -48,9 +40,8 @@ let costs: Map<string, bigint>;
 let csv: string;
 
 before(async () => {
-  fx = await startPatronFixture();
-  ctx = await createTestContext({ chains: [fixtureChainRuntime(fx)], signerKey: hexToBytes(KEYS.signer) });
-  tenant = await createTenant(ctx.deps);
+  rpcFixture = await startRpcFixture();
+  ({ fx, ctx, tenant } = rpcFixture);
   issuer = await createTokenIssuer();
   await ctx.deps.accounts.setDappSponsorshipTokens({
     accountId: tenant.accountId,
@@ -61,28 +52,17 @@ before(async () => {
   await sponsorSettleAndExport();
 });
 after(async () => {
-  await ctx.close();
-  await fx.close();
+  await rpcFixture.close();
 });
 
 /** The end user's op, sponsored with a token for `sub` (the webhook-data carrier @biconomy/account has), signed. */
 async function sponsoredAs(sub: string, salt: bigint): Promise<UserOperationV06> {
   const op = await buildDeployingOp(fx, salt);
   const token = await issuer.mint({ aud: tenant.dappId, claims: { sub } });
-  const res = await fetch(`${base}/api/v1/${fx.chain.chainId}/${tenant.apiKey}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'pm_sponsorUserOperation',
-      params: [
-        biconomyWireOp(op, false),
-        { mode: 'SPONSORED', calculateGasLimits: true, sponsorshipInfo: { webhookData: { sponsorshipToken: token } } },
-      ],
-    }),
-  });
-  const body = (await res.json()) as { result?: Record<string, unknown> };
+  const { body } = await rpcFixture.rpc('pm_sponsorUserOperation', [
+    biconomyWireOp(op, false),
+    { mode: 'SPONSORED', calculateGasLimits: true, sponsorshipInfo: { webhookData: { sponsorshipToken: token } } },
+  ]);
   assert.ok(body.result, JSON.stringify(body));
   return signAccount(fx, {
     ...op,

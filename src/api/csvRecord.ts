@@ -13,8 +13,8 @@
  * first (so " =1" and "\t=1" run too), and the testing guide adds the full-width ＝ ＋ － ＠, depending on locale
  * and application. Quoting alone does not help: the quotes are CSV's syntax, not a text marker, and a reader set to
  * another separator or to no text qualifier (an import dialog's choice) starts a cell after any separator inside a
- * value. So in a text field an apostrophe goes right before every trigger (TRIGGER: the four, every character whose
- * NFKC form is one of them, and the minus sign U+2212) that does not continue a word, that is, that follows
+ * value. So in a text field an apostrophe goes right before every trigger (the four, and every character whose NFKC
+ * form is one of them or the minus sign U+2212) that does not continue a word, that is, that follows
  * neither a letter or digit (with its combining marks) nor another trigger. That covers the field's start behind
  * any whitespace or invisible characters, and the start of every piece a reader could cut the field into, whatever
  * it splits on (`,` `;` tab `|` space `.` a quote, a line break). The apostrophe is what OWASP advises and what the
@@ -30,7 +30,7 @@
  * from Excel may no longer be protected.
  */
 
-/** The formula triggers beyond ASCII's = + - @: the characters whose NFKC form starts with one, and U+2212 (−). */
+/** The formula triggers beyond ASCII's = + - @: the characters whose NFKC form starts with one of them or with −. */
 const WIDE_TRIGGERS = [
   0x2212, 0x207a, 0x207b, 0x207c, 0x208a, 0x208b, 0x208c, 0x2a75, 0x2a76, 0xfb29, 0xfe62, 0xfe63, 0xfe66, 0xfe6b,
   0xff0b, 0xff0d, 0xff1d, 0xff20,
@@ -59,8 +59,9 @@ function continuesWord(text: string, i: number): boolean {
 
 /**
  * A text value as a spreadsheet can show it but never run it (the rule above). A loop from the engine's scan to
- * the first trigger (most fields, hashes and addresses, hold none), not one regular expression with a look-behind,
- * which measured ~8 times slower.
+ * the first trigger (most fields, hashes and addresses, hold none) rather than the rule as one regular expression
+ * with a look-behind (csvRecord.test.ts holds the two equal): measured on a 50,000-row export, CPU +15% over the
+ * export before this rule with the loop, +32% with the expression.
  */
 export function neutraliseFormulas(text: string): string {
   let out = text.length > 0 && isControl(text.charCodeAt(0)) ? "'" : '';
