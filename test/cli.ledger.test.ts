@@ -89,7 +89,7 @@ test('patron ledger export writes the CSV to --out, and to stdout without it', a
   assert.equal(r.code, 0, r.stdout + r.stderr);
   const lines = readFileSync(out, 'utf8').split('\r\n');
   assert.equal(lines.length, 7, 'header, 5 rows, final line end');
-  assert.ok(lines[0]?.startsWith('created_at,'));
+  assert.ok(lines[0]?.startsWith('"created_at","id",'), lines[0]);
   const again = await cli(['ledger', 'export', '--dapp', dappId, '--out', out]);
   assert.equal(again.code, 1, 'an existing file is not overwritten');
   const toStdout = await cli(['ledger', 'export', '--dapp', dappId, '--user', 'bob']);

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { z } from 'zod';
-import { csvCell } from '../src/api/ledgerCsv.js';
 import { ledgerItemView, ledgerStatsView } from '../src/api/ledgerWire.js';
+import { parseRfc4180 } from './helpers/rfc4180.js';
 import { BACKEND, createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
 
 /**
@@ -346,19 +346,18 @@ describe(`ledger admin API (${BACKEND})`, () => {
     assert.equal(res.statusCode, 200);
     assert.match(String(res.headers['content-type']), /^text\/csv/);
     assert.match(String(res.headers['content-disposition']), /^attachment; filename="ledger-/);
-    const text = res.body;
-    const [header] = text.split('\r\n');
-    assert.equal(header?.split(',')[0], 'created_at');
-    assert.ok(header?.includes('tx_hash'));
-    for (const user of evil) assert.ok(text.includes(csvCell(user)), `cell for ${JSON.stringify(user)}`);
-    assert.ok(text.includes(`"'=HYPERLINK(""http://evil.example"",""x"")"`));
-    assert.ok(text.includes(',"a,b",'));
-    assert.ok(text.includes(',"two\nlines",'));
-    assert.ok(text.includes(",'+1,"));
-    // Oldest first: the export's rows in order of creation.
-    assert.equal(text.split('\r\n').filter((l) => l.startsWith('2026-')).length, evil.length);
-    assert.equal(csvCell(null), '');
-    assert.equal(csvCell(12), '12');
-    assert.equal(csvCell('\t=1'), "'\t=1");
+    const [header, ...rows] = parseRfc4180(res.body);
+    const names = header?.map((f) => f.value) ?? [];
+    assert.equal(names[0], 'created_at');
+    assert.ok(names.includes('tx_hash'));
+    assert.ok(
+      [header ?? [], ...rows].flat().every((f) => f.quoted),
+      'every field quoted',
+    );
+    // Oldest first, each user as the formula rule writes it (csvRecord.ts): text with no formula a sheet would run.
+    assert.deepEqual(
+      rows.map((r) => r[names.indexOf('user')]?.value),
+      ['\'=HYPERLINK("http://evil.example","x")', "'+1", "'-2", "'@SUM(A1)", 'a,b', 'say "hi"', 'two\nlines'],
+    );
   });
 });

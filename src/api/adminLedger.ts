@@ -92,8 +92,10 @@ export function adminLedgerRoutes(deps: { accounts: AccountService; store: Store
       operationId: 'exportDappLedgerCsv',
       summary: "The dApp's ledger as CSV, oldest first, streamed (the same filters as the list)",
       description:
-        'RFC 4180 with a header row; a cell starting with = + - @ is prefixed with an apostrophe so a spreadsheet ' +
-        'shows it as text. Read from the database 1,000 rows at a time while the reply is written.',
+        'RFC 4180 with a header row, every field quoted, CRLF line ends; in text fields an apostrophe goes before ' +
+        'every = + - @ (or full-width/NFKC form) that does not follow a letter or digit, so no spreadsheet runs a ' +
+        'cell as a formula (docs/guides/ledger.md, "CSV"). Read from the database 1,000 rows at a time while the ' +
+        'reply is written.',
       params: dappParams,
       query: ledgerFilterQuery,
       answer: {
