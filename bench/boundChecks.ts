@@ -1,5 +1,6 @@
 import type { ChainRuntime } from '../src/chain/chainRegistry.js';
-import { DEFAULT_SIGNING_BOUNDS } from '../src/config/boundsSettings.js';
+import type { L1Fee } from '../src/chain/readL1Fee.js';
+import { DEFAULT_SIGNING_BOUNDS, type SigningBounds } from '../src/config/boundsSettings.js';
 import { finalUserOperation } from '../src/paymaster/entryPoints/entryPointModule.js';
 import { entryPointModule } from '../src/paymaster/entryPoints/entryPointModules.js';
 import { worstCaseCostV06 } from '../src/paymaster/entryPoints/v06/prefundV06.js';
@@ -9,6 +10,7 @@ import {
   opGasBounds,
   preVerificationGasNeeded,
 } from '../src/paymaster/gasBounds.js';
+import { l1DataPricing } from '../src/paymaster/l1DataGas.js';
 import { assertFeesWithinBounds } from '../src/paymaster/signingBounds.js';
 import { createSizingFields } from '../src/paymaster/sponsored/sizingFields.js';
 import { simpleAccountOp } from './sampleOp.js';
@@ -17,9 +19,13 @@ import { simpleAccountOp } from './sampleOp.js';
  * CPU µs per request of the bound checks a sponsored request runs (fees, then the op's gas bounds: Patron's
  * preVerificationGas figure for its size, each gas field, the unused-gas penalty, the worst-case cost), timed in this
  * process: the guard-less reference server (g) still runs them against unbounded limits, so the benchmark adds this
- * to a − g. Timed with the deployment's default bounds and the bench's op (v0.6, as scenario a), which passes.
+ * to a − g. Timed with the deployment's default bounds and the bench's op (v0.6, as scenario a), which passes; on an
+ * L2, with the L1 fee the chain's fee read brought (`l1`) and the bounds given (`l1DataGasPerByte`, its ceiling).
  */
-export function boundChecksMicros(iterations = 300_000): number {
+export function boundChecksMicros(
+  iterations = 300_000,
+  l2: { readonly l1?: L1Fee; readonly bounds?: SigningBounds } = {},
+): number {
   const op = simpleAccountOp({
     factory: `0x${'11'.repeat(20)}`,
     owner: `0x${'22'.repeat(20)}`,
@@ -27,8 +33,8 @@ export function boundChecksMicros(iterations = 300_000): number {
     sender: `0x${'33'.repeat(20)}`,
     target: `0x${'22'.repeat(20)}`,
   });
-  const fees = { baseFee: 1_000_000_000n, tip: 1_000_000_000n };
-  const bounds = DEFAULT_SIGNING_BOUNDS;
+  const fees = { baseFee: 1_000_000_000n, tip: 1_000_000_000n, blockNumber: 1n, timestamp: 0, readAt: 0, l1: l2.l1 };
+  const bounds = l2.bounds ?? DEFAULT_SIGNING_BOUNDS;
   const ep = entryPointModule('0.6');
   const chain = {
     chainId: 31337,
@@ -43,7 +49,8 @@ export function boundChecksMicros(iterations = 300_000): number {
       assertFeesWithinBounds(op, fees, bounds);
       const sized = finalUserOperation(partial, partial, ep.paymasterGas('SPONSORED'));
       const fields = sizingFields(chain, false);
-      const needed = preVerificationGasNeeded({ ep, op: sized, fields, bounds });
+      const l1 = l1DataPricing({ bounds, fees, op });
+      const needed = preVerificationGasNeeded({ ep, op: sized, fields, l1 });
       const gas = opGasBounds({ ep, bounds, preVerificationGasNeeded: needed, paymasterPostOpGasLimit: 0n });
       assertPreVerificationGas(gas, op.preVerificationGas);
       assertGasWithinBounds({ gas, limits: op, worstCaseWei: worstCaseCostV06(op, op.maxFeePerGas) });

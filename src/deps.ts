@@ -245,6 +245,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
           rpcUrl: c.rpcUrl,
           deployments: chainDeployments(c),
           maxBlockTimeSeconds: c.maxBlockTimeSeconds,
+          l1Fee: c.l1Fee,
           accounts: c.accounts,
         }),
       ),

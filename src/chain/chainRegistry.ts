@@ -1,5 +1,6 @@
 import { type Address, createPublicClient, custom, type Hex, http, type PublicClient } from 'viem';
 import type { KnownAccountsSetting } from '../config/knownAccountsSettings.js';
+import type { L1FeeKind } from '../config/l1FeeSettings.js';
 
 /** An EIP-1193 request function: how Patron talks to a chain, in-process (EDR) or over HTTP. */
 export type Eip1193Request = (args: { method: string; params?: readonly unknown[] }) => Promise<unknown>;
@@ -33,6 +34,11 @@ export interface ChainRuntime extends PaymasterDeployment {
    * windows are counted with it, so they never last longer in real time than the time policy allows.
    */
   readonly maxBlockTimeSeconds?: number | undefined;
+  /**
+   * The L2's L1 data fee oracle (PATRON_CHAINS[i].l1Fee): read with each new block's fees (feeOracle.ts), for the
+   * preVerificationGas bound; undefined on an L1 or a chain priced by `bounds.l1DataGasPerByte` alone.
+   */
+  readonly l1Fee?: L1FeeKind | undefined;
   /**
    * The smart accounts this chain has beyond the canonical ones (policies/knownAccounts.ts): PATRON_CHAINS[i].accounts,
    * or what the dev chain deploys at addresses of its own.
@@ -123,6 +129,7 @@ export function httpChainRuntime(args: {
   deployments?: readonly PaymasterDeployment[];
   timeoutMs?: number;
   maxBlockTimeSeconds?: number | undefined;
+  l1Fee?: L1FeeKind | undefined;
   accounts?: KnownAccountsSetting | undefined;
 }): ChainRuntime {
   const transport = http(args.rpcUrl, { timeout: args.timeoutMs ?? 10_000, retryCount: 1 });
@@ -138,6 +145,7 @@ export function httpChainRuntime(args: {
     request: (req) => client.request(req as Parameters<typeof client.request>[0]),
     embedded: false,
     maxBlockTimeSeconds: args.maxBlockTimeSeconds,
+    l1Fee: args.l1Fee,
     accounts: args.accounts,
   };
 }
@@ -152,6 +160,7 @@ export function eip1193ChainRuntime(args: {
   simpleAccountFactory?: Address;
   demoAccount?: NonNullable<ChainRuntime['demoAccount']>;
   accounts?: KnownAccountsSetting;
+  l1Fee?: L1FeeKind;
 }): ChainRuntime {
   const client = createPublicClient({ transport: custom({ request: args.request }) });
   const { first, all } = deploymentsOf(args);

@@ -34,6 +34,7 @@ function loadEdr(): Promise<EdrRuntime> {
     const edr = await import('@nomicfoundation/edr');
     const context = new edr.EdrContext();
     await context.registerProviderFactory(edr.L1_CHAIN_TYPE, edr.l1ProviderFactory());
+    await context.registerProviderFactory(edr.OP_CHAIN_TYPE, edr.opProviderFactory());
     return { edr, context };
   })();
   return edrRuntime;
@@ -73,8 +74,16 @@ export interface EmbeddedChain {
   close(): Promise<void>;
 }
 
+/**
+ * What the chain is: an Ethereum L1 (Prague), or an OP-stack L2 (EDR's OP chain type at its latest hardfork, with the
+ * OP genesis predeploys: the GasPriceOracle and L1Block whose L1 fee the L2's transactions pay, for the L1-fee bound).
+ */
+export type EmbeddedChainType = 'l1' | 'opStack';
+
 export interface EmbeddedChainOptions {
   readonly chainId?: number;
+  /** 'l1' unless set. */
+  readonly chainType?: EmbeddedChainType;
   /** Addresses that start with `balance` wei; transactions are signed locally (viem local accounts). */
   readonly fundedAccounts: readonly Hex[];
   readonly balance?: bigint;
@@ -90,12 +99,13 @@ function providerConfig(edr: Edr, options: EmbeddedChainOptions): ProviderConfig
   const chainId = BigInt(options.chainId ?? 31337);
   const balance = options.balance ?? 10n ** 24n;
   const gasLimit = 60_000_000n;
+  const op = options.chainType === 'opStack' ? edr.opLatestHardfork() : undefined;
   return {
     chainId,
     networkId: chainId,
-    hardfork: edr.PRAGUE,
+    hardfork: op === undefined ? edr.PRAGUE : edr.opHardforkToString(op),
     genesisState: [
-      ...edr.l1GenesisState(edr.l1HardforkFromString(edr.PRAGUE)),
+      ...(op === undefined ? edr.l1GenesisState(edr.l1HardforkFromString(edr.PRAGUE)) : edr.opGenesisState(op)),
       ...options.fundedAccounts.map((address) => ({ address: hexToBytes(address), balance })),
     ],
     // Transactions are signed by viem local accounts (eth_sendRawTransaction), so the node holds no keys.
@@ -120,7 +130,7 @@ function providerConfig(edr: Edr, options: EmbeddedChainOptions): ProviderConfig
 export async function createEmbeddedChain(options: EmbeddedChainOptions): Promise<EmbeddedChain> {
   const { edr, context } = await loadEdr();
   let provider: Provider | undefined = await context.createProvider(
-    edr.L1_CHAIN_TYPE,
+    options.chainType === 'opStack' ? edr.OP_CHAIN_TYPE : edr.L1_CHAIN_TYPE,
     providerConfig(edr, options),
     { enable: false, decodeConsoleLogInputsCallback: () => [], printLineCallback: () => {} },
     { subscriptionCallback: () => {} },
@@ -214,6 +224,8 @@ export interface StartDevChainParams {
   /** Paid into the paymaster's EntryPoint deposit, which sponsored operations draw from. */
   readonly depositWei: bigint;
   readonly chainId?: number;
+  /** An Ethereum L1 unless set (EmbeddedChainType). */
+  readonly chainType?: EmbeddedChainType;
   /**
    * Owner of the dev chain's demo SimpleAccount (salt 0): its counterfactual address gets 1,000,000 of each dev
    * token, so token-paid operations work on the first try.
@@ -257,6 +269,7 @@ export async function startDevChain(params: StartDevChainParams): Promise<DevCha
   const owner = privateKeyToAccount(params.ownerPrivateKey);
   const chain = await createEmbeddedChain({
     ...(params.chainId === undefined ? {} : { chainId: params.chainId }),
+    ...(params.chainType === undefined ? {} : { chainType: params.chainType }),
     fundedAccounts: [owner.address],
   });
   const client = createDevClient({ chain, account: owner });

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { encodeFunctionResult } from 'viem';
 import type { ChainRuntime, Eip1193Request } from './chainRegistry.js';
 import { eip1193ChainRuntime } from './chainRegistry.js';
 import { createFeeOracle } from './feeOracle.js';
+import { ARBITRUM_NODE_INTERFACE, nodeInterfaceAbi } from './readL1Fee.js';
 
 /**
  * The oracle's caching against a scripted node (the block number and base fee are the script's); the real
@@ -98,4 +100,73 @@ test('a block without a base fee (no EIP-1559) is unreadable, so nothing is boun
   const legacy = { ...chain, request: (async () => ({ number: '0x1' })) as Eip1193Request };
   const oracle = createFeeOracle({ refreshMs: 1000, maxAgeMs: 10_000, now: () => 0 });
   assert.equal(await oracle.get(legacy), undefined);
+});
+
+/** A scripted Arbitrum node: its NodeInterface answers gasEstimateL1Component with the script's L1 price. */
+function scriptedArbitrum() {
+  const { state, chain } = scriptedChain();
+  const l1 = { pricePerUnit: 20_000_000n, failing: false, calls: 0, blocks: [] as unknown[] };
+  const request: Eip1193Request = async (args) => {
+    if (args.method !== 'eth_call') return chain.request(args);
+    l1.calls++;
+    const [call, block] = args.params ?? [];
+    l1.blocks.push(block);
+    assert.equal((call as { to?: string }).to, ARBITRUM_NODE_INTERFACE);
+    if (l1.failing) throw new Error('execution reverted');
+    return encodeFunctionResult({
+      abi: nodeInterfaceAbi,
+      functionName: 'gasEstimateL1Component',
+      result: [0n, 10_000_000n, l1.pricePerUnit],
+    });
+  };
+  return { state, l1, chain: { ...chain, request, l1Fee: 'arbitrum' as const } };
+}
+
+test("an L2's L1 fee is read with the block's fees, once per new block, at that block", async () => {
+  const { state, l1, chain } = scriptedArbitrum();
+  let now = 0;
+  const oracle = createFeeOracle({ refreshMs: 1000, maxAgeMs: 30_000, now: () => now });
+  const first = await Promise.all(Array.from({ length: 20 }, () => oracle.get(chain)));
+  assert.deepEqual(first[19]?.l1, { kind: 'arbitrum', l1PricePerUnit: 20_000_000n, l2BaseFee: 10_000_000n });
+  assert.equal(l1.calls, 1);
+  assert.deepEqual(l1.blocks, ['0x1'], 'read at the block whose base fee it comes with');
+  now = 1500;
+  l1.pricePerUnit = 200_000_000n;
+  await oracle.get(chain);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(l1.calls, 1, 'same block: the L1 fee is not read again');
+  assert.equal((await oracle.get(chain))?.l1?.kind, 'arbitrum');
+  now = 3000;
+  state.block = 2n;
+  await oracle.get(chain);
+  await new Promise((r) => setImmediate(r));
+  const spiked = (await oracle.get(chain))?.l1;
+  assert.equal(spiked?.kind === 'arbitrum' ? spiked.l1PricePerUnit : undefined, 200_000_000n);
+  assert.equal(l1.calls, 2);
+});
+
+test('an L1 fee that cannot be read is fees that cannot be read: the last read stands until maxAge, then nothing', async () => {
+  const { state, l1, chain } = scriptedArbitrum();
+  let now = 0;
+  const errors: unknown[] = [];
+  const oracle = createFeeOracle({
+    refreshMs: 1000,
+    maxAgeMs: 10_000,
+    now: () => now,
+    onError: (_, err) => errors.push(err),
+  });
+  assert.equal((await oracle.get(chain))?.baseFee, 7n);
+  l1.failing = true;
+  state.block = 2n;
+  state.baseFee = 9n;
+  now = 5000;
+  const stale = await oracle.get(chain);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(stale?.blockNumber, 1n, 'within maxAge the last whole read stands, its L1 fee with it');
+  assert.equal((await oracle.get(chain))?.baseFee, 7n, 'a new block whose L1 fee fails is not taken half');
+  now = 10_001;
+  assert.equal(await oracle.get(chain), undefined);
+  assert.match(String(errors[0]), /execution reverted/);
+  l1.failing = false;
+  assert.equal((await oracle.get(chain))?.baseFee, 9n, 'back as soon as the oracle answers');
 });

@@ -1,4 +1,5 @@
 import type { ChainRuntime } from './chainRegistry.js';
+import { type L1Fee, readL1Fee } from './readL1Fee.js';
 
 /**
  * The chain's current base fee and suggested tip, which the signing bounds compare an op's fees against.
@@ -18,6 +19,12 @@ export interface ChainFees {
    * undefined if the node left it out (windows then follow the server's clock alone).
    */
   readonly timestamp: number | undefined;
+  /**
+   * On an L2 with an L1 fee oracle (chain.l1Fee): its L1 data fee inputs at this block, read with the tip (one eth_call
+   * per new block), which the preVerificationGas bound is computed from (paymaster/l1DataGas.ts). Part of the read:
+   * when they cannot be read, the chain's fees cannot either, so a stale L1 fee is never used past `maxAgeMs`.
+   */
+  readonly l1?: L1Fee | undefined;
   /** When it was read (ms). */
   readonly readAt: number;
 }
@@ -54,15 +61,22 @@ async function readFees(chain: ChainRuntime, last: ChainFees | undefined, now: n
   // A chain without EIP-1559 has no base fee: the bounds cannot be applied, so it is treated as unreadable.
   if (baseFee === undefined || blockNumber === undefined) throw new Error('latest block has no baseFeePerGas');
   const timestamp = time === undefined ? undefined : Number(time);
-  // The tip changes with blocks, not with time: on the same block the last answer stands.
+  // The tip and the L1 fee change with blocks, not with time: on the same block the last answers stand.
   if (last !== undefined && last.blockNumber === blockNumber) return { ...last, baseFee, timestamp, readAt: now };
-  let tip = 0n;
+  const [tip, l1] = await Promise.all([
+    readTip(chain),
+    chain.l1Fee === undefined ? undefined : readL1Fee(chain, chain.l1Fee, blockNumber),
+  ]);
+  return { baseFee, tip, blockNumber, timestamp, l1, readAt: now };
+}
+
+async function readTip(chain: ChainRuntime): Promise<bigint> {
   try {
-    tip = hexToBig(await chain.request({ method: 'eth_maxPriorityFeePerGas' })) ?? 0n;
+    return hexToBig(await chain.request({ method: 'eth_maxPriorityFeePerGas' })) ?? 0n;
   } catch {
     // Not every node has it; the bounds' tip floor then applies alone.
+    return 0n;
   }
-  return { baseFee, tip, blockNumber, timestamp, readAt: now };
 }
 
 export function createFeeOracle(opts: FeeOracleOptions): FeeOracle {

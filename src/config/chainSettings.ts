@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { BOUNDS_KEYS, boundsOverrideSchema, type SigningBounds } from './boundsSettings.js';
 import { closedErrors, closedObject, issueText, movedUnder } from './closedObject.js';
 import { ACCOUNT_KINDS, knownAccountsSchema } from './knownAccountsSettings.js';
+import { l1FeeSchema } from './l1FeeSettings.js';
 import type { SignerSetting } from './signerSettings.js';
 
 /**
@@ -195,6 +196,8 @@ const chainEntry = closedObject(
       .optional(),
     /** This chain's signing bounds, over the deployment's (docs/guides/signing-bounds.md, "Signing bounds"). */
     bounds: boundsOverrideSchema.optional(),
+    /** The L2's L1 data fee oracle, which the preVerificationGas bound follows (l1FeeSettings.ts); none unless set. */
+    l1Fee: l1FeeSchema.optional(),
     /**
      * Smart accounts this chain has beyond the canonical ones, per kind (config/knownAccountsSettings.ts): what a
      * policy's contract allowlist recognises (docs/guides/policies.md, "How policies are enforced").

@@ -294,6 +294,34 @@ describe('chains, signer and sponsorship window', () => {
     ]);
   });
 
+  test('PATRON_CHAINS: l1Fee names the L2 fee oracle ("opStack" or "arbitrum"), none unless set; a near miss is named', () => {
+    const pm = '0x00000000000000000000000000000000000000bb';
+    const chains = (extra: object) =>
+      JSON.stringify([{ chainId: 8453, rpcUrl: 'https://rpc.example', paymasters: { '0.7': pm }, ...extra }]);
+    for (const kind of ['opStack', 'arbitrum'] as const) {
+      const c = loadConfig({ PATRON_DATA_DIR: '/tmp/x', PATRON_CHAINS: chains({ l1Fee: kind }) });
+      assert.equal(c.paymaster.chains[0]?.l1Fee, kind);
+    }
+    assert.equal(
+      loadConfig({ PATRON_DATA_DIR: '/tmp/x', PATRON_CHAINS: chains({}) }).paymaster.chains[0]?.l1Fee,
+      undefined,
+    );
+    const expected =
+      'PATRON_CHAINS[0]: l1Fee must be "opStack" (an OP-stack chain: Optimism, Base, …) or "arbitrum" (an Arbitrum Nitro chain)';
+    assert.deepEqual(configError({ PATRON_CHAINS: chains({ l1Fee: 'optimism' }) }).problems, [
+      `${expected}; did you mean "opStack"?`,
+    ]);
+    assert.deepEqual(configError({ PATRON_CHAINS: chains({ l1Fee: 'Nitro' }) }).problems, [
+      `${expected}; did you mean "arbitrum"?`,
+    ]);
+    assert.deepEqual(configError({ PATRON_CHAINS: chains({ l1Fee: 'zksync' }) }).problems, [
+      `${expected}; "zksync" is not one`,
+    ]);
+    assert.deepEqual(configError({ PATRON_CHAINS: chains({ l1Fee: true }) }).problems, [
+      `${expected}; true is not one`,
+    ]);
+  });
+
   test('PATRON_CHAINS: maxBlockTimeSeconds, the bound v0.9 block windows are counted at, is a positive number', () => {
     const pm = '0x00000000000000000000000000000000000000bb';
     const chains = (extra: object) =>

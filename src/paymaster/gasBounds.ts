@@ -6,13 +6,15 @@ import type {
   GasLimits,
   PaymasterFields,
 } from './entryPoints/entryPointModule.js';
+import type { L1DataPricing } from './l1DataGas.js';
 
 /**
  * The gas rules of the signing bounds for one op on its EntryPoint version (docs/guides/signing-bounds.md, "Signing bounds"). Besides each
  * field's cap and the worst-case cost, two kinds of gas are paid to whoever bundles the op without being burnt, so an
  * attacker-bundler keeps them, and both are bounded by what the op itself needs:
  * - preVerificationGas, charged in full: at most Patron's own figure for the op's size (the version's calldata
- *   formula with its final-length paymaster fields, plus the chain's L1 data gas) × the multiplier + the slack;
+ *   formula with its final-length paymaster fields, plus the gas of its L1 data on an L2: l1DataGas.ts) × the
+ *   multiplier + the slack;
  * - the unused-gas penalty (v0.7+): at most `maxUnusedGasPenalty` at the op's limits or caps, whatever the op was
  *   simulated to use (an account can use its gas in Patron's simulation and none at inclusion).
  * And on v0.7+ verificationGasLimit stays below ERC-7562's 500,000, which compliant bundlers enforce.
@@ -34,18 +36,17 @@ export interface OpGasBounds {
 const PPM = 1_000_000n;
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
 
-/** Patron's preVerificationGas for the op with these (final-length) paymaster fields, the chain's L1 data included. */
+/**
+ * Patron's preVerificationGas for the op with these (final-length) paymaster fields, the chain's L1 data included:
+ * priced by `l1` (l1DataPricing: the chain's L1 fee oracle, under `bounds.l1DataGasPerByte`, or that figure alone).
+ */
 export function preVerificationGasNeeded(args: {
   readonly ep: EntryPointModule;
   readonly op: FinalUserOperation;
   readonly fields: PaymasterFields;
-  readonly bounds: SigningBounds;
+  readonly l1: L1DataPricing | undefined;
 }): bigint {
-  return args.ep.preVerificationGas({
-    op: args.op,
-    fields: args.fields,
-    l1DataGasPerByte: args.bounds.l1DataGasPerByte,
-  });
+  return args.ep.preVerificationGas({ op: args.op, fields: args.fields, l1: args.l1 });
 }
 
 /** The gas bounds of one op: `needed` from preVerificationGasNeeded, the postOp limit its paymaster fields carry. */

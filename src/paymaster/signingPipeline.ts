@@ -1,5 +1,6 @@
 import type { Address, Hex } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
+import type { ChainFees } from '../chain/feeOracle.js';
 import { opKey, opKeyWith } from '../chain/opKey.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
 import { OperationFieldError, ValidationError } from '../errors/PatronError.js';
@@ -19,6 +20,7 @@ import {
 import type { SignDigest } from './entryPoints/signFields.js';
 import { unsuffixedPrefix } from './entryPoints/v07/patronPaymasterV07.js';
 import { type OpGasBounds, opGasBounds, preVerificationGasNeeded } from './gasBounds.js';
+import { l1DataPricing } from './l1DataGas.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
 import { type IssuedSignature, issuedSignature, type ReportFact, signatureFingerprint } from './requestFacts.js';
 import { chainWindowOf } from './validityWindows.js';
@@ -58,7 +60,10 @@ export function callerLimits(op: PartialUserOperation, calculateGasLimits: boole
   };
 }
 
-/** The op's gas bounds (gasBounds.ts), its preVerificationGas sized with these final-length paymaster fields. */
+/**
+ * The op's gas bounds (gasBounds.ts), its preVerificationGas sized with these final-length paymaster fields and, on an
+ * L2, its L1 data priced from the chain's fees the request read (l1DataGas.ts: no read of its own).
+ */
 export function gasBoundsOf(args: {
   readonly ep: EntryPointModule;
   readonly op: PartialUserOperation;
@@ -66,16 +71,18 @@ export function gasBoundsOf(args: {
   readonly sender: SenderFacts | undefined;
   readonly fields: PaymasterFields;
   readonly bounds: SigningBounds;
+  readonly fees: ChainFees;
   /** Gas the op will grow by before it is signed (a token quote's approval the client batches afterwards). */
   readonly extraPreVerificationGas?: bigint;
 }): OpGasBounds {
   const { ep, op, paymasterGas, bounds } = args;
   const sized = finalUserOperation(op, op, paymasterGas, args.sender);
+  const l1 = l1DataPricing({ bounds, fees: args.fees, op });
   return opGasBounds({
     ep,
     bounds,
     preVerificationGasNeeded:
-      preVerificationGasNeeded({ ep, op: sized, fields: args.fields, bounds }) + (args.extraPreVerificationGas ?? 0n),
+      preVerificationGasNeeded({ ep, op: sized, fields: args.fields, l1 }) + (args.extraPreVerificationGas ?? 0n),
     paymasterPostOpGasLimit: paymasterGas.paymasterPostOpGasLimit,
   });
 }

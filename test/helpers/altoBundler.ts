@@ -49,6 +49,8 @@ export async function startAlto(params: {
   /** A funded key: alto's executor (sends handleOps) and utility wallet. */
   readonly executorKey: Hex;
   readonly startTimeoutMs?: number;
+  /** An L2 whose L1 data fee alto adds to preVerificationGas, read from the chain's oracle as in production. */
+  readonly chainType?: 'op-stack' | 'arbitrum';
 }): Promise<AltoBundler> {
   const port = await freePort();
   const args = [
@@ -71,6 +73,7 @@ export async function startAlto(params: {
     // The in-process chain mines on every transaction: poll it often instead of once a second.
     '--block-time',
     '100',
+    ...(params.chainType === undefined ? [] : ['--chain-type', params.chainType]),
   ];
   let out = '';
   const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -23,6 +23,7 @@ import {
   type DevChain,
   deployPatronPaymaster,
   devChainDeployments,
+  type EmbeddedChainType,
   startDevChain,
 } from '../../src/chain/embeddedChain.js';
 import { eip191Digest, viemKeccak } from '../../src/paymaster/entryPoints/abiWords.js';
@@ -81,11 +82,15 @@ export function fixtureChainRuntime(fx: PatronFixture): ChainRuntime {
   });
 }
 
-export async function startPatronFixture(): Promise<PatronFixture> {
+/** `chainType`: the dev chain as an OP-stack L2 (EDR's OP chain type, its GasPriceOracle and L1Block predeploys). */
+export async function startPatronFixture(
+  options: { readonly chainType?: EmbeddedChainType } = {},
+): Promise<PatronFixture> {
   const dev = await startDevChain({
     signerAddress: privateKeyToAccount(KEYS.signer).address,
     ownerPrivateKey: KEYS.owner,
     depositWei: parseEther('10'),
+    ...(options.chainType === undefined ? {} : { chainType: options.chainType }),
   });
   const bundler = createDevClient({ chain: dev.chain, account: privateKeyToAccount(KEYS.bundler) });
   const stranger = createDevClient({ chain: dev.chain, account: privateKeyToAccount(KEYS.stranger) });

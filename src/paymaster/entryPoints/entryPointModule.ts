@@ -1,5 +1,6 @@
 import type { Address, Hex } from 'viem';
 import type { ChainRuntime, EntryPointVersion } from '../../chain/chainRegistry.js';
+import type { L1DataPricing } from '../l1DataGas.js';
 import type { PartialUserOperation } from '../partialUserOperation.js';
 import type { Keccak } from './abiWords.js';
 import type { PenaltyGas } from './v07/unusedGasPenalty.js';
@@ -184,10 +185,10 @@ export interface EntryPointModule {
    */
   maxChargeWei(limits: GasLimits & PaymasterGas, maxFeePerGas: bigint): bigint;
   /**
-   * The op's preVerificationGas by its size with these fields (what its calldata costs, with the margin), plus
-   * `l1DataGasPerByte` per byte of its encoding in handleOps (an L2's L1 data; signing bounds).
+   * The op's preVerificationGas by its size with these fields (what its calldata costs, with the margin), plus on an
+   * L2 the gas of its encoding's L1 data in handleOps, priced by `l1` (l1DataGas.ts; signing bounds).
    */
-  preVerificationGas(args: { op: FinalUserOperation; fields: PaymasterFields; l1DataGasPerByte?: bigint }): bigint;
+  preVerificationGas(args: { op: FinalUserOperation; fields: PaymasterFields; l1?: L1DataPricing | undefined }): bigint;
   /** The most unused-gas penalty an op within these limits can pay, in gas (unusedGasPenalty.ts); 0 on v0.6. */
   unusedGasPenalty(gas: PenaltyGas): bigint;
   /**

@@ -83,7 +83,7 @@ export function createParallelSigning(args: ParallelSigningArgs) {
       const paymasterGas = ep.paymasterGas('SPONSORED');
       const final = finalUserOperation(req.userOp, req.userOp, paymasterGas, sender);
       const fields = ep.stub({ chain: req.chain, window, authorization: SPONSORED, signatureInSuffix: true });
-      const gas = gasBoundsOf({ ep, op: req.userOp, paymasterGas, sender, fields, bounds: req.bounds });
+      const gas = gasBoundsOf({ ep, op: req.userOp, paymasterGas, sender, fields, bounds: req.bounds, fees });
       const worstCaseWei = ep.worstCaseCost(final, final.maxFeePerGas);
       assertGasWithinBounds({ gas, limits: final, worstCaseWei });
       // A commit signs nothing: the token is checked here and spent by the finalize that signs.

@@ -1,6 +1,6 @@
 import type { Hex } from 'viem';
 import type { ChainRuntime } from '../../chain/chainRegistry.js';
-import type { FeeOracle } from '../../chain/feeOracle.js';
+import type { ChainFees, FeeOracle } from '../../chain/feeOracle.js';
 import type { GatingReads } from '../../chain/gatingReads.js';
 import type { ChainReads } from '../../chain/senderCode.js';
 import type { SigningBounds } from '../../config/boundsSettings.js';
@@ -128,21 +128,21 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     // before them when the check asks for the operation (a webhook with includeOperation sees the final gas).
     let gas: Promise<FinalGas> | undefined;
     const finalGas = () => {
-      gas ??= settleGas(req, sender, fees.timestamp);
+      gas ??= settleGas(req, sender, fees);
       return gas;
     };
     await approveByWebhooks(req, async () => webhookOperation(req, pass, await finalGas()));
     return { ...(await finalGas()), pass };
   };
 
-  /** The validity window, the gas limits (the caller's or simulated) and the gas bounds. */
+  /** The validity window, the gas limits (the caller's or simulated) and the gas bounds, at the fees read. */
   const settleGas = async (
     req: SigningRequest,
     sender: SenderFacts | undefined,
-    chainSeconds: number | undefined,
+    fees: ChainFees,
   ): Promise<FinalGas> => {
     const ep = entryPointModule(req.chain.entryPointVersion);
-    const issued = req.window ?? (await windowFor(req, chainSeconds));
+    const issued = req.window ?? (await windowFor(req, fees.timestamp));
     const paymasterGas = ep.paymasterGas('SPONSORED');
     const gas = gasBoundsOf({
       ep,
@@ -151,6 +151,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       sender,
       fields: sizingFields(req.chain, req.signatureInSuffix === true),
       bounds: req.bounds,
+      fees,
     });
     // An inflated preVerificationGas is refused before it costs a simulation.
     assertPreVerificationGas(gas, req.userOp.preVerificationGas);

@@ -217,6 +217,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         sender,
         fields: tokenStub(req.chain, v, ZERO_ADDRESS),
         bounds: req.bounds,
+        fees,
         extraPreVerificationGas: approvalGas,
       });
       const tokenSized = gas.preVerificationGasNeeded - approvalGas;
@@ -299,7 +300,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       const given = callerLimits(op, req.calculateGasLimits);
       const sender = await senderOf(chain, op);
       const stub = tokenStub(chain, v, token.address);
-      const gas = gasBoundsOf({ ep, op, paymasterGas, sender, fields: stub, bounds: req.bounds });
+      const gas = gasBoundsOf({ ep, op, paymasterGas, sender, fields: stub, bounds: req.bounds, fees });
       // The caller's own limits are final: out of bounds, the op is refused before it costs a simulation.
       if (given !== undefined) {
         const known = finalUserOperation(op, given, paymasterGas);

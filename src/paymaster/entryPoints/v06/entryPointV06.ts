@@ -1,5 +1,6 @@
 import { type Address, decodeFunctionResult, encodeFunctionData, type Hex } from 'viem';
 import { patronPaymasterAbi } from '../../../chain/artifacts.js';
+import { l1DataGas } from '../../l1DataGas.js';
 import { eip191Digest } from '../abiWords.js';
 import {
   type Authorization,
@@ -82,10 +83,10 @@ export const entryPointV06: EntryPointModule = {
   simulations: () => 1,
   worstCaseCost: worstCaseCostV06,
   maxChargeWei: (limits, maxFeePerGas) => maxGasV06(limits) * maxFeePerGas,
-  preVerificationGas: ({ op, fields: f, l1DataGasPerByte = 0n }) => {
+  preVerificationGas: ({ op, fields: f, l1 }) => {
     const sized = v06(op, f.paymasterAndData, op.signature === '0x' ? DUMMY_SIGNATURE : op.signature);
-    const l1 = l1DataGasPerByte === 0n ? 0n : l1DataGasPerByte * BigInt(calldataCountV06(sized).bytes);
-    return preVerificationGasV06(sized) + l1;
+    const l1Gas = l1 === undefined ? 0n : l1DataGas(l1, { bytes: calldataCountV06(sized).bytes, eip7702: false });
+    return preVerificationGasV06(sized) + l1Gas;
   },
   unusedGasPenalty: () => 0n,
   maxCallGasLimitForPenalty: () => undefined,

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type Address, bytesToHex, decodeFunctionResult, encodeFunctionData, erc20Abi, type Hex, pad } from 'viem';
 import type { EntryPointV07Version } from '../../../chain/entryPoints.js';
+import { l1DataGas } from '../../l1DataGas.js';
 import { eip191Digest } from '../abiWords.js';
 import {
   type Authorization,
@@ -177,10 +178,11 @@ function entryPointV07Module(version: EntryPointV07Version): EntryPointModule {
       });
       return worstCaseCostV07(gas, maxFeePerGas) + (POST_OP_OVERHEAD_V07 + penalty) * maxFeePerGas;
     },
-    preVerificationGas: ({ op, fields: f, l1DataGasPerByte = 0n }) => {
+    preVerificationGas: ({ op, fields: f, l1 }) => {
       const sized = unpacked(op, f, op.signature === '0x' ? DUMMY_SIGNATURE : op.signature);
-      const l1 = l1DataGasPerByte === 0n ? 0n : l1DataGasPerByte * BigInt(packedCount(sized, 'max').bytes);
-      return preVerificationGasV07(sized) + l1;
+      const eip7702 = sized.eip7702Auth !== undefined;
+      const l1Gas = l1 === undefined ? 0n : l1DataGas(l1, { bytes: packedCount(sized, 'max').bytes, eip7702 });
+      return preVerificationGasV07(sized) + l1Gas;
     },
     unusedGasPenalty: (gas) => maxUnusedGasPenalty(version, gas),
     maxCallGasLimitForPenalty: (args) => maxCallGasLimitForPenalty(version, args),
