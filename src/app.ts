@@ -5,6 +5,7 @@ import { registerDevChainRoutes } from './api/devChainRpc.js';
 import { sendError, toHttpError } from './api/envelope.js';
 import { registerJsonBodyParser } from './api/jsonBodyParser.js';
 import { isJsonRpcUrl, jsonRpcBadUrl, jsonRpcNotFound } from './api/jsonRpcPaths.js';
+import { admitPaymasterRequest } from './api/paymasterAdmission.js';
 import { isPaymasterRpcUrl, registerPaymasterRpcRoutes } from './api/paymasterRpc.js';
 import { isProbeUrl, registerProbeLog } from './api/probeLog.js';
 import { registerRestRoutes } from './api/restRoutes.js';
@@ -39,6 +40,9 @@ export function createApp(deps: Deps): FastifyInstance {
     // Errors raised before routing (a malformed percent-encoding in the URL) get the same envelope.
     frameworkErrors: (err, req, reply) => {
       if (isJsonRpcUrl(req.url) && (err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_MAX_PARAM_LENGTH')) {
+        // Not counted: Fastify answers a URL its router cannot read before any hook, and builds its request without
+        // the trusted proxies, so `req.ip` would be the proxy's (one client would spend everyone's budget). The
+        // answer is fixed, with no key lookup and no body read: it costs what a refusal would.
         return jsonRpcBadUrl(err.statusCode ?? 400, reply);
       }
       const h =
@@ -51,10 +55,12 @@ export function createApp(deps: Deps): FastifyInstance {
   // Before any route is declared: it hooks the probe routes as they are.
   registerProbeLog(app);
 
-  // Every request but the paymaster route's (limited per JSON-RPC call there) spends its client IP's budget:
-  // unauthenticated routes, wrong credentials and the dashboard alike; the dev chain has a budget of its own.
-  app.addHook('onRequest', async (req) => {
-    if (isPaymasterRpcUrl(req.url)) return;
+  // Every request spends its client IP's budget before anything else is done for it: unauthenticated routes, wrong
+  // credentials and the dashboard alike. The paymaster URLs spend `calls.perIp` (preflights, unparsable bodies and
+  // unknown keys included: paymasterAdmission.ts answers a refusal in their envelope), the dev chain a budget of its
+  // own, everything else `http.perIp`.
+  app.addHook('onRequest', async (req, reply) => {
+    if (isPaymasterRpcUrl(req.url)) return admitPaymasterRequest({ limits: deps.limits, req, reply });
     if (req.url.startsWith('/chain/')) return deps.limits.devChain(req.ip);
     return deps.limits.http(req.ip);
   });

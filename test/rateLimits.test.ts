@@ -2,10 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { hexToBytes, toHex } from 'viem';
-import { createApp } from '../src/app.js';
 import { applyRateLimitsOverride, type RateLimitsOverride } from '../src/config/rateLimitSettings.js';
-import { createDeps } from '../src/deps.js';
-import { createLogger } from '../src/logger.js';
 import { LOCAL_ORIGIN } from './helpers/dashboardSession.js';
 import {
   buildDeployingOp,
@@ -21,9 +18,7 @@ import {
   BACKEND,
   createTenant,
   createTestContext,
-  fakeResolver,
-  openTestStore,
-  TEST_MASTER_KEY,
+  openSecondInstance,
   type Tenant,
   type TestContext,
   testConfig,
@@ -347,19 +342,12 @@ test('two service instances on one PostgreSQL database share the counts', {
   skip: BACKEND !== 'postgres' && 'needs PATRON_TEST_DATABASE_URL (SQLite runs one process, counted in memory)',
 }, async () => {
   const { ctx, tenant } = await limited({ calls: { perKey: budget(5) } }, { store: 'database' });
-  assert.ok(ctx.schema);
-  // A second instance with its own pool on the same schema, like a second process.
-  const { store } = await openTestStore({ schema: ctx.schema, poolSize: 5 });
-  const deps2 = await createDeps(ctx.deps.config, createLogger({ level: 'silent' }), {
-    store,
-    masterKey: TEST_MASTER_KEY,
-    resolver: fakeResolver,
+  const second = await openSecondInstance(ctx, {
     chains: [fixtureChainRuntime(fx)],
     signerKey: hexToBytes(KEYS.signer),
   });
-  const app2 = createApp(deps2);
   try {
-    const other: TestContext = { ...ctx, app: app2, deps: deps2 };
+    const other: TestContext = { ...ctx, app: second.app, deps: second.deps };
     const results = await Promise.all(
       Array.from({ length: 12 }, async (_, i) =>
         rpc(i % 2 ? ctx : other, tenant, await sponsoredCall(80 + i), `198.51.100.${30 + i}`),
@@ -368,7 +356,6 @@ test('two service instances on one PostgreSQL database share the counts', {
     assert.equal(results.filter((r) => r.status === 200).length, 5);
     assert.equal(results.filter((r) => r.status === 429).length, 7);
   } finally {
-    await app2.close();
-    await deps2.close();
+    await second.close();
   }
 });

@@ -45,8 +45,12 @@ const TOUCH_INTERVAL_MS = 60_000;
 
 export function createAccountService(deps: AccountServiceDeps) {
   const { store, secretBox, now } = deps;
-  const tokenCache = createTtlCache<{ token: AuthTokenRecord; account: Account } | null>(deps.cache);
-  const apiKeyCache = createTtlCache<DappRecord | null>(deps.cache);
+  // Found credentials only: an unknown one (null) is not kept. Its key is the caller's choice, so negative entries
+  // would let anyone fill the cache with made-up keys and push the real ones out (each then a query again); a
+  // lookup of an unknown key is one indexed query, and on the paymaster URL it was counted per IP first.
+  const knownOnly = { ...deps.cache, ttlOf: (v: unknown) => (v === null ? 0 : deps.cache.ttlMs) };
+  const tokenCache = createTtlCache<{ token: AuthTokenRecord; account: Account } | null>(knownOnly);
+  const apiKeyCache = createTtlCache<DappRecord | null>(knownOnly);
   const lastTouched = new Map<string, number>();
   const served = new Set(deps.servedChainIds);
 

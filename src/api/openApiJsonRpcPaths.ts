@@ -84,6 +84,10 @@ const paymasterOperation = (prefix: string, entryPointVersion: string): JsonObje
       ),
       '401': rpcError('Unknown API key (-32001)'),
       '413': rpcError(`Body larger than ${RPC_BODY_LIMIT / 1024} KiB`),
+      '429': rpcError(
+        "A rate limit is spent (-32005, Retry-After): the client IP's, counted per request before the body is " +
+          "read (id null), or a dApp's own; see docs/guides/rate-limits.md",
+      ),
       '500': rpcError('Internal fault (-32603; details only in the server log)'),
       '503': rpcError('A chain unavailable (-32603; transient)'),
     },

@@ -49,7 +49,10 @@ export interface PaymasterRpcDeps {
   readonly bounds: BoundsResolver;
   /** Told of every finished call with a resolved dApp (the request log, the metrics): rpc/callReport.ts. */
   readonly onCall?: OnCall | undefined;
-  /** The rate limits: per client IP before the key is looked up, then the dApp's budgets. */
+  /**
+   * The rate limits: a batch's further calls per client IP (the request's own unit is spent by the app's onRequest
+   * hook, paymasterAdmission.ts), then the dApp's budgets.
+   */
   readonly limits: RequestLimits;
   /** The dApps' sponsorship tokens (sponsorshipTokens/sponsorshipTokenGate.ts). */
   readonly tokenGate: SponsorshipTokenGate;
@@ -73,12 +76,16 @@ export function registerPaymasterRpcRoutes(app: FastifyInstance, deps: Paymaster
 
     for (const { prefix, entryPointVersion } of PAYMASTER_URLS) {
       // The CORS preflight a browser sends before a cross-origin POST with an Authorization header (a sponsorship
-      // token): answered for an origin the dApp's caller restrictions allow, any when they name none.
+      // token): answered for an origin the dApp's caller restrictions allow, any when they name none. Counted like a
+      // call before the key is looked up (paymasterAdmission.ts); a browser sends one per URL per max-age.
       scope.options<{ Params: { chainId: string; apiKey: string } }>(
         `${prefix}:chainId/:apiKey`,
         async (req, reply) => {
           const origin = req.headers.origin;
-          if (origin !== undefined && (await corsAllows(deps, req.params.apiKey, origin))) {
+          if (
+            origin !== undefined &&
+            (await corsAllows(() => deps.accounts.resolveApiKey(req.params.apiKey), origin))
+          ) {
             reply.headers({
               ...corsHeaders(origin),
               'access-control-allow-methods': 'POST',
@@ -95,31 +102,33 @@ export function registerPaymasterRpcRoutes(app: FastifyInstance, deps: Paymaster
         const origin = req.headers.origin;
         const authorization = req.headers.authorization;
         const caller = { origin, ip, authorization };
-        // The dApp the calls resolved, for the CORS answer below: no second lookup of the key.
-        let resolved: DappRecord | undefined;
+        // The key is looked up at most once per request, for the calls and the CORS answer below alike: an unknown
+        // key is not cached (accountService.resolveApiKey), so a second lookup would be a second query.
+        let lookup: Promise<DappRecord | undefined> | undefined;
+        const dappOf = () => {
+          lookup ??= deps.accounts.resolveApiKey(apiKey);
+          return lookup;
+        };
+        // The request itself was counted before its body was read (paymasterAdmission.ts, the app's onRequest
+        // hook); `admit` counts a batch's further calls.
         const out = await handleJsonRpc({
           body: typeof req.body === 'string' ? req.body : '',
           methods: PAYMASTER_METHODS,
-          context: async () => {
-            const ctx = await resolveContext({ deps, chainIdText: chainId, apiKey, caller, entryPointVersion });
-            resolved = ctx.dapp;
-            return ctx;
-          },
+          context: () => resolveContext({ deps, chainIdText: chainId, dappOf, caller, entryPointVersion }),
           log: req.log,
           admit: () => deps.limits.paymasterCall(ip),
           ...(deps.onCall === undefined ? {} : { onCall: deps.onCall }),
         });
-        if (out.retryAfterSeconds !== undefined) reply.header('retry-after', String(out.retryAfterSeconds));
         // A browser reads the answer of a cross-origin call only with these; no Origin (servers, SDKs in Node): none.
         if (origin !== undefined) {
           reply.header('vary', 'Origin');
-          // A call refused before its context (a parse error, the per-IP limit) looks the key up here.
-          const allowed =
-            resolved === undefined
-              ? await corsAllows(deps, apiKey, origin)
-              : corsOriginAllowed(resolved.restrictions, origin);
-          if (allowed) reply.headers(corsHeaders(origin));
+          // A body refused before its context (a parse error, an invalid request) looks the key up here.
+          if (await corsAllows(dappOf, origin)) {
+            reply.headers(corsHeaders(origin));
+            if (out.retryAfterSeconds !== undefined) reply.header('access-control-expose-headers', 'Retry-After');
+          }
         }
+        if (out.retryAfterSeconds !== undefined) reply.header('retry-after', String(out.retryAfterSeconds));
         if (out.body === undefined) reply.code(204).send();
         else reply.code(out.status).header('content-type', JSON_CONTENT_TYPE).send(JSON.stringify(out.body));
         // The access log of this route (Fastify's own request lines are off for it, see app.ts).
@@ -133,19 +142,20 @@ export function registerPaymasterRpcRoutes(app: FastifyInstance, deps: Paymaster
 const corsHeaders = (origin: string) => ({ 'access-control-allow-origin': origin });
 
 /** The key's dApp lets a browser at `origin` call it (its cached record: no query on a warm key). */
-async function corsAllows(deps: PaymasterRpcDeps, apiKey: string, origin: string): Promise<boolean> {
-  const dapp = await deps.accounts.resolveApiKey(apiKey).catch(() => undefined);
+async function corsAllows(dappOf: () => Promise<DappRecord | undefined>, origin: string): Promise<boolean> {
+  const dapp = await dappOf().catch(() => undefined);
   return dapp !== undefined && corsOriginAllowed(dapp.restrictions, origin);
 }
 
 async function resolveContext(args: {
   deps: PaymasterRpcDeps;
   chainIdText: string;
-  apiKey: string;
+  /** The key's dApp, looked up once per request. */
+  dappOf: () => Promise<DappRecord | undefined>;
   caller: CallerFacts;
   entryPointVersion: EntryPointVersion;
 }): Promise<RpcContext> {
-  const dapp = await args.deps.accounts.resolveApiKey(args.apiKey);
+  const dapp = await args.dappOf();
   if (dapp === undefined) throw new UnauthorizedError('Invalid API key: check the paymaster URL');
   const chainId = /^\d{1,15}$/.test(args.chainIdText) ? Number(args.chainIdText) : undefined;
   if (chainId === undefined) throw new ChainNotServedError(`"${args.chainIdText.slice(0, 20)}" is not a chain id`);

@@ -15,11 +15,15 @@ export interface DappSpend extends SpendGuard {
 
 /**
  * The rate limits by what they count (docs/guides/rate-limits.md, "Rate limits"). The transport asks before the work: the
- * paymaster route per JSON-RPC call, the REST routes per request, sign-in per attempt, the admin API per
- * authenticated request. IPs are counted by clientIpKey (an IPv6 client by its /64).
+ * paymaster route per request and per further call of a batch, the REST routes per request, sign-in per attempt,
+ * the admin API per authenticated request. IPs are counted by clientIpKey (an IPv6 client by its /64).
  */
 export interface RequestLimits {
-  /** A paymaster call from this IP, before its API key is looked up (unknown keys spend it too). */
+  /**
+   * One unit of this IP's paymaster budget (`calls.perIp`): every HTTP request on the paymaster URLs, before its
+   * body is read or its API key looked up (preflights, unparsable bodies and unknown keys spend it too), and each
+   * call of a batch after its first (the request's unit pays for that one).
+   */
   paymasterCall(ip: string): Promise<void>;
   /** The budgets of one dApp's traffic from one IP, with the dApp's overrides. */
   dappSpend(args: { dappId: string; override: DappRateLimitsOverride | undefined; ip: string }): DappSpend;

@@ -203,13 +203,16 @@ test('internal faults are logged with the cause', () => {
   assert.ok(logged.length >= 1);
 });
 
-test('rate limits: a call over the budget is -32005 with Retry-After; in a batch only the calls over it are refused', async () => {
+test('rate limits: the first call of a body is paid by the request; each further call of a batch is asked, and one over the budget is -32005 with Retry-After', async () => {
   let left = 3;
+  let asked = 0;
   const admit = async () => {
+    asked += 1;
     if (left-- <= 0) throw new RateLimitedError({ limit: 'calls.perIp', what: 'calls', retryAfterSeconds: 7 });
   };
   const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'test_echo', params: [{ n: id }] });
   const out = await run(JSON.stringify([1, 2, 3, 4, 5].map(call)), context, admit);
+  assert.equal(asked, 4, 'a batch of 5 asks for 4: the transport counted the request as the first');
   assert.equal(out.status, 200);
   assert.equal(out.retryAfterSeconds, 7);
   const answers = out.body as {
@@ -219,21 +222,34 @@ test('rate limits: a call over the budget is -32005 with Retry-After; in a batch
   }[];
   assert.deepEqual(
     answers.map((a) => (a.error === undefined ? 'ok' : a.error.code)),
-    ['ok', 'ok', 'ok', -32005, -32005],
+    ['ok', 'ok', 'ok', 'ok', -32005],
   );
   assert.deepEqual(answers[4]?.error, {
     code: -32005,
     message: 'Rate limit exceeded: too many calls; retry in 7 s',
     data: { limit: 'calls.perIp', retryAfterSeconds: 7 },
   });
+  // A lone call is never asked: the request's own count (spent before its body was read) is the call's.
   const single = await run(JSON.stringify(call(9)), context, admit);
-  assert.equal(single.status, 429);
-  assert.equal(single.retryAfterSeconds, 7);
+  assert.equal(single.status, 200);
+  assert.equal(asked, 4);
+});
+
+test('rate limits: elements that are no call spend nothing, and the first call to get there is the paid one', async () => {
+  let asked = 0;
+  const admit = async () => {
+    asked += 1;
+  };
+  const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'test_echo', params: [{ n: id }] });
+  const junk = [42, { jsonrpc: '2.0', id: 1, method: 'no_such' }, { jsonrpc: '2.0', method: 'test_echo', params: [] }];
+  const out = await run(JSON.stringify([...junk, call(1), call(2), call(3)]), context, admit);
+  const answers = out.body as { result?: unknown }[];
+  assert.equal(answers.filter((a) => a.result !== undefined).length, 3);
+  assert.equal(asked, 2, 'three calls: the first paid by the request, two asked; the junk asked for nothing');
 });
 
 test("a call the key's caller restrictions refuse is -32003 (HTTP 403) naming the rule, before the dApp's budget is spent", async () => {
   let dappCalls = 0;
-  let admitted = 0;
   const restricted = (doc: unknown) => async () =>
     ({
       dapp: { restrictions: compileCallerRestrictions(callerRestrictionsSchema.parse(doc)) },
@@ -246,9 +262,6 @@ test("a call the key's caller restrictions refuse is -32003 (HTTP 403) naming th
         webhookCalls: free,
       },
     }) as unknown as RpcContext;
-  const admit = async () => {
-    admitted += 1;
-  };
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'test_echo', params: [{ n: 1 }] });
   const cases = [
     { doc: { origins: ['https://app.example'] }, rule: 'origin' },
@@ -256,13 +269,12 @@ test("a call the key's caller restrictions refuse is -32003 (HTTP 403) naming th
     { doc: { methods: ['dryRun'] }, rule: 'method' },
   ];
   for (const { doc, rule } of cases) {
-    const out = await handleJsonRpc({ body, methods, context: restricted(doc), log, admit });
+    const out = await handleJsonRpc({ body, methods, context: restricted(doc), log, admit: free });
     assert.equal(out.status, 403, rule);
     const error = (out.body as { error: { code: number; data: { rule: string } } }).error;
     assert.equal(error.code, -32003);
     assert.equal(error.data.rule, rule);
   }
-  assert.equal(admitted, 3, 'the per-IP budget is spent first');
   assert.equal(dappCalls, 0, "a refused call does not spend the dApp's budget");
   // Allowed: the same caller inside every rule; a method of no family passes a methods list.
   const ok = await handleJsonRpc({
@@ -270,7 +282,7 @@ test("a call the key's caller restrictions refuse is -32003 (HTTP 403) naming th
     methods,
     context: restricted({ origins: ['https://evil.example'], cidrs: ['10.0.0.0/8'], methods: ['sponsorship'] }),
     log,
-    admit,
+    admit: free,
   });
   assert.equal(ok.status, 200);
   const noFamily = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'test_deny', params: [] });
@@ -279,7 +291,7 @@ test("a call the key's caller restrictions refuse is -32003 (HTTP 403) naming th
     methods,
     context: restricted({ methods: ['dryRun'] }),
     log,
-    admit,
+    admit: free,
   });
   assert.equal((passed.body as { error: { code: number } }).error.code, -32010);
   assert.equal(dappCalls, 2);

@@ -18,6 +18,8 @@ export type RpcResponse =
 
 export const MAX_BATCH = 20;
 
+const PAID: Promise<void> = Promise.resolve();
+
 export interface RpcLogger {
   error(obj: object, msg: string): void;
 }
@@ -31,8 +33,10 @@ export interface HandleJsonRpcArgs {
   /** Told of each finished call with a resolved dApp (the request log, the metrics); absent: nobody listens. */
   readonly onCall?: OnCall;
   /**
-   * Asked once per call (every call of a batch) before anything else is done for it, even before the API key
-   * is looked up: the per-IP rate limit. Throws RateLimitedError to refuse the call.
+   * The per-IP rate limit of a batch's further calls: asked for each call of the body but the first, before
+   * anything else is done for it, even before the API key is looked up. The transport counted the HTTP request as
+   * one call before reading it (api/paymasterAdmission.ts), which pays for the first: a batch of N calls spends N.
+   * Throws RateLimitedError to refuse the call.
    */
   readonly admit: () => Promise<void>;
 }
@@ -60,12 +64,20 @@ export async function handleJsonRpc(args: HandleJsonRpcArgs): Promise<RpcOutcome
     contextPromise ??= args.context();
     return contextPromise;
   };
+  // The first call to get there is paid for by the request's own count (calls run concurrently, but each reaches
+  // this synchronously, in the body's order); an element that is no call (invalid, a notification) spends nothing.
+  let paid = true;
+  const admit = () => {
+    if (!paid) return args.admit();
+    paid = false;
+    return PAID;
+  };
   const withContext: HandleJsonRpcArgs = {
     body: args.body,
     methods: args.methods,
     context,
     log: args.log,
-    admit: args.admit,
+    admit,
     ...(args.onCall === undefined ? {} : { onCall: args.onCall }),
   };
   if (!Array.isArray(parsed)) {

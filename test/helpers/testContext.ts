@@ -155,6 +155,34 @@ export async function createTestContext(
   };
 }
 
+/**
+ * A second service instance on a PostgreSQL context's schema, with its own pool, store, deps and app: another process
+ * behind the balancer, as far as the database can tell. Not listening; `close` stops it (the schema stays `ctx`'s).
+ */
+export async function openSecondInstance(
+  ctx: TestContext,
+  args: { chains: readonly ChainRuntime[]; signerKey: Uint8Array },
+): Promise<{ app: FastifyInstance; deps: Deps; close(): Promise<void> }> {
+  if (ctx.schema === undefined) throw new Error('a second instance needs PostgreSQL (PATRON_TEST_DATABASE_URL)');
+  const { store } = await openTestStore({ schema: ctx.schema, poolSize: 5 });
+  const deps = await createDeps(ctx.deps.config, createLogger({ level: 'silent' }), {
+    store,
+    masterKey: TEST_MASTER_KEY,
+    resolver: fakeResolver,
+    chains: args.chains,
+    signerKey: args.signerKey,
+  });
+  const app = createApp(deps);
+  return {
+    app,
+    deps,
+    async close() {
+      await app.close();
+      await deps.close();
+    },
+  };
+}
+
 export interface Tenant {
   readonly accountId: string;
   readonly email: string;
