@@ -479,6 +479,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
         },
         onReorg: lifecycleEvents.onReorg,
         onTokenCharged: lifecycleEvents.onTokenCharged,
+        beforeClose: () => lifecycleEvents.recorder.flush(),
         logger,
         now,
         // Several processes on one PostgreSQL: exactly one follows each chain (store/followerLease.ts).

@@ -37,7 +37,7 @@ after(async () => {
 });
 
 /** One "instance": a store on the file, its endpoint settings and a deliverer whose rounds the test runs. */
-async function instance(file: string, allowPrivate = true) {
+async function instance(file: string, allowPrivate = true, timeoutMs = TIMEOUT_MS) {
   const store = await openStore({ storage: { kind: 'sqlite', file } });
   const endpoints: EventEndpointService = createEventEndpointService({
     endpoints: store.eventEndpoints,
@@ -51,7 +51,7 @@ async function instance(file: string, allowPrivate = true) {
     events: store.lifecycleEvents,
     endpoints: store.eventEndpoints,
     secretBox,
-    poster: createSignedEventPoster({ timeoutMs: TIMEOUT_MS, allowPrivate, resolve: fakeResolver, now }),
+    poster: createSignedEventPoster({ timeoutMs, allowPrivate, resolve: fakeResolver, now }),
     logger,
     now,
     intervalMs: 0,
@@ -224,6 +224,41 @@ describe('lifecycle event delivery', () => {
       assert.ok(performance.now() - started < TIMEOUT_MS + 1_000, 'bounded by the time budget');
       const stored = await node.store.lifecycleEvents.findInDapp({ dappId, eventId: e.id });
       assert.deepEqual([stored?.state, stored?.lastError], ['pending', `no answer within ${TIMEOUT_MS} ms`]);
+    } finally {
+      receiver.handler = answer({ ok: true });
+      await node.close();
+    }
+  });
+
+  test("tenants apart: another dApp's endpoint that never answers delays none of this dApp's events, of the same op key either", async () => {
+    // Issue 31: B's endpoint that never answered held A's sponsorship.signed of the same op key back for 40 s and
+    // more (B's earlier event ordered A's across dApps, and a round waited on every post of its claim).
+    const hang = 3_000;
+    const node = await instance(path.join(dir, 'tenants.db'), true, hang);
+    try {
+      const a = await insertBareDapp(node.store, 'a');
+      const b = await insertBareDapp(node.store, 'b');
+      await node.endpoints.set({ dappId: a, url: receiver.url('/a'), active: true });
+      await node.endpoints.set({ dappId: b, url: receiver.url('/b'), active: true });
+      const bFirst = event(b, 'op-shared', 'sponsorship.signed');
+      const bFlood = Array.from({ length: 40 }, (_, i) => event(b, `op-b-${i}`, 'sponsorship.signed'));
+      const aSigned = event(a, 'op-shared', 'sponsorship.signed');
+      await node.store.lifecycleEvents.append([bFirst, ...bFlood, aSigned]);
+      const started = performance.now();
+      let aAt: number | undefined;
+      receiver.handler = (req, res) => {
+        if (req.url === '/b') return new Promise<void>(() => {});
+        aAt ??= performance.now() - started;
+        return answer({ ok: true })(req, res);
+      };
+      const round = node.deliverer.runOnce();
+      // The round waits for B's posts before it ends (runOnce); A's event went out long before.
+      assert.equal(await round, 1, "A's event delivered; none of B's");
+      assert.ok(aAt !== undefined && aAt < hang / 2, `A's event arrived ${aAt?.toFixed(0)} ms in, B hangs ${hang} ms`);
+      const bPending = await node.store.lifecycleEvents.listByDapp({ dappId: b, limit: 100, state: 'pending' });
+      assert.equal(bPending.length, 41, "B's events wait for B's endpoint");
+      const tried = bPending.filter((e) => e.attempts > 0).length;
+      assert.ok(tried <= 4, `${tried} of B's events were posted at once: its share of the posts in flight`);
     } finally {
       receiver.handler = answer({ ok: true });
       await node.close();

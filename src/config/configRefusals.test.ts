@@ -69,7 +69,7 @@ describe('PATRON_CHAINS: unknown keys are refused, naming the path and the key m
     ],
     [
       { colour: 'blue', size: 2 },
-      'PATRON_CHAINS[0].colour is not a known key here (known keys: chainId, rpcUrl, paymaster, paymasters, entryPoint, nativeUsd, tokens, maxBlockTimeSeconds, bounds, accounts); also unknown: size',
+      'PATRON_CHAINS[0].colour is not a known key here (known keys: chainId, rpcUrl, paymaster, paymasters, entryPoint, nativeUsd, tokens, maxBlockTimeSeconds, bounds, l1Fee, accounts); also unknown: size',
     ],
   ];
   for (const [extra, message] of cases) {

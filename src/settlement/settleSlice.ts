@@ -67,6 +67,7 @@ export async function settleSlice({
   if (before.hash !== hashAfter || mixed) throw new ChainMovedError(`block ${to} changed while it was read`);
   const price = deps.nativeUsdMicros(chain.chainId);
   const { paidByUser, tellTokenCharge } = sliceTokenCharges({ deps, events, from, to });
+  if (events.length > 0 || foreign.length > 0) await deps.beforeClose?.();
   const signatureOf = deps.includedSignature;
   let settled = 0;
   for (const [i, e] of events.entries()) {

@@ -77,6 +77,12 @@ export interface SettlementFollowerDeps {
       readonly refunded: bigint;
     };
   }) => Promise<void>;
+  /**
+   * Awaited before a slice with events closes any reservation: the lifecycle events' recorder writes what it holds,
+   * so the `sponsorship.signed` of an op signed a moment ago is in the outbox when its reservation is superseded
+   * (the expiry written with the close names that event's dApps).
+   */
+  readonly beforeClose?: (() => Promise<void>) | undefined;
   /** Checked between slices, so stopping does not wait for a long catch-up. */
   readonly stopped?: () => boolean;
 }

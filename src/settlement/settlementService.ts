@@ -45,6 +45,7 @@ export interface SettlementDeps {
   readonly onIncluded?: SettlementFollowerDeps['onIncluded'];
   readonly onReorg?: SettlementFollowerDeps['onReorg'];
   readonly onTokenCharged?: SettlementFollowerDeps['onTokenCharged'];
+  readonly beforeClose?: SettlementFollowerDeps['beforeClose'];
   /**
    * Which process follows each chain when several serve one database (store/followerLease.ts, owned and closed by
    * the store); a fresh chain (the embedded one, this process's own) is never leased. Default: this process follows
@@ -74,6 +75,7 @@ export function startSettlement(deps: SettlementDeps): Settlement {
       ...(deps.onIncluded === undefined ? {} : { onIncluded: deps.onIncluded }),
       ...(deps.onReorg === undefined ? {} : { onReorg: deps.onReorg }),
       ...(deps.onTokenCharged === undefined ? {} : { onTokenCharged: deps.onTokenCharged }),
+      ...(deps.beforeClose === undefined ? {} : { beforeClose: deps.beforeClose }),
       stopped: () => stopped,
     }),
   }));
