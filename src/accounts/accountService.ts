@@ -8,6 +8,7 @@ import {
 } from '../config/callerRestrictions.js';
 import { NO_DAPP_LIMITS, parseDappLimits } from '../config/dappLimits.js';
 import { type DappTokenSettings, dappTokenSettingsSchema } from '../config/sponsorshipTokenSettings.js';
+import { NO_TOKEN_GUARANTEES, type TokenGuarantees, tokenGuaranteesSchema } from '../config/tokenGuarantees.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/PatronError.js';
 import { parseInput } from '../errors/parseInput.js';
 import { pemProblems } from '../sponsorshipTokens/dappTokenSettings.js';
@@ -51,6 +52,12 @@ export function createAccountService(deps: AccountServiceDeps) {
   const served = new Set(deps.servedChainIds);
 
   const withApiKey = (d: DappRecord): OwnedDapp => ({ ...d, apiKey: secretBox.open(d.apiKeyCiphertext) });
+  /** A settings write's answer: the dApp, or 404 for a missing one (another account's too); the key cache cleared. */
+  const changed = (updated: DappRecord | undefined): DappRecord => {
+    if (updated === undefined) throw new NotFoundError('dApp not found');
+    apiKeyCache.clear();
+    return updated;
+  };
 
   const touch = (token: AuthTokenRecord) => {
     const t = now();
@@ -208,12 +215,11 @@ export function createAccountService(deps: AccountServiceDeps) {
       const parsed = parseDappLimits(input.limits);
       if ('problem' in parsed) throw new ValidationError(parsed.problem);
       const { limits } = parsed;
-      const updated = isRecordId(input.dappId)
-        ? await store.dapps.setLimits({ dappId: input.dappId, limits, now: now() })
-        : undefined;
-      if (updated === undefined) throw new NotFoundError('dApp not found');
-      apiKeyCache.clear();
-      return updated;
+      return changed(
+        isRecordId(input.dappId)
+          ? await store.dapps.setLimits({ dappId: input.dappId, limits, now: now() })
+          : undefined,
+      );
     },
 
     /**
@@ -229,10 +235,7 @@ export function createAccountService(deps: AccountServiceDeps) {
       const updated = isRecordId(input.dappId)
         ? await store.dapps.setRestrictions({ ...input, restrictions, now: now() })
         : undefined;
-      // Another account's dApp is reported exactly like a missing one.
-      if (updated === undefined) throw new NotFoundError('dApp not found');
-      apiKeyCache.clear();
-      return updated.restrictions.doc;
+      return changed(updated).restrictions.doc;
     },
 
     /**
@@ -251,9 +254,24 @@ export function createAccountService(deps: AccountServiceDeps) {
       const updated = isRecordId(input.dappId)
         ? await store.dapps.setSponsorshipTokens({ ...input, settings, now: now() })
         : undefined;
-      if (updated === undefined) throw new NotFoundError('dApp not found');
-      apiKeyCache.clear();
-      return updated.sponsorshipTokens ?? { required: false, keys: [] };
+      return changed(updated).sponsorshipTokens ?? { required: false, keys: [] };
+    },
+
+    /**
+     * Replaces a dApp's token guarantees (config/tokenGuarantees.ts, docs/guides/token-mode.md): the whole document,
+     * so `{"enabled":false}` turns them off; enabling needs a cap. `accountId` undefined: any account's dApp (the
+     * operator's CLI). Takes effect here at once and in other processes within the cache TTL.
+     */
+    async setDappTokenGuarantees(input: {
+      accountId: string | undefined;
+      dappId: string;
+      guarantees: unknown;
+    }): Promise<TokenGuarantees> {
+      const guarantees = parseInput(tokenGuaranteesSchema, input.guarantees);
+      const updated = isRecordId(input.dappId)
+        ? await store.dapps.setTokenGuarantees({ ...input, guarantees, now: now() })
+        : undefined;
+      return changed(updated).tokenGuarantees ?? NO_TOKEN_GUARANTEES;
     },
 
     /** Any account's dApp by id (operator commands). */
