@@ -104,6 +104,14 @@ export interface LedgerCharge {
   readonly windowEnd: number | undefined;
 }
 
+/**
+ * A charge a caller adds to a reservation beside the policies' caps, reserved in the same atomic step (the token
+ * guarantees' cap, policies/guaranteeCap.ts); `refused` is the error its refusal throws, given the counters found.
+ */
+export interface ExtraCharge extends LedgerCharge {
+  refused(counters: { readonly used: bigint; readonly reserved: bigint }): Error;
+}
+
 export interface PolicyGateDeps {
   /** The dApp's policies and their version; `fresh`: read from the database, not a cache. */
   readonly policiesOf: (dappId: string, options?: { readonly fresh?: boolean }) => Promise<PolicySet>;
@@ -204,6 +212,15 @@ function capDenial(c: CapCharge, used: bigint, reserved: bigint): PolicyDenial {
       `${formatAmount(left < 0n ? 0n : left, c.unit)} left and this op needs ${formatAmount(c.amount, c.unit)}`,
   };
 }
+
+/** An extra charge as the ledger stores it (its `refused` stays here). */
+const plainCharge = (x: ExtraCharge): LedgerCharge => ({
+  key: x.key,
+  unit: x.unit,
+  amount: x.amount,
+  limit: x.limit,
+  windowEnd: x.windowEnd,
+});
 
 export function createPolicyGate(deps: PolicyGateDeps) {
   const facts = (req: PolicyRequest, worstCaseWei: bigint, account?: SenderAccount): SponsorshipFacts => {
@@ -327,12 +344,16 @@ export function createPolicyGate(deps: PolicyGateDeps) {
       readonly kind?: ReservationKind | undefined;
       /** The request's sponsorship token: spent with the reservation, refused (its `replayed()`) if spent already. */
       readonly token?: ReservedToken | undefined;
+      /** Charges besides the policies' caps, all or none with them (ExtraCharge). */
+      readonly extraCharges?: readonly ExtraCharge[] | undefined;
     }): Promise<PolicyDecision> {
       let pass = args.pass;
       const guarantee = args.kind === 'guarantee' ? ({ guarantee: true } as const) : {};
       for (let attempt = 0; ; attempt++) {
         const policyIds = pass.policies.map((p) => p.id);
         const charges = chargesOf(pass, args.worstCaseWei);
+        const ledgerCharges = charges.map(toLedger);
+        if (args.extraCharges !== undefined) for (const x of args.extraCharges) ledgerCharges.push(plainCharge(x));
         // Every signed op gets its ledger row, one with no cap too (its row holds no charges): the itemized ledger
         // lists every sponsorship. The row's INSERT also checks the policy version, in place of a separate read.
         const hash = args.userOpHash().toLowerCase();
@@ -342,7 +363,7 @@ export function createPolicyGate(deps: PolicyGateDeps) {
           dappId: pass.request.dappId,
           chainId: pass.request.chainId,
           userOpHash: hash,
-          charges: charges.map(toLedger),
+          charges: ledgerCharges,
           expiresAt: args.validUntil * 1000,
           now: deps.now(),
           window: args.window,
@@ -367,7 +388,7 @@ export function createPolicyGate(deps: PolicyGateDeps) {
           return {
             policyIds,
             reservationId: id,
-            charges: charges.map((c) => ({ key: c.key, unit: c.unit, amount: c.amount.toString() })),
+            charges: ledgerCharges.map((c) => ({ key: c.key, unit: c.unit, amount: c.amount.toString() })),
             ...guarantee,
           };
         }
@@ -375,6 +396,8 @@ export function createPolicyGate(deps: PolicyGateDeps) {
           throw args.token?.replayed() ?? new Error('spend ledger: a token replay answered without a token');
         }
         if ('charge' in result) {
+          const extra = args.extraCharges?.find((x) => x.key === result.charge.key);
+          if (extra !== undefined) throw extra.refused({ used: result.used, reserved: result.reserved });
           const c = charges.find((x) => x.key === result.charge.key) ?? charges[0];
           if (c !== undefined) deny(capDenial(c, result.used, result.reserved));
         }
