@@ -30,6 +30,11 @@ export function signedMaximum(args: {
   /** The gas the op was simulated to use in all. */
   readonly expectedGas: bigint;
   readonly symbol: string;
+  /**
+   * What to throw instead when `available` is too low and an approval batched in the op could not count (the dApp's
+   * guarantee refused: guaranteeTerms.ts), which says why that approval did not help.
+   */
+  readonly refused?: Error | undefined;
 }): { final: FinalUserOperation; maxTokenCost: bigint } {
   const { ep, exact, price, available } = args;
   const fee = exact.maxFeePerGas;
@@ -50,6 +55,7 @@ export function signedMaximum(args: {
   if (available < maxTokenCost) {
     const expected = weiToTokenUnits((args.expectedGas + POST_OP_OVERHEAD) * fee, price);
     if (available < expected) {
+      if (args.refused !== undefined) throw args.refused;
       throw new TokenPaymentError(
         `The ${args.symbol} approval for the paymaster (${available} base units) is below this operation's expected fee (${expected}); request a new quote and approve its maxGasFee`,
       );

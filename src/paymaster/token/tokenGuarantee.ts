@@ -2,7 +2,9 @@ import type { Address, Hex } from 'viem';
 import type { ChainRuntime } from '../../chain/chainRegistry.js';
 import type { GatingReads } from '../../chain/gatingReads.js';
 import type { ChainReads } from '../../chain/senderCode.js';
+import type { GuaranteeCapSetting } from '../../config/tokenGuarantees.js';
 import { PolicyDeniedError, SponsorshipDeniedError, WebhookFailedError } from '../../errors/PatronError.js';
+import { guaranteeCapCharge } from '../../policies/guaranteeCap.js';
 import type { PolicyDecision, PolicyGate, PolicyPass } from '../../policies/policyGate.js';
 import type { WebhookOperation } from '../../webhooks/webhookOperation.js';
 import type { FinalUserOperation, ValidityWindow } from '../entryPoints/entryPointModule.js';
@@ -11,6 +13,7 @@ import { policyRequest } from '../paymasterRequest.js';
 import type { IssuedSignature, ReportFact } from '../requestFacts.js';
 import type { SpendGuard } from '../spendGuard.js';
 import { approveByDappWebhooks, type CheckWebhooks } from '../webhookApproval.js';
+import { guaranteeCapRefused } from './guaranteeTerms.js';
 
 /**
  * The token mode's mode 2 (docs/guides/token-mode.md, "Paying gas in ERC-20"): an op that batches `approve(paymaster, X)` into its own
@@ -18,8 +21,10 @@ import { approveByDappWebhooks, type CheckWebhooks } from '../webhookApproval.js
  * fail, leaving the paymaster's deposit to pay its gas. That worst case is sponsorship the dApp guarantees, so the
  * op passes the dApp's sponsorship gates exactly as a sponsored op would: the policy rules (before the
  * simulation), the dApp's webhooks (with `mode: "ERC20"` in the operation), and the caps, reserved at the op's
- * worst case in wei as a `guarantee`. A denial is the sponsored mode's error with a note saying why and how to
- * avoid it. An op with an allowance already in place is mode 1 (prefunded, the user's own money): no gate.
+ * worst case in wei as a `guarantee`, together with the dApp's token-guarantee cap (policies/guaranteeCap.ts). A
+ * denial is the sponsored mode's error with a note saying why and how to avoid it. None of it runs unless the dApp
+ * turned guarantees on and the key may ask for sponsorship (guaranteeTerms.ts). An op with an allowance already in
+ * place is mode 1 (prefunded, the user's own money): no gate.
  */
 export interface GuaranteeDeps {
   readonly policies: PolicyGate;
@@ -96,12 +101,28 @@ export async function approveGuaranteeByWebhooks(args: {
   });
 }
 
-/** The caps: the op's worst case in wei (what the deposit can lose), reserved as a guarantee. */
+/**
+ * The caps: the op's worst case in wei (what the deposit can lose), reserved as a guarantee against the policies'
+ * caps and the dApp's token-guarantee cap, all or none.
+ */
 export function reserveGuarantee(args: {
   readonly deps: GuaranteeDeps;
   readonly pass: PolicyPass;
   readonly issued: IssuedSignature;
+  readonly cap: GuaranteeCapSetting;
+  readonly nowMs: number;
+  /** What the cap's refusal names. */
+  readonly token: { readonly symbol: string; readonly paymaster: Address };
 }): Promise<PolicyDecision> {
+  const { cap } = args;
+  const charge = guaranteeCapCharge({
+    dappId: args.pass.request.dappId,
+    cap,
+    worstCaseWei: args.issued.worstCaseWei,
+    nowMs: args.nowMs,
+  });
+  const refused = (counters: { readonly used: bigint; readonly reserved: bigint }) =>
+    guaranteeCapRefused({ ...args.token, charge, resets: cap.resets, ...counters });
   return args.deps.policies.reserve({
     pass: args.pass,
     worstCaseWei: args.issued.worstCaseWei,
@@ -111,5 +132,6 @@ export function reserveGuarantee(args: {
     paymaster: args.issued.paymaster,
     userOpHash: args.issued.userOpHash,
     kind: 'guarantee',
+    extraCharges: [{ ...charge, refused }],
   });
 }

@@ -35,6 +35,7 @@ import { callerLimits, gasBoundsOf, issueSignature } from '../signingPipeline.js
 import type { SpendGuard } from '../spendGuard.js';
 import { validityWindow } from '../validityWindows.js';
 import { approvalInCallData } from './callDataApproval.js';
+import { type GuaranteeTerms, guaranteeRefused } from './guaranteeTerms.js';
 import { findToken, prepare, selectTokens, type TokenQuotes, type TokenSelection } from './quotedTokens.js';
 import { signedMaximum } from './signedMaximum.js';
 import {
@@ -137,6 +138,8 @@ export interface TokenSponsorRequest {
   readonly attestationUid?: Hex | undefined;
   /** The dApp's verified sponsorship token: its bounds are checked, and the signing step spends it. */
   readonly token?: TokenGrant | undefined;
+  /** Whether mode 2 may be signed for this call at all: the dApp's setting and the key (guaranteeTerms.ts). */
+  readonly guarantee: GuaranteeTerms;
 }
 
 export interface TokenSponsoredUserOperation extends SponsoredUserOperation {
@@ -190,6 +193,34 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
     stubFields(chain: ChainRuntime, feeToken: string | undefined, expiryDuration?: number): PaymasterFields {
       const token = feeToken === undefined ? ZERO_ADDRESS : findToken(chainTokens(chain), feeToken).address;
       return tokenStub(chain, window(expiryDuration), token);
+    },
+
+    /**
+     * The ERC-7677 stub's early word on the dApp's guarantee: an op that batches its approval, for an account with no
+     * allowance at all, can only be signed in mode 2, so where the guarantee is refused (guaranteeTerms.ts) the stub
+     * says so before the wallet spends an estimation on it. One allowance read, only for such an op; a failed read
+     * leaves the word to the final data.
+     */
+    async precheckGuarantee(args: {
+      readonly chain: ChainRuntime;
+      readonly userOp: PartialUserOperation;
+      readonly feeToken: string | undefined;
+      readonly guarantee: GuaranteeTerms;
+    }): Promise<void> {
+      const { chain, guarantee } = args;
+      if (guarantee.allowed || args.feeToken === undefined) return;
+      if (approvalInCallData(args.userOp.callData, chain.paymaster) === undefined) return;
+      const token = findToken(chainTokens(chain), args.feeToken);
+      const allowance = await chain.client
+        .readContract({
+          address: token.address,
+          abi: erc20Abi,
+          functionName: 'allowance',
+          args: [args.userOp.sender, chain.paymaster],
+        })
+        .catch(() => undefined);
+      if (allowance !== 0n) return;
+      throw guaranteeRefused({ symbol: token.symbol, paymaster: chain.paymaster, rule: guarantee.rule });
     },
 
     /** Fee quotes: one per usable requested token (preferred first), the rest listed as unsupported. */
@@ -317,20 +348,26 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         args: [op.sender, chain.paymaster],
       });
       allowance.catch(() => undefined);
-      const denial = (err: unknown) => guaranteeDenial(err, { symbol: token.symbol, paymaster: chain.paymaster });
-      // An op that batches its approval may need the dApp's guarantee (mode 2): its policy rules, before the
-      // simulation. A denial waits for the mode, unless no allowance at all is there (mode 1 is then impossible).
-      const rules: GuaranteeRules | undefined =
-        approved === undefined ? undefined : await checkGuaranteeRules(deps, req);
+      const named = { symbol: token.symbol, paymaster: chain.paymaster };
+      const denial = (err: unknown) => guaranteeDenial(err, named);
+      // An op that batches its approval may need the dApp's guarantee (mode 2), only where the dApp turned
+      // guarantees on and the key may ask for sponsorship; then its policy rules, before the simulation. A refusal
+      // waits for the mode, unless no allowance at all is there (mode 1 is then impossible): refused before any
+      // simulation or webhook.
+      const terms = req.guarantee;
+      const mayGuarantee = approved !== undefined && terms.allowed;
+      const refused = terms.allowed || approved === undefined ? undefined : guaranteeRefused({ ...named, ...terms });
+      if (refused !== undefined && (await allowance) === 0n) throw refused;
+      const rules: GuaranteeRules | undefined = mayGuarantee ? await checkGuaranteeRules(deps, req) : undefined;
       if (rules !== undefined && 'denied' in rules && (await allowance) === 0n) throw denial(rules.denied);
-      // The simulation signs the mode the op will most likely get: 2 with a batched approval (which prefunds
-      // anyway when an allowance is there), 1 without.
+      // The simulation signs the mode the op will most likely get: 2 with a batched approval it may guarantee
+      // (which prefunds anyway when an allowance is there), 1 otherwise.
       const simulationAuth: Authorization = {
         mode: 'ERC20',
         token: token.address,
         ...price,
         maxTokenCost: 1n,
-        guaranteed: approved !== undefined,
+        guaranteed: mayGuarantee,
       };
       const probe = ep.chargeProbe({ chain, sender: op.sender, token: token.address });
       await req.spend.simulation(ep.simulations({ verified: true }));
@@ -376,10 +413,12 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         exact,
         caps: req.limitsMayChange === true && given === undefined ? gasCapsFor(limits, gas) : undefined,
         price,
-        // The better of the two: the approval batched in the op and the allowance already given.
-        available: approved !== undefined && approved > onChainAllowance ? approved : onChainAllowance,
+        // The better of the two: the approval batched in the op (where it may be guaranteed) and the allowance
+        // already given. Without a guarantee, only the allowance: the op is signed in mode 1 within it, or refused.
+        available: mayGuarantee && approved > onChainAllowance ? approved : onChainAllowance,
         expectedGas: estimate.gasUsed,
         symbol: token.symbol,
+        refused,
       });
       const worstCaseWei = ep.worstCaseCost(final, op.maxFeePerGas);
       assertGasWithinBounds({ gas, limits, caps: final.gasCaps, worstCaseWei });
@@ -414,10 +453,10 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         authorization,
         worstCaseWei,
         reserve:
-          pass === undefined
+          pass === undefined || !terms.allowed
             ? undefined
             : (issued) =>
-                reserveGuarantee({ deps, pass, issued }).then(
+                reserveGuarantee({ deps, pass, issued, cap: terms.cap, nowMs: deps.now(), token: named }).then(
                   (decision) => ({ ...decision, guarantee: true }),
                   (err: unknown) => {
                     throw denial(err);
