@@ -26,6 +26,7 @@ import { MODE_TOKEN } from '../src/paymaster/entryPoints/paymasterModes.js';
 import { decodePaymasterAndDataV07 } from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 import { COUNTER_ADDRESS, mintToken, tokenBalance } from './helpers/patronPaymasterV06.js';
 import { assertPaidByPatron, bundlerFees, type SdkE2eV07, useSdkE2eV07 } from './helpers/sdkE2eV07.js';
+import { createTenant, enableTokenGuarantees } from './helpers/testContext.js';
 
 /**
  * The ERC-20 flows of today's SDKs, unmodified, through Patron's /api/v2 URL and alto on EntryPoint v0.7, each
@@ -39,7 +40,11 @@ import { assertPaidByPatron, bundlerFees, type SdkE2eV07, useSdkE2eV07 } from '.
  *   approve(quote.paymasterAddress, ceil(maxGasFee × 10^decimal)) through createBicoBundlerClient with the ERC20
  *   context. (Its own sendTokenPaymasterUserOp approves Biconomy's hard-coded paymaster; see docs/guides/clients.md.)
  */
-const e2e = useSdkE2eV07({ tokens: true });
+const e2e = useSdkE2eV07({
+  tokens: true,
+  // These flows batch their approval into the op (mode 2): the dApp guarantees those charges, its choice.
+  setUp: (x) => enableTokenGuarantees(x.ctx.deps, x.open),
+});
 
 /**
  * abstractjs exports toBiconomyTokenPaymasterContext at run time, but its type declaration is not reachable from the
@@ -187,6 +192,48 @@ describe('permissionless ERC-20: createPimlicoClient on Patron’s URL, prepareU
     t.diagnostic(`approved ${approved}, signed maximum ${maxTokenCost}, charged ${charge}`);
     assert.ok(approved < maxUint256, 'the approval permissionless computed, not its dummy one');
     assert.ok(charge <= maxTokenCost && maxTokenCost <= approved, 'charge ≤ signed maximum ≤ approval');
+  });
+});
+
+describe('permissionless ERC-20 on a dApp with token guarantees off (the default)', () => {
+  test('the { token } stub refuses the batched approval of an account with no allowance, with Patron’s reason (-32021): nothing signed, nothing sent', async () => {
+    const x = e2e();
+    const usdc = usdcOf(x).address;
+    const account = await fundedAccount(x, 'permissionless-default');
+    const tenant = await createTenant(x.ctx.deps);
+    const pimlico = createPimlicoClient({
+      transport: http(x.paymasterUrl(tenant.apiKey)),
+      entryPoint: { address: x.entryPoint('0.7'), version: '0.7' },
+    });
+    const client = createSmartAccountClient({
+      account,
+      chain: x.chain,
+      client: x.publicClient,
+      bundlerTransport: http(x.alto.url),
+      paymaster: pimlico,
+      paymasterContext: { token: usdc },
+      userOperation: { ...bundlerFees(x), prepareUserOperation: prepareUserOperationForErc20Paymaster(pimlico) },
+    });
+    const [depositBefore, from] = [await x.deposit('0.7'), x.calls.length];
+    await assert.rejects(client.sendUserOperation({ calls: [counterCall] }), (err: unknown) => {
+      assert.ok(err instanceof Error);
+      assert.match(err.message, /batches its USDC approval.*this dApp has token guarantees off \(the default\)/s);
+      return true;
+    });
+    const patron = x.calls.slice(from).filter((c) => c.target === 'patron');
+    assert.deepEqual(
+      patron.map((c) => c.method),
+      ['pimlico_getTokenQuotes', 'pm_getPaymasterStubData'],
+      'the quote is served; the stub, the first call with the op, refuses it',
+    );
+    const refusal = (patron[1]?.response as { error?: { code?: number; data?: unknown } } | undefined)?.error;
+    assert.equal(refusal?.code, -32021);
+    assert.deepEqual(refusal?.data, { rule: 'guaranteeOff', paymaster: x.paymaster('0.7') });
+    assert.equal(
+      x.calls.slice(from).filter((c) => c.target === 'alto' && c.method === 'eth_sendUserOperation').length,
+      0,
+    );
+    assert.equal(await x.deposit('0.7'), depositBefore, 'the deposit paid nothing');
   });
 });
 

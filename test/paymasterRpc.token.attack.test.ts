@@ -8,7 +8,7 @@ import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import type { EntryPointVersion } from '../src/chain/entryPoints.js';
 import { mintToken, tokenBalance } from './helpers/patronPaymasterV06.js';
 import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
-import { createTenant, type Tenant } from './helpers/testContext.js';
+import { createTenant, enableTokenGuarantees, type Tenant } from './helpers/testContext.js';
 import {
   ARM_ONLY,
   type AttackerAccount,
@@ -36,14 +36,16 @@ import {
  * ≤ 100 wei on v0.9, not armed) and, at inclusion or once armed after signing, takes all the account's tokens and
  * burns its call gas (the issue's 8M, now the 900,000 the signing bounds admit). Mode 1 (the allowance in place): every op's charge is collected and covers what the
  * deposit paid, under a policy that denies all sponsorship. A plain transfer after signing: AA33, deposit
- * untouched. Mode 2 (the approval batched): refused at signing under the deny-all policy; under a dApp-wide wei cap
- * the deposit loses what the charge could not collect, and never more than the cap the dApp set.
+ * untouched. Mode 2 (the approval batched), for dApps that turned token guarantees on (off by default: refused
+ * whatever the policies, tokenGuarantees.attack.test.ts): refused at signing under the deny-all policy; under the
+ * guarantees' cap the deposit loses what the charge could not collect, never more than the cap the dApp set, and
+ * settlement counts each loss against it.
  */
 let app: RpcFixture;
 let usdc: DevTokenInfo;
-/** A dApp whose only policy is inactive: it sponsors nothing and guarantees nothing. */
+/** A dApp whose only policy is inactive, guarantees on: it sponsors nothing, so it guarantees nothing either. */
 let denyAll: Tenant;
-/** A dApp without policies (the attacker's gas estimates). */
+/** A dApp without policies, guarantees on (the attacker's gas estimates). */
 let open: Tenant;
 before(async () => {
   app = await startRpcFixture({ tokens: true });
@@ -51,6 +53,7 @@ before(async () => {
   denyAll = await createTenant(app.ctx.deps);
   await app.ctx.deps.policies.create({ dappId: denyAll.dappId, name: 'deny-all', active: false, rules: {} });
   open = await createTenant(app.ctx.deps);
+  for (const t of [denyAll, open]) await enableTokenGuarantees(app.ctx.deps, t);
 });
 after(() => app.close());
 
@@ -179,14 +182,11 @@ for (const version of VERSIONS) {
       assert.equal((refused.error?.data as { rule?: string } | undefined)?.rule, 'noPolicyApplies');
     });
 
-    test('mode 2 under a dApp-wide wei cap: the attacker signs and submits until Patron refuses; the deposit loses at most the cap', async (t) => {
+    test('mode 2 under the guarantees’ cap: the attacker signs and submits until Patron refuses; the deposit loses at most the cap, which settlement charges with each loss', async (t) => {
       const cap = 7_500_000_000_000_000n; // 0.0075 ETH: two or three ops at the call gas the bounds admit
       const tenant = await createTenant(app.ctx.deps);
-      const policy = await app.ctx.deps.policies.create({
-        dappId: tenant.dappId,
-        name: 'guarantee budget',
-        rules: { caps: [{ scope: 'dapp', unit: 'wei', limit: cap.toString() }] },
-      });
+      const guaranteeCap = { limitWei: cap.toString(), resets: 'daily' } as const;
+      await enableTokenGuarantees(app.ctx.deps, tenant, guaranteeCap);
       // v0.7+ repeats with one account (the failed charge reverts its execution, approval and drain included); v0.6
       // records the charge as unpaid and Patron refuses that account afterwards, so the attacker brings a new one.
       let a = await attackerAccount({ fx: app.fx, version, label: 'mode2-cap-0', bundler });
@@ -231,9 +231,11 @@ for (const version of VERSIONS) {
         prefunds.set(event.args.userOpHash.toLowerCase(), entryPointPrefund(version, signed.op));
       }
       assert.ok(refusal !== undefined, 'Patron refused before the attacker gave up');
-      assert.equal(refusal.code, -32012, JSON.stringify(refusal));
-      assert.equal((refusal.data as { rule?: string } | undefined)?.rule, 'cap');
-      assert.match(refusal.message, /batches its USDC approval/);
+      assert.equal(refusal.code, -32021, JSON.stringify(refusal));
+      const data = refusal.data as { rule?: string; limit?: string } | undefined;
+      assert.equal(data?.rule, 'guaranteeCap');
+      assert.equal(data?.limit, cap.toString());
+      assert.match(refusal.message, /batches its USDC approval.*token-guarantee cap of 7500000000000000 wei \(daily/);
       assert.ok(losses.size >= 2, `${losses.size} ops signed under the cap`);
       const total = [...losses.values()].reduce((x, y) => x + y, 0n);
       t.diagnostic(`v${version}: ${losses.size} mode-2 ops, deposit lost ${total} wei of a ${cap} wei cap`);
@@ -258,10 +260,14 @@ for (const version of VERSIONS) {
         assert.ok(w >= (prefunds.get(hash) ?? w + 1n), `op ${hash}: reserved ${w} below the EntryPoint's prefund`);
         assert.ok(lost <= w, `op ${hash}: lost ${lost} > reserved ${w}`);
       }
-      const [usage] = await app.ctx.deps.policies.usage({ dappId: tenant.dappId, policyId: policy.id });
+      const usage = await app.ctx.deps.policies.guaranteeUsage(tenant.dappId, guaranteeCap);
       const sum = [...reserved.values()].reduce((x, y) => x + y, 0n);
-      assert.equal(BigInt(usage?.reserved ?? '0') + BigInt(usage?.used ?? '0'), sum, 'the ledger holds them all');
+      assert.equal(BigInt(usage.reservedWei) + BigInt(usage.usedWei), sum, 'the ledger holds them all');
       assert.ok(sum <= cap);
+      // Settlement reads each op's UserOperationEvent and no TokenCharged: each guarantee is charged at its cost.
+      await app.ctx.deps.settlement.runOnce();
+      const settled = await app.ctx.deps.policies.guaranteeUsage(tenant.dappId, guaranteeCap);
+      assert.deepEqual([settled.usedWei, settled.reservedWei], [total.toString(), '0'], 'the cap holds what was lost');
     });
 
     test('mode 1: the tokens moved away by a plain transfer after signing end in AA33, the deposit untouched', async () => {

@@ -174,6 +174,28 @@ export async function createTenant(
   return { accountId: account.id, email: account.email, authToken: secret, dappId: dapp.id, apiKey: dapp.apiKey };
 }
 
+/** A guarantee cap for tests whose flow batches its approval (mode 2), far above what they sign: 1 ETH a day. */
+export const TEST_GUARANTEE_CAP = { limitWei: '1000000000000000000', resets: 'daily' } as const;
+
+/**
+ * The dApp's owner turns token guarantees on (off by default, docs/guides/token-mode.md): what a test of a flow that
+ * batches its approval does first, as the dApp's choice.
+ */
+export async function enableTokenGuarantees(
+  deps: Deps,
+  tenant: Pick<Tenant, 'accountId' | 'dappId'>,
+  cap: {
+    readonly limitWei: string;
+    readonly resets: 'hourly' | 'daily' | 'weekly' | 'monthly' | 'never';
+  } = TEST_GUARANTEE_CAP,
+): Promise<void> {
+  await deps.accounts.setDappTokenGuarantees({
+    accountId: tenant.accountId,
+    dappId: tenant.dappId,
+    guarantees: { enabled: true, cap },
+  });
+}
+
 /**
  * An account and a dApp row written straight through the repositories, for store-level tests that need a dApp
  * to hang rows on (no API key that works: its hash is random). Returns the dApp's id.
