@@ -29,6 +29,31 @@ const guaranteesView = z.object({
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/** A dApp's setting and its cap's current window, as the admin API and the CLI show them. */
+export async function tokenGuaranteesView(
+  policies: Pick<PolicyService, 'guaranteeUsage'>,
+  d: Pick<DappRecord, 'id' | 'tokenGuarantees'>,
+): Promise<z.infer<typeof guaranteesView>> {
+  const tokenGuarantees = d.tokenGuarantees ?? NO_TOKEN_GUARANTEES;
+  const cap = tokenGuarantees.cap;
+  const u = cap === undefined ? null : await policies.guaranteeUsage(d.id, cap);
+  return {
+    dappId: d.id,
+    tokenGuarantees,
+    usage:
+      u === null
+        ? null
+        : {
+            limitWei: u.limitWei,
+            resets: u.resets,
+            usedWei: u.usedWei,
+            reservedWei: u.reservedWei,
+            windowStart: iso(u.windowStart),
+            ...(u.windowEnd === undefined ? {} : { windowEnd: iso(u.windowEnd) }),
+          },
+  };
+}
+
 /**
  * GET/PUT /api/admin/dapps/:dappId/token-guarantees (docs/guides/token-mode.md, "The dApp's guarantee"): whether
  * Patron may sign the token mode's mode 2 for the dApp (off by default; enabling needs a cap), and what the cap's
@@ -38,26 +63,7 @@ export function adminTokenGuaranteeRoutes(deps: {
   readonly accounts: AccountService;
   readonly policies: PolicyService;
 }): RouteDef[] {
-  const view = async (d: Pick<DappRecord, 'id' | 'tokenGuarantees'>) => {
-    const tokenGuarantees = d.tokenGuarantees ?? NO_TOKEN_GUARANTEES;
-    const cap = tokenGuarantees.cap;
-    const u = cap === undefined ? null : await deps.policies.guaranteeUsage(d.id, cap);
-    return {
-      dappId: d.id,
-      tokenGuarantees,
-      usage:
-        u === null
-          ? null
-          : {
-              limitWei: u.limitWei,
-              resets: u.resets,
-              usedWei: u.usedWei,
-              reservedWei: u.reservedWei,
-              windowStart: iso(u.windowStart),
-              ...(u.windowEnd === undefined ? {} : { windowEnd: iso(u.windowEnd) }),
-            },
-    };
-  };
+  const view = (d: Pick<DappRecord, 'id' | 'tokenGuarantees'>) => tokenGuaranteesView(deps.policies, d);
   return [
     route({
       method: 'GET',
