@@ -1,8 +1,11 @@
-import type { Address } from 'viem';
+import { type Address, erc20Abi } from 'viem';
+import type { ChainRuntime } from '../../chain/chainRegistry.js';
 import type { MethodFamily } from '../../config/callerRestrictions.js';
 import type { GuaranteeCapSetting, TokenGuarantees } from '../../config/tokenGuarantees.js';
 import { TokenPaymentError } from '../../errors/PatronError.js';
 import type { CapWindow } from '../../policies/capWindows.js';
+import type { PartialUserOperation } from '../partialUserOperation.js';
+import { approvalInCallData } from './callDataApproval.js';
 
 /**
  * Whether this call may get the token mode's mode 2 (tokenGuarantee.ts): a guarantee is sponsorship (the deposit pays
@@ -90,4 +93,29 @@ export function guaranteeCapRefused(
       },
     },
   );
+}
+
+/**
+ * The ERC-7677 stub's early word on a guarantee: an op that batches its approval, for an account with no allowance at
+ * all, can only be signed in mode 2, so where the guarantee is refused the stub says so before the wallet spends an
+ * estimation on it. One allowance read, only for such an op; a failed read leaves the word to the final data.
+ */
+export async function precheckGuarantee(args: {
+  readonly chain: ChainRuntime;
+  readonly userOp: PartialUserOperation;
+  readonly token: { readonly address: Address; readonly symbol: string };
+  readonly guarantee: GuaranteeTerms;
+}): Promise<void> {
+  const { chain, guarantee } = args;
+  if (guarantee.allowed || approvalInCallData(args.userOp.callData, chain.paymaster) === undefined) return;
+  const allowance = await chain.client
+    .readContract({
+      address: args.token.address,
+      abi: erc20Abi,
+      functionName: 'allowance',
+      args: [args.userOp.sender, chain.paymaster],
+    })
+    .catch(() => undefined);
+  if (allowance !== 0n) return;
+  throw guaranteeRefused({ symbol: args.token.symbol, paymaster: chain.paymaster, rule: guarantee.rule });
 }

@@ -13,7 +13,7 @@ import { policyRequest } from '../paymasterRequest.js';
 import type { IssuedSignature, ReportFact } from '../requestFacts.js';
 import type { SpendGuard } from '../spendGuard.js';
 import { approveByDappWebhooks, type CheckWebhooks } from '../webhookApproval.js';
-import { guaranteeCapRefused } from './guaranteeTerms.js';
+import { type GuaranteeTerms, guaranteeCapRefused, guaranteeRefused } from './guaranteeTerms.js';
 
 /**
  * The token mode's mode 2 (docs/guides/token-mode.md, "Paying gas in ERC-20"): an op that batches `approve(paymaster, X)` into its own
@@ -55,6 +55,42 @@ export function checkGuaranteeRules(deps: GuaranteeDeps, req: GuaranteeRequest):
     (pass) => ({ pass }),
     (denied: unknown) => ({ denied }),
   );
+}
+
+/** What the final data knows of the guarantee before its simulation (guaranteeBeforeSimulation). */
+export interface GuaranteeOutlook {
+  /** The op batches its approval and the dApp's guarantee is open to this call: mode 2 if the allowance falls short. */
+  readonly mayGuarantee: boolean;
+  /** The op batches its approval and the guarantee is refused: what to throw if the op turns out to need it. */
+  readonly refused: Error | undefined;
+  /** The policy rules, where the op may get mode 2. */
+  readonly rules: GuaranteeRules | undefined;
+}
+
+/**
+ * Before any simulation: whether an op that batches its approval may get mode 2 (guaranteeTerms.ts), and its policy
+ * rules if so. A refusal waits for the mode (an allowance already given may make it mode 1), unless the account has
+ * no allowance at all: then mode 1 is impossible and it is thrown now, before any simulation or webhook.
+ */
+export async function guaranteeBeforeSimulation(args: {
+  readonly deps: GuaranteeDeps;
+  readonly req: GuaranteeRequest & { readonly guarantee: GuaranteeTerms };
+  /** The largest approval of the paymaster in the op's callData, if any. */
+  readonly approved: bigint | undefined;
+  /** The allowance already given on chain, being read. */
+  readonly allowance: Promise<bigint>;
+  readonly named: { readonly symbol: string; readonly paymaster: Address };
+}): Promise<GuaranteeOutlook> {
+  const terms = args.req.guarantee;
+  const batched = args.approved !== undefined;
+  const refused = terms.allowed || !batched ? undefined : guaranteeRefused({ ...args.named, ...terms });
+  if (refused !== undefined && (await args.allowance) === 0n) throw refused;
+  const mayGuarantee = batched && terms.allowed;
+  const rules = mayGuarantee ? await checkGuaranteeRules(args.deps, args.req) : undefined;
+  if (rules !== undefined && 'denied' in rules && (await args.allowance) === 0n) {
+    throw guaranteeDenial(rules.denied, args.named);
+  }
+  return { mayGuarantee, refused, rules };
 }
 
 /** A denial of the sponsored mode's kind, told that this op needed the dApp's guarantee and how to avoid it. */

@@ -35,14 +35,13 @@ import { callerLimits, gasBoundsOf, issueSignature } from '../signingPipeline.js
 import type { SpendGuard } from '../spendGuard.js';
 import { validityWindow } from '../validityWindows.js';
 import { approvalInCallData } from './callDataApproval.js';
-import { type GuaranteeTerms, guaranteeRefused } from './guaranteeTerms.js';
+import { type GuaranteeTerms, precheckGuarantee } from './guaranteeTerms.js';
 import { findToken, prepare, selectTokens, type TokenQuotes, type TokenSelection } from './quotedTokens.js';
 import { signedMaximum } from './signedMaximum.js';
 import {
   approveGuaranteeByWebhooks,
-  checkGuaranteeRules,
   type GuaranteeDeps,
-  type GuaranteeRules,
+  guaranteeBeforeSimulation,
   guaranteeDenial,
   reserveGuarantee,
 } from './tokenGuarantee.js';
@@ -195,32 +194,15 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       return tokenStub(chain, window(expiryDuration), token);
     },
 
-    /**
-     * The ERC-7677 stub's early word on the dApp's guarantee: an op that batches its approval, for an account with no
-     * allowance at all, can only be signed in mode 2, so where the guarantee is refused (guaranteeTerms.ts) the stub
-     * says so before the wallet spends an estimation on it. One allowance read, only for such an op; a failed read
-     * leaves the word to the final data.
-     */
-    async precheckGuarantee(args: {
+    /** The ERC-7677 stub's early word on the dApp's guarantee (guaranteeTerms.ts precheckGuarantee). */
+    precheckGuarantee(args: {
       readonly chain: ChainRuntime;
       readonly userOp: PartialUserOperation;
       readonly feeToken: string | undefined;
       readonly guarantee: GuaranteeTerms;
     }): Promise<void> {
-      const { chain, guarantee } = args;
-      if (guarantee.allowed || args.feeToken === undefined) return;
-      if (approvalInCallData(args.userOp.callData, chain.paymaster) === undefined) return;
-      const token = findToken(chainTokens(chain), args.feeToken);
-      const allowance = await chain.client
-        .readContract({
-          address: token.address,
-          abi: erc20Abi,
-          functionName: 'allowance',
-          args: [args.userOp.sender, chain.paymaster],
-        })
-        .catch(() => undefined);
-      if (allowance !== 0n) return;
-      throw guaranteeRefused({ symbol: token.symbol, paymaster: chain.paymaster, rule: guarantee.rule });
+      if (args.guarantee.allowed || args.feeToken === undefined) return Promise.resolve();
+      return precheckGuarantee({ ...args, token: findToken(chainTokens(args.chain), args.feeToken) });
     },
 
     /** Fee quotes: one per usable requested token (preferred first), the rest listed as unsupported. */
@@ -350,16 +332,16 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       allowance.catch(() => undefined);
       const named = { symbol: token.symbol, paymaster: chain.paymaster };
       const denial = (err: unknown) => guaranteeDenial(err, named);
-      // An op that batches its approval may need the dApp's guarantee (mode 2), only where the dApp turned
-      // guarantees on and the key may ask for sponsorship; then its policy rules, before the simulation. A refusal
-      // waits for the mode, unless no allowance at all is there (mode 1 is then impossible): refused before any
-      // simulation or webhook.
+      // Before the simulation: whether the op may get mode 2 (the dApp's setting, the key, its policy rules), refused
+      // at once where the account has no allowance at all (mode 1 is then impossible).
       const terms = req.guarantee;
-      const mayGuarantee = approved !== undefined && terms.allowed;
-      const refused = terms.allowed || approved === undefined ? undefined : guaranteeRefused({ ...named, ...terms });
-      if (refused !== undefined && (await allowance) === 0n) throw refused;
-      const rules: GuaranteeRules | undefined = mayGuarantee ? await checkGuaranteeRules(deps, req) : undefined;
-      if (rules !== undefined && 'denied' in rules && (await allowance) === 0n) throw denial(rules.denied);
+      const { mayGuarantee, refused, rules } = await guaranteeBeforeSimulation({
+        deps,
+        req,
+        approved,
+        allowance,
+        named,
+      });
       // The simulation signs the mode the op will most likely get: 2 with a batched approval it may guarantee
       // (which prefunds anyway when an allowance is there), 1 otherwise.
       const simulationAuth: Authorization = {
@@ -415,7 +397,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         price,
         // The better of the two: the approval batched in the op (where it may be guaranteed) and the allowance
         // already given. Without a guarantee, only the allowance: the op is signed in mode 1 within it, or refused.
-        available: mayGuarantee && approved > onChainAllowance ? approved : onChainAllowance,
+        available: mayGuarantee && approved !== undefined && approved > onChainAllowance ? approved : onChainAllowance,
         expectedGas: estimate.gasUsed,
         symbol: token.symbol,
         refused,
