@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { ARTIFACTS, browserSkip, openDashboardSession } from './helpers/dashboardBrowser.js';
-import { TEST_PASSWORD } from './helpers/dashboardSession.js';
+import { ARTIFACTS, browserSkip, openDashboardSession, signInToDashboard } from './helpers/dashboardBrowser.js';
 import { createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
 
 /**
@@ -53,12 +52,7 @@ const state = () => page.locator('#guarantees-state').textContent();
 test('token guarantees: off by default; on with a cap, shown and stored in wei; no cap refused with the server message; off keeps the cap', {
   skip,
 }, async () => {
-  await page.goto(`${base}/dashboard`);
-  await page.waitForURL(/\/dashboard\/login$/);
-  await page.fill('#email', tenant.email);
-  await page.fill('#password', TEST_PASSWORD);
-  await page.click('button[type=submit]');
-  await page.waitForURL(/\/dashboard\/dapps$/);
+  await signInToDashboard({ page, base, tenant });
   await page.goto(`${base}/dashboard/dapps/${tenant.dappId}`);
   await page.locator('#guarantees-form').waitFor();
   assert.match((await state()) ?? '', /^Off \(the default\): a token op that batches its approval is refused/);

@@ -143,6 +143,29 @@ async function withSdkApproval(op: UserOperationV06, feeQuote: FeeQuote, spender
   return { approval, op: { ...op, callData } };
 }
 
+/**
+ * The SDK's final-data call, refused: what it threw, and the JSON-RPC error Patron answered with HTTP 400 (what this
+ * SDK needs to read the reason at all).
+ */
+async function refusedFinalData(sdk: AccountSdkTokenPaymaster, op: UserOperationV06, token: Address) {
+  let thrown: unknown;
+  await assert.rejects(
+    sdk.getPaymasterAndData(biconomyPartialOp(op), {
+      mode: PaymasterMode.ERC20,
+      feeTokenAddress: token,
+      calculateGasLimits: true,
+    }),
+    (err: unknown) => {
+      thrown = err;
+      return err instanceof Error;
+    },
+  );
+  const sent = e2e.lastCall();
+  assert.equal(sent.status, 400, 'a deterministic refusal: HTTP 400, which this SDK needs to read the reason');
+  const error = (sent.response as { error?: { code?: unknown; message?: unknown; data?: unknown } }).error;
+  return { thrown, error, message: String(error?.message) };
+}
+
 describe('@biconomy/account 4.x createPaymaster, ERC20 mode', () => {
   test('quotes: the SDK’s answer shape, the preferred token first, and the quote fields as sent', async () => {
     assert.equal(PaymasterMode.ERC20, 'ERC20');
@@ -349,23 +372,8 @@ describe('@biconomy/account 4.x createPaymaster, ERC20 mode', () => {
     assert.equal(await balanceOf(usdc.address, op.sender), 0n);
     const catalogueFetches = e2e.catalogue.fetches();
 
-    let thrown: unknown;
-    await assert.rejects(
-      pm.getPaymasterAndData(biconomyPartialOp(op), {
-        mode: PaymasterMode.ERC20,
-        feeTokenAddress: usdc.address,
-        calculateGasLimits: true,
-      }),
-      (err: unknown) => {
-        thrown = err;
-        return err instanceof Error;
-      },
-    );
-    const sent = e2e.lastCall();
-    assert.equal(sent.status, 400, 'a deterministic refusal: HTTP 400, which this SDK needs to read the reason');
-    const error = (sent.response as { error?: { code?: unknown; message?: unknown } }).error;
+    const { thrown, error, message } = await refusedFinalData(pm, op, usdc.address);
     assert.equal(error?.code, -32020);
-    const message = String(error?.message);
     assert.match(message, /token balance below the maximum charge/);
     assert.ok(thrown instanceof Error);
     assert.ok(thrown.message.includes(JSON.stringify(`Error coming from Paymaster: ${message}`)), thrown.message);
@@ -385,24 +393,9 @@ describe('@biconomy/account 4.x createPaymaster, ERC20 mode', () => {
     assert.ok(feeQuote !== undefined, 'the quote does not depend on the setting: it signs nothing');
     const { op } = await withSdkApproval(plain, feeQuote, String(r.tokenPaymasterAddress));
     await mint(usdc.address, op.sender, 100_000_000n);
-    let thrown: unknown;
-    await assert.rejects(
-      pmDefault.getPaymasterAndData(biconomyPartialOp(op), {
-        mode: PaymasterMode.ERC20,
-        feeTokenAddress: usdc.address,
-        calculateGasLimits: true,
-      }),
-      (err: unknown) => {
-        thrown = err;
-        return err instanceof Error;
-      },
-    );
-    const sent = e2e.lastCall();
-    assert.equal(sent.status, 400);
-    const error = (sent.response as { error?: { code?: unknown; message?: unknown; data?: unknown } }).error;
+    const { thrown, error, message } = await refusedFinalData(pmDefault, op, usdc.address);
     assert.equal(error?.code, -32021);
     assert.deepEqual(error?.data, { rule: 'guaranteeOff', paymaster: getAddress(String(r.tokenPaymasterAddress)) });
-    const message = String(error?.message);
     assert.match(message, /batches its USDC approval.*this dApp has token guarantees off \(the default\)/);
     assert.match(message, /approve the paymaster 0x[0-9a-fA-F]{40} for USDC before the operation/);
     assert.ok(thrown instanceof Error && thrown.message.includes(message.slice(0, 60)), String(thrown));

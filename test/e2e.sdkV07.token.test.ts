@@ -148,24 +148,32 @@ async function prefundRefundCharge(x: SdkE2eV07, args: { txHash: Hex; sender: Ad
   return charged.args.charge;
 }
 
+/**
+ * permissionless's ERC-20 client as a dApp configures it: createPimlicoClient on Patron's URL (the dApp's key) as the
+ * paymaster, its ERC-20 preparation, the `{ token }` context in USDC, alto as the bundler.
+ */
+function permissionlessErc20Client(x: SdkE2eV07, account: Awaited<ReturnType<typeof fundedAccount>>, apiKey: string) {
+  const pimlico = createPimlicoClient({
+    transport: http(x.paymasterUrl(apiKey)),
+    entryPoint: { address: x.entryPoint('0.7'), version: '0.7' },
+  });
+  return createSmartAccountClient({
+    account,
+    chain: x.chain,
+    client: x.publicClient,
+    bundlerTransport: http(x.alto.url),
+    paymaster: pimlico,
+    paymasterContext: { token: usdcOf(x).address },
+    userOperation: { ...bundlerFees(x), prepareUserOperation: prepareUserOperationForErc20Paymaster(pimlico) },
+  });
+}
+
 describe('permissionless ERC-20: createPimlicoClient on Patron’s URL, prepareUserOperationForErc20Paymaster', () => {
   test('pimlico_getTokenQuotes, the { token } stub and data; the op executes and the charge is within the approval', async (t) => {
     const x = e2e();
     const usdc = usdcOf(x).address;
     const account = await fundedAccount(x, 'permissionless');
-    const pimlico = createPimlicoClient({
-      transport: http(x.paymasterUrl(x.open.apiKey)),
-      entryPoint: { address: x.entryPoint('0.7'), version: '0.7' },
-    });
-    const client = createSmartAccountClient({
-      account,
-      chain: x.chain,
-      client: x.publicClient,
-      bundlerTransport: http(x.alto.url),
-      paymaster: pimlico,
-      paymasterContext: { token: usdc },
-      userOperation: { ...bundlerFees(x), prepareUserOperation: prepareUserOperationForErc20Paymaster(pimlico) },
-    });
+    const client = permissionlessErc20Client(x, account, x.open.apiKey);
     const receiver = await feeReceiver(x);
     const receiverBefore = await tokenBalance(x.fx, usdc, receiver);
     const [depositBefore, counterBefore] = [await x.deposit('0.7'), await x.counter()];
@@ -198,22 +206,9 @@ describe('permissionless ERC-20: createPimlicoClient on Patron’s URL, prepareU
 describe('permissionless ERC-20 on a dApp with token guarantees off (the default)', () => {
   test('the { token } stub refuses the batched approval of an account with no allowance, with Patron’s reason (-32021): nothing signed, nothing sent', async () => {
     const x = e2e();
-    const usdc = usdcOf(x).address;
     const account = await fundedAccount(x, 'permissionless-default');
     const tenant = await createTenant(x.ctx.deps);
-    const pimlico = createPimlicoClient({
-      transport: http(x.paymasterUrl(tenant.apiKey)),
-      entryPoint: { address: x.entryPoint('0.7'), version: '0.7' },
-    });
-    const client = createSmartAccountClient({
-      account,
-      chain: x.chain,
-      client: x.publicClient,
-      bundlerTransport: http(x.alto.url),
-      paymaster: pimlico,
-      paymasterContext: { token: usdc },
-      userOperation: { ...bundlerFees(x), prepareUserOperation: prepareUserOperationForErc20Paymaster(pimlico) },
-    });
+    const client = permissionlessErc20Client(x, account, tenant.apiKey);
     const [depositBefore, from] = [await x.deposit('0.7'), x.calls.length];
     await assert.rejects(client.sendUserOperation({ calls: [counterCall] }), (err: unknown) => {
       assert.ok(err instanceof Error);
@@ -242,19 +237,7 @@ describe('permissionless ERC-20, two ops: the batched approval (mode 2), then th
     const x = e2e();
     const usdc = usdcOf(x).address;
     const account = await fundedAccount(x, 'permissionless-two-ops');
-    const pimlico = createPimlicoClient({
-      transport: http(x.paymasterUrl(x.open.apiKey)),
-      entryPoint: { address: x.entryPoint('0.7'), version: '0.7' },
-    });
-    const client = createSmartAccountClient({
-      account,
-      chain: x.chain,
-      client: x.publicClient,
-      bundlerTransport: http(x.alto.url),
-      paymaster: pimlico,
-      paymasterContext: { token: usdc },
-      userOperation: { ...bundlerFees(x), prepareUserOperation: prepareUserOperationForErc20Paymaster(pimlico) },
-    });
+    const client = permissionlessErc20Client(x, account, x.open.apiKey);
     const unlimited = {
       to: usdc,
       data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [x.paymaster('0.7'), maxUint256] }),

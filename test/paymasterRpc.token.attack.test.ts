@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Address, getAddress, type Hex, maxUint256, parseEventLogs } from 'viem';
-import { entryPoint06Abi, entryPoint07Abi } from 'viem/account-abstraction';
+import { entryPoint07Abi } from 'viem/account-abstraction';
 import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { DevClient } from '../src/chain/devClient.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
@@ -21,11 +21,15 @@ import {
   transferCall,
 } from './helpers/tokenAttacker.js';
 import {
+  ATTACK_CALL_GAS,
+  ATTACK_VERSIONS,
   entryPointPrefund,
   failedOpReason,
   inToken,
   type Limits,
+  paymasterDeposit,
   requestTokenData,
+  SIMULATION_TRIGGER,
   submitAttack,
 } from './helpers/tokenAttackOps.js';
 
@@ -57,32 +61,13 @@ before(async () => {
 });
 after(() => app.close());
 
-const VERSIONS = ['0.6', '0.7', '0.8', '0.9'] as const satisfies readonly EntryPointVersion[];
-/** Patron simulates at a gas price of 0 or 1 wei: the issue's triggers. */
-const TRIGGER: Record<EntryPointVersion, bigint> = {
-  '0.6': 1_000_000n,
-  '0.7': 1_000_000n,
-  '0.8': 1_000_000n,
-  '0.9': 100n,
-};
-/**
- * The most call gas the signing bounds admit on v0.7+ (the unused-gas penalty bound, 100,000 gas, is reached at ~1M);
- * the issue's 8M is refused at signing now (test/signingBounds.gas.test.ts), so the attack burns what it may.
- */
-const CALL_GAS = 900_000n;
 const USDC = 10n ** 6n;
-const deposit = (version: EntryPointVersion) =>
-  app.fx.client.readContract({
-    address: app.fx.entryPoints[version],
-    abi: entryPoint06Abi,
-    functionName: 'balanceOf',
-    args: [app.fx.paymasters[version]],
-  });
+const deposit = (version: EntryPointVersion) => paymasterDeposit(app, version);
 const balance = (who: Address) => tokenBalance(app.fx, usdc.address, who);
 /** One fee receiver per paymaster, 0xfefe…fe06 to …fe09, so its balance change is that paymaster's charges. */
 const feeReceiverOf = (version: EntryPointVersion) => getAddress(`0x${'fe'.repeat(19)}0${version.slice(2)}`);
 
-for (const version of VERSIONS) {
+for (const version of ATTACK_VERSIONS) {
   describe(`EntryPoint v${version}: the issue's token-mode attack through Patron`, () => {
     let bundler: DevClient;
     let drainer: Address;
@@ -92,7 +77,7 @@ for (const version of VERSIONS) {
       requestTokenData({ app, token: usdc.address, version, ...args });
     before(async () => {
       bundler = await attackerBundler(app.fx, `bundler-${version}`);
-      drainer = await deployDrainer(bundler, TRIGGER[version]);
+      drainer = await deployDrainer(bundler, SIMULATION_TRIGGER[version]);
       armOnly = await deployDrainer(bundler, ARM_ONLY);
       // A fee receiver of its own, so that its balance change is the charges alone.
       await app.fx.client.writeContract({
@@ -113,11 +98,11 @@ for (const version of VERSIONS) {
       return a;
     }
 
-    /** The attacker's estimate (Patron's limits for the call), then its own op: the same with CALL_GAS. */
+    /** The attacker's estimate (Patron's limits for the call), then its own op: the same with ATTACK_CALL_GAS. */
     async function attackOp(tenant: Tenant, a: AttackerAccount, callData: Hex, estimateWith: Tenant = tenant) {
       const estimate = await tokenData({ tenant: estimateWith, a, callData });
       assert.ok(estimate.limits, JSON.stringify(estimate.error));
-      return tokenData({ tenant, a, callData, limits: { ...estimate.limits, callGasLimit: CALL_GAS } });
+      return tokenData({ tenant, a, callData, limits: { ...estimate.limits, callGasLimit: ATTACK_CALL_GAS } });
     }
 
     test('mode 1, allowance in place, under a deny-all policy: 3 draining ops (gas-price trigger ×2, armed after signing), each charged in full, covering the deposit', async (t) => {
@@ -141,10 +126,10 @@ for (const version of VERSIONS) {
         ];
         const { receipt, gasPrice } = await submitAttack({ app, version, bundler, a, op: signed.op });
         assert.equal(receipt.status, 'success');
-        assert.ok(gasPrice > TRIGGER[version], 'included at a real gas price');
+        assert.ok(gasPrice > SIMULATION_TRIGGER[version], 'included at a real gas price');
         const [event] = parseEventLogs({ abi: entryPoint07Abi, logs: receipt.logs, eventName: 'UserOperationEvent' });
         assert.ok(event?.args.success, `op ${i}: the drain and the burn ran`);
-        assert.ok(event.args.actualGasUsed > CALL_GAS - 60_000n, `op ${i}: the call gas was burnt`);
+        assert.ok(event.args.actualGasUsed > ATTACK_CALL_GAS - 60_000n, `op ${i}: the call gas was burnt`);
         // The account did move everything it held after the prefund to the attacker.
         assert.equal((await balance(bundler.account.address)) - sinkBefore, held - max, `op ${i}: drained`);
         const [charged] = parseEventLogs({ abi: patronPaymasterAbi, logs: receipt.logs, eventName: 'TokenCharged' });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Address, getAddress, type Hex, maxUint256, parseEventLogs, toHex } from 'viem';
-import { entryPoint06Abi, entryPoint07Abi } from 'viem/account-abstraction';
+import { entryPoint07Abi } from 'viem/account-abstraction';
 import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { DevClient } from '../src/chain/devClient.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
@@ -17,7 +17,16 @@ import {
   deployDrainer,
   runCall,
 } from './helpers/tokenAttacker.js';
-import { ATTACK_FEES, type Limits, requestTokenData, submitAttack } from './helpers/tokenAttackOps.js';
+import {
+  ATTACK_CALL_GAS,
+  ATTACK_FEES,
+  ATTACK_VERSIONS,
+  type Limits,
+  paymasterDeposit,
+  requestTokenData,
+  SIMULATION_TRIGGER,
+  submitAttack,
+} from './helpers/tokenAttackOps.js';
 import { answer, type Receiver, startReceiver } from './helpers/webhookReceiver.js';
 
 /**
@@ -48,24 +57,8 @@ after(async () => {
   await app?.close();
 });
 
-const VERSIONS = ['0.6', '0.7', '0.8', '0.9'] as const satisfies readonly EntryPointVersion[];
-/** Patron simulates at a gas price of 0 or 1 wei: the attack's trigger (tokenAttacker.ts). */
-const TRIGGER: Record<EntryPointVersion, bigint> = {
-  '0.6': 1_000_000n,
-  '0.7': 1_000_000n,
-  '0.8': 1_000_000n,
-  '0.9': 100n,
-};
-const CALL_GAS = 900_000n;
 const USDC = 10n ** 6n;
-
-const deposit = (version: EntryPointVersion) =>
-  app.fx.client.readContract({
-    address: app.fx.entryPoints[version],
-    abi: entryPoint06Abi,
-    functionName: 'balanceOf',
-    args: [app.fx.paymasters[version]],
-  });
+const deposit = (version: EntryPointVersion) => paymasterDeposit(app, version);
 
 /** The ERC-7677 stub in ERC20 mode for the op (v0.7+), as viem and permissionless ask it before estimating. */
 async function stubFor(version: EntryPointVersion, tenant: Tenant, a: AttackerAccount, callData: Hex) {
@@ -94,7 +87,7 @@ async function stubFor(version: EntryPointVersion, tenant: Tenant, a: AttackerAc
   return res.json() as { result?: unknown; error?: { code: number; message: string; data?: unknown } };
 }
 
-for (const version of VERSIONS) {
+for (const version of ATTACK_VERSIONS) {
   describe(`EntryPoint v${version}: mode 2 only by the dApp's choice`, () => {
     let bundler: DevClient;
     let drainer: Address;
@@ -103,7 +96,7 @@ for (const version of VERSIONS) {
       requestTokenData({ app, token: usdc.address, version, ...args });
     before(async () => {
       bundler = await attackerBundler(app.fx, `guarantees-${version}`);
-      drainer = await deployDrainer(bundler, TRIGGER[version]);
+      drainer = await deployDrainer(bundler, SIMULATION_TRIGGER[version]);
     });
 
     /** A fresh attacker account holding 1,000 USDC, its Drainer approved, the paymaster not (yet). */
@@ -143,7 +136,7 @@ for (const version of VERSIONS) {
         tenant: dapp,
         a,
         callData,
-        limits: { ...estimate.limits, callGasLimit: CALL_GAS },
+        limits: { ...estimate.limits, callGasLimit: ATTACK_CALL_GAS },
       });
       expectRefused(own, 'guaranteeOff', 'its own limits');
       expectRefused(await tokenData({ tenant: dapp, a, callData }), 'guaranteeOff', 'Patron’s limits');
