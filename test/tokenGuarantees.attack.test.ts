@@ -8,6 +8,7 @@ import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import type { EntryPointVersion } from '../src/chain/entryPoints.js';
 import { COUNTER_ADDRESS, mintToken } from './helpers/patronPaymasterV06.js';
 import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
+import { rpcV2 } from './helpers/rpcV07.js';
 import { createTenant, enableTokenGuarantees, type Tenant } from './helpers/testContext.js';
 import {
   type AttackerAccount,
@@ -73,18 +74,8 @@ async function stubFor(version: EntryPointVersion, tenant: Tenant, a: AttackerAc
     maxPriorityFeePerGas: toHex(ATTACK_FEES.maxPriorityFeePerGas),
     signature: await a.account.getStubSignature(),
   };
-  const res = await app.ctx.app.inject({
-    method: 'POST',
-    url: `/api/v2/${app.fx.chain.chainId}/${tenant.apiKey}`,
-    headers: { 'content-type': 'application/json' },
-    payload: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'pm_getPaymasterStubData',
-      params: [op, app.fx.entryPoints[version], toHex(app.fx.chain.chainId), { token: usdc.address }],
-    }),
-  });
-  return res.json() as { result?: unknown; error?: { code: number; message: string; data?: unknown } };
+  const params = [op, app.fx.entryPoints[version], toHex(app.fx.chain.chainId), { token: usdc.address }];
+  return (await rpcV2(app, 'pm_getPaymasterStubData', params, tenant.apiKey)).body;
 }
 
 for (const version of ATTACK_VERSIONS) {
