@@ -136,10 +136,37 @@ for (const version of ATTACK_VERSIONS) {
       await a.ownTransaction(usdc.address, approveCall(paymaster(), 1n));
       expectRefused(await tokenData({ tenant: dapp, a, callData }), 'guaranteeOff', 'with one unit allowed');
       assert.equal(await deposit(version), depositBefore, 'nothing signed: the deposit paid nothing');
-      // The request log: every call a denial by the dApp's setting, none signed.
+
+      // No approval batched, an allowance below the op's maximum (yet above what it is simulated to cost): signed as
+      // the maximum, it would leave the deposit to pay what the op burns above it at inclusion. Refused by default;
+      // a dApp that guarantees token ops signs it (mode 1, the allowance as the maximum).
+      const drainOnly = await a.account.encodeCalls([{ to: drainer, data: runCall(usdc.address) }]);
+      await a.ownTransaction(usdc.address, approveCall(paymaster(), 10n ** 12n));
+      const drainEstimate = await tokenData({ tenant: estimates, a, callData: drainOnly });
+      assert.ok(drainEstimate.limits, JSON.stringify(drainEstimate.error));
+      const burn = { ...drainEstimate.limits, callGasLimit: ATTACK_CALL_GAS };
+      const full = await tokenData({ tenant: estimates, a, callData: drainOnly, limits: burn });
+      assert.ok(full.op, JSON.stringify(full.error));
+      const half = full.fields.maxTokenCost / 2n;
+      await a.ownTransaction(usdc.address, approveCall(paymaster(), half));
+      const short = await tokenData({ tenant: dapp, a, callData: drainOnly, limits: burn });
+      assert.equal(short.error?.code, -32021, JSON.stringify(short));
+      assert.deepEqual(short.error?.data, {
+        rule: 'guaranteeOff',
+        paymaster: getAddress(paymaster()),
+        allowance: half.toString(),
+        maxTokenCost: full.fields.maxTokenCost.toString(),
+      });
+      assert.match(short.error?.message ?? '', /is below this operation's maximum charge .* token guarantees are off/);
+      const covered = await tokenData({ tenant: estimates, a, callData: drainOnly, limits: burn });
+      assert.ok(covered.op, JSON.stringify(covered.error));
+      assert.deepEqual([covered.fields.guaranteed, covered.fields.maxTokenCost], [false, half]);
+      assert.equal(await deposit(version), depositBefore, 'nothing of the default dApp’s signed');
+
+      // The request log: every call of the default dApp so far a denial by its setting, none signed.
       await app.ctx.deps.requestLog.flush();
       const logged = await app.ctx.deps.store.requestLog.query({ accountId: dapp.accountId, limit: 100 });
-      assert.ok(logged.length >= 3);
+      assert.ok(logged.length >= 4);
       for (const e of logged) assert.deepEqual([e.outcome, e.errorCode], ['denied', -32021]);
 
       // The account approves the paymaster itself: the same dApp signs the token mode's mode 1, prefunded.

@@ -64,6 +64,35 @@ export function guaranteeRefused(args: Refused & { readonly rule: 'guaranteeOff'
   });
 }
 
+/**
+ * The refusal of an allowance below the op's maximum charge where the guarantee is closed: signed as the maximum, it
+ * would leave the deposit to pay what the op costs above it (its own code decides how much gas it burns at
+ * inclusion), which is a guarantee too.
+ */
+export function guaranteeShortfall(
+  args: Refused & {
+    readonly rule: 'guaranteeOff' | 'guaranteeKeyFamily';
+    readonly available: bigint;
+    readonly maximum: bigint;
+  },
+) {
+  const why =
+    args.rule === 'guaranteeOff'
+      ? 'which only the dApp may guarantee, and its token guarantees are off (the default)'
+      : 'a guarantee, which this API key may not ask for (its method families exclude "sponsorship")';
+  return new TokenPaymentError(
+    `The ${args.symbol} allowance for the paymaster ${args.paymaster} (${args.available} base units) is below this operation's maximum charge (${args.maximum}): signed as the maximum, it would leave the paymaster's deposit to pay what the operation costs above it, ${why}. To pay: approve the paymaster for at least ${args.maximum} before the operation, or pay with a permit where the token supports it`,
+    {
+      data: {
+        rule: args.rule,
+        paymaster: args.paymaster,
+        allowance: args.available.toString(),
+        maxTokenCost: args.maximum.toString(),
+      },
+    },
+  );
+}
+
 /** The refusal of a guarantee the dApp's cap has no room for in its current window (the ledger's counters). */
 export function guaranteeCapRefused(
   args: Refused & {

@@ -35,7 +35,7 @@ import { callerLimits, gasBoundsOf, issueSignature } from '../signingPipeline.js
 import type { SpendGuard } from '../spendGuard.js';
 import { validityWindow } from '../validityWindows.js';
 import { approvalInCallData } from './callDataApproval.js';
-import { type GuaranteeTerms, precheckGuarantee } from './guaranteeTerms.js';
+import { type GuaranteeTerms, guaranteeShortfall, precheckGuarantee } from './guaranteeTerms.js';
 import { findToken, prepare, selectTokens, type TokenQuotes, type TokenSelection } from './quotedTokens.js';
 import { signedMaximum } from './signedMaximum.js';
 import {
@@ -396,11 +396,13 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         caps: req.limitsMayChange === true && given === undefined ? gasCapsFor(limits, gas) : undefined,
         price,
         // The better of the two: the approval batched in the op (where it may be guaranteed) and the allowance
-        // already given. Without a guarantee, only the allowance: the op is signed in mode 1 within it, or refused.
+        // already given. Without a guarantee, only an allowance covering the op's maximum: mode 1, or refused.
         available: mayGuarantee && approved !== undefined && approved > onChainAllowance ? approved : onChainAllowance,
         expectedGas: estimate.gasUsed,
         symbol: token.symbol,
-        refused,
+        shortfallRefused: terms.allowed
+          ? undefined
+          : (available, maximum) => refused ?? guaranteeShortfall({ ...named, rule: terms.rule, available, maximum }),
       });
       const worstCaseWei = ep.worstCaseCost(final, op.maxFeePerGas);
       assertGasWithinBounds({ gas, limits, caps: final.gasCaps, worstCaseWei });
