@@ -15,6 +15,7 @@ import { pemProblems } from '../sponsorshipTokens/dappTokenSettings.js';
 import { type Account, type AuthTokenRecord, type DappRecord, isRecordId } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { generateApiKey, generateAuthToken, hashSecret, looksLikeApiKey, looksLikeAuthToken } from './credentials.js';
+import { refuseUnserved } from './refuseUnserved.js';
 import { chainIdsSchema, dappNameSchema, emailSchema, tokenNameSchema } from './schemas.js';
 import type { SecretBox } from './secretBox.js';
 
@@ -297,20 +298,3 @@ export function createAccountService(deps: AccountServiceDeps) {
 }
 
 export type AccountService = ReturnType<typeof createAccountService>;
-
-/** Refuses chain ids this deployment does not serve (`kept`: ones the dApp already lists, allowed to stay). */
-function refuseUnserved(args: {
-  chainIds: readonly number[];
-  served: ReadonlySet<number>;
-  kept: readonly number[];
-}): void {
-  const unserved = args.chainIds.filter((id) => !args.served.has(id) && !args.kept.includes(id));
-  if (unserved.length === 0) return;
-  const servedList = [...args.served].sort((a, b) => a - b);
-  const what = unserved.length === 1 ? `chain ${unserved[0]} is` : `chains ${unserved.join(', ')} are`;
-  throw new ValidationError(
-    servedList.length === 0
-      ? `${what} not served by this deployment, which serves no chain yet: the operator sets PATRON_CHAINS`
-      : `${what} not served by this deployment; it serves ${servedList.join(', ')} (the operator adds chains with PATRON_CHAINS)`,
-  );
-}
