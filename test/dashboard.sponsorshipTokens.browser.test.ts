@@ -3,8 +3,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { ARTIFACTS, browserSkip, openDashboardSession } from './helpers/dashboardBrowser.js';
-import { TEST_PASSWORD } from './helpers/dashboardSession.js';
+import { ARTIFACTS, browserSkip, openDashboardSession, signInToDashboard } from './helpers/dashboardBrowser.js';
 import { createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
 
 /**
@@ -52,12 +51,7 @@ const saveTokens = () =>
 test('sponsorship tokens: a JWK added and required is kept; a bad PEM and an empty required list are refused with the server message', {
   skip,
 }, async () => {
-  await page.goto(`${base}/dashboard`);
-  await page.waitForURL(/\/dashboard\/login$/);
-  await page.fill('#email', tenant.email);
-  await page.fill('#password', TEST_PASSWORD);
-  await page.click('button[type=submit]');
-  await page.waitForURL(/\/dashboard\/dapps$/);
+  await signInToDashboard({ page, base, tenant });
   await page.goto(`${base}/dashboard/dapps/${tenant.dappId}`);
   await page.locator('#token-form').waitFor();
   assert.deepEqual(await stored(), { required: false, keys: [] });

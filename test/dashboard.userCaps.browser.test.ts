@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { ARTIFACTS, browserSkip, openDashboardSession } from './helpers/dashboardBrowser.js';
-import { TEST_PASSWORD } from './helpers/dashboardSession.js';
+import { ARTIFACTS, browserSkip, openDashboardSession, signInToDashboard } from './helpers/dashboardBrowser.js';
 import { createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
 import { randomSender, signThrough, userCapInstance } from './helpers/userCapGate.js';
 
@@ -32,12 +31,7 @@ after(async () => {
 });
 
 test('a per-user cap: created in the form, summed up in the list, its usage read for one user', { skip }, async () => {
-  await page.goto(`${base}/dashboard`);
-  await page.waitForURL(/\/dashboard\/login$/);
-  await page.fill('#email', tenant.email);
-  await page.fill('#password', TEST_PASSWORD);
-  await page.click('button[type=submit]');
-  await page.waitForURL(/\/dashboard\/dapps$/);
+  await signInToDashboard({ page, base, tenant });
   await page.goto(`${base}/dashboard/dapps/${tenant.dappId}`);
   await page.locator('#policy-form').waitFor();
 

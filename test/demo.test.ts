@@ -27,6 +27,9 @@ test('`patron demo` runs the sponsored flow, then a USDC-paid op, then a v0.8 EI
     assert.match(lines, /USDC \(6 decimals\): at most [\d.]+ USDC/);
     assert.match(lines, /PDT \(18 decimals\): at most [\d.]+ PDT/);
     assert.match(lines, /11\. pm_sponsorUserOperation .* → mode ERC20/);
+    // The batched approval is signed as the dApp's guarantee: the demo turned it on for that op, and back off.
+    assert.match(lines, /The dApp turns its token guarantees on \(off by default; cap 50000000000000000 wei a day\)/);
+    assert.deepEqual((await ctx.deps.accounts.findDappById(tenant.dappId))?.tokenGuarantees, { enabled: false });
     const charge = /TokenCharged charge (\d+) base units/.exec(lines)?.[1];
     const approved = /approve\(paymaster, (\d+)\)/.exec(lines)?.[1];
     assert.ok(charge !== undefined && approved !== undefined, lines);

@@ -32,6 +32,7 @@ import {
   TOKEN_PAYMASTER_AND_DATA_HEX_LENGTH,
   useSdkE2e,
 } from './helpers/sdkE2e.js';
+import { createTenant, enableTokenGuarantees } from './helpers/testContext.js';
 
 /**
  * `@biconomy/account` 4.x, unmodified, paying gas in an ERC-20 through Patron listening on 127.0.0.1: the
@@ -85,11 +86,16 @@ const { createPaymaster, PaymasterMode } = accountSdk as unknown as AccountSdk;
 const FEE_RECEIVER = getAddress('0x00000000000000000000000000000000000fee01');
 
 let pm: AccountSdkTokenPaymaster;
+/** The SDK on a dApp that left token guarantees off (the default). */
+let pmDefault: AccountSdkTokenPaymaster;
 const e2e = useSdkE2e({
   errorCatalogue: true,
   async setUp(e2e) {
     await setFeeReceiver(e2e.fx, FEE_RECEIVER);
+    // The SDK batches its approval into the op (mode 2): the dApp guarantees those charges, its choice.
+    await enableTokenGuarantees(e2e.ctx.deps, e2e.open);
     pm = await createPaymaster({ paymasterUrl: e2e.paymasterUrl(e2e.open) });
+    pmDefault = await createPaymaster({ paymasterUrl: e2e.paymasterUrl(await createTenant(e2e.ctx.deps)) });
   },
 });
 
@@ -135,6 +141,29 @@ async function withSdkApproval(op: UserOperationV06, feeQuote: FeeQuote, spender
     ],
   });
   return { approval, op: { ...op, callData } };
+}
+
+/**
+ * The SDK's final-data call, refused: what it threw, and the JSON-RPC error Patron answered with HTTP 400 (what this
+ * SDK needs to read the reason at all).
+ */
+async function refusedFinalData(sdk: AccountSdkTokenPaymaster, op: UserOperationV06, token: Address) {
+  let thrown: unknown;
+  await assert.rejects(
+    sdk.getPaymasterAndData(biconomyPartialOp(op), {
+      mode: PaymasterMode.ERC20,
+      feeTokenAddress: token,
+      calculateGasLimits: true,
+    }),
+    (err: unknown) => {
+      thrown = err;
+      return err instanceof Error;
+    },
+  );
+  const sent = e2e.lastCall();
+  assert.equal(sent.status, 400, 'a deterministic refusal: HTTP 400, which this SDK needs to read the reason');
+  const error = (sent.response as { error?: { code?: unknown; message?: unknown; data?: unknown } }).error;
+  return { thrown, error, message: String(error?.message) };
 }
 
 describe('@biconomy/account 4.x createPaymaster, ERC20 mode', () => {
@@ -343,27 +372,32 @@ describe('@biconomy/account 4.x createPaymaster, ERC20 mode', () => {
     assert.equal(await balanceOf(usdc.address, op.sender), 0n);
     const catalogueFetches = e2e.catalogue.fetches();
 
-    let thrown: unknown;
-    await assert.rejects(
-      pm.getPaymasterAndData(biconomyPartialOp(op), {
-        mode: PaymasterMode.ERC20,
-        feeTokenAddress: usdc.address,
-        calculateGasLimits: true,
-      }),
-      (err: unknown) => {
-        thrown = err;
-        return err instanceof Error;
-      },
-    );
-    const sent = e2e.lastCall();
-    assert.equal(sent.status, 400, 'a deterministic refusal: HTTP 400, which this SDK needs to read the reason');
-    const error = (sent.response as { error?: { code?: unknown; message?: unknown } }).error;
+    const { thrown, error, message } = await refusedFinalData(pm, op, usdc.address);
     assert.equal(error?.code, -32020);
-    const message = String(error?.message);
     assert.match(message, /token balance below the maximum charge/);
     assert.ok(thrown instanceof Error);
     assert.ok(thrown.message.includes(JSON.stringify(`Error coming from Paymaster: ${message}`)), thrown.message);
     assert.equal(thrown.message, accountSdkError(message));
     assert.equal(e2e.catalogue.fetches(), catalogueFetches + 1, 'the SDK fetched its error catalogue to word it');
+  });
+
+  test('a dApp with token guarantees off (the default): the quote is served, the batched approval refused with Patron’s reason (-32021), nothing signed', async () => {
+    const usdc = devToken('USDC');
+    const plain = await e2e.nextOp();
+    const r = await pmDefault.getPaymasterFeeQuotesOrData(biconomyPartialOp(plain), {
+      mode: PaymasterMode.ERC20,
+      tokenList: [],
+      preferredToken: usdc.address,
+    });
+    const feeQuote = r.feeQuotes?.[0];
+    assert.ok(feeQuote !== undefined, 'the quote does not depend on the setting: it signs nothing');
+    const { op } = await withSdkApproval(plain, feeQuote, String(r.tokenPaymasterAddress));
+    await mint(usdc.address, op.sender, 100_000_000n);
+    const { thrown, error, message } = await refusedFinalData(pmDefault, op, usdc.address);
+    assert.equal(error?.code, -32021);
+    assert.deepEqual(error?.data, { rule: 'guaranteeOff', paymaster: getAddress(String(r.tokenPaymasterAddress)) });
+    assert.match(message, /batches its USDC approval.*this dApp has token guarantees off \(the default\)/);
+    assert.match(message, /approve the paymaster 0x[0-9a-fA-F]{40} for USDC before the operation/);
+    assert.ok(thrown instanceof Error && thrown.message.includes(message.slice(0, 60)), String(thrown));
   });
 });

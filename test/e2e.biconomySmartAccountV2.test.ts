@@ -36,6 +36,7 @@ import {
   tokenBalance,
 } from './helpers/patronPaymasterV06.js';
 import { TOKEN_PAYMASTER_AND_DATA_HEX_LENGTH, useSdkE2e } from './helpers/sdkE2e.js';
+import { enableTokenGuarantees } from './helpers/testContext.js';
 
 /**
  * `@biconomy/account` 4.x's own smart-account flow, unmodified, the way a dApp calls it:
@@ -121,6 +122,8 @@ const e2e = useSdkE2e({
   async setUp(e2e) {
     await e2e.fx.client.setBalance({ address: privateKeyToAccount(KEYS.alto).address, value: parseEther('100') });
     await setFeeReceiver(e2e.fx, FEE_RECEIVER);
+    // The SDK's ERC20 op batches its approval (mode 2): the dApp guarantees that charge, its choice.
+    await enableTokenGuarantees(e2e.ctx.deps, e2e.open);
     alto = await startAlto({
       rpcUrl: `${e2e.base}/chain/${e2e.fx.chain.chainId}`,
       entryPoints: [e2e.fx.entryPoint],

@@ -26,6 +26,7 @@ import { MODE_TOKEN } from '../src/paymaster/entryPoints/paymasterModes.js';
 import { decodePaymasterAndDataV07 } from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 import { COUNTER_ADDRESS, mintToken, tokenBalance } from './helpers/patronPaymasterV06.js';
 import { assertPaidByPatron, bundlerFees, type SdkE2eV07, useSdkE2eV07 } from './helpers/sdkE2eV07.js';
+import { createTenant, enableTokenGuarantees } from './helpers/testContext.js';
 
 /**
  * The ERC-20 flows of today's SDKs, unmodified, through Patron's /api/v2 URL and alto on EntryPoint v0.7, each
@@ -39,7 +40,11 @@ import { assertPaidByPatron, bundlerFees, type SdkE2eV07, useSdkE2eV07 } from '.
  *   approve(quote.paymasterAddress, ceil(maxGasFee × 10^decimal)) through createBicoBundlerClient with the ERC20
  *   context. (Its own sendTokenPaymasterUserOp approves Biconomy's hard-coded paymaster; see docs/guides/clients.md.)
  */
-const e2e = useSdkE2eV07({ tokens: true });
+const e2e = useSdkE2eV07({
+  tokens: true,
+  // These flows batch their approval into the op (mode 2): the dApp guarantees those charges, its choice.
+  setUp: (x) => enableTokenGuarantees(x.ctx.deps, x.open),
+});
 
 /**
  * abstractjs exports toBiconomyTokenPaymasterContext at run time, but its type declaration is not reachable from the
@@ -143,24 +148,32 @@ async function prefundRefundCharge(x: SdkE2eV07, args: { txHash: Hex; sender: Ad
   return charged.args.charge;
 }
 
+/**
+ * permissionless's ERC-20 client as a dApp configures it: createPimlicoClient on Patron's URL (the dApp's key) as the
+ * paymaster, its ERC-20 preparation, the `{ token }` context in USDC, alto as the bundler.
+ */
+function permissionlessErc20Client(x: SdkE2eV07, account: Awaited<ReturnType<typeof fundedAccount>>, apiKey: string) {
+  const pimlico = createPimlicoClient({
+    transport: http(x.paymasterUrl(apiKey)),
+    entryPoint: { address: x.entryPoint('0.7'), version: '0.7' },
+  });
+  return createSmartAccountClient({
+    account,
+    chain: x.chain,
+    client: x.publicClient,
+    bundlerTransport: http(x.alto.url),
+    paymaster: pimlico,
+    paymasterContext: { token: usdcOf(x).address },
+    userOperation: { ...bundlerFees(x), prepareUserOperation: prepareUserOperationForErc20Paymaster(pimlico) },
+  });
+}
+
 describe('permissionless ERC-20: createPimlicoClient on Patron’s URL, prepareUserOperationForErc20Paymaster', () => {
   test('pimlico_getTokenQuotes, the { token } stub and data; the op executes and the charge is within the approval', async (t) => {
     const x = e2e();
     const usdc = usdcOf(x).address;
     const account = await fundedAccount(x, 'permissionless');
-    const pimlico = createPimlicoClient({
-      transport: http(x.paymasterUrl(x.open.apiKey)),
-      entryPoint: { address: x.entryPoint('0.7'), version: '0.7' },
-    });
-    const client = createSmartAccountClient({
-      account,
-      chain: x.chain,
-      client: x.publicClient,
-      bundlerTransport: http(x.alto.url),
-      paymaster: pimlico,
-      paymasterContext: { token: usdc },
-      userOperation: { ...bundlerFees(x), prepareUserOperation: prepareUserOperationForErc20Paymaster(pimlico) },
-    });
+    const client = permissionlessErc20Client(x, account, x.open.apiKey);
     const receiver = await feeReceiver(x);
     const receiverBefore = await tokenBalance(x.fx, usdc, receiver);
     const [depositBefore, counterBefore] = [await x.deposit('0.7'), await x.counter()];
@@ -190,24 +203,41 @@ describe('permissionless ERC-20: createPimlicoClient on Patron’s URL, prepareU
   });
 });
 
+describe('permissionless ERC-20 on a dApp with token guarantees off (the default)', () => {
+  test('the { token } stub refuses the batched approval of an account with no allowance, with Patron’s reason (-32021): nothing signed, nothing sent', async () => {
+    const x = e2e();
+    const account = await fundedAccount(x, 'permissionless-default');
+    const tenant = await createTenant(x.ctx.deps);
+    const client = permissionlessErc20Client(x, account, tenant.apiKey);
+    const [depositBefore, from] = [await x.deposit('0.7'), x.calls.length];
+    await assert.rejects(client.sendUserOperation({ calls: [counterCall] }), (err: unknown) => {
+      assert.ok(err instanceof Error);
+      assert.match(err.message, /batches its USDC approval.*this dApp has token guarantees off \(the default\)/s);
+      return true;
+    });
+    const patron = x.calls.slice(from).filter((c) => c.target === 'patron');
+    assert.deepEqual(
+      patron.map((c) => c.method),
+      ['pimlico_getTokenQuotes', 'pm_getPaymasterStubData'],
+      'the quote is served; the stub, the first call with the op, refuses it',
+    );
+    const refusal = (patron[1]?.response as { error?: { code?: number; data?: unknown } } | undefined)?.error;
+    assert.equal(refusal?.code, -32021);
+    assert.deepEqual(refusal?.data, { rule: 'guaranteeOff', paymaster: x.paymaster('0.7') });
+    assert.equal(
+      x.calls.slice(from).filter((c) => c.target === 'alto' && c.method === 'eth_sendUserOperation').length,
+      0,
+    );
+    assert.equal(await x.deposit('0.7'), depositBefore, 'the deposit paid nothing');
+  });
+});
+
 describe('permissionless ERC-20, two ops: the batched approval (mode 2), then the allowance in place (mode 1)', () => {
   test('the first op batches its approval and executes in mode 2; the second, with no approval left to batch, is mode 1 with prefund, refund and charge', async (t) => {
     const x = e2e();
     const usdc = usdcOf(x).address;
     const account = await fundedAccount(x, 'permissionless-two-ops');
-    const pimlico = createPimlicoClient({
-      transport: http(x.paymasterUrl(x.open.apiKey)),
-      entryPoint: { address: x.entryPoint('0.7'), version: '0.7' },
-    });
-    const client = createSmartAccountClient({
-      account,
-      chain: x.chain,
-      client: x.publicClient,
-      bundlerTransport: http(x.alto.url),
-      paymaster: pimlico,
-      paymasterContext: { token: usdc },
-      userOperation: { ...bundlerFees(x), prepareUserOperation: prepareUserOperationForErc20Paymaster(pimlico) },
-    });
+    const client = permissionlessErc20Client(x, account, x.open.apiKey);
     const unlimited = {
       to: usdc,
       data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [x.paymaster('0.7'), maxUint256] }),

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Address, getAddress, type Hex, maxUint256, parseEventLogs } from 'viem';
-import { entryPoint06Abi, entryPoint07Abi } from 'viem/account-abstraction';
+import { entryPoint07Abi } from 'viem/account-abstraction';
 import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { DevClient } from '../src/chain/devClient.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import type { EntryPointVersion } from '../src/chain/entryPoints.js';
 import { mintToken, tokenBalance } from './helpers/patronPaymasterV06.js';
 import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
-import { createTenant, type Tenant, withoutHoldShares } from './helpers/testContext.js';
+import { createTenant, enableTokenGuarantees, type Tenant } from './helpers/testContext.js';
 import {
   ARM_ONLY,
   type AttackerAccount,
@@ -21,11 +21,15 @@ import {
   transferCall,
 } from './helpers/tokenAttacker.js';
 import {
+  ATTACK_CALL_GAS,
+  ATTACK_VERSIONS,
   entryPointPrefund,
   failedOpReason,
   inToken,
   type Limits,
+  paymasterDeposit,
   requestTokenData,
+  SIMULATION_TRIGGER,
   submitAttack,
 } from './helpers/tokenAttackOps.js';
 
@@ -36,14 +40,16 @@ import {
  * ≤ 100 wei on v0.9, not armed) and, at inclusion or once armed after signing, takes all the account's tokens and
  * burns its call gas (the issue's 8M, now the 900,000 the signing bounds admit). Mode 1 (the allowance in place): every op's charge is collected and covers what the
  * deposit paid, under a policy that denies all sponsorship. A plain transfer after signing: AA33, deposit
- * untouched. Mode 2 (the approval batched): refused at signing under the deny-all policy; under a dApp-wide wei cap
- * the deposit loses what the charge could not collect, and never more than the cap the dApp set.
+ * untouched. Mode 2 (the approval batched), for dApps that turned token guarantees on (off by default: refused
+ * whatever the policies, tokenGuarantees.attack.test.ts): refused at signing under the deny-all policy; under the
+ * guarantees' cap the deposit loses what the charge could not collect, never more than the cap the dApp set, and
+ * settlement counts each loss against it.
  */
 let app: RpcFixture;
 let usdc: DevTokenInfo;
-/** A dApp whose only policy is inactive: it sponsors nothing and guarantees nothing. */
+/** A dApp whose only policy is inactive, guarantees on: it sponsors nothing, so it guarantees nothing either. */
 let denyAll: Tenant;
-/** A dApp without policies (the attacker's gas estimates). */
+/** A dApp without policies, guarantees on (the attacker's gas estimates). */
 let open: Tenant;
 before(async () => {
   app = await startRpcFixture({ tokens: true });
@@ -51,35 +57,17 @@ before(async () => {
   denyAll = await createTenant(app.ctx.deps);
   await app.ctx.deps.policies.create({ dappId: denyAll.dappId, name: 'deny-all', active: false, rules: {} });
   open = await createTenant(app.ctx.deps);
+  for (const t of [denyAll, open]) await enableTokenGuarantees(app.ctx.deps, t);
 });
 after(() => app.close());
 
-const VERSIONS = ['0.6', '0.7', '0.8', '0.9'] as const satisfies readonly EntryPointVersion[];
-/** Patron simulates at a gas price of 0 or 1 wei: the issue's triggers. */
-const TRIGGER: Record<EntryPointVersion, bigint> = {
-  '0.6': 1_000_000n,
-  '0.7': 1_000_000n,
-  '0.8': 1_000_000n,
-  '0.9': 100n,
-};
-/**
- * The most call gas the signing bounds admit on v0.7+ (the unused-gas penalty bound, 100,000 gas, is reached at ~1M);
- * the issue's 8M is refused at signing now (test/signingBounds.gas.test.ts), so the attack burns what it may.
- */
-const CALL_GAS = 900_000n;
 const USDC = 10n ** 6n;
-const deposit = (version: EntryPointVersion) =>
-  app.fx.client.readContract({
-    address: app.fx.entryPoints[version],
-    abi: entryPoint06Abi,
-    functionName: 'balanceOf',
-    args: [app.fx.paymasters[version]],
-  });
+const deposit = (version: EntryPointVersion) => paymasterDeposit(app, version);
 const balance = (who: Address) => tokenBalance(app.fx, usdc.address, who);
 /** One fee receiver per paymaster, 0xfefe…fe06 to …fe09, so its balance change is that paymaster's charges. */
 const feeReceiverOf = (version: EntryPointVersion) => getAddress(`0x${'fe'.repeat(19)}0${version.slice(2)}`);
 
-for (const version of VERSIONS) {
+for (const version of ATTACK_VERSIONS) {
   describe(`EntryPoint v${version}: the issue's token-mode attack through Patron`, () => {
     let bundler: DevClient;
     let drainer: Address;
@@ -89,7 +77,7 @@ for (const version of VERSIONS) {
       requestTokenData({ app, token: usdc.address, version, ...args });
     before(async () => {
       bundler = await attackerBundler(app.fx, `bundler-${version}`);
-      drainer = await deployDrainer(bundler, TRIGGER[version]);
+      drainer = await deployDrainer(bundler, SIMULATION_TRIGGER[version]);
       armOnly = await deployDrainer(bundler, ARM_ONLY);
       // A fee receiver of its own, so that its balance change is the charges alone.
       await app.fx.client.writeContract({
@@ -110,11 +98,11 @@ for (const version of VERSIONS) {
       return a;
     }
 
-    /** The attacker's estimate (Patron's limits for the call), then its own op: the same with CALL_GAS. */
+    /** The attacker's estimate (Patron's limits for the call), then its own op: the same with ATTACK_CALL_GAS. */
     async function attackOp(tenant: Tenant, a: AttackerAccount, callData: Hex, estimateWith: Tenant = tenant) {
       const estimate = await tokenData({ tenant: estimateWith, a, callData });
       assert.ok(estimate.limits, JSON.stringify(estimate.error));
-      return tokenData({ tenant, a, callData, limits: { ...estimate.limits, callGasLimit: CALL_GAS } });
+      return tokenData({ tenant, a, callData, limits: { ...estimate.limits, callGasLimit: ATTACK_CALL_GAS } });
     }
 
     test('mode 1, allowance in place, under a deny-all policy: 3 draining ops (gas-price trigger ×2, armed after signing), each charged in full, covering the deposit', async (t) => {
@@ -138,10 +126,10 @@ for (const version of VERSIONS) {
         ];
         const { receipt, gasPrice } = await submitAttack({ app, version, bundler, a, op: signed.op });
         assert.equal(receipt.status, 'success');
-        assert.ok(gasPrice > TRIGGER[version], 'included at a real gas price');
+        assert.ok(gasPrice > SIMULATION_TRIGGER[version], 'included at a real gas price');
         const [event] = parseEventLogs({ abi: entryPoint07Abi, logs: receipt.logs, eventName: 'UserOperationEvent' });
         assert.ok(event?.args.success, `op ${i}: the drain and the burn ran`);
-        assert.ok(event.args.actualGasUsed > CALL_GAS - 60_000n, `op ${i}: the call gas was burnt`);
+        assert.ok(event.args.actualGasUsed > ATTACK_CALL_GAS - 60_000n, `op ${i}: the call gas was burnt`);
         // The account did move everything it held after the prefund to the attacker.
         assert.equal((await balance(bundler.account.address)) - sinkBefore, held - max, `op ${i}: drained`);
         const [charged] = parseEventLogs({ abi: patronPaymasterAbi, logs: receipt.logs, eventName: 'TokenCharged' });
@@ -179,16 +167,11 @@ for (const version of VERSIONS) {
       assert.equal((refused.error?.data as { rule?: string } | undefined)?.rule, 'noPolicyApplies');
     });
 
-    test('mode 2 under a dApp-wide wei cap: the attacker signs and submits until Patron refuses; the deposit loses at most the cap', async (t) => {
+    test('mode 2 under the guarantees’ cap: the attacker signs and submits until Patron refuses; the deposit loses at most the cap, which settlement charges with each loss', async (t) => {
       const cap = 7_500_000_000_000_000n; // 0.0075 ETH: two or three ops at the call gas the bounds admit
       const tenant = await createTenant(app.ctx.deps);
-      // The attacker's one IP until the cap refuses: the cap's bound, not the hold share's, is what this measures.
-      await withoutHoldShares(app.ctx.deps, tenant.dappId);
-      const policy = await app.ctx.deps.policies.create({
-        dappId: tenant.dappId,
-        name: 'guarantee budget',
-        rules: { caps: [{ scope: 'dapp', unit: 'wei', limit: cap.toString() }] },
-      });
+      const guaranteeCap = { limitWei: cap.toString(), resets: 'daily' } as const;
+      await enableTokenGuarantees(app.ctx.deps, tenant, guaranteeCap);
       // v0.7+ repeats with one account (the failed charge reverts its execution, approval and drain included); v0.6
       // records the charge as unpaid and Patron refuses that account afterwards, so the attacker brings a new one.
       let a = await attackerAccount({ fx: app.fx, version, label: 'mode2-cap-0', bundler });
@@ -233,9 +216,11 @@ for (const version of VERSIONS) {
         prefunds.set(event.args.userOpHash.toLowerCase(), entryPointPrefund(version, signed.op));
       }
       assert.ok(refusal !== undefined, 'Patron refused before the attacker gave up');
-      assert.equal(refusal.code, -32012, JSON.stringify(refusal));
-      assert.equal((refusal.data as { rule?: string } | undefined)?.rule, 'cap');
-      assert.match(refusal.message, /batches its USDC approval/);
+      assert.equal(refusal.code, -32021, JSON.stringify(refusal));
+      const data = refusal.data as { rule?: string; limit?: string } | undefined;
+      assert.equal(data?.rule, 'guaranteeCap');
+      assert.equal(data?.limit, cap.toString());
+      assert.match(refusal.message, /batches its USDC approval.*token-guarantee cap of 7500000000000000 wei \(daily/);
       assert.ok(losses.size >= 2, `${losses.size} ops signed under the cap`);
       const total = [...losses.values()].reduce((x, y) => x + y, 0n);
       t.diagnostic(`v${version}: ${losses.size} mode-2 ops, deposit lost ${total} wei of a ${cap} wei cap`);
@@ -260,10 +245,14 @@ for (const version of VERSIONS) {
         assert.ok(w >= (prefunds.get(hash) ?? w + 1n), `op ${hash}: reserved ${w} below the EntryPoint's prefund`);
         assert.ok(lost <= w, `op ${hash}: lost ${lost} > reserved ${w}`);
       }
-      const [usage] = await app.ctx.deps.policies.usage({ dappId: tenant.dappId, policyId: policy.id });
+      const usage = await app.ctx.deps.policies.guaranteeUsage(tenant.dappId, guaranteeCap);
       const sum = [...reserved.values()].reduce((x, y) => x + y, 0n);
-      assert.equal(BigInt(usage?.reserved ?? '0') + BigInt(usage?.used ?? '0'), sum, 'the ledger holds them all');
+      assert.equal(BigInt(usage.reservedWei) + BigInt(usage.usedWei), sum, 'the ledger holds them all');
       assert.ok(sum <= cap);
+      // Settlement reads each op's UserOperationEvent and no TokenCharged: each guarantee is charged at its cost.
+      await app.ctx.deps.settlement.runOnce();
+      const settled = await app.ctx.deps.policies.guaranteeUsage(tenant.dappId, guaranteeCap);
+      assert.deepEqual([settled.usedWei, settled.reservedWei], [total.toString(), '0'], 'the cap holds what was lost');
     });
 
     test('mode 1: the tokens moved away by a plain transfer after signing end in AA33, the deposit untouched', async () => {

@@ -36,15 +36,16 @@ import { hexWire, newSimpleAccountOp, quantity, rpcV2 } from './helpers/rpcV07.j
 
 /**
  * The token mode's two signed modes through the service (docs/guides/token-mode.md, "Paying gas in ERC-20"), on EntryPoint v0.7, v0.8
- * (SimpleAccount) and v0.9 (an EIP-7702 account): an op that batches its approval is signed in mode 2 only through the
- * dApp's sponsorship gates (a deny-all policy refuses it at signing, -32012 saying why and how to avoid it), while an
+ * (SimpleAccount) and v0.9 (an EIP-7702 account), for a dApp that turned token guarantees on: an op that batches its
+ * approval is signed in mode 2 only through the dApp's sponsorship gates (a deny-all policy refuses it at signing, -32012 saying why and how to avoid it), while an
  * op whose allowance is already on chain is signed in mode 1 under the same policy and executes with the prefund, the
  * refund and the charge visible as token transfers. The named policy in each dialect: paymasterRpc.token.namedPolicy.
  */
 let app: RpcFixture;
 let usdc: DevTokenInfo;
 before(async () => {
-  app = await startRpcFixture({ tokens: true });
+  // The dApp turned token guarantees on: mode 2 then goes through its sponsorship gates (off: tokenGuarantees.attack).
+  app = await startRpcFixture({ tokens: true, tokenGuarantees: true });
   [usdc] = app.fx.tokens as [DevTokenInfo];
 });
 after(() => app.close());

@@ -16,7 +16,7 @@ import {
 } from './helpers/patronPaymasterV06.js';
 import { biconomyWireOp, type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
 import { hexWire, newSimpleAccountOp, rpcV2 } from './helpers/rpcV07.js';
-import { createTenant, type Tenant } from './helpers/testContext.js';
+import { createTenant, enableTokenGuarantees, type Tenant } from './helpers/testContext.js';
 
 /**
  * The policy a token request names (`sponsorshipPolicyId`) in each dialect that can carry it: a mode-2 op (its
@@ -24,6 +24,7 @@ import { createTenant, type Tenant } from './helpers/testContext.js';
  * would be (an unknown id is `policyNotFound`), whether it comes through the Biconomy dialect's mode object, the
  * ERC-7677 `{ token }` context or Pimlico's own pm_sponsorUserOperation context; the request log shows the signed
  * op as a guarantee with the named policy (docs/guides/token-mode.md, "Paying gas in ERC-20" and "Pimlico's ERC-20 dialect").
+ * Each dApp here turned token guarantees on: without, mode 2 is refused before any policy (tokenGuarantees.attack.test.ts).
  */
 let app: RpcFixture;
 let usdc: DevTokenInfo;
@@ -33,6 +34,13 @@ before(async () => {
 });
 after(() => app.close());
 
+/** A dApp of its own that turned token guarantees on (off by default): mode 2 then goes through its policies. */
+async function guaranteeingTenant(): Promise<Tenant> {
+  const tenant = await createTenant(app.ctx.deps);
+  await enableTokenGuarantees(app.ctx.deps, tenant);
+  return tenant;
+}
+
 const zeroGas = { callGasLimit: 0n, verificationGasLimit: 0n, preVerificationGas: 0n };
 const approve = (spender: Address, amount: bigint): Hex =>
   encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, amount] });
@@ -40,7 +48,7 @@ const approve = (spender: Address, amount: bigint): Hex =>
 describe('a sponsorshipPolicyId the request names applies to mode 2 in every dialect', () => {
   /** A dApp of its own with one policy that admits everything: naming another id must change the answer. */
   async function tenantWithPolicy() {
-    const tenant = await createTenant(app.ctx.deps);
+    const tenant = await guaranteeingTenant();
     const policy = await app.ctx.deps.policies.create({
       dappId: tenant.dappId,
       name: 'guarantees',
@@ -152,7 +160,7 @@ describe('a sponsorshipPolicyId the request names applies to mode 2 in every dia
 
 describe('Pimlico’s pm_sponsorUserOperation with a { token } context', () => {
   test('is the token mode: mode 2 through the named policy (an unknown id is policyNotFound), never a sponsorship', async () => {
-    const tenant = await createTenant(app.ctx.deps);
+    const tenant = await guaranteeingTenant();
     const policy = await app.ctx.deps.policies.create({ dappId: tenant.dappId, name: 'guarantees', rules: {} });
     const first = await newSimpleAccountOp(app.fx, '0.7', [{ to: COUNTER_ADDRESS, data: '0x01' }]);
     await mintToken(app.fx, usdc.address, first.op.sender, 1_000_000_000n);
@@ -201,7 +209,7 @@ describe('Pimlico’s pm_sponsorUserOperation with a { token } context', () => {
 
 describe('a contract allowlist over a mode-2 op asks what the sender is', () => {
   test("the attacker's own code reading an approval batch is refused (unknownAccount); a real SimpleAccount's is mode 2", async () => {
-    const tenant = await createTenant(app.ctx.deps);
+    const tenant = await guaranteeingTenant();
     await app.ctx.deps.policies.create({
       dappId: tenant.dappId,
       name: 'approve USDC, count',

@@ -36,7 +36,8 @@ let pdt: DevTokenInfo;
 const feeReceiver = getAddress('0x0000000000000000000000000000000000feefee');
 
 before(async () => {
-  app = await startRpcFixture({ tokens: true });
+  // Its flows batch their approval (mode 2): the dApp guarantees them.
+  app = await startRpcFixture({ tokens: true, tokenGuarantees: true });
   ({ fx, ctx, tenant } = app);
   [usdc, pdt] = fx.tokens as [DevTokenInfo, DevTokenInfo];
   await setFeeReceiver(fx, feeReceiver);

@@ -25,7 +25,8 @@ let app: RpcFixture;
 let usdc: DevTokenInfo;
 let pdt: DevTokenInfo;
 before(async () => {
-  app = await startRpcFixture({ tokens: true });
+  // Its flows batch their approval (mode 2): the dApp guarantees them.
+  app = await startRpcFixture({ tokens: true, tokenGuarantees: true });
   [usdc, pdt] = app.fx.tokens as [DevTokenInfo, DevTokenInfo];
 });
 after(() => app.close());

@@ -59,8 +59,8 @@ after(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** Starts the service on the configured chain; resolves with its base URL and the demo dApp's API key. */
-async function startService(): Promise<{ base: string; apiKey: string }> {
+/** Starts the service on the configured chain; resolves with its base URL, the demo dApp's API key and auth token. */
+async function startService(): Promise<{ base: string; apiKey: string; authToken: string }> {
   child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     env: {
       ...process.env,
@@ -101,8 +101,25 @@ async function startService(): Promise<{ base: string; apiKey: string }> {
   }
   const base = /"baseUrl":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(out)?.[1];
   const apiKey = /apiKey {6}(pk\.[A-Za-z0-9.]+)/.exec(out)?.[1];
-  assert.ok(base !== undefined && apiKey !== undefined, out);
-  return { base, apiKey };
+  const authToken = /authToken {3}(\S+)/.exec(out)?.[1];
+  assert.ok(base !== undefined && apiKey !== undefined && authToken !== undefined, out);
+  return { base, apiKey, authToken };
+}
+
+/** The demo dApp's owner turns token guarantees on through the admin API (off by default): its op is mode 2. */
+async function enableGuarantees(base: string, authToken: string): Promise<void> {
+  const headers = { authorization: `Bearer ${authToken}`, 'content-type': 'application/json' };
+  const list = (await (await fetch(`${base}/api/admin/dapps`, { headers })).json()) as {
+    data: { dappId: string }[];
+  };
+  const [dapp] = list.data;
+  assert.ok(dapp !== undefined);
+  const res = await fetch(`${base}/api/admin/dapps/${dapp.dappId}/token-guarantees`, {
+    method: 'PUT',
+    headers,
+    body: JSON.stringify({ enabled: true, cap: { limitWei: (10n ** 18n).toString(), resets: 'daily' } }),
+  });
+  assert.equal(res.status, 200, await res.text());
 }
 
 /** The service's log lines (pino JSON) at warn level. */
@@ -116,7 +133,8 @@ const warnings = () =>
 test('an unstaked paymaster on a configured chain: start-up warning, -32030 for the token mode; after addStake and the guard’s next read, the token mode signs and the op executes', {
   timeout: 120_000,
 }, async () => {
-  const { base, apiKey } = await startService();
+  const { base, apiKey, authToken } = await startService();
+  await enableGuarantees(base, authToken);
   const expected = unstakedTokenModeMessage({
     chainId: fx.chain.chainId,
     paymaster: unstaked,

@@ -7,6 +7,7 @@ import { renderEvents } from './pageEvents.js';
 import { renderPolicies } from './pagePolicies.js';
 import { renderWebhooks } from './pageWebhooks.js';
 import { renderSponsorshipTokens } from './sponsorshipTokens.js';
+import { renderTokenGuarantees } from './tokenGuarantees.js';
 
 /**
  * @typedef {{dappId: string, name: string, chainIds: number[], apiKey: string, createdAt: string, updatedAt: string}} Dapp
@@ -16,8 +17,8 @@ import { renderSponsorshipTokens } from './sponsorshipTokens.js';
 const masked = (key) => `${key.slice(0, 7)}${'•'.repeat(12)}`;
 
 /**
- * One dApp: rename, chains, API key (shown on request, rotatable), the paymaster URLs with SDK snippets, and
- * its webhooks and sponsorship policies. @param {HTMLElement} main @param {import('./app.js').PageContext} ctx
+ * One dApp: rename, chains, API key (shown on request, rotatable), the paymaster URLs with SDK snippets, who may
+ * use the key, its sponsorship tokens and token guarantees, and its webhooks and sponsorship policies. @param {HTMLElement} main @param {import('./app.js').PageContext} ctx
  */
 export async function renderDapp(main, ctx) {
   const dappId = ctx.params[0] ?? '';
@@ -146,6 +147,7 @@ export async function renderDapp(main, ctx) {
   const policies = h('div');
   const restrictions = h('div');
   const tokens = h('div');
+  const guarantees = h('div');
   const events = h('div');
   await Promise.all([
     renderEvents(events, { dappId, out }),
@@ -153,6 +155,7 @@ export async function renderDapp(main, ctx) {
     renderPolicies(policies, { dappId, out }),
     renderKeyRestrictions(restrictions, { dappId, out }),
     renderSponsorshipTokens(tokens, { dappId }),
+    renderTokenGuarantees(guarantees, { dappId }),
   ]);
 
   main.append(
@@ -172,6 +175,7 @@ export async function renderDapp(main, ctx) {
     h('section', { 'aria-labelledby': 'key-h' }, h('h2', { id: 'key-h' }, 'API key'), keyBox),
     restrictions,
     tokens,
+    guarantees,
     h(
       'section',
       { 'aria-labelledby': 'settings-h' },

@@ -312,7 +312,7 @@ export async function renderLog(main, ctx) {
     h(
       'p',
       { className: 'hint' },
-      'Every paymaster JSON-RPC call of your dApps. Mode: sponsored (your dApp pays the gas) or token (the user pays in an ERC-20). Outcomes: sponsored (signed paymasterAndData), quoted (a token quote or an ERC-7677 stub), denied (your webhook, a policy, the signing bounds or the paymaster\'s solvency said no), error (anything else). A cut-off reason shows in full on hover; Details opens the whole entry (webhook, policy, actual cost, latency). Policy: what the request reserved against your caps, or the rule that denied it; "guarantee" marks a token-paid op that batches its approval, whose charge your dApp guarantees. Actual cost: what the EntryPoint charged once the op was included.',
+      'Every paymaster JSON-RPC call of your dApps. Mode: sponsored (your dApp pays the gas) or token (the user pays in an ERC-20). Outcomes: sponsored (signed paymasterAndData), quoted (a token quote or an ERC-7677 stub), denied (your webhook, a policy, your token guarantees, the signing bounds or the paymaster\'s solvency said no), error (anything else). A cut-off reason shows in full on hover; Details opens the whole entry (webhook, policy, actual cost, latency). Policy: what the request reserved against your caps, or the rule that denied it; "guarantee" marks a token-paid op that batches its approval, whose charge your dApp guarantees (its token guarantees on), the reserved amounts then including the guarantees\' cap. Actual cost: what the EntryPoint charged once the op was included.',
     ),
     out,
     form,

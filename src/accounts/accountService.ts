@@ -8,12 +8,14 @@ import {
 } from '../config/callerRestrictions.js';
 import { NO_DAPP_LIMITS, parseDappLimits } from '../config/dappLimits.js';
 import { type DappTokenSettings, dappTokenSettingsSchema } from '../config/sponsorshipTokenSettings.js';
+import { NO_TOKEN_GUARANTEES, type TokenGuarantees, tokenGuaranteesSchema } from '../config/tokenGuarantees.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/PatronError.js';
 import { parseInput } from '../errors/parseInput.js';
 import { pemProblems } from '../sponsorshipTokens/dappTokenSettings.js';
 import { type Account, type AuthTokenRecord, type DappRecord, isRecordId } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { generateApiKey, generateAuthToken, hashSecret, looksLikeApiKey, looksLikeAuthToken } from './credentials.js';
+import { refuseUnserved } from './refuseUnserved.js';
 import { chainIdsSchema, dappNameSchema, emailSchema, tokenNameSchema } from './schemas.js';
 import type { SecretBox } from './secretBox.js';
 
@@ -55,6 +57,12 @@ export function createAccountService(deps: AccountServiceDeps) {
   const served = new Set(deps.servedChainIds);
 
   const withApiKey = (d: DappRecord): OwnedDapp => ({ ...d, apiKey: secretBox.open(d.apiKeyCiphertext) });
+  /** A settings write's answer: the dApp, or 404 for a missing one (another account's too); the key cache cleared. */
+  const changed = (updated: DappRecord | undefined): DappRecord => {
+    if (updated === undefined) throw new NotFoundError('dApp not found');
+    apiKeyCache.clear();
+    return updated;
+  };
 
   const touch = (token: AuthTokenRecord) => {
     const t = now();
@@ -212,12 +220,11 @@ export function createAccountService(deps: AccountServiceDeps) {
       const parsed = parseDappLimits(input.limits);
       if ('problem' in parsed) throw new ValidationError(parsed.problem);
       const { limits } = parsed;
-      const updated = isRecordId(input.dappId)
-        ? await store.dapps.setLimits({ dappId: input.dappId, limits, now: now() })
-        : undefined;
-      if (updated === undefined) throw new NotFoundError('dApp not found');
-      apiKeyCache.clear();
-      return updated;
+      return changed(
+        isRecordId(input.dappId)
+          ? await store.dapps.setLimits({ dappId: input.dappId, limits, now: now() })
+          : undefined,
+      );
     },
 
     /**
@@ -233,10 +240,7 @@ export function createAccountService(deps: AccountServiceDeps) {
       const updated = isRecordId(input.dappId)
         ? await store.dapps.setRestrictions({ ...input, restrictions, now: now() })
         : undefined;
-      // Another account's dApp is reported exactly like a missing one.
-      if (updated === undefined) throw new NotFoundError('dApp not found');
-      apiKeyCache.clear();
-      return updated.restrictions.doc;
+      return changed(updated).restrictions.doc;
     },
 
     /**
@@ -255,9 +259,24 @@ export function createAccountService(deps: AccountServiceDeps) {
       const updated = isRecordId(input.dappId)
         ? await store.dapps.setSponsorshipTokens({ ...input, settings, now: now() })
         : undefined;
-      if (updated === undefined) throw new NotFoundError('dApp not found');
-      apiKeyCache.clear();
-      return updated.sponsorshipTokens ?? { required: false, keys: [] };
+      return changed(updated).sponsorshipTokens ?? { required: false, keys: [] };
+    },
+
+    /**
+     * Replaces a dApp's token guarantees (config/tokenGuarantees.ts, docs/guides/token-mode.md): the whole document,
+     * so `{"enabled":false}` turns them off; enabling needs a cap. `accountId` undefined: any account's dApp (the
+     * operator's CLI). Takes effect here at once and in other processes within the cache TTL.
+     */
+    async setDappTokenGuarantees(input: {
+      accountId: string | undefined;
+      dappId: string;
+      guarantees: unknown;
+    }): Promise<TokenGuarantees> {
+      const guarantees = parseInput(tokenGuaranteesSchema, input.guarantees);
+      const updated = isRecordId(input.dappId)
+        ? await store.dapps.setTokenGuarantees({ ...input, guarantees, now: now() })
+        : undefined;
+      return changed(updated).tokenGuarantees ?? NO_TOKEN_GUARANTEES;
     },
 
     /** Any account's dApp by id (operator commands). */
@@ -283,20 +302,3 @@ export function createAccountService(deps: AccountServiceDeps) {
 }
 
 export type AccountService = ReturnType<typeof createAccountService>;
-
-/** Refuses chain ids this deployment does not serve (`kept`: ones the dApp already lists, allowed to stay). */
-function refuseUnserved(args: {
-  chainIds: readonly number[];
-  served: ReadonlySet<number>;
-  kept: readonly number[];
-}): void {
-  const unserved = args.chainIds.filter((id) => !args.served.has(id) && !args.kept.includes(id));
-  if (unserved.length === 0) return;
-  const servedList = [...args.served].sort((a, b) => a - b);
-  const what = unserved.length === 1 ? `chain ${unserved[0]} is` : `chains ${unserved.join(', ')} are`;
-  throw new ValidationError(
-    servedList.length === 0
-      ? `${what} not served by this deployment, which serves no chain yet: the operator sets PATRON_CHAINS`
-      : `${what} not served by this deployment; it serves ${servedList.join(', ')} (the operator adds chains with PATRON_CHAINS)`,
-  );
-}

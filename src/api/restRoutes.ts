@@ -8,6 +8,7 @@ import { adminPolicyRoutes } from './adminPolicies.js';
 import { adminRequestLogRoutes } from './adminRequestLog.js';
 import { adminSessionRoutes } from './adminSession.js';
 import { adminSponsorshipTokenRoutes } from './adminSponsorshipTokens.js';
+import { adminTokenGuaranteeRoutes } from './adminTokenGuarantees.js';
 import { adminTokenRoutes } from './adminTokens.js';
 import { adminWebhookRoutes } from './adminWebhooks.js';
 import { healthRoutes } from './health.js';
@@ -28,7 +29,8 @@ export type RestRouteDeps = RouteAuthDeps &
   Parameters<typeof adminRequestLogRoutes>[0] &
   Parameters<typeof adminLifecycleEventRoutes>[0] &
   Parameters<typeof adminLedgerRoutes>[0] &
-  Parameters<typeof adminSponsorshipTokenRoutes>[0];
+  Parameters<typeof adminSponsorshipTokenRoutes>[0] &
+  Parameters<typeof adminTokenGuaranteeRoutes>[0];
 
 /**
  * Every declared REST route, in one explicit list (no autoload): the app registers them, /openapi.json
@@ -44,6 +46,7 @@ export function restRoutes(deps: RestRouteDeps): readonly RouteDef[] {
     ...adminTokenRoutes(deps),
     ...adminDappRoutes(deps),
     ...adminSponsorshipTokenRoutes(deps),
+    ...adminTokenGuaranteeRoutes(deps),
     ...adminWebhookRoutes(deps),
     ...adminPolicyRoutes(deps),
     ...adminSessionRoutes(deps),

@@ -1,4 +1,5 @@
 import { commands as accountCommands, type CommandContext } from './commands.js';
+import { guaranteeCommands } from './guaranteeCommands.js';
 import { ledgerCommands } from './ledgerCommands.js';
 import { masterKeyCommands } from './masterKeyCommands.js';
 import { ownerCommands } from './ownerCommands.js';
@@ -21,10 +22,11 @@ const COMMAND_MAPS: readonly Readonly<Record<string, CliCommand>>[] = [
   ledgerCommands,
   masterKeyCommands,
   tokenCommands,
+  guaranteeCommands,
 ];
 
 /**
- * Every command `runCli` looks up, by its words (`dapp tokens show|set|clear` are the ones of three): the one table
+ * Every command `runCli` looks up, by its words (`dapp tokens show|set|clear`, `dapp guarantees show|on|off` are ones of three): the one table
  * the CLI dispatches from and the docs tests check docs/ against, so a new command map is listed here once. A name
  * in two maps throws on load, as the merge would otherwise keep one of them silently.
  */

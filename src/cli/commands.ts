@@ -273,6 +273,9 @@ export const USAGE = `Usage: patron <command> [options] [--json]
   dapp tokens show|clear --id DAPP_ID [--account ID|EMAIL]   the dApp's sponsorship-token settings; clear turns them off
   dapp tokens set --id DAPP_ID (--settings JSON | --settings-file PATH) [--account ID|EMAIL]
        replace them: {"required":true,"keys":[{"kind":"jwksUrl","id":"backend","url":"https://…"}]}
+  dapp guarantees show|off --id DAPP_ID               token guarantees of any dApp: mode 2, paid by the deposit if
+       its charge fails (off by default; off keeps the cap)
+  dapp guarantees on --id DAPP_ID --cap-wei WEI --resets hourly|daily|weekly|monthly|never   turn them on, capped
   policies list   --dapp DAPP_ID                      sponsorship policies of any dApp
   policies create --dapp DAPP_ID --name N (--rules JSON | --rules-file PATH) [--active false]
   policies get    --dapp DAPP_ID --id POLICY_ID

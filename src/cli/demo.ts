@@ -26,7 +26,8 @@ import { payInUsdc } from './demoTokenPayment.js';
  * step: a webhook that accepts even `num` values, a refused request (`num: 3`), a sponsored one (`num: 2`),
  * the op signed as a SimpleAccount owner and submitted with `handleOps`, and the receipt. Then the same
  * account's next op pays its gas in the dev chain's USDC (the token mode): quotes, the approval batched into the
- * op as Biconomy's SDK does it, the final data, `handleOps`, and what the paymaster charged. Last, EntryPoint
+ * op as Biconomy's SDK does it (signed as the dApp's guarantee, which the demo turns on for that op and back off),
+ * the final data, `handleOps`, and what the paymaster charged. Last, EntryPoint
  * v0.8 through the same URL: a fresh EOA's EIP-7702 op (ERC-7677 stub, then data), sent with its authorization.
  */
 export async function runDemo(args: {
@@ -125,7 +126,11 @@ export async function runDemo(args: {
     );
 
     const fees = { maxFeePerGas: op.maxFeePerGas, maxPriorityFeePerGas: op.maxPriorityFeePerGas };
-    await payInUsdc({ paymasterUrl, client, bundler, dev, owner, sender, fees, print });
+    const guarantees = {
+      url: `${baseUrl}/api/admin/dapps/${dapp.id}/token-guarantees`,
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+    };
+    await payInUsdc({ paymasterUrl, guarantees, client, bundler, dev, owner, sender, fees, print });
     await sponsor7702({ paymasterUrl, chainUrl, bundler, dev, fees, webhookData: { num: 2 }, target: sender, print });
   } finally {
     if (webhookId !== undefined)

@@ -36,6 +36,8 @@ interface FeeQuote {
  */
 export async function payInUsdc(args: {
   paymasterUrl: string;
+  /** The dApp's token guarantees in the admin API, and the demo's auth headers for it. */
+  guarantees: { readonly url: string; readonly headers: Record<string, string> };
   client: PublicClient;
   bundler: Wallet;
   dev: ChainInfo;
@@ -110,17 +112,19 @@ export async function payInUsdc(args: {
   print(
     `10. The op's call becomes executeBatch: first approve(paymaster, ${approved}) = ceil(maxGasFee × 10^${usdc.decimal}), as Biconomy's SDK does, then the original call`,
   );
+  // The approval is batched in the op, so it cannot be prefunded: only the dApp's guarantee can pay for it (mode 2),
+  // which is off by default. The demo's dApp turns it on with a small cap for this op, and back as it was after.
+  const restore = await guaranteesOn(args.guarantees, print);
   const paid = await rpc(args.paymasterUrl, 'pm_sponsorUserOperation', [
     toWire(batched),
-    // The approval is batched in the op, so it cannot be prefunded: the dApp guarantees the charge (mode 2), which
-    // passes its webhook as a sponsored op does (the demo's webhook accepts even `num`).
+    // The guarantee passes the dApp's webhook as a sponsored op does (the demo's webhook accepts even `num`).
     {
       mode: 'ERC20',
       calculateGasLimits: true,
       tokenInfo: { feeTokenAddress: usdc.tokenAddress },
       sponsorshipInfo: { webhookData: { num: 2 } },
     },
-  ]);
+  ]).finally(restore);
   if (paid.result === undefined) throw new ValidationError(`ERC20 data failed: ${paid.error?.message ?? 'no result'}`);
   const r = paid.result as PaymasterFields;
   print(
@@ -155,4 +159,33 @@ export async function payInUsdc(args: {
   print(
     `   fee receiver ${feeReceiver}: ${usdcUnits(receiverBefore)} → ${usdcUnits(await receiverUsdc())}; the account keeps ${usdcUnits(approved - charged.args.charge)}`,
   );
+}
+
+/** The demo's cap on what the dApp's guarantees may cost: 0.05 ETH a day. */
+const DEMO_GUARANTEE_CAP = { limitWei: '50000000000000000', resets: 'daily' } as const;
+
+/**
+ * Turns the dApp's token guarantees on through the admin API (what its owner does in the dashboard), printing it;
+ * returns what puts the setting back as it was.
+ */
+async function guaranteesOn(
+  at: { readonly url: string; readonly headers: Record<string, string> },
+  print: (line: string) => void,
+): Promise<() => Promise<void>> {
+  const put = async (body: unknown) => {
+    const res = await fetch(at.url, { method: 'PUT', headers: at.headers, body: JSON.stringify(body) });
+    const json = (await res.json()) as { message?: string; data?: { tokenGuarantees?: unknown } };
+    if (!res.ok) throw new ValidationError(`${at.url}: ${res.status} ${json.message ?? ''}`);
+    return json.data?.tokenGuarantees;
+  };
+  const before = (
+    (await (await fetch(at.url, { headers: at.headers })).json()) as { data?: { tokenGuarantees?: unknown } }
+  ).data?.tokenGuarantees ?? { enabled: false };
+  await put({ enabled: true, cap: DEMO_GUARANTEE_CAP });
+  print(
+    `   The dApp turns its token guarantees on (off by default; cap ${DEMO_GUARANTEE_CAP.limitWei} wei a day): PUT ${new URL(at.url).pathname}`,
+  );
+  return async () => {
+    await put(before);
+  };
 }

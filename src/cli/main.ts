@@ -190,6 +190,8 @@ function parse(argv: readonly string[]) {
       'group-by': { type: 'string' },
       limit: { type: 'string' },
       cursor: { type: 'string' },
+      'cap-wei': { type: 'string' },
+      resets: { type: 'string' },
     },
   });
 }

@@ -1,3 +1,4 @@
+import { GUARANTEE_REFUSAL_RULES } from '../paymaster/token/guaranteeTerms.js';
 import { type CallOutcome, callOutcome } from '../rpc/callOutcome.js';
 import type { CallReport } from '../rpc/callReport.js';
 import { RPC } from '../rpc/rpcErrors.js';
@@ -31,7 +32,8 @@ const tokenRule = (reason: string): string => (reason.startsWith('token_') ? rea
 
 /**
  * Every denial rule a call can end with: the policy engine's (src/policies/policyRules.ts), the signing bounds'
- * (BoundsRule), the webhook's outcome and failure reasons (webhookCaller.ts), the fee and solvency guards'.
+ * (BoundsRule), the webhook's outcome and failure reasons (webhookCaller.ts), the token guarantees' refusals, the fee
+ * and solvency guards'.
  */
 export const METRIC_RULES: ReadonlySet<string> = new Set([
   // policies
@@ -67,6 +69,8 @@ export const METRIC_RULES: ReadonlySet<string> = new Set([
   'method',
   // the dApp's sponsorship tokens (sponsorshipTokens/tokenRefusal.ts), as token_<reason>
   ...TOKEN_REFUSAL_REASONS.map(tokenRule),
+  // the dApp's token guarantees (paymaster/token/guaranteeTerms.ts)
+  ...GUARANTEE_REFUSAL_RULES,
   // guards
   'chainFees',
   'solvency',

@@ -56,6 +56,14 @@ export interface ReservedToken {
 
 export type { ChainWindow, LedgerCharge, ReservationKind };
 
+/**
+ * A charge a caller adds to a reservation beside the policies' caps, reserved in the same atomic step (the token
+ * guarantees' cap, policies/guaranteeCap.ts); `refused` is the error its refusal throws, given the counters found.
+ */
+export interface ExtraCharge extends LedgerCharge {
+  refused(counters: { readonly used: bigint; readonly reserved: bigint }): Error;
+}
+
 /** What a signature's reservation is asked with (PolicyGate's reserve and recordPrefunded). */
 export interface ReserveRequest {
   readonly worstCaseWei: bigint;
@@ -74,6 +82,8 @@ export interface ReserveRequest {
   readonly kind?: ReservationKind | undefined;
   /** The request's sponsorship token: spent with the reservation, refused (its `replayed()`) if spent already. */
   readonly token?: ReservedToken | undefined;
+  /** Charges besides the policies' caps, all or none with them (ExtraCharge). */
+  readonly extraCharges?: readonly ExtraCharge[] | undefined;
 }
 
 /** The signature a reservation is made for: its op key (the reservation's key), userOpHash and fingerprint. */
@@ -227,6 +237,15 @@ const toHold = (h: HoldCharge): LedgerCharge => ({
   bindsWhenBusy: h.bindsWhenBusy,
 });
 
+/** An extra charge as the ledger stores it (its `refused` stays here). */
+const plainCharge = (x: ExtraCharge): LedgerCharge => ({
+  key: x.key,
+  unit: x.unit,
+  amount: x.amount,
+  limit: x.limit,
+  windowEnd: x.windowEnd,
+});
+
 export function createPolicyGate(deps: PolicyGateDeps) {
   const facts = (req: PolicyRequest, worstCaseWei: bigint, account?: SenderAccount): SponsorshipFacts => {
     const micro = deps.nativeUsdMicros(req.chainId);
@@ -344,7 +363,7 @@ export function createPolicyGate(deps: PolicyGateDeps) {
       userOpHash: args.signed.userOpHash(),
       opKey,
       signature: args.signed.signature,
-      charges: holds.length === 0 ? charges.map(toLedger) : [...charges.map(toLedger), ...holds.map(toHold)],
+      charges: [...charges.map(toLedger), ...holds.map(toHold), ...(args.extraCharges ?? []).map(plainCharge)],
       expiresAt: args.validUntil * 1000,
       now: deps.now(),
       window: args.window,
@@ -382,6 +401,8 @@ export function createPolicyGate(deps: PolicyGateDeps) {
       );
     }
     if ('charge' in result) {
+      const extra = args.extraCharges?.find((x) => x.key === result.charge.key);
+      if (extra !== undefined) throw extra.refused({ used: result.used, reserved: result.reserved });
       const hold = holds.find((x) => x.key === result.charge.key);
       if (hold !== undefined) deny(holdDenial(hold, result.reserved));
       const c = charges.find((x) => x.key === result.charge.key) ?? charges[0];

@@ -3,11 +3,13 @@ import { getAddress, isAddress } from 'viem';
 import { z } from 'zod';
 import type { CachePolicy } from '../cache/cachePolicy.js';
 import { createTtlCache } from '../cache/ttlCache.js';
+import type { GuaranteeCapSetting } from '../config/tokenGuarantees.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/PatronError.js';
 import type { PolicyRecord } from '../store/policyRepository.js';
 import { isRecordId } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { capWindow } from './capWindows.js';
+import { type GuaranteeCapUsage, guaranteeCapUsage } from './guaranteeCap.js';
 import type { PolicySet } from './policyGate.js';
 import { capLedgerKey } from './policyRules.js';
 import { type Policy, policyRulesSchema } from './policySchema.js';
@@ -223,6 +225,10 @@ export function createPolicyService(deps: PolicyServiceDeps) {
         return { ...r, used: (c?.used ?? 0n).toString(), reserved: (c?.reserved ?? 0n).toString() };
       });
     },
+
+    /** A dApp's token-guarantee cap in its current window (guaranteeCap.ts): what it used and holds reserved. */
+    guaranteeUsage: (dappId: string, cap: GuaranteeCapSetting): Promise<GuaranteeCapUsage> =>
+      guaranteeCapUsage({ dappId, cap, nowMs: now(), counters: (keys) => store.spendLedger.counters(keys) }),
   };
 }
 

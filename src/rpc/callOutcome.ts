@@ -1,3 +1,4 @@
+import { GUARANTEE_REFUSAL_RULES } from '../paymaster/token/guaranteeTerms.js';
 import type { CallReport } from './callReport.js';
 import { RPC } from './rpcErrors.js';
 
@@ -5,7 +6,7 @@ import { RPC } from './rpcErrors.js';
  * How a finished paymaster call ended, the one split the request log and the metrics both report:
  * - `sponsored`: a signed paymasterAndData, whichever mode pays;
  * - `quoted`: answered without a usable signature (an ERC-20 fee quote, the ERC-7677 stub, the policies' dry run);
- * - `denied`: the request itself was refused (the key's caller restrictions, the dApp's sponsorship token, the webhook, a policy, the signing bounds, the solvency guard, the signer watch);
+ * - `denied`: the request itself was refused (the key's caller restrictions, the dApp's sponsorship token, the webhook, a policy, the dApp's token guarantees, the signing bounds, the solvency guard, the signer watch);
  * - `error`: anything else, invalid params included.
  */
 export type CallOutcome = 'sponsored' | 'quoted' | 'denied' | 'error';
@@ -21,12 +22,20 @@ const DENIALS: ReadonlySet<number> = new Set([
   RPC.SPONSORSHIP_TOKEN,
 ]);
 
-export function isDenial(code: number): boolean {
-  return DENIALS.has(code);
+const GUARANTEE_RULES: ReadonlySet<unknown> = new Set(GUARANTEE_REFUSAL_RULES);
+
+/**
+ * A refusal, by code; and among the token mode's -32021 (mostly the account's own shortfall: balance, approval) the
+ * dApp's guarantee refused by its setting (`data.rule` guaranteeOff, guaranteeKeyFamily, guaranteeCap).
+ */
+export function isDenial(code: number, data?: unknown): boolean {
+  if (DENIALS.has(code)) return true;
+  if (code !== RPC.TOKEN_PAYMENT || typeof data !== 'object' || data === null) return false;
+  return GUARANTEE_RULES.has((data as { rule?: unknown }).rule);
 }
 
 export function callOutcome(report: Pick<CallReport, 'method' | 'result' | 'error'>): CallOutcome {
-  if (report.error !== undefined) return isDenial(report.error.code) ? 'denied' : 'error';
+  if (report.error !== undefined) return isDenial(report.error.code, report.error.data) ? 'denied' : 'error';
   if (report.method === 'pm_getPaymasterStubData' || report.method === 'pm_validateSponsorshipPolicies') {
     return 'quoted';
   }

@@ -1,5 +1,6 @@
 import { PolicyDeniedError, SponsorshipDeniedError, ValidationError } from '../errors/PatronError.js';
 import type { PartialUserOperation } from '../paymaster/partialUserOperation.js';
+import { type GuaranteeTerms, guaranteeTermsOf } from '../paymaster/token/guaranteeTerms.js';
 import { feeTokenOf } from './feeToken.js';
 import type { RpcContext } from './rpcMethod.js';
 import { entryPointChain, urlChain } from './servedChain.js';
@@ -150,5 +151,10 @@ export function tokenPaid(
     token: ctx.token,
     spend: ctx.spend,
     limitsMayChange,
+    guarantee: guaranteeTerms(ctx),
   });
 }
+
+/** Mode 2 is sponsorship: only for a dApp that turned guarantees on, through a key that may ask for sponsorship. */
+export const guaranteeTerms = (ctx: RpcContext): GuaranteeTerms =>
+  guaranteeTermsOf({ guarantees: ctx.dapp.tokenGuarantees, methods: ctx.dapp.restrictions.rules?.methods });

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { type CallerRestrictionsDoc, callerRestrictionsColumn } from '../config/callerRestrictions.js';
 import { type DappLimits, dappLimitsSchema, dappLimitsToJson, NO_DAPP_LIMITS } from '../config/dappLimits.js';
 import { type DappTokenSettings, sponsorshipTokensColumn } from '../config/sponsorshipTokenSettings.js';
+import { type TokenGuarantees, tokenGuaranteesColumn, tokenGuaranteesToColumn } from '../config/tokenGuarantees.js';
 import type { DappRecord } from './records.js';
 import type { DappsTable, Database } from './schema.js';
 
@@ -36,6 +37,13 @@ export interface DappRepository {
     settings: DappTokenSettings;
     now: number;
   }): Promise<DappRecord | undefined>;
+  /** Replaces the token guarantees of a dApp (of this account, or any with no account: the operator's CLI). */
+  setTokenGuarantees(args: {
+    accountId: string | undefined;
+    dappId: string;
+    guarantees: TokenGuarantees;
+    now: number;
+  }): Promise<DappRecord | undefined>;
   replaceApiKey(args: {
     accountId: string;
     dappId: string;
@@ -62,6 +70,7 @@ const toDapp = (r: Selectable<DappsTable>): DappRecord => ({
   limits: limitsColumn(r.limits),
   restrictions: callerRestrictionsColumn(r.caller_restrictions),
   sponsorshipTokens: sponsorshipTokensColumn(r.sponsorship_tokens),
+  tokenGuarantees: tokenGuaranteesColumn(r.token_guarantees),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -162,6 +171,17 @@ export function createDappRepository(db: Kysely<Database>, sqlite?: BetterSqlite
         .where('account_id', '=', accountId)
         .executeTakeFirst();
       return Number(res.numUpdatedRows) > 0 ? findOwned(accountId, dappId) : undefined;
+    },
+    async setTokenGuarantees({ accountId, dappId, guarantees, now }) {
+      let update = db
+        .updateTable('dapps')
+        .set({ token_guarantees: tokenGuaranteesToColumn(guarantees), updated_at: now })
+        .where('id', '=', dappId);
+      if (accountId !== undefined) update = update.where('account_id', '=', accountId);
+      const res = await update.executeTakeFirst();
+      if (Number(res.numUpdatedRows) === 0) return undefined;
+      const r = await db.selectFrom('dapps').selectAll().where('id', '=', dappId).executeTakeFirst();
+      return r && toDapp(r);
     },
     async replaceApiKey({ accountId, dappId, apiKeyHash, apiKeyPrefix, apiKeyCiphertext, now }) {
       const res = await db

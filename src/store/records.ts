@@ -1,6 +1,7 @@
 import type { CallerRestrictions } from '../config/callerRestrictions.js';
 import type { DappLimits } from '../config/dappLimits.js';
 import type { DappTokenSettings } from '../config/sponsorshipTokenSettings.js';
+import type { TokenGuarantees } from '../config/tokenGuarantees.js';
 
 /** Domain records as the repositories return them (camelCase, booleans, parsed JSON). */
 
@@ -44,6 +45,11 @@ export interface DappRecord {
    * hot path's one check. Optional so records built elsewhere (tests, benches) need not name it.
    */
   readonly sponsorshipTokens?: DappTokenSettings | undefined;
+  /**
+   * Its token guarantees (config/tokenGuarantees.ts): whether the token mode's mode 2 may be signed for it, and the
+   * cap. Undefined counts as off, so records built elsewhere (tests, benches) need not name it.
+   */
+  readonly tokenGuarantees?: TokenGuarantees | undefined;
   readonly createdAt: number;
   readonly updatedAt: number;
 }

@@ -34,6 +34,8 @@ export interface DappsTable {
   caller_restrictions: Generated<string>;
   /** JSON: { required, keys } of the dApp's sponsorship tokens (migration 0017); '{}' by default. Not read yet. */
   sponsorship_tokens: Generated<string>;
+  /** JSON: { enabled, cap? } of the dApp's token guarantees (config/tokenGuarantees.ts, migration 0023); '{}' (off) by default. */
+  token_guarantees: Generated<string>;
   created_at: number;
   updated_at: number;
 }

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { setTenantPassword } from './dashboardSession.js';
+import { setTenantPassword, TEST_PASSWORD } from './dashboardSession.js';
 import { createTenant, type Tenant, type TestContext } from './testContext.js';
 
 /**
@@ -55,4 +55,15 @@ export async function openDashboardSession(args: { ctx: TestContext; email?: str
   await ctx.app.listen({ host: '127.0.0.1', port: 0 });
   const base = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
   return { tenant, base, ...(await openDashboardBrowser()) };
+}
+
+/** Signs the tenant in the way a person does (the dashboard sends an anonymous visitor to sign-in), then its dApps. */
+export async function signInToDashboard(args: { page: Page; base: string; tenant: Tenant }): Promise<void> {
+  const { page } = args;
+  await page.goto(`${args.base}/dashboard`);
+  await page.waitForURL(/\/dashboard\/login$/);
+  await page.fill('#email', args.tenant.email);
+  await page.fill('#password', TEST_PASSWORD);
+  await page.click('button[type=submit]');
+  await page.waitForURL(/\/dashboard\/dapps$/);
 }

@@ -3,7 +3,13 @@ import type { KnownAccountsSetting } from '../../src/config/knownAccountsSetting
 import type { UserOperationV06 } from '../../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import { devChainTokenSettings } from '../../src/tokens/devChainTokens.js';
 import { fixtureChainRuntime, KEYS, type PatronFixture, startPatronFixture } from './patronPaymasterV06.js';
-import { createTenant, createTestContext, type Tenant, type TestContext } from './testContext.js';
+import {
+  createTenant,
+  createTestContext,
+  enableTokenGuarantees,
+  type Tenant,
+  type TestContext,
+} from './testContext.js';
 
 /**
  * The app wired to the in-process chain (EntryPoint v0.6, PatronPaymaster, SimpleAccountFactory) with the
@@ -38,6 +44,11 @@ export interface RpcAnswer {
 export async function startRpcFixture(
   options: {
     readonly tokens?: boolean;
+    /**
+     * The fixture's dApp turns token guarantees on (off by default) with TEST_GUARANTEE_CAP: for flows that batch
+     * their approval, which Patron signs in mode 2 only as the dApp's guarantee.
+     */
+    readonly tokenGuarantees?: boolean;
     /** Accounts the chain knows besides the dev chain's (what PATRON_CHAINS[i].accounts adds), deployed first. */
     readonly accounts?: (fx: PatronFixture) => Promise<KnownAccountsSetting>;
   } = {},
@@ -56,6 +67,7 @@ export async function startRpcFixture(
     signerKey: hexToBytes(KEYS.signer),
   });
   const tenant = await createTenant(ctx.deps);
+  if (options.tokenGuarantees === true) await enableTokenGuarantees(ctx.deps, tenant);
   return {
     fx,
     ctx,

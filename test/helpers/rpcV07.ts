@@ -9,14 +9,19 @@ export type V07Version = '0.7' | '0.8';
 
 export interface RpcV2Answer {
   readonly status: number;
-  readonly body: { result?: Record<string, unknown>; error?: { code: number; message: string } };
+  readonly body: { result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
 }
 
-/** One JSON-RPC call to `/api/v2/{chainId}/{apiKey}` through the app. */
-export async function rpcV2(app: RpcFixture, method: string, params: unknown[]): Promise<RpcV2Answer> {
+/** One JSON-RPC call to `/api/v2/{chainId}/{apiKey}` through the app (the fixture's dApp unless `apiKey` says). */
+export async function rpcV2(
+  app: RpcFixture,
+  method: string,
+  params: unknown[],
+  apiKey = app.tenant.apiKey,
+): Promise<RpcV2Answer> {
   const res = await app.ctx.app.inject({
     method: 'POST',
-    url: `/api/v2/${app.fx.chain.chainId}/${app.tenant.apiKey}`,
+    url: `/api/v2/${app.fx.chain.chainId}/${apiKey}`,
     headers: { 'content-type': 'application/json' },
     payload: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }),
   });

@@ -202,6 +202,28 @@ export async function createTenant(
   return { accountId: account.id, email: account.email, authToken: secret, dappId: dapp.id, apiKey: dapp.apiKey };
 }
 
+/** A guarantee cap for tests whose flow batches its approval (mode 2), far above what they sign: 1 ETH a day. */
+export const TEST_GUARANTEE_CAP = { limitWei: '1000000000000000000', resets: 'daily' } as const;
+
+/**
+ * The dApp's owner turns token guarantees on (off by default, docs/guides/token-mode.md): what a test of a flow that
+ * batches its approval does first, as the dApp's choice.
+ */
+export async function enableTokenGuarantees(
+  deps: Deps,
+  tenant: Pick<Tenant, 'accountId' | 'dappId'>,
+  cap: {
+    readonly limitWei: string;
+    readonly resets: 'hourly' | 'daily' | 'weekly' | 'monthly' | 'never';
+  } = TEST_GUARANTEE_CAP,
+): Promise<void> {
+  await deps.accounts.setDappTokenGuarantees({
+    accountId: tenant.accountId,
+    dappId: tenant.dappId,
+    guarantees: { enabled: true, cap },
+  });
+}
+
 /**
  * Turns the dApp's hold shares off (its operator limits: bounds.holdSharePerCallerPercent and
  * holdSharePerSenderPercent at 100), for a test of caps alone whose single client IP (127.0.0.1) plays every user of

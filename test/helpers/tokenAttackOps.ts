@@ -26,6 +26,32 @@ import type { AttackerAccount } from './tokenAttacker.js';
  * v0.7+), signs the op with its account, and submits it with its own bundler as beneficiary.
  */
 
+/** The EntryPoint versions the attack is played on. */
+export const ATTACK_VERSIONS = ['0.6', '0.7', '0.8', '0.9'] as const satisfies readonly EntryPointVersion[];
+
+/** Patron simulates at a gas price of 0 or 1 wei: the Drainer's trigger per version (tokenAttacker.ts). */
+export const SIMULATION_TRIGGER: Readonly<Record<EntryPointVersion, bigint>> = {
+  '0.6': 1_000_000n,
+  '0.7': 1_000_000n,
+  '0.8': 1_000_000n,
+  '0.9': 100n,
+};
+
+/**
+ * The most call gas the signing bounds admit on v0.7+ (the unused-gas penalty bound, 100,000 gas, is reached at ~1M);
+ * the issue's 8M is refused at signing now (test/signingBounds.gas.test.ts), so the attack burns what it may.
+ */
+export const ATTACK_CALL_GAS = 900_000n;
+
+/** The version's paymaster deposit at its EntryPoint: what the attack would make the paymaster pay from. */
+export const paymasterDeposit = (app: RpcFixture, version: EntryPointVersion) =>
+  app.fx.client.readContract({
+    address: app.fx.entryPoints[version],
+    abi: entryPoint06Abi,
+    functionName: 'balanceOf',
+    args: [app.fx.paymasters[version]],
+  });
+
 /** The attacker's fees: 2 gwei, 1 gwei tip (inside the signing bounds on the dev chain). */
 export const ATTACK_FEES = { maxFeePerGas: 2_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
 

@@ -16,7 +16,7 @@ import { affordableCaps } from './affordableCaps.js';
  *   signing wide caps with a smaller maximum would let whoever submits the op use gas the charge no longer covers;
  * - an approval below even the limits' maximum (a quote accepted before the approval joined the op) becomes the
  *   maximum if it covers the op's expected cost (the simulated gas plus the postOp overhead at maxFeePerGas), and is
- *   refused below that.
+ *   refused below that; only where the dApp's guarantee is open (the deposit pays what the op costs above it).
  */
 export function signedMaximum(args: {
   readonly ep: EntryPointModule;
@@ -30,6 +30,13 @@ export function signedMaximum(args: {
   /** The gas the op was simulated to use in all. */
   readonly expectedGas: bigint;
   readonly symbol: string;
+  /**
+   * Set where the dApp's guarantee is closed to this call (guaranteeTerms.ts): the error for an `available` below the
+   * maximum, which is then refused instead of signed as the maximum. A maximum below what the op can cost leaves the
+   * deposit to pay the rest whenever the op uses more gas at inclusion than simulated (the account's code decides):
+   * that part is a guarantee too.
+   */
+  readonly shortfallRefused?: ((available: bigint, maximum: bigint) => Error) | undefined;
 }): { final: FinalUserOperation; maxTokenCost: bigint } {
   const { ep, exact, price, available } = args;
   const fee = exact.maxFeePerGas;
@@ -48,6 +55,7 @@ export function signedMaximum(args: {
     maxTokenCost = chargeAt(final);
   }
   if (available < maxTokenCost) {
+    if (args.shortfallRefused !== undefined) throw args.shortfallRefused(available, maxTokenCost);
     const expected = weiToTokenUnits((args.expectedGas + POST_OP_OVERHEAD) * fee, price);
     if (available < expected) {
       throw new TokenPaymentError(

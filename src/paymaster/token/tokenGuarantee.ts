@@ -2,7 +2,9 @@ import type { Address, Hex } from 'viem';
 import type { ChainRuntime } from '../../chain/chainRegistry.js';
 import type { GatingReads } from '../../chain/gatingReads.js';
 import type { ChainReads } from '../../chain/senderCode.js';
+import type { GuaranteeCapSetting } from '../../config/tokenGuarantees.js';
 import { PolicyDeniedError, SponsorshipDeniedError, WebhookFailedError } from '../../errors/PatronError.js';
+import { guaranteeCapCharge } from '../../policies/guaranteeCap.js';
 import type { PolicyDecision, PolicyGate, PolicyPass, ReservedToken } from '../../policies/policyGate.js';
 import type { WebhookOperation } from '../../webhooks/webhookOperation.js';
 import type { FinalUserOperation, ValidityWindow } from '../entryPoints/entryPointModule.js';
@@ -11,6 +13,7 @@ import { policyRequest } from '../paymasterRequest.js';
 import type { IssuedSignature, ReportFact } from '../requestFacts.js';
 import type { SpendGuard } from '../spendGuard.js';
 import { approveByDappWebhooks, type CheckWebhooks } from '../webhookApproval.js';
+import { type GuaranteeTerms, guaranteeCapRefused, guaranteeRefused } from './guaranteeTerms.js';
 
 /**
  * The token mode's mode 2 (docs/guides/token-mode.md, "Paying gas in ERC-20"): an op that batches `approve(paymaster, X)` into its own
@@ -18,8 +21,10 @@ import { approveByDappWebhooks, type CheckWebhooks } from '../webhookApproval.js
  * fail, leaving the paymaster's deposit to pay its gas. That worst case is sponsorship the dApp guarantees, so the
  * op passes the dApp's sponsorship gates exactly as a sponsored op would: the policy rules (before the
  * simulation), the dApp's webhooks (with `mode: "ERC20"` in the operation), and the caps, reserved at the op's
- * worst case in wei as a `guarantee`. A denial is the sponsored mode's error with a note saying why and how to
- * avoid it. An op with an allowance already in place is mode 1 (prefunded, the user's own money): no gate.
+ * worst case in wei as a `guarantee`, together with the dApp's token-guarantee cap (policies/guaranteeCap.ts). A
+ * denial is the sponsored mode's error with a note saying why and how to avoid it. None of it runs unless the dApp
+ * turned guarantees on and the key may ask for sponsorship (guaranteeTerms.ts). An op with an allowance already in
+ * place is mode 1 (prefunded, the user's own money): no gate.
  */
 export interface GuaranteeDeps {
   readonly policies: PolicyGate;
@@ -50,6 +55,42 @@ export function checkGuaranteeRules(deps: GuaranteeDeps, req: GuaranteeRequest):
     (pass) => ({ pass }),
     (denied: unknown) => ({ denied }),
   );
+}
+
+/** What the final data knows of the guarantee before its simulation (guaranteeBeforeSimulation). */
+export interface GuaranteeOutlook {
+  /** The op batches its approval and the dApp's guarantee is open to this call: mode 2 if the allowance falls short. */
+  readonly mayGuarantee: boolean;
+  /** The op batches its approval and the guarantee is refused: what to throw if the op turns out to need it. */
+  readonly refused: Error | undefined;
+  /** The policy rules, where the op may get mode 2. */
+  readonly rules: GuaranteeRules | undefined;
+}
+
+/**
+ * Before any simulation: whether an op that batches its approval may get mode 2 (guaranteeTerms.ts), and its policy
+ * rules if so. A refusal waits for the mode (an allowance already given may make it mode 1), unless the account has
+ * no allowance at all: then mode 1 is impossible and it is thrown now, before any simulation or webhook.
+ */
+export async function guaranteeBeforeSimulation(args: {
+  readonly deps: GuaranteeDeps;
+  readonly req: GuaranteeRequest & { readonly guarantee: GuaranteeTerms };
+  /** The largest approval of the paymaster in the op's callData, if any. */
+  readonly approved: bigint | undefined;
+  /** The allowance already given on chain, being read. */
+  readonly allowance: Promise<bigint>;
+  readonly named: { readonly symbol: string; readonly paymaster: Address };
+}): Promise<GuaranteeOutlook> {
+  const terms = args.req.guarantee;
+  const batched = args.approved !== undefined;
+  const refused = terms.allowed || !batched ? undefined : guaranteeRefused({ ...args.named, ...terms });
+  if (refused !== undefined && (await args.allowance) === 0n) throw refused;
+  const mayGuarantee = batched && terms.allowed;
+  const rules = mayGuarantee ? await checkGuaranteeRules(args.deps, args.req) : undefined;
+  if (rules !== undefined && 'denied' in rules && (await args.allowance) === 0n) {
+    throw guaranteeDenial(rules.denied, args.named);
+  }
+  return { mayGuarantee, refused, rules };
 }
 
 /** A denial of the sponsored mode's kind, told that this op needed the dApp's guarantee and how to avoid it. */
@@ -96,14 +137,30 @@ export async function approveGuaranteeByWebhooks(args: {
   });
 }
 
-/** The caps: the op's worst case in wei (what the deposit can lose), reserved as a guarantee. */
+/**
+ * The caps: the op's worst case in wei (what the deposit can lose), reserved as a guarantee against the policies'
+ * caps and the dApp's token-guarantee cap, all or none.
+ */
 export function reserveGuarantee(args: {
   readonly deps: GuaranteeDeps;
   readonly pass: PolicyPass;
   readonly issued: IssuedSignature;
+  readonly cap: GuaranteeCapSetting;
+  readonly nowMs: number;
+  /** What the cap's refusal names. */
+  readonly token: { readonly symbol: string; readonly paymaster: Address };
   /** The request's sponsorship token, spent in the reservation's transaction. */
-  readonly token?: ReservedToken | undefined;
+  readonly grant?: ReservedToken | undefined;
 }): Promise<PolicyDecision> {
+  const { cap } = args;
+  const charge = guaranteeCapCharge({
+    dappId: args.pass.request.dappId,
+    cap,
+    worstCaseWei: args.issued.worstCaseWei,
+    nowMs: args.nowMs,
+  });
+  const refused = (counters: { readonly used: bigint; readonly reserved: bigint }) =>
+    guaranteeCapRefused({ ...args.token, charge, resets: cap.resets, ...counters });
   return args.deps.policies.reserve({
     pass: args.pass,
     worstCaseWei: args.issued.worstCaseWei,
@@ -113,6 +170,7 @@ export function reserveGuarantee(args: {
     paymaster: args.issued.paymaster,
     signed: args.issued,
     kind: 'guarantee',
-    token: args.token,
+    extraCharges: [{ ...charge, refused }],
+    token: args.grant,
   });
 }

@@ -35,13 +35,13 @@ import { callerLimits, gasBoundsOf, issueSignature } from '../signingPipeline.js
 import type { SpendGuard } from '../spendGuard.js';
 import { validityWindow } from '../validityWindows.js';
 import { approvalInCallData } from './callDataApproval.js';
+import { type GuaranteeTerms, guaranteeShortfall, precheckGuarantee } from './guaranteeTerms.js';
 import { findToken, prepare, selectTokens, type TokenQuotes, type TokenSelection } from './quotedTokens.js';
 import { signedMaximum } from './signedMaximum.js';
 import {
   approveGuaranteeByWebhooks,
-  checkGuaranteeRules,
   type GuaranteeDeps,
-  type GuaranteeRules,
+  guaranteeBeforeSimulation,
   guaranteeDenial,
   reserveGuarantee,
 } from './tokenGuarantee.js';
@@ -137,6 +137,8 @@ export interface TokenSponsorRequest {
   readonly attestationUid?: Hex | undefined;
   /** The dApp's verified sponsorship token: its bounds are checked, and the signing step spends it. */
   readonly token?: TokenGrant | undefined;
+  /** Whether mode 2 may be signed for this call at all: the dApp's setting and the key (guaranteeTerms.ts). */
+  readonly guarantee: GuaranteeTerms;
 }
 
 export interface TokenSponsoredUserOperation extends SponsoredUserOperation {
@@ -190,6 +192,17 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
     stubFields(chain: ChainRuntime, feeToken: string | undefined, expiryDuration?: number): PaymasterFields {
       const token = feeToken === undefined ? ZERO_ADDRESS : findToken(chainTokens(chain), feeToken).address;
       return tokenStub(chain, window(expiryDuration), token);
+    },
+
+    /** The ERC-7677 stub's early word on the dApp's guarantee (guaranteeTerms.ts precheckGuarantee). */
+    precheckGuarantee(args: {
+      readonly chain: ChainRuntime;
+      readonly userOp: PartialUserOperation;
+      readonly feeToken: string | undefined;
+      readonly guarantee: GuaranteeTerms;
+    }): Promise<void> {
+      if (args.guarantee.allowed || args.feeToken === undefined) return Promise.resolve();
+      return precheckGuarantee({ ...args, token: findToken(chainTokens(args.chain), args.feeToken) });
     },
 
     /** Fee quotes: one per usable requested token (preferred first), the rest listed as unsupported. */
@@ -318,20 +331,26 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         args: [op.sender, chain.paymaster],
       });
       allowance.catch(() => undefined);
-      const denial = (err: unknown) => guaranteeDenial(err, { symbol: token.symbol, paymaster: chain.paymaster });
-      // An op that batches its approval may need the dApp's guarantee (mode 2): its policy rules, before the
-      // simulation. A denial waits for the mode, unless no allowance at all is there (mode 1 is then impossible).
-      const rules: GuaranteeRules | undefined =
-        approved === undefined ? undefined : await checkGuaranteeRules(deps, req);
-      if (rules !== undefined && 'denied' in rules && (await allowance) === 0n) throw denial(rules.denied);
-      // The simulation signs the mode the op will most likely get: 2 with a batched approval (which prefunds
-      // anyway when an allowance is there), 1 without.
+      const named = { symbol: token.symbol, paymaster: chain.paymaster };
+      const denial = (err: unknown) => guaranteeDenial(err, named);
+      // Before the simulation: whether the op may get mode 2 (the dApp's setting, the key, its policy rules), refused
+      // at once where the account has no allowance at all (mode 1 is then impossible).
+      const terms = req.guarantee;
+      const { mayGuarantee, refused, rules } = await guaranteeBeforeSimulation({
+        deps,
+        req,
+        approved,
+        allowance,
+        named,
+      });
+      // The simulation signs the mode the op will most likely get: 2 with a batched approval it may guarantee
+      // (which prefunds anyway when an allowance is there), 1 otherwise.
       const simulationAuth: Authorization = {
         mode: 'ERC20',
         token: token.address,
         ...price,
         maxTokenCost: 1n,
-        guaranteed: approved !== undefined,
+        guaranteed: mayGuarantee,
       };
       const probe = ep.chargeProbe({ chain, sender: op.sender, token: token.address });
       await req.spend.simulation(ep.simulations({ verified: true }));
@@ -377,10 +396,14 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         exact,
         caps: req.limitsMayChange === true && given === undefined ? gasCapsFor(limits, gas) : undefined,
         price,
-        // The better of the two: the approval batched in the op and the allowance already given.
-        available: approved !== undefined && approved > onChainAllowance ? approved : onChainAllowance,
+        // The better of the two: the approval batched in the op (where it may be guaranteed) and the allowance
+        // already given. Without a guarantee, only an allowance covering the op's maximum: mode 1, or refused.
+        available: mayGuarantee && approved !== undefined && approved > onChainAllowance ? approved : onChainAllowance,
         expectedGas: estimate.gasUsed,
         symbol: token.symbol,
+        shortfallRefused: terms.allowed
+          ? undefined
+          : (available, maximum) => refused ?? guaranteeShortfall({ ...named, rule: terms.rule, available, maximum }),
       });
       const worstCaseWei = ep.worstCaseCost(final, op.maxFeePerGas);
       assertGasWithinBounds({ gas, limits, caps: final.gasCaps, worstCaseWei });
@@ -414,25 +437,37 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         expiresAt: v.validUntil,
         authorization,
         worstCaseWei,
-        reserve:
-          pass === undefined
-            ? (issued) =>
-                deps.policies.recordPrefunded({
-                  request: policyRequest(req, deps),
-                  worstCaseWei,
-                  signed: issued,
-                  validUntil: issued.validUntil,
-                  window: issued.window,
-                  paymaster: issued.paymaster,
-                  token: req.token,
-                })
-            : (issued) =>
-                reserveGuarantee({ deps, pass, issued, token: req.token }).then(
-                  (decision) => ({ ...decision, guarantee: true }),
-                  (err: unknown) => {
-                    throw denial(err);
-                  },
-                ),
+        reserve: (issued) => {
+          // A prefunded op (mode 1): its row says which dApp signed it and spends the request's token.
+          if (pass === undefined) {
+            return deps.policies.recordPrefunded({
+              request: policyRequest(req, deps),
+              worstCaseWei,
+              signed: issued,
+              validUntil: issued.validUntil,
+              window: issued.window,
+              paymaster: issued.paymaster,
+              token: req.token,
+            });
+          }
+          // signedMaximum refuses a shortfall unless the terms allow the guarantee: mode 2 implies they do.
+          if (!terms.allowed)
+            throw new Error('token mode: a guarantee reached signing for a dApp that does not allow it');
+          return reserveGuarantee({
+            deps,
+            pass,
+            issued,
+            cap: terms.cap,
+            nowMs: deps.now(),
+            token: named,
+            grant: req.token,
+          }).then(
+            (decision) => ({ ...decision, guarantee: true }),
+            (err: unknown) => {
+              throw denial(err);
+            },
+          );
+        },
         report: req.report,
       });
       return { ...fields, ...limits, ...v, token: token.address, maxTokenCost, guaranteed };

@@ -1,5 +1,6 @@
 import { feeTokenOf } from '../feeToken.js';
 import { defineRpcMethod } from '../rpcMethod.js';
+import { guaranteeTerms } from '../sponsoredResult.js';
 import { erc7677Params, erc7677ParamsFast } from '../wire/erc7677.js';
 import { erc7677Fields } from '../wire/erc7677Result.js';
 import { erc7677Target } from './erc7677Target.js';
@@ -11,7 +12,9 @@ import { v09Options } from './erc7677V09Options.js';
  * preVerificationGas it derives from the op's size) stays valid for the real data. The webhook is consulted and
  * the policy caps reserved when the real data is signed (pm_getPaymasterData), not here; the policy rules (sender
  * lists, contracts, deployment, gas price) and the caps (read-only, with the gas the op gives) are checked here
- * too, so a denied op is refused before the wallet spends an estimation on it. On v0.9, `signingPhase: "commit"`
+ * too, so a denied op is refused before the wallet spends an estimation on it. In ERC20 mode, an op that batches its
+ * approval for an account with no allowance (only the dApp's guarantee, mode 2, could pay it) is refused here when
+ * the guarantee is (paymaster/token/guaranteeTerms.ts). On v0.9, `signingPhase: "commit"`
  * gives the stub of the parallel-signing flow (164 bytes: the signature in the suffix) and `validityUnit: "blocks"`
  * one of a block window (erc7677V09Options.ts).
  */
@@ -31,7 +34,10 @@ export const pm_getPaymasterStubData = defineRpcMethod({
     // The stub signs nothing, but a client should learn here, not at the final data, that its fees are refused.
     await ctx.sponsorship.assertFeesWithinBounds({ chain, userOp: params[0], bounds: ctx.bounds });
     if (mode.mode === 'ERC20') {
-      const fields = ctx.tokens.stubFields(chain, feeTokenOf(mode, 'params[3]'), mode.expiryDuration);
+      const feeToken = feeTokenOf(mode, 'params[3]');
+      // An op that batches its approval and can only be signed as the dApp's guarantee learns here if it is refused.
+      await ctx.tokens.precheckGuarantee({ chain, userOp: params[0], feeToken, guarantee: guaranteeTerms(ctx) });
+      const fields = ctx.tokens.stubFields(chain, feeToken, mode.expiryDuration);
       return { ...erc7677Fields(fields, chain.entryPointVersion), sponsor: { name: 'Patron' }, isFinal: false };
     }
     await ctx.sponsorship.precheckPolicies({
