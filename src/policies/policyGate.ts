@@ -387,7 +387,12 @@ export function createPolicyGate(deps: PolicyGateDeps) {
         decision: {
           policyIds: at.policyIds,
           reservationId: id,
-          charges: charges.map((c) => ({ key: c.key, unit: c.unit, amount: c.amount.toString() })),
+          // What the request log and the events show as reserved: the caps' and the extra charges (not the holds).
+          charges: [...charges, ...(args.extraCharges ?? [])].map((c) => ({
+            key: c.key,
+            unit: c.unit,
+            amount: c.amount.toString(),
+          })),
           ...(args.kind === 'guarantee' ? { guarantee: true as const } : {}),
         },
       };
