@@ -33,6 +33,8 @@ import { assertTokenModeStaked } from '../src/paymaster/token/tokenStake.js';
 import { COUNTER_ADDRESS, mintToken, testKey, tokenBalance } from './helpers/patronPaymasterV06.js';
 import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
 import { hexWire, newSimpleAccountOp, quantity, rpcV2 } from './helpers/rpcV07.js';
+import { createTokenIssuer } from './helpers/sponsorshipTokens.js';
+import { createTenant, enableTokenGuarantees } from './helpers/testContext.js';
 
 /**
  * The token mode's two signed modes through the service (docs/guides/token-mode.md, "Paying gas in ERC-20"), on EntryPoint v0.7, v0.8
@@ -308,5 +310,61 @@ describe('the token mode needs a staked paymaster on a configured chain', () => 
       'not read yet: refused as transient',
     );
     assert.doesNotThrow(() => assertTokenModeStaked({ ...configured, embedded: true }, false));
+  });
+});
+
+describe('a sponsorship token in the token mode: a refusal never spends it (issue 31)', () => {
+  test('a guarantee a policy cap refuses leaves the token usable; once the cap has room it signs, then never again', async () => {
+    const issuer = await createTokenIssuer();
+    const tenant = await createTenant(app.ctx.deps);
+    await enableTokenGuarantees(app.ctx.deps, tenant);
+    await app.ctx.deps.accounts.setDappSponsorshipTokens({
+      accountId: tenant.accountId,
+      dappId: tenant.dappId,
+      settings: issuer.settings(true),
+    });
+    const policy = await app.ctx.deps.policies.create({
+      dappId: tenant.dappId,
+      name: 'tiny',
+      rules: { caps: [{ scope: 'dapp', unit: 'wei', limit: '1' }] },
+    });
+    const paymaster = app.fx.paymasters['0.7'];
+    const { op } = await newSimpleAccountOp(app.fx, '0.7', [
+      { to: usdc.address, data: approve(paymaster, 10n ** 12n) },
+      { to: COUNTER_ADDRESS, data: '0x01' },
+    ]);
+    await mintToken(app.fx, usdc.address, op.sender, 10n ** 9n);
+    const token = await issuer.mint({ aud: tenant.dappId });
+    const ask = () =>
+      rpcV2(
+        app,
+        'pm_getPaymasterData',
+        [
+          hexWire({ ...op, ...zeroGas }),
+          app.fx.entryPoints['0.7'],
+          `0x${app.fx.chain.chainId.toString(16)}`,
+          {
+            mode: 'ERC20',
+            calculateGasLimits: true,
+            tokenInfo: { feeTokenAddress: usdc.address },
+            sponsorshipToken: token,
+          },
+        ],
+        tenant.apiKey,
+      );
+    const capped = await ask();
+    assert.equal(capped.body.error?.code, -32012, JSON.stringify(capped.body));
+    assert.equal((capped.body.error?.data as { rule?: string } | undefined)?.rule, 'cap');
+    // Before issue 31 the token mode spent the jti before the reservation: this was `replayed`.
+    await app.ctx.deps.policies.update({
+      dappId: tenant.dappId,
+      policyId: policy.id,
+      rules: { caps: [{ scope: 'dapp', unit: 'wei', limit: (10n ** 18n).toString() }] },
+    });
+    const signed = await ask();
+    assert.ok(signed.body.result, JSON.stringify(signed.body.error));
+    const again = await ask();
+    assert.equal(again.body.error?.code, -32013);
+    assert.equal((again.body.error?.data as { reason?: string } | undefined)?.reason, 'replayed');
   });
 });
