@@ -1,5 +1,5 @@
 import type { Address, Hex } from 'viem';
-import { LimitExceededError, PolicyDeniedError } from '../errors/PatronError.js';
+import { PolicyDeniedError, ValidationError } from '../errors/PatronError.js';
 import type {
   ChainWindow,
   CounterState,
@@ -401,7 +401,8 @@ export function createPolicyGate(deps: PolicyGateDeps) {
       throw args.token?.replayed() ?? new Error('spend ledger: a token replay answered without a token');
     }
     if ('tooManySignatures' in result) {
-      throw new LimitExceededError(
+      // Not transient (a retry meets the same row): a refusal of the request as made, not a rate limit.
+      throw new ValidationError(
         `this dApp signed sender ${request.sender}'s op of this nonce ${result.tooManySignatures} times already; sign the op with a new nonce`,
       );
     }
