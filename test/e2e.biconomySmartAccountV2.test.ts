@@ -1,20 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import * as accountSdk from '@biconomy/account';
 import {
   type Address,
-  createWalletClient,
-  defineChain,
   encodeFunctionData,
   getAddress,
   type Hex,
-  http,
-  keccak256,
   parseAbi,
   parseEther,
   parseEventLogs,
   size,
-  stringToHex,
 } from 'viem';
 import { entryPoint06Abi } from 'viem/account-abstraction';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -26,6 +20,7 @@ import {
   startAlto,
   startBiconomyBundlerFront,
 } from './helpers/altoBundler.js';
+import { biconomySmartAccountFor, biconomyAccountSdk as sdk } from './helpers/biconomySmartAccountV2.js';
 import {
   COUNTER_ADDRESS,
   counterValue,
@@ -47,65 +42,9 @@ import { enableTokenGuarantees } from './helpers/testContext.js';
  * with `abi.encode(signature, module)`, 192 bytes, which Patron's estimator once swapped for a 65-byte dummy
  * (AA23); here every op executes on chain.
  *
- * The SDK's typings do not resolve under NodeNext (see e2e.biconomyAccount.test.ts): the slice used is typed by
- * hand below, and the first test checks it against the dev chain.
+ * The SDK's slice is typed by hand (test/helpers/biconomySmartAccountV2.ts); the first test checks it against the
+ * dev chain.
  */
-type Mode = 'SPONSORED' | 'ERC20';
-interface FeeQuote {
-  readonly tokenAddress: string;
-  readonly decimal: number;
-  readonly maxGasFee: number;
-}
-interface PartialOp {
-  readonly sender: Address;
-  readonly initCode: Hex;
-  readonly callData: Hex;
-  readonly signature: Hex;
-  readonly paymasterAndData: Hex;
-}
-interface PaymasterServiceData {
-  readonly mode: Mode;
-  readonly preferredToken?: string;
-  readonly feeQuote?: FeeQuote;
-  readonly spender?: string;
-}
-interface SmartAccount {
-  getAccountAddress(): Promise<Address>;
-  buildUserOp(
-    txs: readonly { to: Address; data: Hex }[],
-    dto: { paymasterServiceData: PaymasterServiceData },
-  ): Promise<PartialOp>;
-  getTokenFees(
-    tx: { to: Address; data: Hex },
-    dto: { paymasterServiceData: PaymasterServiceData },
-  ): Promise<{ feeQuotes?: FeeQuote[]; tokenPaymasterAddress?: string }>;
-  sendUserOp(op: PartialOp): Promise<{
-    userOpHash: Hex;
-    wait(): Promise<{ success: unknown; receipt: { transactionHash: Hex } }>;
-  }>;
-}
-interface AccountSdk {
-  createSmartAccountClient(config: {
-    signer: unknown;
-    bundler: unknown;
-    paymasterUrl: string;
-    customChain: unknown;
-  }): Promise<SmartAccount>;
-  /** The SDK's bundler client; `userOpReceiptIntervals` (ms per chain id) is how often `wait()` polls (default 5 s). */
-  readonly Bundler: new (config: {
-    bundlerUrl: string;
-    chainId: number;
-    customChain: unknown;
-    userOpReceiptIntervals: Record<number, number>;
-  }) => unknown;
-  readonly PROXY_CREATION_CODE: Hex;
-  readonly DEFAULT_BICONOMY_FACTORY_ADDRESS: Address;
-  readonly DEFAULT_BICONOMY_IMPLEMENTATION_ADDRESS: Address;
-  readonly DEFAULT_FALLBACK_HANDLER_ADDRESS: Address;
-  readonly DEFAULT_ECDSA_OWNERSHIP_MODULE: Address;
-}
-const sdk = accountSdk as unknown as AccountSdk;
-
 const factoryAbi = parseAbi([
   'function accountCreationCode() pure returns (bytes)',
   'function getAddressForCounterFactualAccount(address moduleSetupContract, bytes moduleSetupData, uint256 index) view returns (address)',
@@ -138,31 +77,14 @@ after(async () => {
 });
 
 /** The SDK's client for a fresh owner, on the dev chain as a dApp on `npm start` would configure it. */
-async function smartAccountFor(label: string) {
-  const owner = privateKeyToAccount(keccak256(stringToHex(`patron-test-sa-v2-${label}`)));
-  const rpcUrl = `${e2e.base}/chain/${e2e.fx.chain.chainId}`;
-  const chain = defineChain({
-    id: e2e.fx.chain.chainId,
-    name: 'Patron dev chain',
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [rpcUrl] } },
-  });
-  const signer = createWalletClient({ account: owner, chain, transport: http(rpcUrl) });
-  // The SDK's own bundler client, configured as a dApp may: `wait()` polls the receipt every 5 s by default on a
-  // chain the SDK has no figure for, and the dev chain mines the bundle at once.
-  const bundler = new sdk.Bundler({
-    bundlerUrl: front.url,
+function smartAccountFor(label: string) {
+  return biconomySmartAccountFor({
+    label,
+    base: e2e.base,
     chainId: e2e.fx.chain.chainId,
-    customChain: chain,
-    userOpReceiptIntervals: { [e2e.fx.chain.chainId]: 100 },
-  });
-  const account = await sdk.createSmartAccountClient({
-    signer,
-    bundler,
+    bundlerUrl: front.url,
     paymasterUrl: e2e.paymasterUrl(e2e.open),
-    customChain: chain,
   });
-  return { owner, account, address: await account.getAccountAddress() };
 }
 
 const counterCall = { to: COUNTER_ADDRESS, data: '0x' as Hex };

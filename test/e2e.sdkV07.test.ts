@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { createBicoBundlerClient, createBicoPaymasterClient } from '@biconomy/abstractjs';
-import { createSmartAccountClient } from 'permissionless';
+import { createBicoPaymasterClient } from '@biconomy/abstractjs';
 import { to7702SimpleSmartAccount, toSafeSmartAccount, toSimpleSmartAccount } from 'permissionless/accounts';
 import { createPimlicoClient } from 'permissionless/clients/pimlico';
 import {
@@ -22,7 +21,6 @@ import {
   createBundlerClient,
   createPaymasterClient,
   formatUserOperationRequest,
-  type SmartAccount,
   toSimple7702SmartAccount,
 } from 'viem/account-abstraction';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -35,6 +33,7 @@ import {
   withinCapsV07,
 } from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
 import { COUNTER_ADDRESS } from './helpers/patronPaymasterV06.js';
+import { bicoBundlerClient, delegatedSimple7702V09, smartAccountClient } from './helpers/sdkClientsV07.js';
 import {
   assertPaidByPatron,
   bundlerFees,
@@ -139,22 +138,6 @@ function paymasterFieldsOf(x: SdkE2eV07, call: RecordedRpc | undefined, version:
   assert.ok(result, JSON.stringify(call.response));
   assert.equal(getAddress(String(result.paymaster)), x.paymaster(version), 'the answer names Patron’s paymaster');
   return result;
-}
-
-/** permissionless's smart account client with the bundler fee source it documents. */
-function smartAccountClient(
-  x: SdkE2eV07,
-  account: SmartAccount,
-  paymaster: Parameters<typeof createSmartAccountClient>[0]['paymaster'],
-) {
-  return createSmartAccountClient({
-    account,
-    chain: x.chain,
-    client: x.publicClient,
-    bundlerTransport: http(x.alto.url),
-    paymaster,
-    userOperation: bundlerFees(x),
-  });
 }
 
 describe('alto 0.0.20 as the bundler', () => {
@@ -355,17 +338,7 @@ describe('EntryPoint v0.9 parallel signing (signingPhase commit, then finalize)'
     const x = e2e();
     const owner = ownerFor('parallel-v09');
     // The EOA is delegated to Simple7702Account v0.9 beforehand (a type-4 transaction of its own).
-    const authorization = await owner.signAuthorization({
-      contractAddress: x.fx.simple7702Accounts['0.9'],
-      chainId: x.chainId,
-      nonce: 0,
-    });
-    await waitForSuccess(
-      x.fx.client,
-      await x.fx.bundler.sendTransaction({ to: owner.address, authorizationList: [authorization] }),
-      'the delegation',
-    );
-    const account = await toSimple7702SmartAccount({ client: x.publicClient, owner, entryPoint: '0.9' });
+    const account = await delegatedSimple7702V09(x, owner);
     const paymaster = createPaymasterClient({ transport: http(x.paymasterUrl(x.open.apiKey)) });
     const bundler = createBundlerClient({ client: x.publicClient, transport: http(x.alto.url) });
     const fees = await bundlerFees(x).estimateFeesPerGas();
@@ -499,13 +472,11 @@ describe('@biconomy/abstractjs createBicoPaymasterClient (no Nexus on the dev ch
       owner: ownerFor('bico'),
       entryPoint: { address: x.entryPoint('0.7'), version: '0.7' },
     });
-    const bundler = createBicoBundlerClient({
+    const bundler = bicoBundlerClient(
+      x,
       account,
-      client: x.publicClient,
-      bundlerUrl: x.alto.url,
-      paymaster: createBicoPaymasterClient({ paymasterUrl: x.paymasterUrl(x.open.apiKey) }),
-      userOperation: bundlerFees(x),
-    });
+      createBicoPaymasterClient({ paymasterUrl: x.paymasterUrl(x.open.apiKey) }),
+    );
     const { depositBefore, counterBefore } = await beforeOp('0.7');
     const from = x.calls.length;
 

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import * as abstractjs from '@biconomy/abstractjs';
-import { createBicoBundlerClient, createBicoPaymasterClient } from '@biconomy/abstractjs';
+import { createBicoPaymasterClient } from '@biconomy/abstractjs';
 import { createSmartAccountClient } from 'permissionless';
 import { toSimpleSmartAccount } from 'permissionless/accounts';
 import { createPimlicoClient } from 'permissionless/clients/pimlico';
@@ -24,7 +23,9 @@ import { patronPaymasterAbi } from '../src/chain/artifacts.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import { MODE_TOKEN } from '../src/paymaster/entryPoints/paymasterModes.js';
 import { decodePaymasterAndDataV07 } from '../src/paymaster/entryPoints/v07/patronPaymasterV07.js';
+import { toBiconomyTokenPaymasterContext } from './helpers/abstractjsTokenContext.js';
 import { COUNTER_ADDRESS, mintToken, tokenBalance } from './helpers/patronPaymasterV06.js';
+import { bicoBundlerClient } from './helpers/sdkClientsV07.js';
 import { assertPaidByPatron, bundlerFees, type SdkE2eV07, useSdkE2eV07 } from './helpers/sdkE2eV07.js';
 import { createTenant, enableTokenGuarantees } from './helpers/testContext.js';
 
@@ -45,14 +46,6 @@ const e2e = useSdkE2eV07({
   // These flows batch their approval into the op (mode 2): the dApp guarantees those charges, its choice.
   setUp: (x) => enableTokenGuarantees(x.ctx.deps, x.open),
 });
-
-/**
- * abstractjs exports toBiconomyTokenPaymasterContext at run time, but its type declaration is not reachable from the
- * package's types entry under NodeNext resolution: the function itself is used, typed here by what it returns.
- */
-const { toBiconomyTokenPaymasterContext } = abstractjs as unknown as {
-  toBiconomyTokenPaymasterContext(params: { feeTokenAddress: Address }): Record<string, unknown>;
-};
 
 const counterCall = { to: COUNTER_ADDRESS, data: '0x' as Hex };
 const receiptPolling = { pollingInterval: 100, timeout: 30_000 } as const;
@@ -295,14 +288,12 @@ describe('@biconomy/abstractjs ERC-20: getTokenPaymasterQuotes, then the approva
     const usdc = usdcOf(x).address;
     const account = await fundedAccount(x, 'bico');
     const paymaster = createBicoPaymasterClient({ paymasterUrl: x.paymasterUrl(x.open.apiKey) });
-    const bundler = createBicoBundlerClient({
+    const bundler = bicoBundlerClient(
+      x,
       account,
-      client: x.publicClient,
-      bundlerUrl: x.alto.url,
       paymaster,
-      paymasterContext: toBiconomyTokenPaymasterContext({ feeTokenAddress: usdc }),
-      userOperation: bundlerFees(x),
-    });
+      toBiconomyTokenPaymasterContext({ feeTokenAddress: usdc }),
+    );
     const approve = (spender: Address, amount: bigint) => ({
       to: usdc,
       data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, amount] }),
@@ -347,14 +338,12 @@ describe('@biconomy/abstractjs ERC-20, two ops: the batched approval (mode 2), t
     const usdc = usdcOf(x).address;
     const account = await fundedAccount(x, 'bico-two-ops');
     const paymaster = createBicoPaymasterClient({ paymasterUrl: x.paymasterUrl(x.open.apiKey) });
-    const bundler = createBicoBundlerClient({
+    const bundler = bicoBundlerClient(
+      x,
       account,
-      client: x.publicClient,
-      bundlerUrl: x.alto.url,
       paymaster,
-      paymasterContext: toBiconomyTokenPaymasterContext({ feeTokenAddress: usdc }),
-      userOperation: bundlerFees(x),
-    });
+      toBiconomyTokenPaymasterContext({ feeTokenAddress: usdc }),
+    );
     const approve = (spender: Address, amount: bigint) => ({
       to: usdc,
       data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [spender, amount] }),

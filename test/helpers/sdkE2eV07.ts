@@ -70,6 +70,9 @@ export interface RecordedRpc {
   readonly params: readonly unknown[];
   readonly status: number;
   readonly response: unknown;
+  /** Wall-clock ms when the request left (`Date.now()` before fetch) and when its whole answer was read. */
+  readonly sentAt: number;
+  readonly answeredAt: number;
 }
 
 /**
@@ -94,8 +97,15 @@ export function useSdkE2eV07(
   };
 }
 
-/** `tokens`: the dev fee tokens (USDC, PDT) are configured, so the ERC20 mode is served (rpcFixture.ts). */
-async function startSdkE2eV07(options: { tokens: boolean }): Promise<{ e2e: SdkE2eV07; close(): Promise<void> }> {
+/**
+ * The set-up itself, for a script that runs it without node:test (bench/signToInclusion.ts). `tokens`: the dev fee
+ * tokens (USDC, PDT) are configured, so the ERC20 mode is served (rpcFixture.ts). `bundleV06`: alto serves the
+ * fixture's EntryPoint v0.6 too (v0.6 SDK flows through the same bundler and the same recorder).
+ */
+export async function startSdkE2eV07(options: {
+  readonly tokens: boolean;
+  readonly bundleV06?: boolean;
+}): Promise<{ e2e: SdkE2eV07; close(): Promise<void> }> {
   const app = await startRpcFixture({ tokens: options.tokens });
   const { fx, ctx, tenant: open } = app;
   let alto: AltoBundler | undefined;
@@ -129,7 +139,10 @@ async function startSdkE2eV07(options: { tokens: boolean }): Promise<{ e2e: SdkE
     await fx.client.setBalance({ address: privateKeyToAccount(KEYS.alto).address, value: parseEther('100') });
     alto = await startAlto({
       rpcUrl,
-      entryPoints: ALTO_ENTRY_POINT_VERSIONS.map((v) => fx.entryPoints[v]),
+      entryPoints: [
+        ...(options.bundleV06 === true ? [fx.entryPoints['0.6']] : []),
+        ...ALTO_ENTRY_POINT_VERSIONS.map((v) => fx.entryPoints[v]),
+      ],
       executorKey: KEYS.alto,
     });
     recorder = recordRpc({ patron: `${base}/api/`, alto: alto.url });
@@ -197,10 +210,12 @@ function recordRpc(prefixes: { readonly patron: string; readonly alto: string })
   };
   globalThis.fetch = async (input, init) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const sentAt = Date.now();
     const res = await realFetch(input, init);
     const target = targetOf(url);
     if (target === undefined || typeof init?.body !== 'string') return res;
     const text = await res.clone().text();
+    const answeredAt = Date.now();
     const sent = JSON.parse(init.body) as unknown;
     const answer = parseOrText(text);
     // viem's http transport sends one request per call unless batching is asked for; a batch is recorded per item.
@@ -214,6 +229,8 @@ function recordRpc(prefixes: { readonly patron: string; readonly alto: string })
         params: Array.isArray(params) ? params : [],
         status: res.status,
         response: answers[i],
+        sentAt,
+        answeredAt,
       });
     });
     return res;
