@@ -324,8 +324,8 @@ describe('EntryPoint v0.9 block-number windows (validityUnit: "blocks")', () => 
     const decoded = decodePaymasterAndDataV07(packed(committed));
     assert.ok(decoded.validUntil > BLOCK_RANGE_FLAG && decoded.validAfter > BLOCK_RANGE_FLAG, 'the flag on both');
     const until = decoded.validUntil - BLOCK_RANGE_FLAG;
-    // 300 s (the default expiry) at 12 s per block: 25 blocks.
-    assert.ok(until - head >= 25 && until - head <= 27, `validUntil block ${until}, head ${head}`);
+    // 120 s (the default expiry) at 12 s per block: 10 blocks.
+    assert.ok(until - head >= 10 && until - head <= 12, `validUntil block ${until}, head ${head}`);
     const hash = userOpHash(committed);
     const [signature, final] = await Promise.all([owner.sign({ hash }), finalize(committed)]);
     assert.equal(final.status, 200, JSON.stringify(final.body));

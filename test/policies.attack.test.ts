@@ -96,8 +96,8 @@ describe('cap exhaustion with unsubmitted signatures (the documented trade-off, 
     assert.equal(r.status, 200, JSON.stringify(r.body));
     const validUntil = Number(BigInt(`0x${String(r.body.result?.paymasterAndData).slice(44, 56)}`));
     const max = ctx.deps.config.paymaster.sponsorship.maxExpirySeconds;
-    // Clamped to the maximum (3600 s by default), and the reservation is kept until validUntil (+ the sweeper's
-    // grace, 600 s by default): one unsubmitted signature holds its share of a cap for ~70 minutes, not 5.
+    // Clamped to the maximum (600 s by default: what a person signing needs, bench/README.md), and the reservation
+    // is kept until the chain passes validUntil: one unsubmitted signature holds its share of a cap for 10 minutes.
     assert.ok(validUntil >= t0 + max - 2 && validUntil <= t0 + max + 2, `${validUntil - t0}`);
     const [usage] = await ctx.deps.policies.usage({ dappId: tenant.dappId, policyId: policy.id });
     assert.equal(usage?.reserved, '1');

@@ -249,8 +249,8 @@ describe('chains, signer and sponsorship window', () => {
     assert.deepEqual(c.paymaster.chains, []);
     assert.deepEqual(c.paymaster.signer, { kind: 'dataDir', dataDir: '/tmp/x' });
     assert.deepEqual(c.paymaster.sponsorship, {
-      defaultExpirySeconds: 300,
-      maxExpirySeconds: 3600,
+      defaultExpirySeconds: 120,
+      maxExpirySeconds: 600,
       validAfterSkewSeconds: 30,
       eip7702Delegates: DEFAULT_EIP7702_DELEGATES,
     });
