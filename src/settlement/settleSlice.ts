@@ -108,6 +108,7 @@ export async function settleSlice({
   for (const e of foreign) {
     const closed = await deps.ledger.supersedeOpKey({
       opKey: e.opKey,
+      paidBy: e.paymaster,
       now: deps.now(),
       block: { number: e.blockNumber, hash: e.blockHash },
       included: { txHash: e.transactionHash, success: e.success },

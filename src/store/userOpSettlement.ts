@@ -57,6 +57,8 @@ export interface UserOpSettlement {
    */
   supersedeOpKey(args: {
     readonly opKey: string;
+    /** The paymaster that paid for the op (zero address: none): its own rows are its follower's to settle. */
+    readonly paidBy: string;
     readonly now: number;
     readonly block: ClosingBlock;
     readonly included: IncludedIn;
@@ -124,7 +126,7 @@ export function withUserOpSettlement(
   const rowsOfOpKey = (opKey: string) =>
     db
       .selectFrom('spend_reservations')
-      .select(['id', 'dapp_id', 'kind', 'status', 'signatures', 'settled_block', 'tx_hash'])
+      .select(['id', 'dapp_id', 'kind', 'status', 'signatures', 'settled_block', 'tx_hash', 'paymaster'])
       .where('op_key', '=', opKey.toLowerCase())
       .orderBy('created_at')
       .orderBy('id')
@@ -182,9 +184,12 @@ export function withUserOpSettlement(
       return rows.flatMap((r) => (r.sender === null ? [] : [r.sender]));
     },
 
-    async supersedeOpKey({ opKey, now, block, included }) {
+    async supersedeOpKey({ opKey, paidBy, now, block, included }) {
       let closed = 0;
-      for (const row of openRows(await rowsOfOpKey(opKey))) {
+      const rows = await rowsOfOpKey(opKey);
+      // A row of the paymaster that paid (another deployment of Patron's on the same EntryPoint) is settled by that
+      // deployment's follower, which reads the same event.
+      for (const row of openRows(rows).filter((r) => r.paymaster !== paidBy.toLowerCase())) {
         if (await supersede(row, { now, block, included })) closed++;
       }
       return closed;
