@@ -116,7 +116,7 @@ describe('DevFiatToken (the dev chain’s USDC): Circle FiatToken v2.2’s EIP-2
     assert.equal(
       await client.readContract({ address: usdc.address, abi: devFiatTokenAbi, functionName: 'DOMAIN_SEPARATOR' }),
       hashDomain({
-        domain: { name, version: '2', chainId, verifyingContract: usdc.address },
+        domain: { name, version: '2', chainId: BigInt(chainId), verifyingContract: usdc.address },
         types: { EIP712Domain: permitDomainTypes },
       }),
     );

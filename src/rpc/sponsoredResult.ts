@@ -1,4 +1,5 @@
 import { PolicyDeniedError, SponsorshipDeniedError, ValidationError } from '../errors/PatronError.js';
+import type { TokenPermit } from '../paymaster/entryPoints/paymasterModes.js';
 import type { PartialUserOperation } from '../paymaster/partialUserOperation.js';
 import { feeTokenOf } from './feeToken.js';
 import type { RpcContext } from './rpcMethod.js';
@@ -42,7 +43,7 @@ export async function pimlicoSponsorUserOperation(
 ) {
   const chain = entryPointChain(ctx, entryPoint, 'params[1]');
   if (context?.token !== undefined) {
-    const mode: ModeObject = {
+    const mode: ModeObject & { readonly permit?: TokenPermit | undefined } = {
       mode: 'ERC20',
       token: context.token,
       calculateGasLimits: undefined,
@@ -52,6 +53,7 @@ export async function pimlicoSponsorUserOperation(
       sponsorshipPolicyId: context.sponsorshipPolicyId,
       attestationUid: context.attestationUid,
       sponsorshipToken: context.sponsorshipToken,
+      permit: context.permit,
     };
     const paid = await tokenPaid(userOp, mode, { ...ctx, chain }, false, 'params[2]');
     return { ...gasLimitFields(paid), ...erc7677Fields(paid, chain.entryPointVersion) };
@@ -123,7 +125,7 @@ export async function sponsorUserOperation(userOp: PartialUserOperation, mode: M
  */
 export function tokenPaid(
   userOp: PartialUserOperation,
-  mode: ModeObject,
+  mode: ModeObject & { readonly permit?: TokenPermit | undefined },
   ctx: RpcContext,
   limitsMayChange = false,
   where = 'params[1]',
@@ -150,5 +152,6 @@ export function tokenPaid(
     token: ctx.token,
     spend: ctx.spend,
     limitsMayChange,
+    permit: mode.permit,
   });
 }

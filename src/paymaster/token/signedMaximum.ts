@@ -30,6 +30,11 @@ export function signedMaximum(args: {
   /** The gas the op was simulated to use in all. */
   readonly expectedGas: bigint;
   readonly symbol: string;
+  /**
+   * Refuse, with this error, an `available` below the maximum (at limits the caps shrank to) instead of signing it
+   * as the maximum when it covers the expected fee: for a permit, asked for at the maximum already.
+   */
+  readonly refuseBelowMaximum?: ((maximum: bigint) => Error) | undefined;
 }): { final: FinalUserOperation; maxTokenCost: bigint } {
   const { ep, exact, price, available } = args;
   const fee = exact.maxFeePerGas;
@@ -47,6 +52,7 @@ export function signedMaximum(args: {
     final = { ...exact, gasCaps: gasCaps ?? gasLimitsOf(exact) };
     maxTokenCost = chargeAt(final);
   }
+  if (available < maxTokenCost && args.refuseBelowMaximum !== undefined) throw args.refuseBelowMaximum(maxTokenCost);
   if (available < maxTokenCost) {
     const expected = weiToTokenUnits((args.expectedGas + POST_OP_OVERHEAD) * fee, price);
     if (available < expected) {

@@ -1,7 +1,9 @@
+import { STUB_PERMIT } from '../../paymaster/entryPoints/entryPointModule.js';
 import { feeTokenOf } from '../feeToken.js';
 import { defineRpcMethod } from '../rpcMethod.js';
 import { erc7677Params, erc7677ParamsFast } from '../wire/erc7677.js';
 import { erc7677Fields } from '../wire/erc7677Result.js';
+import { permitTypedDataField } from '../wire/permitContext.js';
 import { erc7677Target } from './erc7677Target.js';
 import { v09Options } from './erc7677V09Options.js';
 
@@ -13,7 +15,10 @@ import { v09Options } from './erc7677V09Options.js';
  * lists, contracts, deployment, gas price) and the caps (read-only, with the gas the op gives) are checked here
  * too, so a denied op is refused before the wallet spends an estimation on it. On v0.9, `signingPhase: "commit"`
  * gives the stub of the parallel-signing flow (164 bytes: the signature in the suffix) and `validityUnit: "blocks"`
- * one of a block window (erc7677V09Options.ts).
+ * one of a block window (erc7677V09Options.ts). In ERC20 mode, for a token with a permit Patron can execute and an
+ * account whose allowance does not cover the op's maximum, the answer adds `permitTypedData`, the EIP-2612 permit to
+ * sign and send back in the context as `permit` (docs/reference/json-rpc.md, "The permit"); this asks the chain
+ * (the allowance, the token's nonce, the gas the op needs when it gives none).
  */
 export const pm_getPaymasterStubData = defineRpcMethod({
   method: 'pm_getPaymasterStubData',
@@ -31,8 +36,29 @@ export const pm_getPaymasterStubData = defineRpcMethod({
     // The stub signs nothing, but a client should learn here, not at the final data, that its fees are refused.
     await ctx.sponsorship.assertFeesWithinBounds({ chain, userOp: params[0], bounds: ctx.bounds });
     if (mode.mode === 'ERC20') {
-      const fields = ctx.tokens.stubFields(chain, feeTokenOf(mode, 'params[3]'), mode.expiryDuration);
-      return { ...erc7677Fields(fields, chain.entryPointVersion), sponsor: { name: 'Patron' }, isFinal: false };
+      const feeToken = feeTokenOf(mode, 'params[3]');
+      if (mode.permit !== undefined && feeToken !== undefined) await ctx.tokens.assertPermitUsable(chain, feeToken);
+      // No permit yet: for a token with one and an account whose allowance falls short, what to sign.
+      const asked =
+        mode.permit === undefined && feeToken !== undefined
+          ? await ctx.tokens.permitRequest({
+              chain,
+              userOp: params[0],
+              feeToken,
+              expiryDuration: mode.expiryDuration,
+              bounds: ctx.bounds,
+              spend: ctx.spend,
+            })
+          : undefined;
+      // Sized as the final data will be: with the context's permit, or a dummy of one when asking for it.
+      const permit = mode.permit ?? (asked === undefined ? undefined : STUB_PERMIT);
+      const fields = ctx.tokens.stubFields(chain, feeToken, mode.expiryDuration, permit);
+      return {
+        ...erc7677Fields(fields, chain.entryPointVersion),
+        sponsor: { name: 'Patron' },
+        isFinal: false,
+        ...(asked === undefined ? {} : { permitTypedData: permitTypedDataField(asked) }),
+      };
     }
     await ctx.sponsorship.precheckPolicies({
       dappId: ctx.dapp.id,
