@@ -262,7 +262,9 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
         if (length <= PAYMASTER_DATA_OFFSET) revert InvalidPaymasterDataLength(length, SPONSORED_LENGTH);
         uint8 mode = uint8(data[PAYMASTER_DATA_OFFSET]);
         if (mode > MODE_TOKEN_PERMIT) revert UnknownMode(mode);
-        uint256 fieldsLength = _fieldsLength(data, mode);
+        uint256 fieldsLength = mode == MODE_SPONSORED
+            ? SPONSORED_FIELDS_LENGTH
+            : mode == MODE_TOKEN_PERMIT ? _permitFieldsLength(data) : TOKEN_FIELDS_LENGTH;
         uint256 inlineLength = PAYMASTER_DATA_OFFSET + fieldsLength + SIGNATURE_LENGTH;
         if (length >= SUFFIX_TAIL_LENGTH && bytes8(data[length - 8:]) == ERC4337Utils.PAYMASTER_SIG_MAGIC) {
             uint256 expected = inlineLength + SUFFIX_TAIL_LENGTH;
@@ -279,11 +281,9 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
         return (data[PAYMASTER_DATA_OFFSET:PAYMASTER_DATA_OFFSET + fieldsLength], data[PAYMASTER_DATA_OFFSET + fieldsLength:]);
     }
 
-    /// The signed fields' length: fixed for modes 0 to 2; for mode 3 the token fields, the permit's value and
-    /// length, and the permit signature of that length (read at the same offset in either signature placement).
-    function _fieldsLength(bytes calldata data, uint8 mode) private pure returns (uint256) {
-        if (mode == MODE_SPONSORED) return SPONSORED_FIELDS_LENGTH;
-        if (mode != MODE_TOKEN_PERMIT) return TOKEN_FIELDS_LENGTH;
+    /// Mode 3's signed fields' length: the token fields, the permit's value and length, and the permit signature of
+    /// that length (read at the same offset in either signature placement).
+    function _permitFieldsLength(bytes calldata data) private pure returns (uint256) {
         uint256 at = PAYMASTER_DATA_OFFSET + PERMIT_LENGTH_OFFSET;
         if (data.length < at + 2) revert InvalidPaymasterDataLength(data.length, TOKEN_PERMIT_LENGTH);
         uint256 n = uint16(bytes2(data[at:at + 2]));
@@ -471,11 +471,15 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
         uint128 maxTokenCost;
     }
 
+    /// The token fields, the markup within its bounds (else a revert, AA33).
     function _decodeToken(bytes calldata fields) internal pure returns (TokenData memory d) {
         d.token = address(bytes20(fields[TOKEN_OFFSET:RATE_OFFSET]));
         d.exchangeRate = uint128(bytes16(fields[RATE_OFFSET:MARKUP_OFFSET]));
         d.priceMarkup = uint32(bytes4(fields[MARKUP_OFFSET:MAX_COST_OFFSET]));
         d.maxTokenCost = uint128(bytes16(fields[MAX_COST_OFFSET:TOKEN_FIELDS_LENGTH]));
+        if (d.priceMarkup < MIN_PRICE_MARKUP || d.priceMarkup > MAX_PRICE_MARKUP) {
+            revert PriceMarkupOutOfRange(d.priceMarkup);
+        }
     }
 
     /// The signature (with the window, the gas caps and the mode byte, and in mode 3 the permit) is checked first: a
@@ -493,46 +497,46 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
         bytes calldata signature,
         uint8 mode
     ) internal returns (bytes memory, uint256) {
-        (Quote memory q, TokenData memory d, bytes32 hash) = _decodeTokenFields(userOp, fields, mode);
-        if (!_quoteHolds(userOp, q, hash, signature)) {
+        if (mode == MODE_TOKEN_PERMIT) return _validateTokenPermit(userOp, fields, signature);
+        Quote memory q = _decodeQuote(fields);
+        TokenData memory d = _decodeToken(fields);
+        if (!_quoteHolds(userOp, q, _tokenHash(userOp, q, d, mode), signature)) {
             return ("", _packValidationData(true, q.validUntil, q.validAfter));
         }
-        bool prefunded = _takePayment(userOp, d, mode, fields);
+        bool prefunded = mode == MODE_TOKEN
+            || IERC20(d.token).allowance(userOp.sender, address(this)) >= d.maxTokenCost;
+        if (prefunded) _prefund(userOp.sender, d.token, d.maxTokenCost, "");
+        else _checkCanPay(userOp, d.token, d.maxTokenCost);
         return (_tokenContext(userOp, d, prefunded), _packValidationData(false, q.validUntil, q.validAfter));
     }
 
-    /// A token mode's fields (its markup within bounds) and the hash the signer signed for them: the token hash,
-    /// and for mode 3 the permit bound to it.
-    function _decodeTokenFields(PackedUserOperation calldata userOp, bytes calldata fields, uint8 mode)
+    /// Mode 3 apart from modes 1 and 2, whose validation keeps its gas: the hash binds the permit too, the permit is
+    /// executed, then mode 1's prefund (whose failure names a refused permit).
+    function _validateTokenPermit(PackedUserOperation calldata userOp, bytes calldata fields, bytes calldata signature)
+        internal
+        returns (bytes memory, uint256)
+    {
+        (Quote memory q, TokenData memory d, bytes32 hash) = _decodePermitFields(userOp, fields);
+        if (!_quoteHolds(userOp, q, hash, signature)) {
+            return ("", _packValidationData(true, q.validUntil, q.validAfter));
+        }
+        bytes memory permitError =
+            _tryPermit(userOp.sender, d.token, _permitValue(fields), _permitSignature(fields));
+        _prefund(userOp.sender, d.token, d.maxTokenCost, permitError);
+        return (_tokenContext(userOp, d, true), _packValidationData(false, q.validUntil, q.validAfter));
+    }
+
+    /// Mode 3's fields and the hash the signer signed for them: the token hash (mode byte 3) bound to the permit.
+    function _decodePermitFields(PackedUserOperation calldata userOp, bytes calldata fields)
         internal
         view
         returns (Quote memory q, TokenData memory d, bytes32 hash)
     {
         q = _decodeQuote(fields);
         d = _decodeToken(fields);
-        if (d.priceMarkup < MIN_PRICE_MARKUP || d.priceMarkup > MAX_PRICE_MARKUP) {
-            revert PriceMarkupOutOfRange(d.priceMarkup);
-        }
-        hash = _tokenHash(userOp, q, d, mode);
-        if (mode == MODE_TOKEN_PERMIT) hash = getPermitHash(hash, _permitValue(fields), _permitSignature(fields));
-    }
-
-    /// The account's side of validation, once the signature holds; returns whether the maximum was prefunded.
-    function _takePayment(PackedUserOperation calldata userOp, TokenData memory d, uint8 mode, bytes calldata fields)
-        internal
-        returns (bool prefunded)
-    {
-        prefunded = mode != MODE_TOKEN_GUARANTEED
-            || IERC20(d.token).allowance(userOp.sender, address(this)) >= d.maxTokenCost;
-        if (!prefunded) {
-            _checkCanPay(userOp, d.token, d.maxTokenCost);
-            return false;
-        }
-        bytes memory permitError;
-        if (mode == MODE_TOKEN_PERMIT) {
-            permitError = _tryPermit(userOp.sender, d.token, _permitValue(fields), _permitSignature(fields));
-        }
-        _prefund(userOp.sender, d.token, d.maxTokenCost, permitError);
+        hash = getPermitHash(
+            _tokenHash(userOp, q, d, MODE_TOKEN_PERMIT), _permitValue(fields), _permitSignature(fields)
+        );
     }
 
     function _permitValue(bytes calldata fields) private pure returns (uint256) {

@@ -47,7 +47,7 @@ const PAYMASTER_GAS: Record<PaymasterGasMode, PaymasterGas> = {
   SPONSORED: { paymasterVerificationGasLimit: 40_000n, paymasterPostOpGasLimit: 0n },
   ERC20: { paymasterVerificationGasLimit: 90_000n, paymasterPostOpGasLimit: 50_000n },
   // Mode 3: the permit (its nonce and the allowance written from zero, the ERC-1271 call into the account) before
-  // mode 1's prefund: 129,487 measured for an undeployed Safe 1.4.1, 118,994 for an EIP-7702 Simple7702Account
+  // mode 1's prefund: 129,417 measured for an undeployed Safe 1.4.1, 118,924 for an EIP-7702 Simple7702Account
   // (test/contract.patronPaymasterV07.permit.test.ts); ~70k of margin for heavier tokens and ERC-1271 checks. PostOp
   // is mode 1's.
   ERC20_PERMIT: { paymasterVerificationGasLimit: 200_000n, paymasterPostOpGasLimit: 50_000n },
