@@ -232,7 +232,8 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       const token = findToken(chainTokens(req.chain), req.feeToken);
       if (token.permit === undefined) return undefined;
       const ep = entryPointModule(req.chain.entryPointVersion);
-      const v = window(req.expiryDuration);
+      // The window by both clocks, as a quote's: the estimate runs at the latest block's time.
+      const v = window(req.expiryDuration, (await chainFees(deps.fees, req.chain)).timestamp);
       return requestPermit({
         ep,
         chain: req.chain,
