@@ -13,6 +13,7 @@ import {
   isErc6492Signature,
   maxUint256,
   pad,
+  parseAbi,
   parseEventLogs,
   toHex,
 } from 'viem';
@@ -344,6 +345,69 @@ describe('permits refused before anything is signed', () => {
     const sponsored = await data(op, { permit: { value: '1', signature: '0x01' } });
     assert.equal(sponsored.body.error?.code, -32602);
     assert.match(sponsored.body.error?.message ?? '', /params\[3\]\.permit: is a permit to pay gas in a token/);
+  });
+
+  test('attack: an account that spends its permit after Patron signed: its op fails validation (AA33) and the deposit pays nothing', async () => {
+    const { account, op } = await freshSafe();
+    // Deployed first (anyone may call the factory), so the op carries no initCode and the account signs plainly.
+    const factoryHash = await app.fx.stranger.sendTransaction({
+      to: op.factory as Address,
+      data: op.factoryData as Hex,
+    });
+    await app.fx.client.waitForTransactionReceipt({ hash: factoryHash });
+    const deployed = { ...op, factory: undefined, factoryData: undefined };
+    const { typed, signable } = await askPermit(deployed);
+    const signature = await signWith(account, signable);
+    const d = await data(deployed, {
+      token: usdc.address,
+      calculateGasLimits: true,
+      permit: { value: typed.message.value, signature },
+    });
+    assert.equal(d.status, 200, JSON.stringify(d.body));
+    assert.ok(decoded(d.body.result ?? {}).permit, 'a mode-3 signature in hand');
+    // The account then spends its permit's nonce on another permit, of 0, submitted straight to the token.
+    const zero = await signWith(account, { ...signable, message: { ...signable.message, value: 0n } });
+    const spent = await app.fx.stranger.writeContract({
+      address: usdc.address,
+      abi: parseAbi(['function permit(address, address, uint256, uint256, bytes)']),
+      functionName: 'permit',
+      args: [account.address, paymaster(), 0n, maxUint256, zero],
+    });
+    assert.equal((await app.fx.client.waitForTransactionReceipt({ hash: spent })).status, 'success');
+    // Its own bundler submits the op Patron signed: validation fails, the bundle reverts, nothing is paid.
+    const op3 = finalOp(deployed, d.body.result ?? {});
+    const signed = { ...op3, signature: await account.signUserOperation({ ...op3, chainId: app.fx.chain.chainId }) };
+    const deposit = () =>
+      app.fx.client.readContract({
+        address: entryPoint(),
+        abi: entryPoint07Abi,
+        functionName: 'balanceOf',
+        args: [paymaster()],
+      });
+    const depositBefore = await deposit();
+    const simulated = await app.fx.client
+      .simulateContract({
+        account: app.fx.bundler.account,
+        address: entryPoint(),
+        abi: entryPoint07Abi,
+        functionName: 'handleOps',
+        args: [[toPackedUserOperation(signed)], app.fx.bundler.account.address],
+      })
+      .then(
+        () => 'included',
+        (err: unknown) => String(err),
+      );
+    assert.match(simulated, /AA33 reverted/, 'a bundler drops it');
+    const hash = await app.fx.bundler.writeContract({
+      address: entryPoint(),
+      abi: entryPoint07Abi,
+      functionName: 'handleOps',
+      args: [[toPackedUserOperation(signed)], app.fx.bundler.account.address],
+      gas: 5_000_000n,
+    });
+    assert.equal((await app.fx.client.waitForTransactionReceipt({ hash })).status, 'reverted');
+    assert.equal(await deposit(), depositBefore, 'the deposit paid nothing');
+    assert.equal(await tokenBalance(app.fx, usdc.address, account.address), 100_000_000n);
   });
 
   // Last: it leaves the v0.8 deployment looking old to this app (the answer is kept per deployment).
