@@ -186,6 +186,65 @@ async function assertPaidWithPermit(
 const stubOf = (client: { request: (args: never) => Promise<unknown> }) => (params: readonly unknown[]) =>
   client.request({ method: 'pm_getPaymasterStubData', params } as never);
 
+/**
+ * Everything the op's bundle must show (assertPaidByPatron's checks, mode 3 in the paymaster data the SDK sent, the
+ * permit's and the prefund's token moves); returns a line for the test's diagnostic.
+ */
+async function assertPermitOp(
+  x: SdkE2eV07,
+  args: {
+    version: SdkEntryPointVersion;
+    txHash: Hex;
+    userOpHash: Hex;
+    sender: Address;
+    typed: PermitTypedDataJson;
+    from: number;
+    before: { depositBefore: bigint; counterBefore: bigint };
+  },
+) {
+  const paid = await assertPaidByPatron(x, { ...args, ...args.before });
+  const sent = sentPermitOp(x, args.from, args.version);
+  const charge = await assertPaidWithPermit(x, {
+    version: args.version,
+    txHash: args.txHash,
+    sender: args.sender,
+    value: BigInt(args.typed.message.value),
+    maxTokenCost: sent.maxTokenCost,
+  });
+  return { paid, line: `permit ${args.typed.message.value}, prefund ${sent.maxTokenCost}, charge ${charge}` };
+}
+
+/** What a test compares after its op: the deposit of the version's paymaster and the counter. */
+const beforeOp = async (x: SdkE2eV07, version: SdkEntryPointVersion) => ({
+  depositBefore: await x.deposit(version),
+  counterBefore: await x.counter(),
+});
+
+/** permissionless's Pimlico client on Patron's URL, and its smart account client through alto. */
+function permissionlessClients(
+  x: SdkE2eV07,
+  account: Awaited<ReturnType<typeof freshSafe>>,
+  options: { readonly paymasterContext?: Record<string, unknown>; readonly erc20Flow?: boolean } = {},
+) {
+  const pimlico = createPimlicoClient({
+    transport: http(x.paymasterUrl(x.open.apiKey)),
+    entryPoint: { address: x.entryPoint('0.7'), version: '0.7' },
+  });
+  const client = createSmartAccountClient({
+    account,
+    chain: x.chain,
+    client: x.publicClient,
+    bundlerTransport: http(x.alto.url),
+    paymaster: pimlico,
+    paymasterContext: options.paymasterContext,
+    userOperation: {
+      ...bundlerFees(x),
+      ...(options.erc20Flow ? { prepareUserOperation: prepareUserOperationForErc20Paymaster(pimlico) } : {}),
+    },
+  });
+  return { pimlico, client };
+}
+
 async function freshSafe(x: SdkE2eV07, label: string) {
   const account = await toSafeSmartAccount({
     client: x.publicClient,
@@ -213,33 +272,26 @@ describe('the permit through viem’s createBundlerClient and createPaymasterCli
     });
     const { typed, permit } = await signedPermit(x, { client: bundler, stub: stubOf(paymaster), account });
     assert.equal(isErc6492Signature(permit.signature), true, 'the undeployed Safe signs in ERC-6492 form');
-    const [depositBefore, counterBefore] = [await x.deposit('0.7'), await x.counter()];
+    const before = await beforeOp(x, '0.7');
     const from = x.calls.length;
 
     const hash = await bundler.sendUserOperation({ calls: [counterCall], paymasterContext: { token: usdc, permit } });
     const { receipt } = await bundler.waitForUserOperationReceipt({ hash, ...receiptPolling });
-    await assertPaidByPatron(x, {
-      version: '0.7',
-      txHash: receipt.transactionHash,
-      userOpHash: hash,
-      sender: account.address,
-      depositBefore,
-      counterBefore,
-    });
     const patron = x.calls.slice(from).filter((c) => c.target === 'patron');
     assert.deepEqual(
       patron.map((c) => c.method),
       ['pm_getPaymasterStubData', 'pm_getPaymasterData'],
     );
-    const sent = sentPermitOp(x, from, '0.7');
-    const charge = await assertPaidWithPermit(x, {
+    const checked = await assertPermitOp(x, {
       version: '0.7',
       txHash: receipt.transactionHash,
+      userOpHash: hash,
       sender: account.address,
-      value: BigInt(typed.message.value),
-      maxTokenCost: sent.maxTokenCost,
+      typed,
+      from,
+      before,
     });
-    t.diagnostic(`permit ${typed.message.value}, prefund ${sent.maxTokenCost}, charge ${charge}`);
+    t.diagnostic(checked.line);
   });
 });
 
@@ -248,68 +300,34 @@ describe('the permit through permissionless’s createSmartAccountClient (EntryP
     const x = e2e();
     const usdc = usdcOf(x).address;
     const account = await freshSafe(x, 'permissionless-safe');
-    const pimlico = createPimlicoClient({
-      transport: http(x.paymasterUrl(x.open.apiKey)),
-      entryPoint: { address: x.entryPoint('0.7'), version: '0.7' },
-    });
-    const client = createSmartAccountClient({
-      account,
-      chain: x.chain,
-      client: x.publicClient,
-      bundlerTransport: http(x.alto.url),
-      paymaster: pimlico,
-      userOperation: bundlerFees(x),
-    });
+    const { pimlico, client } = permissionlessClients(x, account);
     const { typed, permit } = await signedPermit(x, { client, stub: stubOf(pimlico), account });
-    const [depositBefore, counterBefore] = [await x.deposit('0.7'), await x.counter()];
+    const before = await beforeOp(x, '0.7');
     const from = x.calls.length;
 
     const hash = await client.sendUserOperation({ calls: [counterCall], paymasterContext: { token: usdc, permit } });
     const { receipt } = await client.waitForUserOperationReceipt({ hash, ...receiptPolling });
-    await assertPaidByPatron(x, {
+    const checked = await assertPermitOp(x, {
       version: '0.7',
       txHash: receipt.transactionHash,
       userOpHash: hash,
       sender: account.address,
-      depositBefore,
-      counterBefore,
+      typed,
+      from,
+      before,
     });
-    const sent = sentPermitOp(x, from, '0.7');
-    const charge = await assertPaidWithPermit(x, {
-      version: '0.7',
-      txHash: receipt.transactionHash,
-      sender: account.address,
-      value: BigInt(typed.message.value),
-      maxTokenCost: sent.maxTokenCost,
-    });
-    t.diagnostic(`permit ${typed.message.value}, prefund ${sent.maxTokenCost}, charge ${charge}`);
+    t.diagnostic(checked.line);
   });
 
   test('prepareUserOperationForErc20Paymaster with the permit in its context: it still batches its approve, Patron signs mode 3 (no guarantee)', async () => {
     const x = e2e();
     const usdc = usdcOf(x).address;
     const account = await freshSafe(x, 'permissionless-erc20-safe');
-    const pimlico = createPimlicoClient({
-      transport: http(x.paymasterUrl(x.open.apiKey)),
-      entryPoint: { address: x.entryPoint('0.7'), version: '0.7' },
-    });
-    const plain = createSmartAccountClient({
-      account,
-      chain: x.chain,
-      client: x.publicClient,
-      bundlerTransport: http(x.alto.url),
-      paymaster: pimlico,
-      userOperation: bundlerFees(x),
-    });
+    const { pimlico, client: plain } = permissionlessClients(x, account);
     const { permit } = await signedPermit(x, { client: plain, stub: stubOf(pimlico), account });
-    const erc20 = createSmartAccountClient({
-      account,
-      chain: x.chain,
-      client: x.publicClient,
-      bundlerTransport: http(x.alto.url),
-      paymaster: pimlico,
+    const { client: erc20 } = permissionlessClients(x, account, {
       paymasterContext: { token: usdc, permit },
-      userOperation: { ...bundlerFees(x), prepareUserOperation: prepareUserOperationForErc20Paymaster(pimlico) },
+      erc20Flow: true,
     });
     const from = x.calls.length;
     const hash = await erc20.sendUserOperation({ calls: [counterCall] });
@@ -353,7 +371,7 @@ describe('the permit of an EIP-7702 account (viem toSimple7702SmartAccount, Entr
       account,
       authorization,
     });
-    const [depositBefore, counterBefore] = [await x.deposit('0.8'), await x.counter()];
+    const before = await beforeOp(x, '0.8');
     const from = x.calls.length;
 
     const hash = await bundler.sendUserOperation({
@@ -362,23 +380,16 @@ describe('the permit of an EIP-7702 account (viem toSimple7702SmartAccount, Entr
       paymasterContext: { token: usdc, permit },
     });
     const { receipt } = await bundler.waitForUserOperationReceipt({ hash, ...receiptPolling });
-    const paid = await assertPaidByPatron(x, {
+    const checked = await assertPermitOp(x, {
       version: '0.8',
       txHash: receipt.transactionHash,
       userOpHash: hash,
       sender: account.address,
-      depositBefore,
-      counterBefore,
+      typed,
+      from,
+      before,
     });
-    assert.equal(paid.txType, 'eip7702');
-    const sent = sentPermitOp(x, from, '0.8');
-    const charge = await assertPaidWithPermit(x, {
-      version: '0.8',
-      txHash: receipt.transactionHash,
-      sender: account.address,
-      value: BigInt(typed.message.value),
-      maxTokenCost: sent.maxTokenCost,
-    });
-    t.diagnostic(`permit ${typed.message.value}, prefund ${sent.maxTokenCost}, charge ${charge}`);
+    assert.equal(checked.paid.txType, 'eip7702', 'the bundle carried the authorization');
+    t.diagnostic(checked.line);
   });
 });

@@ -112,8 +112,8 @@ async function askPermit(op: Record<string, unknown>) {
 const signWith = (account: Safe, signable: Awaited<ReturnType<typeof askPermit>>['signable']) =>
   account.signTypedData(signable as never);
 
-/** Signs the final op as the Safe and submits it with handleOps; returns the receipt's events. */
-async function execute(account: Safe, op: UserOperation<'0.7'>) {
+/** Signs the final op as the Safe and submits it with handleOps (fixed gas, no estimate); returns the receipt. */
+async function submit(account: Safe, op: UserOperation<'0.7'>) {
   const signed = { ...op, signature: await account.signUserOperation({ ...op, chainId: app.fx.chain.chainId }) };
   const hash = await app.fx.bundler.writeContract({
     address: entryPoint(),
@@ -122,7 +122,12 @@ async function execute(account: Safe, op: UserOperation<'0.7'>) {
     args: [[toPackedUserOperation(signed)], app.fx.bundler.account.address],
     gas: 5_000_000n,
   });
-  const receipt = await app.fx.client.waitForTransactionReceipt({ hash });
+  return app.fx.client.waitForTransactionReceipt({ hash });
+}
+
+/** submit, which must succeed with the op executed. */
+async function execute(account: Safe, op: UserOperation<'0.7'>) {
+  const receipt = await submit(account, op);
   assert.equal(receipt.status, 'success');
   const [event] = parseEventLogs({ abi: entryPoint07Abi, logs: receipt.logs, eventName: 'UserOperationEvent' });
   assert.equal(event?.args.success, true, 'the op executed');
@@ -398,14 +403,7 @@ describe('permits refused before anything is signed', () => {
         (err: unknown) => String(err),
       );
     assert.match(simulated, /AA33 reverted/, 'a bundler drops it');
-    const hash = await app.fx.bundler.writeContract({
-      address: entryPoint(),
-      abi: entryPoint07Abi,
-      functionName: 'handleOps',
-      args: [[toPackedUserOperation(signed)], app.fx.bundler.account.address],
-      gas: 5_000_000n,
-    });
-    assert.equal((await app.fx.client.waitForTransactionReceipt({ hash })).status, 'reverted');
+    assert.equal((await submit(account, op3)).status, 'reverted');
     assert.equal(await deposit(), depositBefore, 'the deposit paid nothing');
     assert.equal(await tokenBalance(app.fx, usdc.address, account.address), 100_000_000n);
   });
