@@ -99,6 +99,7 @@ async function tokenChain(chainId: number, count: number, signer: Address) {
     logoUrl: '',
     premiumPercentage: '10',
     price: { type: 'fixed', usd: (0.25 * (i + 1)).toString() },
+    permit: t.permit,
   }));
   const tokenSettings: ChainTokenSettings = {
     chainId,

@@ -14,6 +14,13 @@ import {EnumerableSet} from "@openzeppelin/contracts/utils/structs/EnumerableSet
 import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/MessageHashUtils.sol";
 import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 
+/// The EIP-2612 permit with a `bytes` signature of Circle's FiatToken v2.2 (USDC), which checks an owner with code
+/// by ERC-1271 and reads no TIMESTAMP at the maximum deadline (what the permit mode needs: contracts/README.md).
+interface IBytesPermit {
+    function permit(address owner, address spender, uint256 value, uint256 deadline, bytes calldata signature)
+        external;
+}
+
 /// @title Patron's paymaster for EntryPoint v0.7, v0.8 and v0.9.
 /// @notice The PackedUserOperation counterpart of PatronPaymaster (v0.6), one source for the three EntryPoints
 /// that share that struct; it is deployed once per EntryPoint, which it names in its constructor. The first byte
@@ -24,7 +31,10 @@ import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 /// Mode 2 (token, guaranteed): the same fields, for an op whose approval is batched in its own callData (it runs
 /// after validation, so it cannot be prefunded): validation prefunds when an allowance is already in place, else
 /// checks the balance and the batched approval, and postOp collects the charge; a charge that then fails is paid
-/// by the deposit, which the service only risks for a dApp whose sponsorship policy admits the op.
+/// by the deposit, which the service only risks for a dApp whose sponsorship policy admits the op. Mode 3 (token,
+/// permit): mode 1 for an account with no allowance yet, which signed an EIP-2612 permit of the token for this
+/// paymaster instead: validation executes the permit (USDC's bytes form, deadline the maximum), then prefunds as
+/// mode 1, so the charge is as safe as mode 1's.
 /// @dev All integers big-endian, all signatures EIP-191 (`toEthSignedMessageHash`) by one of the paymaster's signers (`isSigner`), r||s||v.
 /// paymasterAndData = paymaster(20) | uint128 paymasterVerificationGasLimit | uint128 paymasterPostOpGasLimit
 ///                    | paymasterData, the standard v0.7 prefix. paymasterData:
@@ -34,9 +44,13 @@ import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 ///   token (210 bytes): [0] mode = 1 or 2 | [1:7] validUntil | [7:13] validAfter | [13:37] the three caps, as above
 ///     | [37:57] token | [57:73] uint128 exchangeRate | [73:77] uint32 priceMarkup | [77:93] uint128 maxTokenCost
 ///     | [93:158] signature
+///   token permit (244 + n bytes): [0] mode = 3 | [1:93] as the token mode | [93:125] uint256 permitValue
+///     | [125:127] uint16 n, the permit signature's length (at most MAX_PERMIT_SIGNATURE_LENGTH) | [127:127+n] the
+///     permit signature (the account's EIP-712 signature of Permit(owner = sender, spender = this paymaster,
+///     permitValue, the token's nonce, deadline = type(uint256).max), ERC-6492 wrapper removed) | signature
 ///   v0.9 parallel signing: the signature may instead follow paymasterData in the EntryPoint v0.9 suffix,
 ///     paymasterData-without-signature | signature(65) | uint16(65) | 0x22e325a297439656 (PAYMASTER_SIG_MAGIC),
-///     164 and 220 bytes. The v0.9 EntryPoint leaves `signature | uint16` out of the userOpHash, so the account
+///     164, 220 and 254 + n bytes. The v0.9 EntryPoint leaves `signature | uint16` out of the userOpHash, so the account
 ///     can sign before the service does. The fields are then exactly ERC4337Utils.paymasterData() and the
 ///     signature ERC4337Utils.paymasterSignature(). The form is accepted on every version (the older
 ///     EntryPoints hash it whole, which only means the account signs last). An inline signature never ends with
@@ -63,8 +77,10 @@ import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 ///     signature binds the code the account runs, not the marker; re-delegating the account voids it.
 ///   sponsoredHash = keccak256(abi.encode(opHash, chainid, address(this), entryPoint, uint8 0, uint48 validUntil,
 ///                   uint48 validAfter))
-///   tokenHash = keccak256(abi.encode(opHash, chainid, address(this), entryPoint, uint8 mode (1 or 2), validUntil,
-///               validAfter, token, uint128 exchangeRate, uint32 priceMarkup, uint128 maxTokenCost))
+///   tokenHash = keccak256(abi.encode(opHash, chainid, address(this), entryPoint, uint8 mode (1, 2 or 3),
+///               validUntil, validAfter, token, uint128 exchangeRate, uint32 priceMarkup, uint128 maxTokenCost))
+///   permitHash (mode 3) = keccak256(abi.encode(tokenHash, uint256 permitValue, keccak256(permitSignature))): the
+///     permit is bound too, so what validation executes is what the service simulated (see `getPermitHash`)
 /// Every field the paymaster pays for is signed, exactly or as a cap (both paymaster gas limits exactly), so a
 /// bundler cannot inflate gas beyond what was approved. Replay is prevented by the account nonce (in opHash), not
 /// a paymaster nonce, so the service needs no chain read to sign. chainid, address(this) and the EntryPoint bind a
@@ -91,6 +107,8 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
     uint8 public constant MODE_SPONSORED = 0;
     uint8 public constant MODE_TOKEN = 1;
     uint8 public constant MODE_TOKEN_GUARANTEED = 2;
+    /// Also what tells the service that a deployment has the permit mode: an older one has no such function.
+    uint8 public constant MODE_TOKEN_PERMIT = 3;
 
     /// Gas the token mode's postOp and the EntryPoint's work after it use, which the `actualGasCost` handed to
     /// postOp does not include yet; it is charged at the op's gas price. Measured on the contract tests: postOp
@@ -107,6 +125,11 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
     uint256 public constant TOKEN_LENGTH = 210;
     uint256 public constant SPONSORED_SUFFIXED_LENGTH = 164;
     uint256 public constant TOKEN_SUFFIXED_LENGTH = 220;
+    /// The permit mode: TOKEN_PERMIT_LENGTH plus the permit signature's length (inline), 10 more suffixed.
+    uint256 public constant TOKEN_PERMIT_LENGTH = 244;
+    /// A bound on the permit signature (an account's ERC-1271 signature: 65 bytes for an ECDSA owner, a few hundred
+    /// for a passkey's WebAuthn data), so the ERC-1271 call and the op's calldata stay small.
+    uint256 public constant MAX_PERMIT_SIGNATURE_LENGTH = 2048;
 
     /// Offsets inside paymasterData (paymasterAndData[52:]).
     uint256 private constant PAYMASTER_DATA_OFFSET = 52;
@@ -121,6 +144,11 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
     uint256 private constant MARKUP_OFFSET = 73;
     uint256 private constant MAX_COST_OFFSET = 77;
     uint256 private constant TOKEN_FIELDS_LENGTH = 93;
+    uint256 private constant PERMIT_VALUE_OFFSET = 93;
+    uint256 private constant PERMIT_LENGTH_OFFSET = 125;
+    uint256 private constant PERMIT_SIGNATURE_OFFSET = 127;
+    /// How much of a refused permit's revert data validation reports (the token's reason string fits).
+    uint256 private constant PERMIT_REASON_LENGTH = 196;
     uint256 private constant SIGNATURE_LENGTH = 65;
     /// uint16 signature length + 8-byte magic after a v0.9 suffixed signature.
     uint256 private constant SUFFIX_TAIL_LENGTH = 10;
@@ -163,6 +191,10 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
     error TokenAllowanceTooLow(address token, uint256 allowance, uint256 maxTokenCost);
     /// The prefund's transferFrom failed although balance and allowance were enough (a token that refuses it).
     error TokenPrefundFailed(address token, uint256 maxTokenCost);
+    /// Mode 3: the token refused the permit (its revert data, cut to 196 bytes, in `reason`) and the allowance in
+    /// place does not cover the maximum either.
+    error TokenPermitFailed(address token, uint256 allowance, uint256 maxTokenCost, bytes reason);
+    error PermitSignatureTooLong(uint256 length, uint256 maximum);
 
     constructor(IEntryPoint entryPoint_, address owner_, address signer_) Ownable(owner_) {
         if (address(entryPoint_) == address(0) || signer_ == address(0)) revert ZeroAddress();
@@ -229,8 +261,10 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
         uint256 length = data.length;
         if (length <= PAYMASTER_DATA_OFFSET) revert InvalidPaymasterDataLength(length, SPONSORED_LENGTH);
         uint8 mode = uint8(data[PAYMASTER_DATA_OFFSET]);
-        if (mode > MODE_TOKEN_GUARANTEED) revert UnknownMode(mode);
-        uint256 fieldsLength = mode == MODE_SPONSORED ? SPONSORED_FIELDS_LENGTH : TOKEN_FIELDS_LENGTH;
+        if (mode > MODE_TOKEN_PERMIT) revert UnknownMode(mode);
+        uint256 fieldsLength = mode == MODE_SPONSORED
+            ? SPONSORED_FIELDS_LENGTH
+            : mode == MODE_TOKEN_PERMIT ? _permitFieldsLength(data) : TOKEN_FIELDS_LENGTH;
         uint256 inlineLength = PAYMASTER_DATA_OFFSET + fieldsLength + SIGNATURE_LENGTH;
         if (length >= SUFFIX_TAIL_LENGTH && bytes8(data[length - 8:]) == ERC4337Utils.PAYMASTER_SIG_MAGIC) {
             uint256 expected = inlineLength + SUFFIX_TAIL_LENGTH;
@@ -245,6 +279,16 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
         }
         if (length != inlineLength) revert InvalidPaymasterDataLength(length, inlineLength);
         return (data[PAYMASTER_DATA_OFFSET:PAYMASTER_DATA_OFFSET + fieldsLength], data[PAYMASTER_DATA_OFFSET + fieldsLength:]);
+    }
+
+    /// Mode 3's signed fields' length: the token fields, the permit's value and length, and the permit signature of
+    /// that length (read at the same offset in either signature placement).
+    function _permitFieldsLength(bytes calldata data) private pure returns (uint256) {
+        uint256 at = PAYMASTER_DATA_OFFSET + PERMIT_LENGTH_OFFSET;
+        if (data.length < at + 2) revert InvalidPaymasterDataLength(data.length, TOKEN_PERMIT_LENGTH);
+        uint256 n = uint16(bytes2(data[at:at + 2]));
+        if (n > MAX_PERMIT_SIGNATURE_LENGTH) revert PermitSignatureTooLong(n, MAX_PERMIT_SIGNATURE_LENGTH);
+        return PERMIT_SIGNATURE_OFFSET + n;
     }
 
     // ---------------------------------------------------------------- hashes (shared with the TS service)
@@ -275,7 +319,8 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
         );
     }
 
-    /// @notice The hash the verifying signer signs (EIP-191) for a token-mode operation of `mode` (1 or 2).
+    /// @notice The hash the verifying signer signs (EIP-191) for a token-mode operation of `mode` (1 or 2); for
+    /// mode 3 the first of two steps (see `getPermitHash`).
     function getTokenHash(
         PackedUserOperation calldata userOp,
         uint8 mode,
@@ -295,6 +340,16 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
             TokenData(token, exchangeRate, priceMarkup, maxTokenCost),
             mode
         );
+    }
+
+    /// @notice The hash the verifying signer signs (EIP-191) for a mode-3 operation: `tokenHash` is
+    /// `getTokenHash(userOp, 3, …)`, and the permit is bound by its value and the hash of its signature.
+    function getPermitHash(bytes32 tokenHash, uint256 permitValue, bytes calldata permitSignature)
+        public
+        pure
+        returns (bytes32)
+    {
+        return keccak256(abi.encode(tokenHash, permitValue, keccak256(permitSignature)));
     }
 
     /// Every field of the op except paymasterData and signature (which carry the signature itself), with the
@@ -416,49 +471,123 @@ contract PatronPaymasterV07 is Paymaster, Ownable2Step {
         uint128 maxTokenCost;
     }
 
+    /// The token fields, the markup within its bounds (else a revert, AA33).
     function _decodeToken(bytes calldata fields) internal pure returns (TokenData memory d) {
         d.token = address(bytes20(fields[TOKEN_OFFSET:RATE_OFFSET]));
         d.exchangeRate = uint128(bytes16(fields[RATE_OFFSET:MARKUP_OFFSET]));
         d.priceMarkup = uint32(bytes4(fields[MARKUP_OFFSET:MAX_COST_OFFSET]));
         d.maxTokenCost = uint128(bytes16(fields[MAX_COST_OFFSET:TOKEN_FIELDS_LENGTH]));
+        if (d.priceMarkup < MIN_PRICE_MARKUP || d.priceMarkup > MAX_PRICE_MARKUP) {
+            revert PriceMarkupOutOfRange(d.priceMarkup);
+        }
     }
 
-    /// The signature (with the window, the gas caps and the mode byte) is checked first: a tampered op fails as
-    /// AA34 whatever its token says. Then the account pays:
+    /// The signature (with the window, the gas caps and the mode byte, and in mode 3 the permit) is checked first: a
+    /// tampered op fails as AA34 whatever its token says. Then the account pays:
     /// - mode 1: the signed maximum moves from the account to the paymaster now (`transferFrom`, which needs an
     ///   allowance already in place and the balance); an account that cannot pay reverts here (AA33), so the
     ///   bundler's simulation drops it and the deposit never pays for it;
     /// - mode 2: the same prefund when the allowance is already in place; otherwise the balance and an
     ///   `approve(paymaster, >= maxTokenCost)` inside its own callData (batched with the user's call, it runs after
-    ///   validation and before postOp), and postOp collects the charge.
+    ///   validation and before postOp), and postOp collects the charge;
+    /// - mode 3: the permit is executed (`_tryPermit`), then the prefund of mode 1.
     function _validateToken(
         PackedUserOperation calldata userOp,
         bytes calldata fields,
         bytes calldata signature,
         uint8 mode
     ) internal returns (bytes memory, uint256) {
+        if (mode == MODE_TOKEN_PERMIT) return _validateTokenPermit(userOp, fields, signature);
         Quote memory q = _decodeQuote(fields);
         TokenData memory d = _decodeToken(fields);
-        if (d.priceMarkup < MIN_PRICE_MARKUP || d.priceMarkup > MAX_PRICE_MARKUP) {
-            revert PriceMarkupOutOfRange(d.priceMarkup);
-        }
         if (!_quoteHolds(userOp, q, _tokenHash(userOp, q, d, mode), signature)) {
             return ("", _packValidationData(true, q.validUntil, q.validAfter));
         }
         bool prefunded = mode == MODE_TOKEN
             || IERC20(d.token).allowance(userOp.sender, address(this)) >= d.maxTokenCost;
-        if (prefunded) _prefund(userOp.sender, d.token, d.maxTokenCost);
+        if (prefunded) _prefund(userOp.sender, d.token, d.maxTokenCost, "");
         else _checkCanPay(userOp, d.token, d.maxTokenCost);
         return (_tokenContext(userOp, d, prefunded), _packValidationData(false, q.validUntil, q.validAfter));
     }
 
-    /// Takes the signed maximum from the account. On failure, says why as precisely as it can (AA33).
-    function _prefund(address account, address token, uint256 maxTokenCost) internal {
+    /// Mode 3 apart from modes 1 and 2, whose validation keeps its gas: the hash binds the permit too, the permit is
+    /// executed, then mode 1's prefund (whose failure names a refused permit).
+    function _validateTokenPermit(PackedUserOperation calldata userOp, bytes calldata fields, bytes calldata signature)
+        internal
+        returns (bytes memory, uint256)
+    {
+        (Quote memory q, TokenData memory d, bytes32 hash) = _decodePermitFields(userOp, fields);
+        if (!_quoteHolds(userOp, q, hash, signature)) {
+            return ("", _packValidationData(true, q.validUntil, q.validAfter));
+        }
+        bytes memory permitError =
+            _tryPermit(userOp.sender, d.token, _permitValue(fields), _permitSignature(fields));
+        _prefund(userOp.sender, d.token, d.maxTokenCost, permitError);
+        return (_tokenContext(userOp, d, true), _packValidationData(false, q.validUntil, q.validAfter));
+    }
+
+    /// Mode 3's fields and the hash the signer signed for them: the token hash (mode byte 3) bound to the permit.
+    function _decodePermitFields(PackedUserOperation calldata userOp, bytes calldata fields)
+        internal
+        view
+        returns (Quote memory q, TokenData memory d, bytes32 hash)
+    {
+        q = _decodeQuote(fields);
+        d = _decodeToken(fields);
+        hash = getPermitHash(
+            _tokenHash(userOp, q, d, MODE_TOKEN_PERMIT), _permitValue(fields), _permitSignature(fields)
+        );
+    }
+
+    function _permitValue(bytes calldata fields) private pure returns (uint256) {
+        return uint256(bytes32(fields[PERMIT_VALUE_OFFSET:PERMIT_LENGTH_OFFSET]));
+    }
+
+    /// The permit signature: everything after its length (`_fieldsLength` made the fields exactly that long).
+    function _permitSignature(bytes calldata fields) private pure returns (bytes calldata) {
+        return fields[PERMIT_SIGNATURE_OFFSET:];
+    }
+
+    /// Executes the account's permit of `value` for this paymaster at the maximum deadline (the token then reads no
+    /// TIMESTAMP, which ERC-7562 bans in validation). A failure is tolerated, not a revert: the permit may already
+    /// have been submitted by someone else (anyone can, once it is public), which leaves the allowance it set in
+    /// place for the prefund. Returns the token's revert data on failure (at most PERMIT_REASON_LENGTH bytes, for
+    /// the prefund's error), empty on success.
+    function _tryPermit(address account, address token, uint256 value, bytes calldata permitSignature)
+        internal
+        returns (bytes memory reason)
+    {
+        bytes memory permitCall =
+            abi.encodeCall(IBytesPermit.permit, (account, address(this), value, type(uint256).max, permitSignature));
+        bool ok;
+        uint256 kept = PERMIT_REASON_LENGTH;
+        assembly ("memory-safe") {
+            ok := call(gas(), token, 0, add(permitCall, 0x20), mload(permitCall), 0, 0)
+            if iszero(ok) {
+                // The token's revert data, copied no further than the bound: it is only reported.
+                if lt(returndatasize(), kept) { kept := returndatasize() }
+                reason := mload(0x40)
+                mstore(reason, kept)
+                returndatacopy(add(reason, 0x20), 0, kept)
+                mstore(0x40, add(add(reason, 0x20), and(add(kept, 31), not(31))))
+            }
+        }
+        if (ok) return "";
+        // A failure that returned nothing must still read as a failure.
+        if (reason.length == 0) reason = hex"00";
+    }
+
+    /// Takes the signed maximum from the account. On failure, says why as precisely as it can (AA33); in mode 3 a
+    /// refused permit (`permitError`) is named when the allowance falls short.
+    function _prefund(address account, address token, uint256 maxTokenCost, bytes memory permitError) internal {
         if (IERC20(token).trySafeTransferFrom(account, address(this), maxTokenCost)) return;
         uint256 balance = IERC20(token).balanceOf(account);
         if (balance < maxTokenCost) revert TokenBalanceTooLow(token, balance, maxTokenCost);
         uint256 allowance = IERC20(token).allowance(account, address(this));
-        if (allowance < maxTokenCost) revert TokenAllowanceTooLow(token, allowance, maxTokenCost);
+        if (allowance < maxTokenCost) {
+            if (permitError.length > 0) revert TokenPermitFailed(token, allowance, maxTokenCost, permitError);
+            revert TokenAllowanceTooLow(token, allowance, maxTokenCost);
+        }
         revert TokenPrefundFailed(token, maxTokenCost);
     }
 

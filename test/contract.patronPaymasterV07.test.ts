@@ -388,8 +388,8 @@ for (const version of VERSIONS) {
     it(`reverts on an unknown mode byte (${AA33}, UnknownMode)`, async () => {
       const signed = await signPaymaster(chain.fx, await buildDeployingOp(chain.fx), chain.window);
       const bytes = hexToBytes(signed.paymasterAndData);
-      bytes[52] = 3;
-      await rejectedAs(bytesToHex(bytes), 'UnknownMode', [3]);
+      bytes[52] = 4;
+      await rejectedAs(bytesToHex(bytes), 'UnknownMode', [4]);
     });
 
     // 130: the layout before the gas caps.

@@ -75,7 +75,7 @@ export function loadPatronPaymasterArtifact(): PatronArtifact {
 }
 
 /** Contracts of ours that exist for the dev chain and tests only (never deployed to a real chain). */
-export type DevContractName = 'DevToken' | 'DevPriceFeed';
+export type DevContractName = 'DevToken' | 'DevFiatToken' | 'DevPriceFeed';
 
 /** build/contracts/<name>.json for a dev-only contract of ours. */
 export function loadDevContractArtifact(name: DevContractName): ContractArtifact {
@@ -99,6 +99,22 @@ export const devTokenAbi = parseAbi([
   'event Transfer(address indexed from, address indexed to, uint256 value)',
   'event Approval(address indexed owner, address indexed spender, uint256 value)',
 ]);
+
+/**
+ * contracts/DevFiatToken.sol: DevToken with the EIP-2612 permit of Circle's FiatToken v2.2 (the dev chain's USDC):
+ * the bytes and (v, r, s) forms, no TIMESTAMP read at the maximum deadline, ERC-1271 for an owner with code.
+ */
+export const devFiatTokenAbi = [
+  ...devTokenAbi,
+  ...parseAbi([
+    'function version() pure returns (string)',
+    'function nonces(address owner) view returns (uint256)',
+    'function DOMAIN_SEPARATOR() view returns (bytes32)',
+    'function PERMIT_TYPEHASH() view returns (bytes32)',
+    'function permit(address owner, address spender, uint256 value, uint256 deadline, uint8 v, bytes32 r, bytes32 s)',
+    'function permit(address owner, address spender, uint256 value, uint256 deadline, bytes signature)',
+  ]),
+] as const;
 
 /** contracts/DevPriceFeed.sol: Chainlink's AggregatorV3Interface plus open setters for tests and the dev chain. */
 export const devPriceFeedAbi = parseAbi([

@@ -189,31 +189,44 @@ export interface DevTokenInfo {
   readonly address: Address;
   readonly symbol: string;
   readonly decimals: number;
+  /**
+   * Deployed from contracts/DevFiatToken.sol: USDC's EIP-2612 permit (bytes signature, ERC-1271 owners, no
+   * TIMESTAMP at the maximum deadline), which Patron's permit mode needs (docs/guides/token-mode.md).
+   */
+  readonly permit: boolean;
 }
 
 const simpleAccountFactoryAbi = parseAbi(['function getAddress(address owner, uint256 salt) view returns (address)']);
 
-/** Deploys contracts/DevToken.sol (an open-mint ERC-20, dev chain and tests only). */
+/**
+ * Deploys contracts/DevToken.sol (an open-mint ERC-20, dev chain and tests only), or with `permit`
+ * contracts/DevFiatToken.sol (the same plus USDC's permit).
+ */
 export async function deployDevToken(params: {
   client: DevClient;
   name: string;
   symbol: string;
   decimals: number;
+  permit?: boolean | undefined;
 }): Promise<DevTokenInfo> {
+  const permit = params.permit === true;
   const hash = await params.client.deployContract({
     abi: devTokenAbi,
-    bytecode: loadDevContractArtifact('DevToken').bytecode,
+    bytecode: loadDevContractArtifact(permit ? 'DevFiatToken' : 'DevToken').bytecode,
     args: [params.name, params.symbol, params.decimals],
   });
   const receipt = await waitForSuccess(params.client, hash, `${params.symbol} deployment`);
   if (receipt.contractAddress == null) throw new Error(`${params.symbol} deployment returned no address`);
-  return { address: getAddress(receipt.contractAddress), symbol: params.symbol, decimals: params.decimals };
+  return { address: getAddress(receipt.contractAddress), symbol: params.symbol, decimals: params.decimals, permit };
 }
 
-/** The dev chain's fee tokens: a 6-decimal stand-in for USDC and an 18-decimal token. */
+/**
+ * The dev chain's fee tokens: a 6-decimal stand-in for USDC with USDC's permit, and an 18-decimal token without one
+ * (OpenZeppelin's plain ERC-20), so both kinds of token mode are there to try.
+ */
 export const DEV_TOKENS = [
-  { name: 'USD Coin (Patron dev chain)', symbol: 'USDC', decimals: 6 },
-  { name: 'Patron Dev Token', symbol: 'PDT', decimals: 18 },
+  { name: 'USD Coin (Patron dev chain)', symbol: 'USDC', decimals: 6, permit: true },
+  { name: 'Patron Dev Token', symbol: 'PDT', decimals: 18, permit: false },
 ] as const;
 
 export interface StartDevChainParams {

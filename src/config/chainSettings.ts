@@ -125,8 +125,14 @@ export const tokenSettingSchema = closedObject(
       .default(''),
     premiumPercentage,
     price: priceSourceSpecSchema,
+    /**
+     * The token has Circle FiatToken v2.2's permit (USDC, EURC): `permit(owner, spender, value, deadline, bytes)`,
+     * ERC-1271 for an owner with code, no TIMESTAMP at the maximum deadline. The operator vouches for these
+     * semantics; the token mode's permit (mode 3) is then offered (docs/guides/token-mode.md).
+     */
+    permit: z.boolean({ error: 'permit must be true or false' }).default(false),
   },
-  { notObject: 'each token must be an object {address, price, logoUrl?, premiumPercentage?}' },
+  { notObject: 'each token must be an object {address, price, logoUrl?, premiumPercentage?, permit?}' },
 );
 /** One token accepted for gas payment on a chain, after validation and defaults. */
 export type TokenSetting = z.output<typeof tokenSettingSchema>;

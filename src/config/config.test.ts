@@ -507,7 +507,7 @@ describe('token mode: PATRON_CHAINS tokens and prices, PATRON_PRICE_REFRESH_SECO
       PATRON_CHAINS: chainsEnv({
         nativeUsd: { type: 'chainlink', aggregator: FEED, maxAgeSeconds: 3600 },
         tokens: [
-          { address: USDC, price: { type: 'coingecko', id: 'usd-coin' }, premiumPercentage: 10 },
+          { address: USDC, price: { type: 'coingecko', id: 'usd-coin' }, premiumPercentage: 10, permit: true },
           {
             address: `0x${'2'.repeat(40)}`,
             logoUrl: 'https://example.com/t.png',
@@ -543,6 +543,7 @@ describe('token mode: PATRON_CHAINS tokens and prices, PATRON_PRICE_REFRESH_SECO
           apiKeyHeader: 'x-cg-demo-api-key',
           maxAgeSeconds: 600,
         },
+        permit: true,
       },
       {
         address: `0x${'2'.repeat(40)}`,
@@ -556,8 +557,15 @@ describe('token mode: PATRON_CHAINS tokens and prices, PATRON_PRICE_REFRESH_SECO
           apiKeyHeader: 'x-cg-pro-api-key',
           maxAgeSeconds: 120,
         },
+        permit: false,
       },
-      { address: `0x${'3'.repeat(40)}`, logoUrl: '', premiumPercentage: '0', price: { type: 'fixed', usd: '1' } },
+      {
+        address: `0x${'3'.repeat(40)}`,
+        logoUrl: '',
+        premiumPercentage: '0',
+        price: { type: 'fixed', usd: '1' },
+        permit: false,
+      },
     ]);
   });
 
@@ -582,6 +590,10 @@ describe('token mode: PATRON_CHAINS tokens and prices, PATRON_PRICE_REFRESH_SECO
       [
         { nativeUsd: native, tokens: [token({ premiumPercentage: -1 })] },
         'PATRON_CHAINS[0].tokens[0]: premiumPercentage must be a decimal from 0 to 100',
+      ],
+      [
+        { nativeUsd: native, tokens: [token({ permit: 'yes' })] },
+        'PATRON_CHAINS[0].tokens[0]: permit must be true or false',
       ],
       [
         { nativeUsd: { type: 'oracle' } },

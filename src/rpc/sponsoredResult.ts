@@ -1,4 +1,5 @@
 import { PolicyDeniedError, SponsorshipDeniedError, ValidationError } from '../errors/PatronError.js';
+import type { TokenPermit } from '../paymaster/entryPoints/paymasterModes.js';
 import type { PartialUserOperation } from '../paymaster/partialUserOperation.js';
 import { type GuaranteeTerms, guaranteeTermsOf } from '../paymaster/token/guaranteeTerms.js';
 import { feeTokenOf } from './feeToken.js';
@@ -43,7 +44,7 @@ export async function pimlicoSponsorUserOperation(
 ) {
   const chain = entryPointChain(ctx, entryPoint, 'params[1]');
   if (context?.token !== undefined) {
-    const mode: ModeObject = {
+    const mode: ModeObject & { readonly permit?: TokenPermit | undefined } = {
       mode: 'ERC20',
       token: context.token,
       calculateGasLimits: undefined,
@@ -53,6 +54,7 @@ export async function pimlicoSponsorUserOperation(
       sponsorshipPolicyId: context.sponsorshipPolicyId,
       attestationUid: context.attestationUid,
       sponsorshipToken: context.sponsorshipToken,
+      permit: context.permit,
     };
     const paid = await tokenPaid(userOp, mode, { ...ctx, chain }, false, 'params[2]');
     return { ...gasLimitFields(paid), ...erc7677Fields(paid, chain.entryPointVersion) };
@@ -124,7 +126,7 @@ export async function sponsorUserOperation(userOp: PartialUserOperation, mode: M
  */
 export function tokenPaid(
   userOp: PartialUserOperation,
-  mode: ModeObject,
+  mode: ModeObject & { readonly permit?: TokenPermit | undefined },
   ctx: RpcContext,
   limitsMayChange = false,
   where = 'params[1]',
@@ -152,6 +154,7 @@ export function tokenPaid(
     spend: ctx.spend,
     limitsMayChange,
     guarantee: guaranteeTerms(ctx),
+    permit: mode.permit,
   });
 }
 

@@ -4,7 +4,8 @@ import type { ChainTokenSettings } from './tokenCatalog.js';
 
 /**
  * The dev chain's fee tokens (deployed by startDevChain in DEV_TOKENS order) at fixed prices: ETH 3000 USD,
- * USDC 1 USD with a 10 % premium, PDT 0.25 USD without one. Tests build the same for the chains they start.
+ * USDC 1 USD with a 10 % premium and its permit, PDT 0.25 USD without either. Tests build the same for the chains
+ * they start.
  */
 export function devChainTokenSettings(args: {
   chainId: number;
@@ -25,6 +26,8 @@ export function devChainTokenSettings(args: {
             logoUrl: '',
             premiumPercentage: p.premiumPercentage,
             price: { type: 'fixed', usd: p.usd },
+            // USDC's permit (contracts/DevFiatToken.sol) is what the token mode's permit needs; PDT has none.
+            permit: t.permit,
           },
         ];
   });

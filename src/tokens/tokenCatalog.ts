@@ -6,7 +6,7 @@ import { createPriceCache, type PriceState } from '../pricing/priceCache.js';
 import type { PriceSource } from '../pricing/priceSource.js';
 import { createPriceSourceFactory } from '../pricing/priceSourceFactory.js';
 import { startRefreshLoop } from '../pricing/refreshLoop.js';
-import { createTokenMetadataCache, type TokenMetadataCache } from './tokenMetadata.js';
+import { createTokenMetadataCache, type PermitDomain, type TokenMetadataCache } from './tokenMetadata.js';
 
 /**
  * Which ERC-20s each chain accepts for gas right now, with their exchange rates against the native coin.
@@ -32,6 +32,11 @@ export interface QuotableToken {
   readonly exchangeRate: bigint;
   /** USD per whole token, 18-decimal fixed point. */
   readonly tokenUsdE18: bigint;
+  /**
+   * Configured with `permit` (Circle FiatToken v2.2's, what the token mode's permit needs): its EIP-712 domain as
+   * read from the token and checked; undefined for every other token.
+   */
+  readonly permit?: PermitDomain | undefined;
 }
 
 export interface ChainTokens {
@@ -117,7 +122,7 @@ function evaluate(chain: ChainState, t: ConfiguredToken, native: PriceState, pri
   if (!meta.ok) return meta.err === undefined ? { reason: meta.reason } : { reason: meta.reason, err: meta.err };
   if (!native.fresh) return { reason: `native coin price unavailable: ${native.reason}` };
   if (!price.fresh) return { reason: price.reason };
-  const { decimals, symbol } = meta.metadata;
+  const { decimals, symbol, permit } = meta.metadata;
   const rate = exchangeRate({ nativeUsdE18: native.usdE18, tokenUsdE18: price.usdE18, decimals });
   if (rate > MAX_UINT128) return { reason: `exchange rate ${rate} does not fit in uint128` };
   const token: QuotableToken = Object.freeze({
@@ -129,6 +134,7 @@ function evaluate(chain: ChainState, t: ConfiguredToken, native: PriceState, pri
     priceMarkup: t.priceMarkup,
     exchangeRate: rate,
     tokenUsdE18: price.usdE18,
+    ...(permit === undefined ? {} : { permit }),
   });
   return { token, staleAtMs: price.staleAtMs };
 }
@@ -173,7 +179,11 @@ export function createTokenCatalog(deps: TokenCatalogDeps): TokenCatalog {
     if (new Set(tokens.map((t) => t.key)).size !== tokens.length) {
       throw new Error(`token settings of chain ${c.chainId} list a token twice`);
     }
-    const metadata = createTokenMetadataCache({ client: c.client, tokens: tokens.map((t) => t.address) });
+    const metadata = createTokenMetadataCache({
+      client: c.client,
+      tokens: tokens.map((t) => t.address),
+      permitTokens: c.tokens.filter((t) => t.permit).map((t) => getAddress(t.address)),
+    });
     const unusable = new Map(tokens.map((t) => [t.key, 'prices not loaded yet']));
     chains.set(c.chainId, {
       chainId: c.chainId,

@@ -3,6 +3,7 @@ import type { ChainRuntime, EntryPointVersion } from '../../chain/chainRegistry.
 import type { L1DataPricing } from '../l1DataGas.js';
 import type { PartialUserOperation } from '../partialUserOperation.js';
 import type { Keccak } from './abiWords.js';
+import type { TokenPermit } from './paymasterModes.js';
 import type { PenaltyGas } from './v07/unusedGasPenalty.js';
 
 /**
@@ -63,6 +64,21 @@ export const gasLimitsOf = (op: GasLimits): GasLimits => ({
 /** The token fields a stub carries (every version): values of the final encoding's length, never signed. */
 export const STUB_TOKEN_FIELDS = { exchangeRate: 1n, priceMarkup: 1_000_000, maxTokenCost: 1n } as const;
 
+/**
+ * A stub's permit before the account has signed one: a value of non-zero bytes and a 65-byte signature (an ECDSA
+ * owner's length), so the stub's calldata costs no less than most final data's; the final data carries the real one.
+ */
+export const STUB_PERMIT: TokenPermit = { value: (1n << 256n) / 255n, signature: `0x${'01'.repeat(65)}` };
+
+/** The paymaster's gas limits differ by mode: sponsored, token (modes 1 and 2) and token with a permit (mode 3). */
+export type PaymasterGasMode = 'SPONSORED' | 'ERC20' | 'ERC20_PERMIT';
+
+/** The gas mode of what a signature authorises. */
+export const paymasterGasModeOf = (auth: Authorization): PaymasterGasMode => {
+  if (auth.mode === 'SPONSORED') return 'SPONSORED';
+  return auth.permit === undefined ? 'ERC20' : 'ERC20_PERMIT';
+};
+
 /** The three account gas values the prefund is computed at: the caps when the op has them. */
 export function boundedGas(op: FinalUserOperation): GasLimits & PaymasterGas {
   const caps = op.gasCaps ?? op;
@@ -106,6 +122,11 @@ export type Authorization =
        * op the dApp's sponsorship policy admits (docs/guides/token-mode.md, "Paying gas in ERC-20"). Absent: mode 1, prefunded.
        */
       readonly guaranteed?: boolean | undefined;
+      /**
+       * Mode 3: the account's EIP-2612 permit, executed in validation before the prefund (no guarantee: prefunded as
+       * mode 1). docs/guides/token-mode.md, "First-time users: the permit".
+       */
+      readonly permit?: TokenPermit | undefined;
     };
 
 export interface SignArgs {
@@ -176,7 +197,7 @@ export interface EntryPointModule {
    */
   readonly paymasterInAccountGas: boolean;
   /** The paymaster's own gas limits for a mode (zero on v0.6). */
-  paymasterGas(mode: Authorization['mode']): PaymasterGas;
+  paymasterGas(mode: PaymasterGasMode): PaymasterGas;
   /** The most the EntryPoint may charge the paymaster for an op with these limits (its prefund). */
   worstCaseCost(limits: GasLimits & PaymasterGas, maxFeePerGas: bigint): bigint;
   /**

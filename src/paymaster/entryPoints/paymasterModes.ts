@@ -1,4 +1,4 @@
-import type { Address } from 'viem';
+import type { Address, Hex } from 'viem';
 
 /** The mode byte of Patron's paymasters (both contracts) and the token mode's signed fields. */
 
@@ -6,6 +6,22 @@ export const MODE_SPONSORED = 0;
 export const MODE_TOKEN = 1;
 /** The token mode for an op that batches its approval: collected in postOp, its failure sponsored (docs/guides/token-mode.md). */
 export const MODE_TOKEN_GUARANTEED = 2;
+/** The token mode with the account's EIP-2612 permit, executed in validation before mode 1's prefund. */
+export const MODE_TOKEN_PERMIT = 3;
+
+/** The contracts' MAX_PERMIT_SIGNATURE_LENGTH: the longest permit signature mode 3 carries, in bytes. */
+export const MAX_PERMIT_SIGNATURE_LENGTH = 2048;
+
+/**
+ * The account's EIP-2612 permit that mode 3 carries and executes: Permit(owner = the sender, spender = the
+ * paymaster, value, the token's nonce, deadline = max uint256), signed by the account (docs/guides/token-mode.md).
+ */
+export interface TokenPermit {
+  /** The allowance it sets for the paymaster (uint256). */
+  readonly value: bigint;
+  /** The account's signature, without an ERC-6492 wrapper; at most MAX_PERMIT_SIGNATURE_LENGTH bytes. */
+  readonly signature: Hex;
+}
 
 /** What the token mode signs beyond the sponsored mode's fields. */
 export interface TokenPaymasterFields {
@@ -21,8 +37,15 @@ export interface TokenPaymasterFields {
    * the charge may be collected in postOp, and its failure is paid by the deposit (docs/guides/token-mode.md).
    */
   readonly guaranteed?: boolean | undefined;
+  /** Mode 3 instead of 1: the permit validation executes before the prefund (never with `guaranteed`). */
+  readonly permit?: TokenPermit | undefined;
 }
 
-/** The mode byte of token fields: 1 (prefunded) or 2 (guaranteed). */
-export const tokenModeOf = (f: { readonly guaranteed?: boolean | undefined }): number =>
-  f.guaranteed === true ? MODE_TOKEN_GUARANTEED : MODE_TOKEN;
+/** The mode byte of token fields: 1 (prefunded), 2 (guaranteed) or 3 (prefunded after the account's permit). */
+export const tokenModeOf = (f: {
+  readonly guaranteed?: boolean | undefined;
+  readonly permit?: TokenPermit | undefined;
+}): number => {
+  if (f.permit !== undefined) return MODE_TOKEN_PERMIT;
+  return f.guaranteed === true ? MODE_TOKEN_GUARANTEED : MODE_TOKEN;
+};

@@ -37,6 +37,12 @@ export function signedMaximum(args: {
    * that part is a guarantee too.
    */
   readonly shortfallRefused?: ((available: bigint, maximum: bigint) => Error) | undefined;
+  /**
+   * Refuse, with this error, an `available` below the maximum (at limits the caps shrank to) instead of signing it
+   * as the maximum when it covers the expected fee: for a permit, asked for at the maximum already. Checked before
+   * `shortfallRefused`: a permit's own refusal says what to sign.
+   */
+  readonly refuseBelowMaximum?: ((maximum: bigint) => Error) | undefined;
 }): { final: FinalUserOperation; maxTokenCost: bigint } {
   const { ep, exact, price, available } = args;
   const fee = exact.maxFeePerGas;
@@ -54,6 +60,7 @@ export function signedMaximum(args: {
     final = { ...exact, gasCaps: gasCaps ?? gasLimitsOf(exact) };
     maxTokenCost = chargeAt(final);
   }
+  if (available < maxTokenCost && args.refuseBelowMaximum !== undefined) throw args.refuseBelowMaximum(maxTokenCost);
   if (available < maxTokenCost) {
     if (args.shortfallRefused !== undefined) throw args.shortfallRefused(available, maxTokenCost);
     const expected = weiToTokenUnits((args.expectedGas + POST_OP_OVERHEAD) * fee, price);

@@ -2,6 +2,7 @@ import type { Address, Hex } from 'viem';
 import { erc20Abi } from 'viem';
 import type { ChainRuntime } from '../../chain/chainRegistry.js';
 import type { FeeOracle } from '../../chain/feeOracle.js';
+import { createPermitModeSupport, type PermitModeSupport } from '../../chain/permitModeSupport.js';
 import type { SigningBounds } from '../../config/boundsSettings.js';
 import type { CryptoBackend } from '../../crypto/cryptoBackend.js';
 import {
@@ -22,6 +23,7 @@ import {
   type ValidityWindow,
 } from '../entryPoints/entryPointModule.js';
 import { entryPointModule } from '../entryPoints/entryPointModules.js';
+import type { TokenPermit } from '../entryPoints/paymasterModes.js';
 import { signFields } from '../entryPoints/signFields.js';
 import { assertGasWithinBounds, assertPreVerificationGas, gasCapsFor } from '../gasBounds.js';
 import { maxBig } from '../maxBig.js';
@@ -45,6 +47,7 @@ import {
   guaranteeDenial,
   reserveGuarantee,
 } from './tokenGuarantee.js';
+import { assertPermitUsable, type PermitRequest, permitRefusal, requestPermit } from './tokenPermit.js';
 import { type TokenRateQuote, tokenRateQuotes } from './tokenRateQuotes.js';
 
 /**
@@ -80,6 +83,8 @@ export interface TokenPaymasterDeps extends GuaranteeDeps {
    * never a chain read of its own.
    */
   readonly assertStaked: (chain: ChainRuntime) => void;
+  /** Which paymaster deployments have the permit mode (chain/permitModeSupport.ts); one is made when not given. */
+  readonly permitModes?: PermitModeSupport | undefined;
 }
 
 /** What a quote adds for the approval the client batches into the op after quoting (docs/guides/token-mode.md, "Token mode"). */
@@ -139,6 +144,21 @@ export interface TokenSponsorRequest {
   readonly token?: TokenGrant | undefined;
   /** Whether mode 2 may be signed for this call at all: the dApp's setting and the key (guaranteeTerms.ts). */
   readonly guarantee: GuaranteeTerms;
+  /**
+   * The account's EIP-2612 permit for the paymaster (ERC-7677 context `permit`): mode 3 when the allowance in place
+   * does not cover the maximum (docs/guides/token-mode.md, "First-time users: the permit").
+   */
+  readonly permit?: TokenPermit | undefined;
+}
+
+/** The stub's request for the account's permit (ERC-7677 `pm_getPaymasterStubData` with a fee token). */
+export interface PermitStubRequest {
+  readonly chain: ChainRuntime;
+  readonly userOp: PartialUserOperation;
+  readonly feeToken: string;
+  readonly expiryDuration: number | undefined;
+  readonly bounds: SigningBounds;
+  readonly spend: SpendGuard;
 }
 
 export interface TokenSponsoredUserOperation extends SponsoredUserOperation {
@@ -165,6 +185,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
   };
   /** The sender's EIP-7702 delegate and code hash, checked (undefined at once for a deployment): senderFacts.ts. */
   const senderOf = senderFactsResolver({ allowed: deps.policy.eip7702Delegates, reads: deps.chainReads });
+  const permitModes = deps.permitModes ?? createPermitModeSupport();
 
   const chainTokens = (chain: ChainRuntime): ChainTokens => {
     const s = deps.tokens.snapshot(chain.chainId);
@@ -172,12 +193,12 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
     return s;
   };
 
-  /** The token stub: the final length, a dummy signature, placeholder price fields. */
-  const tokenStub = (chain: ChainRuntime, v: ValidityWindow, token: Address): PaymasterFields =>
+  /** The token stub: the final length (mode 3's with a permit), a dummy signature, placeholder price fields. */
+  const tokenStub = (chain: ChainRuntime, v: ValidityWindow, token: Address, permit?: TokenPermit): PaymasterFields =>
     entryPointModule(chain.entryPointVersion).stub({
       chain,
       window: v,
-      authorization: { mode: 'ERC20', token, ...STUB_TOKEN_FIELDS },
+      authorization: { mode: 'ERC20', token, ...STUB_TOKEN_FIELDS, permit },
     });
 
   return {
@@ -188,10 +209,50 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
     /** Whether the chain has fee tokens configured at all (usable now or not). */
     hasTokens: (chain: ChainRuntime): boolean => deps.tokens.snapshot(chain.chainId) !== undefined,
 
-    /** The ERC-7677 stub for token mode: the final length, a dummy signature. */
-    stubFields(chain: ChainRuntime, feeToken: string | undefined, expiryDuration?: number): PaymasterFields {
+    /**
+     * The ERC-7677 stub for token mode: the final length, a dummy signature; with a permit (the context's, or the
+     * dummy of one the stub asks for), mode 3's length and gas limits.
+     */
+    stubFields(
+      chain: ChainRuntime,
+      feeToken: string | undefined,
+      expiryDuration?: number,
+      permit?: TokenPermit,
+    ): PaymasterFields {
       const token = feeToken === undefined ? ZERO_ADDRESS : findToken(chainTokens(chain), feeToken).address;
-      return tokenStub(chain, window(expiryDuration), token);
+      return tokenStub(chain, window(expiryDuration), token, permit);
+    },
+
+    /** Refuses a permit the chain's token, EntryPoint or deployment cannot use (UnsupportedError, -32030). */
+    async assertPermitUsable(chain: ChainRuntime, feeToken: string): Promise<void> {
+      const ep = entryPointModule(chain.entryPointVersion);
+      await assertPermitUsable({ ep, chain, token: findToken(chainTokens(chain), feeToken), permitModes });
+    },
+
+    /** What the stub asks the account to sign instead of a prior approval (tokenPermit.ts), or undefined. */
+    async permitRequest(req: PermitStubRequest): Promise<PermitRequest | undefined> {
+      const token = findToken(chainTokens(req.chain), req.feeToken);
+      if (token.permit === undefined) return undefined;
+      const ep = entryPointModule(req.chain.entryPointVersion);
+      // The window by both clocks, as a quote's: the estimate runs at the latest block's time.
+      const fees = await chainFees(deps.fees, req.chain);
+      const v = window(req.expiryDuration, fees.timestamp);
+      return requestPermit({
+        ep,
+        chain: req.chain,
+        op: req.userOp,
+        token,
+        sender: await senderOf(req.chain, req.userOp),
+        window: v,
+        bounds: req.bounds,
+        fees,
+        spend: req.spend,
+        permitModes,
+        stub: (permit) =>
+          permit === undefined
+            ? ep.stub({ chain: req.chain, window: v, authorization: SPONSORED })
+            : tokenStub(req.chain, v, token.address, permit),
+      });
     },
 
     /** The ERC-7677 stub's early word on the dApp's guarantee (guaranteeTerms.ts precheckGuarantee). */
@@ -308,11 +369,13 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         await assertTokenCalls({ grant: req.token, request: policyRequest(req, deps) });
       }
       const ep = entryPointModule(chain.entryPointVersion);
-      const paymasterGas = ep.paymasterGas('ERC20');
+      const permit = req.permit;
+      if (permit !== undefined) await assertPermitUsable({ ep, chain, token, permitModes });
+      const paymasterGas = ep.paymasterGas(permit === undefined ? 'ERC20' : 'ERC20_PERMIT');
       const v = window(req.expiryDuration, fees.timestamp);
       const given = callerLimits(op, req.calculateGasLimits);
       const sender = await senderOf(chain, op);
-      const stub = tokenStub(chain, v, token.address);
+      const stub = tokenStub(chain, v, token.address, permit);
       const gas = gasBoundsOf({ ep, op, paymasterGas, sender, fields: stub, bounds: req.bounds, fees });
       // The caller's own limits are final: out of bounds, the op is refused before it costs a simulation.
       if (given !== undefined) {
@@ -336,42 +399,48 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       // Before the simulation: whether the op may get mode 2 (the dApp's setting, the key, its policy rules), refused
       // at once where the account has no allowance at all (mode 1 is then impossible).
       const terms = req.guarantee;
+      // A permit prefunds: no guarantee is asked (mode 3 or, with the allowance in place, mode 1).
       const { mayGuarantee, refused, rules } = await guaranteeBeforeSimulation({
         deps,
         req,
-        approved,
+        approved: permit === undefined ? approved : undefined,
         allowance,
         named,
       });
-      // The simulation signs the mode the op will most likely get: 2 with a batched approval it may guarantee
-      // (which prefunds anyway when an allowance is there), 1 otherwise.
+      // The simulation signs the mode the op will most likely get: 3 with a permit (which the simulation executes),
+      // 2 with a batched approval it may guarantee (which prefunds anyway when an allowance is there), 1 otherwise.
       const simulationAuth: Authorization = {
         mode: 'ERC20',
         token: token.address,
         ...price,
         maxTokenCost: 1n,
         guaranteed: mayGuarantee,
+        permit,
       };
       const probe = ep.chargeProbe({ chain, sender: op.sender, token: token.address });
       await req.spend.simulation(ep.simulations({ verified: true }));
       const [estimate, balance, onChainAllowance] = await Promise.all([
-        ep.estimate({
-          chain,
-          op: finalUserOperation(op, op, paymasterGas, sender),
-          fields: stub,
-          callerPreVerificationGas: maxBig(op.preVerificationGas ?? 0n, gas.preVerificationGasNeeded),
-          simulationFields: (simulated) =>
-            signFields(ep, {
-              chain,
-              op: simulated,
-              window: v,
-              authorization: simulationAuth,
-              sign,
-              keccak: deps.crypto,
-            }),
-          after: probe.after,
-          stateDiff: probe.stateDiff,
-        }),
+        ep
+          .estimate({
+            chain,
+            op: finalUserOperation(op, op, paymasterGas, sender),
+            fields: stub,
+            callerPreVerificationGas: maxBig(op.preVerificationGas ?? 0n, gas.preVerificationGasNeeded),
+            simulationFields: (simulated) =>
+              signFields(ep, {
+                chain,
+                op: simulated,
+                window: v,
+                authorization: simulationAuth,
+                sign,
+                keccak: deps.crypto,
+              }),
+            after: probe.after,
+            stateDiff: probe.stateDiff,
+          })
+          .catch((err: unknown) => {
+            throw permitRefusal(err, { token, sender: op.sender, paymaster: chain.paymaster, permit });
+          }),
         chain.client.readContract({ ...erc20, functionName: 'balanceOf', args: [op.sender] }),
         allowance,
       ]);
@@ -396,9 +465,14 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         exact,
         caps: req.limitsMayChange === true && given === undefined ? gasCapsFor(limits, gas) : undefined,
         price,
-        // The better of the two: the approval batched in the op (where it may be guaranteed) and the allowance
-        // already given. Without a guarantee, only an allowance covering the op's maximum: mode 1, or refused.
-        available: mayGuarantee && approved !== undefined && approved > onChainAllowance ? approved : onChainAllowance,
+        // The better of the two: the approval batched in the op (where it may be guaranteed), or the permit it
+        // carries, and the allowance already given. Without either, only an allowance covering the op's maximum.
+        ...availableFor({
+          permit,
+          approved: mayGuarantee ? approved : undefined,
+          onChainAllowance,
+          symbol: token.symbol,
+        }),
         expectedGas: estimate.gasUsed,
         symbol: token.symbol,
         shortfallRefused: terms.allowed
@@ -412,9 +486,11 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
           `The account holds ${balance} base units of ${token.symbol}, below the maximum charge of ${maxTokenCost}`,
         );
       }
-      // Mode 1 when the allowance already given covers the maximum (prefunded: the user's own money, no gate);
-      // otherwise only the batched approval made the op payable (signedMaximum refuses anything else): mode 2.
-      const guaranteed = onChainAllowance < maxTokenCost;
+      // Mode 1 when the allowance already given covers the maximum (prefunded: the user's own money, no gate); else
+      // mode 3 when the op carries a permit (signedMaximum held it to the maximum), prefunded after it; otherwise
+      // only the batched approval made the op payable (signedMaximum refuses anything else): mode 2.
+      const permitted = permit !== undefined && onChainAllowance < maxTokenCost ? permit : undefined;
+      const guaranteed = permitted === undefined && onChainAllowance < maxTokenCost;
       let pass: PolicyPass | undefined;
       if (guaranteed) {
         if (rules === undefined) throw new TokenPaymentError(`No ${token.symbol} approval for the paymaster`);
@@ -425,7 +501,14 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
           throw denial(err);
         });
       }
-      const authorization: Authorization = { mode: 'ERC20', token: token.address, ...price, maxTokenCost, guaranteed };
+      const authorization: Authorization = {
+        mode: 'ERC20',
+        token: token.address,
+        ...price,
+        maxTokenCost,
+        guaranteed,
+        permit: permitted,
+      };
       // As the sponsored mode: the token's cost bound on the worst case; its jti is spent with the op's ledger row
       // (the guarantee's reservation, or a prefunded op's record), after every refusal the request can meet.
       assertTokenCost({ grant: req.token, worstCaseWei });
@@ -472,6 +555,30 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       });
       return { ...fields, ...limits, ...v, token: token.address, maxTokenCost, guaranteed };
     },
+  };
+}
+
+/**
+ * What the account allows the paymaster for signedMaximum: the better of the batched approval and the allowance in
+ * place; with a permit, the better of the permit's value and the allowance, and a maximum above it is refused rather
+ * than signed down to it (the permit was asked for at the maximum: tokenPermit.ts).
+ */
+function availableFor(args: {
+  readonly permit: TokenPermit | undefined;
+  readonly approved: bigint | undefined;
+  readonly onChainAllowance: bigint;
+  readonly symbol: string;
+}): Pick<Parameters<typeof signedMaximum>[0], 'available' | 'refuseBelowMaximum'> {
+  const { permit, approved, onChainAllowance } = args;
+  if (permit === undefined) {
+    return { available: approved !== undefined && approved > onChainAllowance ? approved : onChainAllowance };
+  }
+  return {
+    available: maxBig(permit.value, onChainAllowance),
+    refuseBelowMaximum: (maximum) =>
+      new TokenPaymentError(
+        `The ${args.symbol} permit allows ${permit.value} base units, below this operation's maximum charge of ${maximum}: sign the permitTypedData a new pm_getPaymasterStubData returns for this operation`,
+      ),
   };
 }
 

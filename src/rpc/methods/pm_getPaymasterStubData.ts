@@ -1,8 +1,10 @@
+import { STUB_PERMIT } from '../../paymaster/entryPoints/entryPointModule.js';
 import { feeTokenOf } from '../feeToken.js';
 import { defineRpcMethod } from '../rpcMethod.js';
 import { guaranteeTerms } from '../sponsoredResult.js';
 import { erc7677Params, erc7677ParamsFast } from '../wire/erc7677.js';
 import { erc7677Fields } from '../wire/erc7677Result.js';
+import { permitTypedDataField } from '../wire/permitContext.js';
 import { erc7677Target } from './erc7677Target.js';
 import { v09Options } from './erc7677V09Options.js';
 
@@ -16,7 +18,10 @@ import { v09Options } from './erc7677V09Options.js';
  * approval for an account with no allowance (only the dApp's guarantee, mode 2, could pay it) is refused here when
  * the guarantee is (paymaster/token/guaranteeTerms.ts). On v0.9, `signingPhase: "commit"`
  * gives the stub of the parallel-signing flow (164 bytes: the signature in the suffix) and `validityUnit: "blocks"`
- * one of a block window (erc7677V09Options.ts).
+ * one of a block window (erc7677V09Options.ts). In ERC20 mode, for a token with a permit Patron can execute and an
+ * account whose allowance does not cover the op's maximum, the answer adds `permitTypedData`, the EIP-2612 permit to
+ * sign and send back in the context as `permit` (docs/reference/json-rpc.md, "The permit"); this asks the chain
+ * (the allowance, the token's nonce, the gas the op needs when it gives none).
  */
 export const pm_getPaymasterStubData = defineRpcMethod({
   method: 'pm_getPaymasterStubData',
@@ -35,10 +40,33 @@ export const pm_getPaymasterStubData = defineRpcMethod({
     await ctx.sponsorship.assertFeesWithinBounds({ chain, userOp: params[0], bounds: ctx.bounds });
     if (mode.mode === 'ERC20') {
       const feeToken = feeTokenOf(mode, 'params[3]');
-      // An op that batches its approval and can only be signed as the dApp's guarantee learns here if it is refused.
-      await ctx.tokens.precheckGuarantee({ chain, userOp: params[0], feeToken, guarantee: guaranteeTerms(ctx) });
-      const fields = ctx.tokens.stubFields(chain, feeToken, mode.expiryDuration);
-      return { ...erc7677Fields(fields, chain.entryPointVersion), sponsor: { name: 'Patron' }, isFinal: false };
+      if (mode.permit !== undefined && feeToken !== undefined) await ctx.tokens.assertPermitUsable(chain, feeToken);
+      // An op that batches its approval and can only be signed as the dApp's guarantee learns here if it is refused
+      // (a permit in the context prefunds instead: no guarantee asked).
+      if (mode.permit === undefined) {
+        await ctx.tokens.precheckGuarantee({ chain, userOp: params[0], feeToken, guarantee: guaranteeTerms(ctx) });
+      }
+      // No permit yet: for a token with one and an account whose allowance falls short, what to sign.
+      const asked =
+        mode.permit === undefined && feeToken !== undefined
+          ? await ctx.tokens.permitRequest({
+              chain,
+              userOp: params[0],
+              feeToken,
+              expiryDuration: mode.expiryDuration,
+              bounds: ctx.bounds,
+              spend: ctx.spend,
+            })
+          : undefined;
+      // Sized as the final data will be: with the context's permit, or a dummy of one when asking for it.
+      const permit = mode.permit ?? (asked === undefined ? undefined : STUB_PERMIT);
+      const fields = ctx.tokens.stubFields(chain, feeToken, mode.expiryDuration, permit);
+      return {
+        ...erc7677Fields(fields, chain.entryPointVersion),
+        sponsor: { name: 'Patron' },
+        isFinal: false,
+        ...(asked === undefined ? {} : { permitTypedData: permitTypedDataField(asked) }),
+      };
     }
     await ctx.sponsorship.precheckPolicies({
       dappId: ctx.dapp.id,

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { PartialUserOperation } from '../../paymaster/partialUserOperation.js';
 import type { CommittedPaymaster } from '../../paymaster/sponsored/parallelSigningCommitment.js';
 import { type ModeObject, modeObjectSchema, parseModeObjectFast } from './modeObject.js';
+import { permitContextSchema } from './permitContext.js';
 import { address, bytes, NOT_SURE, quantity, readAddress, readQuantity } from './scalars.js';
 import { parsePartialUserOperationFast, partialUserOperationSchema } from './userOperation.js';
 
@@ -22,7 +23,10 @@ const v09ContextSchema = z.object({
   validityUnit: z.enum(['seconds', 'blocks'], { error: 'must be "seconds" or "blocks"' }).optional(),
 });
 
-const contextSchema = z.intersection(modeObjectSchema, v09ContextSchema);
+/** The account's signed EIP-2612 permit, for the token mode's permit (mode 3; permitContext.ts). */
+const permitSchema = z.object({ permit: permitContextSchema.optional() });
+
+const contextSchema = z.intersection(modeObjectSchema, z.intersection(v09ContextSchema, permitSchema));
 export type Erc7677Context = z.infer<typeof contextSchema>;
 
 /** The op's v0.7+ paymaster fields, which a parallel-signing finalize sends back from its commit. */
@@ -52,7 +56,12 @@ const withCommitted = (
   };
 };
 
+const PERMIT_WITHOUT_TOKEN =
+  'is a permit to pay gas in a token: send it with the token it permits (`token`, or mode "ERC20" and tokenInfo.feeTokenAddress)';
+
 const V09_KEYS = ['signingPhase', 'validityUnit'] as const;
+/** Context keys the fast parser leaves to the schema: v0.9's opt-ins and the permit (both rare, both read there). */
+const SCHEMA_KEYS = [...V09_KEYS, 'permit'] as const;
 
 const opSchema = z.intersection(partialUserOperationSchema, opPaymasterSchema);
 
@@ -71,6 +80,22 @@ export const erc7677Params = z
       const r = v09ContextSchema.shape[key].safeParse((context as Record<string, unknown>)[key]);
       if (!r.success)
         ctx.addIssue({ code: 'custom', message: r.error.issues[0]?.message ?? 'invalid', path: [3, key] });
+    }
+    const raw = context as Record<string, unknown>;
+    const permit = permitSchema.shape.permit.safeParse(raw.permit);
+    if (!permit.success) {
+      const issue = permit.error.issues[0];
+      ctx.addIssue({
+        code: 'custom',
+        message: issue?.message ?? 'invalid',
+        path: [3, 'permit', ...(issue?.path ?? [])],
+      });
+    }
+    // A permit pays in a token: beside a sponsored request it would be ignored, a silent wrong answer.
+    const erc20 =
+      raw.token !== undefined || (typeof raw.mode === 'string' && raw.mode.trim().toUpperCase() === 'ERC20');
+    if (raw.permit !== undefined && !erc20) {
+      ctx.addIssue({ code: 'custom', message: PERMIT_WITHOUT_TOKEN, path: [3, 'permit'] });
     }
   })
   .pipe(
@@ -94,7 +119,7 @@ export type Erc7677Params = z.infer<typeof erc7677Params>;
 export const erc7677ParamsFast = (params: unknown): Erc7677Params | undefined => {
   if (Array.isArray(params)) {
     const context: unknown = params[3];
-    if (typeof context === 'object' && context !== null && V09_KEYS.some((k) => Object.hasOwn(context, k))) {
+    if (typeof context === 'object' && context !== null && SCHEMA_KEYS.some((k) => Object.hasOwn(context, k))) {
       return undefined;
     }
   }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { TokenRateQuote } from '../../paymaster/token/tokenRateQuotes.js';
 import { attestationUidSchema } from './modeObject.js';
+import { permitContextSchema } from './permitContext.js';
 import { address, hexQuantity as hex, quantity } from './scalars.js';
 
 /* Pimlico's dialect (permissionless's Pimlico client): its pm_sponsorUserOperation context and its token quotes. */
@@ -9,7 +10,8 @@ import { address, hexQuantity as hex, quantity } from './scalars.js';
  * Pimlico's context (permissionless `createPimlicoClient().sponsorUserOperation`): the policy to use, how long
  * the signature should hold, and `token`, Pimlico's ERC-20 paymaster context (`paymasterContext: { token }`): the
  * ERC20 mode paying in that token, as in every other dialect (docs/guides/token-mode.md, "Pimlico's ERC-20 dialect"), never a
- * sponsorship its sender did not ask for. Unknown fields are ignored, as Pimlico does.
+ * sponsorship its sender did not ask for; with `permit`, the account's signed permit (token mode 3). Unknown fields are
+ * ignored, as Pimlico does.
  */
 export const pimlicoContextSchema = z
   .object(
@@ -27,6 +29,8 @@ export const pimlicoContextSchema = z
       sponsorshipToken: z
         .string({ error: 'must be a string (the sponsorship token from the dApp backend)' })
         .optional(),
+      // The account's signed permit with `token`, as in the ERC-7677 context (permitContext.ts).
+      permit: permitContextSchema.optional(),
     },
     { error: 'must be an object' },
   )

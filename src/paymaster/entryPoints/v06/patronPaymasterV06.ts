@@ -164,6 +164,7 @@ function checkTokenFields(f: TokenPaymasterFields): void {
   if (!Number.isSafeInteger(f.priceMarkup) || f.priceMarkup < 0 || f.priceMarkup > MAX_UINT32) {
     throw new ValidationError('priceMarkup must be an integer in the uint32 range');
   }
+  if (f.permit !== undefined) throw new ValidationError('PatronPaymaster (v0.6) has no permit mode');
 }
 
 /**

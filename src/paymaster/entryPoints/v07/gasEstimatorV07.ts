@@ -6,7 +6,7 @@ import { SimulationFailedError } from '../../../errors/PatronError.js';
 import { maxBig } from '../../maxBig.js';
 import { DUMMY_SIGNATURE } from '../v06/gasEstimatorV06.js';
 import { preVerificationGasV07 } from './preVerificationGasV07.js';
-import { describeInnerRevert, entryPointSimulations, simulateHandleOpV07 } from './simulateV07.js';
+import { describeInnerRevert, simulateHandleOpV07, simulationFailureAbi } from './simulateV07.js';
 import { packUserOperationV07, type UnpackedUserOperationV07 } from './userOperationV07.js';
 
 /**
@@ -93,23 +93,32 @@ export async function estimateGasV07(args: EstimateGasV07Args): Promise<GasEstim
     version: args.version,
     ignoreSignatureFailure: true,
   };
-  const emptied: UnpackedUserOperationV07 = { ...stub, callData: '0x' };
-  const [measured, probe, bare] = await Promise.all([
-    simulateHandleOpV07({
-      ...common,
-      userOp: stub,
-      ...(args.after === undefined ? {} : { target: args.after.target, targetCallData: args.after.callData }),
-    }),
-    simulateHandleOpV07({
-      ...common,
-      userOp: emptied,
-      ...(stub.callData === '0x' ? {} : { target: stub.sender, targetCallData: await probeCallData(args, stub) }),
-    }),
-    simulateHandleOpV07({ ...common, userOp: { ...emptied, callGasLimit: 0n } }),
-  ]);
+  const target = stub.callData === '0x' ? {} : { target: stub.sender, targetCallData: await probeCallData(args, stub) };
+  const withoutCall = (callData: Hex) => {
+    const emptied: UnpackedUserOperationV07 = { ...stub, callData };
+    return Promise.all([
+      simulateHandleOpV07({ ...common, userOp: emptied, ...target }),
+      simulateHandleOpV07({ ...common, userOp: { ...emptied, callGasLimit: 0n } }),
+    ]);
+  };
+  const measuring = simulateHandleOpV07({
+    ...common,
+    userOp: stub,
+    ...(args.after === undefined ? {} : { target: args.after.target, targetCallData: args.after.callData }),
+  });
+  measuring.catch(() => undefined);
+  const [probe, bare] = await withoutCall('0x').catch((err: unknown) => {
+    // An account whose validation reads its callData's selector refuses an empty one (Safe's 4337 module:
+    // UnsupportedExecutionFunction, AA23): its selector alone validates, and the call then reverts at once (a few
+    // hundred gas the probe counts, which the call's margin covers).
+    if (!(err instanceof SimulationFailedError) || !err.reason.startsWith('AA23') || stub.callData.length < 10) {
+      throw err;
+    }
+    return withoutCall(slice(stub.callData, 0, 4));
+  });
+  const measured = await measuring;
   if (stub.callData !== '0x' && !probe.targetSuccess) {
-    const { abi } = entryPointSimulations(args.version);
-    const reason = `execution reverted: ${describeInnerRevert(abi, probe.targetResult)}`;
+    const reason = `execution reverted: ${describeInnerRevert(simulationFailureAbi(args.version), probe.targetResult)}`;
     throw new SimulationFailedError(`Simulation failed: the account's call ${reason}`, reason);
   }
   const afterValidation = (r: { paid: bigint; preOpGas: bigint }) => r.paid - r.preOpGas;

@@ -9,7 +9,7 @@ import {
   writeAddressWord,
   writeUint256Word,
 } from '../abiWords.js';
-import { MODE_SPONSORED, type TokenPaymasterFields, tokenModeOf } from '../paymasterModes.js';
+import { MODE_SPONSORED, type TokenPaymasterFields, type TokenPermit, tokenModeOf } from '../paymasterModes.js';
 import {
   checkCaps,
   checkTokenFields,
@@ -40,6 +40,7 @@ import {
 const OP_PREIMAGE = Buffer.alloc(9 * 32);
 const SPONSORED_PREIMAGE = Buffer.alloc(7 * 32);
 const TOKEN_PREIMAGE = Buffer.alloc(11 * 32);
+const PERMIT_PREIMAGE = Buffer.alloc(3 * 32);
 const PACKED_OP_PREIMAGE = Buffer.alloc(8 * 32);
 const USER_OP_HASH_PREIMAGE = Buffer.alloc(3 * 32);
 const STRUCT_PREIMAGE = Buffer.alloc(9 * 32);
@@ -180,8 +181,9 @@ export function sponsoredHashV07(params: SponsoredHashParamsV07, keccak: Keccak)
 }
 
 /**
- * keccak256(abi.encode(opHash, chainId, paymaster, entryPoint, uint8 mode (1 or 2), validUntil, validAfter, token,
- * uint128 exchangeRate, uint32 priceMarkup, uint128 maxTokenCost)): the contract's `getTokenHash`.
+ * keccak256(abi.encode(opHash, chainId, paymaster, entryPoint, uint8 mode (1, 2 or 3), validUntil, validAfter, token,
+ * uint128 exchangeRate, uint32 priceMarkup, uint128 maxTokenCost)): the contract's `getTokenHash`; with a permit
+ * (mode 3), that hash bound to the permit as the contract's `getPermitHash` does (permitHashV07).
  */
 export function tokenHashV07(params: SponsoredHashParamsV07 & TokenPaymasterFields, keccak: Keccak): Uint8Array {
   const buf = writeCommonWords(TOKEN_PREIMAGE, params, tokenModeOf(params), keccak);
@@ -190,6 +192,16 @@ export function tokenHashV07(params: SponsoredHashParamsV07 & TokenPaymasterFiel
   writeUint256Word(buf, 256, params.exchangeRate, 'exchangeRate');
   buf.writeUInt32BE(params.priceMarkup, 320 - 4);
   writeUint256Word(buf, 320, params.maxTokenCost, 'maxTokenCost');
+  const hash = keccak.keccak256(buf);
+  return params.permit === undefined ? hash : permitHashV07(hash, params.permit, keccak);
+}
+
+/** keccak256(abi.encode(tokenHash, uint256 permitValue, keccak256(permitSignature))): the contract's `getPermitHash`. */
+export function permitHashV07(tokenHash: Uint8Array, permit: TokenPermit, keccak: Keccak): Uint8Array {
+  const buf = PERMIT_PREIMAGE.fill(0);
+  buf.set(tokenHash, 0);
+  writeUint256Word(buf, 32, permit.value, 'permit.value');
+  buf.set(keccakOfHex(keccak, permit.signature, 'permit.signature'), 64);
   return keccak.keccak256(buf);
 }
 

@@ -10,6 +10,7 @@ import {
   getAddress,
   type Hex,
   keccak256,
+  numberToHex,
   parseAbiParameters,
   size,
   slice,
@@ -17,7 +18,7 @@ import {
 import { getUserOperationHash, type UserOperation } from 'viem/account-abstraction';
 import { ValidationError } from '../../../errors/PatronError.js';
 import { type Keccak, viemKeccak } from '../abiWords.js';
-import { MODE_SPONSORED, MODE_TOKEN, type TokenPaymasterFields } from '../paymasterModes.js';
+import { MODE_SPONSORED, MODE_TOKEN, MODE_TOKEN_PERMIT, type TokenPaymasterFields } from '../paymasterModes.js';
 import { DUMMY_SIGNATURE_BYTES } from '../v06/gasEstimatorV06.js';
 import { maxPenaltyGas, maxTokenCostV07, tokenChargeV07, worstCaseCostV07 } from './chargesV07.js';
 import {
@@ -41,6 +42,7 @@ import {
   SPONSORED_PAYMASTER_AND_DATA_LENGTH_V07,
   SPONSORED_SUFFIXED_LENGTH_V07,
   TOKEN_PAYMASTER_AND_DATA_LENGTH_V07,
+  TOKEN_PERMIT_PAYMASTER_AND_DATA_LENGTH_V07,
   TOKEN_SUFFIXED_LENGTH_V07,
   type UnsignedUserOperationV07,
   type UserOperationV07,
@@ -178,7 +180,7 @@ function referenceSponsoredHash(p: SponsoredHashParamsV07): Hex {
 }
 
 function referenceTokenHash(p: SponsoredHashParamsV07 & TokenPaymasterFields): Hex {
-  return keccak256(
+  const tokenHash = keccak256(
     encodeAbiParameters(
       parseAbiParameters(
         'bytes32, uint256, address, address, uint8, uint48, uint48, address, uint128, uint32, uint128',
@@ -188,7 +190,7 @@ function referenceTokenHash(p: SponsoredHashParamsV07 & TokenPaymasterFields): H
         p.chainId,
         p.paymaster,
         p.entryPoint,
-        MODE_TOKEN,
+        p.permit === undefined ? MODE_TOKEN : MODE_TOKEN_PERMIT,
         p.validUntil,
         p.validAfter,
         p.token,
@@ -197,6 +199,15 @@ function referenceTokenHash(p: SponsoredHashParamsV07 & TokenPaymasterFields): H
         p.maxTokenCost,
       ],
     ),
+  );
+  if (p.permit === undefined) return tokenHash;
+  // The contract's getPermitHash: the mode-3 token hash, the permit's value and the hash of its signature.
+  return keccak256(
+    encodeAbiParameters(parseAbiParameters('bytes32, uint256, bytes32'), [
+      tokenHash,
+      p.permit.value,
+      keccak256(p.permit.signature),
+    ]),
   );
 }
 
@@ -250,6 +261,13 @@ describe('sponsoredHashV07 / tokenHashV07', () => {
           maxTokenCost: randomUint(rng, 16),
         };
         assert.equal(bytesToHex(tokenHashV07(token, viemKeccak)), referenceTokenHash(token), `token op ${i}`);
+        const permit = { value: randomUint(rng, 32), signature: bytesToHex(rng.bytes(rng.pick([0, 65, 300]))) };
+        const permitted = { ...token, permit };
+        assert.equal(
+          bytesToHex(tokenHashV07(permitted, nativeKeccak)),
+          referenceTokenHash(permitted),
+          `permit op ${i}`,
+        );
       }
     });
   }
@@ -459,6 +477,24 @@ describe('encodePaymasterAndDataV07 / decodePaymasterAndDataV07', () => {
     const decoded = decodePaymasterAndDataV07(encodePaymasterAndDataV07(extreme));
     assert.deepEqual(decoded, { ...extreme, signatureInSuffix: false });
     assert.equal(encodePaymasterAndDataV07(decoded), encodePaymasterAndDataV07(extreme));
+    // Mode 3 (permit): the value word, the uint16 length and the permit signature before the signature.
+    const permitted: PaymasterAndDataV07 = {
+      ...extreme,
+      fields: {
+        ...tokenFields,
+        exchangeRate: MAX_UINT128,
+        maxTokenCost: MAX_UINT128,
+        priceMarkup: 2_000_000,
+        permit: { value: MAX_UINT256, signature: `0x${'5a'.repeat(2048)}` },
+      },
+    };
+    const withPermit = encodePaymasterAndDataV07(permitted);
+    assert.equal(size(withPermit), TOKEN_PERMIT_PAYMASTER_AND_DATA_LENGTH_V07 + 2048);
+    assert.equal(slice(withPermit, 52, 53), '0x03');
+    assert.equal(slice(withPermit, 145, 179), concat([numberToHex(MAX_UINT256), '0x0800']));
+    assert.deepEqual(decodePaymasterAndDataV07(withPermit), { ...permitted, signatureInSuffix: false });
+    const suffixedPermit = encodePaymasterAndDataV07({ ...permitted, signatureInSuffix: true });
+    assert.deepEqual(decodePaymasterAndDataV07(suffixedPermit), { ...permitted, signatureInSuffix: true });
     // Mode 2 (guaranteed): the same layout, mode byte 2.
     const guaranteed: PaymasterAndDataV07 = {
       ...extreme,
@@ -481,6 +517,18 @@ describe('encodePaymasterAndDataV07 / decodePaymasterAndDataV07', () => {
       ['rate above uint128', { ...token, fields: { ...tokenFields, exchangeRate: MAX_UINT128 + 1n } }],
       ['markup above uint32', { ...token, fields: { ...tokenFields, priceMarkup: 2 ** 32 } }],
       ['non-hex token', { ...token, fields: { ...tokenFields, token: `0x${'q'.repeat(40)}` } }],
+      [
+        'permit signature over 2048 bytes',
+        { ...token, fields: { ...tokenFields, permit: { value: 1n, signature: `0x${'00'.repeat(2049)}` } } },
+      ],
+      [
+        'permit value over uint256',
+        { ...token, fields: { ...tokenFields, permit: { value: 1n << 256n, signature: '0x' } } },
+      ],
+      [
+        'permit with the guarantee',
+        { ...token, fields: { ...tokenFields, guaranteed: true, permit: { value: 1n, signature: '0x' } } },
+      ],
     ];
     for (const [label, data] of bad) assert.throws(() => encodePaymasterAndDataV07(data), ValidationError, label);
   });
@@ -496,7 +544,8 @@ describe('encodePaymasterAndDataV07 / decodePaymasterAndDataV07', () => {
       ['one byte long', `${inline}00`, /must be 154 bytes, got 155/],
       ['the pre-caps length', slice(inline, 0, 130), /must be 154 bytes, got 130/],
       ['prefix only', inline.slice(0, 2 + 104) as Hex, /too short/],
-      ['mode 3', withByte(inline, 52, '03'), /unknown paymaster mode 3/],
+      ['mode 4', withByte(inline, 52, '04'), /unknown paymaster mode 4/],
+      ['mode 3 too short to declare its permit', withByte(inline, 52, '03'), /mode 3 must be at least 244 bytes/],
       ['mode 1 at the sponsored length', withByte(inline, 52, '01'), /must be 210 bytes, got 154/],
       ['suffix declaring 64 bytes', withByte(suffixed, 155, '40'), /declare 65/],
       ['suffix one byte short', concat([slice(suffixed, 0, 153), slice(suffixed, 154)]), /must be 164 bytes, got 163/],

@@ -1,11 +1,14 @@
 import { type Address, getAddress, type Hex } from 'viem';
 import { ValidationError } from '../../../errors/PatronError.js';
-import { checkUint48, hexToBuffer } from '../abiWords.js';
+import { checkUint48, hexToBuffer, writeUint256Word } from '../abiWords.js';
 import {
+  MAX_PERMIT_SIGNATURE_LENGTH,
   MODE_SPONSORED,
   MODE_TOKEN,
   MODE_TOKEN_GUARANTEED,
+  MODE_TOKEN_PERMIT,
   type TokenPaymasterFields,
+  type TokenPermit,
   tokenModeOf,
 } from '../paymasterModes.js';
 import { MAX_PRICE_MARKUP, MIN_PRICE_MARKUP } from '../tokenMath.js';
@@ -26,7 +29,9 @@ import { DUMMY_SIGNATURE_BYTES } from '../v06/gasEstimatorV06.js';
  *     | [89:154] r||s||v
  *   token (210 bytes): [52] mode = 1 or 2 | [53:59] validUntil | [59:65] validAfter | [65:89] the three caps | [89:109] token
  *     | [109:125] uint128 exchangeRate | [125:129] uint32 priceMarkup | [129:145] uint128 maxTokenCost | [145:210] sig
- *   v0.9 suffix form (164 / 220 bytes): the same fields, then signature(65) | uint16 65 | PAYMASTER_SIG_MAGIC.
+ *   token permit (244 + n bytes): [52] mode = 3 | [53:145] as the token mode | [145:177] uint256 permitValue
+ *     | [177:179] uint16 n | [179:179+n] the permit signature | [179+n:244+n] sig
+ *   v0.9 suffix form (164 / 220 / 254 + n bytes): the same fields, then signature(65) | uint16 65 | PAYMASTER_SIG_MAGIC.
  *
  * The signature binds caps of the account's verificationGasLimit, callGasLimit and preVerificationGas, not their
  * values: viem's prepareUserOperation (without a stub call) asks for paymasterData before the bundler estimates
@@ -112,6 +117,11 @@ const RATE_OFFSET = 109;
 const MARKUP_OFFSET = 125;
 const MAX_COST_OFFSET = 129;
 const TOKEN_FIELDS_END = 145;
+const PERMIT_VALUE_OFFSET = 145;
+const PERMIT_LENGTH_OFFSET = 177;
+const PERMIT_SIGNATURE_OFFSET = 179;
+/** The permit mode's paymasterAndData length with an empty permit signature (the contract's TOKEN_PERMIT_LENGTH). */
+export const TOKEN_PERMIT_PAYMASTER_AND_DATA_LENGTH_V07 = 244;
 export const SIGNATURE_LENGTH = 65;
 export const SUFFIX_TAIL_LENGTH = 10;
 
@@ -216,6 +226,12 @@ export interface PaymasterAndDataV07 {
   readonly signatureInSuffix?: boolean;
 }
 
+/** Where the signed fields end: fixed for modes 0 to 2, after the permit signature in mode 3. */
+function fieldsEndOf(fields: PaymasterFieldsV07, permitSignature: Buffer | undefined): number {
+  if (fields.mode !== MODE_TOKEN) return SPONSORED_FIELDS_END;
+  return permitSignature === undefined ? TOKEN_FIELDS_END : PERMIT_SIGNATURE_OFFSET + permitSignature.length;
+}
+
 /** Builds paymasterAndData in either signature placement; the contract accepts exactly these lengths. */
 export function encodePaymasterAndDataV07(data: PaymasterAndDataV07): Hex {
   checkUint48(data.validUntil, 'validUntil');
@@ -223,7 +239,8 @@ export function encodePaymasterAndDataV07(data: PaymasterAndDataV07): Hex {
   checkCaps(data.caps);
   if (data.signature.length !== SIGNATURE_LENGTH) throw new ValidationError('signature must be 65 bytes (r||s||v)');
   const fields = data.fields;
-  const fieldsEnd = fields.mode === MODE_TOKEN ? TOKEN_FIELDS_END : SPONSORED_FIELDS_END;
+  const permit = fields.mode === MODE_TOKEN ? permitBytes(fields.permit) : undefined;
+  const fieldsEnd = fieldsEndOf(fields, permit);
   const suffixed = data.signatureInSuffix === true;
   const buf = Buffer.alloc(fieldsEnd + SIGNATURE_LENGTH + (suffixed ? SUFFIX_TAIL_LENGTH : 0));
   if (data.paymaster.length !== 42 || buf.write(data.paymaster.slice(2), 0, 20, 'hex') !== 20) {
@@ -249,6 +266,11 @@ export function encodePaymasterAndDataV07(data: PaymasterAndDataV07): Hex {
     buf.writeUInt32BE(fields.priceMarkup, MARKUP_OFFSET);
     buf.writeBigUInt64BE(fields.maxTokenCost >> 64n, MAX_COST_OFFSET);
     buf.writeBigUInt64BE(BigInt.asUintN(64, fields.maxTokenCost), MAX_COST_OFFSET + 8);
+    if (permit !== undefined && fields.permit !== undefined) {
+      writeUint256Word(buf, PERMIT_VALUE_OFFSET, fields.permit.value, 'permit.value');
+      buf.writeUInt16BE(permit.length, PERMIT_LENGTH_OFFSET);
+      permit.copy(buf, PERMIT_SIGNATURE_OFFSET);
+    }
   }
   buf.set(data.signature, fieldsEnd);
   if (suffixed) {
@@ -268,9 +290,9 @@ export function decodePaymasterAndDataV07(
   const buf = hexToBuffer(paymasterAndData, 'paymasterAndData');
   if (buf.length <= MODE_OFFSET) throw new ValidationError('paymasterAndData is too short to carry a mode');
   const mode = buf[MODE_OFFSET];
-  if (mode !== MODE_SPONSORED && mode !== MODE_TOKEN && mode !== MODE_TOKEN_GUARANTEED)
+  if (mode !== MODE_SPONSORED && mode !== MODE_TOKEN && mode !== MODE_TOKEN_GUARANTEED && mode !== MODE_TOKEN_PERMIT)
     throw new ValidationError(`unknown paymaster mode ${String(mode)}`);
-  const fieldsEnd = mode === MODE_SPONSORED ? SPONSORED_FIELDS_END : TOKEN_FIELDS_END;
+  const fieldsEnd = decodedFieldsEnd(buf, mode);
   const suffixed = buf.length >= SUFFIX_TAIL_LENGTH && buf.subarray(buf.length - 8).equals(MAGIC);
   const expected = fieldsEnd + SIGNATURE_LENGTH + (suffixed ? SUFFIX_TAIL_LENGTH : 0);
   if (buf.length !== expected) {
@@ -285,6 +307,14 @@ export function decodePaymasterAndDataV07(
       ? {
           mode: MODE_TOKEN,
           ...(mode === MODE_TOKEN_GUARANTEED ? { guaranteed: true } : {}),
+          ...(mode === MODE_TOKEN_PERMIT
+            ? {
+                permit: {
+                  value: (uint128At(PERMIT_VALUE_OFFSET) << 128n) | uint128At(PERMIT_VALUE_OFFSET + 16),
+                  signature: `0x${buf.toString('hex', PERMIT_SIGNATURE_OFFSET, fieldsEnd)}` as Hex,
+                },
+              }
+            : {}),
           token: getAddress(`0x${buf.toString('hex', TOKEN_OFFSET, RATE_OFFSET)}`),
           exchangeRate: uint128At(RATE_OFFSET),
           priceMarkup: buf.readUInt32BE(MARKUP_OFFSET),
@@ -322,4 +352,35 @@ export function checkTokenFields(f: TokenPaymasterFields): void {
   if (!Number.isSafeInteger(f.priceMarkup) || f.priceMarkup < 0 || f.priceMarkup > MAX_UINT32) {
     throw new ValidationError('priceMarkup must be an integer in the uint32 range');
   }
+  permitBytes(f.permit);
+  if (f.permit !== undefined && f.guaranteed === true) {
+    throw new ValidationError('a permit (mode 3) is prefunded: it cannot also be guaranteed (mode 2)');
+  }
+}
+
+/** The permit signature's bytes, checked as the contract takes them (undefined without a permit). */
+export function permitBytes(permit: TokenPermit | undefined): Buffer | undefined {
+  if (permit === undefined) return undefined;
+  if (permit.value < 0n || permit.value >= 1n << 256n) throw new ValidationError('permit.value must fit uint256');
+  const signature = hexToBuffer(permit.signature, 'permit.signature');
+  if (signature.length > MAX_PERMIT_SIGNATURE_LENGTH) {
+    throw new ValidationError(`permit.signature must be at most ${MAX_PERMIT_SIGNATURE_LENGTH} bytes`);
+  }
+  return signature;
+}
+
+/** Where a decoded paymasterAndData's signed fields end (mode 3: after the permit signature it declares). */
+function decodedFieldsEnd(buf: Buffer, mode: number): number {
+  if (mode === MODE_SPONSORED) return SPONSORED_FIELDS_END;
+  if (mode !== MODE_TOKEN_PERMIT) return TOKEN_FIELDS_END;
+  if (buf.length < PERMIT_SIGNATURE_OFFSET) {
+    throw new ValidationError(
+      `paymasterAndData of mode 3 must be at least ${TOKEN_PERMIT_PAYMASTER_AND_DATA_LENGTH_V07} bytes`,
+    );
+  }
+  const n = buf.readUInt16BE(PERMIT_LENGTH_OFFSET);
+  if (n > MAX_PERMIT_SIGNATURE_LENGTH) {
+    throw new ValidationError(`the permit signature must be at most ${MAX_PERMIT_SIGNATURE_LENGTH} bytes, got ${n}`);
+  }
+  return PERMIT_SIGNATURE_OFFSET + n;
 }

@@ -13,6 +13,7 @@ import {
 import { loadAccountAbstractionArtifact } from '../../../chain/aaArtifacts.js';
 import type { ContractArtifact } from '../../../chain/artifacts.js';
 import type { Eip1193Request } from '../../../chain/chainRegistry.js';
+import { patronPaymasterV07Abi } from '../../../chain/deployPatronPaymasterV07.js';
 import type { EntryPointV07Version } from '../../../chain/entryPoints.js';
 import { SimulationFailedError, UnavailableError } from '../../../errors/PatronError.js';
 import { describeRevert, findRevertData } from '../v06/simulateV06.js';
@@ -74,11 +75,27 @@ export function entryPointSimulations(version: EntryPointV07Version): ContractAr
   return artifact;
 }
 
+const failureAbis = new Map<EntryPointV07Version, Abi>();
+
+/**
+ * What a simulation's revert is decoded with: the version's EntryPointSimulations, plus the errors of Patron's own
+ * paymaster, so that its AA33 reasons are named (TokenAllowanceTooLow(…), TokenPermitFailed(…)) rather than told
+ * by their selector.
+ */
+export function simulationFailureAbi(version: EntryPointV07Version): Abi {
+  let abi = failureAbis.get(version);
+  if (abi === undefined) {
+    abi = [...entryPointSimulations(version).abi, ...patronPaymasterV07Abi.filter((x) => x.type === 'error')];
+    failureAbis.set(version, abi);
+  }
+  return abi;
+}
+
 /** The delegation designator EIP-7702 writes as the sender's code: `0xef0100 ‖ delegate`. */
 const delegationCode = (delegate: Address): Hex => concat(['0xef0100', delegate]);
 
 export async function simulateHandleOpV07(args: SimulateHandleOpV07Args): Promise<ExecutionResultV07> {
-  const { abi, deployedBytecode } = entryPointSimulations(args.version);
+  const { deployedBytecode } = entryPointSimulations(args.version);
   const data = encodeFunctionData({
     abi: simulateHandleOpAbi,
     functionName: 'simulateHandleOp',
@@ -103,7 +120,7 @@ export async function simulateHandleOpV07(args: SimulateHandleOpV07Args): Promis
     returned = await args.request({ method: 'eth_call', params: [{ to: args.entryPoint, data }, 'latest', overrides] });
   } catch (err) {
     const revertData = findRevertData(err);
-    if (revertData !== undefined) throw simulationFailure(abi, revertData);
+    if (revertData !== undefined) throw simulationFailure(simulationFailureAbi(args.version), revertData);
     if (isBareRevert(err)) {
       throw new SimulationFailedError(
         'Simulation failed: the EntryPoint reverted without data',
