@@ -54,7 +54,8 @@ describe('the GasPriceOracle as Patron reads and prices it', () => {
     const oracleAbi = parseAbi(['function getL1FeeUpperBound(uint256) view returns (uint256)']);
     for (const values of [CALM, SPIKE]) {
       await setOpL1Values(e2e.fx, values);
-      const block = await e2e.fx.client.getBlockNumber();
+      // Uncached: viem keeps a block number for its polling interval (4 s), older than the values just written.
+      const block = await e2e.fx.client.getBlockNumber({ cacheTime: 0 });
       const chain = e2e.ctx.deps.chains.list()[0];
       assert.ok(chain);
       const fee = await readL1Fee(chain, 'opStack', block);

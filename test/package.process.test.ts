@@ -31,7 +31,10 @@ import { TEST_DATABASE_URL } from './helpers/testContext.js';
  * for the same Node. PATRON_TEST_PACKAGE_INSTALL_SCRIPTS=1 runs the install's scripts instead (the compile too;
  * give the run time: `node scripts/test.mjs --test-timeout=900000 test/package.process.test.ts`).
  * Dependencies come from npm's cache only (--offline: the checkout's own install put every one there): tests reach
- * nothing but 127.0.0.1, so a cache that lacks one fails the test, naming it, rather than fetching it.
+ * nothing but 127.0.0.1, so a cache that lacks one fails the test, naming it, rather than fetching it. The folder's
+ * lockfile is the shipped npm-shrinkwrap.json re-rooted under node_modules/patron (`appLockfile`): npm since
+ * npm/cli#9262 (2026; 11.19 here) no longer honours a dependency's shrinkwrap and would resolve the ranges against
+ * the registry, while a lockfile that names every tarball installs the tree CI tested without asking it anything.
  */
 const root = fileURLToPath(new URL('..', import.meta.url));
 const FULL_INSTALL = process.env.PATRON_TEST_PACKAGE_INSTALL_SCRIPTS === '1';
@@ -60,6 +63,42 @@ function cleanEnv(): NodeJS.ProcessEnv {
     if (process.env[key] !== undefined) env[key] = process.env[key];
   }
   return env;
+}
+
+const lockEntry = z.looseObject({ dev: z.boolean().optional(), resolved: z.string().optional() });
+const shrinkwrapFile = z.looseObject({
+  packages: z.record(z.string(), lockEntry),
+});
+
+/**
+ * The lockfile of a folder whose only dependency is the tarball (`spec`): the shipped shrinkwrap's root as
+ * node_modules/patron, its other entries where they are (hoisted beside it) without the development-only ones.
+ * Every registry entry must name its tarball (prepack fills `resolved` in): without it npm asks the registry.
+ */
+function appLockfile(shrinkwrapJson: string, spec: string) {
+  const { packages } = shrinkwrapFile.parse(JSON.parse(shrinkwrapJson));
+  const { '': root, ...rest } = packages;
+  assert.ok(root !== undefined, 'the shrinkwrap has a root entry');
+  const deps = Object.fromEntries(
+    Object.entries(rest).filter(([key, entry]) => entry.dev !== true && key.startsWith('node_modules/')),
+  );
+  const unresolved = Object.entries(deps).filter(([, e]) => e.resolved === undefined && e.link !== true);
+  assert.deepEqual(
+    unresolved.map(([key]) => key),
+    [],
+    'entries of the shrinkwrap that name no tarball',
+  );
+  const { devDependencies: _, ...shipped } = root;
+  return {
+    name: 'app',
+    lockfileVersion: 3,
+    requires: true,
+    packages: {
+      '': { dependencies: { patron: spec } },
+      'node_modules/patron': { ...shipped, resolved: spec },
+      ...deps,
+    },
+  };
 }
 
 describe('npm package', { skip, timeout: FULL_INSTALL ? 600_000 : 240_000 }, () => {
@@ -136,14 +175,18 @@ describe('npm package', { skip, timeout: FULL_INSTALL ? 600_000 : 240_000 }, () 
     installDir = join(work, 'app');
     const env = cleanEnv();
     run('mkdir', ['-p', installDir], { cwd: work });
-    writeFileSync(join(installDir, 'package.json'), '{ "private": true }\n');
-    const install = (cacheMode: string) =>
-      spawnSync(
-        'npm',
-        ['install', cacheMode, '--no-audit', '--no-fund', ...(FULL_INSTALL ? [] : ['--ignore-scripts']), tarball],
-        { cwd: installDir, env, encoding: 'utf8' },
-      );
-    const installed = install('--offline');
+    const spec = `file:../${packed.filename}`;
+    const shrinkwrap = run('tar', ['-xzOf', tarball, 'package/npm-shrinkwrap.json'], { cwd: work });
+    writeFileSync(
+      join(installDir, 'package.json'),
+      `${JSON.stringify({ private: true, dependencies: { patron: spec } })}\n`,
+    );
+    writeFileSync(join(installDir, 'package-lock.json'), `${JSON.stringify(appLockfile(shrinkwrap, spec))}\n`);
+    const installed = spawnSync(
+      'npm',
+      ['ci', '--offline', '--no-audit', '--no-fund', ...(FULL_INSTALL ? [] : ['--ignore-scripts'])],
+      { cwd: installDir, env, encoding: 'utf8' },
+    );
     assert.equal(installed.status, 0, `npm install of the tarball failed:\n${installed.stdout}\n${installed.stderr}`);
     const modules = join(installDir, 'node_modules');
     if (!FULL_INSTALL) {
@@ -152,7 +195,7 @@ describe('npm package', { skip, timeout: FULL_INSTALL ? 600_000 : 240_000 }, () 
         const addon = join('build', 'Release', 'better_sqlite3.node');
         if (!existsSync(join(modules, pkg)) || !existsSync(join(root, 'node_modules', pkg, addon))) continue;
         const version = (dir: string) => JSON.parse(readFileSync(join(dir, pkg, 'package.json'), 'utf8')).version;
-        assert.equal(version(modules), version(join(root, 'node_modules')), `${pkg}: the shrinkwrap's version`);
+        assert.equal(version(modules), version(join(root, 'node_modules')), `${pkg}: the lockfile's version`);
         run('mkdir', ['-p', join(modules, pkg, 'build', 'Release')], { cwd: work });
         copyFileSync(join(root, 'node_modules', pkg, addon), join(modules, pkg, addon));
       }

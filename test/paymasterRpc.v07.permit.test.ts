@@ -26,6 +26,7 @@ import { decodePaymasterAndDataV07 } from '../src/paymaster/entryPoints/v07/patr
 import { COUNTER_ADDRESS, counterValue, mintToken, testKey, tokenBalance } from './helpers/patronPaymasterV06.js';
 import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
 import { hexWire, newSimpleAccountOp, quantity, rpcV2 } from './helpers/rpcV07.js';
+import { enableTokenGuarantees } from './helpers/testContext.js';
 
 /**
  * The token mode's permit through Patron's ERC-7677 methods (/api/v2, EntryPoint v0.7): the stub tells a
@@ -229,10 +230,11 @@ describe('a first-time account pays in USDC with a permit (ERC-7677 stub, then d
     await execute(account, finalOp(op, r.body.result ?? {}));
   });
 
-  test('no permit is asked of an op that batches its approval, nor of an account whose allowance covers the op', async () => {
+  test('an op that batches its approval: the stub refuses it while the dApp does not guarantee such ops (the default), a permit pays it; no permit asked once the dApp does', async () => {
     const { account, op } = await freshSafe();
-    // The Safe's single call is ABI-encoded (executeUserOp), where Patron and the contract find an approval; a
-    // MultiSend batch packs its calls unaligned, so neither sees one there, and the permit is how such a Safe pays.
+    // The Safe's single call is ABI-encoded (executeUserOp), where Patron and the contract find an approval. That
+    // approval runs after validation, so alone it pays only as the dApp's guarantee (mode 2), off by default: the
+    // stub says so at once (before the client spends an estimate), naming the permit as a way to pay.
     const batched = {
       ...op,
       callData: await account.encodeCalls([
@@ -242,10 +244,54 @@ describe('a first-time account pays in USDC with a permit (ERC-7677 stub, then d
         },
       ]),
     };
-    const r = await stub(batched, { token: usdc.address });
-    assert.equal(r.status, 200);
-    assert.equal(r.body.result?.permitTypedData, undefined);
-    assert.equal(String(r.body.result?.paymasterData).slice(0, 4), '0x01', 'the token mode’s own stub');
+    const refused = await stub(batched, { token: usdc.address });
+    assert.equal(refused.body.error?.code, -32021, JSON.stringify(refused.body));
+    assert.equal((refused.body.error?.data as { rule?: string } | undefined)?.rule, 'guaranteeOff');
+    assert.match(refused.body.error?.message ?? '', /pay with a permit/);
+    // The permit the stub asks of the same op without its approval, signed for more, pays the batched op: mode 3,
+    // its own approval executing after the prefund.
+    const { signable } = await askPermit(op);
+    const large = { ...signable, message: { ...signable.message, value: 10n ** 12n } };
+    const signature = await signWith(account, large);
+    const paid = await data(batched, {
+      token: usdc.address,
+      calculateGasLimits: true,
+      permit: { value: '1000000000000', signature },
+    });
+    assert.equal(paid.status, 200, JSON.stringify(paid.body));
+    const fields = decoded(paid.body.result ?? {});
+    assert.ok(fields.permit !== undefined, 'mode 3');
+    assert.notEqual(fields.guaranteed, true);
+    await execute(account, finalOp(batched, paid.body.result ?? {}));
+    assert.equal(await allowanceOf(account.address), maxUint256, 'its own approval ran after the prefund');
+    // The dApp that guarantees such ops: no permit asked, the token mode's own stub (mode 2 comes with the data).
+    const other = await freshSafe();
+    const otherBatched = {
+      ...other.op,
+      callData: await other.account.encodeCalls([
+        {
+          to: usdc.address,
+          data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [paymaster(), maxUint256] }),
+        },
+      ]),
+    };
+    await enableTokenGuarantees(app.ctx.deps, app.tenant);
+    try {
+      const r = await stub(otherBatched, { token: usdc.address });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.equal(r.body.result?.permitTypedData, undefined);
+      assert.equal(String(r.body.result?.paymasterData).slice(0, 4), '0x01', 'the token mode’s own stub');
+    } finally {
+      await app.ctx.deps.accounts.setDappTokenGuarantees({
+        accountId: app.tenant.accountId,
+        dappId: app.tenant.dappId,
+        guarantees: { enabled: false },
+      });
+    }
+  });
+
+  test('no permit is asked of an account whose allowance covers the op', async () => {
+    const { account, op } = await freshSafe();
     // A first op with a large permit leaves an allowance that covers the next op: mode 1, no permit asked.
     const { typed, signable } = await askPermit(op);
     const large = { ...signable, message: { ...signable.message, value: 10n ** 12n } };
