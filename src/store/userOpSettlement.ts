@@ -85,6 +85,21 @@ export interface UserOpSettlement {
 }
 
 /**
+ * The earliest row made before migration 0022 (no op key) for (chain, userOpHash or op key): read from the partial
+ * index over exactly those rows (migration 0024), which new rows no longer enter.
+ */
+export const legacyRowQuery = (db: Kysely<Database>, args: { readonly chainId: number; readonly hash: string }) =>
+  db
+    .selectFrom('spend_reservations')
+    .select(['id', 'dapp_id', 'kind', 'status', 'signatures', 'settled_block', 'tx_hash'])
+    .where('chain_id', '=', args.chainId)
+    .where('user_op_hash', '=', args.hash.toLowerCase())
+    .where('op_key', 'is', null)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(1);
+
+/**
  * The ledger with settlement. A reservation is its dApp's row for the op key (reservationMerge.ts); the rows of one
  * op key are found by it (migration 0022), rows made before by (chain, userOpHash) or the op key in user_op_hash,
  * the earliest first, so a second read of the event finds it settled instead of settling another.
@@ -135,16 +150,7 @@ export function withUserOpSettlement(
   /** Rows made before migration 0022 (no op key): by the userOpHash, else the op key they were reserved under. */
   const settleLegacy = async (args: SettleUserOpArgs): Promise<SettledOp> => {
     for (const hash of [args.userOpHash, args.opKey]) {
-      const first = await db
-        .selectFrom('spend_reservations')
-        .select(['id', 'dapp_id', 'kind', 'status', 'signatures', 'settled_block', 'tx_hash'])
-        .where('chain_id', '=', args.chainId)
-        .where('user_op_hash', '=', hash.toLowerCase())
-        .where('op_key', 'is', null)
-        .orderBy('created_at')
-        .orderBy('id')
-        .limit(1)
-        .executeTakeFirst();
+      const first = await legacyRowQuery(db, { chainId: args.chainId, hash }).executeTakeFirst();
       if (first !== undefined) return { settled: await closeChosen(first, args), dappIds: [first.dapp_id] };
     }
     return { settled: false, dappIds: [] };
