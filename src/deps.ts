@@ -3,7 +3,6 @@ import { keccak256, stringToBytes } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 import { type AccountService, createAccountService } from './accounts/accountService.js';
 import { masterKeySource, verifyMasterKey } from './accounts/masterKey.js';
-import { createSecretBox, loadMasterKey } from './accounts/secretBox.js';
 import { createSessionService, type SessionService } from './accounts/sessionService.js';
 import { cachePolicy } from './cache/cachePolicy.js';
 import { devChainKnownAccounts } from './chain/canonicalAccounts.js';
@@ -22,6 +21,7 @@ import { createChainReads } from './chain/senderCode.js';
 import { chainDeployments } from './config/chainSettings.js';
 import type { Config } from './config/config.js';
 import { type CryptoBackend, selectCryptoBackend } from './crypto/cryptoBackend.js';
+import { createSecretBox, loadMasterKey } from './crypto/secretBox.js';
 import {
   buildLifecycleEvents,
   type EventDeliveryTuning,
@@ -33,7 +33,6 @@ import { type BoundsResolver, createBoundsResolver } from './paymaster/boundsRes
 import type { IssuedSignature } from './paymaster/requestFacts.js';
 import { loadPaymasterSigner } from './paymaster/signer/loadPaymasterSigner.js';
 import { createPaymasterSigner, type PaymasterSigner } from './paymaster/signer/paymasterSigner.js';
-import type { SignerWatch } from './paymaster/signer/signerWatch.js';
 import { createSponsorshipService, type SponsorshipService } from './paymaster/sponsored/sponsorshipService.js';
 import { createTokenPaymasterService, type TokenPaymasterService } from './paymaster/token/tokenPaymasterService.js';
 import { assertTokenModeStaked } from './paymaster/token/tokenStake.js';
@@ -49,6 +48,7 @@ import { inThreadWriter } from './requestLog/requestLogWriter.js';
 import type { OnCall } from './rpc/callReport.js';
 import { includedSignatureOf } from './settlement/includedSignatureOf.js';
 import { type Settlement, settlementOff, startSettlement } from './settlement/settlementService.js';
+import type { SignerWatch } from './solvency/signerWatch.js';
 import type { SolvencyGuard } from './solvency/solvencyGuard.js';
 import { buildSponsorshipTokens } from './sponsorshipTokens/buildSponsorshipTokens.js';
 import { JTI_SWEEP_MARGIN_SECONDS, type SponsorshipTokenGate } from './sponsorshipTokens/sponsorshipTokenGate.js';

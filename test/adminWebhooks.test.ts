@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { z } from 'zod';
-import { createSecretBox } from '../src/accounts/secretBox.js';
+import { createSecretBox } from '../src/crypto/secretBox.js';
 import { checkSponsorshipWebhooks } from '../src/webhooks/webhookCheck.js';
 import {
   createTenant,

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type AccountService, createAccountService } from '../src/accounts/accountService.js';
-import { createSecretBox } from '../src/accounts/secretBox.js';
+import { createSecretBox } from '../src/crypto/secretBox.js';
 import { CHANGE_POLL_MS } from '../src/cache/cachePolicy.js';
 import { createDeps, type Deps } from '../src/deps.js';
 import { createLogger } from '../src/logger.js';

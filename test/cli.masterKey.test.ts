@@ -7,7 +7,7 @@ import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { z } from 'zod';
 import { masterKeyCheckValue } from '../src/accounts/masterKey.js';
-import { createSecretBox } from '../src/accounts/secretBox.js';
+import { createSecretBox } from '../src/crypto/secretBox.js';
 import { runCli } from '../src/cli/main.js';
 import { loadConfig } from '../src/config/config.js';
 import { Sqlite } from '../src/store/sqliteDriver.js';

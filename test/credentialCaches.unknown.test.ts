@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { type AccountService, createAccountService } from '../src/accounts/accountService.js';
 import { hashSecret } from '../src/accounts/credentials.js';
-import { createSecretBox } from '../src/accounts/secretBox.js';
+import { createSecretBox } from '../src/crypto/secretBox.js';
 import { createLogger } from '../src/logger.js';
 import type { Store } from '../src/store/store.js';
 import { dropTestSchema, openTestStore, TEST_MASTER_KEY } from './helpers/testContext.js';

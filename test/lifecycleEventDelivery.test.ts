@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { createSecretBox } from '../src/accounts/secretBox.js';
+import { createSecretBox } from '../src/crypto/secretBox.js';
 import { type EventDeliverer, startEventDeliverer } from '../src/lifecycleEvents/eventDeliverer.js';
 import { createEventEndpointService, type EventEndpointService } from '../src/lifecycleEvents/eventEndpointService.js';
 import { createLogger } from '../src/logger.js';

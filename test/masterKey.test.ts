@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { createAccountService } from '../src/accounts/accountService.js';
 import { masterKeyCheckValue, masterKeySource, verifyMasterKey } from '../src/accounts/masterKey.js';
-import { createSecretBox } from '../src/accounts/secretBox.js';
+import { createSecretBox } from '../src/crypto/secretBox.js';
 import { Sqlite } from '../src/store/sqliteDriver.js';
 import { openStore, type Store } from '../src/store/store.js';
 import { spawnService } from './helpers/serviceProcess.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { createSecretBox } from '../src/accounts/secretBox.js';
+import { createSecretBox } from '../src/crypto/secretBox.js';
 import type { WebhookRequestType } from '../src/store/records.js';
 import { checkSponsorshipWebhooks } from '../src/webhooks/webhookCheck.js';
 import {

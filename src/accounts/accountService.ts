@@ -9,15 +9,15 @@ import {
 import { NO_DAPP_LIMITS, parseDappLimits } from '../config/dappLimits.js';
 import { type DappTokenSettings, dappTokenSettingsSchema } from '../config/sponsorshipTokenSettings.js';
 import { NO_TOKEN_GUARANTEES, type TokenGuarantees, tokenGuaranteesSchema } from '../config/tokenGuarantees.js';
+import type { SecretBox } from '../crypto/secretBox.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/PatronError.js';
 import { parseInput } from '../errors/parseInput.js';
-import { pemProblems } from '../sponsorshipTokens/dappTokenSettings.js';
 import { type Account, type AuthTokenRecord, type DappRecord, isRecordId } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { generateApiKey, generateAuthToken, hashSecret, looksLikeApiKey, looksLikeAuthToken } from './credentials.js';
+import { pemProblems } from './dappTokenSettings.js';
 import { refuseUnserved } from './refuseUnserved.js';
 import { chainIdsSchema, dappNameSchema, emailSchema, tokenNameSchema } from './schemas.js';
-import type { SecretBox } from './secretBox.js';
 
 export interface Logger {
   warn(obj: object, msg: string): void;

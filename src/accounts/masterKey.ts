@@ -1,9 +1,9 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import path from 'node:path';
+import { createSecretBox } from '../crypto/secretBox.js';
 import { PatronError } from '../errors/PatronError.js';
 import { StartRefusedError } from '../errors/StartRefusedError.js';
 import type { SealedSecretsRepository } from '../store/sealedSecretsRepository.js';
-import { createSecretBox } from './secretBox.js';
 
 /**
  * The master key's check value: an HMAC-SHA256 of a fixed label under the key. Only the same key reproduces it,

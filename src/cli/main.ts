@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
 import { createAccountService } from '../accounts/accountService.js';
 import { masterKeySource, verifyMasterKey } from '../accounts/masterKey.js';
-import { createSecretBox, loadMasterKey } from '../accounts/secretBox.js';
 import { createSessionService } from '../accounts/sessionService.js';
 import { ConfigError, loadConfig } from '../config/config.js';
 import { configuredChainIds } from '../config/servedChains.js';
+import { createSecretBox, loadMasterKey } from '../crypto/secretBox.js';
 import { PatronError } from '../errors/PatronError.js';
 import { StartRefusedError } from '../errors/StartRefusedError.js';
 import { createPolicyService } from '../policies/policyService.js';

@@ -1,5 +1,5 @@
-import type { SecretBox } from '../accounts/secretBox.js';
 import type { Config } from '../config/config.js';
+import type { SecretBox } from '../crypto/secretBox.js';
 import type { OnCall } from '../rpc/callReport.js';
 import type { Store } from '../store/store.js';
 import { createSignedEventPoster } from '../webhooks/signedEventPost.js';

@@ -1,5 +1,5 @@
-import type { SecretBox } from '../accounts/secretBox.js';
-import { type PollLoop, startPollLoop } from '../settlement/pollLoop.js';
+import { type PollLoop, startPollLoop } from '../async/pollLoop.js';
+import type { SecretBox } from '../crypto/secretBox.js';
 import type { EventEndpointRepository, SealedEventEndpointRecord } from '../store/eventEndpointRepository.js';
 import type { LifecycleEventRecord, LifecycleEventRepository } from '../store/lifecycleEventRepository.js';
 import type { SignedEventPoster } from '../webhooks/signedEventPost.js';

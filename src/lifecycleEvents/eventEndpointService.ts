@@ -1,4 +1,4 @@
-import type { SecretBox } from '../accounts/secretBox.js';
+import type { SecretBox } from '../crypto/secretBox.js';
 import { NotFoundError } from '../errors/PatronError.js';
 import type { DappRepository } from '../store/dappRepository.js';
 import type { EventEndpointRecord, EventEndpointRepository } from '../store/eventEndpointRepository.js';

@@ -1,9 +1,9 @@
 import { type Address, hexToBytes } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
+import { isEip7702InitCode } from '../chain/eip7702InitCode.js';
 import { type ChainReads, delegationCodeHash } from '../chain/senderCode.js';
 import { OperationFieldError, UnsupportedError } from '../errors/PatronError.js';
 import type { SenderFacts } from './entryPoints/entryPointModule.js';
-import { isEip7702InitCode } from './entryPoints/v07/patronPaymasterV07.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
 
 /**

@@ -1,6 +1,7 @@
 import { type Address, decodeFunctionData, getAddress, type Hex, hexToBytes, pad, parseAbi, size, slice } from 'viem';
 import { CANONICAL_ACCOUNTS, GENERIC_FACTORIES } from '../chain/canonicalAccounts.js';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
+import { isEip7702InitCode } from '../chain/eip7702InitCode.js';
 import type { ChainReads } from '../chain/senderCode.js';
 import {
   type AccountKind,
@@ -8,7 +9,6 @@ import {
   type ProxySlot,
   proxySlotOf,
 } from '../config/knownAccountsSettings.js';
-import { isEip7702InitCode } from '../paymaster/entryPoints/v07/patronPaymasterV07.js';
 
 /**
  * Which kind of smart account an op's sender is, so that a policy's contract allowlist decodes its callData with

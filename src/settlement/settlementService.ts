@@ -1,8 +1,8 @@
+import { type PollLoop, startPollLoop } from '../async/pollLoop.js';
 import type { ChainCursorRepository } from '../store/chainCursorRepository.js';
 import { alwaysHeld, type FollowerLease } from '../store/followerLease.js';
 import type { SpendLedgerRepository } from '../store/spendLedgerRepository.js';
 import type { UserOpSettlement } from '../store/userOpSettlement.js';
-import { type PollLoop, startPollLoop } from './pollLoop.js';
 import {
   createSettlementFollower,
   type FollowerStatus,

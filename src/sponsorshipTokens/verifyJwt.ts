@@ -1,4 +1,3 @@
-import { createPublicKey } from 'node:crypto';
 import {
   algorithmOfJwk,
   JWT_ALGORITHMS,
@@ -6,6 +5,7 @@ import {
   type PublicJwk,
   type RegisteredTokenKey,
 } from '../config/registeredTokenKeys.js';
+import { pemToJwk } from '../crypto/pemPublicKey.js';
 import type { JwksCache } from './jwksCache.js';
 import { checkTokenTimes, type TokenTimeRules, type TokenVerdict } from './sponsorshipClaims.js';
 import { firstIssue, jwtClaimsSchema, readCommonJwtClaims } from './tokenClaimsSchema.js';
@@ -29,19 +29,6 @@ function matches(key: CandidateKey, alg: JwtAlgorithm, kid: string | undefined):
   if (algorithmOfJwk(key.jwk) !== alg) return false;
   if (key.jwk.alg !== undefined && key.jwk.alg !== alg) return false;
   return kid === undefined || key.jwk.kid === undefined || key.jwk.kid === kid;
-}
-
-/** A PEM (SPKI) public key as a JWK of its algorithm, without a kid: a pasted PEM has none, so it matches any. */
-export async function pemToJwk(args: { pem: string; alg: JwtAlgorithm }): Promise<PublicJwk> {
-  // createPublicKey would derive the public half of a pasted private key: a private key is refused, not used.
-  if (!args.pem.trimStart().startsWith('-----BEGIN PUBLIC KEY-----')) throw new Error('not a PEM public key');
-  const key = createPublicKey(args.pem);
-  const jwk = key.export({ format: 'jwk' });
-  const kty = jwk.kty ?? '';
-  if (key.type !== 'public' || algorithmOfJwk({ kty, crv: jwk.crv }) !== args.alg) {
-    throw new Error(`not a ${args.alg} public key`);
-  }
-  return { ...jwk, kty, alg: args.alg };
 }
 
 async function pastedKeys(keys: readonly RegisteredTokenKey[]): Promise<CandidateKey[]> {

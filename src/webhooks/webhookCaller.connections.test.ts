@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import tls from 'node:tls';
 import { type Receiver, startReceiver } from '../../test/helpers/webhookReceiver.js';
-import { createSecretBox } from '../accounts/secretBox.js';
+import { createSecretBox } from '../crypto/secretBox.js';
 import { createWebhookCaller, generateSigningSecret, type SignableWebhook } from './webhookCaller.js';
 import type { HostResolver } from './webhookUrlPolicy.js';
 

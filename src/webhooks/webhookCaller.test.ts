@@ -10,7 +10,7 @@ import {
   startReceiver,
   verifiedAnswer,
 } from '../../test/helpers/webhookReceiver.js';
-import { createSecretBox } from '../accounts/secretBox.js';
+import { createSecretBox } from '../crypto/secretBox.js';
 import type { WebhookRequestType } from '../store/records.js';
 import {
   createWebhookCaller,

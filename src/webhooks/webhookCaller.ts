@@ -2,7 +2,7 @@ import { randomFillSync } from 'node:crypto';
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { type Dispatcher, Pool } from 'undici';
-import type { SecretBox } from '../accounts/secretBox.js';
+import type { SecretBox } from '../crypto/secretBox.js';
 import type { WebhookRecord } from '../store/records.js';
 import { pinnedLookup } from './pinnedLookup.js';
 import { signStandardWebhook } from './standardWebhooks.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { SecretBox } from '../accounts/secretBox.js';
 import type { CachePolicy } from '../cache/cachePolicy.js';
 import { createTtlCache } from '../cache/ttlCache.js';
+import type { SecretBox } from '../crypto/secretBox.js';
 import { LimitExceededError, NotFoundError, ValidationError } from '../errors/PatronError.js';
 import { isRecordId, type SealedWebhookRecord, type WebhookRecord, type WebhookRequestType } from '../store/records.js';
 import type { Store } from '../store/store.js';

@@ -1,4 +1,5 @@
 import { type Address, type Hex, keccak256, stringToBytes } from 'viem';
+import { isEip7702InitCode } from '../../../chain/eip7702InitCode.js';
 import { ValidationError } from '../../../errors/PatronError.js';
 import {
   checkUint48,
@@ -16,7 +17,6 @@ import {
   type EntryPointVersionV07,
   type GasCapsV07,
   type HashedFieldsV07,
-  isEip7702InitCode,
   MAGIC,
   MIN_SUFFIXED_LENGTH,
   type PackedUserOperationV07,

@@ -16,6 +16,7 @@ import {
   slice,
 } from 'viem';
 import { getUserOperationHash, type UserOperation } from 'viem/account-abstraction';
+import { isEip7702InitCode } from '../../../chain/eip7702InitCode.js';
 import { ValidationError } from '../../../errors/PatronError.js';
 import { type Keccak, viemKeccak } from '../abiWords.js';
 import { MODE_SPONSORED, MODE_TOKEN, MODE_TOKEN_PERMIT, type TokenPaymasterFields } from '../paymasterModes.js';
@@ -36,7 +37,6 @@ import {
   type EntryPointVersionV07,
   encodePaymasterAndDataV07,
   exactCapsV07,
-  isEip7702InitCode,
   PAYMASTER_SIG_MAGIC,
   type PaymasterAndDataV07,
   SPONSORED_PAYMASTER_AND_DATA_LENGTH_V07,

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Address } from 'viem';
-import { SignerNotAcceptedError } from '../../errors/PatronError.js';
-import type { AlertMessage } from '../../solvency/alertWebhook.js';
+import { SignerNotAcceptedError } from '../errors/PatronError.js';
+import type { AlertMessage } from './alertWebhook.js';
 import { startSignerWatch } from './signerWatch.js';
 
 /**

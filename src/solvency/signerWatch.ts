@@ -1,8 +1,8 @@
 import { type Address, getAddress } from 'viem';
-import { SignerNotAcceptedError } from '../../errors/PatronError.js';
-import { startPollLoop } from '../../settlement/pollLoop.js';
-import type { AlertSender } from '../../solvency/alertWebhook.js';
-import { type PaymasterKey, paymasterKey } from '../../solvency/paymasterKey.js';
+import { startPollLoop } from '../async/pollLoop.js';
+import { SignerNotAcceptedError } from '../errors/PatronError.js';
+import type { AlertSender } from './alertWebhook.js';
+import { type PaymasterKey, paymasterKey } from './paymasterKey.js';
 
 /**
  * The signer watch: per paymaster (one per chain and EntryPoint), whether the paymaster still accepts this
