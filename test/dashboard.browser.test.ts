@@ -563,10 +563,13 @@ test('an owner runs the product from the browser', { skip, timeout: 90_000 }, as
     assert.ok(cost > 0n);
     await ctx.deps.settlement.runOnce();
     await page.click('text=Refresh');
-    // The refresh redraws the rows, closed.
+    // The refresh redraws the rows, closed: the first sponsored row (opened above) closed again is the redrawn one.
+    // Any closed sponsored row would not do: the rows below it were never opened, so such a wait could pass
+    // before the redraw and read the old row ('not settled yet', once in CI).
     await page
-      .locator('#log tbody tr[data-outcome="sponsored"] td.more button[aria-expanded="false"]')
+      .locator('#log tbody tr[data-outcome="sponsored"]')
       .first()
+      .locator('td.more button[aria-expanded="false"]')
       .waitFor();
     const settledCost = (await openDetails(page.locator('#log tbody tr[data-outcome="sponsored"]').first())).locator(
       '.cost',
