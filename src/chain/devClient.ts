@@ -8,10 +8,14 @@ import {
   publicActions,
   testActions,
 } from 'viem';
-import type { EmbeddedChain } from './embeddedChain.js';
+/** What a dev client needs of its chain (an EmbeddedChain is one): its id and EIP-1193 requests. */
+export interface DevChainProvider {
+  readonly chainId: number;
+  request(args: { method: string; params?: readonly unknown[] | undefined }): Promise<unknown>;
+}
 
 /** A viem wallet + public + test (hardhat_*, evm_*) client for one account on an embedded chain. */
-export function createDevClient({ chain, account }: { chain: EmbeddedChain; account: Account }) {
+export function createDevClient({ chain, account }: { chain: DevChainProvider; account: Account }) {
   return createWalletClient({
     account,
     chain: defineChain({

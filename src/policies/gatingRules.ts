@@ -1,6 +1,6 @@
 import { type Address, type Hex, isAddressEqual } from 'viem';
 import type { BalanceCall, EasAttestation } from '../chain/gatingReads.js';
-import type { PolicyDenial } from './policyRules.js';
+import type { GatingReason, PolicyDenial } from './policyDenial.js';
 import type { AttestationRule, MinBalanceRule, NftRule, Policy } from './policySchema.js';
 
 /**
@@ -24,20 +24,6 @@ export interface GatingFacts {
   /** The chain reads, bound to the request's chain; absent: a gating rule denies with `readFailed`. */
   readonly reader: GatingReader | undefined;
 }
-
-export type GatingReason =
-  | 'noUserAddress'
-  | 'readFailed'
-  | 'noAttestationUid'
-  | 'notFound'
-  | 'wrongSchema'
-  | 'wrongAttester'
-  | 'wrongRecipient'
-  | 'revoked'
-  | 'expired'
-  | 'tooOld'
-  | 'tooFew'
-  | 'tooLow';
 
 export function hasGatingRules(rules: Policy['rules']): boolean {
   return rules.attestation !== undefined || rules.nft !== undefined || rules.minBalance !== undefined;

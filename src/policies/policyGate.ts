@@ -15,12 +15,12 @@ import { type CapThresholdCrossing, crossedThresholds } from './capThresholds.js
 import { checkGatingRules, type GatingReader, hasGatingRules } from './gatingRules.js';
 import { type HoldCharge, type HoldShares, holdCharges } from './holdCharges.js';
 import type { SenderAccount } from './knownAccounts.js';
+import type { PolicyDenial } from './policyDenial.js';
 import {
   type CapCharge,
   capCharges,
   checkPolicyRules,
   formatAmount,
-  type PolicyDenial,
   type SponsorshipFacts,
   selectPolicies,
 } from './policyRules.js';

@@ -10,7 +10,8 @@ import { createJwksCache } from './jwksCache.js';
 import { createMemoryJtiReplayStore } from './replayStore.js';
 import { checkBoundClaims, type TokenVerdict } from './sponsorshipClaims.js';
 import { createSponsorshipTokenVerifier } from './sponsorshipTokenVerifier.js';
-import { encodeVoucherToken, type SponsorshipVoucher, voucherDomain, voucherTypes } from './sponsorshipVoucher.js';
+import { encodeVoucherToken, voucherDomain, voucherTypes } from './sponsorshipVoucher.js';
+import type { SponsorshipVoucher } from './voucherDigest.js';
 import { voucherDigest } from './voucherDigest.js';
 
 const DAPP = 'dapp-1';

@@ -4,7 +4,7 @@ import type { CryptoBackend } from '../crypto/cryptoBackend.js';
 import { checkTokenTimes, type TokenTimeRules, type TokenVerdict } from './sponsorshipClaims.js';
 import { firstIssue, MAX_TOKEN_CONTRACTS } from './tokenClaimsSchema.js';
 import { refuse } from './tokenRefusal.js';
-import { recoverSigner, voucherDigest } from './voucherDigest.js';
+import { recoverSigner, type SponsorshipVoucher, voucherDigest } from './voucherDigest.js';
 
 /** A voucher token is this prefix and the base64url of `{ voucher, signature }` (docs/guides/sponsorship-tokens.md). */
 export const VOUCHER_PREFIX = 'eip712.';
@@ -29,26 +29,6 @@ export const voucherTypes = {
     { name: 'contracts', type: 'address[]' },
   ],
 } as const;
-
-export interface SponsorshipVoucher {
-  readonly dapp: string;
-  readonly sub: string;
-  /** 0: no lower bound. */
-  readonly nbf: bigint;
-  readonly exp: bigint;
-  readonly jti: Hex;
-  /** The zero address: any sender. */
-  readonly sender: Address;
-  /**
-   * The person's own address (a JWT's `addr`): what a policy's gating rule with `subject: 'user'` reads, whichever
-   * wallet sends the op. The zero address: none given.
-   */
-  readonly addr: Address;
-  /** 0: no bound. */
-  readonly maxCostWei: bigint;
-  /** Empty: any contract. */
-  readonly contracts: readonly Address[];
-}
 
 const decimal = z
   .string()

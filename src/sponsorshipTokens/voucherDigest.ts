@@ -1,6 +1,5 @@
-import { type Address, bytesToHex, concat, encodeAbiParameters, getAddress, hexToBytes, toBytes } from 'viem';
+import { type Address, bytesToHex, concat, encodeAbiParameters, getAddress, type Hex, hexToBytes, toBytes } from 'viem';
 import type { CryptoBackend } from '../crypto/cryptoBackend.js';
-import type { SponsorshipVoucher } from './sponsorshipVoucher.js';
 
 /*
  * The voucher's EIP-712 digest and signer with the service's crypto backend (native keccak and secp256k1): viem's
@@ -8,6 +7,27 @@ import type { SponsorshipVoucher } from './sponsorshipVoucher.js';
  * written out (https://eips.ethereum.org/EIPS/eip-712#definition-of-encodedata); the test holds it to viem's
  * hashTypedData.
  */
+
+/** The voucher's EIP-712 message as Patron reads it (sponsorshipVoucher.ts parses and checks it). */
+export interface SponsorshipVoucher {
+  readonly dapp: string;
+  readonly sub: string;
+  /** 0: no lower bound. */
+  readonly nbf: bigint;
+  readonly exp: bigint;
+  readonly jti: Hex;
+  /** The zero address: any sender. */
+  readonly sender: Address;
+  /**
+   * The person's own address (a JWT's `addr`): what a policy's gating rule with `subject: 'user'` reads, whichever
+   * wallet sends the op. The zero address: none given.
+   */
+  readonly addr: Address;
+  /** 0: no bound. */
+  readonly maxCostWei: bigint;
+  /** Empty: any contract. */
+  readonly contracts: readonly Address[];
+}
 
 const TYPE =
   'SponsorshipVoucher(string dapp,string sub,uint64 nbf,uint64 exp,bytes32 jti,address sender,address addr,uint256 maxCostWei,address[] contracts)';

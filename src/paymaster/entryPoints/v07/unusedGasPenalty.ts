@@ -1,4 +1,7 @@
-import type { EntryPointVersionV07 } from './patronPaymasterV07.js';
+import type { EntryPointVersion } from '../../../chain/chainRegistry.js';
+
+/** v0.7 and later (patronPaymasterV07.ts EntryPointVersionV07, named here without importing the codec). */
+type EntryPointVersionV07 = Exclude<EntryPointVersion, '0.6'>;
 
 /**
  * The unused-gas penalty of EntryPoint v0.7+ (ERC-4337), the most of it an op can pay: gas charged to the paymaster
