@@ -6,9 +6,11 @@ export default async function* failedTestsReporter(source) {
   for await (const event of source) {
     if (event.type !== 'test:fail') continue;
     const { name, file, details } = event.data;
-    // A suite fails when a test inside it does: name the tests, not every suite around them.
-    if (details?.type === 'suite') continue;
     const error = details?.error;
+    // A suite fails when a test inside it does: name the tests, not every suite around them. A suite that failed
+    // by itself (a file that threw while loading, inside the runner's per-file describe) is named: TAP's "# fail"
+    // counts tests only and says 0 then, although the run exits 1.
+    if (details?.type === 'suite' && error?.failureType === 'subtestsFailed') continue;
     const cause = error?.cause ?? error;
     const message = String(cause?.stack ?? cause?.message ?? cause ?? 'failed')
       .split('\n')
