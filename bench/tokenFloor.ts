@@ -7,7 +7,7 @@ import type { PublicJwk, RegisteredTokenKey } from '../src/config/registeredToke
 import { selectCryptoBackend } from '../src/crypto/cryptoBackend.js';
 import { createJwksCache } from '../src/sponsorshipTokens/jwksCache.js';
 import { createSponsorshipTokenVerifier } from '../src/sponsorshipTokens/sponsorshipTokenVerifier.js';
-import type { LedgerCharge, ReserveArgs } from '../src/store/ledgerTypes.js';
+import type { LedgerCharge, ReserveArgs } from '../src/store/ledger/ledgerTypes.js';
 import { openStore } from '../src/store/store.js';
 
 /**

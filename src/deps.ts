@@ -52,7 +52,7 @@ import type { SignerWatch } from './solvency/signerWatch.js';
 import type { SolvencyGuard } from './solvency/solvencyGuard.js';
 import { buildSponsorshipTokens } from './sponsorshipTokens/buildSponsorshipTokens.js';
 import { JTI_SWEEP_MARGIN_SECONDS, type SponsorshipTokenGate } from './sponsorshipTokens/sponsorshipTokenGate.js';
-import { includedOpKey } from './store/requestLogRepository.js';
+import { includedOpKey } from './store/events/requestLogRepository.js';
 import { openStore, type Store } from './store/store.js';
 import { devChainTokenSettings } from './tokens/devChainTokens.js';
 import { type ChainTokenSettings, createTokenCatalog, type TokenCatalog } from './tokens/tokenCatalog.js';
@@ -482,7 +482,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
         beforeClose: () => lifecycleEvents.recorder.flush(),
         logger,
         now,
-        // Several processes on one PostgreSQL: exactly one follows each chain (store/followerLease.ts).
+        // Several processes on one PostgreSQL: exactly one follows each chain (store/db/followerLease.ts).
         lease: store.followerLease,
       })
     : settlementOff;

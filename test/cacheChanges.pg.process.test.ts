@@ -18,7 +18,7 @@ import {
  * Issue 21, "N instances are one paymaster", caches: two real service processes on one PostgreSQL schema, each
  * caching credentials for a minute (PATRON_CACHE_TTL_MS=60000, so a TTL cannot be what ends a stale entry). A token
  * revoked and an API key rotated through one instance's admin API are refused by the other at once: the write's
- * `patron_changes` notification (migration 0012) moves the other's cache generation (store/changeFeed.ts). The
+ * `patron_changes` notification (migration 0012) moves the other's cache generation (store/db/changeFeed.ts). The
  * delay measured is printed; the assertion allows 1 s, a fraction of the TTL, not a timing target.
  */
 const skip = TEST_DATABASE_URL === undefined && 'needs PATRON_TEST_DATABASE_URL';

@@ -5,12 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type AccountService, createAccountService } from '../src/accounts/accountService.js';
-import { createSecretBox } from '../src/crypto/secretBox.js';
 import { CHANGE_POLL_MS } from '../src/cache/cachePolicy.js';
+import { createSecretBox } from '../src/crypto/secretBox.js';
 import { createDeps, type Deps } from '../src/deps.js';
 import { createLogger } from '../src/logger.js';
-import { COUNTER_EVERY_MS } from '../src/store/policyRepository.js';
 import { openStore, type Store } from '../src/store/store.js';
+import { COUNTER_EVERY_MS } from '../src/store/tenants/policyRepository.js';
 import { fakeResolver, insertBareDapp, TEST_MASTER_KEY, testConfig } from './helpers/testContext.js';
 
 /**

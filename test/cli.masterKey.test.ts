@@ -7,10 +7,10 @@ import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { z } from 'zod';
 import { masterKeyCheckValue } from '../src/accounts/masterKey.js';
-import { createSecretBox } from '../src/crypto/secretBox.js';
 import { runCli } from '../src/cli/main.js';
 import { loadConfig } from '../src/config/config.js';
-import { Sqlite } from '../src/store/sqliteDriver.js';
+import { createSecretBox } from '../src/crypto/secretBox.js';
+import { Sqlite } from '../src/store/db/sqliteDriver.js';
 import { openStore } from '../src/store/store.js';
 
 /**

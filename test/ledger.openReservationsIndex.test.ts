@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { openDatabase } from '../src/store/database.js';
-import { openReservationsQuery } from '../src/store/spendLedgerRepository.js';
-import { legacyRowQuery } from '../src/store/userOpSettlement.js';
+import { openDatabase } from '../src/store/db/database.js';
+import { openReservationsQuery } from '../src/store/ledger/spendLedgerRepository.js';
+import { legacyRowQuery } from '../src/store/ledger/userOpSettlement.js';
 import { dropTestSchema, TEST_DATABASE_URL } from './helpers/testContext.js';
 
 /** The plan each database makes for `query` (PostgreSQL's with sequential scans forbidden: the table is empty). */

@@ -8,7 +8,7 @@ import { createSecretBox } from '../src/crypto/secretBox.js';
 import { EVENT_DELIVERY_DEFAULTS, startEventDeliverer } from '../src/lifecycleEvents/eventDeliverer.js';
 import { createEventEndpointService } from '../src/lifecycleEvents/eventEndpointService.js';
 import { createLogger } from '../src/logger.js';
-import type { NewLifecycleEvent } from '../src/store/lifecycleEventRepository.js';
+import type { NewLifecycleEvent } from '../src/store/events/lifecycleEventRepository.js';
 import { openStore, type Store } from '../src/store/store.js';
 import { createSignedEventPoster } from '../src/webhooks/signedEventPost.js';
 import { createWebhookUrlPolicy } from '../src/webhooks/webhookUrlPolicy.js';

@@ -8,7 +8,7 @@ import { createSecretBox } from '../src/crypto/secretBox.js';
 import { type EventDeliverer, startEventDeliverer } from '../src/lifecycleEvents/eventDeliverer.js';
 import { createEventEndpointService, type EventEndpointService } from '../src/lifecycleEvents/eventEndpointService.js';
 import { createLogger } from '../src/logger.js';
-import type { NewLifecycleEvent } from '../src/store/lifecycleEventRepository.js';
+import type { NewLifecycleEvent } from '../src/store/events/lifecycleEventRepository.js';
 import { openStore } from '../src/store/store.js';
 import { createSignedEventPoster } from '../src/webhooks/signedEventPost.js';
 import { createWebhookUrlPolicy } from '../src/webhooks/webhookUrlPolicy.js';

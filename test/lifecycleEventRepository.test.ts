@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import type { NewLifecycleEvent } from '../src/store/lifecycleEventRepository.js';
+import type { NewLifecycleEvent } from '../src/store/events/lifecycleEventRepository.js';
 import type { Store } from '../src/store/store.js';
 import { BACKEND, dropTestSchema, insertBareDapp, openTestStore } from './helpers/testContext.js';
 

@@ -6,7 +6,7 @@ import { after, describe, test } from 'node:test';
 import { createAccountService } from '../src/accounts/accountService.js';
 import { masterKeyCheckValue, masterKeySource, verifyMasterKey } from '../src/accounts/masterKey.js';
 import { createSecretBox } from '../src/crypto/secretBox.js';
-import { Sqlite } from '../src/store/sqliteDriver.js';
+import { Sqlite } from '../src/store/db/sqliteDriver.js';
 import { openStore, type Store } from '../src/store/store.js';
 import { spawnService } from './helpers/serviceProcess.js';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import type { PolicyRecord } from '../src/store/policyRepository.js';
 import type { Store } from '../src/store/store.js';
+import type { PolicyRecord } from '../src/store/tenants/policyRepository.js';
 import { BACKEND, dropTestSchema, insertBareDapp, openTestStore } from './helpers/testContext.js';
 
 /** The policies table on the configured back end: CRUD, unique names per dApp, and tenancy on every query. */

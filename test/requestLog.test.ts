@@ -5,8 +5,8 @@ import { pad, toFunctionSelector } from 'viem';
 import { eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
 import { createRequestLogRecorder, type RequestLogRecorderOptions } from '../src/requestLog/requestLogRecorder.js';
 import { inThreadWriter } from '../src/requestLog/requestLogWriter.js';
+import type { RequestLogRepository } from '../src/store/events/requestLogRepository.js';
 import type { RequestLogEntry } from '../src/store/records.js';
-import type { RequestLogRepository } from '../src/store/requestLogRepository.js';
 import type { Store } from '../src/store/store.js';
 import { setTenantPassword, signIn } from './helpers/dashboardSession.js';
 import {

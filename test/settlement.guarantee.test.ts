@@ -6,7 +6,7 @@ import { devTokenAbi } from '../src/chain/artifacts.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import { maxTokenCostV07 } from '../src/paymaster/entryPoints/v07/chargesV07.js';
 import { createSettlementFollower, type SettlementFollower } from '../src/settlement/settlementFollower.js';
-import type { ReservationKind } from '../src/store/spendLedgerRepository.js';
+import type { ReservationKind } from '../src/store/ledger/spendLedgerRepository.js';
 import type { Store } from '../src/store/store.js';
 import { COUNTER_ADDRESS } from './helpers/patronPaymasterV06.js';
 import {

@@ -5,7 +5,7 @@ import type { Hex } from 'viem';
 import { getUserOperationHash } from 'viem/account-abstraction';
 import type { UserOperationV06 } from '../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
 import { createSettlementFollower, type SettlementFollower } from '../src/settlement/settlementFollower.js';
-import type { ChainWindow, LedgerCharge } from '../src/store/spendLedgerRepository.js';
+import type { ChainWindow, LedgerCharge } from '../src/store/ledger/spendLedgerRepository.js';
 import type { Store } from '../src/store/store.js';
 import {
   buildDeployingOp,

@@ -29,7 +29,7 @@ import {
  * one paymaster whose deposit is 0.09 ETH, margin 1.5: together they may promise 0.06 ETH of worst cases. A burst
  * of 40 ops (20 to each, at once, ~0.0039 ETH each) must stop at that shared limit: before, each instance counted
  * only its own signatures against the whole deposit, so two promised up to twice what one may (the issue measured
- * 1.26× the deposit). Each instance signs within its claim on the deposit (store/solvencyClaims.ts).
+ * 1.26× the deposit). Each instance signs within its claim on the deposit (store/ledger/solvencyClaims.ts).
  */
 const skip = TEST_DATABASE_URL === undefined && 'needs PATRON_TEST_DATABASE_URL';
 const DEPOSIT = parseEther('0.09');

@@ -14,7 +14,7 @@ import { createAlertSender } from '../src/solvency/alertWebhook.js';
 import { createLiabilityTracker } from '../src/solvency/liabilityTracker.js';
 import { paymasterKey } from '../src/solvency/paymasterKey.js';
 import { startSolvencyGuard } from '../src/solvency/solvencyGuard.js';
-import type { SolvencyClaims } from '../src/store/solvencyClaims.js';
+import type { SolvencyClaims } from '../src/store/ledger/solvencyClaims.js';
 import { generateSigningSecret } from '../src/webhooks/standardWebhooks.js';
 import {
   fixtureChainRuntime,
@@ -187,7 +187,7 @@ describe('solvency guard with given amounts', () => {
   });
 
   test('instances sharing one deposit by claims: a concurrent burst through two guards stops at deposit ÷ margin', async () => {
-    // The claims' rule as store/solvencyClaims.ts applies it in one PostgreSQL transaction, in memory here (the real
+    // The claims' rule as store/ledger/solvencyClaims.ts applies it in one PostgreSQL transaction, in memory here (the real
     // one runs in test/solvency.instances.process.test.ts): grant what the others' live claims leave, never less
     // than what the instance already promised.
     const rows = new Map<string, { wei: bigint; expiresAt: number }>();

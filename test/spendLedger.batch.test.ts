@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { MAX_BATCH } from '../src/store/pgReserveBatch.js';
-import type { LedgerCharge, ReserveResult } from '../src/store/spendLedgerRepository.js';
+import { MAX_BATCH } from '../src/store/ledger/pgReserveBatch.js';
+import type { LedgerCharge, ReserveResult } from '../src/store/ledger/spendLedgerRepository.js';
 import type { Store } from '../src/store/store.js';
 import { BACKEND, dropTestSchema, insertBareDapp, openTestStore } from './helpers/testContext.js';
 
 /**
- * PostgreSQL's batched reservations (store/pgReserveBatch.ts), through the ledger as the policy gate calls it: the
+ * PostgreSQL's batched reservations (store/ledger/pgReserveBatch.ts), through the ledger as the policy gate calls it: the
  * requests that wait in one process share a transaction, and each is still decided on its own (all its charges or
  * none, in arrival order, exact at the cap); what a batch cannot decide goes alone (an id twice, an id already
  * reserved, every request of a batch whose transaction failed). On SQLite the ledger has no batches; the same

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
-import type { ChainWindow, LedgerCharge } from '../src/store/spendLedgerRepository.js';
+import type { ChainWindow, LedgerCharge } from '../src/store/ledger/spendLedgerRepository.js';
 import { openStore, type Store } from '../src/store/store.js';
 import { BACKEND, dropTestSchema, insertBareDapp, openTestStore, TEST_DATABASE_URL } from './helpers/testContext.js';
 

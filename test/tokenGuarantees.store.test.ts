@@ -6,8 +6,8 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 import pg from 'pg';
 import { NO_CALLER_RESTRICTIONS } from '../src/config/callerRestrictions.js';
-import { listMigrations } from '../src/store/migrate.js';
-import { Sqlite } from '../src/store/sqliteDriver.js';
+import { listMigrations } from '../src/store/db/migrate.js';
+import { Sqlite } from '../src/store/db/sqliteDriver.js';
 import { openStore, type Store } from '../src/store/store.js';
 import { BACKEND, dropTestSchema, openTestStore, TEST_DATABASE_URL } from './helpers/testContext.js';
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { createSecretBox } from '../crypto/secretBox.js';
 import { PatronError } from '../errors/PatronError.js';
 import { StartRefusedError } from '../errors/StartRefusedError.js';
-import type { SealedSecretsRepository } from '../store/sealedSecretsRepository.js';
+import type { SealedSecretsRepository } from '../store/tenants/sealedSecretsRepository.js';
 
 /**
  * The master key's check value: an HMAC-SHA256 of a fixed label under the key. Only the same key reproduces it,

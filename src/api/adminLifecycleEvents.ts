@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { NotFoundError } from '../errors/PatronError.js';
 import type { LifecycleEvents } from '../lifecycleEvents/buildLifecycleEvents.js';
 import type { EventEndpointView } from '../lifecycleEvents/eventEndpointService.js';
-import type { LifecycleEventRecord } from '../store/lifecycleEventRepository.js';
+import type { LifecycleEventRecord } from '../store/events/lifecycleEventRepository.js';
 import { ADMIN_TAG } from './adminAccount.js';
 import { DAPP_NOT_FOUND, dappParams, idParam } from './adminDapps.js';
 import { type RouteDef, route } from './route.js';

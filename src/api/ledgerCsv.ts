@@ -1,4 +1,4 @@
-import type { LedgerFilter, LedgerQueryRepository } from '../store/ledgerQueryRepository.js';
+import type { LedgerFilter, LedgerQueryRepository } from '../store/ledger/ledgerQueryRepository.js';
 import { type CsvColumn, csvHeader, csvRecord } from './csvRecord.js';
 import { type LedgerItemView, toLedgerItemView } from './ledgerWire.js';
 

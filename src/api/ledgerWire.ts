@@ -8,7 +8,7 @@ import {
   type LedgerGroupRow,
   type LedgerItem,
   type LedgerKey,
-} from '../store/ledgerQueryRepository.js';
+} from '../store/ledger/ledgerQueryRepository.js';
 
 /**
  * The itemized ledger on the wire (docs/guides/ledger.md), shared by the admin API (adminLedger.ts), its CSV export

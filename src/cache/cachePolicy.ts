@@ -7,7 +7,7 @@ import type { TtlCacheOptions } from './ttlCache.js';
  *   LOCAL_MAX_AGE_MS passes. SQLite: the change counter (migration 0014) that every commit to a cached table moves
  *   (the CLI's, another instance's, this one's), read at most every CHANGE_POLL_MS, so another process's change (a revoked token,
  *   a rotated key) is seen within that, and a lookup costs no query while nothing changed. PostgreSQL: the count of
- *   `patron_changes` notifications (store/changeFeed.ts), read on every lookup (it costs nothing), so the change is
+ *   `patron_changes` notifications (store/db/changeFeed.ts), read on every lookup (it costs nothing), so the change is
  *   seen within a notification's latency. With traffic spread over 100,000 dApps every request was a miss under a
  *   short TTL, since a key came back long after it.
  * - Otherwise (an in-memory database, or a store that cannot tell) entries live `ttlMs` (PATRON_CACHE_TTL_MS).

@@ -7,9 +7,9 @@ import type { Config } from '../config/config.js';
 import { dappLimitsToJson } from '../config/dappLimits.js';
 import { ValidationError } from '../errors/PatronError.js';
 import type { PolicyService } from '../policies/policyService.js';
-import type { LedgerQueryRepository } from '../store/ledgerQueryRepository.js';
+import type { LedgerQueryRepository } from '../store/ledger/ledgerQueryRepository.js';
 import type { Account } from '../store/records.js';
-import type { SealedSecretsRepository } from '../store/sealedSecretsRepository.js';
+import type { SealedSecretsRepository } from '../store/tenants/sealedSecretsRepository.js';
 import { type CliIo, printResult, table } from './cliOutput.js';
 import { runDemo } from './demo.js';
 

@@ -1,11 +1,11 @@
 import { type PollLoop, startPollLoop } from '../async/pollLoop.js';
 import type { SecretBox } from '../crypto/secretBox.js';
-import type { EventEndpointRepository, SealedEventEndpointRecord } from '../store/eventEndpointRepository.js';
-import type { LifecycleEventRecord, LifecycleEventRepository } from '../store/lifecycleEventRepository.js';
+import type { EventEndpointRepository, SealedEventEndpointRecord } from '../store/events/eventEndpointRepository.js';
+import type { LifecycleEventRecord, LifecycleEventRepository } from '../store/events/lifecycleEventRepository.js';
 import type { SignedEventPoster } from '../webhooks/signedEventPost.js';
 
 /**
- * Delivers the outbox (store/lifecycleEventRepository.ts) in the background: each round claims the due events,
+ * Delivers the outbox (store/events/lifecycleEventRepository.ts) in the background: each round claims the due events,
  * posts each to its dApp's endpoint signed with the endpoint's secret, and records the outcome. A failed attempt is
  * retried after `backoffMs · 2^(attempts-1)` (at most `maxBackoffMs`); after `maxAttempts` the event is `failed`
  * and stays in the delivery log, where its owner can replay it. At-least-once: an instance that dies after the

@@ -1,9 +1,9 @@
 import type { SecretBox } from '../crypto/secretBox.js';
 import { NotFoundError } from '../errors/PatronError.js';
-import type { DappRepository } from '../store/dappRepository.js';
-import type { EventEndpointRecord, EventEndpointRepository } from '../store/eventEndpointRepository.js';
-import type { LifecycleEventRecord, LifecycleEventRepository } from '../store/lifecycleEventRepository.js';
+import type { EventEndpointRecord, EventEndpointRepository } from '../store/events/eventEndpointRepository.js';
+import type { LifecycleEventRecord, LifecycleEventRepository } from '../store/events/lifecycleEventRepository.js';
 import { isRecordId } from '../store/records.js';
+import type { DappRepository } from '../store/tenants/dappRepository.js';
 import { generateSigningSecret } from '../webhooks/standardWebhooks.js';
 import type { WebhookUrlPolicy } from '../webhooks/webhookUrlPolicy.js';
 

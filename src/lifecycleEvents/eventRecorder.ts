@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { EventEndpointRepository } from '../store/eventEndpointRepository.js';
-import type { LifecycleEventRepository, NewLifecycleEvent } from '../store/lifecycleEventRepository.js';
+import type { EventEndpointRepository } from '../store/events/eventEndpointRepository.js';
+import type { LifecycleEventRepository, NewLifecycleEvent } from '../store/events/lifecycleEventRepository.js';
 
 /** What `build` makes of a pending event: its type, op key, body data and the outbox's optional columns. */
 export interface BuiltEvent extends Pick<NewLifecycleEvent, 'dedupeKey' | 'ref' | 'block'> {
@@ -17,7 +17,7 @@ export interface PendingEvent {
 }
 
 /**
- * The outbox's writer (store/lifecycleEventRepository.ts). `record` is an append to an in-memory queue, the only
+ * The outbox's writer (store/events/lifecycleEventRepository.ts). `record` is an append to an in-memory queue, the only
  * thing the sponsorship path pays (no database round trip, no hashing: the event's op key and body are built by
  * `build` at flush time); a background flush every `flushMs` writes the queue in one statement, dropping the events
  * of dApps that have no active endpoint (nothing would receive them). What a crash loses: the events recorded since

@@ -4,14 +4,14 @@ import type { UserOperationEventLog } from '../chain/userOperationEvents.js';
 import type { CapThresholdCrossing } from '../policies/capThresholds.js';
 import type { PolicyRequest } from '../policies/policyGate.js';
 import { microsToUsd } from '../policies/policySchema.js';
-import type { LifecycleEventRepository, NewLifecycleEvent } from '../store/lifecycleEventRepository.js';
+import type { LifecycleEventRepository, NewLifecycleEvent } from '../store/events/lifecycleEventRepository.js';
 import type { EventRecorder } from './eventRecorder.js';
 import { dappsToTell } from './lifecycleEventEmitters.js';
 
 /**
  * The events after the signature and the inclusion (docs/guides/lifecycle-events.md): a cap's threshold, a reorg
  * that removed an inclusion, a token-mode op's charge. (`sponsorship.expired` is written by the ledger itself, in
- * the release's transaction: store/lifecycleEventWrites.ts.)
+ * the release's transaction: store/events/lifecycleEventWrites.ts.)
  */
 
 const amountIn = (unit: string, amount: bigint): string => (unit === 'usd' ? microsToUsd(amount) : amount.toString());

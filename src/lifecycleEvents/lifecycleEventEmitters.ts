@@ -3,7 +3,7 @@ import type { UserOperationEventLog } from '../chain/userOperationEvents.js';
 import type { RequestFact } from '../paymaster/requestFacts.js';
 import { usdMicrosOfWei } from '../pricing/usdMicrosOfWei.js';
 import type { CallReport, OnCall } from '../rpc/callReport.js';
-import type { LifecycleEventRepository } from '../store/lifecycleEventRepository.js';
+import type { LifecycleEventRepository } from '../store/events/lifecycleEventRepository.js';
 import type { EventRecorder } from './eventRecorder.js';
 
 /**

@@ -10,7 +10,7 @@ import { createAlertSender } from '../solvency/alertWebhook.js';
 import type { ChainHead } from '../solvency/liabilityTracker.js';
 import { type SignerWatch, startSignerWatch } from '../solvency/signerWatch.js';
 import { type SolvencyGuard, startSolvencyGuard } from '../solvency/solvencyGuard.js';
-import type { SolvencyClaims } from '../store/solvencyClaims.js';
+import type { SolvencyClaims } from '../store/ledger/solvencyClaims.js';
 import { clusterWorkerMetrics } from './clusterMetrics.js';
 import { metricsOnCall } from './metricsOnCall.js';
 import { createPatronMetrics, type PatronMetrics } from './patronMetrics.js';
@@ -53,7 +53,7 @@ export interface ObservabilityDeps {
   readonly requestLogLosses?: () => { readonly dropped: number; readonly failed: number };
   /** The chain's latest block as the service already reads it (the fee oracle), for the guard's expiry. */
   readonly chainHead?: (chain: ChainRuntime) => Promise<ChainHead | undefined>;
-  /** Several instances on one PostgreSQL: their shares of each deposit (store/solvencyClaims.ts). */
+  /** Several instances on one PostgreSQL: their shares of each deposit (store/ledger/solvencyClaims.ts). */
   readonly solvencyClaims?: SolvencyClaims | undefined;
 }
 

@@ -48,7 +48,7 @@ export interface IssuedSignature {
   readonly opKey: () => Hex;
   /**
    * The paymaster signature's fingerprint: the first 16 bytes of its r, hex. Settlement matches the signature an
-   * included op carries against it when two dApps signed one op key (store/reservationMerge.ts).
+   * included op carries against it when two dApps signed one op key (store/ledger/reservationMerge.ts).
    */
   readonly signature: string;
   /**

@@ -1,4 +1,4 @@
-import { HOLD_KEY_PREFIX, type LedgerCharge } from '../store/ledgerTypes.js';
+import { HOLD_KEY_PREFIX, type LedgerCharge } from '../store/ledger/ledgerTypes.js';
 import type { CapCharge } from './policyRules.js';
 
 /**
@@ -6,7 +6,7 @@ import type { CapCharge } from './policyRules.js';
  * from signing until the chain includes the op or passes its window, and one that is never submitted holds it all
  * that time for nothing. So next to a cap charge a reservation also charges hold counters of that cap, one for the
  * caller (its IP, or the person its sponsorship token names) and one for the op's sender, each limited to a share of
- * the cap, binding while the cap is busy (its reservations take more than half its room: store/ledgerTypes.ts
+ * the cap, binding while the cap is busy (its reservations take more than half its room: store/ledger/ledgerTypes.ts
  * `bindsWhenBusy`): then what one caller or one sender holds unsubmitted stays within that share, and filling a cap
  * with signatures never submitted takes many callers, while a quiet cap lets a user sign ops back to back. A hold
  * counter is reserved and released with its reservation and never counts as spent (ledgerRows.ts `close`); at

@@ -8,8 +8,8 @@ import type {
   ReserveArgs,
   ReserveResult,
   TokenUse,
-} from '../store/ledgerTypes.js';
-import { reservationId } from '../store/reservationMerge.js';
+} from '../store/ledger/ledgerTypes.js';
+import { reservationId } from '../store/ledger/reservationMerge.js';
 import { type AccountCallsDecoding, decodeAccountCalls } from './accountCalls.js';
 import { type CapThresholdCrossing, crossedThresholds } from './capThresholds.js';
 import { checkGatingRules, type GatingReader, hasGatingRules } from './gatingRules.js';
@@ -30,19 +30,19 @@ import { type CapUnit, microsToUsd, type Policy } from './policySchema.js';
  * Where the policy engine meets a request: the rules first (before the webhook and any simulation: a denied op
  * costs Patron nothing else), then, once the op's gas is final, the caps: reserved in the ledger in one atomic
  * step at signing, or checked against the counters by a dry run. The pure decisions are policyRules.ts; the
- * ledger is the caller's, behind `PolicyLedger`, whose values are the spend ledger's own (store/ledgerTypes.ts).
+ * ledger is the caller's, behind `PolicyLedger`, whose values are the spend ledger's own (store/ledger/ledgerTypes.ts).
  */
 export interface PolicyLedger {
   /**
    * All or none: every charge fits (used + reserved + amount ≤ limit) and is reserved, or nothing is; and only
    * while the dApp's policy version is still `policyVersion` (else `{ok: false, policyVersion}`, nothing done).
-   * The same id again holds the larger worst case and the later window (src/store/reservationMerge.ts).
+   * The same id again holds the larger worst case and the later window (src/store/ledger/reservationMerge.ts).
    */
   reserve(args: ReserveArgs): Promise<ReserveResult>;
   counters(keys: readonly string[]): Promise<Map<string, CounterState>>;
 }
 
-/** A sponsorship token's jti to spend with the reservation (store/ledgerTypes.ts, TokenUse). */
+/** A sponsorship token's jti to spend with the reservation (store/ledger/ledgerTypes.ts, TokenUse). */
 export type PolicyTokenUse = TokenUse;
 
 /**

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { batchWhileBusy } from '../store/batchWhileBusy.js';
+import { batchWhileBusy } from '../async/batchWhileBusy.js';
 
 /**
  * Rate-limit counts shared through PostgreSQL (table `rate_limits`, migration 0005), written in batches: the spends

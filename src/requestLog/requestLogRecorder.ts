@@ -1,5 +1,5 @@
+import type { RequestLogRepository } from '../store/events/requestLogRepository.js';
 import type { RequestLogEntry } from '../store/records.js';
-import type { RequestLogRepository } from '../store/requestLogRepository.js';
 import type { RequestLogWriter } from './requestLogWriter.js';
 
 /**

@@ -1,8 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Kysely, SqliteDialect } from 'kysely';
-import { createRequestLogRepository } from '../store/requestLogRepository.js';
-import type { Database } from '../store/schema.js';
-import { Sqlite } from '../store/sqliteDriver.js';
+import type { Database } from '../store/db/schema.js';
+import { Sqlite } from '../store/db/sqliteDriver.js';
+import { createRequestLogRepository } from '../store/events/requestLogRepository.js';
 import { CLOSE, type ThreadBatch, type ThreadReply } from './requestLogThread.js';
 import { storedEntry } from './storedEntry.js';
 

@@ -1,5 +1,5 @@
+import type { RequestLogRepository } from '../store/events/requestLogRepository.js';
 import type { RequestLogEntry } from '../store/records.js';
-import type { RequestLogRepository } from '../store/requestLogRepository.js';
 import { storedEntry } from './storedEntry.js';
 
 /** Where the request log's batches are written: on this thread, or on a thread of their own (requestLogThread.ts). */

@@ -1,5 +1,5 @@
 import { blockHashAt } from '../chain/userOperationEvents.js';
-import type { ChainCursor, ChainCursorKey } from '../store/chainCursorRepository.js';
+import type { ChainCursor, ChainCursorKey } from '../store/ledger/chainCursorRepository.js';
 import { hashOf } from './ChainMovedError.js';
 import type { SettlementFollowerDeps } from './settlementFollowerDeps.js';
 

@@ -6,7 +6,7 @@ import {
   type UserOperationEventLog,
 } from '../chain/userOperationEvents.js';
 import { usdMicrosOfWei } from '../pricing/usdMicrosOfWei.js';
-import type { ChainCursorKey } from '../store/chainCursorRepository.js';
+import type { ChainCursorKey } from '../store/ledger/chainCursorRepository.js';
 import { ChainMovedError, hashOf } from './ChainMovedError.js';
 import type { SettlementFollowerDeps } from './settlementFollowerDeps.js';
 import { sliceTokenCharges } from './sliceTokenCharges.js';

@@ -1,8 +1,8 @@
 import type { Address, Hex, PublicClient } from 'viem';
 import type { UserOperationEventLog } from '../chain/userOperationEvents.js';
-import type { ChainCursorRepository } from '../store/chainCursorRepository.js';
-import type { SpendLedgerRepository } from '../store/spendLedgerRepository.js';
-import type { UserOpSettlement } from '../store/userOpSettlement.js';
+import type { ChainCursorRepository } from '../store/ledger/chainCursorRepository.js';
+import type { SpendLedgerRepository } from '../store/ledger/spendLedgerRepository.js';
+import type { UserOpSettlement } from '../store/ledger/userOpSettlement.js';
 
 export interface SettlementLogger {
   error(obj: object, msg: string): void;

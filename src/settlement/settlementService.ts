@@ -1,8 +1,8 @@
 import { type PollLoop, startPollLoop } from '../async/pollLoop.js';
-import type { ChainCursorRepository } from '../store/chainCursorRepository.js';
-import { alwaysHeld, type FollowerLease } from '../store/followerLease.js';
-import type { SpendLedgerRepository } from '../store/spendLedgerRepository.js';
-import type { UserOpSettlement } from '../store/userOpSettlement.js';
+import { alwaysHeld, type FollowerLease } from '../store/db/followerLease.js';
+import type { ChainCursorRepository } from '../store/ledger/chainCursorRepository.js';
+import type { SpendLedgerRepository } from '../store/ledger/spendLedgerRepository.js';
+import type { UserOpSettlement } from '../store/ledger/userOpSettlement.js';
 import {
   createSettlementFollower,
   type FollowerStatus,
@@ -47,7 +47,7 @@ export interface SettlementDeps {
   readonly onTokenCharged?: SettlementFollowerDeps['onTokenCharged'];
   readonly beforeClose?: SettlementFollowerDeps['beforeClose'];
   /**
-   * Which process follows each chain when several serve one database (store/followerLease.ts, owned and closed by
+   * Which process follows each chain when several serve one database (store/db/followerLease.ts, owned and closed by
    * the store); a fresh chain (the embedded one, this process's own) is never leased. Default: this process follows
    * every chain.
    */

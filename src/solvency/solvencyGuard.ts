@@ -1,7 +1,7 @@
 import { type Address, getAddress } from 'viem';
 import { floorFor, lowWaterFor, type SolvencySettings } from '../config/solvencySettings.js';
 import { PaymasterInsolventError, UnavailableError } from '../errors/PatronError.js';
-import type { SolvencyClaims } from '../store/solvencyClaims.js';
+import type { SolvencyClaims } from '../store/ledger/solvencyClaims.js';
 import { type AlertLevel, type AlertState, CALM } from './alertHysteresis.js';
 import type { AlertSender } from './alertWebhook.js';
 import { createDepositTrend } from './depositTrend.js';
@@ -124,7 +124,7 @@ export interface SolvencyGuardDeps {
   /** Per-read budget. */
   readonly readTimeoutMs?: number;
   /**
-   * Several instances on one PostgreSQL: the shares of each deposit (store/solvencyClaims.ts), so that the instances
+   * Several instances on one PostgreSQL: the shares of each deposit (store/ledger/solvencyClaims.ts), so that the instances
    * together never promise more than the deposit covers. Undefined: this process is the only one that signs.
    */
   readonly claims?: SolvencyClaims | undefined;

@@ -1,28 +1,28 @@
 import { sql } from 'kysely';
 import type pg from 'pg';
 import { CHANGE_POLL_MS } from '../cache/cachePolicy.js';
-import { type AccountRepository, createAccountRepository } from './accountRepository.js';
-import { type ChainCursorRepository, createChainCursorRepository } from './chainCursorRepository.js';
-import { startChangeFeed } from './changeFeed.js';
-import { changeGeneration } from './changeGeneration.js';
-import { createDappRepository, type DappRepository } from './dappRepository.js';
-import { type DatabaseHandle, type DatabaseKind, type OpenDatabaseOptions, openDatabase } from './database.js';
-import { createEventEndpointRepository, type EventEndpointRepository } from './eventEndpointRepository.js';
-import { createFollowerLease, type FollowerLease } from './followerLease.js';
-import { createLedgerQueryRepository, type LedgerQueryRepository } from './ledgerQueryRepository.js';
-import { createLifecycleEventRepository, type LifecycleEventRepository } from './lifecycleEventRepository.js';
-import { createPolicyRepository, type PolicyRepository } from './policyRepository.js';
-import { createRequestLogRepository, type RequestLogRepository } from './requestLogRepository.js';
-import { createSealedSecretsRepository, type SealedSecretsRepository } from './sealedSecretsRepository.js';
-import { createSessionRepository, type SessionRepository } from './sessionRepository.js';
-import { createSolvencyClaims, type SolvencyClaims } from './solvencyClaims.js';
-import { createSpendLedgerRepository, type SpendLedgerRepository } from './spendLedgerRepository.js';
+import { startChangeFeed } from './db/changeFeed.js';
+import { changeGeneration } from './db/changeGeneration.js';
+import { type DatabaseHandle, type DatabaseKind, type OpenDatabaseOptions, openDatabase } from './db/database.js';
+import { createFollowerLease, type FollowerLease } from './db/followerLease.js';
+import { createEventEndpointRepository, type EventEndpointRepository } from './events/eventEndpointRepository.js';
+import { createLifecycleEventRepository, type LifecycleEventRepository } from './events/lifecycleEventRepository.js';
+import { createRequestLogRepository, type RequestLogRepository } from './events/requestLogRepository.js';
+import { type ChainCursorRepository, createChainCursorRepository } from './ledger/chainCursorRepository.js';
+import { createLedgerQueryRepository, type LedgerQueryRepository } from './ledger/ledgerQueryRepository.js';
+import { createSolvencyClaims, type SolvencyClaims } from './ledger/solvencyClaims.js';
+import { createSpendLedgerRepository, type SpendLedgerRepository } from './ledger/spendLedgerRepository.js';
 import {
   createSponsorshipTokenUseRepository,
   type SponsorshipTokenUseRepository,
-} from './sponsorshipTokenUseRepository.js';
-import { type UserOpSettlement, withUserOpSettlement } from './userOpSettlement.js';
-import { createWebhookRepository, type WebhookRepository } from './webhookRepository.js';
+} from './ledger/sponsorshipTokenUseRepository.js';
+import { type UserOpSettlement, withUserOpSettlement } from './ledger/userOpSettlement.js';
+import { type AccountRepository, createAccountRepository } from './tenants/accountRepository.js';
+import { createDappRepository, type DappRepository } from './tenants/dappRepository.js';
+import { createPolicyRepository, type PolicyRepository } from './tenants/policyRepository.js';
+import { createSealedSecretsRepository, type SealedSecretsRepository } from './tenants/sealedSecretsRepository.js';
+import { createSessionRepository, type SessionRepository } from './tenants/sessionRepository.js';
+import { createWebhookRepository, type WebhookRepository } from './tenants/webhookRepository.js';
 
 /** Everything the domain needs from storage, the same on SQLite and PostgreSQL. */
 export interface Store {

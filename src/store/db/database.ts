@@ -3,7 +3,7 @@ import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
-import type { StorageConfig } from '../config/config.js';
+import type { StorageConfig } from '../../config/config.js';
 import { runMigrations, runMigrationsSync } from './migrate.js';
 import type { Database } from './schema.js';
 import { Sqlite } from './sqliteDriver.js';

@@ -7,11 +7,11 @@ import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
+import { openStore, type Store } from '../store.js';
 import { listMigrations, type MigrationTarget, runMigrations } from './migrate.js';
 import { Sqlite } from './sqliteDriver.js';
-import { openStore, type Store } from './store.js';
 
-const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
 /** The migration names as the directory holds them, independently of listMigrations(): PostgreSQL's and SQLite's. */
 const ALL_FILES = fs
   .readdirSync(MIGRATIONS_DIR)
@@ -296,7 +296,7 @@ describe('migrations on PostgreSQL', () => {
   const TEST_DATABASE_URL = process.env.PATRON_TEST_DATABASE_URL;
   const skip = TEST_DATABASE_URL ? false : 'set PATRON_TEST_DATABASE_URL to run the PostgreSQL cases';
   // Imported on demand: the helper pulls in the whole app, which the SQLite cases do not need.
-  const helpers = () => import('../../test/helpers/testContext.js');
+  const helpers = () => import('../../../test/helpers/testContext.js');
   const openTestStore: Awaited<ReturnType<typeof helpers>>['openTestStore'] = async (args) =>
     (await helpers()).openTestStore(args);
   const dropTestSchema: Awaited<ReturnType<typeof helpers>>['dropTestSchema'] = async (schema) =>

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type BetterSqlite3 from 'better-sqlite3';
-import { StartRefusedError } from '../errors/StartRefusedError.js';
+import { StartRefusedError } from '../../errors/StartRefusedError.js';
 
 /**
  * Plain-SQL migrations shared by SQLite and PostgreSQL: every `NNNN_name.sql` file in ./migrations, applied in
@@ -17,7 +17,7 @@ export interface MigrationTarget {
   appliedNames(): Promise<string[]>;
 }
 
-const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
 const CREATE_LEDGER =
   'CREATE TABLE IF NOT EXISTS patron_migrations (name TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)';
 const recordSql = (name: string) =>

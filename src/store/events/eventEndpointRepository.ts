@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { DappEventEndpointsTable, Database } from './schema.js';
+import type { DappEventEndpointsTable, Database } from '../db/schema.js';
 
 /** A dApp's lifecycle-event endpoint without its secret (what list views may show). */
 export interface EventEndpointRecord {

@@ -1,6 +1,6 @@
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
-import type { DatabaseKind } from './database.js';
-import type { Database, LifecycleEventsTable } from './schema.js';
+import type { DatabaseKind } from '../db/database.js';
+import type { Database, LifecycleEventsTable } from '../db/schema.js';
 
 /** Where an event is: waiting for (another) attempt, accepted by the receiver, or given up on after the last attempt. */
 export type LifecycleEventState = 'pending' | 'delivered' | 'failed';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { Trx } from './ledgerRows.js';
+import type { Trx } from '../ledger/ledgerRows.js';
 import { appendLifecycleEvents, type NewLifecycleEvent } from './lifecycleEventRepository.js';
 
 /**

@@ -1,7 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, type Kysely, type Selectable, sql } from 'kysely';
-import type { RequestLogPolicy, RequestOutcome, StoredRequestLogEntry } from './records.js';
-import type { Database, RequestLogTable } from './schema.js';
+import type { Database, RequestLogTable } from '../db/schema.js';
+import type { RequestLogPolicy, RequestOutcome, StoredRequestLogEntry } from '../records.js';
 
 export interface RequestLogQuery {
   readonly accountId: string;

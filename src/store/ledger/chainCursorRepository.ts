@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database } from './schema.js';
+import type { Database } from '../db/schema.js';
 
 /**
  * How far the settlement follower has read a chain's EntryPoint logs for one paymaster (table chain_cursors,

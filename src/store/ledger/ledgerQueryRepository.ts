@@ -6,10 +6,10 @@ import {
   type SelectQueryBuilder,
   sql,
 } from 'kysely';
-import type { DatabaseKind } from './database.js';
+import type { DatabaseKind } from '../db/database.js';
+import type { Database, SpendReservationsTable } from '../db/schema.js';
 import { parseCharges } from './ledgerRows.js';
 import { HOLD_KEY_PREFIX } from './ledgerTypes.js';
-import type { Database, SpendReservationsTable } from './schema.js';
 
 /**
  * The itemized ledger (docs/guides/ledger.md): a dApp's signed sponsorships as a finance team reads them, from

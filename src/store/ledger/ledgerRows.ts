@@ -1,8 +1,8 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { DatabaseKind } from './database.js';
+import type { DatabaseKind } from '../db/database.js';
+import type { Database } from '../db/schema.js';
 import { type ClosingBlock, type CounterState, HOLD_KEY_PREFIX, type IncludedIn } from './ledgerTypes.js';
 import { type StoredCharge, storedChargesSchema } from './reservationMerge.js';
-import type { Database } from './schema.js';
 
 /**
  * The spend ledger's row work inside a transaction, in the lock order spendLedgerRepository.ts states: counter rows

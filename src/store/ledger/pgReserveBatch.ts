@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
-import { batchWhileBusy } from './batchWhileBusy.js';
+import { batchWhileBusy } from '../../async/batchWhileBusy.js';
+import type { Database } from '../db/schema.js';
 import { ensureCounters, lockCounters, type Trx } from './ledgerRows.js';
 import type { LedgerCharge, ReserveArgs, ReserveResult } from './ledgerTypes.js';
 import { fitCharges, newReservationRow, sortedByKey, usageOf } from './reservationMerge.js';
-import type { Database } from './schema.js';
 import { spendTokenUses, tokenUseKey } from './tokenUseRows.js';
 
 /**

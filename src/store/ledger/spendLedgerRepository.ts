@@ -1,6 +1,9 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
-import type { DatabaseKind } from './database.js';
+import type { DatabaseKind } from '../db/database.js';
+import type { Database } from '../db/schema.js';
+import { isUniqueViolation } from '../db/uniqueViolation.js';
+import { writeExpiredEvents } from '../events/lifecycleEventWrites.js';
 import { addReserved, close, ensureCounters, lockCounters, policyVersionIn, type Trx } from './ledgerRows.js';
 import {
   type ClosingBlock,
@@ -10,7 +13,6 @@ import {
   type ReserveArgs,
   type ReserveResult,
 } from './ledgerTypes.js';
-import { writeExpiredEvents } from './lifecycleEventWrites.js';
 import { createPgReserveBatcher } from './pgReserveBatch.js';
 import {
   fitCharges,
@@ -22,10 +24,8 @@ import {
   usageOf,
   windowOf,
 } from './reservationMerge.js';
-import type { Database } from './schema.js';
 import { createSqliteReserve } from './sqliteReserve.js';
 import { spendTokenUse } from './tokenUseRows.js';
-import { isUniqueViolation } from './uniqueViolation.js';
 
 /**
  * The spend ledger: reservations against policy caps, exact under concurrency on SQLite and PostgreSQL and
@@ -278,7 +278,7 @@ export function createSpendLedgerRepository(
         const open = await openReservationsQuery(db, { chainId, paymaster, cursorBlock, cursorTimestamp })
           .limit(RELEASE_BATCH)
           .execute();
-        // Released unused: `sponsorship.expired` commits with the release (store/lifecycleEventWrites.ts).
+        // Released unused: `sponsorship.expired` commits with the release (store/events/lifecycleEventWrites.ts).
         for (const r of open) {
           const onClosed = (trx: Trx) => writeExpiredEvents(trx, { reservationId: r.id, now });
           if (await releaseOne(r.id, now, { onClosed })) released++;

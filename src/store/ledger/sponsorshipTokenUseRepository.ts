@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
-import type { Database } from './schema.js';
+import type { Database } from '../db/schema.js';
 import { createSqliteTokenSpend } from './sqliteTokenSpend.js';
 import { spendTokenUse } from './tokenUseRows.js';
 

@@ -1,4 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import { sqlitePerTurn } from '../db/sqlitePerTurn.js';
+import { isUniqueViolation } from '../db/uniqueViolation.js';
 import type { CapUsage, LedgerCharge, ReserveArgs, ReserveResult } from './ledgerTypes.js';
 import {
   busyHoldRefusal,
@@ -10,9 +12,7 @@ import {
   windowColumns,
   windowOf,
 } from './reservationMerge.js';
-import { sqlitePerTurn } from './sqlitePerTurn.js';
 import { SQLITE_TOKEN_SPEND } from './sqliteTokenSpend.js';
-import { isUniqueViolation } from './uniqueViolation.js';
 
 /**
  * The spend ledger's reservations on SQLite, synchronous and grouped: the reservations asked for within one turn

@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { sqlitePerTurn } from './sqlitePerTurn.js';
+import { sqlitePerTurn } from '../db/sqlitePerTurn.js';
 
 /** One jti to spend: the same arguments as SponsorshipTokenUseRepository.spend. */
 export interface TokenSpend {

@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Database } from './schema.js';
+import type { Database } from '../db/schema.js';
 
 /** A jti to spend: taken over only when its row expired before `nowSeconds` (Unix seconds). */
 export interface TokenUseRow {

@@ -1,10 +1,10 @@
 import { type Kysely, sql } from 'kysely';
+import type { DatabaseKind } from '../db/database.js';
+import type { Database } from '../db/schema.js';
+import { writeExpiredEvents } from '../events/lifecycleEventWrites.js';
 import { attribute, distinctDapps, type OpKeyRow, openRows } from './attribution.js';
 import type { ChainCursor, ChainCursorKey } from './chainCursorRepository.js';
-import type { DatabaseKind } from './database.js';
 import { close, ensureCounters, lockCounters, parseCharges } from './ledgerRows.js';
-import { writeExpiredEvents } from './lifecycleEventWrites.js';
-import type { Database } from './schema.js';
 import type { ClosingBlock, IncludedIn, SpendLedgerRepository } from './spendLedgerRepository.js';
 
 /** An included op's cost, as the settlement follower read it from its `UserOperationEvent`. */

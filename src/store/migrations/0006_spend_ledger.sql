@@ -1,4 +1,4 @@
--- The sponsorship spend ledger (src/store/spendLedgerRepository.ts, issue 11). One counter row per policy cap
+-- The sponsorship spend ledger (src/store/ledger/spendLedgerRepository.ts, issue 11). One counter row per policy cap
 -- and window (`key`, built by src/policies/policyRules.ts): what was spent there (`used`, settled from the
 -- chain) and what is promised to signatures not yet settled or expired (`reserved`). Amounts are decimal strings
 -- (wei overflows 64 bits: 1,000 ETH is 10^21 wei), added up in the service under the row's lock. A reservation

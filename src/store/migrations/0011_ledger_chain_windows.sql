@@ -1,4 +1,4 @@
--- The spend ledger closes by the chain (issue 20; src/store/spendLedgerRepository.ts, src/settlement/README.md).
+-- The spend ledger closes by the chain (issue 20; src/store/ledger/spendLedgerRepository.ts, src/settlement/README.md).
 -- A reservation carries the window its signature was issued with, in the chain's own terms: `valid_until` (unix
 -- seconds, compared with block.timestamp) or `last_block` (an EntryPoint v0.9 block window's last block, compared
 -- with block.number). It is released only once the settlement cursor of its paymaster (`paymaster`, lower-case

@@ -1,6 +1,6 @@
 -- PostgreSQL only (SQLite's caches read PRAGMA data_version instead): every committed write to what the services
 -- cache (credentials, dApps and their keys, webhooks, policies) notifies channel patron_changes, so every other
--- process drops its cached copies within milliseconds (src/store/changeFeed.ts). NOTIFY is delivered on commit;
+-- process drops its cached copies within milliseconds (src/store/db/changeFeed.ts). NOTIFY is delivered on commit;
 -- notifications alike within one transaction are delivered once. A token's last_used_at (touched at most once a
 -- minute) does not notify: only a token created, revoked or deleted does.
 CREATE OR REPLACE FUNCTION patron_notify_change() RETURNS trigger LANGUAGE plpgsql AS $$

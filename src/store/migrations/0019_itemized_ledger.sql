@@ -1,4 +1,4 @@
--- The itemized ledger (issue 23; src/store/ledgerQueryRepository.ts, docs/guides/ledger.md): every signed
+-- The itemized ledger (issue 23; src/store/ledger/ledgerQueryRepository.ts, docs/guides/ledger.md): every signed
 -- sponsorship has a `spend_reservations` row (an op with no cap too: its row holds no charges), and the row now
 -- says what a finance team asks of it. Written by the reservation's own INSERT (no query more on the signing path)
 -- and by the UPDATE that settles it. NULL on rows made before this migration.

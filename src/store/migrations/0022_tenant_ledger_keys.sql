@@ -1,4 +1,4 @@
--- Portable SQL (SQLite and PostgreSQL). Each dApp's spend is its own (issue 31; src/store/spendLedgerRepository.ts,
+-- Portable SQL (SQLite and PostgreSQL). Each dApp's spend is its own (issue 31; src/store/ledger/spendLedgerRepository.ts,
 -- src/settlement/README.md "Attribution"):
 -- `op_key`: the op's key (chain/opKey.ts: chain, EntryPoint, sender, nonce; lower-case 0x hex). A reservation is now
 -- keyed by (dApp, op key), its id `<dappId>:<opKey>`: every signature a dApp issues for one (sender, nonce) holds the

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Account, AuthTokenRecord } from './records.js';
-import type { AccountsTable, AuthTokensTable, Database } from './schema.js';
-import { isUniqueViolation } from './uniqueViolation.js';
+import type { AccountsTable, AuthTokensTable, Database } from '../db/schema.js';
+import { isUniqueViolation } from '../db/uniqueViolation.js';
+import type { Account, AuthTokenRecord } from '../records.js';
 
 export interface AccountRepository {
   /** Returns undefined when the email is taken. */

@@ -1,12 +1,12 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely, Selectable } from 'kysely';
 import { z } from 'zod';
-import { type CallerRestrictionsDoc, callerRestrictionsColumn } from '../config/callerRestrictions.js';
-import { type DappLimits, dappLimitsSchema, dappLimitsToJson, NO_DAPP_LIMITS } from '../config/dappLimits.js';
-import { type DappTokenSettings, sponsorshipTokensColumn } from '../config/sponsorshipTokenSettings.js';
-import { type TokenGuarantees, tokenGuaranteesColumn, tokenGuaranteesToColumn } from '../config/tokenGuarantees.js';
-import type { DappRecord } from './records.js';
-import type { DappsTable, Database } from './schema.js';
+import { type CallerRestrictionsDoc, callerRestrictionsColumn } from '../../config/callerRestrictions.js';
+import { type DappLimits, dappLimitsSchema, dappLimitsToJson, NO_DAPP_LIMITS } from '../../config/dappLimits.js';
+import { type DappTokenSettings, sponsorshipTokensColumn } from '../../config/sponsorshipTokenSettings.js';
+import { type TokenGuarantees, tokenGuaranteesColumn, tokenGuaranteesToColumn } from '../../config/tokenGuarantees.js';
+import type { DappsTable, Database } from '../db/schema.js';
+import type { DappRecord } from '../records.js';
 
 export interface DappRepository {
   insert(dapp: DappRecord & { readonly apiKeyHash: string }): Promise<void>;

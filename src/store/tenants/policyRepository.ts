@@ -1,9 +1,9 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type pg from 'pg';
-import { changeGeneration } from './changeGeneration.js';
-import type { Database, PoliciesTable } from './schema.js';
-import { isUniqueViolation } from './uniqueViolation.js';
+import { changeGeneration } from '../db/changeGeneration.js';
+import type { Database, PoliciesTable } from '../db/schema.js';
+import { isUniqueViolation } from '../db/uniqueViolation.js';
 
 /**
  * A dApp's sponsorship policies. Every query is scoped by the dApp, so one tenant can neither read nor change
@@ -12,7 +12,7 @@ import { isUniqueViolation } from './uniqueViolation.js';
  *
  * Every write (insert, update, delete) adds one to the dApp's policy version (table policy_versions) in its own
  * transaction, so a reservation can tell, atomically with itself, whether the policies its request evaluated
- * are still the current ones (src/store/spendLedgerRepository.ts).
+ * are still the current ones (src/store/ledger/spendLedgerRepository.ts).
  */
 export interface PolicyRecord {
   readonly id: string;

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database } from './schema.js';
+import type { Database } from '../db/schema.js';
 
 /** Where a secret sealed with the master key is stored, to name it when it does not open. */
 export type SealedSecretRef = { readonly table: 'dapps' | 'webhooks' | 'dapp_event_endpoints'; readonly id: string };

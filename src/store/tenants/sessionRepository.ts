@@ -1,7 +1,7 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
-import type { DatabaseKind } from './database.js';
-import type { SessionRecord } from './records.js';
-import type { DashboardSessionsTable, Database } from './schema.js';
+import type { DatabaseKind } from '../db/database.js';
+import type { DashboardSessionsTable, Database } from '../db/schema.js';
+import type { SessionRecord } from '../records.js';
 
 /** Dashboard sign-in: passwords, sessions (by the hash of their secret) and failed attempts. */
 export interface SessionRepository {

@@ -1,7 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { type Kysely, type Selectable, sql } from 'kysely';
-import type { SealedWebhookRecord, WebhookRecord } from './records.js';
-import type { Database, WebhooksTable } from './schema.js';
+import type { Database, WebhooksTable } from '../db/schema.js';
+import type { SealedWebhookRecord, WebhookRecord } from '../records.js';
 
 /**
  * A webhook to insert. `includeOperation` may be left out (false, the column's default): rows written as they
