@@ -49,6 +49,7 @@ import type { OnCall } from './rpc/callReport.js';
 import { includedSignatureOf } from './settlement/includedSignatureOf.js';
 import { type Settlement, settlementOff, startSettlement } from './settlement/settlementService.js';
 import type { SignerWatch } from './solvency/signerWatch.js';
+import { startSigningGate } from './solvency/signingGate.js';
 import type { SolvencyGuard } from './solvency/solvencyGuard.js';
 import { buildSponsorshipTokens } from './sponsorshipTokens/buildSponsorshipTokens.js';
 import { JTI_SWEEP_MARGIN_SECONDS, type SponsorshipTokenGate } from './sponsorshipTokens/sponsorshipTokenGate.js';
@@ -320,14 +321,28 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     now,
     onThreshold: (args) => onThreshold?.(args),
   });
+  // Whether Patron may sign for a paymaster at all (the signer watch and the solvency guard), before the services.
+  const gate = startSigningGate({
+    config,
+    chains: chains.list(),
+    signer: signer.address,
+    // On PostgreSQL several instances may sign: each within its share of the deposit.
+    solvencyClaims: store.solvencyClaims,
+    logger,
+    now,
+    // The fee oracle's latest block (read for the requests anyway; refreshed here only when it is stale).
+    chainHead: async (chain) => {
+      const f = await fees.get(chain);
+      return f?.timestamp === undefined
+        ? undefined
+        : { timestamp: Number(f.timestamp), blockNumber: Number(f.blockNumber) };
+    },
+  });
   // Only where instances share the deposit (PostgreSQL): elsewhere the request path awaits nothing more.
   const ensureHeadroom =
-    store.solvencyClaims === undefined ? undefined : (op: IssuedSignature) => observability.solvency.ensureHeadroom(op);
+    store.solvencyClaims === undefined ? undefined : (op: IssuedSignature) => gate.solvency.ensureHeadroom(op);
   // Both modes' early check, before any work: the paymaster still accepts the key, and the deposit covers signing.
-  const assertCanSign = (chain: ChainRuntime): void => {
-    observability.signerWatch.assertActive(chain);
-    observability.solvency.assertCanSign(chain);
-  };
+  const assertCanSign = (chain: ChainRuntime): void => gate.assertCanSign(chain);
   const sponsorship = createSponsorshipService({
     signer,
     fees,
@@ -335,9 +350,8 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     policy: config.paymaster.sponsorship,
     now,
     policies: policyGate,
-    // The guard is built with the observers below; a request only arrives once everything is.
     assertCanSign,
-    admitSignature: (op) => observability.solvency.admitSignature(op),
+    admitSignature: (op) => gate.solvency.admitSignature(op),
     ensureHeadroom,
     checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
     chainReads,
@@ -351,9 +365,9 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     tokens: tokenCatalog,
     fees,
     assertCanSign,
-    admitSignature: (op) => observability.solvency.admitSignature(op),
+    admitSignature: (op) => gate.solvency.admitSignature(op),
     ensureHeadroom,
-    assertStaked: (chain) => assertTokenModeStaked(chain, observability.solvency.staked(chain)),
+    assertStaked: (chain) => assertTokenModeStaked(chain, gate.solvency.staked(chain)),
     policies: policyGate,
     checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
     chainReads,
@@ -403,21 +417,11 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
   const observability = createObservability({
     config,
     chains: chains.list(),
-    signer: signer.address,
-    // On PostgreSQL several instances may sign: each within its share of the deposit.
-    solvencyClaims: store.solvencyClaims,
+    gate,
     logger,
-    now,
     settlementLag: () => settlement.status(),
     requestLogLosses: () => requestLog.stats(),
     rateLimitRefusals: () => rateLimiter.refusals(),
-    // The fee oracle's latest block (read for the requests anyway; refreshed here only when it is stale).
-    chainHead: async (chain) => {
-      const f = await fees.get(chain);
-      return f?.timestamp === undefined
-        ? undefined
-        : { timestamp: Number(f.timestamp), blockNumber: Number(f.blockNumber) };
-    },
     priceAgeSeconds: (chainId) => {
       const at = tokenCatalog.nativePriceUpdatedAtMs(chainId);
       return at === undefined ? undefined : Math.max(0, (now() - at) / 1000);
@@ -461,7 +465,8 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
         pollMs: config.settlement.pollMs,
         maxBlockRange: BigInt(config.settlement.maxBlockRange),
         onIncluded: async (args) => {
-          await observability.onIncluded(args);
+          gate.onIncluded(args);
+          observability.onIncluded(args);
           await lifecycleEvents.onIncluded(args);
           // Joined to the op's log rows when they are read, whichever process writes them and whenever: under its
           // userOpHash, and under its op key for the dApps charged (a row of an op signed before its gas was final
@@ -492,7 +497,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
   const close = async () => {
     try {
       await settlement.close();
-      await observability.close();
+      await gate.close();
       clearInterval(sessionPruner);
       await requestLog.close();
       await lifecycleEvents.close();
@@ -525,8 +530,8 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     limits,
     policies,
     settlement,
-    solvency: observability.solvency,
-    signerWatch: observability.signerWatch,
+    solvency: gate.solvency,
+    signerWatch: gate.signerWatch,
     metrics: observability.metrics,
     lifecycleEvents,
     tokenGate,

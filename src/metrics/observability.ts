@@ -1,48 +1,33 @@
 import cluster from 'node:cluster';
-import type { Address } from 'viem';
-import { entryPoint06Abi } from 'viem/account-abstraction';
-import { type ChainRuntime, deploymentViews } from '../chain/chainRegistry.js';
-import { isPaymasterSigner } from '../chain/paymasterSigners.js';
+import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { UserOperationEventLog } from '../chain/userOperationEvents.js';
 import type { Config } from '../config/config.js';
 import type { OnCall } from '../rpc/callReport.js';
-import { createAlertSender } from '../solvency/alertWebhook.js';
-import type { ChainHead } from '../solvency/liabilityTracker.js';
-import { type SignerWatch, startSignerWatch } from '../solvency/signerWatch.js';
-import { type SolvencyGuard, startSolvencyGuard } from '../solvency/solvencyGuard.js';
-import type { SolvencyClaims } from '../store/ledger/solvencyClaims.js';
+import type { SigningGate } from '../solvency/signingGate.js';
 import { clusterWorkerMetrics } from './clusterMetrics.js';
 import { metricsOnCall } from './metricsOnCall.js';
 import { createPatronMetrics, type PatronMetrics } from './patronMetrics.js';
 
 /**
- * The metrics and the solvency guard as deps.ts builds them: both observe the same two streams (finished
- * paymaster calls, included ops), and the metrics read the guard's deposits rather than reading the chain twice.
+ * The metrics as deps.ts builds them: they observe finished paymaster calls and included ops, and read the signing
+ * gate's state (deposits, the signer watch) rather than reading the chain again. They only observe: the gate is
+ * built before the services that ask it (solvency/signingGate.ts).
  */
 export interface Observability {
   /** Undefined unless PATRON_METRICS=on. */
   readonly metrics: PatronMetrics | undefined;
-  readonly solvency: SolvencyGuard;
-  /** Whether each paymaster still accepts this service's key (src/paymaster/signer/signerWatch.ts). */
-  readonly signerWatch: SignerWatch;
-  /** `others` (the request log) and then the metrics and the guard, each told of every finished call. */
+  /** `others` (the request log, the signing gate's) and then the metrics, each told of every finished call. */
   onCall(...others: readonly OnCall[]): OnCall;
   /** Settlement's `onIncluded`: an op of the paymaster was included (idempotent, as settlement requires). */
-  onIncluded(args: { readonly chainId: number; readonly event: UserOperationEventLog }): Promise<void>;
-  close(): Promise<void>;
+  onIncluded(args: { readonly chainId: number; readonly event: UserOperationEventLog }): void;
 }
 
 export interface ObservabilityDeps {
-  readonly config: Pick<Config, 'metrics' | 'solvency' | 'workers' | 'paymaster'>;
+  readonly config: Pick<Config, 'metrics' | 'workers'>;
   readonly chains: readonly ChainRuntime[];
-  /** The address this service signs with: the signer watch asks each paymaster whether it still accepts it. */
-  readonly signer: Address;
-  readonly logger: {
-    info(obj: object, msg: string): void;
-    warn(obj: object, msg: string): void;
-    error(obj: object, msg: string): void;
-  };
-  readonly now: () => number;
+  /** What the metrics read of the signing gate at scrape time. */
+  readonly gate: Pick<SigningGate, 'solvency' | 'signerWatch'>;
+  readonly logger: { error(obj: object, msg: string): void };
   /** Settlement's per-chain lag (read at scrape time; settlement is built after this). */
   readonly settlementLag?: () => readonly { readonly chainId: number; readonly lag: bigint | undefined }[];
   /** Seconds since the native coin's USD price was read (read at scrape time), when known. */
@@ -51,81 +36,18 @@ export interface ObservabilityDeps {
   readonly rateLimitRefusals?: () => ReadonlyMap<string, number>;
   /** The request log's entries dropped (buffer full) and lost to failed writes since start (read at scrape time). */
   readonly requestLogLosses?: () => { readonly dropped: number; readonly failed: number };
-  /** The chain's latest block as the service already reads it (the fee oracle), for the guard's expiry. */
-  readonly chainHead?: (chain: ChainRuntime) => Promise<ChainHead | undefined>;
-  /** Several instances on one PostgreSQL: their shares of each deposit (store/ledger/solvencyClaims.ts). */
-  readonly solvencyClaims?: SolvencyClaims | undefined;
 }
 
 export function createObservability(deps: ObservabilityDeps): Observability {
-  const { config } = deps;
-  const alert = config.solvency.alert;
-  // One sender for every operator alert; the solvency guard closes it.
-  const alertSender =
-    alert === undefined
-      ? undefined
-      : createAlertSender({
-          url: alert.url,
-          secret: alert.secret,
-          // The operator's own URL: private addresses allowed, whatever the tenants' rule (alertWebhook.ts).
-          logger: deps.logger,
-          now: deps.now,
-        });
-  const signerWatch = startSignerWatch({
-    paymasters: deps.chains.flatMap(deploymentViews).map((chain) => ({
-      chainId: chain.chainId,
-      paymaster: chain.paymaster,
-      entryPointVersion: chain.entryPointVersion,
-      isAccepted: () => isPaymasterSigner({ chain, signer: deps.signer }),
-    })),
-    signer: deps.signer,
-    intervalMs: config.paymaster.signerCheckMs,
-    alert: alertSender,
-    logger: deps.logger,
-    now: deps.now,
-  });
-  const solvency = startSolvencyGuard({
-    chains: deps.chains.flatMap(deploymentViews).map((chain) => ({
-      chainId: chain.chainId,
-      paymaster: chain.paymaster,
-      readDeposit: () =>
-        chain.client.readContract({
-          address: chain.entryPoint,
-          abi: entryPoint06Abi,
-          functionName: 'balanceOf',
-          args: [chain.paymaster],
-        }),
-      // getDepositInfo through v0.6's ABI: the struct is all static words on every version (paymasterStatus.ts).
-      readStaked: async () =>
-        (
-          await chain.client.readContract({
-            address: chain.entryPoint,
-            abi: entryPoint06Abi,
-            functionName: 'getDepositInfo',
-            args: [chain.paymaster],
-          })
-        ).staked,
-      ...(deps.chainHead === undefined
-        ? {}
-        : { readHead: () => deps.chainHead?.(chain) ?? Promise.resolve(undefined) }),
-    })),
-    settings: config.solvency,
-    enforce: config.solvency.enabled,
-    claims: deps.solvencyClaims,
-    // A claim outlives every window signed under it: the longest window and a minute of clock skew.
-    claimWindowSeconds: config.paymaster.sponsorship.maxExpirySeconds + 60,
-    alert: alertSender,
-    logger: deps.logger,
-    now: deps.now,
-  });
+  const { config, gate } = deps;
   const processMetrics = config.metrics.enabled
     ? createPatronMetrics({
         chainIds: deps.chains.map((c) => c.chainId),
-        solvency: () => solvency.state(),
+        solvency: () => gate.solvency.state(),
         ...(deps.settlementLag === undefined ? {} : { settlementLag: deps.settlementLag }),
         ...(deps.priceAgeSeconds === undefined ? {} : { priceAgeSeconds: deps.priceAgeSeconds }),
         ...(deps.requestLogLosses === undefined ? {} : { requestLogLosses: deps.requestLogLosses }),
-        signerAccepted: () => signerWatch.state(),
+        signerAccepted: () => gate.signerWatch.state(),
         ...(deps.rateLimitRefusals === undefined ? {} : { rateLimitRefusals: deps.rateLimitRefusals }),
       })
     : undefined;
@@ -138,8 +60,6 @@ export function createObservability(deps: ObservabilityDeps): Observability {
   const own: OnCall[] = metrics === undefined ? [] : [metricsOnCall(metrics)];
   return {
     metrics,
-    solvency,
-    signerWatch,
     onCall(...others) {
       const all = [...others, ...own];
       return (report) => {
@@ -153,19 +73,8 @@ export function createObservability(deps: ObservabilityDeps): Observability {
         }
       };
     },
-    async onIncluded({ chainId, event }) {
-      const args = {
-        chainId,
-        paymaster: event.paymaster,
-        userOpHash: event.userOpHash,
-        actualGasCost: event.actualGasCost,
-      };
-      metrics?.observeIncluded(args);
-      solvency.observeIncluded({ ...args, sender: event.sender, nonce: event.nonce });
-    },
-    async close() {
-      await signerWatch.close();
-      await solvency.close();
+    onIncluded({ chainId, event }) {
+      metrics?.observeIncluded({ chainId, userOpHash: event.userOpHash, actualGasCost: event.actualGasCost });
     },
   };
 }

@@ -1,0 +1,130 @@
+import type { Address } from 'viem';
+import { entryPoint06Abi } from 'viem/account-abstraction';
+import { type ChainRuntime, deploymentViews } from '../chain/chainRegistry.js';
+import { isPaymasterSigner } from '../chain/paymasterSigners.js';
+import type { UserOperationEventLog } from '../chain/userOperationEvents.js';
+import type { Config } from '../config/config.js';
+import type { SolvencyClaims } from '../store/ledger/solvencyClaims.js';
+import { createAlertSender } from './alertWebhook.js';
+import type { ChainHead } from './liabilityTracker.js';
+import { type SignerWatch, startSignerWatch } from './signerWatch.js';
+import { type SolvencyGuard, startSolvencyGuard } from './solvencyGuard.js';
+
+/**
+ * The signing gate: whether Patron may sign for a paymaster at all, asked by both modes before any work and told of
+ * every signature issued. Two checks, one room: the signer watch (the paymaster still accepts this service's key)
+ * and the solvency guard (its deposit covers what was signed). Built before the services that ask it (deps.ts);
+ * the metrics only read its state.
+ */
+export interface SigningGate {
+  readonly solvency: SolvencyGuard;
+  readonly signerWatch: SignerWatch;
+  /** Both checks, before any work: throws SignerNotAcceptedError (-32043) or PaymasterInsolventError. */
+  assertCanSign(chain: ChainRuntime): void;
+  /** Settlement's `onIncluded` for the guard's liabilities (idempotent, as settlement requires). */
+  onIncluded(args: { readonly chainId: number; readonly event: UserOperationEventLog }): void;
+  close(): Promise<void>;
+}
+
+export interface SigningGateDeps {
+  readonly config: Pick<Config, 'solvency' | 'paymaster'>;
+  readonly chains: readonly ChainRuntime[];
+  /** The address this service signs with: the signer watch asks each paymaster whether it still accepts it. */
+  readonly signer: Address;
+  readonly logger: {
+    info(obj: object, msg: string): void;
+    warn(obj: object, msg: string): void;
+    error(obj: object, msg: string): void;
+  };
+  readonly now: () => number;
+  /** The chain's latest block as the service already reads it (the fee oracle), for the guard's expiry. */
+  readonly chainHead?: (chain: ChainRuntime) => Promise<ChainHead | undefined>;
+  /** Several instances on one PostgreSQL: their shares of each deposit (store/ledger/solvencyClaims.ts). */
+  readonly solvencyClaims?: SolvencyClaims | undefined;
+}
+
+export function startSigningGate(deps: SigningGateDeps): SigningGate {
+  const { config } = deps;
+  const alert = config.solvency.alert;
+  // One sender for every operator alert; the solvency guard closes it.
+  const alertSender =
+    alert === undefined
+      ? undefined
+      : createAlertSender({
+          url: alert.url,
+          secret: alert.secret,
+          // The operator's own URL: private addresses allowed, whatever the tenants' rule (alertWebhook.ts).
+          logger: deps.logger,
+          now: deps.now,
+        });
+  const paymasters = deps.chains.flatMap(deploymentViews);
+  const signerWatch = startSignerWatch({
+    paymasters: paymasters.map((chain) => ({
+      chainId: chain.chainId,
+      paymaster: chain.paymaster,
+      entryPointVersion: chain.entryPointVersion,
+      isAccepted: () => isPaymasterSigner({ chain, signer: deps.signer }),
+    })),
+    signer: deps.signer,
+    intervalMs: config.paymaster.signerCheckMs,
+    alert: alertSender,
+    logger: deps.logger,
+    now: deps.now,
+  });
+  const solvency = startSolvencyGuard({
+    chains: paymasters.map((chain) => ({
+      chainId: chain.chainId,
+      paymaster: chain.paymaster,
+      readDeposit: () =>
+        chain.client.readContract({
+          address: chain.entryPoint,
+          abi: entryPoint06Abi,
+          functionName: 'balanceOf',
+          args: [chain.paymaster],
+        }),
+      // getDepositInfo through v0.6's ABI: the struct is all static words on every version (paymasterStatus.ts).
+      readStaked: async () =>
+        (
+          await chain.client.readContract({
+            address: chain.entryPoint,
+            abi: entryPoint06Abi,
+            functionName: 'getDepositInfo',
+            args: [chain.paymaster],
+          })
+        ).staked,
+      ...(deps.chainHead === undefined
+        ? {}
+        : { readHead: () => deps.chainHead?.(chain) ?? Promise.resolve(undefined) }),
+    })),
+    settings: config.solvency,
+    enforce: config.solvency.enabled,
+    claims: deps.solvencyClaims,
+    // A claim outlives every window signed under it: the longest window and a minute of clock skew.
+    claimWindowSeconds: config.paymaster.sponsorship.maxExpirySeconds + 60,
+    alert: alertSender,
+    logger: deps.logger,
+    now: deps.now,
+  });
+  return {
+    solvency,
+    signerWatch,
+    assertCanSign(chain) {
+      signerWatch.assertActive(chain);
+      solvency.assertCanSign(chain);
+    },
+    onIncluded({ chainId, event }) {
+      solvency.observeIncluded({
+        chainId,
+        paymaster: event.paymaster,
+        userOpHash: event.userOpHash,
+        actualGasCost: event.actualGasCost,
+        sender: event.sender,
+        nonce: event.nonce,
+      });
+    },
+    async close() {
+      await signerWatch.close();
+      await solvency.close();
+    },
+  };
+}
