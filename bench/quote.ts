@@ -13,7 +13,7 @@ import { type ChainRuntime, eip1193ChainRuntime } from '../src/chain/chainRegist
 import { deployDevToken, startDevChain } from '../src/chain/embeddedChain.js';
 import type { TokenSetting } from '../src/config/chainSettings.js';
 import { loadConfig } from '../src/config/config.js';
-import { NO_DAPP_LIMITS } from '../src/config/dappLimits.js';
+import { NO_DAPP_LIMITS } from '../src/dappSettings/dappLimits.js';
 import { createDeps, type Deps } from '../src/deps.js';
 import { createLogger } from '../src/logger.js';
 import { biconomyQuotesResult } from '../src/rpc/wire/biconomyQuotes.js';

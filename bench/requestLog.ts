@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
 import { DEFAULT_SIGNING_BOUNDS } from '../src/config/boundsSettings.js';
-import { NO_CALLER_RESTRICTIONS } from '../src/config/callerRestrictions.js';
+import { NO_CALLER_RESTRICTIONS } from '../src/dappSettings/callerRestrictions.js';
 import type { SponsorshipService } from '../src/paymaster/sponsored/sponsorshipService.js';
 import type { TokenPaymasterService } from '../src/paymaster/token/tokenPaymasterService.js';
 import { requestLogOnCall } from '../src/requestLog/requestLogOnCall.js';

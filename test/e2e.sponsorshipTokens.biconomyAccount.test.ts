@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import * as accountSdk from '@biconomy/account';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
-import { dappTokenSettingsSchema } from '../src/config/sponsorshipTokenSettings.js';
+import { dappTokenSettingsSchema } from '../src/dappSettings/sponsorshipTokenSettings.js';
 import * as sponsoredCases from './helpers/biconomySponsoredCases.js';
 import { accountSdkError, applySdkFields, assertSponsoredOnChain, useSdkE2e, webhookBodies } from './helpers/sdkE2e.js';
 import { createTenant, type Tenant, WEBHOOK_PATH, webhookHeaders } from './helpers/testContext.js';

@@ -9,7 +9,7 @@ import { createPimlicoClient } from 'permissionless/clients/pimlico';
 import { BaseError, type Hex, http, keccak256, RpcRequestError, stringToHex } from 'viem';
 import { createBundlerClient, createPaymasterClient, type SmartAccount } from 'viem/account-abstraction';
 import { privateKeyToAccount } from 'viem/accounts';
-import { dappTokenSettingsSchema } from '../src/config/sponsorshipTokenSettings.js';
+import { dappTokenSettingsSchema } from '../src/dappSettings/sponsorshipTokenSettings.js';
 import { COUNTER_ADDRESS } from './helpers/patronPaymasterV06.js';
 import { assertPaidByPatron, bundlerFees, type SdkE2eV07, useSdkE2eV07 } from './helpers/sdkE2eV07.js';
 import { createTenant, type Tenant } from './helpers/testContext.js';

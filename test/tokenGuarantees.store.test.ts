@@ -5,14 +5,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import pg from 'pg';
-import { NO_CALLER_RESTRICTIONS } from '../src/config/callerRestrictions.js';
+import { NO_CALLER_RESTRICTIONS } from '../src/dappSettings/callerRestrictions.js';
 import { listMigrations } from '../src/store/db/migrate.js';
 import { Sqlite } from '../src/store/db/sqliteDriver.js';
 import { openStore, type Store } from '../src/store/store.js';
 import { BACKEND, dropTestSchema, openTestStore, TEST_DATABASE_URL } from './helpers/testContext.js';
 
 /**
- * The token guarantees' column (migration 0023, src/config/tokenGuarantees.ts) on the configured back end: a dApp
+ * The token guarantees' column (migration 0023, src/dappSettings/tokenGuarantees.ts) on the configured back end: a dApp
  * that existed before the migration reads as off (no migration turns a guarantee on for anyone), and the repository
  * writes the owner's document for the owner's dApp only, any dApp for the operator, and reads it back on both lookups.
  */

@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { CachePolicy } from '../cache/cachePolicy.js';
 import { createTtlCache } from '../cache/ttlCache.js';
+import type { SecretBox } from '../crypto/secretBox.js';
 import {
   type CallerRestrictionsDoc,
   callerRestrictionsSchema,
   NO_CALLER_RESTRICTIONS,
-} from '../config/callerRestrictions.js';
-import { NO_DAPP_LIMITS, parseDappLimits } from '../config/dappLimits.js';
-import { type DappTokenSettings, dappTokenSettingsSchema } from '../config/sponsorshipTokenSettings.js';
-import { NO_TOKEN_GUARANTEES, type TokenGuarantees, tokenGuaranteesSchema } from '../config/tokenGuarantees.js';
-import type { SecretBox } from '../crypto/secretBox.js';
+} from '../dappSettings/callerRestrictions.js';
+import { NO_DAPP_LIMITS, parseDappLimits } from '../dappSettings/dappLimits.js';
+import { type DappTokenSettings, dappTokenSettingsSchema } from '../dappSettings/sponsorshipTokenSettings.js';
+import { NO_TOKEN_GUARANTEES, type TokenGuarantees, tokenGuaranteesSchema } from '../dappSettings/tokenGuarantees.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/PatronError.js';
 import { parseInput } from '../errors/parseInput.js';
 import { type Account, type AuthTokenRecord, type DappRecord, isRecordId } from '../store/records.js';
@@ -263,7 +263,7 @@ export function createAccountService(deps: AccountServiceDeps) {
     },
 
     /**
-     * Replaces a dApp's token guarantees (config/tokenGuarantees.ts, docs/guides/token-mode.md): the whole document,
+     * Replaces a dApp's token guarantees (dappSettings/tokenGuarantees.ts, docs/guides/token-mode.md): the whole document,
      * so `{"enabled":false}` turns them off; enabling needs a cap. `accountId` undefined: any account's dApp (the
      * operator's CLI). Takes effect here at once and in other processes within the cache TTL.
      */

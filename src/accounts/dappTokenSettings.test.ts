@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { exportJWK, exportPKCS8, exportSPKI, generateKeyPair } from 'jose';
-import { dappTokenSettingsSchema } from '../config/sponsorshipTokenSettings.js';
+import { dappTokenSettingsSchema } from '../dappSettings/sponsorshipTokenSettings.js';
 import { pemProblems } from './dappTokenSettings.js';
 
 describe("a dApp's sponsorship-token settings", () => {

@@ -1,5 +1,5 @@
-import type { DappTokenSettings } from '../config/sponsorshipTokenSettings.js';
 import { pemToJwk } from '../crypto/pemPublicKey.js';
+import type { DappTokenSettings } from '../dappSettings/sponsorshipTokenSettings.js';
 
 /** A pasted PEM that does not import as its algorithm's public key, named for the admin API's answer. */
 export async function pemProblems(settings: DappTokenSettings): Promise<string[]> {

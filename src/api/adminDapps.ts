@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AccountService, OwnedDapp } from '../accounts/accountService.js';
 import { createDappInput, updateDappInput } from '../accounts/schemas.js';
-import { callerRestrictionsSchema } from '../config/callerRestrictions.js';
+import { callerRestrictionsSchema } from '../dappSettings/callerRestrictions.js';
 import { ADMIN_TAG } from './adminAccount.js';
 import { type RouteDef, route } from './route.js';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AccountService } from '../accounts/accountService.js';
-import { dappTokenSettingsSchema } from '../config/sponsorshipTokenSettings.js';
+import { dappTokenSettingsSchema } from '../dappSettings/sponsorshipTokenSettings.js';
 import { ValidationError } from '../errors/PatronError.js';
 import type { WebhookUrlPolicy } from '../webhooks/webhookUrlPolicy.js';
 import { ADMIN_TAG } from './adminAccount.js';

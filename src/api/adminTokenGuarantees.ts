@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AccountService } from '../accounts/accountService.js';
-import { GUARANTEE_CAP_RESETS, NO_TOKEN_GUARANTEES, tokenGuaranteesSchema } from '../config/tokenGuarantees.js';
+import { GUARANTEE_CAP_RESETS, NO_TOKEN_GUARANTEES, tokenGuaranteesSchema } from '../dappSettings/tokenGuarantees.js';
 import type { PolicyService } from '../policies/policyService.js';
 import type { DappRecord } from '../store/records.js';
 import { ADMIN_TAG } from './adminAccount.js';

@@ -1,7 +1,7 @@
 import type { FastifyBodyParser, FastifyInstance } from 'fastify';
 import type { AccountService } from '../accounts/accountService.js';
 import { type ChainRegistry, type EntryPointVersion, forEntryPointVersion } from '../chain/chainRegistry.js';
-import { corsOriginAllowed } from '../config/callerRestrictions.js';
+import { corsOriginAllowed } from '../dappSettings/callerRestrictions.js';
 import { ChainNotServedError, UnauthorizedError } from '../errors/PatronError.js';
 import type { BoundsResolver } from '../paymaster/boundsResolver.js';
 import type { SponsorshipService } from '../paymaster/sponsored/sponsorshipService.js';

@@ -4,7 +4,7 @@ import { toAccountView } from '../api/adminAccount.js';
 import { toDappView } from '../api/adminDapps.js';
 import { toTokenView } from '../api/adminTokens.js';
 import type { Config } from '../config/config.js';
-import { dappLimitsToJson } from '../config/dappLimits.js';
+import { dappLimitsToJson } from '../dappSettings/dappLimits.js';
 import { ValidationError } from '../errors/PatronError.js';
 import type { PolicyService } from '../policies/policyService.js';
 import type { LedgerQueryRepository } from '../store/ledger/ledgerQueryRepository.js';

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import type { DappTokenSettings } from '../config/sponsorshipTokenSettings.js';
+import type { DappTokenSettings } from '../dappSettings/sponsorshipTokenSettings.js';
 import { ValidationError } from '../errors/PatronError.js';
 import { requireOption } from './cliOptions.js';
 import { printResult } from './cliOutput.js';

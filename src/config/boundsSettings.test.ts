@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { dappLimitsSchema, dappLimitsToJson, NO_DAPP_LIMITS } from '../dappSettings/dappLimits.js';
 import { createBoundsResolver } from '../paymaster/boundsResolver.js';
 import { boundsFromEnv, boundsOverrideSchema, DEFAULT_SIGNING_BOUNDS } from './boundsSettings.js';
 import { loadConfig } from './config.js';
-import { dappLimitsSchema, dappLimitsToJson, NO_DAPP_LIMITS } from './dappLimits.js';
 
 describe('signing bounds settings', () => {
   test('the defaults without any variable', () => {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { parseDappLimits } from '../dappSettings/dappLimits.js';
 import { closestKey } from './closedObject.js';
 import { ConfigError, loadConfig } from './config.js';
-import { parseDappLimits } from './dappLimits.js';
 import { configuredChainIds, noChainProblem } from './servedChains.js';
 
 /**

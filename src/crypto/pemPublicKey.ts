@@ -1,5 +1,5 @@
 import { createPublicKey } from 'node:crypto';
-import { algorithmOfJwk, type JwtAlgorithm, type PublicJwk } from '../config/registeredTokenKeys.js';
+import { algorithmOfJwk, type JwtAlgorithm, type PublicJwk } from '../dappSettings/registeredTokenKeys.js';
 
 /** A PEM (SPKI) public key as a JWK of its algorithm, without a kid: a pasted PEM has none, so it matches any. */
 export async function pemToJwk(args: { pem: string; alg: JwtAlgorithm }): Promise<PublicJwk> {

@@ -63,7 +63,7 @@ export const METRIC_RULES: ReadonlySet<string> = new Set([
   'webhook_response_too_large',
   'webhook_connection_failed',
   'webhook_forbidden_address',
-  // the key's caller restrictions (config/callerRestrictions.ts)
+  // the key's caller restrictions (dappSettings/callerRestrictions.ts)
   'origin',
   'ip',
   'method',

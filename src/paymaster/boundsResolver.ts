@@ -1,5 +1,5 @@
 import { applyBoundsOverride, type BoundsOverride, type SigningBounds } from '../config/boundsSettings.js';
-import { type DappLimits, dappBoundsFor } from '../config/dappLimits.js';
+import { type DappLimits, dappBoundsFor } from '../dappSettings/dappLimits.js';
 
 /**
  * The signing bounds of one request: the deployment's, then the chain's override (PATRON_CHAINS[i].bounds),

@@ -1,9 +1,9 @@
-import type { GuaranteeCapResets, GuaranteeCapSetting } from '../config/tokenGuarantees.js';
+import type { GuaranteeCapResets, GuaranteeCapSetting } from '../dappSettings/tokenGuarantees.js';
 import { type CapWindow, capWindow } from './capWindows.js';
 import type { LedgerCharge } from './policyGate.js';
 
 /**
- * The cap of a dApp's token guarantees (config/tokenGuarantees.ts) on the spend ledger: one counter row per dApp and
+ * The cap of a dApp's token guarantees (dappSettings/tokenGuarantees.ts) on the spend ledger: one counter row per dApp and
  * window, charged in the same reservation as the guarantee it bounds (policyGate.ts `reserve`, `extraCharges`), so
  * it holds under concurrency and across instances exactly as a policy's cap does, and settlement closes it with the
  * reservation (released when the user paid, settled at the op's cost when the deposit did: src/settlement/README.md,

@@ -3,7 +3,7 @@ import { getAddress, isAddress } from 'viem';
 import { z } from 'zod';
 import type { CachePolicy } from '../cache/cachePolicy.js';
 import { createTtlCache } from '../cache/ttlCache.js';
-import type { GuaranteeCapSetting } from '../config/tokenGuarantees.js';
+import type { GuaranteeCapSetting } from '../dappSettings/tokenGuarantees.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/PatronError.js';
 import { isRecordId } from '../store/records.js';
 import type { Store } from '../store/store.js';

@@ -5,7 +5,7 @@ import {
   callerRestrictionsSchema,
   compileCallerRestrictions,
   NO_CALLER_RESTRICTIONS,
-} from '../config/callerRestrictions.js';
+} from '../dappSettings/callerRestrictions.js';
 import {
   RateLimitedError,
   SponsorshipDeniedError,

@@ -1,4 +1,4 @@
-import { brokenCallerRule } from '../config/callerRestrictions.js';
+import { brokenCallerRule } from '../dappSettings/callerRestrictions.js';
 import { CallerNotAllowedError, RateLimitedError, ValidationError } from '../errors/PatronError.js';
 import type { RequestFact } from '../paymaster/requestFacts.js';
 import type { TokenGrant } from '../sponsorshipTokens/tokenGrant.js';

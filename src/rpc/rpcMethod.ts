@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { ChainRuntime, EntryPointVersion } from '../chain/chainRegistry.js';
 import type { SigningBounds } from '../config/boundsSettings.js';
-import type { MethodFamily } from '../config/callerRestrictions.js';
+import type { MethodFamily } from '../dappSettings/callerRestrictions.js';
 import type { ReportFact } from '../paymaster/requestFacts.js';
 import type { SponsorshipService } from '../paymaster/sponsored/sponsorshipService.js';
 import type { TokenPaymasterService } from '../paymaster/token/tokenPaymasterService.js';
@@ -26,7 +26,7 @@ export interface RpcContext {
   readonly tokens: TokenPaymasterService;
   /** Checks the dApp's sponsorship tokens (sponsorshipTokens/sponsorshipTokenGate.ts). */
   readonly tokenGate: SponsorshipTokenGate;
-  /** Who is calling, as the key's caller restrictions see it (config/callerRestrictions.ts). */
+  /** Who is calling, as the key's caller restrictions see it (dappSettings/callerRestrictions.ts). */
   readonly caller: CallerFacts;
   /** This dApp's rate limits for the client IP: each call, and the simulations and webhook calls it asks for. */
   readonly spend: DappSpend;

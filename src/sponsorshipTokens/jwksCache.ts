@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type PublicJwk, publicJwkSchema } from '../config/registeredTokenKeys.js';
+import { type PublicJwk, publicJwkSchema } from '../dappSettings/registeredTokenKeys.js';
 
 /**
  * Fetches a dApp's JWKS URL and returns its parsed JSON. In production the SSRF-checked fetch for tenant URLs

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { DappTokenSettings } from '../config/sponsorshipTokenSettings.js';
+import type { DappTokenSettings } from '../dappSettings/sponsorshipTokenSettings.js';
 import type { SponsorshipClaims } from './sponsorshipClaims.js';
 import { createSponsorshipTokenGate } from './sponsorshipTokenGate.js';
 import type { SponsorshipTokenVerifier, VerifyArgs } from './sponsorshipTokenVerifier.js';

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import type { Address } from 'viem';
-import type { DappTokenSettings } from '../config/sponsorshipTokenSettings.js';
+import type { DappTokenSettings } from '../dappSettings/sponsorshipTokenSettings.js';
 import { DEFAULT_CLOCK_SKEW_SECONDS, type SponsorshipClaims } from './sponsorshipClaims.js';
 import type { SponsorshipTokenVerifier } from './sponsorshipTokenVerifier.js';
 import { readCarriedToken } from './tokenCarriers.js';

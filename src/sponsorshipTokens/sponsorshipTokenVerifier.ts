@@ -1,6 +1,6 @@
 import type { Address } from 'viem';
-import type { RegisteredTokenKey } from '../config/registeredTokenKeys.js';
 import type { CryptoBackend } from '../crypto/cryptoBackend.js';
+import type { RegisteredTokenKey } from '../dappSettings/registeredTokenKeys.js';
 import type { JwksCache } from './jwksCache.js';
 import type { JtiReplayStore } from './replayStore.js';
 import { DEFAULT_CLOCK_SKEW_SECONDS, type TokenTimeRules, type TokenVerdict } from './sponsorshipClaims.js';

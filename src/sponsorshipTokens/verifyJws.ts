@@ -1,5 +1,5 @@
 import { createPublicKey, type KeyObject, verify } from 'node:crypto';
-import type { JwtAlgorithm, PublicJwk } from '../config/registeredTokenKeys.js';
+import type { JwtAlgorithm, PublicJwk } from '../dappSettings/registeredTokenKeys.js';
 
 /**
  * A compact JWS (RFC 7515) checked with node:crypto's one-shot verify on cached KeyObjects, not WebCrypto through

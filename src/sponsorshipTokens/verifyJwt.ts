@@ -1,11 +1,11 @@
+import { pemToJwk } from '../crypto/pemPublicKey.js';
 import {
   algorithmOfJwk,
   JWT_ALGORITHMS,
   type JwtAlgorithm,
   type PublicJwk,
   type RegisteredTokenKey,
-} from '../config/registeredTokenKeys.js';
-import { pemToJwk } from '../crypto/pemPublicKey.js';
+} from '../dappSettings/registeredTokenKeys.js';
 import type { JwksCache } from './jwksCache.js';
 import { checkTokenTimes, type TokenTimeRules, type TokenVerdict } from './sponsorshipClaims.js';
 import { firstIssue, jwtClaimsSchema, readCommonJwtClaims } from './tokenClaimsSchema.js';

@@ -1,7 +1,7 @@
-import type { CallerRestrictions } from '../config/callerRestrictions.js';
-import type { DappLimits } from '../config/dappLimits.js';
-import type { DappTokenSettings } from '../config/sponsorshipTokenSettings.js';
-import type { TokenGuarantees } from '../config/tokenGuarantees.js';
+import type { CallerRestrictions } from '../dappSettings/callerRestrictions.js';
+import type { DappLimits } from '../dappSettings/dappLimits.js';
+import type { DappTokenSettings } from '../dappSettings/sponsorshipTokenSettings.js';
+import type { TokenGuarantees } from '../dappSettings/tokenGuarantees.js';
 
 /** Domain records as the repositories return them (camelCase, booleans, parsed JSON). */
 
@@ -46,7 +46,7 @@ export interface DappRecord {
    */
   readonly sponsorshipTokens?: DappTokenSettings | undefined;
   /**
-   * Its token guarantees (config/tokenGuarantees.ts): whether the token mode's mode 2 may be signed for it, and the
+   * Its token guarantees (dappSettings/tokenGuarantees.ts): whether the token mode's mode 2 may be signed for it, and the
    * cap. Undefined counts as off, so records built elsewhere (tests, benches) need not name it.
    */
   readonly tokenGuarantees?: TokenGuarantees | undefined;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { MethodFamily } from '../../config/callerRestrictions.js';
+import type { MethodFamily } from '../../dappSettings/callerRestrictions.js';
 import { guaranteeTermsOf } from './guaranteeTerms.js';
 
 const cap = { limitWei: '1000', resets: 'daily' } as const;

@@ -1,7 +1,7 @@
 import { type Address, erc20Abi } from 'viem';
 import type { ChainRuntime } from '../../chain/chainRegistry.js';
-import type { MethodFamily } from '../../config/callerRestrictions.js';
-import type { GuaranteeCapSetting, TokenGuarantees } from '../../config/tokenGuarantees.js';
+import type { MethodFamily } from '../../dappSettings/callerRestrictions.js';
+import type { GuaranteeCapSetting, TokenGuarantees } from '../../dappSettings/tokenGuarantees.js';
 import { TokenPaymentError } from '../../errors/PatronError.js';
 import type { CapWindow } from '../../policies/capWindows.js';
 import type { PartialUserOperation } from '../partialUserOperation.js';
@@ -10,8 +10,8 @@ import { approvalInCallData } from './callDataApproval.js';
 /**
  * Whether this call may get the token mode's mode 2 (tokenGuarantee.ts): a guarantee is sponsorship (the deposit pays
  * when the charge fails), so it needs the dApp's choice, token guarantees turned on with a cap (off by default,
- * config/tokenGuarantees.ts), and a key that may ask for sponsorship: one whose method families, if its owner limited
- * them (config/callerRestrictions.ts), include `sponsorship`. The token calls themselves are the `tokenQuotes`
+ * dappSettings/tokenGuarantees.ts), and a key that may ask for sponsorship: one whose method families, if its owner limited
+ * them (dappSettings/callerRestrictions.ts), include `sponsorship`. The token calls themselves are the `tokenQuotes`
  * family, so a key limited to it reaches this path and must not get a sponsorship through it.
  */
 export type GuaranteeTerms =

@@ -2,7 +2,7 @@ import type { Address, Hex } from 'viem';
 import type { ChainRuntime } from '../../chain/chainRegistry.js';
 import type { GatingReads } from '../../chain/gatingReads.js';
 import type { ChainReads } from '../../chain/senderCode.js';
-import type { GuaranteeCapSetting } from '../../config/tokenGuarantees.js';
+import type { GuaranteeCapSetting } from '../../dappSettings/tokenGuarantees.js';
 import { PolicyDeniedError, SponsorshipDeniedError, WebhookFailedError } from '../../errors/PatronError.js';
 import { guaranteeCapCharge } from '../../policies/guaranteeCap.js';
 import type { PolicyDecision, PolicyGate, PolicyPass, ReservedToken } from '../../policies/policyGate.js';

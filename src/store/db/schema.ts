@@ -28,13 +28,13 @@ export interface DappsTable {
   api_key_prefix: string;
   api_key_ciphertext: string;
   lock_version: Generated<number>;
-  /** JSON: the operator's limits of this dApp (config/dappLimits.ts); '{}' by default. */
+  /** JSON: the operator's limits of this dApp (dappSettings/dappLimits.ts); '{}' by default. */
   limits: Generated<string>;
-  /** JSON: the owner's caller restrictions (config/callerRestrictions.ts, migration 0016); '{}' by default. */
+  /** JSON: the owner's caller restrictions (dappSettings/callerRestrictions.ts, migration 0016); '{}' by default. */
   caller_restrictions: Generated<string>;
   /** JSON: { required, keys } of the dApp's sponsorship tokens (migration 0017); '{}' by default. Not read yet. */
   sponsorship_tokens: Generated<string>;
-  /** JSON: { enabled, cap? } of the dApp's token guarantees (config/tokenGuarantees.ts, migration 0023); '{}' (off) by default. */
+  /** JSON: { enabled, cap? } of the dApp's token guarantees (dappSettings/tokenGuarantees.ts, migration 0023); '{}' (off) by default. */
   token_guarantees: Generated<string>;
   created_at: number;
   updated_at: number;

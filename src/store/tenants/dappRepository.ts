@@ -1,10 +1,14 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely, Selectable } from 'kysely';
 import { z } from 'zod';
-import { type CallerRestrictionsDoc, callerRestrictionsColumn } from '../../config/callerRestrictions.js';
-import { type DappLimits, dappLimitsSchema, dappLimitsToJson, NO_DAPP_LIMITS } from '../../config/dappLimits.js';
-import { type DappTokenSettings, sponsorshipTokensColumn } from '../../config/sponsorshipTokenSettings.js';
-import { type TokenGuarantees, tokenGuaranteesColumn, tokenGuaranteesToColumn } from '../../config/tokenGuarantees.js';
+import { type CallerRestrictionsDoc, callerRestrictionsColumn } from '../../dappSettings/callerRestrictions.js';
+import { type DappLimits, dappLimitsSchema, dappLimitsToJson, NO_DAPP_LIMITS } from '../../dappSettings/dappLimits.js';
+import { type DappTokenSettings, sponsorshipTokensColumn } from '../../dappSettings/sponsorshipTokenSettings.js';
+import {
+  type TokenGuarantees,
+  tokenGuaranteesColumn,
+  tokenGuaranteesToColumn,
+} from '../../dappSettings/tokenGuarantees.js';
 import type { DappsTable, Database } from '../db/schema.js';
 import type { DappRecord } from '../records.js';
 

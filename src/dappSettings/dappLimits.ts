@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { BOUNDS_KEYS, type BoundsOverride, boundsOverrideSchema } from './boundsSettings.js';
-import { closedObject, issueText, movedUnder } from './closedObject.js';
-import { dappRateLimitsOverrideSchema } from './rateLimitSettings.js';
+import { BOUNDS_KEYS, type BoundsOverride, boundsOverrideSchema } from '../config/boundsSettings.js';
+import { closedObject, issueText, movedUnder } from '../config/closedObject.js';
+import { dappRateLimitsOverrideSchema } from '../config/rateLimitSettings.js';
 
 /**
  * What the operator may set for one dApp (`patron dapp limits`), stored as JSON in `dapps.limits`: overrides

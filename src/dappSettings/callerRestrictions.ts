@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
-import { closedObject } from './closedObject.js';
+import { closedObject } from '../config/closedObject.js';
 
 /**
  * Who may call a dApp's paymaster URL (docs/guides/security-keys.md, "Caller-bound keys"): the dApp owner's

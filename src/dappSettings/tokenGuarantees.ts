@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { closedObject } from './closedObject.js';
+import { closedObject } from '../config/closedObject.js';
 
 /**
  * A dApp's token guarantees (docs/guides/token-mode.md, "The dApp's guarantee"): whether Patron may sign the token
