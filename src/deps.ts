@@ -1,24 +1,14 @@
 import type { Logger } from 'pino';
-import { keccak256, stringToBytes } from 'viem';
-import { privateKeyToAddress } from 'viem/accounts';
 import { type AccountService, createAccountService } from './accounts/accountService.js';
 import { masterKeySource, verifyMasterKey } from './accounts/masterKey.js';
 import { createSessionService, type SessionService } from './accounts/sessionService.js';
 import { cachePolicy } from './cache/cachePolicy.js';
-import { devChainKnownAccounts } from './chain/canonicalAccounts.js';
-import {
-  type ChainRegistry,
-  type ChainRuntime,
-  createChainRegistry,
-  deploymentViews,
-  eip1193ChainRuntime,
-  httpChainRuntime,
-} from './chain/chainRegistry.js';
-import { type DevChain, devChainDeployments, startDevChain } from './chain/embeddedChain.js';
+import { buildChains } from './chain/buildChains.js';
+import { type ChainRegistry, type ChainRuntime, deploymentViews } from './chain/chainRegistry.js';
+import type { DevChain } from './chain/embeddedChain.js';
 import { createFeeOracle, type FeeOracle } from './chain/feeOracle.js';
 import { createGatingReads } from './chain/gatingReads.js';
 import { createChainReads } from './chain/senderCode.js';
-import { chainDeployments } from './config/chainSettings.js';
 import type { Config } from './config/config.js';
 import { type CryptoBackend, selectCryptoBackend } from './crypto/cryptoBackend.js';
 import { createSecretBox, loadMasterKey } from './crypto/secretBox.js';
@@ -55,8 +45,8 @@ import { buildSponsorshipTokens } from './sponsorshipTokens/buildSponsorshipToke
 import { JTI_SWEEP_MARGIN_SECONDS, type SponsorshipTokenGate } from './sponsorshipTokens/sponsorshipTokenGate.js';
 import { includedOpKey } from './store/events/requestLogRepository.js';
 import { openStore, type Store } from './store/store.js';
-import { devChainTokenSettings } from './tokens/devChainTokens.js';
-import { type ChainTokenSettings, createTokenCatalog, type TokenCatalog } from './tokens/tokenCatalog.js';
+import { buildTokenCatalog } from './tokens/buildTokenCatalog.js';
+import type { ChainTokenSettings, TokenCatalog } from './tokens/tokenCatalog.js';
 import { cachingResolver } from './webhooks/cachingResolver.js';
 import { createWebhookCaller, type WebhookCaller } from './webhooks/webhookCaller.js';
 import { checkSponsorshipWebhooks } from './webhooks/webhookCheck.js';
@@ -149,16 +139,8 @@ export interface DepsOverrides {
   readonly eventDelivery?: EventDeliveryTuning;
 }
 
-/**
- * Owns the dev chain's contracts: a key derived from a public phrase, so anyone can reproduce it, which is
- * the point on a throwaway in-process chain and why it must never hold value anywhere else.
- */
-const DEV_CHAIN_OWNER_KEY = keccak256(stringToBytes('patron embedded dev chain owner'));
 /** Every sponsored request checks each policy that applies; a bound keeps that work and the admin lists small. */
 const MAX_POLICIES_PER_DAPP = 20;
-const DEV_CHAIN_DEPOSIT_WEI = 1000n * 10n ** 18n;
-/** Owns the dev chain's demo SimpleAccount (funded with the dev tokens); public on purpose, like the above. */
-const DEV_DEMO_ACCOUNT_OWNER_KEY = keccak256(stringToBytes('patron embedded dev chain demo account'));
 
 export async function createDeps(config: Config, logger: Logger, overrides: DepsOverrides = {}): Promise<Deps> {
   const now = overrides.now ?? Date.now;
@@ -213,45 +195,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
       : createPaymasterSigner({ privateKey: overrides.signerKey, crypto: crypto.backend }));
   // A signer the caller opened is the caller's to close.
   const ownSigner = overrides.signer === undefined ? signer : undefined;
-  const devChain =
-    overrides.chains === undefined && config.paymaster.devChain
-      ? await startDevChain({
-          signerAddress: signer.address,
-          ownerPrivateKey: DEV_CHAIN_OWNER_KEY,
-          depositWei: DEV_CHAIN_DEPOSIT_WEI,
-          demoAccountOwner: privateKeyToAddress(DEV_DEMO_ACCOUNT_OWNER_KEY),
-        })
-      : undefined;
-  const chains = createChainRegistry(
-    overrides.chains ?? [
-      ...(devChain === undefined
-        ? []
-        : [
-            eip1193ChainRuntime({
-              chainId: devChain.chain.chainId,
-              request: devChain.chain.request,
-              entryPoint: devChain.entryPoint,
-              paymaster: devChain.paymaster,
-              deployments: devChainDeployments(devChain),
-              simpleAccountFactory: devChain.simpleAccountFactory,
-              accounts: devChainKnownAccounts(devChain),
-              ...(devChain.demoAccount === undefined
-                ? {}
-                : { demoAccount: { ...devChain.demoAccount, ownerPrivateKey: DEV_DEMO_ACCOUNT_OWNER_KEY } }),
-            }),
-          ]),
-      ...config.paymaster.chains.map((c) =>
-        httpChainRuntime({
-          chainId: c.chainId,
-          rpcUrl: c.rpcUrl,
-          deployments: chainDeployments(c),
-          maxBlockTimeSeconds: c.maxBlockTimeSeconds,
-          l1Fee: c.l1Fee,
-          accounts: c.accounts,
-        }),
-      ),
-    ],
-  );
+  const { devChain, chains } = await buildChains({ config, signer: signer.address, chains: overrides.chains });
   // A chain whose accounts give a canonical address or code hash another kind throws here, before anything is served.
   for (const c of chains.list()) knownAccountsOf(c);
   const accounts = createAccountService({
@@ -288,30 +232,14 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     );
   const limits = createRequestLimits({ limiter: rateLimiter, settings: config.rateLimits.settings });
   const policies = createPolicyService({ store, cache, now, maxPoliciesPerDapp: MAX_POLICIES_PER_DAPP });
-  const tokenCatalog = createTokenCatalog({
-    chains:
-      overrides.tokenChains ??
-      chains.list().flatMap((c): ChainTokenSettings[] => {
-        if (devChain !== undefined && c.embedded && c.chainId === devChain.chain.chainId) {
-          return [devChainTokenSettings({ chainId: c.chainId, client: c.client, tokens: devChain.tokens })];
-        }
-        const setting = config.paymaster.chains.find((s) => s.chainId === c.chainId);
-        if (setting?.nativeUsd === undefined || (setting.tokens ?? []).length === 0) return [];
-        return [{ chainId: c.chainId, client: c.client, nativeUsd: setting.nativeUsd, tokens: setting.tokens ?? [] }];
-      }),
+  const { tokenCatalog, nativeUsdMicros } = await buildTokenCatalog({
+    config,
+    chains,
+    devChain,
+    tokenChains: overrides.tokenChains,
     logger,
     now,
-    refreshMs: config.paymaster.priceRefreshSeconds * 1000,
   });
-  // The first requests should find prices, not "unavailable"; but a chain RPC that does not answer must not
-  // hold the start up, so the wait is bounded (the refresh goes on in the background either way).
-  await Promise.race([tokenCatalog.ready(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
-  // USD per native coin ×1e18 → micro-USD per coin, rounded up (caps are never under-counted); the catalog
-  // withholds a stale price. The policy caps and settlement price with the same function.
-  const nativeUsdMicros = (chainId: number): bigint | undefined => {
-    const e18 = tokenCatalog.snapshot(chainId)?.nativeUsdE18;
-    return e18 === undefined ? undefined : (e18 + 10n ** 12n - 1n) / 10n ** 12n;
-  };
   // policy.threshold's emitter exists once the lifecycle events are built (below, with the delivery loop).
   let onThreshold: LifecycleEvents['onThreshold'] | undefined;
   const policyGate = createPolicyGate({

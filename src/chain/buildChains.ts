@@ -1,0 +1,75 @@
+import { type Address, keccak256, stringToBytes } from 'viem';
+import { privateKeyToAddress } from 'viem/accounts';
+import { chainDeployments } from '../config/chainSettings.js';
+import type { Config } from '../config/config.js';
+import { devChainKnownAccounts } from './canonicalAccounts.js';
+import {
+  type ChainRegistry,
+  type ChainRuntime,
+  createChainRegistry,
+  eip1193ChainRuntime,
+  httpChainRuntime,
+} from './chainRegistry.js';
+import { type DevChain, devChainDeployments, startDevChain } from './embeddedChain.js';
+
+/**
+ * Owns the dev chain's contracts: a key derived from a public phrase, so anyone can reproduce it, which is
+ * the point on a throwaway in-process chain and why it must never hold value anywhere else.
+ */
+const DEV_CHAIN_OWNER_KEY = keccak256(stringToBytes('patron embedded dev chain owner'));
+const DEV_CHAIN_DEPOSIT_WEI = 1000n * 10n ** 18n;
+/** Owns the dev chain's demo SimpleAccount (funded with the dev tokens); public on purpose, like the above. */
+const DEV_DEMO_ACCOUNT_OWNER_KEY = keccak256(stringToBytes('patron embedded dev chain demo account'));
+
+/**
+ * The chains this process serves (deps.ts's first builder after the signer): the in-process dev chain when it is on
+ * and the caller gave no chains (its EntryPoints and paymasters deployed for `signer`), then every configured chain.
+ */
+export async function buildChains(args: {
+  readonly config: Pick<Config, 'paymaster'>;
+  readonly signer: Address;
+  /** Chains built by the caller (tests), instead of the dev chain and the configured ones. */
+  readonly chains?: readonly ChainRuntime[] | undefined;
+}): Promise<{ readonly devChain: DevChain | undefined; readonly chains: ChainRegistry }> {
+  const { config } = args;
+  const devChain =
+    args.chains === undefined && config.paymaster.devChain
+      ? await startDevChain({
+          signerAddress: args.signer,
+          ownerPrivateKey: DEV_CHAIN_OWNER_KEY,
+          depositWei: DEV_CHAIN_DEPOSIT_WEI,
+          demoAccountOwner: privateKeyToAddress(DEV_DEMO_ACCOUNT_OWNER_KEY),
+        })
+      : undefined;
+  const chains = createChainRegistry(
+    args.chains ?? [
+      ...(devChain === undefined
+        ? []
+        : [
+            eip1193ChainRuntime({
+              chainId: devChain.chain.chainId,
+              request: devChain.chain.request,
+              entryPoint: devChain.entryPoint,
+              paymaster: devChain.paymaster,
+              deployments: devChainDeployments(devChain),
+              simpleAccountFactory: devChain.simpleAccountFactory,
+              accounts: devChainKnownAccounts(devChain),
+              ...(devChain.demoAccount === undefined
+                ? {}
+                : { demoAccount: { ...devChain.demoAccount, ownerPrivateKey: DEV_DEMO_ACCOUNT_OWNER_KEY } }),
+            }),
+          ]),
+      ...config.paymaster.chains.map((c) =>
+        httpChainRuntime({
+          chainId: c.chainId,
+          rpcUrl: c.rpcUrl,
+          deployments: chainDeployments(c),
+          maxBlockTimeSeconds: c.maxBlockTimeSeconds,
+          l1Fee: c.l1Fee,
+          accounts: c.accounts,
+        }),
+      ),
+    ],
+  );
+  return { devChain, chains };
+}
