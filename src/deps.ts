@@ -31,10 +31,9 @@ import { createPolicyGate } from './policies/policyGate.js';
 import { createPolicyService, type PolicyService } from './policies/policyService.js';
 import { createRateLimiter, type RateLimiter } from './rateLimit/rateLimiter.js';
 import { createRequestLimits, type RequestLimits } from './rateLimit/requestLimits.js';
+import { buildRequestLog } from './requestLog/buildRequestLog.js';
 import { requestLogOnCall } from './requestLog/requestLogOnCall.js';
-import { createRequestLogRecorder, type RequestLogRecorder } from './requestLog/requestLogRecorder.js';
-import { startRequestLogThread } from './requestLog/requestLogThread.js';
-import { inThreadWriter } from './requestLog/requestLogWriter.js';
+import type { RequestLogRecorder } from './requestLog/requestLogRecorder.js';
 import type { OnCall } from './rpc/callReport.js';
 import { includedSignatureOf } from './settlement/includedSignatureOf.js';
 import { type Settlement, settlementOff, startSettlement } from './settlement/settlementService.js';
@@ -314,19 +313,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     idleMs: config.dashboard.sessionIdleMs,
     absoluteMs: config.dashboard.sessionMaxMs,
   });
-  // A SQLite file's rows are made and written on a thread of their own (requestLogThread.ts), off the serving loop.
-  const inThread = inThreadWriter(store.requestLog);
-  const requestLog = createRequestLogRecorder({
-    repository: store.requestLog,
-    writer:
-      store.sqliteFile === undefined || config.requestLog.retentionDays === 0
-        ? inThread
-        : startRequestLogThread({ file: store.sqliteFile, fallback: inThread, logger }),
-    now,
-    logger,
-    retentionDays: config.requestLog.retentionDays,
-    maxRows: config.requestLog.maxRows,
-  });
+  const requestLog = buildRequestLog({ config, store, logger, now });
   // Ended sessions, old sign-in failures and spent sponsorship-token ids past their token's exp are deleted in the
   // background (unref: never keeps the process up). A spent jti is refused while its row lives, and a token is
   // accepted until exp + skew by the clock of the instance that spends it: rows go JTI_SWEEP_MARGIN_SECONDS after
