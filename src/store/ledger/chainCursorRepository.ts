@@ -41,6 +41,32 @@ const lower = (key: ChainCursorKey) => ({
   paymaster: key.paymaster.toLowerCase(),
 });
 
+/**
+ * The cursor set back to `to` only if it is still exactly `from`; true when it was replaced. On `db` or inside a
+ * caller's transaction (userOpSettlement.ts rewinds the cursor and reopens the ledger's rows in one).
+ */
+export async function rewindCursor(
+  db: Kysely<Database>,
+  {
+    from,
+    to,
+    now,
+    ...key
+  }: ChainCursorKey & { readonly from: ChainCursor; readonly to: ChainCursor; readonly now: number },
+): Promise<boolean> {
+  const k = lower(key);
+  const result = await db
+    .updateTable('chain_cursors')
+    .set({ block_number: Number(to.blockNumber), block_hash: to.blockHash.toLowerCase(), updated_at: now })
+    .where('chain_id', '=', k.chain_id)
+    .where('entry_point', '=', k.entry_point)
+    .where('paymaster', '=', k.paymaster)
+    .where('block_number', '=', Number(from.blockNumber))
+    .where('block_hash', '=', from.blockHash.toLowerCase())
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
 export function createChainCursorRepository(db: Kysely<Database>): ChainCursorRepository {
   return {
     async get(key) {
@@ -93,18 +119,6 @@ export function createChainCursorRepository(db: Kysely<Database>): ChainCursorRe
       return result.numInsertedOrUpdatedRows !== undefined && result.numInsertedOrUpdatedRows > 0n;
     },
 
-    async rewind({ from, to, now, ...key }) {
-      const k = lower(key);
-      const result = await db
-        .updateTable('chain_cursors')
-        .set({ block_number: Number(to.blockNumber), block_hash: to.blockHash.toLowerCase(), updated_at: now })
-        .where('chain_id', '=', k.chain_id)
-        .where('entry_point', '=', k.entry_point)
-        .where('paymaster', '=', k.paymaster)
-        .where('block_number', '=', Number(from.blockNumber))
-        .where('block_hash', '=', from.blockHash.toLowerCase())
-        .executeTakeFirst();
-      return result.numUpdatedRows > 0n;
-    },
+    rewind: (args) => rewindCursor(db, args),
   };
 }

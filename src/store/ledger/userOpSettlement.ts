@@ -3,7 +3,7 @@ import type { DatabaseKind } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { writeExpiredEvents } from '../events/lifecycleEventWrites.js';
 import { attribute, distinctDapps, type OpKeyRow, openRows } from './attribution.js';
-import type { ChainCursor, ChainCursorKey } from './chainCursorRepository.js';
+import { type ChainCursor, type ChainCursorKey, rewindCursor } from './chainCursorRepository.js';
 import { close, ensureCounters, lockCounters, parseCharges } from './ledgerRows.js';
 import type { ClosingBlock, IncludedIn, SpendLedgerRepository } from './spendLedgerRepository.js';
 
@@ -202,28 +202,14 @@ export function withUserOpSettlement(
     },
 
     rewindSettlement({ from, to, now, ...key }) {
-      const k = {
-        chain_id: key.chainId,
-        entry_point: key.entryPoint.toLowerCase(),
-        paymaster: key.paymaster.toLowerCase(),
-      };
       return db.transaction().execute(async (trx) => {
         // Write first, and the cursor row first: a second rewinder waits here, then finds it moved.
-        const moved = await trx
-          .updateTable('chain_cursors')
-          .set({ block_number: Number(to.blockNumber), block_hash: to.blockHash.toLowerCase(), updated_at: now })
-          .where('chain_id', '=', k.chain_id)
-          .where('entry_point', '=', k.entry_point)
-          .where('paymaster', '=', k.paymaster)
-          .where('block_number', '=', Number(from.blockNumber))
-          .where('block_hash', '=', from.blockHash.toLowerCase())
-          .executeTakeFirst();
-        if (moved.numUpdatedRows === 0n) return { rewound: false, reopened: 0 };
+        if (!(await rewindCursor(trx, { ...key, from, to, now }))) return { rewound: false, reopened: 0 };
         const query = trx
           .selectFrom('spend_reservations')
           .select(['id', 'dapp_id', 'charges', 'used_charges'])
           .where('chain_id', '=', key.chainId)
-          .where('paymaster', '=', k.paymaster)
+          .where('paymaster', '=', key.paymaster.toLowerCase())
           .where('settled_block', '>', Number(to.blockNumber))
           .orderBy('id');
         const closed = await (kind === 'postgres' ? query.forUpdate() : query).execute();
