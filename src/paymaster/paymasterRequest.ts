@@ -6,7 +6,7 @@ import type { SigningBounds } from '../config/boundsSettings.js';
 import type { GatingReader } from '../policies/gatingRules.js';
 import { knownAccountsOf, resolveSenderAccount } from '../policies/knownAccounts.js';
 import type { PolicyRequest } from '../policies/policyGate.js';
-import type { TokenGrant } from '../sponsorshipTokens/tokenGrant.js';
+import type { SponsorshipGrant } from '../sponsorshipTokens/sponsorshipGrant.js';
 import type { PaymasterFields } from './entryPoints/entryPointModule.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
 import type { SpendGuard } from './spendGuard.js';
@@ -47,7 +47,7 @@ export function policyRequest(
     sponsorshipPolicyId?: string | undefined;
     attestationUid?: Hex | undefined;
     /** The dApp's verified sponsorship token, when the request carried one: its `sub` is the policies' `user`. */
-    token?: TokenGrant | undefined;
+    token?: SponsorshipGrant | undefined;
     /** The request's budgets: its `holder` is the caller a share of each cap is counted against. */
     spend?: SpendGuard | undefined;
     /** The signing bounds: the hold shares. */
@@ -80,7 +80,7 @@ export function policyRequest(
  * (the dApp's backend vouches for them), else the caller's IP (SpendGuard's `holder`).
  */
 function holdOf(req: {
-  token?: TokenGrant | undefined;
+  token?: SponsorshipGrant | undefined;
   spend?: SpendGuard | undefined;
   bounds?: SigningBounds | undefined;
 }): Pick<PolicyRequest, 'holds'> {

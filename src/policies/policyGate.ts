@@ -46,7 +46,7 @@ export interface PolicyLedger {
 export type PolicyTokenUse = TokenUse;
 
 /**
- * The request's sponsorship token as the reservation spends it (sponsorshipTokens/tokenGrant.ts makes it): its jti,
+ * The request's sponsorship token as the reservation spends it (sponsorshipTokens/sponsorshipGrant.ts makes it): its jti,
  * and the error a replay is refused with.
  */
 export interface ReservedToken {

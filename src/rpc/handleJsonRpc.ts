@@ -1,7 +1,7 @@
 import { brokenCallerRule } from '../dappSettings/callerRestrictions.js';
 import { CallerNotAllowedError, RateLimitedError, ValidationError } from '../errors/PatronError.js';
 import type { RequestFact } from '../paymaster/requestFacts.js';
-import type { TokenGrant } from '../sponsorshipTokens/tokenGrant.js';
+import type { SponsorshipGrant } from '../sponsorshipTokens/sponsorshipGrant.js';
 import type { OnCall } from './callReport.js';
 import { RPC, type RpcErrorObject, toRpcError } from './rpcErrors.js';
 import type { RpcContext, RpcMethod } from './rpcMethod.js';
@@ -203,7 +203,7 @@ function assertCallerAllowed<P>(args: { ctx: RpcContext; method: RpcMethod<P>; p
 
 /**
  * The dApp's sponsorship token for a method on the sponsorship path (the dApp has token settings: the caller
- * checked). Verified, not spent: the domain's signing step spends it (sponsorshipTokens/tokenGrant.ts).
+ * checked). Verified, not spent: the domain's signing step spends it (sponsorshipTokens/sponsorshipGrant.ts).
  */
 async function admitToken<P>(args: { ctx: RpcContext; method: RpcMethod<P>; params: P }) {
   const { ctx, method } = args;
@@ -222,7 +222,7 @@ async function admitToken<P>(args: { ctx: RpcContext; method: RpcMethod<P>; para
  * A per-call copy of the context (a copy: batch calls run concurrently): its facts go to this call's list when
  * anyone observes calls, and it carries this call's verified token.
  */
-function perCall(ctx: RpcContext, facts: RequestFact[] | undefined, token: TokenGrant | undefined): RpcContext {
+function perCall(ctx: RpcContext, facts: RequestFact[] | undefined, token: SponsorshipGrant | undefined): RpcContext {
   const copy: { -readonly [K in keyof RpcContext]: RpcContext[K] } = { ...ctx };
   if (facts !== undefined) {
     copy.report = (fact) => {

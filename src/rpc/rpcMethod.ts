@@ -7,7 +7,7 @@ import type { SponsorshipService } from '../paymaster/sponsored/sponsorshipServi
 import type { TokenPaymasterService } from '../paymaster/token/tokenPaymasterService.js';
 import type { DappSpend } from '../rateLimit/requestLimits.js';
 import type { SponsorshipTokenGate, TokenCarrier } from '../sponsorshipTokens/sponsorshipTokenGate.js';
-import type { TokenGrant } from '../sponsorshipTokens/tokenGrant.js';
+import type { SponsorshipGrant } from '../sponsorshipTokens/sponsorshipGrant.js';
 import type { DappRecord } from '../store/records.js';
 
 /** What every method handler gets: the dApp and chain selected by the URL, and the domain services. */
@@ -41,7 +41,7 @@ export interface RpcContext {
    * copy like `report` (builders set it to undefined up front, for the same reason); handlers pass it on to the
    * domain, whose signing step spends it.
    */
-  readonly token?: TokenGrant | undefined;
+  readonly token?: SponsorshipGrant | undefined;
 }
 
 /** The request's `Origin` header (absent: undefined) and the client IP behind the trusted proxies (Fastify's req.ip). */

@@ -4,7 +4,7 @@ import type { DappTokenSettings } from '../dappSettings/sponsorshipTokenSettings
 import { DEFAULT_CLOCK_SKEW_SECONDS, type SponsorshipClaims } from './sponsorshipClaims.js';
 import type { SponsorshipTokenVerifier } from './sponsorshipTokenVerifier.js';
 import { readCarriedToken } from './tokenCarriers.js';
-import { type TokenGrant, tokenRefused } from './tokenGrant.js';
+import { type SponsorshipGrant, tokenRefused } from './sponsorshipGrant.js';
 import { refuse } from './tokenRefusal.js';
 
 /** Where a paymaster call carries a token (each method says: rpc/rpcMethod.ts `sponsorshipToken`). */
@@ -27,7 +27,7 @@ export interface SponsorshipTokenGate {
     readonly chainId: number;
     readonly authorization: string | undefined;
     readonly carrier: TokenCarrier;
-  }): Promise<TokenGrant | undefined>;
+  }): Promise<SponsorshipGrant | undefined>;
 }
 
 interface Verified {
@@ -70,7 +70,7 @@ export function createSponsorshipTokenGate(args: {
   const now = args.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
   const verified = new Map<string, Verified>();
 
-  const grantOf = (claims: SponsorshipClaims, cacheKey: string): TokenGrant => {
+  const grantOf = (claims: SponsorshipClaims, cacheKey: string): SponsorshipGrant => {
     const replayed = () =>
       tokenRefused(refuse('replayed', `the sponsorship token's jti ${claims.jti} was already used`));
     const use = () => {

@@ -3,7 +3,7 @@ import type { FeeOracle } from '../../chain/feeOracle.js';
 import type { CryptoBackend } from '../../crypto/cryptoBackend.js';
 import { OperationFieldError } from '../../errors/PatronError.js';
 import type { PolicyGate, PolicyRequest } from '../../policies/policyGate.js';
-import { assertTokenCalls, assertTokenCost } from '../../sponsorshipTokens/tokenGrant.js';
+import { assertTokenCalls, assertTokenCost } from '../../sponsorshipTokens/sponsorshipGrant.js';
 import { finalUserOperation, gasLimitsOf, type SenderFacts } from '../entryPoints/entryPointModule.js';
 import { entryPointModule } from '../entryPoints/entryPointModules.js';
 import { DUMMY_PAYMASTER_SIGNATURE } from '../entryPoints/v07/patronPaymasterV07.js';

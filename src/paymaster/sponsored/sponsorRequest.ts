@@ -2,7 +2,7 @@ import type { Hex } from 'viem';
 import type { ChainRuntime } from '../../chain/chainRegistry.js';
 import type { SigningBounds } from '../../config/boundsSettings.js';
 import { ValidationError } from '../../errors/PatronError.js';
-import type { TokenGrant } from '../../sponsorshipTokens/tokenGrant.js';
+import type { SponsorshipGrant } from '../../sponsorshipTokens/sponsorshipGrant.js';
 import type { PartialUserOperation } from '../partialUserOperation.js';
 import type { ReportFact } from '../requestFacts.js';
 import type { SpendGuard } from '../spendGuard.js';
@@ -42,7 +42,7 @@ export interface SponsorRequest {
   /** EntryPoint v0.9: the signature in the `paymasterSignature` suffix, outside the userOpHash (parallel signing). */
   readonly signatureInSuffix?: boolean | undefined;
   /** The dApp's verified sponsorship token: its bounds are checked, and the signing step spends it. */
-  readonly token?: TokenGrant | undefined;
+  readonly token?: SponsorshipGrant | undefined;
 }
 
 /** A parallel-signing finalize: the op carries the paymaster fields a commit returned (parallelSigningCommitment.ts). */

@@ -6,7 +6,7 @@ import type { ChainReads } from '../../chain/senderCode.js';
 import type { SigningBounds } from '../../config/boundsSettings.js';
 import type { CryptoBackend } from '../../crypto/cryptoBackend.js';
 import type { PolicyGate, PolicyPass } from '../../policies/policyGate.js';
-import { assertTokenCalls, assertTokenCost, type TokenGrant } from '../../sponsorshipTokens/tokenGrant.js';
+import { assertTokenCalls, assertTokenCost, type SponsorshipGrant } from '../../sponsorshipTokens/sponsorshipGrant.js';
 import type { WebhookOperation } from '../../webhooks/webhookOperation.js';
 import {
   type EntryPointModule,
@@ -317,7 +317,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       userOp: PartialUserOperation;
       sponsorshipPolicyId: string | undefined;
       attestationUid?: Hex | undefined;
-      token?: TokenGrant | undefined;
+      token?: SponsorshipGrant | undefined;
     }): Promise<void> {
       const pass = await deps.policies.check(rulesRequest(req));
       await assertTokenCalls({ grant: req.token, request: pass.request });

@@ -12,7 +12,7 @@ import {
   UnsupportedError,
 } from '../../errors/PatronError.js';
 import type { PolicyPass } from '../../policies/policyGate.js';
-import { assertTokenCalls, assertTokenCost, type TokenGrant } from '../../sponsorshipTokens/tokenGrant.js';
+import { assertTokenCalls, assertTokenCost, type SponsorshipGrant } from '../../sponsorshipTokens/sponsorshipGrant.js';
 import type { ChainTokens } from '../../tokens/tokenCatalog.js';
 import {
   type Authorization,
@@ -116,7 +116,7 @@ export interface QuoteRequest {
   /** The request's budget for simulations. */
   readonly spend: SpendGuard;
   /** The dApp's verified sponsorship token (quotes check its bounds, spend nothing). */
-  readonly token?: TokenGrant | undefined;
+  readonly token?: SponsorshipGrant | undefined;
 }
 
 export interface TokenSponsorRequest {
@@ -141,7 +141,7 @@ export interface TokenSponsorRequest {
   /** The EAS attestation uid the context names, for a policy's attestation rule of mode 2. */
   readonly attestationUid?: Hex | undefined;
   /** The dApp's verified sponsorship token: its bounds are checked, and the signing step spends it. */
-  readonly token?: TokenGrant | undefined;
+  readonly token?: SponsorshipGrant | undefined;
   /** Whether mode 2 may be signed for this call at all: the dApp's setting and the key (guaranteeTerms.ts). */
   readonly guarantee: GuaranteeTerms;
   /**

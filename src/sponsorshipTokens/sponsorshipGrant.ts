@@ -8,7 +8,7 @@ import type { TokenRefusal } from './tokenRefusal.js';
  * A verified sponsorship token as the paymaster pipeline carries it (sponsorshipTokenGate.ts makes it): its claims,
  * and its `jti` as the one step that issues a signature spends it, once: the op's reservation, in both modes.
  */
-export interface TokenGrant extends ReservedToken {
+export interface SponsorshipGrant extends ReservedToken {
   readonly claims: SponsorshipClaims;
   /**
    * The jti as the spend ledger spends it in the reservation's own transaction (policies/policyGate.ts, `token`):
@@ -28,7 +28,7 @@ export const tokenRefused = (r: TokenRefusal): SponsorshipTokenError =>
  * decodes them (policies/accountCalls.ts, with the sender's account kind): a sender Patron does not know, or a
  * callData it cannot decode, is refused, since nothing then says what the op will call.
  */
-export async function assertTokenCalls(args: { grant: TokenGrant | undefined; request: PolicyRequest }): Promise<void> {
+export async function assertTokenCalls(args: { grant: SponsorshipGrant | undefined; request: PolicyRequest }): Promise<void> {
   const contracts = args.grant?.claims.contracts;
   if (contracts === undefined) return;
   const { request } = args;
@@ -58,7 +58,7 @@ export async function assertTokenCalls(args: { grant: TokenGrant | undefined; re
 }
 
 /** The token's `maxCostWei` against the op's worst case (what the policies reserve and the signing bounds check). */
-export function assertTokenCost(args: { grant: TokenGrant | undefined; worstCaseWei: bigint }): void {
+export function assertTokenCost(args: { grant: SponsorshipGrant | undefined; worstCaseWei: bigint }): void {
   const max = args.grant?.claims.maxCostWei;
   if (max === undefined || args.worstCaseWei <= max) return;
   throw tokenRefused({
