@@ -119,13 +119,18 @@ async function microBenchmark(deps: Deps, chainId: number, body: string, n: numb
   const params = (JSON.parse(body) as { params: unknown }).params;
   const info = parseTokenInfo(mode.tokenInfo);
   const request = {
-    chain,
+    call: {
+      dappId: 'bench',
+      chain,
+      bounds: deps.bounds(NO_DAPP_LIMITS, chainId),
+      spend: deps.limits.dappSpend({ dappId: 'bench', override: undefined, ip: '127.0.0.1' }),
+      report: undefined,
+      grant: undefined,
+    },
     userOp,
     tokens: { preferredToken: info.preferredToken, tokenList: info.tokenList },
     calculateGasLimits: mode.calculateGasLimits,
     expiryDuration: mode.expiryDuration,
-    bounds: deps.bounds(NO_DAPP_LIMITS, chainId),
-    spend: deps.limits.dappSpend({ dappId: 'bench', override: undefined, ip: '127.0.0.1' }),
   };
   const quoted = await deps.tokenPaymaster.quote(request);
   const steps: Record<string, () => unknown> = {

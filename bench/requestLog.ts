@@ -8,7 +8,7 @@ import { requestLogOnCall } from '../src/requestLog/requestLogOnCall.js';
 import { createRequestLogRecorder, type RequestLogSink } from '../src/requestLog/requestLogRecorder.js';
 import { inThreadWriter } from '../src/requestLog/requestLogWriter.js';
 import { handleJsonRpc } from '../src/rpc/handleJsonRpc.js';
-import { defineRpcMethod, type RpcContext, type RpcMethod } from '../src/rpc/rpcMethod.js';
+import { defineRpcMethod, type RegisteredMethod, type RpcContext } from '../src/rpc/rpcMethod.js';
 import type { SponsorshipTokenGate } from '../src/sponsorshipTokens/sponsorshipTokenGate.js';
 import { openStore } from '../src/store/store.js';
 
@@ -32,12 +32,13 @@ const method = defineRpcMethod({
   params: z.array(z.unknown()),
   fastParams: (p) => (Array.isArray(p) ? p : undefined),
   family: () => 'sponsorship',
-  async handler(_params, ctx: RpcContext) {
-    ctx.report?.({ kind: 'op', mode: 'SPONSORED', sender: '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01' });
+  async handler(_params, call) {
+    call.report?.({ kind: 'op', mode: 'SPONSORED', sender: '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01' });
     return { mode: 'SPONSORED', paymasterAndData: '0x00' };
   },
+  outcome: () => 'signs',
 });
-const methods = new Map<string, RpcMethod>([['pm_bench', method]]);
+const methods = new Map<string, RegisteredMethod>([['pm_bench', method]]);
 const free = () => Promise.resolve();
 const ctx: RpcContext = {
   spend: { call: free, simulation: free, webhookCalls: free },
@@ -62,12 +63,9 @@ const ctx: RpcContext = {
   }),
   bounds: DEFAULT_SIGNING_BOUNDS,
   sponsorship: {} as SponsorshipService,
-  tokens: {} as TokenPaymasterService,
-  tokenGate: {} as SponsorshipTokenGate,
-  // As paymasterRpc.ts builds it: the per-call slots reserved.
+  tokenPaymaster: {} as TokenPaymasterService,
+  sponsorshipTokens: {} as SponsorshipTokenGate,
   urlEntryPointVersion: '0.6',
-  report: undefined,
-  token: undefined,
 };
 const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'pm_bench', params: [] });
 const context = async () => ctx;

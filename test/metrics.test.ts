@@ -265,7 +265,7 @@ describe('metricsOnCall labels', () => {
       ...base,
       method: 'pm_getFeeQuoteOrData',
       facts: [{ kind: 'op', mode: 'ERC20', sender: op.sender }],
-      result: { mode: 'ERC20', feeQuotes: [] },
+      outcome: 'quotes',
     });
     observe({
       ...base,
@@ -290,7 +290,7 @@ describe('metricsOnCall labels', () => {
           }),
         },
       ],
-      result: {},
+      outcome: 'signs',
     });
     observe({ ...base, method: 'eth_whatever', error: { code: -32602, message: 'x' } });
     const text = (await metrics.render()).body;

@@ -134,6 +134,20 @@ describe('what is recorded', () => {
     assert.equal(e?.method, 'pm_getPaymasterStubData');
   });
 
+  test('each method reports the outcome it declares: the EntryPoints served and token rates sign nothing', async () => {
+    // Guessed from the result's shape these were "sponsored" (no feeQuotes in them); each method now says.
+    const listed = await call(a, 'pm_supportedEntryPoints', []);
+    assert.equal(listed.statusCode, 200, listed.body);
+    let [e] = (await logOf(a)).entries;
+    assert.equal(e?.method, 'pm_supportedEntryPoints');
+    assert.equal(e?.outcome, 'quoted');
+    const rates = await call(a, 'pimlico_getTokenQuotes', [{ tokens: [SENDER] }, ENTRY_POINT, '0x7a69']);
+    assert.equal(rates.statusCode, 200, rates.body);
+    [e] = (await logOf(a)).entries;
+    assert.equal(e?.method, 'pimlico_getTokenQuotes');
+    assert.equal(e?.outcome, 'quoted');
+  });
+
   test('invalid params are an "error" with the code and message', async () => {
     const res = await call(a, 'pm_sponsorUserOperation', [{ sender: 'nope' }, { mode: 'SPONSORED' }]);
     assert.equal(res.statusCode, 400);

@@ -162,18 +162,15 @@ async function resolveContext(args: {
   if (!dapp.chainIds.includes(chainId)) throw new ChainNotServedError(`This dApp does not serve chain ${chainId}`);
   const chain = args.deps.chains.get(chainId);
   if (chain === undefined) throw new ChainNotServedError(`Chain ${chainId} is not configured on this Patron`);
-  // `report: undefined` and `token: undefined` reserve the per-call slots (see RpcContext.report).
   return {
     dapp,
     chain: forEntryPointVersion(chain, args.entryPointVersion) ?? chain,
     urlEntryPointVersion: args.entryPointVersion,
     bounds: args.deps.bounds(dapp.limits, chainId),
     sponsorship: args.deps.sponsorship,
-    tokens: args.deps.tokenPaymaster,
-    tokenGate: args.deps.tokenGate,
+    tokenPaymaster: args.deps.tokenPaymaster,
+    sponsorshipTokens: args.deps.tokenGate,
     caller: args.caller,
     spend: args.deps.limits.dappSpend({ dappId: dapp.id, override: dapp.limits.rateLimits, ip: args.caller.ip }),
-    report: undefined,
-    token: undefined,
   };
 }

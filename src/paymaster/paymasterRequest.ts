@@ -2,14 +2,12 @@ import type { Address, Hex } from 'viem';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { GatingReads } from '../chain/gatingReads.js';
 import type { ChainReads } from '../chain/senderCode.js';
-import type { SigningBounds } from '../config/boundsSettings.js';
 import type { GatingReader } from '../policies/gatingRules.js';
 import { knownAccountsOf, resolveSenderAccount } from '../policies/knownAccounts.js';
 import type { PolicyRequest } from '../policies/policyGate.js';
-import type { SponsorshipGrant } from '../sponsorshipTokens/sponsorshipGrant.js';
 import type { PaymasterFields } from './entryPoints/entryPointModule.js';
 import type { PartialUserOperation } from './partialUserOperation.js';
-import type { SpendGuard } from './spendGuard.js';
+import type { PaymasterCall } from './paymasterCall.js';
 
 /**
  * What the sponsored and the token mode's requests and answers share: the deployment's signing policy, the signed
@@ -41,37 +39,32 @@ export interface SponsoredUserOperation extends PaymasterFields {
  */
 export function policyRequest(
   req: {
-    dappId: string;
-    chain: ChainRuntime;
-    userOp: PartialUserOperation;
-    sponsorshipPolicyId?: string | undefined;
-    attestationUid?: Hex | undefined;
-    /** The dApp's verified sponsorship token, when the request carried one: its `sub` is the policies' `user`. */
-    token?: SponsorshipGrant | undefined;
-    /** The request's budgets: its `holder` is the caller a share of each cap is counted against. */
-    spend?: SpendGuard | undefined;
-    /** The signing bounds: the hold shares. */
-    bounds?: SigningBounds | undefined;
+    readonly call: PaymasterCall;
+    readonly userOp: PartialUserOperation;
+    readonly sponsorshipPolicyId?: string | undefined;
+    readonly attestationUid?: Hex | undefined;
   },
   deps: { readonly chainReads: ChainReads; readonly gatingReads?: GatingReads | undefined },
 ): PolicyRequest {
   const reads = deps.chainReads;
   const gating = deps.gatingReads;
+  const { call, userOp } = req;
+  const { chain, grant } = call;
   return {
-    dappId: req.dappId,
-    chainId: req.chain.chainId,
-    sender: req.userOp.sender,
-    user: req.token?.claims.sub,
-    userAddress: req.token?.claims.addr,
-    initCode: req.userOp.initCode,
-    callData: req.userOp.callData,
-    maxFeePerGas: req.userOp.maxFeePerGas,
+    dappId: call.dappId,
+    chainId: chain.chainId,
+    sender: userOp.sender,
+    // The dApp's verified sponsorship token, when the call carried one: its `sub` is the policies' `user`.
+    user: grant?.claims.sub,
+    userAddress: grant?.claims.addr,
+    initCode: userOp.initCode,
+    callData: userOp.callData,
+    maxFeePerGas: userOp.maxFeePerGas,
     requestedPolicyId: req.sponsorshipPolicyId,
-    senderAccount: () =>
-      resolveSenderAccount({ chain: req.chain, reads, known: knownAccountsOf(req.chain), op: req.userOp }),
+    senderAccount: () => resolveSenderAccount({ chain, reads, known: knownAccountsOf(chain), op: userOp }),
     attestationUid: req.attestationUid,
-    gating: gating === undefined ? undefined : gatingReaderOf(gating, req.chain),
-    ...holdOf(req),
+    gating: gating === undefined ? undefined : gatingReaderOf(gating, chain),
+    holds: holdsOf(call),
   };
 }
 
@@ -79,20 +72,12 @@ export function policyRequest(
  * Who holds what the request reserves, and how much of a cap one holder may: the person a sponsorship token names
  * (the dApp's backend vouches for them), else the caller's IP (SpendGuard's `holder`).
  */
-function holdOf(req: {
-  token?: SponsorshipGrant | undefined;
-  spend?: SpendGuard | undefined;
-  bounds?: SigningBounds | undefined;
-}): Pick<PolicyRequest, 'holds'> {
-  if (req.bounds === undefined) return {};
-  const sub = req.token?.claims.sub;
-  const holder = sub === undefined ? req.spend?.holder : `user:${sub}`;
+function holdsOf(call: PaymasterCall): PolicyRequest['holds'] {
+  const sub = call.grant?.claims.sub;
   return {
-    holds: {
-      holder,
-      perCallerPercent: req.bounds.holdSharePerCallerPercent,
-      perSenderPercent: req.bounds.holdSharePerSenderPercent,
-    },
+    holder: sub === undefined ? call.spend.holder : `user:${sub}`,
+    perCallerPercent: call.bounds.holdSharePerCallerPercent,
+    perSenderPercent: call.bounds.holdSharePerSenderPercent,
   };
 }
 

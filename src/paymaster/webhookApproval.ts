@@ -3,8 +3,7 @@ import { TOKEN_KEY, withoutCarriedToken } from '../sponsorshipTokens/tokenCarrie
 import type { WebhookFailureReason } from '../webhooks/webhookCaller.js';
 import type { WebhookCheckResult } from '../webhooks/webhookCheck.js';
 import type { WebhookOperation } from '../webhooks/webhookOperation.js';
-import type { ReportFact } from './requestFacts.js';
-import type { SpendGuard } from './spendGuard.js';
+import type { PaymasterCall } from './paymasterCall.js';
 
 /** Spec §6: the dApp's webhooks decide; see webhooks/webhookCheck.ts. */
 export type CheckWebhooks = (args: {
@@ -36,19 +35,17 @@ const WEBHOOK_FAILURES: Record<Exclude<WebhookFailureReason, 'denied'>, string> 
  */
 export async function approveByDappWebhooks(args: {
   readonly checkWebhooks: CheckWebhooks;
-  readonly dappId: string;
+  readonly call: PaymasterCall;
   readonly webhookData: Record<string, unknown>;
-  readonly spend: SpendGuard;
-  readonly report?: ReportFact | undefined;
   readonly operation: () => Promise<WebhookOperation>;
 }): Promise<void> {
-  const { report } = args;
+  const { report, spend } = args.call;
   const started = report === undefined ? 0 : performance.now();
   const verdict = await args.checkWebhooks({
-    dappId: args.dappId,
+    dappId: args.call.dappId,
     // The dApp's webhook never sees a sponsorship token (docs/guides/sponsorship-tokens.md), whatever the settings.
     webhookData: Object.hasOwn(args.webhookData, TOKEN_KEY) ? withoutCarriedToken(args.webhookData) : args.webhookData,
-    beforeCalls: (count) => args.spend.webhookCalls(count),
+    beforeCalls: (count) => spend.webhookCalls(count),
     operation: args.operation,
   });
   if (report !== undefined && verdict.calls.length > 0) {

@@ -4,8 +4,9 @@ import { RPC } from './rpcErrors.js';
 
 /**
  * How a finished paymaster call ended, the one split the request log and the metrics both report:
- * - `sponsored`: a signed paymasterAndData, whichever mode pays;
- * - `quoted`: answered without a usable signature (an ERC-20 fee quote, the ERC-7677 stub, the policies' dry run);
+ * - `sponsored`: a signed paymasterAndData, whichever mode pays (the method's declared outcome `signs`);
+ * - `quoted`: answered without a usable signature (an ERC-20 fee quote or rate, the ERC-7677 stub, the policies' dry
+ *   run, the EntryPoints served): the method's declared outcome `quotes` or `dryRun`;
  * - `denied`: the request itself was refused (the key's caller restrictions, the dApp's sponsorship token, the webhook, a policy, the dApp's token guarantees, the signing bounds, the solvency guard, the signer watch);
  * - `error`: anything else, invalid params included.
  */
@@ -34,11 +35,8 @@ export function isDenial(code: number, data?: unknown): boolean {
   return GUARANTEE_RULES.has((data as { rule?: unknown }).rule);
 }
 
-export function callOutcome(report: Pick<CallReport, 'method' | 'result' | 'error'>): CallOutcome {
+/** The outcome the method declared (rpc/rpcMethod.ts MethodOutcome), or the error's kind. */
+export function callOutcome(report: Pick<CallReport, 'outcome' | 'error'>): CallOutcome {
   if (report.error !== undefined) return isDenial(report.error.code, report.error.data) ? 'denied' : 'error';
-  if (report.method === 'pm_getPaymasterStubData' || report.method === 'pm_validateSponsorshipPolicies') {
-    return 'quoted';
-  }
-  const { result } = report;
-  return typeof result === 'object' && result !== null && 'feeQuotes' in result ? 'quoted' : 'sponsored';
+  return report.outcome === 'signs' ? 'sponsored' : 'quoted';
 }

@@ -1,5 +1,6 @@
 import type { RequestFact } from '../paymaster/requestFacts.js';
 import type { RpcErrorObject } from './rpcErrors.js';
+import type { MethodOutcome } from './rpcMethod.js';
 
 /**
  * One finished JSON-RPC call on a paymaster endpoint, as its observers (the request log, the metrics) receive it
@@ -15,7 +16,8 @@ export interface CallReport {
   readonly chainId: number;
   readonly facts: readonly RequestFact[];
   readonly latencyMs: number;
-  readonly result?: unknown;
+  /** What the method declared its answer to be (absent when the call failed). */
+  readonly outcome?: MethodOutcome;
   readonly error?: RpcErrorObject;
 }
 

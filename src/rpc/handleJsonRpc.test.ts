@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { z } from 'zod';
+import { eip1193ChainRuntime } from '../chain/chainRegistry.js';
+import { DEFAULT_SIGNING_BOUNDS } from '../config/boundsSettings.js';
 import {
   callerRestrictionsSchema,
   compileCallerRestrictions,
@@ -12,49 +14,82 @@ import {
   UnauthorizedError,
   UnavailableError,
 } from '../errors/PatronError.js';
+import type { SponsorshipService } from '../paymaster/sponsored/sponsorshipService.js';
+import type { TokenPaymasterService } from '../paymaster/token/tokenPaymasterService.js';
+import type { SponsorshipTokenGate } from '../sponsorshipTokens/sponsorshipTokenGate.js';
 import { handleJsonRpc, MAX_BATCH } from './handleJsonRpc.js';
-import { defineRpcMethod, type RpcContext, type RpcMethod } from './rpcMethod.js';
+import { defineRpcMethod, type RegisteredMethod, type RpcContext } from './rpcMethod.js';
 
 const echo = defineRpcMethod({
   method: 'test_echo',
   params: z.tuple([z.object({ n: z.number({ error: 'must be a number' }) })]),
   family: () => 'sponsorship',
   handler: async ([p]) => ({ n: p.n }),
+  outcome: () => 'quotes',
 });
 const deny = defineRpcMethod({
   method: 'test_deny',
   params: z.tuple([]),
   family: () => undefined,
-  handler: async () => {
+  handler: async (): Promise<never> => {
     throw new SponsorshipDeniedError('no');
   },
+  outcome: () => 'signs',
 });
 const boom = defineRpcMethod({
   method: 'test_boom',
   params: z.tuple([]),
   family: () => undefined,
-  handler: async () => {
+  handler: async (): Promise<never> => {
     throw new Error('secret internals at /src/x.ts:1');
   },
+  outcome: () => 'signs',
 });
 const down = defineRpcMethod({
   method: 'test_down',
   params: z.tuple([]),
   family: () => undefined,
-  handler: async () => {
+  handler: async (): Promise<never> => {
     throw new UnavailableError('down');
   },
+  outcome: () => 'signs',
 });
-const methods = new Map<string, RpcMethod>([echo, deny, boom, down].map((m) => [m.method, m]));
+const methods = new Map<string, RegisteredMethod>([echo, deny, boom, down].map((m) => [m.method, m]));
 const logged: unknown[] = [];
 const log = { error: (obj: object) => logged.push(obj) };
 const free = () => Promise.resolve();
-const context = async () =>
-  ({
-    dapp: { restrictions: NO_CALLER_RESTRICTIONS },
-    caller: { origin: undefined, ip: '127.0.0.1' },
+/** A context whose services are never reached by these methods: the envelope reads the dApp, caller and budget. */
+function bareContext(over: Partial<RpcContext> = {}): RpcContext {
+  return {
+    dapp: {
+      id: '7238fa04-f236-4db5-86f5-b557a495546b',
+      accountId: '11111111-f236-4db5-86f5-b557a495546b',
+      name: 'test',
+      chainIds: [31337],
+      apiKeyPrefix: 'pk.x',
+      apiKeyCiphertext: '',
+      limits: {},
+      restrictions: NO_CALLER_RESTRICTIONS,
+      createdAt: 0,
+      updatedAt: 0,
+    },
+    chain: eip1193ChainRuntime({
+      chainId: 31337,
+      request: async () => null,
+      entryPoint: '0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789',
+      paymaster: '0x1111111111111111111111111111111111111111',
+    }),
+    urlEntryPointVersion: '0.6',
+    bounds: DEFAULT_SIGNING_BOUNDS,
+    sponsorship: {} as SponsorshipService,
+    tokenPaymaster: {} as TokenPaymasterService,
+    sponsorshipTokens: {} as SponsorshipTokenGate,
+    caller: { origin: undefined, ip: '127.0.0.1', authorization: undefined },
     spend: { call: free, simulation: free, webhookCalls: free },
-  }) as unknown as RpcContext;
+    ...over,
+  };
+}
+const context = async () => bareContext();
 
 const run = (body: string, ctx: () => Promise<RpcContext> = context, admit: () => Promise<void> = free) =>
   handleJsonRpc({ body, methods, context: ctx, log, admit });
@@ -250,10 +285,11 @@ test('rate limits: elements that are no call spend nothing, and the first call t
 
 test("a call the key's caller restrictions refuse is -32003 (HTTP 403) naming the rule, before the dApp's budget is spent", async () => {
   let dappCalls = 0;
-  const restricted = (doc: unknown) => async () =>
-    ({
-      dapp: { restrictions: compileCallerRestrictions(callerRestrictionsSchema.parse(doc)) },
-      caller: { origin: 'https://evil.example', ip: '10.1.2.3' },
+  const restricted = (doc: unknown) => async () => {
+    const base = bareContext();
+    return bareContext({
+      dapp: { ...base.dapp, restrictions: compileCallerRestrictions(callerRestrictionsSchema.parse(doc)) },
+      caller: { origin: 'https://evil.example', ip: '10.1.2.3', authorization: undefined },
       spend: {
         call: async () => {
           dappCalls += 1;
@@ -261,7 +297,8 @@ test("a call the key's caller restrictions refuse is -32003 (HTTP 403) naming th
         simulation: free,
         webhookCalls: free,
       },
-    }) as unknown as RpcContext;
+    });
+  };
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'test_echo', params: [{ n: 1 }] });
   const cases = [
     { doc: { origins: ['https://app.example'] }, rule: 'origin' },

@@ -1,10 +1,13 @@
+import type { MethodFamily } from '../dappSettings/callerRestrictions.js';
 import { brokenCallerRule } from '../dappSettings/callerRestrictions.js';
-import { CallerNotAllowedError, RateLimitedError, ValidationError } from '../errors/PatronError.js';
+import { CallerNotAllowedError, RateLimitedError } from '../errors/PatronError.js';
+import type { PaymasterCall } from '../paymaster/paymasterCall.js';
 import type { RequestFact } from '../paymaster/requestFacts.js';
 import type { SponsorshipGrant } from '../sponsorshipTokens/sponsorshipGrant.js';
+import type { TokenCarrier } from '../sponsorshipTokens/sponsorshipTokenGate.js';
 import type { OnCall } from './callReport.js';
 import { RPC, type RpcErrorObject, toRpcError } from './rpcErrors.js';
-import type { RpcContext, RpcMethod } from './rpcMethod.js';
+import type { MethodOutcome, RegisteredMethod, RpcContext } from './rpcMethod.js';
 
 /**
  * JSON-RPC 2.0 over one HTTP body (https://www.jsonrpc.org/specification): single requests and batches,
@@ -26,7 +29,7 @@ export interface RpcLogger {
 
 export interface HandleJsonRpcArgs {
   readonly body: string;
-  readonly methods: ReadonlyMap<string, RpcMethod>;
+  readonly methods: ReadonlyMap<string, RegisteredMethod>;
   /** Resolves the dApp/chain context once per HTTP request; its error answers every request of the body. */
   readonly context: () => Promise<RpcContext>;
   readonly log: RpcLogger;
@@ -163,17 +166,20 @@ async function handleOne(
   let ctx: RpcContext | undefined;
   try {
     await args.admit();
-    const params = parseParams(method, req.params ?? []);
-    ctx = await args.context();
-    assertCallerAllowed({ ctx, method, params });
-    // The dApp's sponsorship token: after the caller checks, before the dApp's own budget and any work.
-    const token = ctx.dapp.sponsorshipTokens === undefined ? undefined : await admitToken({ ctx, method, params });
-    await ctx.spend.call();
-    const callCtx =
-      onCall === undefined && token === undefined ? ctx : perCall(ctx, onCall === undefined ? undefined : facts, token);
-    const result = await method.handler(params, callCtx);
-    if (onCall !== undefined) report({ onCall, ctx, method: req.method, facts, startedAt, result });
-    return { response: { jsonrpc: '2.0', id, result }, status: 200 };
+    const served = await method.serve(req.params ?? [], {
+      admit: async (family, carrier) => {
+        ctx = await args.context();
+        assertCallerAllowed(ctx, family);
+        // The dApp's sponsorship token: after the caller checks, before the dApp's own budget and any work.
+        const grant = carrier === undefined ? undefined : await admitSponsorshipToken(ctx, carrier);
+        await ctx.spend.call();
+        return { call: paymasterCall(ctx, onCall === undefined ? undefined : facts, grant), ctx };
+      },
+    });
+    if (onCall !== undefined && ctx !== undefined) {
+      report({ onCall, ctx, method: req.method, facts, startedAt, outcome: served.outcome });
+    }
+    return { response: { jsonrpc: '2.0', id, result: served.result }, status: 200 };
   } catch (err) {
     const mapped = toRpcError(err);
     if (mapped.internal) args.log.error({ err, method: req.method }, 'JSON-RPC request failed');
@@ -193,44 +199,51 @@ async function handleOne(
  * The key's caller restrictions, right after the key resolved and before any work: a refused call has spent the
  * per-IP budget (admit) but not the dApp's, so a caller the owner shut out cannot use up the dApp's own calls.
  */
-function assertCallerAllowed<P>(args: { ctx: RpcContext; method: RpcMethod<P>; params: P }): void {
-  const { restrictions } = args.ctx.dapp;
+function assertCallerAllowed(ctx: RpcContext, family: MethodFamily | undefined): void {
+  const { restrictions } = ctx.dapp;
   if (restrictions.rules === undefined) return;
-  const family = args.method.family(args.params);
-  const rule = brokenCallerRule({ restrictions, ...args.ctx.caller, family });
+  const rule = brokenCallerRule({ restrictions, ...ctx.caller, family });
   if (rule !== undefined) throw new CallerNotAllowedError({ rule, family });
 }
 
 /**
- * The dApp's sponsorship token for a method on the sponsorship path (the dApp has token settings: the caller
+ * The dApp's sponsorship token, for a method on the sponsorship path when the dApp has token settings (the caller
  * checked). Verified, not spent: the domain's signing step spends it (sponsorshipTokens/sponsorshipGrant.ts).
  */
-async function admitToken<P>(args: { ctx: RpcContext; method: RpcMethod<P>; params: P }) {
-  const { ctx, method } = args;
+async function admitSponsorshipToken(ctx: RpcContext, carrier: TokenCarrier): Promise<SponsorshipGrant | undefined> {
   const settings = ctx.dapp.sponsorshipTokens;
-  if (settings === undefined || method.sponsorshipToken === undefined) return undefined;
-  return ctx.tokenGate.admit({
+  if (settings === undefined) return undefined;
+  return ctx.sponsorshipTokens.admit({
     settings,
     dappId: ctx.dapp.id,
     chainId: ctx.chain.chainId,
     authorization: ctx.caller.authorization,
-    carrier: method.sponsorshipToken(args.params),
+    carrier,
   });
 }
 
 /**
- * A per-call copy of the context (a copy: batch calls run concurrently): its facts go to this call's list when
- * anyone observes calls, and it carries this call's verified token.
+ * The call's scope, built once (a batch's calls run concurrently, each with its own): its facts go to this call's
+ * list when anyone observes calls, and it carries this call's verified sponsorship token.
  */
-function perCall(ctx: RpcContext, facts: RequestFact[] | undefined, token: SponsorshipGrant | undefined): RpcContext {
-  const copy: { -readonly [K in keyof RpcContext]: RpcContext[K] } = { ...ctx };
-  if (facts !== undefined) {
-    copy.report = (fact) => {
-      facts.push(fact);
-    };
-  }
-  copy.token = token;
-  return copy;
+function paymasterCall(
+  ctx: RpcContext,
+  facts: RequestFact[] | undefined,
+  grant: SponsorshipGrant | undefined,
+): PaymasterCall {
+  return {
+    dappId: ctx.dapp.id,
+    chain: ctx.chain,
+    bounds: ctx.bounds,
+    spend: ctx.spend,
+    report:
+      facts === undefined
+        ? undefined
+        : (fact) => {
+            facts.push(fact);
+          },
+    grant,
+  };
 }
 
 function report(args: {
@@ -239,7 +252,7 @@ function report(args: {
   method: string;
   facts: readonly RequestFact[];
   startedAt: number;
-  result?: unknown;
+  outcome?: MethodOutcome;
   error?: RpcErrorObject;
 }): void {
   const latencyMs = performance.now() - args.startedAt;
@@ -252,21 +265,6 @@ function report(args: {
     chainId: args.ctx.chain.chainId,
     facts: args.facts,
     latencyMs,
-    ...(args.error === undefined ? { result: args.result } : { error: args.error }),
+    ...(args.error !== undefined ? { error: args.error } : args.outcome === undefined ? {} : { outcome: args.outcome }),
   });
-}
-
-/** Parses `params`; the -32602 message names the failing field (`params[0].sender`) and what was wrong. */
-function parseParams<P>(method: RpcMethod<P>, params: unknown): P {
-  const fast = method.fastParams?.(params);
-  if (fast !== undefined) return fast;
-  const r = method.params.safeParse(params);
-  if (r.success) return r.data;
-  const issue = r.error.issues[0];
-  const where = issue === undefined ? 'params' : formatPath(issue.path);
-  throw new ValidationError(`Invalid params: ${where}: ${issue?.message ?? 'invalid'}`);
-}
-
-function formatPath(path: readonly PropertyKey[]): string {
-  return path.reduce<string>((acc, p) => (typeof p === 'number' ? `${acc}[${p}]` : `${acc}.${String(p)}`), 'params');
 }

@@ -5,10 +5,10 @@ import { pm_getPaymasterStubData } from './methods/pm_getPaymasterStubData.js';
 import { pm_sponsorUserOperation } from './methods/pm_sponsorUserOperation.js';
 import { pm_supportedEntryPoints } from './methods/pm_supportedEntryPoints.js';
 import { pm_validateSponsorshipPolicies } from './methods/pm_validateSponsorshipPolicies.js';
-import type { RpcMethod } from './rpcMethod.js';
+import type { RegisteredMethod } from './rpcMethod.js';
 
 /** Every JSON-RPC method the paymaster endpoints serve: an explicit list, no autoloading. */
-export const PAYMASTER_METHODS: ReadonlyMap<string, RpcMethod> = new Map(
+export const PAYMASTER_METHODS: ReadonlyMap<string, RegisteredMethod> = new Map(
   [
     pm_getFeeQuoteOrData,
     pm_sponsorUserOperation,

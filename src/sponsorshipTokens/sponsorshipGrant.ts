@@ -28,7 +28,10 @@ export const tokenRefused = (r: TokenRefusal): SponsorshipTokenError =>
  * decodes them (policies/accountCalls.ts, with the sender's account kind): a sender Patron does not know, or a
  * callData it cannot decode, is refused, since nothing then says what the op will call.
  */
-export async function assertTokenCalls(args: { grant: SponsorshipGrant | undefined; request: PolicyRequest }): Promise<void> {
+export async function assertTokenCalls(args: {
+  grant: SponsorshipGrant | undefined;
+  request: PolicyRequest;
+}): Promise<void> {
   const contracts = args.grant?.claims.contracts;
   if (contracts === undefined) return;
   const { request } = args;

@@ -2,9 +2,9 @@ import { hash } from 'node:crypto';
 import type { Address } from 'viem';
 import type { DappTokenSettings } from '../dappSettings/sponsorshipTokenSettings.js';
 import { DEFAULT_CLOCK_SKEW_SECONDS, type SponsorshipClaims } from './sponsorshipClaims.js';
+import { type SponsorshipGrant, tokenRefused } from './sponsorshipGrant.js';
 import type { SponsorshipTokenVerifier } from './sponsorshipTokenVerifier.js';
 import { readCarriedToken } from './tokenCarriers.js';
-import { type SponsorshipGrant, tokenRefused } from './sponsorshipGrant.js';
 import { refuse } from './tokenRefusal.js';
 
 /** Where a paymaster call carries a token (each method says: rpc/rpcMethod.ts `sponsorshipToken`). */

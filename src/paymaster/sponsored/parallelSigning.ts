@@ -65,34 +65,34 @@ export function createParallelSigning(args: ParallelSigningArgs) {
      * the suffix does not enter, while Patron finalizes.
      */
     async commit(req: SponsorRequest): Promise<SponsoredUserOperation> {
-      assertV09(req.chain, 'signingPhase');
+      assertV09(req.call.chain, 'signingPhase');
       // Reported before the solvency check, so a refused request is logged with its mode and sender.
-      req.report?.({ kind: 'op', mode: 'SPONSORED', sender: req.userOp.sender });
-      args.deps.assertCanSign(req.chain);
-      const fees = await chainFees(args.deps.fees, req.chain);
-      assertFeesWithinBounds(req.userOp, fees, req.bounds);
+      req.call.report?.({ kind: 'op', mode: 'SPONSORED', sender: req.userOp.sender });
+      args.deps.assertCanSign(req.call.chain);
+      const fees = await chainFees(args.deps.fees, req.call.chain);
+      assertFeesWithinBounds(req.userOp, fees, req.call.bounds);
       const missing = firstMissingLimit(req.userOp);
       if (missing !== undefined) {
         throw new OperationFieldError(missing, 'required with signingPhase "commit" (estimate on the stub first)');
       }
       const pass = await args.deps.policies.check(args.rulesRequest(req));
-      await assertTokenCalls({ grant: req.token, request: pass.request });
-      const sender = await args.senderOf(req.chain, req.userOp);
-      const ep = entryPointModule(req.chain.entryPointVersion);
+      await assertTokenCalls({ grant: req.call.grant, request: pass.request });
+      const sender = await args.senderOf(req.call.chain, req.userOp);
+      const ep = entryPointModule(req.call.chain.entryPointVersion);
       const window = await args.windowFor(req, fees.timestamp);
       const paymasterGas = ep.paymasterGas('SPONSORED');
       const final = finalUserOperation(req.userOp, req.userOp, paymasterGas, sender);
-      const fields = ep.stub({ chain: req.chain, window, authorization: SPONSORED, signatureInSuffix: true });
-      const gas = gasBoundsOf({ ep, op: req.userOp, paymasterGas, sender, fields, bounds: req.bounds, fees });
+      const fields = ep.stub({ chain: req.call.chain, window, authorization: SPONSORED, signatureInSuffix: true });
+      const gas = gasBoundsOf({ ep, op: req.userOp, paymasterGas, sender, fields, bounds: req.call.bounds, fees });
       const worstCaseWei = ep.worstCaseCost(final, final.maxFeePerGas);
       assertGasWithinBounds({ gas, limits: final, worstCaseWei });
       // A commit signs nothing: the token is checked here and spent by the finalize that signs.
-      assertTokenCost({ grant: req.token, worstCaseWei });
+      assertTokenCost({ grant: req.call.grant, worstCaseWei });
       await args.deps.policies.fits({ pass, worstCaseWei });
       // The signing step with a placeholder for the signer: the prefix comes out of the one encoder finalize uses.
       const committed = ep
         .signing({
-          chain: req.chain,
+          chain: req.call.chain,
           op: final,
           window,
           authorization: SPONSORED,
@@ -109,22 +109,22 @@ export function createParallelSigning(args: ParallelSigningArgs) {
      * whole sponsor pipeline runs on that window, and the answer's prefix is the commit's byte for byte.
      */
     async finalize(req: FinalizeRequest): Promise<SponsoredUserOperation> {
-      assertV09(req.chain, 'signingPhase');
-      const ep = entryPointModule(req.chain.entryPointVersion);
+      assertV09(req.call.chain, 'signingPhase');
+      const ep = entryPointModule(req.call.chain.entryPointVersion);
       const commitment = readCommitment({
-        chain: req.chain,
+        chain: req.call.chain,
         committed: req.committed,
         op: req.userOp,
         paymasterGas: ep.paymasterGas('SPONSORED'),
       });
-      const head = isBlockWindow(commitment.window) ? await currentBlockNumber(req.chain.request) : undefined;
+      const head = isBlockWindow(commitment.window) ? await currentBlockNumber(req.call.chain.request) : undefined;
       const window = checkIssuedWindow({
         window: commitment.window,
         policy: args.deps.policy,
         nowMs: args.deps.now(),
-        chainSeconds: (await chainFees(args.deps.fees, req.chain)).timestamp,
+        chainSeconds: (await chainFees(args.deps.fees, req.call.chain)).timestamp,
         currentBlock: head,
-        secondsPerBlock: secondsPerBlock(req.chain),
+        secondsPerBlock: secondsPerBlock(req.call.chain),
       });
       return args.sponsorOp({
         ...req,

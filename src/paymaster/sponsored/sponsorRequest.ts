@@ -1,11 +1,8 @@
 import type { Hex } from 'viem';
 import type { ChainRuntime } from '../../chain/chainRegistry.js';
-import type { SigningBounds } from '../../config/boundsSettings.js';
 import { ValidationError } from '../../errors/PatronError.js';
-import type { SponsorshipGrant } from '../../sponsorshipTokens/sponsorshipGrant.js';
 import type { PartialUserOperation } from '../partialUserOperation.js';
-import type { ReportFact } from '../requestFacts.js';
-import type { SpendGuard } from '../spendGuard.js';
+import type { PaymasterCall } from '../paymasterCall.js';
 import type { IssuedWindow, ValidityUnit } from '../validityWindows.js';
 import type { CommittedPaymaster } from './parallelSigningCommitment.js';
 
@@ -14,8 +11,8 @@ import type { CommittedPaymaster } from './parallelSigningCommitment.js';
  * mode (sponsorshipService.ts) and its v0.9 parallel-signing steps (parallelSigning.ts) share.
  */
 export interface SponsorRequest {
-  readonly dappId: string;
-  readonly chain: ChainRuntime;
+  /** The call's scope: the dApp, the chain, the bounds, the budgets, the sponsorship token, the listeners. */
+  readonly call: PaymasterCall;
   readonly userOp: PartialUserOperation;
   /** true: compute limits; false: use the caller's (which must be present); undefined: compute if missing. */
   readonly calculateGasLimits: boolean | undefined;
@@ -25,12 +22,6 @@ export interface SponsorRequest {
   readonly sponsorshipPolicyId?: string | undefined;
   /** The EAS attestation uid the context names, for a policy's attestation rule (policies/gatingRules.ts). */
   readonly attestationUid?: Hex | undefined;
-  /** The signing bounds that apply to this dApp on this chain (docs/guides/signing-bounds.md, "Signing bounds"). */
-  readonly bounds: SigningBounds;
-  /** Told what happens as the request goes (the request log, the metrics); see requestFacts.ts. */
-  readonly report?: ReportFact | undefined;
-  /** The request's budget for simulations and webhook calls. */
-  readonly spend: SpendGuard;
   /**
    * The client's bundler estimates the gas after this answer (an ERC-7677 data call made before estimation, as
    * @biconomy/abstractjs does through viem): on v0.7+ the signature then binds bounds with headroom over the limits
@@ -41,8 +32,6 @@ export interface SponsorRequest {
   readonly validityUnit?: ValidityUnit | undefined;
   /** EntryPoint v0.9: the signature in the `paymasterSignature` suffix, outside the userOpHash (parallel signing). */
   readonly signatureInSuffix?: boolean | undefined;
-  /** The dApp's verified sponsorship token: its bounds are checked, and the signing step spends it. */
-  readonly token?: SponsorshipGrant | undefined;
 }
 
 /** A parallel-signing finalize: the op carries the paymaster fields a commit returned (parallelSigningCommitment.ts). */

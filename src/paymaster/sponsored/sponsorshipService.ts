@@ -3,10 +3,9 @@ import type { ChainRuntime } from '../../chain/chainRegistry.js';
 import type { ChainFees, FeeOracle } from '../../chain/feeOracle.js';
 import type { GatingReads } from '../../chain/gatingReads.js';
 import type { ChainReads } from '../../chain/senderCode.js';
-import type { SigningBounds } from '../../config/boundsSettings.js';
 import type { CryptoBackend } from '../../crypto/cryptoBackend.js';
 import type { PolicyGate, PolicyPass } from '../../policies/policyGate.js';
-import { assertTokenCalls, assertTokenCost, type SponsorshipGrant } from '../../sponsorshipTokens/sponsorshipGrant.js';
+import { assertTokenCalls, assertTokenCost } from '../../sponsorshipTokens/sponsorshipGrant.js';
 import type { WebhookOperation } from '../../webhooks/webhookOperation.js';
 import {
   type EntryPointModule,
@@ -22,6 +21,7 @@ import { entryPointModule } from '../entryPoints/entryPointModules.js';
 import { assertGasWithinBounds, assertPreVerificationGas, gasCapsFor, type OpGasBounds } from '../gasBounds.js';
 import { maxBig } from '../maxBig.js';
 import type { PartialUserOperation } from '../partialUserOperation.js';
+import type { PaymasterCall } from '../paymasterCall.js';
 import { policyRequest, type SponsoredUserOperation, type SponsorshipPolicy } from '../paymasterRequest.js';
 import type { IssuedSignature } from '../requestFacts.js';
 import { senderFactsResolver } from '../senderFacts.js';
@@ -86,21 +86,21 @@ const STUB_BLOCK_WINDOW = { validUntil: 0x8101_0101_0101, validAfter: 0x8101_010
 export function createSponsorshipService(deps: SponsorshipDeps) {
   /** The window a request asks for: seconds, or (v0.9, `validityUnit: "blocks"`) block numbers from the head. */
   const windowFor = async (
-    req: { chain: ChainRuntime; expiryDuration: number | undefined; validityUnit?: ValidityUnit | undefined },
+    req: { call: PaymasterCall; expiryDuration: number | undefined; validityUnit?: ValidityUnit | undefined },
     /** The chain's latest block time, from the fee read the request made (validityWindows.ts WindowClocks). */
     chainSeconds: number | undefined,
   ): Promise<IssuedWindow> => {
     if (req.validityUnit !== 'blocks') {
       return timeWindow(deps.policy, { nowMs: deps.now(), chainSeconds }, req.expiryDuration);
     }
-    assertV09(req.chain, 'a window in block numbers');
-    const currentBlock = await currentBlockNumber(req.chain.request);
+    assertV09(req.call.chain, 'a window in block numbers');
+    const currentBlock = await currentBlockNumber(req.call.chain.request);
     return blockWindow({
       policy: deps.policy,
       nowMs: deps.now(),
       expiryDuration: req.expiryDuration,
       currentBlock,
-      secondsPerBlock: secondsPerBlock(req.chain),
+      secondsPerBlock: secondsPerBlock(req.call.chain),
     });
   };
   const tail = {
@@ -117,12 +117,12 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   /** Everything before the signature: fee bounds, policy rules, webhook, gas limits, gas bounds. */
   const prepare = async (req: SigningRequest): Promise<FinalGas & { pass: PolicyPass }> => {
     // Before the webhook and any simulation: an op priced out of bounds costs Patron nothing but this check.
-    const fees = await chainFees(deps.fees, req.chain);
-    assertFeesWithinBounds(req.userOp, fees, req.bounds);
+    const fees = await chainFees(deps.fees, req.call.chain);
+    assertFeesWithinBounds(req.userOp, fees, req.call.bounds);
     const pass = await deps.policies.check(rulesRequest(req));
     // The token's contracts bound, decoded as the policies decode (and with the sender they looked up).
-    await assertTokenCalls({ grant: req.token, request: pass.request });
-    const resolving = senderOf(req.chain, req.userOp);
+    await assertTokenCalls({ grant: req.call.grant, request: pass.request });
+    const resolving = senderOf(req.call.chain, req.userOp);
     const sender = resolving === undefined ? undefined : await resolving;
     // The gas work is done once: after the webhooks by default (an op they refuse costs no simulation), or
     // before them when the check asks for the operation (a webhook with includeOperation sees the final gas).
@@ -141,7 +141,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     sender: SenderFacts | undefined,
     fees: ChainFees,
   ): Promise<FinalGas> => {
-    const ep = entryPointModule(req.chain.entryPointVersion);
+    const ep = entryPointModule(req.call.chain.entryPointVersion);
     const issued = req.window ?? (await windowFor(req, fees.timestamp));
     const paymasterGas = ep.paymasterGas('SPONSORED');
     const gas = gasBoundsOf({
@@ -149,8 +149,8 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
       op: req.userOp,
       paymasterGas,
       sender,
-      fields: sizingFields(req.chain, req.signatureInSuffix === true),
-      bounds: req.bounds,
+      fields: sizingFields(req.call.chain, req.signatureInSuffix === true),
+      bounds: req.call.bounds,
       fees,
     });
     // An inflated preVerificationGas is refused before it costs a simulation.
@@ -167,16 +167,21 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   };
 
   const approveByWebhooks = (req: SponsorRequest, operation: () => Promise<WebhookOperation>): Promise<void> =>
-    approveByDappWebhooks({ checkWebhooks: deps.checkWebhooks, ...req, operation });
+    approveByDappWebhooks({
+      checkWebhooks: deps.checkWebhooks,
+      call: req.call,
+      webhookData: req.webhookData,
+      operation,
+    });
 
   /** What a webhook with includeOperation is shown: the op as it will be signed, where, and at what worst case. */
   const webhookOperation = (req: SponsorRequest, pass: PolicyPass, gas: FinalGas): WebhookOperation => ({
     userOperation: gas.final,
-    chainId: req.chain.chainId,
-    entryPointVersion: req.chain.entryPointVersion,
-    entryPoint: req.chain.entryPoint,
-    paymaster: req.chain.paymaster,
-    dappId: req.dappId,
+    chainId: req.call.chain.chainId,
+    entryPointVersion: req.call.chain.entryPointVersion,
+    entryPoint: req.call.chain.entryPoint,
+    paymaster: req.call.chain.paymaster,
+    dappId: req.call.dappId,
     policyIds: pass.policies.map((p) => p.id),
     worstCaseCostWei: gas.worstCaseWei,
     validUntil: gas.validUntil,
@@ -197,15 +202,15 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
     if (given !== undefined) return given;
     // Simulated with paymaster fields of the final length and the real window (a dummy signature).
     const fields = ep.stub({
-      chain: req.chain,
+      chain: req.call.chain,
       window: args.window,
       authorization: SPONSORED,
       signatureInSuffix: req.signatureInSuffix,
     });
-    await req.spend.simulation(ep.simulations({ verified: false }));
+    await req.call.spend.simulation(ep.simulations({ verified: false }));
     const needed = args.gas.preVerificationGasNeeded;
     return ep.estimate({
-      chain: req.chain,
+      chain: req.call.chain,
       op: finalUserOperation(op, op, fields, args.sender),
       fields,
       // Patron's own figure for the op (the chain's L1 data included), or the caller's if higher (within bounds).
@@ -216,16 +221,16 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
   /** The signed op: rules, webhook, gas, bounds, then the caps reserved and the signature. */
   const sponsorOp = async (req: SigningRequest): Promise<SponsoredUserOperation> => {
     // The op's mode and sender first: a request the solvency guard refuses is logged with them too.
-    req.report?.({ kind: 'op', mode: 'SPONSORED', sender: req.userOp.sender });
-    if (req.signatureInSuffix === true) assertV09(req.chain, 'a paymasterSignature suffix');
-    deps.assertCanSign(req.chain);
+    req.call.report?.({ kind: 'op', mode: 'SPONSORED', sender: req.userOp.sender });
+    if (req.signatureInSuffix === true) assertV09(req.call.chain, 'a paymasterSignature suffix');
+    deps.assertCanSign(req.call.chain);
     const ready = await prepare(req);
     const { final, pass, worstCaseWei, expiresAt } = ready;
-    assertTokenCost({ grant: req.token, worstCaseWei });
-    const ep = entryPointModule(req.chain.entryPointVersion);
+    assertTokenCost({ grant: req.call.grant, worstCaseWei });
+    const ep = entryPointModule(req.call.chain.entryPointVersion);
     const window = { validUntil: ready.validUntil, validAfter: ready.validAfter };
     const fields = await issueSignature(tail, {
-      chain: req.chain,
+      chain: req.call.chain,
       ep,
       op: final,
       window,
@@ -240,14 +245,14 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
           worstCaseWei,
           validUntil: expiresAt,
           window: issued.window,
-          paymaster: req.chain.paymaster,
+          paymaster: req.call.chain.paymaster,
           signed: issued,
           // Spent in the reservation's transaction, once the caps took the op: a webhook's denial, a failed
           // simulation, a bound or a cap refused leaves the token usable; of two calls with one token, exactly one
           // is reserved (and signed), the other refused as a replay.
-          token: req.token,
+          token: req.call.grant,
         }),
-      report: req.report,
+      report: req.call.report,
     });
     return { ...fields, ...gasLimitsOf(final), ...window };
   };
@@ -281,11 +286,10 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
 
     /** The fee bounds alone (the stub's check: its gas limits are not final yet). */
     async assertFeesWithinBounds(args: {
-      chain: ChainRuntime;
+      call: PaymasterCall;
       userOp: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
-      bounds: SigningBounds;
     }): Promise<void> {
-      assertFeesWithinBounds(args.userOp, await chainFees(deps.fees, args.chain), args.bounds);
+      assertFeesWithinBounds(args.userOp, await chainFees(deps.fees, args.call.chain), args.call.bounds);
     },
 
     /** The signed op: rules, webhook, gas, bounds, then the caps reserved and the signature. */
@@ -299,9 +303,9 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
      * against the counters as they are, without signing or reserving. Throws what sponsor would.
      */
     async validate(req: SponsorRequest): Promise<{ policies: readonly { id: string; name: string }[] }> {
-      req.report?.({ kind: 'op', mode: 'SPONSORED', sender: req.userOp.sender });
+      req.call.report?.({ kind: 'op', mode: 'SPONSORED', sender: req.userOp.sender });
       const { pass, worstCaseWei } = await prepare(req);
-      assertTokenCost({ grant: req.token, worstCaseWei });
+      assertTokenCost({ grant: req.call.grant, worstCaseWei });
       await deps.policies.fits({ pass, worstCaseWei });
       return { policies: pass.policies.map((p) => ({ id: p.id, name: p.name })) };
     },
@@ -312,21 +316,19 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
      * a cap with nothing left, refuses; the final call reserves the real worst case).
      */
     async precheckPolicies(req: {
-      dappId: string;
-      chain: ChainRuntime;
+      call: PaymasterCall;
       userOp: PartialUserOperation;
       sponsorshipPolicyId: string | undefined;
       attestationUid?: Hex | undefined;
-      token?: SponsorshipGrant | undefined;
     }): Promise<void> {
       const pass = await deps.policies.check(rulesRequest(req));
-      await assertTokenCalls({ grant: req.token, request: pass.request });
-      await senderOf(req.chain, req.userOp);
-      const ep = entryPointModule(req.chain.entryPointVersion);
+      await assertTokenCalls({ grant: req.call.grant, request: pass.request });
+      await senderOf(req.call.chain, req.userOp);
+      const ep = entryPointModule(req.call.chain.entryPointVersion);
       const known = finalUserOperation(req.userOp, req.userOp, ep.paymasterGas('SPONSORED'));
       // A lower bound of the final worst case (missing limits count as 0): above the token's bound, it is refused now.
       const knownWorstCase = ep.worstCaseCost(known, known.maxFeePerGas);
-      assertTokenCost({ grant: req.token, worstCaseWei: knownWorstCase });
+      assertTokenCost({ grant: req.call.grant, worstCaseWei: knownWorstCase });
       await deps.policies.fits({ pass, worstCaseWei: knownWorstCase });
     },
   };

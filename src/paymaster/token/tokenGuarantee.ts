@@ -1,5 +1,4 @@
 import type { Address, Hex } from 'viem';
-import type { ChainRuntime } from '../../chain/chainRegistry.js';
 import type { GatingReads } from '../../chain/gatingReads.js';
 import type { ChainReads } from '../../chain/senderCode.js';
 import type { GuaranteeCapSetting } from '../../dappSettings/tokenGuarantees.js';
@@ -9,9 +8,9 @@ import type { PolicyDecision, PolicyGate, PolicyPass, ReservedToken } from '../.
 import type { WebhookOperation } from '../../webhooks/webhookOperation.js';
 import type { FinalUserOperation, ValidityWindow } from '../entryPoints/entryPointModule.js';
 import type { PartialUserOperation } from '../partialUserOperation.js';
+import type { PaymasterCall } from '../paymasterCall.js';
 import { policyRequest } from '../paymasterRequest.js';
-import type { IssuedSignature, ReportFact } from '../requestFacts.js';
-import type { SpendGuard } from '../spendGuard.js';
+import type { IssuedSignature } from '../requestFacts.js';
 import { approveByDappWebhooks, type CheckWebhooks } from '../webhookApproval.js';
 import { type GuaranteeTerms, guaranteeCapRefused, guaranteeRefused } from './guaranteeTerms.js';
 
@@ -36,14 +35,11 @@ export interface GuaranteeDeps {
 }
 
 export interface GuaranteeRequest {
-  readonly dappId: string;
-  readonly chain: ChainRuntime;
+  readonly call: PaymasterCall;
   readonly userOp: PartialUserOperation;
   readonly webhookData: Record<string, unknown>;
   readonly sponsorshipPolicyId?: string | undefined;
   readonly attestationUid?: Hex | undefined;
-  readonly spend: SpendGuard;
-  readonly report?: ReportFact | undefined;
 }
 
 /** The rules' verdict, held: a denial only counts once the op turns out to need the guarantee. */
@@ -118,21 +114,19 @@ export async function approveGuaranteeByWebhooks(args: {
   const operation = async (): Promise<WebhookOperation> => ({
     mode: 'ERC20',
     userOperation: args.final,
-    chainId: req.chain.chainId,
-    entryPointVersion: req.chain.entryPointVersion,
-    entryPoint: req.chain.entryPoint,
-    paymaster: req.chain.paymaster,
-    dappId: req.dappId,
+    chainId: req.call.chain.chainId,
+    entryPointVersion: req.call.chain.entryPointVersion,
+    entryPoint: req.call.chain.entryPoint,
+    paymaster: req.call.chain.paymaster,
+    dappId: req.call.dappId,
     policyIds: args.pass.policies.map((p) => p.id),
     worstCaseCostWei: args.worstCaseWei,
     ...args.window,
   });
   await approveByDappWebhooks({
     checkWebhooks: args.deps.checkWebhooks,
-    dappId: req.dappId,
+    call: req.call,
     webhookData: req.webhookData,
-    spend: req.spend,
-    report: req.report,
     operation,
   });
 }

@@ -3,7 +3,6 @@ import { erc20Abi } from 'viem';
 import type { ChainRuntime } from '../../chain/chainRegistry.js';
 import type { FeeOracle } from '../../chain/feeOracle.js';
 import { createPermitModeSupport, type PermitModeSupport } from '../../chain/permitModeSupport.js';
-import type { SigningBounds } from '../../config/boundsSettings.js';
 import type { CryptoBackend } from '../../crypto/cryptoBackend.js';
 import {
   OperationFieldError,
@@ -12,7 +11,7 @@ import {
   UnsupportedError,
 } from '../../errors/PatronError.js';
 import type { PolicyPass } from '../../policies/policyGate.js';
-import { assertTokenCalls, assertTokenCost, type SponsorshipGrant } from '../../sponsorshipTokens/sponsorshipGrant.js';
+import { assertTokenCalls, assertTokenCost } from '../../sponsorshipTokens/sponsorshipGrant.js';
 import type { ChainTokens } from '../../tokens/tokenCatalog.js';
 import {
   type Authorization,
@@ -28,13 +27,13 @@ import { signFields } from '../entryPoints/signFields.js';
 import { assertGasWithinBounds, assertPreVerificationGas, gasCapsFor } from '../gasBounds.js';
 import { maxBig } from '../maxBig.js';
 import type { PartialUserOperation } from '../partialUserOperation.js';
+import type { PaymasterCall } from '../paymasterCall.js';
 import { policyRequest, type SponsoredUserOperation, type SponsorshipPolicy } from '../paymasterRequest.js';
-import type { IssuedSignature, ReportFact } from '../requestFacts.js';
+import type { IssuedSignature } from '../requestFacts.js';
 import { senderFactsResolver } from '../senderFacts.js';
 import type { PaymasterSigner } from '../signer/paymasterSigner.js';
 import { assertFeesWithinBounds, chainFees } from '../signingBounds.js';
 import { callerLimits, gasBoundsOf, issueSignature } from '../signingPipeline.js';
-import type { SpendGuard } from '../spendGuard.js';
 import { validityWindow } from '../validityWindows.js';
 import { approvalInCallData } from './callDataApproval.js';
 import { type GuaranteeTerms, guaranteeShortfall, precheckGuarantee } from './guaranteeTerms.js';
@@ -104,34 +103,21 @@ export const TOKEN_VALIDATION_GAS = 50_000n;
 export const TOKEN_MIN_VERIFICATION_GAS = 100_000n;
 
 export interface QuoteRequest {
-  readonly chain: ChainRuntime;
+  /** The call's scope; its bounds refuse a quote the final data could not be signed for, its token spends nothing. */
+  readonly call: PaymasterCall;
   readonly userOp: PartialUserOperation;
   readonly tokens: TokenSelection;
   readonly calculateGasLimits: boolean | undefined;
   readonly expiryDuration: number | undefined;
-  /** The signing bounds of this dApp on this chain: a quote the final data could not be signed for is refused. */
-  readonly bounds: SigningBounds;
-  /** Told what happens as the request goes; see requestFacts.ts. */
-  readonly report?: ReportFact | undefined;
-  /** The request's budget for simulations. */
-  readonly spend: SpendGuard;
-  /** The dApp's verified sponsorship token (quotes check its bounds, spend nothing). */
-  readonly token?: SponsorshipGrant | undefined;
 }
 
 export interface TokenSponsorRequest {
-  readonly dappId: string;
-  readonly chain: ChainRuntime;
+  /** The call's scope; a token-paid op's worst case is the paymaster's too, so its bounds apply as in sponsorship. */
+  readonly call: PaymasterCall;
   readonly userOp: PartialUserOperation;
   readonly feeToken: string;
   readonly calculateGasLimits: boolean | undefined;
   readonly expiryDuration: number | undefined;
-  /** The signing bounds of this dApp on this chain: a token-paid op's worst case is the paymaster's too. */
-  readonly bounds: SigningBounds;
-  /** Told what happens as the request goes; see requestFacts.ts. */
-  readonly report?: ReportFact | undefined;
-  /** The request's budget for simulations. */
-  readonly spend: SpendGuard;
   /** The client's bundler estimates the gas after this answer: v0.7+ signs caps (gasBounds.ts), as sponsorship does. */
   readonly limitsMayChange?: boolean | undefined;
   /** For the dApp's webhooks when the op needs its guarantee (mode 2): the request's, or {}. */
@@ -140,8 +126,6 @@ export interface TokenSponsorRequest {
   readonly sponsorshipPolicyId?: string | undefined;
   /** The EAS attestation uid the context names, for a policy's attestation rule of mode 2. */
   readonly attestationUid?: Hex | undefined;
-  /** The dApp's verified sponsorship token: its bounds are checked, and the signing step spends it. */
-  readonly token?: SponsorshipGrant | undefined;
   /** Whether mode 2 may be signed for this call at all: the dApp's setting and the key (guaranteeTerms.ts). */
   readonly guarantee: GuaranteeTerms;
   /**
@@ -153,12 +137,10 @@ export interface TokenSponsorRequest {
 
 /** The stub's request for the account's permit (ERC-7677 `pm_getPaymasterStubData` with a fee token). */
 export interface PermitStubRequest {
-  readonly chain: ChainRuntime;
+  readonly call: PaymasterCall;
   readonly userOp: PartialUserOperation;
   readonly feeToken: string;
   readonly expiryDuration: number | undefined;
-  readonly bounds: SigningBounds;
-  readonly spend: SpendGuard;
 }
 
 export interface TokenSponsoredUserOperation extends SponsoredUserOperation {
@@ -231,27 +213,27 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
 
     /** What the stub asks the account to sign instead of a prior approval (tokenPermit.ts), or undefined. */
     async permitRequest(req: PermitStubRequest): Promise<PermitRequest | undefined> {
-      const token = findToken(chainTokens(req.chain), req.feeToken);
+      const token = findToken(chainTokens(req.call.chain), req.feeToken);
       if (token.permit === undefined) return undefined;
-      const ep = entryPointModule(req.chain.entryPointVersion);
+      const ep = entryPointModule(req.call.chain.entryPointVersion);
       // The window by both clocks, as a quote's: the estimate runs at the latest block's time.
-      const fees = await chainFees(deps.fees, req.chain);
+      const fees = await chainFees(deps.fees, req.call.chain);
       const v = window(req.expiryDuration, fees.timestamp);
       return requestPermit({
         ep,
-        chain: req.chain,
+        chain: req.call.chain,
         op: req.userOp,
         token,
-        sender: await senderOf(req.chain, req.userOp),
+        sender: await senderOf(req.call.chain, req.userOp),
         window: v,
-        bounds: req.bounds,
+        bounds: req.call.bounds,
         fees,
-        spend: req.spend,
+        spend: req.call.spend,
         permitModes,
         stub: (permit) =>
           permit === undefined
-            ? ep.stub({ chain: req.chain, window: v, authorization: SPONSORED })
-            : tokenStub(req.chain, v, token.address, permit),
+            ? ep.stub({ chain: req.call.chain, window: v, authorization: SPONSORED })
+            : tokenStub(req.call.chain, v, token.address, permit),
       });
     },
 
@@ -268,29 +250,29 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
 
     /** Fee quotes: one per usable requested token (preferred first), the rest listed as unsupported. */
     async quote(req: QuoteRequest): Promise<TokenQuotes> {
-      req.report?.({ kind: 'op', mode: 'ERC20', sender: req.userOp.sender });
-      const { selected, unsupported } = selectTokens(prepare(chainTokens(req.chain)), req.tokens);
+      req.call.report?.({ kind: 'op', mode: 'ERC20', sender: req.userOp.sender });
+      const { selected, unsupported } = selectTokens(prepare(chainTokens(req.call.chain)), req.tokens);
       const op = req.userOp;
       if (op.maxFeePerGas === 0n) {
         throw new OperationFieldError('maxFeePerGas', 'must be set to quote a fee in tokens');
       }
-      const fees = await chainFees(deps.fees, req.chain);
-      assertFeesWithinBounds(op, fees, req.bounds);
-      const ep = entryPointModule(req.chain.entryPointVersion);
+      const fees = await chainFees(deps.fees, req.call.chain);
+      assertFeesWithinBounds(op, fees, req.call.bounds);
+      const ep = entryPointModule(req.call.chain.entryPointVersion);
       const paymasterGas = ep.paymasterGas('ERC20');
       const v = window(req.expiryDuration, fees.timestamp);
-      const sender = await senderOf(req.chain, op);
+      const sender = await senderOf(req.call.chain, op);
       // The client batches approve(paymaster, maxGasFee) into the op after this quote, and the op is then
       // estimated again: the quote covers that approval so that the final maximum stays under it.
-      const approves = approvalInCallData(op.callData, req.chain.paymaster) !== undefined;
+      const approves = approvalInCallData(op.callData, req.call.chain.paymaster) !== undefined;
       const approvalGas = approves ? 0n : QUOTE_APPROVAL_CALLDATA_GAS;
       const gas = gasBoundsOf({
         ep,
         op,
         paymasterGas,
         sender,
-        fields: tokenStub(req.chain, v, ZERO_ADDRESS),
-        bounds: req.bounds,
+        fields: tokenStub(req.call.chain, v, ZERO_ADDRESS),
+        bounds: req.call.bounds,
         fees,
         extraPreVerificationGas: approvalGas,
       });
@@ -308,11 +290,11 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         // of their own (v0.7+); preVerificationGas is sized for the token data.
         assertPreVerificationGas(gas, op.preVerificationGas);
         const base = finalUserOperation(op, op, paymasterGas, sender);
-        await req.spend.simulation(ep.simulations({ verified: false }));
+        await req.call.spend.simulation(ep.simulations({ verified: false }));
         const estimate = await ep.estimate({
-          chain: req.chain,
+          chain: req.call.chain,
           op: base,
-          fields: ep.stub({ chain: req.chain, window: v, authorization: SPONSORED }),
+          fields: ep.stub({ chain: req.call.chain, window: v, authorization: SPONSORED }),
           callerPreVerificationGas: op.preVerificationGas,
         });
         limits = {
@@ -339,9 +321,9 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         worstCaseWei: ep.worstCaseCost(gasValues, op.maxFeePerGas),
       });
       const priced = caps === undefined ? gasValues : { ...gasValues, gasCaps: caps };
-      assertTokenCost({ grant: req.token, worstCaseWei: ep.worstCaseCost(priced, op.maxFeePerGas) });
+      assertTokenCost({ grant: req.call.grant, worstCaseWei: ep.worstCaseCost(priced, op.maxFeePerGas) });
       return {
-        paymasterAddress: req.chain.paymaster,
+        paymasterAddress: req.call.chain.paymaster,
         maxChargeWei: ep.maxChargeWei(priced, op.maxFeePerGas),
         validUntil: v.validUntil,
         tokens: selected,
@@ -356,17 +338,17 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
      * approval of the wrong token, a balance spent by the call) is refused here instead of costing the deposit.
      */
     async sponsor(req: TokenSponsorRequest): Promise<TokenSponsoredUserOperation> {
-      req.report?.({ kind: 'op', mode: 'ERC20', sender: req.userOp.sender });
-      deps.assertCanSign(req.chain);
-      deps.assertStaked(req.chain);
-      const chain = req.chain;
+      req.call.report?.({ kind: 'op', mode: 'ERC20', sender: req.userOp.sender });
+      deps.assertCanSign(req.call.chain);
+      deps.assertStaked(req.call.chain);
+      const chain = req.call.chain;
       const token = findToken(chainTokens(chain), req.feeToken);
       const op = req.userOp;
       const fees = await chainFees(deps.fees, chain);
-      assertFeesWithinBounds(op, fees, req.bounds);
+      assertFeesWithinBounds(op, fees, req.call.bounds);
       // The token's contracts bound before any simulation, decoded as a policy's allowlist decodes.
-      if (req.token?.claims.contracts !== undefined) {
-        await assertTokenCalls({ grant: req.token, request: policyRequest(req, deps) });
+      if (req.call.grant?.claims.contracts !== undefined) {
+        await assertTokenCalls({ grant: req.call.grant, request: policyRequest(req, deps) });
       }
       const ep = entryPointModule(chain.entryPointVersion);
       const permit = req.permit;
@@ -376,7 +358,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       const given = callerLimits(op, req.calculateGasLimits);
       const sender = await senderOf(chain, op);
       const stub = tokenStub(chain, v, token.address, permit);
-      const gas = gasBoundsOf({ ep, op, paymasterGas, sender, fields: stub, bounds: req.bounds, fees });
+      const gas = gasBoundsOf({ ep, op, paymasterGas, sender, fields: stub, bounds: req.call.bounds, fees });
       // The caller's own limits are final: out of bounds, the op is refused before it costs a simulation.
       if (given !== undefined) {
         const known = finalUserOperation(op, given, paymasterGas);
@@ -418,7 +400,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         permit,
       };
       const probe = ep.chargeProbe({ chain, sender: op.sender, token: token.address });
-      await req.spend.simulation(ep.simulations({ verified: true }));
+      await req.call.spend.simulation(ep.simulations({ verified: true }));
       const [estimate, balance, onChainAllowance] = await Promise.all([
         ep
           .estimate({
@@ -511,7 +493,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
       };
       // As the sponsored mode: the token's cost bound on the worst case; its jti is spent with the op's ledger row
       // (the guarantee's reservation, or a prefunded op's record), after every refusal the request can meet.
-      assertTokenCost({ grant: req.token, worstCaseWei });
+      assertTokenCost({ grant: req.call.grant, worstCaseWei });
       const fields = await issueSignature(tail, {
         chain,
         ep,
@@ -530,7 +512,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
               validUntil: issued.validUntil,
               window: issued.window,
               paymaster: issued.paymaster,
-              token: req.token,
+              token: req.call.grant,
             });
           }
           // signedMaximum refuses a shortfall unless the terms allow the guarantee: mode 2 implies they do.
@@ -543,7 +525,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
             cap: terms.cap,
             nowMs: deps.now(),
             token: named,
-            grant: req.token,
+            grant: req.call.grant,
           }).then(
             (decision) => ({ ...decision, guarantee: true }),
             (err: unknown) => {
@@ -551,7 +533,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
             },
           );
         },
-        report: req.report,
+        report: req.call.report,
       });
       return { ...fields, ...limits, ...v, token: token.address, maxTokenCost, guaranteed };
     },

@@ -1,6 +1,6 @@
+import { tokenQuotes } from '../dialects/pimlico.js';
 import { defineRpcMethod } from '../rpcMethod.js';
-import { assertUrlChainId, entryPointChain } from '../servedChain.js';
-import { tokenQuotesParams, tokenQuotesResult } from '../wire/pimlico.js';
+import { tokenQuotesParams } from '../wire/pimlico.js';
 
 /**
  * Pimlico's `pimlico_getTokenQuotes([{ tokens }, entryPoint, chainId])`
@@ -16,9 +16,6 @@ export const pimlico_getTokenQuotes = defineRpcMethod({
   family: () => 'tokenQuotes',
   // No op and no context: only the Authorization header can carry the token here.
   sponsorshipToken: () => ({ contextToken: undefined, webhookData: {}, sender: undefined }),
-  async handler([{ tokens }, entryPoint, chainId], ctx) {
-    const chain = entryPointChain(ctx, entryPoint, 'params[1]');
-    assertUrlChainId(ctx, chainId, 'params[2]');
-    return tokenQuotesResult(ctx.tokens.rateQuotes(chain, tokens));
-  },
+  handler: async ([{ tokens }, entryPoint, chainId], _call, ctx) => tokenQuotes({ tokens, entryPoint, chainId, ctx }),
+  outcome: () => 'quotes',
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { feeQuoteOrData } from '../dialects/biconomy.js';
 import { defineRpcMethod } from '../rpcMethod.js';
-import { feeQuoteOrData } from '../sponsoredResult.js';
 import { modeObjectSchema, parseUserOperationAndModeFast } from '../wire/modeObject.js';
 import { partialUserOperationSchema } from '../wire/userOperation.js';
 
@@ -15,5 +15,6 @@ export const pm_getFeeQuoteOrData = defineRpcMethod({
     webhookData: mode.webhookData,
     sender: op.sender,
   }),
-  handler: ([userOp, mode], ctx) => feeQuoteOrData(userOp, mode, ctx),
+  handler: ([userOp, mode], call, ctx) => feeQuoteOrData(userOp, mode, call, ctx),
+  outcome: (result) => ('feeQuotes' in result ? 'quotes' : 'signs'),
 });

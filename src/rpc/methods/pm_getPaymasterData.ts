@@ -1,10 +1,6 @@
+import { erc7677Data } from '../dialects/erc7677.js';
 import { defineRpcMethod } from '../rpcMethod.js';
-import { tokenPaid } from '../sponsoredResult.js';
 import { erc7677Params, erc7677ParamsFast } from '../wire/erc7677.js';
-import { erc7677Fields, gasLimitFields } from '../wire/erc7677Result.js';
-import { erc7677Target } from './erc7677Target.js';
-import { committedPaymaster, v09Options } from './erc7677V09Options.js';
-
 /**
  * ERC-7677 final data. By default it is signed over the op's own gas values: the wallet estimated them on the
  * stub, so they are not recomputed (a missing one is an error). With `calculateGasLimits: true` in the context
@@ -26,49 +22,7 @@ export const pm_getPaymasterData = defineRpcMethod({
     webhookData: context?.webhookData ?? {},
     sender: op.sender,
   }),
-  async handler(params, ctx) {
-    const { chain, mode } = erc7677Target(params, ctx);
-    const v09 = v09Options({ chain, mode, method: 'pm_getPaymasterData' });
-    const calculate = mode.calculateGasLimits === true;
-    // undefined: "compute what is missing" (sponsorshipService's gas rule); false: the op's limits or an error.
-    const calculateGasLimits = calculate ? undefined : false;
-    if (mode.mode === 'ERC20') {
-      const paid = await tokenPaid(
-        params[0],
-        { ...mode, calculateGasLimits },
-        { ...ctx, chain },
-        calculate,
-        'params[3]',
-      );
-      return { ...erc7677Fields(paid, chain.entryPointVersion), ...(calculate ? gasLimitFields(paid) : {}) };
-    }
-    const request = {
-      dappId: ctx.dapp.id,
-      chain,
-      userOp: params[0],
-      calculateGasLimits,
-      // viem keeps only the paymaster fields of this answer: what it computed, the client's bundler estimates again.
-      limitsMayChange: calculate,
-      expiryDuration: mode.expiryDuration,
-      validityUnit: v09.validityUnit,
-      webhookData: mode.webhookData,
-      sponsorshipPolicyId: mode.sponsorshipPolicyId,
-      attestationUid: mode.attestationUid,
-      bounds: ctx.bounds,
-      spend: ctx.spend,
-      report: ctx.report,
-      token: ctx.token,
-    };
-    if (v09.signingPhase === 'commit') {
-      const committed = await ctx.sponsorship.commit(request);
-      return { ...erc7677Fields(committed, chain.entryPointVersion), isFinal: false };
-    }
-    if (v09.signingPhase === 'finalize') {
-      const committed = committedPaymaster(params[0].committed);
-      const finalized = await ctx.sponsorship.finalize({ ...request, committed });
-      return { ...erc7677Fields(finalized, chain.entryPointVersion), isFinal: true };
-    }
-    const sponsored = await ctx.sponsorship.sponsor(request);
-    return { ...erc7677Fields(sponsored, chain.entryPointVersion), ...(calculate ? gasLimitFields(sponsored) : {}) };
-  },
+  handler: (params, call, ctx) => erc7677Data(params, call, ctx),
+  // A parallel-signing commit answers a placeholder signature (isFinal: false): nothing is signed yet.
+  outcome: (result) => (result.isFinal === false ? 'quotes' : 'signs'),
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { type BiconomyPaymasterResult, sponsorUserOperation } from '../dialects/biconomy.js';
+import { type PimlicoSponsorResult, pimlicoSponsorUserOperation } from '../dialects/pimlico.js';
 import { defineRpcMethod } from '../rpcMethod.js';
-import { pimlicoSponsorUserOperation, sponsorUserOperation } from '../sponsoredResult.js';
 import { modeObjectSchema, parseUserOperationAndModeFast } from '../wire/modeObject.js';
 import { pimlicoContextSchema } from '../wire/pimlico.js';
 import { address } from '../wire/scalars.js';
@@ -36,9 +37,11 @@ export const pm_sponsorUserOperation = defineRpcMethod({
     typeof second === 'string'
       ? { contextToken: context?.sponsorshipToken, webhookData: context?.webhookData ?? {}, sender: op.sender }
       : { contextToken: second.sponsorshipToken, webhookData: second.webhookData, sender: op.sender },
-  handler: (params, ctx) => {
+  handler: (params, call, ctx): Promise<BiconomyPaymasterResult | PimlicoSponsorResult> => {
     const [userOp, second, context] = params;
-    if (typeof second !== 'string') return sponsorUserOperation(userOp, second, ctx);
-    return pimlicoSponsorUserOperation(userOp, second, context, ctx);
+    if (typeof second !== 'string') return sponsorUserOperation(userOp, second, call, ctx);
+    return pimlicoSponsorUserOperation({ userOp, entryPoint: second, context, call, ctx });
   },
+  // Either dialect, either mode: a signed paymasterAndData.
+  outcome: () => 'signs',
 });

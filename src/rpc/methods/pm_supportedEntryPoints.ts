@@ -7,5 +7,7 @@ export const pm_supportedEntryPoints = defineRpcMethod({
   params: z.tuple([], { error: 'takes no params' }).or(z.undefined()),
   // Metadata every client asks first: no family, so a key limited to any family may still ask it.
   family: () => undefined,
-  handler: async (_params, ctx) => ctx.chain.deployments.map((d) => d.entryPoint),
+  handler: async (_params, _call, ctx) => ctx.chain.deployments.map((d) => d.entryPoint),
+  // Signs nothing: reported with the answers that are not a usable signature.
+  outcome: () => 'quotes',
 });

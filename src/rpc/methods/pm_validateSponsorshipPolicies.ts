@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { PolicyDeniedError, SponsorshipDeniedError } from '../../errors/PatronError.js';
+import { validateSponsorshipPolicies } from '../dialects/pimlico.js';
 import { defineRpcMethod } from '../rpcMethod.js';
 import { address } from '../wire/scalars.js';
 import { partialUserOperationSchema } from '../wire/userOperation.js';
-import { erc7677Target } from './erc7677Target.js';
 
 /**
  * The dry run, in Pimlico's name and shape: `[userOperation, entryPoint, sponsorshipPolicyIds]` → the requested
@@ -30,32 +29,7 @@ export const pm_validateSponsorshipPolicies = defineRpcMethod({
   family: () => 'dryRun',
   // No context: the Authorization header carries the token of a dry run.
   sponsorshipToken: ([op]) => ({ contextToken: undefined, webhookData: {}, sender: op.sender }),
-  async handler([userOp, entryPoint, ids], ctx) {
-    const { chain } = erc7677Target([userOp, entryPoint, BigInt(ctx.chain.chainId)], ctx);
-    let applying: readonly { id: string; name: string }[];
-    try {
-      ({ policies: applying } = await ctx.sponsorship.validate({
-        dappId: ctx.dapp.id,
-        chain,
-        userOp,
-        calculateGasLimits: undefined,
-        expiryDuration: undefined,
-        webhookData: {},
-        bounds: ctx.bounds,
-        spend: ctx.spend,
-        report: ctx.report,
-        token: ctx.token,
-      }));
-    } catch (err) {
-      if (err instanceof PolicyDeniedError || err instanceof SponsorshipDeniedError) return [];
-      throw err;
-    }
-    // Every applying policy passed; a requested one is willing when it is among them.
-    return ids.flatMap((id) => {
-      const p = applying.find((a) => a.id === id);
-      return p === undefined
-        ? []
-        : [{ sponsorshipPolicyId: p.id, data: { name: p.name, author: null, icon: null, description: null } }];
-    });
-  },
+  handler: ([userOp, entryPoint, ids], call, ctx) =>
+    validateSponsorshipPolicies({ userOp, entryPoint, ids, call, ctx }),
+  outcome: () => 'dryRun',
 });
