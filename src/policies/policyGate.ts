@@ -81,7 +81,7 @@ export interface ReserveRequest {
    */
   readonly kind?: ReservationKind | undefined;
   /** The request's sponsorship token: spent with the reservation, refused (its `replayed()`) if spent already. */
-  readonly token?: ReservedToken | undefined;
+  readonly grant?: ReservedToken | undefined;
   /** Charges besides the policies' caps, all or none with them (ExtraCharge). */
   readonly extraCharges?: readonly ExtraCharge[] | undefined;
 }
@@ -377,7 +377,7 @@ export function createPolicyGate(deps: PolicyGateDeps) {
         worstCaseWei: args.worstCaseWei,
       },
       ...(deps.onThreshold === undefined ? {} : { reportUsage: true }),
-      ...(args.token === undefined ? {} : { tokenUse: args.token.use() }),
+      ...(args.grant === undefined ? {} : { tokenUse: args.grant.use() }),
     });
     if (result.ok) {
       if (result.usage !== undefined && deps.onThreshold !== undefined) {
@@ -398,7 +398,7 @@ export function createPolicyGate(deps: PolicyGateDeps) {
       };
     }
     if ('tokenReplayed' in result) {
-      throw args.token?.replayed() ?? new Error('spend ledger: a token replay answered without a token');
+      throw args.grant?.replayed() ?? new Error('spend ledger: a token replay answered without a token');
     }
     if ('tooManySignatures' in result) {
       // Not transient (a retry meets the same row): a refusal of the request as made, not a rate limit.

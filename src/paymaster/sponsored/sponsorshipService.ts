@@ -250,7 +250,7 @@ export function createSponsorshipService(deps: SponsorshipDeps) {
           // Spent in the reservation's transaction, once the caps took the op: a webhook's denial, a failed
           // simulation, a bound or a cap refused leaves the token usable; of two calls with one token, exactly one
           // is reserved (and signed), the other refused as a replay.
-          token: req.call.grant,
+          grant: req.call.grant,
         }),
       report: req.call.report,
     });

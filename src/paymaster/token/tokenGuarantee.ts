@@ -165,6 +165,6 @@ export function reserveGuarantee(args: {
     signed: args.issued,
     kind: 'guarantee',
     extraCharges: [{ ...charge, refused }],
-    token: args.grant,
+    grant: args.grant,
   });
 }

@@ -512,7 +512,7 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
               validUntil: issued.validUntil,
               window: issued.window,
               paymaster: issued.paymaster,
-              token: req.call.grant,
+              grant: req.call.grant,
             });
           }
           // signedMaximum refuses a shortfall unless the terms allow the guarantee: mode 2 implies they do.
