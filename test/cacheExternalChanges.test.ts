@@ -11,6 +11,7 @@ import { createDeps, type Deps } from '../src/deps.js';
 import { createLogger } from '../src/logger.js';
 import { openStore, type Store } from '../src/store/store.js';
 import { COUNTER_EVERY_MS } from '../src/store/tenants/policyRepository.js';
+import { recordOf } from './helpers/requestLogRecords.js';
 import { fakeResolver, insertBareDapp, TEST_MASTER_KEY, testConfig } from './helpers/testContext.js';
 
 /**
@@ -117,22 +118,24 @@ describe('credential caches on an SQLite file', () => {
     const before = queries.apiKey;
     // Real commits by another connection to the file: the request log's thread writing a batch.
     for (let i = 0; i < 20; i++) {
-      deps.requestLog.record({
-        at: Date.now(),
-        accountId: account.id,
-        dappId: dapp.id,
-        chainId: 31337,
-        method: 'pm_getFeeQuoteOrData',
-        mode: 'SPONSORED',
-        sender: null,
-        outcome: 'error',
-        errorCode: -32602,
-        reason: 'test row',
-        webhook: null,
-        latencyMs: 1,
-        policy: null,
-        userOpHash: null,
-      });
+      deps.requestLog.record(
+        recordOf({
+          at: Date.now(),
+          accountId: account.id,
+          dappId: dapp.id,
+          chainId: 31337,
+          method: 'pm_getFeeQuoteOrData',
+          mode: 'SPONSORED',
+          sender: null,
+          outcome: 'error',
+          errorCode: -32602,
+          reason: 'test row',
+          webhook: null,
+          latencyMs: 1,
+          policy: null,
+          userOpHash: null,
+        }),
+      );
     }
     await deps.requestLog.flush();
     assert.equal((await serverStore.requestLog.query({ accountId: account.id, limit: 100 })).length, 20);

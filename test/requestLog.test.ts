@@ -3,12 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { pad, toFunctionSelector } from 'viem';
 import { eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
+import type { RequestLogRecord } from '../src/requestLog/requestLogRecord.js';
 import { createRequestLogRecorder, type RequestLogRecorderOptions } from '../src/requestLog/requestLogRecorder.js';
 import { inThreadWriter } from '../src/requestLog/requestLogWriter.js';
 import type { RequestLogRepository } from '../src/store/events/requestLogRepository.js';
 import type { RequestLogEntry } from '../src/store/records.js';
 import type { Store } from '../src/store/store.js';
 import { setTenantPassword, signIn } from './helpers/dashboardSession.js';
+import { recordOf } from './helpers/requestLogRecords.js';
 import {
   createTenant,
   createTestContext,
@@ -413,22 +415,23 @@ describe('the recorder', () => {
     await store.close();
     await dropTestSchema(schema);
   };
-  const entry = (i: number, at = Date.now()): RequestLogEntry => ({
-    at,
-    accountId: 'acc',
-    dappId: 'dapp',
-    chainId: 1,
-    method: 'pm_sponsorUserOperation',
-    mode: 'SPONSORED',
-    sender: SENDER,
-    outcome: i % 2 === 0 ? 'sponsored' : 'denied',
-    errorCode: i % 2 === 0 ? null : -32010,
-    reason: i % 2 === 0 ? null : 'x'.repeat(1000),
-    webhook: null,
-    latencyMs: 1.5,
-    policy: null,
-    userOpHash: null,
-  });
+  const entry = (i: number, at = Date.now()): RequestLogRecord =>
+    recordOf({
+      at,
+      accountId: 'acc',
+      dappId: 'dapp',
+      chainId: 1,
+      method: 'pm_sponsorUserOperation',
+      mode: 'SPONSORED',
+      sender: SENDER,
+      outcome: i % 2 === 0 ? 'sponsored' : 'denied',
+      errorCode: i % 2 === 0 ? null : -32010,
+      reason: i % 2 === 0 ? null : 'x'.repeat(1000),
+      webhook: null,
+      latencyMs: 1.5,
+      policy: null,
+      userOpHash: null,
+    });
   const count = async () => (await store.requestLog.query({ accountId: 'acc', limit: 10_000 })).length;
   const silent = { warn: () => {} };
   /** A recorder on the test's store whose timer never fires within a test; each test sets what it is about. */

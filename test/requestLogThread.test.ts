@@ -4,10 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Address, Hex } from 'viem';
+import type { RequestLogRecord } from '../src/requestLog/requestLogRecord.js';
 import { startRequestLogThread } from '../src/requestLog/requestLogThread.js';
 import { inThreadWriter } from '../src/requestLog/requestLogWriter.js';
 import type { RequestLogEntry } from '../src/store/records.js';
 import { openStore, type Store } from '../src/store/store.js';
+import { recordOf } from './helpers/requestLogRecords.js';
 
 /**
  * The request log's writer thread (requestLogThread.ts) on a real SQLite file: the rows it makes carry their own
@@ -17,22 +19,23 @@ import { openStore, type Store } from '../src/store/store.js';
 const sender: Address = '0x00000000000000000000000000000000000000A1';
 /** A userOpHash as a signature's hasher returns it (mixed case is normalised where the row is made). */
 const hashOf = (i: number): Hex => `0x${'AB'.repeat(30)}${i.toString(16).padStart(4, '0')}`;
-const entry = (i: number, userOpHash: RequestLogEntry['userOpHash']): RequestLogEntry => ({
-  at: 1_000 + i,
-  accountId: 'acc',
-  dappId: 'dapp',
-  chainId: 1,
-  method: 'pm_getFeeQuoteOrData',
-  mode: 'SPONSORED',
-  sender: sender,
-  outcome: 'sponsored',
-  errorCode: null,
-  reason: null,
-  webhook: null,
-  latencyMs: 1,
-  policy: null,
-  userOpHash,
-});
+const entry = (i: number, userOpHash: RequestLogEntry['userOpHash']): RequestLogRecord =>
+  recordOf({
+    at: 1_000 + i,
+    accountId: 'acc',
+    dappId: 'dapp',
+    chainId: 1,
+    method: 'pm_getFeeQuoteOrData',
+    mode: 'SPONSORED',
+    sender: sender,
+    outcome: 'sponsored',
+    errorCode: null,
+    reason: null,
+    webhook: null,
+    latencyMs: 1,
+    policy: null,
+    userOpHash,
+  });
 
 describe('the request log thread', () => {
   let dir: string;

@@ -2,19 +2,20 @@ import type { RequestFact } from '../paymaster/requestFacts.js';
 import { callOutcome } from '../rpc/callOutcome.js';
 import type { CallReport, OnCall } from '../rpc/callReport.js';
 import { RPC, type RpcErrorObject } from '../rpc/rpcErrors.js';
-import type { RequestLogEntry, RequestLogPolicy } from '../store/records.js';
+import type { RequestLogPolicy } from '../store/records.js';
+import type { RequestLogRecord } from './requestLogRecord.js';
 import type { RequestLogSink } from './requestLogRecorder.js';
 
 /**
  * The request log's observer of paymaster calls: turns one finished call (its facts, its outcome) into one
- * entry. Called on the request path: it builds one object and hands it to the sink (an in-memory append); the
+ * record (requestLogRecord.ts). Called on the request path: it builds one array and hands it to the sink (an in-memory append); the
  * userOpHash of a signed op (unless already known), ids, normalisation and SQL happen where the writer runs.
  */
 export function requestLogOnCall(sink: RequestLogSink): OnCall {
-  return (report) => sink.record(toEntry(report));
+  return (report) => sink.record(toRecord(report));
 }
 
-function toEntry(r: CallReport): RequestLogEntry {
+function toRecord(r: CallReport): RequestLogRecord {
   let op: Extract<RequestFact, { kind: 'op' }> | undefined;
   let webhook: Extract<RequestFact, { kind: 'webhook' }> | undefined;
   let policy: Extract<RequestFact, { kind: 'policy' }> | undefined;
@@ -26,30 +27,25 @@ function toEntry(r: CallReport): RequestLogEntry {
     else signed = f;
   }
   const { error } = r;
-  return {
-    at: r.at,
-    accountId: r.accountId,
-    dappId: r.dappId,
-    chainId: r.chainId,
-    method: r.method,
-    mode: op?.mode ?? null,
-    sender: op?.sender ?? null,
-    outcome: callOutcome(r),
-    errorCode: error?.code ?? null,
-    reason: error === undefined ? null : reasonOf(error),
-    webhook:
-      webhook === undefined
-        ? null
-        : {
-            allowed: webhook.allowed,
-            reason: webhook.reason ?? null,
-            latencyMs: webhook.latencyMs,
-            calls: webhook.calls,
-          },
-    latencyMs: r.latencyMs,
-    policy: policyOf(policy, error),
-    userOpHash: signed === undefined ? null : signed.userOpHash(),
-  };
+  return [
+    r.at,
+    r.accountId,
+    r.dappId,
+    r.chainId,
+    r.method,
+    op?.mode ?? null,
+    op?.sender ?? null,
+    callOutcome(r),
+    error?.code ?? null,
+    error === undefined ? null : reasonOf(error),
+    webhook === undefined ? null : webhook.allowed,
+    webhook?.reason ?? null,
+    webhook === undefined ? null : webhook.latencyMs,
+    webhook === undefined ? null : webhook.calls,
+    r.latencyMs,
+    policyOf(policy, error),
+    signed === undefined ? null : signed.userOpHash(),
+  ];
 }
 
 function policyOf(

@@ -1,5 +1,5 @@
 import type { RequestLogRepository } from '../store/events/requestLogRepository.js';
-import type { RequestLogEntry } from '../store/records.js';
+import type { RequestLogRecord } from './requestLogRecord.js';
 import type { RequestLogWriter } from './requestLogWriter.js';
 
 /**
@@ -10,7 +10,7 @@ import type { RequestLogWriter } from './requestLogWriter.js';
  * rather than slowing requests or growing memory. Retention (age and a row cap) is enforced periodically.
  */
 export interface RequestLogSink {
-  record(entry: RequestLogEntry): void;
+  record(entry: RequestLogRecord): void;
 }
 
 export interface RequestLogStats {
@@ -52,7 +52,7 @@ export function createRequestLogRecorder(opts: RequestLogRecorderOptions): Reque
   const enabled = opts.retentionDays > 0;
   const bufferLimit = opts.bufferLimit ?? 10_000;
   const batchSize = opts.batchSize ?? 500;
-  let buffer: RequestLogEntry[] = [];
+  let buffer: RequestLogRecord[] = [];
   let flushing: Promise<void> | undefined;
   let flushQueued = false;
   let closed = false;

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { RequestLogEntry } from '../store/records.js';
+import type { RequestLogRecord } from './requestLogRecord.js';
 import type { RequestLogWriter } from './requestLogWriter.js';
 
 /**
@@ -14,7 +14,7 @@ import type { RequestLogWriter } from './requestLogWriter.js';
  */
 export interface ThreadBatch {
   readonly id: number;
-  readonly entries: readonly RequestLogEntry[];
+  readonly entries: readonly RequestLogRecord[];
 }
 export type ThreadReply = { readonly id: number; readonly error?: string };
 export const CLOSE = 'close';

@@ -1,11 +1,11 @@
 import type { RequestLogRepository } from '../store/events/requestLogRepository.js';
-import type { RequestLogEntry } from '../store/records.js';
+import type { RequestLogRecord } from './requestLogRecord.js';
 import { storedEntry } from './storedEntry.js';
 
 /** Where the request log's batches are written: on this thread, or on a thread of their own (requestLogThread.ts). */
 export interface RequestLogWriter {
   /** Writes one batch: ids and normalisation are done where the writer runs. */
-  write(entries: readonly RequestLogEntry[]): Promise<void>;
+  write(entries: readonly RequestLogRecord[]): Promise<void>;
   close(): Promise<void>;
 }
 
