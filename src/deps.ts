@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { type AccountService, createAccountService } from './accounts/accountService.js';
 import { masterKeySource, verifyMasterKey } from './accounts/masterKey.js';
 import { createSessionService, type SessionService } from './accounts/sessionService.js';
+import { withClosers } from './async/closers.js';
 import { cachePolicy } from './cache/cachePolicy.js';
 import { buildChains } from './chain/buildChains.js';
 import { type ChainRegistry, type ChainRuntime, deploymentViews } from './chain/chainRegistry.js';
@@ -109,7 +110,10 @@ export interface Deps {
 }
 
 export interface DepsOverrides {
-  /** A store opened by the caller (tests use in-memory SQLite or a per-test PostgreSQL schema). */
+  /**
+   * A store opened by the caller (tests use in-memory SQLite or a per-test PostgreSQL schema), handed over: closed
+   * with the rest, and by a start that fails.
+   */
   readonly store?: Store;
   readonly resolver?: HostResolver;
   readonly now?: () => number;
@@ -142,321 +146,321 @@ export interface DepsOverrides {
 const MAX_POLICIES_PER_DAPP = 20;
 
 export async function createDeps(config: Config, logger: Logger, overrides: DepsOverrides = {}): Promise<Deps> {
-  const now = overrides.now ?? Date.now;
-  const masterKey =
-    overrides.masterKey ?? loadMasterKey({ masterKeyHex: config.masterKeyHex, dataDir: config.dataDir });
-  const store = overrides.store ?? (await openStore({ storage: config.storage }));
-  try {
-    // Once per start, before anything opens a secret: a wrong key is refused here, not by the first request.
-    await verifyMasterKey({
-      secrets: store.sealedSecrets,
-      key: masterKey,
-      source: masterKeySource({ masterKeyHex: config.masterKeyHex, dataDir: config.dataDir }),
-      now: now(),
-    });
-  } catch (err) {
-    if (overrides.store === undefined) await store.close();
-    throw err;
-  }
-  const secretBox = createSecretBox(masterKey);
-  const resolve = overrides.resolver ?? systemResolver;
-  const cache = cachePolicy({
-    ttlMs: config.cacheTtlMs,
-    maxEntries: config.cacheMaxEntries,
-    externalChanges: store.externalChanges,
-    now,
-  });
-  const urlPolicy = createWebhookUrlPolicy({ allowPrivate: config.allowPrivateWebhookUrls, resolve });
-  const webhooks = createWebhookService({
-    store,
-    urlPolicy,
-    secretBox,
-    maxWebhooksPerDapp: config.maxWebhooksPerDapp,
-    cache,
-    now,
-  });
-  const webhookCaller = createWebhookCaller({
-    timeoutMs: config.webhookTimeoutMs,
-    maxResponseBytes: config.webhookMaxResponseBytes,
-    allowPrivate: config.allowPrivateWebhookUrls,
-    // Registration (the URL policy above) always asks DNS afresh; the per-sponsorship call reuses answers.
-    resolve: cachingResolver(resolve, { ttlMs: config.webhookDnsCacheMs, now }),
-    secretBox,
-    now,
-    logger,
-  });
-  const crypto = selectCryptoBackend();
-  // The configured back end (a key here, a PKCS#11 token, AWS KMS); the dev chain's paymasters name its address.
-  const signer =
-    overrides.signer ??
-    (overrides.signerKey === undefined
-      ? await loadPaymasterSigner({ setting: config.paymaster.signer, crypto: crypto.backend })
-      : createPaymasterSigner({ privateKey: overrides.signerKey, crypto: crypto.backend }));
-  // A signer the caller opened is the caller's to close.
-  const ownSigner = overrides.signer === undefined ? signer : undefined;
-  const { devChain, chains } = await buildChains({ config, signer: signer.address, chains: overrides.chains });
-  // A chain whose accounts give a canonical address or code hash another kind throws here, before anything is served.
-  for (const c of chains.list()) knownAccountsOf(c);
-  const accounts = createAccountService({
-    store,
-    secretBox,
-    cache,
-    now,
-    logger,
-    servedChainIds: overrides.servedChainIds ?? chains.list().map((c) => c.chainId),
-  });
-  // The senders' code and proxy slots, one bounded cache for every chain (chain/senderCode.ts).
-  const chainReads = createChainReads({ maxEntries: config.cacheMaxEntries, now });
-  // The gating rules' balances and attestations, one bounded cache for every chain (chain/gatingReads.ts).
-  const gatingReads = createGatingReads({ ttlMs: config.gatingCacheMs, now });
-  const fees =
-    overrides.guards?.fees ??
-    createFeeOracle({
-      ...config.paymaster.fees,
-      now,
-      onError: (chainId, err) => logger.warn({ err, chainId }, 'could not read the chain fees'),
-    });
-  const bounds =
-    overrides.guards?.bounds ??
-    createBoundsResolver({
-      deployment: config.paymaster.bounds,
-      chains: new Map(config.paymaster.chains.flatMap((c) => (c.bounds === undefined ? [] : [[c.chainId, c.bounds]]))),
-    });
-  const rateLimiter =
-    overrides.guards?.rateLimiter ??
-    createRateLimiter(
-      config.rateLimits.store === 'database' && store.pgPool !== undefined
-        ? { kind: 'postgres', pool: store.pgPool }
-        : { kind: 'memory' },
-    );
-  const limits = createRequestLimits({ limiter: rateLimiter, settings: config.rateLimits.settings });
-  const policies = createPolicyService({ store, cache, now, maxPoliciesPerDapp: MAX_POLICIES_PER_DAPP });
-  const { tokenCatalog, nativeUsdMicros } = await buildTokenCatalog({
-    config,
-    chains,
-    devChain,
-    tokenChains: overrides.tokenChains,
-    logger,
-    now,
-  });
-  // policy.threshold's emitter exists once the lifecycle events are built (below, with the delivery loop).
-  let onThreshold: LifecycleEvents['onThreshold'] | undefined;
-  const policyGate = createPolicyGate({
-    policiesOf: (dappId, options) => policies.policiesOf(dappId, options),
-    ledger: store.spendLedger,
-    nativeUsdMicros,
-    now,
-    onThreshold: (args) => onThreshold?.(args),
-  });
-  // Whether Patron may sign for a paymaster at all (the signer watch and the solvency guard), before the services.
-  const gate = startSigningGate({
-    config,
-    chains: chains.list(),
-    signer: signer.address,
-    // On PostgreSQL several instances may sign: each within its share of the deposit.
-    solvencyClaims: store.solvencyClaims,
-    logger,
-    now,
-    // The fee oracle's latest block (read for the requests anyway; refreshed here only when it is stale).
-    chainHead: async (chain) => {
-      const f = await fees.get(chain);
-      return f?.timestamp === undefined
-        ? undefined
-        : { timestamp: Number(f.timestamp), blockNumber: Number(f.blockNumber) };
-    },
-  });
-  // Only where instances share the deposit (PostgreSQL): elsewhere the request path awaits nothing more.
-  const ensureHeadroom =
-    store.solvencyClaims === undefined ? undefined : (op: IssuedSignature) => gate.solvency.ensureHeadroom(op);
-  // Both modes' early check, before any work: the paymaster still accepts the key, and the deposit covers signing.
-  const assertCanSign = (chain: ChainRuntime): void => gate.assertCanSign(chain);
-  const sponsorship = createSponsorshipService({
-    signer,
-    fees,
-    crypto: crypto.backend,
-    policy: config.paymaster.sponsorship,
-    now,
-    policies: policyGate,
-    assertCanSign,
-    admitSignature: (op) => gate.solvency.admitSignature(op),
-    ensureHeadroom,
-    checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
-    chainReads,
-    gatingReads,
-  });
-  const tokenPaymaster = createTokenPaymasterService({
-    signer,
-    crypto: crypto.backend,
-    policy: config.paymaster.sponsorship,
-    now,
-    tokens: tokenCatalog,
-    fees,
-    assertCanSign,
-    admitSignature: (op) => gate.solvency.admitSignature(op),
-    ensureHeadroom,
-    assertStaked: (chain) => assertTokenModeStaked(chain, gate.solvency.staked(chain)),
-    policies: policyGate,
-    checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
-    chainReads,
-    gatingReads,
-  });
-  const tokenGate = buildSponsorshipTokens({
-    replay: store.sponsorshipTokenUses,
-    crypto: crypto.backend,
-    resolve,
-    allowPrivate: config.allowPrivateWebhookUrls,
-    maxLifetimeSeconds: config.sponsorshipTokenMaxLifetimeSeconds,
-  });
-  const sessions = createSessionService({
-    store,
-    now,
-    idleMs: config.dashboard.sessionIdleMs,
-    absoluteMs: config.dashboard.sessionMaxMs,
-  });
-  const requestLog = buildRequestLog({ config, store, logger, now });
-  // Ended sessions, old sign-in failures and spent sponsorship-token ids past their token's exp are deleted in the
-  // background (unref: never keeps the process up). A spent jti is refused while its row lives, and a token is
-  // accepted until exp + skew by the clock of the instance that spends it: rows go JTI_SWEEP_MARGIN_SECONDS after
-  // that, so an instance whose clock runs behind another's still finds the row (sponsorshipTokenGate.ts).
-  const sessionPruner = setInterval(() => {
-    sessions.prune().catch((err: unknown) => logger.warn({ err }, 'could not prune dashboard sessions'));
-    store.sponsorshipTokenUses
-      .sweep(Math.floor(now() / 1000) - JTI_SWEEP_MARGIN_SECONDS)
-      .catch((err: unknown) => logger.warn({ err }, 'could not sweep spent sponsorship tokens'));
-    store.spendLedger
-      .sweepIdleHolds()
-      .catch((err: unknown) => logger.warn({ err }, 'could not sweep idle hold counters'));
-  }, 10 * 60_000);
-  sessionPruner.unref();
-  // Before settlement, which tells them of included ops; their scrape-time reads of settlement come later.
-  const observability = createObservability({
-    config,
-    chains: chains.list(),
-    gate,
-    logger,
-    settlementLag: () => settlement.status(),
-    requestLogLosses: () => requestLog.stats(),
-    rateLimitRefusals: () => rateLimiter.refusals(),
-    priceAgeSeconds: (chainId) => {
-      const at = tokenCatalog.nativePriceUpdatedAtMs(chainId);
-      return at === undefined ? undefined : Math.max(0, (now() - at) / 1000);
-    },
-  });
-  if (config.settlement.expiryGraceIgnored) {
-    logger.warn(
-      'PATRON_SETTLEMENT_EXPIRY_GRACE_SECONDS is deprecated and ignored: reservations are released once the chain is past their window',
-    );
-  }
-  // Started with the settlement (last), so a start that fails on the way leaves no delivery loop behind.
-  const lifecycleEvents = buildLifecycleEvents({
-    config,
-    store,
-    secretBox,
-    urlPolicy,
-    resolve: cachingResolver(resolve, { ttlMs: config.webhookDnsCacheMs, now }),
-    logger,
-    now,
-    tuning: overrides.eventDelivery,
-    nativeUsdMicros,
-  });
-  onThreshold = lifecycleEvents.onThreshold;
-  // Last, once every chain client and the store exist (src/settlement/README.md).
-  const settlement = config.settlement.enabled
-    ? startSettlement({
-        // The in-process chain mines a block per transaction and never reorgs: a depth there would only stall.
-        chains: chains
-          .list()
-          .flatMap(deploymentViews)
-          .map((chain) => ({
-            chain,
-            confirmations: chain.embedded ? 0 : config.settlement.confirmations,
-            // The embedded chain starts from genesis with each process: a kept database's cursor is of another.
-            freshChain: chain.embedded,
-            includedSignature: includedSignatureOf(chain),
-          })),
-        cursors: store.chainCursors,
-        ledger: store.spendLedger,
-        nativeUsdMicros,
-        pollMs: config.settlement.pollMs,
-        maxBlockRange: BigInt(config.settlement.maxBlockRange),
-        onIncluded: async (args) => {
-          gate.onIncluded(args);
-          observability.onIncluded(args);
-          await lifecycleEvents.onIncluded(args);
-          // Joined to the op's log rows when they are read, whichever process writes them and whenever: under its
-          // userOpHash, and under its op key for the dApps charged (a row of an op signed before its gas was final
-          // holds the op key, which another dApp may have signed too: includedOpKey).
-          const byDapp = args.dappIds.map((d) => includedOpKey(d, args.event.opKey));
-          const keys = [args.event.userOpHash, ...(byDapp.length === 0 ? [args.event.opKey] : byDapp)];
-          for (const userOpHash of keys) {
-            await store.requestLog.setActualCost({
-              chainId: args.chainId,
-              userOpHash,
-              actualWei: args.event.actualGasCost,
-              at: now(),
-            });
-          }
-        },
-        onReorg: lifecycleEvents.onReorg,
-        onTokenCharged: lifecycleEvents.onTokenCharged,
-        beforeClose: () => lifecycleEvents.recorder.flush(),
+  // What the start opens is closed by close(), last opened first, and by a start that fails on the way.
+  return withClosers(
+    async (closers) => {
+      const now = overrides.now ?? Date.now;
+      const masterKey =
+        overrides.masterKey ?? loadMasterKey({ masterKeyHex: config.masterKeyHex, dataDir: config.dataDir });
+      const store = closers.own(overrides.store ?? (await openStore({ storage: config.storage })));
+      // Once per start, before anything opens a secret: a wrong key is refused here, not by the first request.
+      await verifyMasterKey({
+        secrets: store.sealedSecrets,
+        key: masterKey,
+        source: masterKeySource({ masterKeyHex: config.masterKeyHex, dataDir: config.dataDir }),
+        now: now(),
+      });
+      const secretBox = createSecretBox(masterKey);
+      const resolve = overrides.resolver ?? systemResolver;
+      const cache = cachePolicy({
+        ttlMs: config.cacheTtlMs,
+        maxEntries: config.cacheMaxEntries,
+        externalChanges: store.externalChanges,
+        now,
+      });
+      const urlPolicy = createWebhookUrlPolicy({ allowPrivate: config.allowPrivateWebhookUrls, resolve });
+      const webhooks = createWebhookService({
+        store,
+        urlPolicy,
+        secretBox,
+        maxWebhooksPerDapp: config.maxWebhooksPerDapp,
+        cache,
+        now,
+      });
+      const webhookCaller = closers.own(
+        createWebhookCaller({
+          timeoutMs: config.webhookTimeoutMs,
+          maxResponseBytes: config.webhookMaxResponseBytes,
+          allowPrivate: config.allowPrivateWebhookUrls,
+          // Registration (the URL policy above) always asks DNS afresh; the per-sponsorship call reuses answers.
+          resolve: cachingResolver(resolve, { ttlMs: config.webhookDnsCacheMs, now }),
+          secretBox,
+          now,
+          logger,
+        }),
+      );
+      const crypto = selectCryptoBackend();
+      // The configured back end (a key here, a PKCS#11 token, AWS KMS); the dev chain's paymasters name its address.
+      // A signer the caller opened is the caller's to close.
+      const signer =
+        overrides.signer ??
+        closers.own(
+          overrides.signerKey === undefined
+            ? await loadPaymasterSigner({ setting: config.paymaster.signer, crypto: crypto.backend })
+            : createPaymasterSigner({ privateKey: overrides.signerKey, crypto: crypto.backend }),
+        );
+      const { devChain, chains } = await buildChains({ config, signer: signer.address, chains: overrides.chains });
+      closers.defer(() => devChain?.close());
+      // A chain whose accounts give a canonical address or code hash another kind throws here, before anything is served.
+      for (const c of chains.list()) knownAccountsOf(c);
+      const accounts = createAccountService({
+        store,
+        secretBox,
+        cache,
+        now,
+        logger,
+        servedChainIds: overrides.servedChainIds ?? chains.list().map((c) => c.chainId),
+      });
+      // The senders' code and proxy slots, one bounded cache for every chain (chain/senderCode.ts).
+      const chainReads = createChainReads({ maxEntries: config.cacheMaxEntries, now });
+      // The gating rules' balances and attestations, one bounded cache for every chain (chain/gatingReads.ts).
+      const gatingReads = createGatingReads({ ttlMs: config.gatingCacheMs, now });
+      const fees =
+        overrides.guards?.fees ??
+        createFeeOracle({
+          ...config.paymaster.fees,
+          now,
+          onError: (chainId, err) => logger.warn({ err, chainId }, 'could not read the chain fees'),
+        });
+      const bounds =
+        overrides.guards?.bounds ??
+        createBoundsResolver({
+          deployment: config.paymaster.bounds,
+          chains: new Map(
+            config.paymaster.chains.flatMap((c) => (c.bounds === undefined ? [] : [[c.chainId, c.bounds]])),
+          ),
+        });
+      const rateLimiter =
+        overrides.guards?.rateLimiter ??
+        createRateLimiter(
+          config.rateLimits.store === 'database' && store.pgPool !== undefined
+            ? { kind: 'postgres', pool: store.pgPool }
+            : { kind: 'memory' },
+        );
+      const limits = createRequestLimits({ limiter: rateLimiter, settings: config.rateLimits.settings });
+      const policies = createPolicyService({ store, cache, now, maxPoliciesPerDapp: MAX_POLICIES_PER_DAPP });
+      const { tokenCatalog, nativeUsdMicros } = await buildTokenCatalog({
+        config,
+        chains,
+        devChain,
+        tokenChains: overrides.tokenChains,
         logger,
         now,
-        // Several processes on one PostgreSQL: exactly one follows each chain (store/db/followerLease.ts).
-        lease: store.followerLease,
-      })
-    : settlementOff;
-  // A first start sets each chain's cursor before anything is signed; an RPC that does not answer must not hold
-  // the start up (the rounds go on in the background).
-  await Promise.race([settlement.ready(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
-  const close = async () => {
-    try {
-      await settlement.close();
-      await gate.close();
-      clearInterval(sessionPruner);
-      await requestLog.close();
-      await lifecycleEvents.close();
-      await webhookCaller.close();
-      await tokenCatalog.close();
-      await devChain?.close();
-      await ownSigner?.close();
-    } finally {
-      await store.close();
-    }
-  };
-  return {
-    config,
-    logger,
-    store,
-    accounts,
-    webhooks,
-    webhookCaller,
-    crypto,
-    signer,
-    chains,
-    devChain,
-    sponsorship,
-    fees,
-    bounds,
-    tokenCatalog,
-    tokenPaymaster,
-    sessions,
-    requestLog,
-    limits,
-    policies,
-    settlement,
-    solvency: gate.solvency,
-    signerWatch: gate.signerWatch,
-    metrics: observability.metrics,
-    lifecycleEvents,
-    tokenGate,
-    urlPolicy,
-    // With the request log off (retention 0) no entry is built for a call only to be dropped.
-    onCall: observability.onCall(
-      lifecycleEvents.onCall,
-      ...(config.requestLog.retentionDays > 0 ? [requestLogOnCall(requestLog)] : []),
-    ),
-    now,
-    close,
-  };
+      });
+      closers.own(tokenCatalog);
+      // policy.threshold's emitter exists once the lifecycle events are built (below, with the delivery loop).
+      let onThreshold: LifecycleEvents['onThreshold'] | undefined;
+      const policyGate = createPolicyGate({
+        policiesOf: (dappId, options) => policies.policiesOf(dappId, options),
+        ledger: store.spendLedger,
+        nativeUsdMicros,
+        now,
+        onThreshold: (args) => onThreshold?.(args),
+      });
+      // Whether Patron may sign for a paymaster at all (the signer watch and the solvency guard), before the services.
+      const gate = closers.own(
+        startSigningGate({
+          config,
+          chains: chains.list(),
+          signer: signer.address,
+          // On PostgreSQL several instances may sign: each within its share of the deposit.
+          solvencyClaims: store.solvencyClaims,
+          logger,
+          now,
+          // The fee oracle's latest block (read for the requests anyway; refreshed here only when it is stale).
+          chainHead: async (chain) => {
+            const f = await fees.get(chain);
+            return f?.timestamp === undefined
+              ? undefined
+              : { timestamp: Number(f.timestamp), blockNumber: Number(f.blockNumber) };
+          },
+        }),
+      );
+      // Only where instances share the deposit (PostgreSQL): elsewhere the request path awaits nothing more.
+      const ensureHeadroom =
+        store.solvencyClaims === undefined ? undefined : (op: IssuedSignature) => gate.solvency.ensureHeadroom(op);
+      // Both modes' early check, before any work: the paymaster still accepts the key, and the deposit covers signing.
+      const assertCanSign = (chain: ChainRuntime): void => gate.assertCanSign(chain);
+      const sponsorship = createSponsorshipService({
+        signer,
+        fees,
+        crypto: crypto.backend,
+        policy: config.paymaster.sponsorship,
+        now,
+        policies: policyGate,
+        assertCanSign,
+        admitSignature: (op) => gate.solvency.admitSignature(op),
+        ensureHeadroom,
+        checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
+        chainReads,
+        gatingReads,
+      });
+      const tokenPaymaster = createTokenPaymasterService({
+        signer,
+        crypto: crypto.backend,
+        policy: config.paymaster.sponsorship,
+        now,
+        tokens: tokenCatalog,
+        fees,
+        assertCanSign,
+        admitSignature: (op) => gate.solvency.admitSignature(op),
+        ensureHeadroom,
+        assertStaked: (chain) => assertTokenModeStaked(chain, gate.solvency.staked(chain)),
+        policies: policyGate,
+        checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
+        chainReads,
+        gatingReads,
+      });
+      const tokenGate = buildSponsorshipTokens({
+        replay: store.sponsorshipTokenUses,
+        crypto: crypto.backend,
+        resolve,
+        allowPrivate: config.allowPrivateWebhookUrls,
+        maxLifetimeSeconds: config.sponsorshipTokenMaxLifetimeSeconds,
+      });
+      const sessions = createSessionService({
+        store,
+        now,
+        idleMs: config.dashboard.sessionIdleMs,
+        absoluteMs: config.dashboard.sessionMaxMs,
+      });
+      const requestLog = closers.own(buildRequestLog({ config, store, logger, now }));
+      // Ended sessions, old sign-in failures and spent sponsorship-token ids past their token's exp are deleted in the
+      // background (unref: never keeps the process up). A spent jti is refused while its row lives, and a token is
+      // accepted until exp + skew by the clock of the instance that spends it: rows go JTI_SWEEP_MARGIN_SECONDS after
+      // that, so an instance whose clock runs behind another's still finds the row (sponsorshipTokenGate.ts).
+      const sessionPruner = setInterval(() => {
+        sessions.prune().catch((err: unknown) => logger.warn({ err }, 'could not prune dashboard sessions'));
+        store.sponsorshipTokenUses
+          .sweep(Math.floor(now() / 1000) - JTI_SWEEP_MARGIN_SECONDS)
+          .catch((err: unknown) => logger.warn({ err }, 'could not sweep spent sponsorship tokens'));
+        store.spendLedger
+          .sweepIdleHolds()
+          .catch((err: unknown) => logger.warn({ err }, 'could not sweep idle hold counters'));
+      }, 10 * 60_000);
+      sessionPruner.unref();
+      closers.defer(() => clearInterval(sessionPruner));
+      // Before settlement, which tells them of included ops; their scrape-time reads of settlement come later.
+      const observability = createObservability({
+        config,
+        chains: chains.list(),
+        gate,
+        logger,
+        settlementLag: () => settlement.status(),
+        requestLogLosses: () => requestLog.stats(),
+        rateLimitRefusals: () => rateLimiter.refusals(),
+        priceAgeSeconds: (chainId) => {
+          const at = tokenCatalog.nativePriceUpdatedAtMs(chainId);
+          return at === undefined ? undefined : Math.max(0, (now() - at) / 1000);
+        },
+      });
+      if (config.settlement.expiryGraceIgnored) {
+        logger.warn(
+          'PATRON_SETTLEMENT_EXPIRY_GRACE_SECONDS is deprecated and ignored: reservations are released once the chain is past their window',
+        );
+      }
+      // Started with the settlement (last), so a start that fails on the way leaves no delivery loop behind.
+      const lifecycleEvents = closers.own(
+        buildLifecycleEvents({
+          config,
+          store,
+          secretBox,
+          urlPolicy,
+          resolve: cachingResolver(resolve, { ttlMs: config.webhookDnsCacheMs, now }),
+          logger,
+          now,
+          tuning: overrides.eventDelivery,
+          nativeUsdMicros,
+        }),
+      );
+      onThreshold = lifecycleEvents.onThreshold;
+      // Last, once every chain client and the store exist (src/settlement/README.md).
+      const settlement = closers.own(
+        config.settlement.enabled
+          ? startSettlement({
+              // The in-process chain mines a block per transaction and never reorgs: a depth there would only stall.
+              chains: chains
+                .list()
+                .flatMap(deploymentViews)
+                .map((chain) => ({
+                  chain,
+                  confirmations: chain.embedded ? 0 : config.settlement.confirmations,
+                  // The embedded chain starts from genesis with each process: a kept database's cursor is of another.
+                  freshChain: chain.embedded,
+                  includedSignature: includedSignatureOf(chain),
+                })),
+              cursors: store.chainCursors,
+              ledger: store.spendLedger,
+              nativeUsdMicros,
+              pollMs: config.settlement.pollMs,
+              maxBlockRange: BigInt(config.settlement.maxBlockRange),
+              onIncluded: async (args) => {
+                gate.onIncluded(args);
+                observability.onIncluded(args);
+                await lifecycleEvents.onIncluded(args);
+                // Joined to the op's log rows when they are read, whichever process writes them and whenever: under its
+                // userOpHash, and under its op key for the dApps charged (a row of an op signed before its gas was final
+                // holds the op key, which another dApp may have signed too: includedOpKey).
+                const byDapp = args.dappIds.map((d) => includedOpKey(d, args.event.opKey));
+                const keys = [args.event.userOpHash, ...(byDapp.length === 0 ? [args.event.opKey] : byDapp)];
+                for (const userOpHash of keys) {
+                  await store.requestLog.setActualCost({
+                    chainId: args.chainId,
+                    userOpHash,
+                    actualWei: args.event.actualGasCost,
+                    at: now(),
+                  });
+                }
+              },
+              onReorg: lifecycleEvents.onReorg,
+              onTokenCharged: lifecycleEvents.onTokenCharged,
+              beforeClose: () => lifecycleEvents.recorder.flush(),
+              logger,
+              now,
+              // Several processes on one PostgreSQL: exactly one follows each chain (store/db/followerLease.ts).
+              lease: store.followerLease,
+            })
+          : settlementOff,
+      );
+      // A first start sets each chain's cursor before anything is signed; an RPC that does not answer must not hold
+      // the start up (the rounds go on in the background).
+      await Promise.race([settlement.ready(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
+      return {
+        config,
+        logger,
+        store,
+        accounts,
+        webhooks,
+        webhookCaller,
+        crypto,
+        signer,
+        chains,
+        devChain,
+        sponsorship,
+        fees,
+        bounds,
+        tokenCatalog,
+        tokenPaymaster,
+        sessions,
+        requestLog,
+        limits,
+        policies,
+        settlement,
+        solvency: gate.solvency,
+        signerWatch: gate.signerWatch,
+        metrics: observability.metrics,
+        lifecycleEvents,
+        tokenGate,
+        urlPolicy,
+        // With the request log off (retention 0) no entry is built for a call only to be dropped.
+        onCall: observability.onCall(
+          lifecycleEvents.onCall,
+          ...(config.requestLog.retentionDays > 0 ? [requestLogOnCall(requestLog)] : []),
+        ),
+        now,
+        close: () => closers.closeAll(),
+      };
+    },
+    (err) => logger.error({ err }, 'a start that failed could not close what it had opened'),
+  );
 }
