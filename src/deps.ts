@@ -248,14 +248,26 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
         now,
       });
       closers.own(tokenCatalog);
-      // policy.threshold's emitter exists once the lifecycle events are built (below, with the delivery loop).
-      let onThreshold: LifecycleEvents['onThreshold'] | undefined;
+      // Before the policy gate, which tells it of thresholds; its delivery loop starts last (below).
+      const lifecycleEvents = closers.own(
+        buildLifecycleEvents({
+          config,
+          store,
+          secretBox,
+          urlPolicy,
+          resolve,
+          logger,
+          now,
+          tuning: overrides.eventDelivery,
+          nativeUsdMicros,
+        }),
+      );
       const policyGate = createPolicyGate({
         policiesOf: (dappId, options) => policies.policiesOf(dappId, options),
         ledger: store.spendLedger,
         nativeUsdMicros,
         now,
-        onThreshold: (args) => onThreshold?.(args),
+        onThreshold: lifecycleEvents.onThreshold,
       });
       // Whether Patron may sign for a paymaster at all (the signer watch and the solvency guard), before the services.
       const gate = closers.own(
@@ -359,21 +371,6 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
           'PATRON_SETTLEMENT_EXPIRY_GRACE_SECONDS is deprecated and ignored: reservations are released once the chain is past their window',
         );
       }
-      // Started with the settlement (last), so a start that fails on the way leaves no delivery loop behind.
-      const lifecycleEvents = closers.own(
-        buildLifecycleEvents({
-          config,
-          store,
-          secretBox,
-          urlPolicy,
-          resolve: cachingResolver(resolve, { ttlMs: config.webhookDnsCacheMs, now }),
-          logger,
-          now,
-          tuning: overrides.eventDelivery,
-          nativeUsdMicros,
-        }),
-      );
-      onThreshold = lifecycleEvents.onThreshold;
       // Last, once every chain client and the store exist (src/settlement/README.md).
       const settlement = closers.own(
         config.settlement.enabled
@@ -425,6 +422,8 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
       // A first start sets each chain's cursor before anything is signed; an RPC that does not answer must not hold
       // the start up (the rounds go on in the background).
       await Promise.race([settlement.ready(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
+      // Last: a start that fails on the way never had a delivery loop running.
+      lifecycleEvents.deliverer.start();
       return {
         config,
         logger,
