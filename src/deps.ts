@@ -352,19 +352,16 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
       }, 10 * 60_000);
       sessionPruner.unref();
       closers.defer(() => clearInterval(sessionPruner));
-      // Before settlement, which tells them of included ops; their scrape-time reads of settlement come later.
+      // Before settlement, which tells them of included ops and of each round's lag.
       const observability = createObservability({
         config,
         chains: chains.list(),
         gate,
         logger,
-        settlementLag: () => settlement.status(),
-        requestLogLosses: () => requestLog.stats(),
-        rateLimitRefusals: () => rateLimiter.refusals(),
-        priceAgeSeconds: (chainId) => {
-          const at = tokenCatalog.nativePriceUpdatedAtMs(chainId);
-          return at === undefined ? undefined : Math.max(0, (now() - at) / 1000);
-        },
+        requestLog,
+        rateLimiter,
+        tokenCatalog,
+        now,
       });
       if (config.settlement.expiryGraceIgnored) {
         logger.warn(
@@ -412,6 +409,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
               onReorg: lifecycleEvents.onReorg,
               onTokenCharged: lifecycleEvents.onTokenCharged,
               beforeClose: () => lifecycleEvents.recorder.flush(),
+              onStatus: (status) => observability.onSettlementStatus(status),
               logger,
               now,
               // Several processes on one PostgreSQL: exactly one follows each chain (store/db/followerLease.ts).
