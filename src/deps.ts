@@ -5,7 +5,7 @@ import { createSessionService, type SessionService } from './accounts/sessionSer
 import { withClosers } from './async/closers.js';
 import { cachePolicy } from './cache/cachePolicy.js';
 import { buildChains } from './chain/buildChains.js';
-import { type ChainRegistry, type ChainRuntime, deploymentViews } from './chain/chainRegistry.js';
+import type { ChainRegistry, ChainRuntime } from './chain/chainRegistry.js';
 import type { DevChain } from './chain/embeddedChain.js';
 import { createFeeOracle, type FeeOracle } from './chain/feeOracle.js';
 import { createGatingReads } from './chain/gatingReads.js';
@@ -36,14 +36,13 @@ import { buildRequestLog } from './requestLog/buildRequestLog.js';
 import { requestLogOnCall } from './requestLog/requestLogOnCall.js';
 import type { RequestLogRecorder } from './requestLog/requestLogRecorder.js';
 import type { OnCall } from './rpc/callReport.js';
-import { includedSignatureOf } from './settlement/includedSignatureOf.js';
-import { type Settlement, settlementOff, startSettlement } from './settlement/settlementService.js';
+import { buildSettlement } from './settlement/buildSettlement.js';
+import type { Settlement } from './settlement/settlementService.js';
 import type { SignerWatch } from './solvency/signerWatch.js';
 import { startSigningGate } from './solvency/signingGate.js';
 import type { SolvencyGuard } from './solvency/solvencyGuard.js';
 import { buildSponsorshipTokens } from './sponsorshipTokens/buildSponsorshipTokens.js';
 import { JTI_SWEEP_MARGIN_SECONDS, type SponsorshipTokenGate } from './sponsorshipTokens/sponsorshipTokenGate.js';
-import { includedOpKey } from './store/events/requestLogRepository.js';
 import { openStore, type Store } from './store/store.js';
 import { buildTokenCatalog } from './tokens/buildTokenCatalog.js';
 import type { ChainTokenSettings, TokenCatalog } from './tokens/tokenCatalog.js';
@@ -363,63 +362,20 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
         tokenCatalog,
         now,
       });
-      if (config.settlement.expiryGraceIgnored) {
-        logger.warn(
-          'PATRON_SETTLEMENT_EXPIRY_GRACE_SECONDS is deprecated and ignored: reservations are released once the chain is past their window',
-        );
-      }
-      // Last, once every chain client and the store exist (src/settlement/README.md).
+      // Last but the delivery loop, once every chain client and the store exist (src/settlement/README.md).
       const settlement = closers.own(
-        config.settlement.enabled
-          ? startSettlement({
-              // The in-process chain mines a block per transaction and never reorgs: a depth there would only stall.
-              chains: chains
-                .list()
-                .flatMap(deploymentViews)
-                .map((chain) => ({
-                  chain,
-                  confirmations: chain.embedded ? 0 : config.settlement.confirmations,
-                  // The embedded chain starts from genesis with each process: a kept database's cursor is of another.
-                  freshChain: chain.embedded,
-                  includedSignature: includedSignatureOf(chain),
-                })),
-              cursors: store.chainCursors,
-              ledger: store.spendLedger,
-              nativeUsdMicros,
-              pollMs: config.settlement.pollMs,
-              maxBlockRange: BigInt(config.settlement.maxBlockRange),
-              onIncluded: async (args) => {
-                gate.onIncluded(args);
-                observability.onIncluded(args);
-                await lifecycleEvents.onIncluded(args);
-                // Joined to the op's log rows when they are read, whichever process writes them and whenever: under its
-                // userOpHash, and under its op key for the dApps charged (a row of an op signed before its gas was final
-                // holds the op key, which another dApp may have signed too: includedOpKey).
-                const byDapp = args.dappIds.map((d) => includedOpKey(d, args.event.opKey));
-                const keys = [args.event.userOpHash, ...(byDapp.length === 0 ? [args.event.opKey] : byDapp)];
-                for (const userOpHash of keys) {
-                  await store.requestLog.setActualCost({
-                    chainId: args.chainId,
-                    userOpHash,
-                    actualWei: args.event.actualGasCost,
-                    at: now(),
-                  });
-                }
-              },
-              onReorg: lifecycleEvents.onReorg,
-              onTokenCharged: lifecycleEvents.onTokenCharged,
-              beforeClose: () => lifecycleEvents.recorder.flush(),
-              onStatus: (status) => observability.onSettlementStatus(status),
-              logger,
-              now,
-              // Several processes on one PostgreSQL: exactly one follows each chain (store/db/followerLease.ts).
-              lease: store.followerLease,
-            })
-          : settlementOff,
+        await buildSettlement({
+          config,
+          chains,
+          store,
+          nativeUsdMicros,
+          observers: [gate, observability, lifecycleEvents],
+          events: lifecycleEvents,
+          onStatus: (status) => observability.onSettlementStatus(status),
+          logger,
+          now,
+        }),
       );
-      // A first start sets each chain's cursor before anything is signed; an RPC that does not answer must not hold
-      // the start up (the rounds go on in the background).
-      await Promise.race([settlement.ready(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
       // Last: a start that fails on the way never had a delivery loop running.
       lifecycleEvents.deliverer.start();
       return {
