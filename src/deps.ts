@@ -8,8 +8,6 @@ import { buildChains } from './chain/buildChains.js';
 import type { ChainRegistry, ChainRuntime } from './chain/chainRegistry.js';
 import type { DevChain } from './chain/embeddedChain.js';
 import { createFeeOracle, type FeeOracle } from './chain/feeOracle.js';
-import { createGatingReads } from './chain/gatingReads.js';
-import { createChainReads } from './chain/senderCode.js';
 import type { Config } from './config/config.js';
 import { type CryptoBackend, selectCryptoBackend } from './crypto/cryptoBackend.js';
 import { createSecretBox, loadMasterKey } from './crypto/secretBox.js';
@@ -20,15 +18,13 @@ import {
 } from './lifecycleEvents/buildLifecycleEvents.js';
 import { createObservability } from './metrics/observability.js';
 import type { PatronMetrics } from './metrics/patronMetrics.js';
-import { type BoundsResolver, createBoundsResolver } from './paymaster/boundsResolver.js';
-import type { IssuedSignature } from './paymaster/requestFacts.js';
+import type { BoundsResolver } from './paymaster/boundsResolver.js';
+import { buildPaymaster } from './paymaster/buildPaymaster.js';
 import { loadPaymasterSigner } from './paymaster/signer/loadPaymasterSigner.js';
 import { createPaymasterSigner, type PaymasterSigner } from './paymaster/signer/paymasterSigner.js';
-import { createSponsorshipService, type SponsorshipService } from './paymaster/sponsored/sponsorshipService.js';
-import { createTokenPaymasterService, type TokenPaymasterService } from './paymaster/token/tokenPaymasterService.js';
-import { assertTokenModeStaked } from './paymaster/token/tokenStake.js';
+import type { SponsorshipService } from './paymaster/sponsored/sponsorshipService.js';
+import type { TokenPaymasterService } from './paymaster/token/tokenPaymasterService.js';
 import { knownAccountsOf } from './policies/knownAccounts.js';
-import { createPolicyGate } from './policies/policyGate.js';
 import { createPolicyService, type PolicyService } from './policies/policyService.js';
 import { createRateLimiter, type RateLimiter } from './rateLimit/rateLimiter.js';
 import { createRequestLimits, type RequestLimits } from './rateLimit/requestLimits.js';
@@ -48,7 +44,6 @@ import { buildTokenCatalog } from './tokens/buildTokenCatalog.js';
 import type { ChainTokenSettings, TokenCatalog } from './tokens/tokenCatalog.js';
 import { cachingResolver } from './webhooks/cachingResolver.js';
 import { createWebhookCaller, type WebhookCaller } from './webhooks/webhookCaller.js';
-import { checkSponsorshipWebhooks } from './webhooks/webhookCheck.js';
 import { createWebhookService, type WebhookService } from './webhooks/webhookService.js';
 import {
   createWebhookUrlPolicy,
@@ -210,24 +205,12 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
         logger,
         servedChainIds: overrides.servedChainIds ?? chains.list().map((c) => c.chainId),
       });
-      // The senders' code and proxy slots, one bounded cache for every chain (chain/senderCode.ts).
-      const chainReads = createChainReads({ maxEntries: config.cacheMaxEntries, now });
-      // The gating rules' balances and attestations, one bounded cache for every chain (chain/gatingReads.ts).
-      const gatingReads = createGatingReads({ ttlMs: config.gatingCacheMs, now });
       const fees =
         overrides.guards?.fees ??
         createFeeOracle({
           ...config.paymaster.fees,
           now,
           onError: (chainId, err) => logger.warn({ err, chainId }, 'could not read the chain fees'),
-        });
-      const bounds =
-        overrides.guards?.bounds ??
-        createBoundsResolver({
-          deployment: config.paymaster.bounds,
-          chains: new Map(
-            config.paymaster.chains.flatMap((c) => (c.bounds === undefined ? [] : [[c.chainId, c.bounds]])),
-          ),
         });
       const rateLimiter =
         overrides.guards?.rateLimiter ??
@@ -261,13 +244,6 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
           nativeUsdMicros,
         }),
       );
-      const policyGate = createPolicyGate({
-        policiesOf: (dappId, options) => policies.policiesOf(dappId, options),
-        ledger: store.spendLedger,
-        nativeUsdMicros,
-        now,
-        onThreshold: lifecycleEvents.onThreshold,
-      });
       // Whether Patron may sign for a paymaster at all (the signer watch and the solvency guard), before the services.
       const gate = closers.own(
         startSigningGate({
@@ -287,40 +263,20 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
           },
         }),
       );
-      // Only where instances share the deposit (PostgreSQL): elsewhere the request path awaits nothing more.
-      const ensureHeadroom =
-        store.solvencyClaims === undefined ? undefined : (op: IssuedSignature) => gate.solvency.ensureHeadroom(op);
-      // Both modes' early check, before any work: the paymaster still accepts the key, and the deposit covers signing.
-      const assertCanSign = (chain: ChainRuntime): void => gate.assertCanSign(chain);
-      const sponsorship = createSponsorshipService({
+      const { sponsorship, tokenPaymaster, bounds } = buildPaymaster({
+        config,
         signer,
+        crypto: crypto.backend,
         fees,
-        crypto: crypto.backend,
-        policy: config.paymaster.sponsorship,
-        now,
-        policies: policyGate,
-        assertCanSign,
-        admitSignature: (op) => gate.solvency.admitSignature(op),
-        ensureHeadroom,
-        checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
-        chainReads,
-        gatingReads,
-      });
-      const tokenPaymaster = createTokenPaymasterService({
-        signer,
-        crypto: crypto.backend,
-        policy: config.paymaster.sponsorship,
-        now,
+        bounds: overrides.guards?.bounds,
         tokens: tokenCatalog,
-        fees,
-        assertCanSign,
-        admitSignature: (op) => gate.solvency.admitSignature(op),
-        ensureHeadroom,
-        assertStaked: (chain) => assertTokenModeStaked(chain, gate.solvency.staked(chain)),
-        policies: policyGate,
-        checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
-        chainReads,
-        gatingReads,
+        gate,
+        policies,
+        ledger: store.spendLedger,
+        nativeUsdMicros,
+        onThreshold: lifecycleEvents.onThreshold,
+        webhooks: { service: webhooks, caller: webhookCaller },
+        now,
       });
       const tokenGate = buildSponsorshipTokens({
         replay: store.sponsorshipTokenUses,

@@ -4,6 +4,7 @@ import { type ChainRuntime, deploymentViews } from '../chain/chainRegistry.js';
 import { isPaymasterSigner } from '../chain/paymasterSigners.js';
 import type { UserOperationEventLog } from '../chain/userOperationEvents.js';
 import type { Config } from '../config/config.js';
+import type { PaymasterGate } from '../paymaster/buildPaymaster.js';
 import type { SolvencyClaims } from '../store/ledger/solvencyClaims.js';
 import { createAlertSender } from './alertWebhook.js';
 import type { ChainHead } from './liabilityTracker.js';
@@ -16,7 +17,7 @@ import { type SolvencyGuard, startSolvencyGuard } from './solvencyGuard.js';
  * and the solvency guard (its deposit covers what was signed). Built before the services that ask it (deps.ts);
  * the metrics only read its state.
  */
-export interface SigningGate {
+export interface SigningGate extends PaymasterGate {
   readonly solvency: SolvencyGuard;
   readonly signerWatch: SignerWatch;
   /** Both checks, before any work: throws SignerNotAcceptedError (-32043) or PaymasterInsolventError. */
@@ -112,6 +113,10 @@ export function startSigningGate(deps: SigningGateDeps): SigningGate {
       signerWatch.assertActive(chain);
       solvency.assertCanSign(chain);
     },
+    admitSignature: (op) => solvency.admitSignature(op),
+    // Only where instances share the deposit (PostgreSQL): elsewhere the request path awaits nothing more.
+    ensureHeadroom: deps.solvencyClaims === undefined ? undefined : (op) => solvency.ensureHeadroom(op),
+    staked: (chain) => solvency.staked(chain),
     onIncluded({ chainId, event }) {
       solvency.observeIncluded({
         chainId,
