@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
-import { type AccountService, createAccountService } from './accounts/accountService.js';
+import type { AccountService } from './accounts/accountService.js';
+import { buildAccounts } from './accounts/buildAccounts.js';
 import { masterKeySource, verifyMasterKey } from './accounts/masterKey.js';
-import { createSessionService, type SessionService } from './accounts/sessionService.js';
+import type { SessionService } from './accounts/sessionService.js';
 import { withClosers } from './async/closers.js';
 import { cachePolicy } from './cache/cachePolicy.js';
 import { buildChains } from './chain/buildChains.js';
@@ -136,9 +137,6 @@ export interface DepsOverrides {
   readonly eventDelivery?: EventDeliveryTuning;
 }
 
-/** Every sponsored request checks each policy that applies; a bound keeps that work and the admin lists small. */
-const MAX_POLICIES_PER_DAPP = 20;
-
 export async function createDeps(config: Config, logger: Logger, overrides: DepsOverrides = {}): Promise<Deps> {
   // What the start opens is closed by close(), last opened first, and by a start that fails on the way.
   return withClosers(
@@ -197,7 +195,8 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
       closers.defer(() => devChain?.close());
       // A chain whose accounts give a canonical address or code hash another kind throws here, before anything is served.
       for (const c of chains.list()) knownAccountsOf(c);
-      const accounts = createAccountService({
+      const { accounts, sessions } = buildAccounts({
+        config,
         store,
         secretBox,
         cache,
@@ -205,6 +204,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
         logger,
         servedChainIds: overrides.servedChainIds ?? chains.list().map((c) => c.chainId),
       });
+      const policies = createPolicyService({ store, cache, now });
       const fees =
         overrides.guards?.fees ??
         createFeeOracle({
@@ -220,7 +220,6 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
             : { kind: 'memory' },
         );
       const limits = createRequestLimits({ limiter: rateLimiter, settings: config.rateLimits.settings });
-      const policies = createPolicyService({ store, cache, now, maxPoliciesPerDapp: MAX_POLICIES_PER_DAPP });
       const { tokenCatalog, nativeUsdMicros } = await buildTokenCatalog({
         config,
         chains,
@@ -284,12 +283,6 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
         resolve,
         allowPrivate: config.allowPrivateWebhookUrls,
         maxLifetimeSeconds: config.sponsorshipTokenMaxLifetimeSeconds,
-      });
-      const sessions = createSessionService({
-        store,
-        now,
-        idleMs: config.dashboard.sessionIdleMs,
-        absoluteMs: config.dashboard.sessionMaxMs,
       });
       const requestLog = closers.own(buildRequestLog({ config, store, logger, now }));
       // Ended sessions, old sign-in failures and spent sponsorship-token ids past their token's exp are deleted in the
