@@ -1,17 +1,18 @@
 import type { Logger } from 'pino';
 import type { AccountService } from './accounts/accountService.js';
 import { buildAccounts } from './accounts/buildAccounts.js';
-import { masterKeySource, verifyMasterKey } from './accounts/masterKey.js';
+import { checkedMasterKey } from './accounts/masterKey.js';
 import type { SessionService } from './accounts/sessionService.js';
 import { withClosers } from './async/closers.js';
+import { type Sweep, startSweeps } from './async/startSweeps.js';
 import { cachePolicy } from './cache/cachePolicy.js';
 import { buildChains } from './chain/buildChains.js';
 import type { ChainRegistry, ChainRuntime } from './chain/chainRegistry.js';
 import type { DevChain } from './chain/embeddedChain.js';
-import { createFeeOracle, type FeeOracle } from './chain/feeOracle.js';
+import type { FeeOracle } from './chain/feeOracle.js';
 import type { Config } from './config/config.js';
 import { type CryptoBackend, selectCryptoBackend } from './crypto/cryptoBackend.js';
-import { createSecretBox, loadMasterKey } from './crypto/secretBox.js';
+import { createSecretBox } from './crypto/secretBox.js';
 import {
   buildLifecycleEvents,
   type EventDeliveryTuning,
@@ -22,13 +23,14 @@ import type { PatronMetrics } from './metrics/patronMetrics.js';
 import type { BoundsResolver } from './paymaster/boundsResolver.js';
 import { buildPaymaster } from './paymaster/buildPaymaster.js';
 import { loadPaymasterSigner } from './paymaster/signer/loadPaymasterSigner.js';
-import { createPaymasterSigner, type PaymasterSigner } from './paymaster/signer/paymasterSigner.js';
+import type { PaymasterSigner } from './paymaster/signer/paymasterSigner.js';
 import type { SponsorshipService } from './paymaster/sponsored/sponsorshipService.js';
 import type { TokenPaymasterService } from './paymaster/token/tokenPaymasterService.js';
 import { knownAccountsOf } from './policies/knownAccounts.js';
 import { createPolicyService, type PolicyService } from './policies/policyService.js';
-import { createRateLimiter, type RateLimiter } from './rateLimit/rateLimiter.js';
-import { createRequestLimits, type RequestLimits } from './rateLimit/requestLimits.js';
+import { buildRequestLimits } from './rateLimit/buildRequestLimits.js';
+import type { RateLimiter } from './rateLimit/rateLimiter.js';
+import type { RequestLimits } from './rateLimit/requestLimits.js';
 import { buildRequestLog } from './requestLog/buildRequestLog.js';
 import { requestLogOnCall } from './requestLog/requestLogOnCall.js';
 import type { RequestLogRecorder } from './requestLog/requestLogRecorder.js';
@@ -39,19 +41,20 @@ import type { SignerWatch } from './solvency/signerWatch.js';
 import { startSigningGate } from './solvency/signingGate.js';
 import type { SolvencyGuard } from './solvency/solvencyGuard.js';
 import { buildSponsorshipTokens } from './sponsorshipTokens/buildSponsorshipTokens.js';
-import { JTI_SWEEP_MARGIN_SECONDS, type SponsorshipTokenGate } from './sponsorshipTokens/sponsorshipTokenGate.js';
+import { type SponsorshipTokenGate, sweepSpentTokenIds } from './sponsorshipTokens/sponsorshipTokenGate.js';
 import { openStore, type Store } from './store/store.js';
 import { buildTokenCatalog } from './tokens/buildTokenCatalog.js';
 import type { ChainTokenSettings, TokenCatalog } from './tokens/tokenCatalog.js';
-import { cachingResolver } from './webhooks/cachingResolver.js';
-import { createWebhookCaller, type WebhookCaller } from './webhooks/webhookCaller.js';
-import { createWebhookService, type WebhookService } from './webhooks/webhookService.js';
-import {
-  createWebhookUrlPolicy,
-  type HostResolver,
-  systemResolver,
-  type WebhookUrlPolicy,
-} from './webhooks/webhookUrlPolicy.js';
+import { buildWebhooks } from './webhooks/buildWebhooks.js';
+import type { WebhookCaller } from './webhooks/webhookCaller.js';
+import type { WebhookService } from './webhooks/webhookService.js';
+import { type HostResolver, systemResolver, type WebhookUrlPolicy } from './webhooks/webhookUrlPolicy.js';
+
+/**
+ * Ended dashboard sessions and old sign-in failures, spent sponsorship-token ids and idle hold counters are deleted
+ * this often, in the background.
+ */
+const SWEEP_EVERY_MS = 10 * 60_000;
 
 /** Every dependency, built once and passed down explicitly; nothing below reads globals. */
 export interface Deps {
@@ -139,230 +142,114 @@ export interface DepsOverrides {
 
 export async function createDeps(config: Config, logger: Logger, overrides: DepsOverrides = {}): Promise<Deps> {
   // What the start opens is closed by close(), last opened first, and by a start that fails on the way.
-  return withClosers(
-    async (closers) => {
-      const now = overrides.now ?? Date.now;
-      const masterKey =
-        overrides.masterKey ?? loadMasterKey({ masterKeyHex: config.masterKeyHex, dataDir: config.dataDir });
-      const store = closers.own(overrides.store ?? (await openStore({ storage: config.storage })));
-      // Once per start, before anything opens a secret: a wrong key is refused here, not by the first request.
-      await verifyMasterKey({
-        secrets: store.sealedSecrets,
-        key: masterKey,
-        source: masterKeySource({ masterKeyHex: config.masterKeyHex, dataDir: config.dataDir }),
-        now: now(),
-      });
-      const secretBox = createSecretBox(masterKey);
-      const resolve = overrides.resolver ?? systemResolver;
-      const cache = cachePolicy({
-        ttlMs: config.cacheTtlMs,
-        maxEntries: config.cacheMaxEntries,
-        externalChanges: store.externalChanges,
-        now,
-      });
-      const urlPolicy = createWebhookUrlPolicy({ allowPrivate: config.allowPrivateWebhookUrls, resolve });
-      const webhooks = createWebhookService({
-        store,
-        urlPolicy,
-        secretBox,
-        maxWebhooksPerDapp: config.maxWebhooksPerDapp,
-        cache,
-        now,
-      });
-      const webhookCaller = closers.own(
-        createWebhookCaller({
-          timeoutMs: config.webhookTimeoutMs,
-          maxResponseBytes: config.webhookMaxResponseBytes,
-          allowPrivate: config.allowPrivateWebhookUrls,
-          // Registration (the URL policy above) always asks DNS afresh; the per-sponsorship call reuses answers.
-          resolve: cachingResolver(resolve, { ttlMs: config.webhookDnsCacheMs, now }),
-          secretBox,
-          now,
-          logger,
-        }),
-      );
-      const crypto = selectCryptoBackend();
-      // The configured back end (a key here, a PKCS#11 token, AWS KMS); the dev chain's paymasters name its address.
-      // A signer the caller opened is the caller's to close.
-      const signer =
-        overrides.signer ??
-        closers.own(
-          overrides.signerKey === undefined
-            ? await loadPaymasterSigner({ setting: config.paymaster.signer, crypto: crypto.backend })
-            : createPaymasterSigner({ privateKey: overrides.signerKey, crypto: crypto.backend }),
-        );
-      const { devChain, chains } = await buildChains({ config, signer: signer.address, chains: overrides.chains });
-      closers.defer(() => devChain?.close());
-      // A chain whose accounts give a canonical address or code hash another kind throws here, before anything is served.
-      for (const c of chains.list()) knownAccountsOf(c);
-      const { accounts, sessions } = buildAccounts({
-        config,
-        store,
-        secretBox,
-        cache,
-        now,
-        logger,
-        servedChainIds: overrides.servedChainIds ?? chains.list().map((c) => c.chainId),
-      });
-      const policies = createPolicyService({ store, cache, now });
-      const fees =
-        overrides.guards?.fees ??
-        createFeeOracle({
-          ...config.paymaster.fees,
-          now,
-          onError: (chainId, err) => logger.warn({ err, chainId }, 'could not read the chain fees'),
-        });
-      const rateLimiter =
-        overrides.guards?.rateLimiter ??
-        createRateLimiter(
-          config.rateLimits.store === 'database' && store.pgPool !== undefined
-            ? { kind: 'postgres', pool: store.pgPool }
-            : { kind: 'memory' },
-        );
-      const limits = createRequestLimits({ limiter: rateLimiter, settings: config.rateLimits.settings });
-      const { tokenCatalog, nativeUsdMicros } = await buildTokenCatalog({
-        config,
+  return withClosers(logger, async (closers) => {
+    const { guards, tokenChains, eventDelivery: tuning, chains: given } = overrides;
+    const now = overrides.now ?? Date.now;
+    const store = closers.own(overrides.store ?? (await openStore({ storage: config.storage })));
+    // What most builders take: the configuration, the logger, the clock and the store.
+    const ground = { config, logger, now, store };
+    // Once per start, before anything opens a secret: a wrong key is refused here, not by the first request.
+    const { key } = await checkedMasterKey({ ...ground, key: overrides.masterKey });
+    const secretBox = createSecretBox(key);
+    const resolve = overrides.resolver ?? systemResolver;
+    const { cacheTtlMs: ttlMs, cacheMaxEntries: maxEntries } = config;
+    const cache = cachePolicy({ ttlMs, maxEntries, externalChanges: store.externalChanges, now });
+    const { urlPolicy, webhooks, webhookCaller } = buildWebhooks({ ...ground, secretBox, cache, resolve });
+    closers.own(webhookCaller);
+    const crypto = selectCryptoBackend();
+    // The configured back end (a key here, a PKCS#11 token, AWS KMS); the dev chain's paymasters name its address.
+    // A signer the caller opened is the caller's to close.
+    const { signer: setting } = config.paymaster;
+    const signer =
+      overrides.signer ??
+      closers.own(await loadPaymasterSigner({ setting, crypto: crypto.backend, privateKey: overrides.signerKey }));
+    const { devChain, chains, fees } = await buildChains({ ...ground, signer, chains: given, fees: guards?.fees });
+    closers.defer(() => devChain?.close());
+    // A chain whose accounts give a canonical address or code hash another kind throws here, before anything is served.
+    for (const c of chains.list()) knownAccountsOf(c);
+    const servedChainIds = overrides.servedChainIds ?? chains.list().map((c) => c.chainId);
+    const { accounts, sessions } = buildAccounts({ ...ground, secretBox, cache, servedChainIds });
+    const policies = createPolicyService({ store, cache, now });
+    const { limits, rateLimiter } = buildRequestLimits({ ...ground, rateLimiter: guards?.rateLimiter });
+    const { tokenCatalog, nativeUsdMicros } = await buildTokenCatalog({ ...ground, chains, devChain, tokenChains });
+    closers.own(tokenCatalog);
+    // Before the policy gate, which tells them of thresholds; their delivery loop starts last (below).
+    const lifecycleEvents = closers.own(
+      buildLifecycleEvents({ ...ground, secretBox, urlPolicy, resolve, nativeUsdMicros, tuning }),
+    );
+    // Whether Patron may sign for a paymaster at all (the signer watch and the solvency guard), before the modes that
+    // ask it; on PostgreSQL several instances may sign, each within its share of the deposit (store.solvencyClaims).
+    const gate = closers.own(startSigningGate({ ...ground, chains, signer, fees }));
+    const { sponsorship, tokenPaymaster, bounds } = buildPaymaster({
+      ...ground,
+      signer,
+      crypto: crypto.backend,
+      fees,
+      bounds: guards?.bounds,
+      tokenCatalog,
+      nativeUsdMicros,
+      gate,
+      policies,
+      onThreshold: lifecycleEvents.onThreshold,
+      webhooks: { service: webhooks, caller: webhookCaller },
+    });
+    const tokenGate = buildSponsorshipTokens({ ...ground, crypto: crypto.backend, resolve });
+    const requestLog = closers.own(buildRequestLog(ground));
+    const sweeps: readonly Sweep[] = [
+      ['could not prune dashboard sessions', () => sessions.prune()],
+      ['could not sweep spent sponsorship tokens', () => sweepSpentTokenIds(store.sponsorshipTokenUses, now())],
+      ['could not sweep idle hold counters', () => store.spendLedger.sweepIdleHolds()],
+    ];
+    closers.own(startSweeps({ everyMs: SWEEP_EVERY_MS, sweeps, logger }));
+    // Before settlement, which tells them of included ops and of each round's lag.
+    const observability = createObservability({ ...ground, chains, gate, requestLog, rateLimiter, tokenCatalog });
+    // Last but the delivery loop, once every chain client and the store exist (src/settlement/README.md).
+    const settlement = closers.own(
+      await buildSettlement({
+        ...ground,
         chains,
-        devChain,
-        tokenChains: overrides.tokenChains,
-        logger,
-        now,
-      });
-      closers.own(tokenCatalog);
-      // Before the policy gate, which tells it of thresholds; its delivery loop starts last (below).
-      const lifecycleEvents = closers.own(
-        buildLifecycleEvents({
-          config,
-          store,
-          secretBox,
-          urlPolicy,
-          resolve,
-          logger,
-          now,
-          tuning: overrides.eventDelivery,
-          nativeUsdMicros,
-        }),
-      );
-      // Whether Patron may sign for a paymaster at all (the signer watch and the solvency guard), before the services.
-      const gate = closers.own(
-        startSigningGate({
-          config,
-          chains: chains.list(),
-          signer: signer.address,
-          // On PostgreSQL several instances may sign: each within its share of the deposit.
-          solvencyClaims: store.solvencyClaims,
-          logger,
-          now,
-          // The fee oracle's latest block (read for the requests anyway; refreshed here only when it is stale).
-          chainHead: async (chain) => {
-            const f = await fees.get(chain);
-            return f?.timestamp === undefined
-              ? undefined
-              : { timestamp: Number(f.timestamp), blockNumber: Number(f.blockNumber) };
-          },
-        }),
-      );
-      const { sponsorship, tokenPaymaster, bounds } = buildPaymaster({
-        config,
-        signer,
-        crypto: crypto.backend,
-        fees,
-        bounds: overrides.guards?.bounds,
-        tokens: tokenCatalog,
-        gate,
-        policies,
-        ledger: store.spendLedger,
         nativeUsdMicros,
-        onThreshold: lifecycleEvents.onThreshold,
-        webhooks: { service: webhooks, caller: webhookCaller },
-        now,
-      });
-      const tokenGate = buildSponsorshipTokens({
-        replay: store.sponsorshipTokenUses,
-        crypto: crypto.backend,
-        resolve,
-        allowPrivate: config.allowPrivateWebhookUrls,
-        maxLifetimeSeconds: config.sponsorshipTokenMaxLifetimeSeconds,
-      });
-      const requestLog = closers.own(buildRequestLog({ config, store, logger, now }));
-      // Ended sessions, old sign-in failures and spent sponsorship-token ids past their token's exp are deleted in the
-      // background (unref: never keeps the process up). A spent jti is refused while its row lives, and a token is
-      // accepted until exp + skew by the clock of the instance that spends it: rows go JTI_SWEEP_MARGIN_SECONDS after
-      // that, so an instance whose clock runs behind another's still finds the row (sponsorshipTokenGate.ts).
-      const sessionPruner = setInterval(() => {
-        sessions.prune().catch((err: unknown) => logger.warn({ err }, 'could not prune dashboard sessions'));
-        store.sponsorshipTokenUses
-          .sweep(Math.floor(now() / 1000) - JTI_SWEEP_MARGIN_SECONDS)
-          .catch((err: unknown) => logger.warn({ err }, 'could not sweep spent sponsorship tokens'));
-        store.spendLedger
-          .sweepIdleHolds()
-          .catch((err: unknown) => logger.warn({ err }, 'could not sweep idle hold counters'));
-      }, 10 * 60_000);
-      sessionPruner.unref();
-      closers.defer(() => clearInterval(sessionPruner));
-      // Before settlement, which tells them of included ops and of each round's lag.
-      const observability = createObservability({
-        config,
-        chains: chains.list(),
-        gate,
-        logger,
-        requestLog,
-        rateLimiter,
-        tokenCatalog,
-        now,
-      });
-      // Last but the delivery loop, once every chain client and the store exist (src/settlement/README.md).
-      const settlement = closers.own(
-        await buildSettlement({
-          config,
-          chains,
-          store,
-          nativeUsdMicros,
-          observers: [gate, observability, lifecycleEvents],
-          events: lifecycleEvents,
-          onStatus: (status) => observability.onSettlementStatus(status),
-          logger,
-          now,
-        }),
-      );
-      // Last: a start that fails on the way never had a delivery loop running.
-      lifecycleEvents.deliverer.start();
-      return {
-        config,
-        logger,
-        store,
-        accounts,
-        webhooks,
-        webhookCaller,
-        crypto,
-        signer,
-        chains,
-        devChain,
-        sponsorship,
-        fees,
-        bounds,
-        tokenCatalog,
-        tokenPaymaster,
-        sessions,
-        requestLog,
-        limits,
-        policies,
-        settlement,
-        solvency: gate.solvency,
-        signerWatch: gate.signerWatch,
-        metrics: observability.metrics,
-        lifecycleEvents,
-        tokenGate,
-        urlPolicy,
-        // With the request log off (retention 0) no entry is built for a call only to be dropped.
-        onCall: observability.onCall(
-          lifecycleEvents.onCall,
-          ...(config.requestLog.retentionDays > 0 ? [requestLogOnCall(requestLog)] : []),
-        ),
-        now,
-        close: () => closers.closeAll(),
-      };
-    },
-    (err) => logger.error({ err }, 'a start that failed could not close what it had opened'),
-  );
+        observers: [gate, observability, lifecycleEvents],
+        events: lifecycleEvents,
+        onStatus: (status) => observability.onSettlementStatus(status),
+      }),
+    );
+    // Last: a start that fails on the way never had a delivery loop running.
+    lifecycleEvents.deliverer.start();
+    return {
+      config,
+      logger,
+      store,
+      crypto,
+      signer,
+      devChain,
+      chains,
+      fees,
+      tokenCatalog,
+      accounts,
+      sessions,
+      policies,
+      webhooks,
+      webhookCaller,
+      urlPolicy,
+      limits,
+      sponsorship,
+      tokenPaymaster,
+      bounds,
+      tokenGate,
+      solvency: gate.solvency,
+      signerWatch: gate.signerWatch,
+      requestLog,
+      lifecycleEvents,
+      metrics: observability.metrics,
+      settlement,
+      // With the request log off (retention 0) no entry is built for a call only to be dropped.
+      onCall: observability.onCall(
+        lifecycleEvents.onCall,
+        ...(config.requestLog.retentionDays > 0 ? [requestLogOnCall(requestLog)] : []),
+      ),
+      now,
+      close: () => closers.closeAll(),
+    };
+  });
 }

@@ -48,34 +48,30 @@ describe('closers', () => {
 
   test('withClosers: a start that throws closes what it opened, then passes its own error on', async () => {
     const closed: string[] = [];
-    const closeErrors: unknown[] = [];
+    const logged: string[] = [];
+    const logger = { error: (_obj: object, msg: string) => void logged.push(msg) };
     await assert.rejects(
-      withClosers(
-        async (closers) => {
-          closers.defer(() => void closed.push('store'));
-          closers.defer(() => {
-            throw new Error('close failed');
-          });
-          closers.defer(() => void closed.push('loop'));
-          throw new Error('start failed');
-        },
-        (err) => closeErrors.push(err),
-      ),
+      withClosers(logger, async (closers) => {
+        closers.defer(() => void closed.push('store'));
+        closers.defer(() => {
+          throw new Error('close failed');
+        });
+        closers.defer(() => void closed.push('loop'));
+        throw new Error('start failed');
+      }),
       /start failed/,
     );
     assert.deepEqual(closed, ['loop', 'store']);
-    assert.equal(closeErrors.length, 1);
+    assert.deepEqual(logged, ['a start that failed could not close what it had opened']);
   });
 
   test('withClosers: a start that succeeds keeps everything open', async () => {
     const closed: string[] = [];
-    const closers = await withClosers(
-      async (c) => {
-        c.defer(() => void closed.push('store'));
-        return c;
-      },
-      () => assert.fail('nothing to close'),
-    );
+    const logger = { error: () => assert.fail('nothing to close') };
+    const closers = await withClosers(logger, async (c) => {
+      c.defer(() => void closed.push('store'));
+      return c;
+    });
     assert.deepEqual(closed, []);
     await closers.closeAll();
     assert.deepEqual(closed, ['store']);

@@ -54,17 +54,21 @@ export function createClosers(): Closers {
 /**
  * Runs `start` with a fresh list of closers. When it throws, what it opened so far is closed (last opened first)
  * before its error is passed on: a start that fails on the way leaves no loop, thread or connection behind.
- * A failure to close is then secondary to the start's own error, and is handed to `onCloseError`.
+ * A failure to close is then secondary to the start's own error: it is logged.
  */
 export async function withClosers<T>(
+  logger: { error(obj: object, msg: string): void },
   start: (closers: Closers) => Promise<T>,
-  onCloseError: (err: unknown) => void,
 ): Promise<T> {
   const closers = createClosers();
   try {
     return await start(closers);
   } catch (err) {
-    await closers.closeAll().catch(onCloseError);
+    await closers
+      .closeAll()
+      .catch((closeErr: unknown) =>
+        logger.error({ err: closeErr }, 'a start that failed could not close what it had opened'),
+      );
     throw err;
   }
 }

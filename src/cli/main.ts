@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
 import { buildAccounts } from '../accounts/buildAccounts.js';
-import { masterKeySource, verifyMasterKey } from '../accounts/masterKey.js';
+import { checkedMasterKey } from '../accounts/masterKey.js';
 import { ConfigError, loadConfig } from '../config/config.js';
 import { configuredChainIds } from '../config/servedChains.js';
-import { createSecretBox, loadMasterKey } from '../crypto/secretBox.js';
+import { createSecretBox } from '../crypto/secretBox.js';
 import { PatronError } from '../errors/PatronError.js';
 import { StartRefusedError } from '../errors/StartRefusedError.js';
 import { createPolicyService } from '../policies/policyService.js';
@@ -82,11 +82,9 @@ export async function runCli(args: {
   let store = args.store;
   try {
     const config = loadConfig(args.env);
-    const masterKey = args.masterKey ?? loadMasterKey({ masterKeyHex: config.masterKeyHex, dataDir: config.dataDir });
     store ??= await openStore({ storage: config.storage });
-    const source = masterKeySource({ masterKeyHex: config.masterKeyHex, dataDir: config.dataDir });
     // Before any command: one that opens a secret with a wrong key would fail with the cipher's own message.
-    await verifyMasterKey({ secrets: store.sealedSecrets, key: masterKey, source, now: Date.now() });
+    const { key: masterKey, source } = await checkedMasterKey({ config, store, key: args.masterKey, now: Date.now });
     // As the server builds them (deps.ts), but the CLI is short-lived and must see other processes' writes: no caching.
     const noCache = { ttlMs: 0, maxEntries: 100 };
     const { accounts, sessions } = buildAccounts({

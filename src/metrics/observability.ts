@@ -1,5 +1,5 @@
 import cluster from 'node:cluster';
-import type { ChainRuntime } from '../chain/chainRegistry.js';
+import type { ChainRegistry } from '../chain/chainRegistry.js';
 import type { UserOperationEventLog } from '../chain/userOperationEvents.js';
 import type { Config } from '../config/config.js';
 import type { RateLimiter } from '../rateLimit/rateLimiter.js';
@@ -31,7 +31,7 @@ export interface Observability {
 
 export interface ObservabilityDeps {
   readonly config: Pick<Config, 'metrics' | 'workers'>;
-  readonly chains: readonly ChainRuntime[];
+  readonly chains: Pick<ChainRegistry, 'list'>;
   /** What the metrics read of the signing gate at scrape time. */
   readonly gate: Pick<SigningGate, 'solvency' | 'signerWatch'>;
   readonly logger: { error(obj: object, msg: string): void };
@@ -48,7 +48,7 @@ export function createObservability(deps: ObservabilityDeps): Observability {
   const { config, gate, now } = deps;
   const processMetrics = config.metrics.enabled
     ? createPatronMetrics({
-        chainIds: deps.chains.map((c) => c.chainId),
+        chainIds: deps.chains.list().map((c) => c.chainId),
         solvency: () => gate.solvency.state(),
         priceAgeSeconds: (chainId) => {
           const at = deps.tokenCatalog.nativePriceUpdatedAtMs(chainId);

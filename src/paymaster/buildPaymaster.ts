@@ -51,11 +51,11 @@ export function buildPaymaster(args: {
   readonly fees: FeeOracle;
   /** Bounds instead of the configured ones: the benchmark's guard-less reference (bench/sponsorServer.ts). */
   readonly bounds?: BoundsResolver | undefined;
-  readonly tokens: TokenCatalog;
+  readonly tokenCatalog: TokenCatalog;
   readonly gate: PaymasterGate;
   readonly policies: Pick<PolicyService, 'policiesOf'>;
-  /** The spend ledger the policy gate reserves against. */
-  readonly ledger: PolicyGateDeps['ledger'];
+  /** The spend ledger, which the policy gate reserves against. */
+  readonly store: { readonly spendLedger: PolicyGateDeps['ledger'] };
   readonly nativeUsdMicros: PolicyGateDeps['nativeUsdMicros'];
   /** policy.threshold's emitter (the lifecycle events, built before). */
   readonly onThreshold: PolicyGateDeps['onThreshold'];
@@ -71,7 +71,7 @@ export function buildPaymaster(args: {
     });
   const policies = createPolicyGate({
     policiesOf: (dappId, options) => args.policies.policiesOf(dappId, options),
-    ledger: args.ledger,
+    ledger: args.store.spendLedger,
     nativeUsdMicros: args.nativeUsdMicros,
     now,
     onThreshold: args.onThreshold,
@@ -100,7 +100,7 @@ export function buildPaymaster(args: {
     sponsorship: createSponsorshipService(common),
     tokenPaymaster: createTokenPaymasterService({
       ...common,
-      tokens: args.tokens,
+      tokens: args.tokenCatalog,
       assertStaked: (chain) => assertTokenModeStaked(chain, gate.staked(chain)),
     }),
     bounds,
