@@ -1,17 +1,18 @@
 import type { Logger } from 'pino';
-import { type AccountService, createAccountService } from './accounts/accountService.js';
-import { masterKeySource, verifyMasterKey } from './accounts/masterKey.js';
-import { createSessionService, type SessionService } from './accounts/sessionService.js';
+import type { AccountService } from './accounts/accountService.js';
+import { buildAccounts } from './accounts/buildAccounts.js';
+import { checkedMasterKey } from './accounts/masterKey.js';
+import type { SessionService } from './accounts/sessionService.js';
+import { withClosers } from './async/closers.js';
+import { type Sweep, startSweeps } from './async/startSweeps.js';
 import { cachePolicy } from './cache/cachePolicy.js';
 import { buildChains } from './chain/buildChains.js';
-import { type ChainRegistry, type ChainRuntime, deploymentViews } from './chain/chainRegistry.js';
+import type { ChainRegistry, ChainRuntime } from './chain/chainRegistry.js';
 import type { DevChain } from './chain/embeddedChain.js';
-import { createFeeOracle, type FeeOracle } from './chain/feeOracle.js';
-import { createGatingReads } from './chain/gatingReads.js';
-import { createChainReads } from './chain/senderCode.js';
+import type { FeeOracle } from './chain/feeOracle.js';
 import type { Config } from './config/config.js';
 import { type CryptoBackend, selectCryptoBackend } from './crypto/cryptoBackend.js';
-import { createSecretBox, loadMasterKey } from './crypto/secretBox.js';
+import { createSecretBox } from './crypto/secretBox.js';
 import {
   buildLifecycleEvents,
   type EventDeliveryTuning,
@@ -19,43 +20,41 @@ import {
 } from './lifecycleEvents/buildLifecycleEvents.js';
 import { createObservability } from './metrics/observability.js';
 import type { PatronMetrics } from './metrics/patronMetrics.js';
-import { type BoundsResolver, createBoundsResolver } from './paymaster/boundsResolver.js';
-import type { IssuedSignature } from './paymaster/requestFacts.js';
+import type { BoundsResolver } from './paymaster/boundsResolver.js';
+import { buildPaymaster } from './paymaster/buildPaymaster.js';
 import { loadPaymasterSigner } from './paymaster/signer/loadPaymasterSigner.js';
-import { createPaymasterSigner, type PaymasterSigner } from './paymaster/signer/paymasterSigner.js';
-import { createSponsorshipService, type SponsorshipService } from './paymaster/sponsored/sponsorshipService.js';
-import { createTokenPaymasterService, type TokenPaymasterService } from './paymaster/token/tokenPaymasterService.js';
-import { assertTokenModeStaked } from './paymaster/token/tokenStake.js';
+import type { PaymasterSigner } from './paymaster/signer/paymasterSigner.js';
+import type { SponsorshipService } from './paymaster/sponsored/sponsorshipService.js';
+import type { TokenPaymasterService } from './paymaster/token/tokenPaymasterService.js';
 import { knownAccountsOf } from './policies/knownAccounts.js';
-import { createPolicyGate } from './policies/policyGate.js';
 import { createPolicyService, type PolicyService } from './policies/policyService.js';
-import { createRateLimiter, type RateLimiter } from './rateLimit/rateLimiter.js';
-import { createRequestLimits, type RequestLimits } from './rateLimit/requestLimits.js';
+import { buildRequestLimits } from './rateLimit/buildRequestLimits.js';
+import type { RateLimiter } from './rateLimit/rateLimiter.js';
+import type { RequestLimits } from './rateLimit/requestLimits.js';
 import { buildRequestLog } from './requestLog/buildRequestLog.js';
 import { requestLogOnCall } from './requestLog/requestLogOnCall.js';
 import type { RequestLogRecorder } from './requestLog/requestLogRecorder.js';
 import type { OnCall } from './rpc/callReport.js';
-import { includedSignatureOf } from './settlement/includedSignatureOf.js';
-import { type Settlement, settlementOff, startSettlement } from './settlement/settlementService.js';
+import { buildSettlement } from './settlement/buildSettlement.js';
+import type { Settlement } from './settlement/settlementService.js';
 import type { SignerWatch } from './solvency/signerWatch.js';
 import { startSigningGate } from './solvency/signingGate.js';
 import type { SolvencyGuard } from './solvency/solvencyGuard.js';
 import { buildSponsorshipTokens } from './sponsorshipTokens/buildSponsorshipTokens.js';
-import { JTI_SWEEP_MARGIN_SECONDS, type SponsorshipTokenGate } from './sponsorshipTokens/sponsorshipTokenGate.js';
-import { includedOpKey } from './store/events/requestLogRepository.js';
+import { type SponsorshipTokenGate, sweepSpentTokenIds } from './sponsorshipTokens/sponsorshipTokenGate.js';
 import { openStore, type Store } from './store/store.js';
 import { buildTokenCatalog } from './tokens/buildTokenCatalog.js';
 import type { ChainTokenSettings, TokenCatalog } from './tokens/tokenCatalog.js';
-import { cachingResolver } from './webhooks/cachingResolver.js';
-import { createWebhookCaller, type WebhookCaller } from './webhooks/webhookCaller.js';
-import { checkSponsorshipWebhooks } from './webhooks/webhookCheck.js';
-import { createWebhookService, type WebhookService } from './webhooks/webhookService.js';
-import {
-  createWebhookUrlPolicy,
-  type HostResolver,
-  systemResolver,
-  type WebhookUrlPolicy,
-} from './webhooks/webhookUrlPolicy.js';
+import { buildWebhooks } from './webhooks/buildWebhooks.js';
+import type { WebhookCaller } from './webhooks/webhookCaller.js';
+import type { WebhookService } from './webhooks/webhookService.js';
+import { type HostResolver, systemResolver, type WebhookUrlPolicy } from './webhooks/webhookUrlPolicy.js';
+
+/**
+ * Ended dashboard sessions and old sign-in failures, spent sponsorship-token ids and idle hold counters are deleted
+ * this often, in the background.
+ */
+const SWEEP_EVERY_MS = 10 * 60_000;
 
 /** Every dependency, built once and passed down explicitly; nothing below reads globals. */
 export interface Deps {
@@ -109,7 +108,10 @@ export interface Deps {
 }
 
 export interface DepsOverrides {
-  /** A store opened by the caller (tests use in-memory SQLite or a per-test PostgreSQL schema). */
+  /**
+   * A store opened by the caller (tests use in-memory SQLite or a per-test PostgreSQL schema), handed over: closed
+   * with the rest, and by a start that fails.
+   */
   readonly store?: Store;
   readonly resolver?: HostResolver;
   readonly now?: () => number;
@@ -138,325 +140,116 @@ export interface DepsOverrides {
   readonly eventDelivery?: EventDeliveryTuning;
 }
 
-/** Every sponsored request checks each policy that applies; a bound keeps that work and the admin lists small. */
-const MAX_POLICIES_PER_DAPP = 20;
-
 export async function createDeps(config: Config, logger: Logger, overrides: DepsOverrides = {}): Promise<Deps> {
-  const now = overrides.now ?? Date.now;
-  const masterKey =
-    overrides.masterKey ?? loadMasterKey({ masterKeyHex: config.masterKeyHex, dataDir: config.dataDir });
-  const store = overrides.store ?? (await openStore({ storage: config.storage }));
-  try {
+  // What the start opens is closed by close(), last opened first, and by a start that fails on the way.
+  return withClosers(logger, async (closers) => {
+    const { guards, tokenChains, eventDelivery: tuning, chains: given } = overrides;
+    const now = overrides.now ?? Date.now;
+    const store = closers.own(overrides.store ?? (await openStore({ storage: config.storage })));
+    // What most builders take: the configuration, the logger, the clock and the store.
+    const ground = { config, logger, now, store };
     // Once per start, before anything opens a secret: a wrong key is refused here, not by the first request.
-    await verifyMasterKey({
-      secrets: store.sealedSecrets,
-      key: masterKey,
-      source: masterKeySource({ masterKeyHex: config.masterKeyHex, dataDir: config.dataDir }),
-      now: now(),
-    });
-  } catch (err) {
-    if (overrides.store === undefined) await store.close();
-    throw err;
-  }
-  const secretBox = createSecretBox(masterKey);
-  const resolve = overrides.resolver ?? systemResolver;
-  const cache = cachePolicy({
-    ttlMs: config.cacheTtlMs,
-    maxEntries: config.cacheMaxEntries,
-    externalChanges: store.externalChanges,
-    now,
-  });
-  const urlPolicy = createWebhookUrlPolicy({ allowPrivate: config.allowPrivateWebhookUrls, resolve });
-  const webhooks = createWebhookService({
-    store,
-    urlPolicy,
-    secretBox,
-    maxWebhooksPerDapp: config.maxWebhooksPerDapp,
-    cache,
-    now,
-  });
-  const webhookCaller = createWebhookCaller({
-    timeoutMs: config.webhookTimeoutMs,
-    maxResponseBytes: config.webhookMaxResponseBytes,
-    allowPrivate: config.allowPrivateWebhookUrls,
-    // Registration (the URL policy above) always asks DNS afresh; the per-sponsorship call reuses answers.
-    resolve: cachingResolver(resolve, { ttlMs: config.webhookDnsCacheMs, now }),
-    secretBox,
-    now,
-    logger,
-  });
-  const crypto = selectCryptoBackend();
-  // The configured back end (a key here, a PKCS#11 token, AWS KMS); the dev chain's paymasters name its address.
-  const signer =
-    overrides.signer ??
-    (overrides.signerKey === undefined
-      ? await loadPaymasterSigner({ setting: config.paymaster.signer, crypto: crypto.backend })
-      : createPaymasterSigner({ privateKey: overrides.signerKey, crypto: crypto.backend }));
-  // A signer the caller opened is the caller's to close.
-  const ownSigner = overrides.signer === undefined ? signer : undefined;
-  const { devChain, chains } = await buildChains({ config, signer: signer.address, chains: overrides.chains });
-  // A chain whose accounts give a canonical address or code hash another kind throws here, before anything is served.
-  for (const c of chains.list()) knownAccountsOf(c);
-  const accounts = createAccountService({
-    store,
-    secretBox,
-    cache,
-    now,
-    logger,
-    servedChainIds: overrides.servedChainIds ?? chains.list().map((c) => c.chainId),
-  });
-  // The senders' code and proxy slots, one bounded cache for every chain (chain/senderCode.ts).
-  const chainReads = createChainReads({ maxEntries: config.cacheMaxEntries, now });
-  // The gating rules' balances and attestations, one bounded cache for every chain (chain/gatingReads.ts).
-  const gatingReads = createGatingReads({ ttlMs: config.gatingCacheMs, now });
-  const fees =
-    overrides.guards?.fees ??
-    createFeeOracle({
-      ...config.paymaster.fees,
-      now,
-      onError: (chainId, err) => logger.warn({ err, chainId }, 'could not read the chain fees'),
-    });
-  const bounds =
-    overrides.guards?.bounds ??
-    createBoundsResolver({
-      deployment: config.paymaster.bounds,
-      chains: new Map(config.paymaster.chains.flatMap((c) => (c.bounds === undefined ? [] : [[c.chainId, c.bounds]]))),
-    });
-  const rateLimiter =
-    overrides.guards?.rateLimiter ??
-    createRateLimiter(
-      config.rateLimits.store === 'database' && store.pgPool !== undefined
-        ? { kind: 'postgres', pool: store.pgPool }
-        : { kind: 'memory' },
+    const { key } = await checkedMasterKey({ ...ground, key: overrides.masterKey });
+    const secretBox = createSecretBox(key);
+    const resolve = overrides.resolver ?? systemResolver;
+    const { cacheTtlMs: ttlMs, cacheMaxEntries: maxEntries } = config;
+    const cache = cachePolicy({ ttlMs, maxEntries, externalChanges: store.externalChanges, now });
+    const { urlPolicy, webhooks, webhookCaller } = buildWebhooks({ ...ground, secretBox, cache, resolve });
+    closers.own(webhookCaller);
+    const crypto = selectCryptoBackend();
+    // The configured back end (a key here, a PKCS#11 token, AWS KMS); the dev chain's paymasters name its address.
+    // A signer the caller opened is the caller's to close.
+    const { signer: setting } = config.paymaster;
+    const signer =
+      overrides.signer ??
+      closers.own(await loadPaymasterSigner({ setting, crypto: crypto.backend, privateKey: overrides.signerKey }));
+    const { devChain, chains, fees } = await buildChains({ ...ground, signer, chains: given, fees: guards?.fees });
+    closers.defer(() => devChain?.close());
+    // A chain whose accounts give a canonical address or code hash another kind throws here, before anything is served.
+    for (const c of chains.list()) knownAccountsOf(c);
+    const servedChainIds = overrides.servedChainIds ?? chains.list().map((c) => c.chainId);
+    const { accounts, sessions } = buildAccounts({ ...ground, secretBox, cache, servedChainIds });
+    const policies = createPolicyService({ store, cache, now });
+    const { limits, rateLimiter } = buildRequestLimits({ ...ground, rateLimiter: guards?.rateLimiter });
+    const { tokenCatalog, nativeUsdMicros } = await buildTokenCatalog({ ...ground, chains, devChain, tokenChains });
+    closers.own(tokenCatalog);
+    // Before the policy gate, which tells them of thresholds; their delivery loop starts last (below).
+    const lifecycleEvents = closers.own(
+      buildLifecycleEvents({ ...ground, secretBox, urlPolicy, resolve, nativeUsdMicros, tuning }),
     );
-  const limits = createRequestLimits({ limiter: rateLimiter, settings: config.rateLimits.settings });
-  const policies = createPolicyService({ store, cache, now, maxPoliciesPerDapp: MAX_POLICIES_PER_DAPP });
-  const { tokenCatalog, nativeUsdMicros } = await buildTokenCatalog({
-    config,
-    chains,
-    devChain,
-    tokenChains: overrides.tokenChains,
-    logger,
-    now,
-  });
-  // policy.threshold's emitter exists once the lifecycle events are built (below, with the delivery loop).
-  let onThreshold: LifecycleEvents['onThreshold'] | undefined;
-  const policyGate = createPolicyGate({
-    policiesOf: (dappId, options) => policies.policiesOf(dappId, options),
-    ledger: store.spendLedger,
-    nativeUsdMicros,
-    now,
-    onThreshold: (args) => onThreshold?.(args),
-  });
-  // Whether Patron may sign for a paymaster at all (the signer watch and the solvency guard), before the services.
-  const gate = startSigningGate({
-    config,
-    chains: chains.list(),
-    signer: signer.address,
-    // On PostgreSQL several instances may sign: each within its share of the deposit.
-    solvencyClaims: store.solvencyClaims,
-    logger,
-    now,
-    // The fee oracle's latest block (read for the requests anyway; refreshed here only when it is stale).
-    chainHead: async (chain) => {
-      const f = await fees.get(chain);
-      return f?.timestamp === undefined
-        ? undefined
-        : { timestamp: Number(f.timestamp), blockNumber: Number(f.blockNumber) };
-    },
-  });
-  // Only where instances share the deposit (PostgreSQL): elsewhere the request path awaits nothing more.
-  const ensureHeadroom =
-    store.solvencyClaims === undefined ? undefined : (op: IssuedSignature) => gate.solvency.ensureHeadroom(op);
-  // Both modes' early check, before any work: the paymaster still accepts the key, and the deposit covers signing.
-  const assertCanSign = (chain: ChainRuntime): void => gate.assertCanSign(chain);
-  const sponsorship = createSponsorshipService({
-    signer,
-    fees,
-    crypto: crypto.backend,
-    policy: config.paymaster.sponsorship,
-    now,
-    policies: policyGate,
-    assertCanSign,
-    admitSignature: (op) => gate.solvency.admitSignature(op),
-    ensureHeadroom,
-    checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
-    chainReads,
-    gatingReads,
-  });
-  const tokenPaymaster = createTokenPaymasterService({
-    signer,
-    crypto: crypto.backend,
-    policy: config.paymaster.sponsorship,
-    now,
-    tokens: tokenCatalog,
-    fees,
-    assertCanSign,
-    admitSignature: (op) => gate.solvency.admitSignature(op),
-    ensureHeadroom,
-    assertStaked: (chain) => assertTokenModeStaked(chain, gate.solvency.staked(chain)),
-    policies: policyGate,
-    checkWebhooks: (args) => checkSponsorshipWebhooks({ webhooks, caller: webhookCaller, ...args }),
-    chainReads,
-    gatingReads,
-  });
-  const tokenGate = buildSponsorshipTokens({
-    replay: store.sponsorshipTokenUses,
-    crypto: crypto.backend,
-    resolve,
-    allowPrivate: config.allowPrivateWebhookUrls,
-    maxLifetimeSeconds: config.sponsorshipTokenMaxLifetimeSeconds,
-  });
-  const sessions = createSessionService({
-    store,
-    now,
-    idleMs: config.dashboard.sessionIdleMs,
-    absoluteMs: config.dashboard.sessionMaxMs,
-  });
-  const requestLog = buildRequestLog({ config, store, logger, now });
-  // Ended sessions, old sign-in failures and spent sponsorship-token ids past their token's exp are deleted in the
-  // background (unref: never keeps the process up). A spent jti is refused while its row lives, and a token is
-  // accepted until exp + skew by the clock of the instance that spends it: rows go JTI_SWEEP_MARGIN_SECONDS after
-  // that, so an instance whose clock runs behind another's still finds the row (sponsorshipTokenGate.ts).
-  const sessionPruner = setInterval(() => {
-    sessions.prune().catch((err: unknown) => logger.warn({ err }, 'could not prune dashboard sessions'));
-    store.sponsorshipTokenUses
-      .sweep(Math.floor(now() / 1000) - JTI_SWEEP_MARGIN_SECONDS)
-      .catch((err: unknown) => logger.warn({ err }, 'could not sweep spent sponsorship tokens'));
-    store.spendLedger
-      .sweepIdleHolds()
-      .catch((err: unknown) => logger.warn({ err }, 'could not sweep idle hold counters'));
-  }, 10 * 60_000);
-  sessionPruner.unref();
-  // Before settlement, which tells them of included ops; their scrape-time reads of settlement come later.
-  const observability = createObservability({
-    config,
-    chains: chains.list(),
-    gate,
-    logger,
-    settlementLag: () => settlement.status(),
-    requestLogLosses: () => requestLog.stats(),
-    rateLimitRefusals: () => rateLimiter.refusals(),
-    priceAgeSeconds: (chainId) => {
-      const at = tokenCatalog.nativePriceUpdatedAtMs(chainId);
-      return at === undefined ? undefined : Math.max(0, (now() - at) / 1000);
-    },
-  });
-  if (config.settlement.expiryGraceIgnored) {
-    logger.warn(
-      'PATRON_SETTLEMENT_EXPIRY_GRACE_SECONDS is deprecated and ignored: reservations are released once the chain is past their window',
-    );
-  }
-  // Started with the settlement (last), so a start that fails on the way leaves no delivery loop behind.
-  const lifecycleEvents = buildLifecycleEvents({
-    config,
-    store,
-    secretBox,
-    urlPolicy,
-    resolve: cachingResolver(resolve, { ttlMs: config.webhookDnsCacheMs, now }),
-    logger,
-    now,
-    tuning: overrides.eventDelivery,
-    nativeUsdMicros,
-  });
-  onThreshold = lifecycleEvents.onThreshold;
-  // Last, once every chain client and the store exist (src/settlement/README.md).
-  const settlement = config.settlement.enabled
-    ? startSettlement({
-        // The in-process chain mines a block per transaction and never reorgs: a depth there would only stall.
-        chains: chains
-          .list()
-          .flatMap(deploymentViews)
-          .map((chain) => ({
-            chain,
-            confirmations: chain.embedded ? 0 : config.settlement.confirmations,
-            // The embedded chain starts from genesis with each process: a kept database's cursor is of another.
-            freshChain: chain.embedded,
-            includedSignature: includedSignatureOf(chain),
-          })),
-        cursors: store.chainCursors,
-        ledger: store.spendLedger,
+    // Whether Patron may sign for a paymaster at all (the signer watch and the solvency guard), before the modes that
+    // ask it; on PostgreSQL several instances may sign, each within its share of the deposit (store.solvencyClaims).
+    const gate = closers.own(startSigningGate({ ...ground, chains, signer, fees }));
+    const { sponsorship, tokenPaymaster, bounds } = buildPaymaster({
+      ...ground,
+      signer,
+      crypto: crypto.backend,
+      fees,
+      bounds: guards?.bounds,
+      tokenCatalog,
+      nativeUsdMicros,
+      gate,
+      policies,
+      onThreshold: lifecycleEvents.onThreshold,
+      webhooks: { service: webhooks, caller: webhookCaller },
+    });
+    const tokenGate = buildSponsorshipTokens({ ...ground, crypto: crypto.backend, resolve });
+    const requestLog = closers.own(buildRequestLog(ground));
+    const sweeps: readonly Sweep[] = [
+      ['could not prune dashboard sessions', () => sessions.prune()],
+      ['could not sweep spent sponsorship tokens', () => sweepSpentTokenIds(store.sponsorshipTokenUses, now())],
+      ['could not sweep idle hold counters', () => store.spendLedger.sweepIdleHolds()],
+    ];
+    closers.own(startSweeps({ everyMs: SWEEP_EVERY_MS, sweeps, logger }));
+    // Before settlement, which tells them of included ops and of each round's lag.
+    const observability = createObservability({ ...ground, chains, gate, requestLog, rateLimiter, tokenCatalog });
+    // Last but the delivery loop, once every chain client and the store exist (src/settlement/README.md).
+    const settlement = closers.own(
+      await buildSettlement({
+        ...ground,
+        chains,
         nativeUsdMicros,
-        pollMs: config.settlement.pollMs,
-        maxBlockRange: BigInt(config.settlement.maxBlockRange),
-        onIncluded: async (args) => {
-          gate.onIncluded(args);
-          observability.onIncluded(args);
-          await lifecycleEvents.onIncluded(args);
-          // Joined to the op's log rows when they are read, whichever process writes them and whenever: under its
-          // userOpHash, and under its op key for the dApps charged (a row of an op signed before its gas was final
-          // holds the op key, which another dApp may have signed too: includedOpKey).
-          const byDapp = args.dappIds.map((d) => includedOpKey(d, args.event.opKey));
-          const keys = [args.event.userOpHash, ...(byDapp.length === 0 ? [args.event.opKey] : byDapp)];
-          for (const userOpHash of keys) {
-            await store.requestLog.setActualCost({
-              chainId: args.chainId,
-              userOpHash,
-              actualWei: args.event.actualGasCost,
-              at: now(),
-            });
-          }
-        },
-        onReorg: lifecycleEvents.onReorg,
-        onTokenCharged: lifecycleEvents.onTokenCharged,
-        beforeClose: () => lifecycleEvents.recorder.flush(),
-        logger,
-        now,
-        // Several processes on one PostgreSQL: exactly one follows each chain (store/db/followerLease.ts).
-        lease: store.followerLease,
-      })
-    : settlementOff;
-  // A first start sets each chain's cursor before anything is signed; an RPC that does not answer must not hold
-  // the start up (the rounds go on in the background).
-  await Promise.race([settlement.ready(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
-  const close = async () => {
-    try {
-      await settlement.close();
-      await gate.close();
-      clearInterval(sessionPruner);
-      await requestLog.close();
-      await lifecycleEvents.close();
-      await webhookCaller.close();
-      await tokenCatalog.close();
-      await devChain?.close();
-      await ownSigner?.close();
-    } finally {
-      await store.close();
-    }
-  };
-  return {
-    config,
-    logger,
-    store,
-    accounts,
-    webhooks,
-    webhookCaller,
-    crypto,
-    signer,
-    chains,
-    devChain,
-    sponsorship,
-    fees,
-    bounds,
-    tokenCatalog,
-    tokenPaymaster,
-    sessions,
-    requestLog,
-    limits,
-    policies,
-    settlement,
-    solvency: gate.solvency,
-    signerWatch: gate.signerWatch,
-    metrics: observability.metrics,
-    lifecycleEvents,
-    tokenGate,
-    urlPolicy,
-    // With the request log off (retention 0) no entry is built for a call only to be dropped.
-    onCall: observability.onCall(
-      lifecycleEvents.onCall,
-      ...(config.requestLog.retentionDays > 0 ? [requestLogOnCall(requestLog)] : []),
-    ),
-    now,
-    close,
-  };
+        observers: [gate, observability, lifecycleEvents],
+        events: lifecycleEvents,
+        onStatus: (status) => observability.onSettlementStatus(status),
+      }),
+    );
+    // Last: a start that fails on the way never had a delivery loop running.
+    lifecycleEvents.deliverer.start();
+    return {
+      config,
+      logger,
+      store,
+      crypto,
+      signer,
+      devChain,
+      chains,
+      fees,
+      tokenCatalog,
+      accounts,
+      sessions,
+      policies,
+      webhooks,
+      webhookCaller,
+      urlPolicy,
+      limits,
+      sponsorship,
+      tokenPaymaster,
+      bounds,
+      tokenGate,
+      solvency: gate.solvency,
+      signerWatch: gate.signerWatch,
+      requestLog,
+      lifecycleEvents,
+      metrics: observability.metrics,
+      settlement,
+      // With the request log off (retention 0) no entry is built for a call only to be dropped.
+      onCall: observability.onCall(
+        lifecycleEvents.onCall,
+        ...(config.requestLog.retentionDays > 0 ? [requestLogOnCall(requestLog)] : []),
+      ),
+      now,
+      close: () => closers.closeAll(),
+    };
+  });
 }

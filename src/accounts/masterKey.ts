@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import path from 'node:path';
-import { createSecretBox } from '../crypto/secretBox.js';
+import { createSecretBox, loadMasterKey } from '../crypto/secretBox.js';
 import { PatronError } from '../errors/PatronError.js';
 import { StartRefusedError } from '../errors/StartRefusedError.js';
 import type { SealedSecretsRepository } from '../store/tenants/sealedSecretsRepository.js';
@@ -69,6 +69,23 @@ export async function verifyMasterKey(args: {
   // Two first starts with different keys: one check value wins; the other start is refused by it.
   const written = await args.secrets.writeCheckOnce({ checkValue: expected, now: args.now });
   if (!sameCheck({ stored: written, expected })) throw mismatch(args.source);
+}
+
+/**
+ * The master key, given (tests) or configured (PATRON_MASTER_KEY, else the data directory's file), checked against
+ * the database (verifyMasterKey) once per start of the server and of each CLI command; and how it was given.
+ */
+export async function checkedMasterKey(args: {
+  readonly config: { readonly masterKeyHex: string | undefined; readonly dataDir: string };
+  readonly store: { readonly sealedSecrets: SealedSecretsRepository };
+  /** A fixed key (tests), instead of the configured one. */
+  readonly key?: Buffer | undefined;
+  readonly now: () => number;
+}): Promise<{ readonly key: Buffer; readonly source: string }> {
+  const key = args.key ?? loadMasterKey(args.config);
+  const source = masterKeySource(args.config);
+  await verifyMasterKey({ secrets: args.store.sealedSecrets, key, source, now: args.now() });
+  return { key, source };
 }
 
 /**

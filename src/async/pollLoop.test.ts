@@ -58,4 +58,29 @@ describe('poll loop', () => {
     assert.deepEqual(waits, [4, 8, 16, 16, 16]);
     assert.ok(ticks > 6, `went on after recovering: ${ticks}`);
   });
+
+  test('runNowReplacesDue: a tick asked for now drops the one the timer had due; by default that one still runs', async () => {
+    const ticksWith = async (runNowReplacesDue: boolean, settleMs: number) => {
+      let ticks = 0;
+      const loop = startPollLoop({
+        intervalMs: 600_000,
+        maxBackoffMs: 600_000,
+        // Due while the asked tick still runs.
+        firstDelayMs: 20,
+        runNowReplacesDue,
+        async tick() {
+          ticks++;
+          await sleep(60);
+          return ticks;
+        },
+        onError: (err) => assert.fail(String(err)),
+      });
+      await loop.runNow();
+      for (const deadline = Date.now() + settleMs; ticks < 2 && Date.now() < deadline; ) await sleep(10);
+      await loop.stop();
+      return ticks;
+    };
+    assert.equal(await ticksWith(false, 5_000), 2);
+    assert.equal(await ticksWith(true, 200), 1);
+  });
 });

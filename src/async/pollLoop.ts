@@ -15,6 +15,12 @@ export function startPollLoop<T>(args: {
   readonly intervalMs: number;
   readonly maxBackoffMs: number;
   readonly firstDelayMs: number;
+  /**
+   * True: runNow drops the tick the timer has due, and the tick it runs arms the next, so asking for a tick never
+   * adds one (a refresh asked for now replaces the scheduled one: pricing/refreshLoop.ts). By default the due tick
+   * still runs, after the asked one.
+   */
+  readonly runNowReplacesDue?: boolean;
   readonly tick: () => Promise<T>;
   readonly onError: (err: unknown, retryInMs: number) => void;
 }): PollLoop<T> {
@@ -34,6 +40,10 @@ export function startPollLoop<T>(args: {
   }
 
   function run(): Promise<T> {
+    if (args.runNowReplacesDue === true && timer !== undefined) {
+      clearTimeout(timer);
+      timer = undefined;
+    }
     const result = tail.then(() => {
       if (stopped) throw new Error('the loop is stopped');
       return args.tick();

@@ -11,6 +11,7 @@ import {
   httpChainRuntime,
 } from './chainRegistry.js';
 import { type DevChain, devChainDeployments, startDevChain } from './embeddedChain.js';
+import { createFeeOracle, type FeeOracle } from './feeOracle.js';
 
 /**
  * Owns the dev chain's contracts: a key derived from a public phrase, so anyone can reproduce it, which is
@@ -23,19 +24,25 @@ const DEV_DEMO_ACCOUNT_OWNER_KEY = keccak256(stringToBytes('patron embedded dev 
 
 /**
  * The chains this process serves (deps.ts's first builder after the signer): the in-process dev chain when it is on
- * and the caller gave no chains (its EntryPoints and paymasters deployed for `signer`), then every configured chain.
+ * and the caller gave no chains (its EntryPoints and paymasters deployed for `signer`), then every configured chain;
+ * and their fees, each chain's read at most once per refresh interval.
  */
 export async function buildChains(args: {
   readonly config: Pick<Config, 'paymaster'>;
-  readonly signer: Address;
+  /** The paymaster signer: the dev chain's paymasters name its address. */
+  readonly signer: { readonly address: Address };
   /** Chains built by the caller (tests), instead of the dev chain and the configured ones. */
   readonly chains?: readonly ChainRuntime[] | undefined;
-}): Promise<{ readonly devChain: DevChain | undefined; readonly chains: ChainRegistry }> {
-  const { config } = args;
+  /** Fees instead of the chains' own: the benchmark's guard-less reference (bench/sponsorServer.ts). */
+  readonly fees?: FeeOracle | undefined;
+  readonly logger: { warn(obj: object, msg: string): void };
+  readonly now: () => number;
+}): Promise<{ readonly devChain: DevChain | undefined; readonly chains: ChainRegistry; readonly fees: FeeOracle }> {
+  const { config, logger } = args;
   const devChain =
     args.chains === undefined && config.paymaster.devChain
       ? await startDevChain({
-          signerAddress: args.signer,
+          signerAddress: args.signer.address,
           ownerPrivateKey: DEV_CHAIN_OWNER_KEY,
           depositWei: DEV_CHAIN_DEPOSIT_WEI,
           demoAccountOwner: privateKeyToAddress(DEV_DEMO_ACCOUNT_OWNER_KEY),
@@ -71,5 +78,12 @@ export async function buildChains(args: {
       ),
     ],
   );
-  return { devChain, chains };
+  const fees =
+    args.fees ??
+    createFeeOracle({
+      ...config.paymaster.fees,
+      now: args.now,
+      onError: (chainId, err) => logger.warn({ err, chainId }, 'could not read the chain fees'),
+    });
+  return { devChain, chains, fees };
 }

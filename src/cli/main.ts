@@ -1,10 +1,9 @@
 import { parseArgs } from 'node:util';
-import { createAccountService } from '../accounts/accountService.js';
-import { masterKeySource, verifyMasterKey } from '../accounts/masterKey.js';
-import { createSessionService } from '../accounts/sessionService.js';
+import { buildAccounts } from '../accounts/buildAccounts.js';
+import { checkedMasterKey } from '../accounts/masterKey.js';
 import { ConfigError, loadConfig } from '../config/config.js';
 import { configuredChainIds } from '../config/servedChains.js';
-import { createSecretBox, loadMasterKey } from '../crypto/secretBox.js';
+import { createSecretBox } from '../crypto/secretBox.js';
 import { PatronError } from '../errors/PatronError.js';
 import { StartRefusedError } from '../errors/StartRefusedError.js';
 import { createPolicyService } from '../policies/policyService.js';
@@ -83,33 +82,21 @@ export async function runCli(args: {
   let store = args.store;
   try {
     const config = loadConfig(args.env);
-    const masterKey = args.masterKey ?? loadMasterKey({ masterKeyHex: config.masterKeyHex, dataDir: config.dataDir });
     store ??= await openStore({ storage: config.storage });
-    const source = masterKeySource({ masterKeyHex: config.masterKeyHex, dataDir: config.dataDir });
     // Before any command: one that opens a secret with a wrong key would fail with the cipher's own message.
-    await verifyMasterKey({ secrets: store.sealedSecrets, key: masterKey, source, now: Date.now() });
-    const accounts = createAccountService({
+    const { key: masterKey, source } = await checkedMasterKey({ config, store, key: args.masterKey, now: Date.now });
+    // As the server builds them (deps.ts), but the CLI is short-lived and must see other processes' writes: no caching.
+    const noCache = { ttlMs: 0, maxEntries: 100 };
+    const { accounts, sessions } = buildAccounts({
+      config,
       store,
       secretBox: createSecretBox(masterKey),
-      // The CLI is short-lived and must see other processes' writes: no caching.
-      cache: { ttlMs: 0, maxEntries: 100 },
+      cache: noCache,
       now: Date.now,
       logger: { warn: (obj, msg) => io.stderr(`warning: ${msg} ${JSON.stringify(obj)}\n`) },
       servedChainIds: configuredChainIds(config.paymaster),
     });
-    const sessions = createSessionService({
-      store,
-      now: Date.now,
-      idleMs: config.dashboard.sessionIdleMs,
-      absoluteMs: config.dashboard.sessionMaxMs,
-    });
-    // As deps.ts builds it (at most 20 policies per dApp, its MAX_POLICIES_PER_DAPP), without caching like the above.
-    const policies = createPolicyService({
-      store,
-      cache: { ttlMs: 0, maxEntries: 100 },
-      now: Date.now,
-      maxPoliciesPerDapp: 20,
-    });
+    const policies = createPolicyService({ store, cache: noCache, now: Date.now });
     const serviceUrl =
       config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
     await command({

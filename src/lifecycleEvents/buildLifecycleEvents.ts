@@ -2,13 +2,14 @@ import type { Config } from '../config/config.js';
 import type { SecretBox } from '../crypto/secretBox.js';
 import type { OnCall } from '../rpc/callReport.js';
 import type { Store } from '../store/store.js';
+import { cachingResolver } from '../webhooks/cachingResolver.js';
 import { createSignedEventPoster } from '../webhooks/signedEventPost.js';
 import type { HostResolver, WebhookUrlPolicy } from '../webhooks/webhookUrlPolicy.js';
 import {
+  createEventDeliverer,
   EVENT_DELIVERY_DEFAULTS,
   type EventDeliverer,
   type EventDelivererOptions,
-  startEventDeliverer,
 } from './eventDeliverer.js';
 import { createEventEndpointService, type EventEndpointService } from './eventEndpointService.js';
 import { createEventRecorder, type EventRecorder } from './eventRecorder.js';
@@ -29,6 +30,7 @@ export type EventDeliveryTuning = Partial<
 
 export interface LifecycleEvents {
   readonly endpoints: EventEndpointService;
+  /** Built stopped: the composition root starts it last (`deliverer.start()`), once the rest is up. */
   readonly deliverer: EventDeliverer;
   /** The outbox's writer: the emitters append to it, off the request path. */
   readonly recorder: EventRecorder;
@@ -48,10 +50,12 @@ export interface LifecycleEvents {
 
 /**
  * The dApps' lifecycle events (docs/guides/lifecycle-events.md): the endpoint settings and the background
- * deliverer of the outbox. The tenant webhooks' URL rule, time budget and resolver apply to the endpoints too.
+ * deliverer of the outbox. The tenant webhooks' URL rule, time budget and resolver apply to the endpoints too (the
+ * posts reuse DNS answers for PATRON_WEBHOOK_DNS_CACHE_MS, in a cache of their own). Built before the policy gate,
+ * which tells `onThreshold`; the deliverer's loop is not started here (LifecycleEvents.deliverer).
  */
 export function buildLifecycleEvents(args: {
-  config: Config;
+  config: Pick<Config, 'webhookTimeoutMs' | 'allowPrivateWebhookUrls' | 'webhookDnsCacheMs'>;
   store: Store;
   secretBox: SecretBox;
   urlPolicy: WebhookUrlPolicy;
@@ -64,7 +68,7 @@ export function buildLifecycleEvents(args: {
   const poster = createSignedEventPoster({
     timeoutMs: args.config.webhookTimeoutMs,
     allowPrivate: args.config.allowPrivateWebhookUrls,
-    resolve: args.resolve,
+    resolve: cachingResolver(args.resolve, { ttlMs: args.config.webhookDnsCacheMs, now: args.now }),
     now: args.now,
   });
   const endpoints = createEventEndpointService({
@@ -75,7 +79,7 @@ export function buildLifecycleEvents(args: {
     secretBox: args.secretBox,
     now: args.now,
   });
-  const deliverer = startEventDeliverer({
+  const deliverer = createEventDeliverer({
     ...EVENT_DELIVERY_DEFAULTS,
     ...args.tuning,
     events: args.store.lifecycleEvents,

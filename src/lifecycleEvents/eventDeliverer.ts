@@ -43,6 +43,11 @@ export interface EventDelivererOptions {
 }
 
 export interface EventDeliverer {
+  /**
+   * Starts the background loop (none when `intervalMs` is 0); once, and never after stop. Apart from the
+   * construction, so a composition root can build the deliverer early (the recorder wakes it) and start it last.
+   */
+  start(): void;
   /** One round now (after the running one, if any); resolves with how many events were delivered. */
   runOnce(): Promise<number>;
   /** Events were written by this instance: the next tick looks for due events (no query here). */
@@ -73,7 +78,14 @@ export const PER_DAPP_IN_FLIGHT = 4;
  */
 const QUICK_POST_MS = 250;
 
+/** A deliverer with its loop started (createEventDeliverer, then start). */
 export function startEventDeliverer(options: EventDelivererOptions): EventDeliverer {
+  const deliverer = createEventDeliverer(options);
+  deliverer.start();
+  return deliverer;
+}
+
+export function createEventDeliverer(options: EventDelivererOptions): EventDeliverer {
   const { events, logger } = options;
 
   function retryAt(attempts: number, now: number): number | undefined {
@@ -238,19 +250,22 @@ export function startEventDeliverer(options: EventDelivererOptions): EventDelive
     return n;
   }
 
-  const loop: PollLoop<number> | undefined =
-    options.intervalMs > 0
-      ? startPollLoop({
-          intervalMs: options.intervalMs,
-          maxBackoffMs: 60_000,
-          firstDelayMs: options.intervalMs,
-          tick,
-          onError: (err, retryInMs) => logger.warn({ err, retryInMs }, 'lifecycle event delivery round failed'),
-        })
-      : undefined;
+  // The loop is the deliverer's own state: none until start, none with `intervalMs` 0, none after stop.
+  let loop: PollLoop<number> | undefined;
+  let stopped = false;
 
   let tail: Promise<unknown> = Promise.resolve();
   return {
+    start() {
+      if (loop !== undefined || stopped || options.intervalMs <= 0) return;
+      loop = startPollLoop({
+        intervalMs: options.intervalMs,
+        maxBackoffMs: 60_000,
+        firstDelayMs: options.intervalMs,
+        tick,
+        onError: (err, retryInMs) => logger.warn({ err, retryInMs }, 'lifecycle event delivery round failed'),
+      });
+    },
     runOnce() {
       if (loop !== undefined) {
         woken = true;
@@ -268,6 +283,7 @@ export function startEventDeliverer(options: EventDelivererOptions): EventDelive
       woken = true;
     },
     async stop() {
+      stopped = true;
       await loop?.stop();
       await tail;
       await settled();

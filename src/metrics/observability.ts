@@ -1,17 +1,22 @@
 import cluster from 'node:cluster';
-import type { ChainRuntime } from '../chain/chainRegistry.js';
+import type { ChainRegistry } from '../chain/chainRegistry.js';
 import type { UserOperationEventLog } from '../chain/userOperationEvents.js';
 import type { Config } from '../config/config.js';
+import type { RateLimiter } from '../rateLimit/rateLimiter.js';
+import type { RequestLogRecorder } from '../requestLog/requestLogRecorder.js';
 import type { OnCall } from '../rpc/callReport.js';
 import type { SigningGate } from '../solvency/signingGate.js';
+import type { TokenCatalog } from '../tokens/tokenCatalog.js';
 import { clusterWorkerMetrics } from './clusterMetrics.js';
 import { metricsOnCall } from './metricsOnCall.js';
-import { createPatronMetrics, type PatronMetrics } from './patronMetrics.js';
+import { createPatronMetrics, type PatronMetrics, type SettlementLag } from './patronMetrics.js';
 
 /**
- * The metrics as deps.ts builds them: they observe finished paymaster calls and included ops, and read the signing
- * gate's state (deposits, the signer watch) rather than reading the chain again. They only observe: the gate is
- * built before the services that ask it (solvency/signingGate.ts).
+ * The metrics as deps.ts builds them: they observe finished paymaster calls, included ops and settlement's rounds,
+ * and read the state of what was built before them (the signing gate's deposits and signer watch, the request log's
+ * losses, the rate limiter's refusals, the prices' age) rather than reading the chain again. They only observe: the
+ * gate is built before the services that ask it (solvency/signingGate.ts), settlement after the metrics, which it
+ * tells of what it sees.
  */
 export interface Observability {
   /** Undefined unless PATRON_METRICS=on. */
@@ -20,35 +25,38 @@ export interface Observability {
   onCall(...others: readonly OnCall[]): OnCall;
   /** Settlement's `onIncluded`: an op of the paymaster was included (idempotent, as settlement requires). */
   onIncluded(args: { readonly chainId: number; readonly event: UserOperationEventLog }): void;
+  /** Settlement's `onStatus`, after each round: every follower's lag, which the lag gauge shows until the next. */
+  onSettlementStatus(followers: readonly SettlementLag[]): void;
 }
 
 export interface ObservabilityDeps {
   readonly config: Pick<Config, 'metrics' | 'workers'>;
-  readonly chains: readonly ChainRuntime[];
+  readonly chains: Pick<ChainRegistry, 'list'>;
   /** What the metrics read of the signing gate at scrape time. */
   readonly gate: Pick<SigningGate, 'solvency' | 'signerWatch'>;
   readonly logger: { error(obj: object, msg: string): void };
-  /** Settlement's per-chain lag (read at scrape time; settlement is built after this). */
-  readonly settlementLag?: () => readonly { readonly chainId: number; readonly lag: bigint | undefined }[];
-  /** Seconds since the native coin's USD price was read (read at scrape time), when known. */
-  readonly priceAgeSeconds?: (chainId: number) => number | undefined;
-  /** Rate-limited spends per limit since start (read at scrape time). */
-  readonly rateLimitRefusals?: () => ReadonlyMap<string, number>;
   /** The request log's entries dropped (buffer full) and lost to failed writes since start (read at scrape time). */
-  readonly requestLogLosses?: () => { readonly dropped: number; readonly failed: number };
+  readonly requestLog: Pick<RequestLogRecorder, 'stats'>;
+  /** Rate-limited spends per limit since start (read at scrape time). */
+  readonly rateLimiter: Pick<RateLimiter, 'refusals'>;
+  /** When each chain's native coin's USD price was last read (its age, read at scrape time). */
+  readonly tokenCatalog: Pick<TokenCatalog, 'nativePriceUpdatedAtMs'>;
+  readonly now: () => number;
 }
 
 export function createObservability(deps: ObservabilityDeps): Observability {
-  const { config, gate } = deps;
+  const { config, gate, now } = deps;
   const processMetrics = config.metrics.enabled
     ? createPatronMetrics({
-        chainIds: deps.chains.map((c) => c.chainId),
+        chainIds: deps.chains.list().map((c) => c.chainId),
         solvency: () => gate.solvency.state(),
-        ...(deps.settlementLag === undefined ? {} : { settlementLag: deps.settlementLag }),
-        ...(deps.priceAgeSeconds === undefined ? {} : { priceAgeSeconds: deps.priceAgeSeconds }),
-        ...(deps.requestLogLosses === undefined ? {} : { requestLogLosses: deps.requestLogLosses }),
+        priceAgeSeconds: (chainId) => {
+          const at = deps.tokenCatalog.nativePriceUpdatedAtMs(chainId);
+          return at === undefined ? undefined : Math.max(0, (now() - at) / 1000);
+        },
+        requestLogLosses: () => deps.requestLog.stats(),
         signerAccepted: () => gate.signerWatch.state(),
-        ...(deps.rateLimitRefusals === undefined ? {} : { rateLimitRefusals: deps.rateLimitRefusals }),
+        rateLimitRefusals: () => deps.rateLimiter.refusals(),
       })
     : undefined;
   // A cluster worker's scrape reports every worker's metrics, aggregated by the primary (clusterMetrics.ts).
@@ -75,6 +83,9 @@ export function createObservability(deps: ObservabilityDeps): Observability {
     },
     onIncluded({ chainId, event }) {
       metrics?.observeIncluded({ chainId, userOpHash: event.userOpHash, actualGasCost: event.actualGasCost });
+    },
+    onSettlementStatus(followers) {
+      metrics?.observeSettlementLag(followers);
     },
   };
 }

@@ -28,7 +28,6 @@ export interface ChainGaugeState {
 export interface MetricsSources {
   readonly chainIds: readonly number[];
   readonly solvency?: () => readonly ChainGaugeState[];
-  readonly settlementLag?: () => readonly { readonly chainId: number; readonly lag: bigint | undefined }[];
   readonly priceAgeSeconds?: (chainId: number) => number | undefined;
   /** The request log's losses since start (requestLogRecorder.ts stats): read at scrape time. */
   readonly requestLogLosses?: () => { readonly dropped: number; readonly failed: number };
@@ -54,8 +53,19 @@ export interface PatronMetrics {
     readonly userOpHash: string;
     readonly actualGasCost: bigint;
   }): void;
+  /**
+   * Settlement's report after each round: every follower's lag (head − cursor). The gauge shows the last report:
+   * settlement tells the metrics (it is built after them), rather than being read at scrape time.
+   */
+  observeSettlementLag(followers: readonly SettlementLag[]): void;
   /** The text format, as /metrics serves it. */
   render(): Promise<{ readonly contentType: string; readonly body: string }>;
+}
+
+/** One settlement follower's lag, as settlement reports it (settlementFollower.ts FollowerStatus). */
+export interface SettlementLag {
+  readonly chainId: number;
+  readonly lag: bigint | undefined;
 }
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -111,7 +121,8 @@ export function createPatronMetrics(sources: MetricsSources): PatronMetrics {
     labelNames: ['chain'] as const,
     registers,
   });
-  registerGauges(registry, sources, chain);
+  let settlementLags: readonly SettlementLag[] = [];
+  registerGauges(registry, { ...sources, settlementLag: () => settlementLags }, chain);
   if (sources.processMetrics !== false) collectDefaultMetrics({ register: registry });
 
   const seen = new Set<string>();
@@ -138,6 +149,9 @@ export function createPatronMetrics(sources: MetricsSources): PatronMetrics {
       seen.add(key);
       settledWei.inc({ chain: chain(chainId) }, Number(actualGasCost));
     },
+    observeSettlementLag(followers) {
+      settlementLags = followers;
+    },
     async render() {
       return { contentType: registry.contentType, body: await registry.metrics() };
     },
@@ -161,7 +175,11 @@ function webhookReason(reason: string | undefined): string {
 }
 
 /** Gauges read at scrape time from the sources: no timer of their own, nothing stale between scrapes. */
-function registerGauges(registry: Registry, sources: MetricsSources, chain: (chainId: number) => string): void {
+function registerGauges(
+  registry: Registry,
+  sources: MetricsSources & { readonly settlementLag: () => readonly SettlementLag[] },
+  chain: (chainId: number) => string,
+): void {
   const registers = [registry];
   const { solvency, settlementLag, priceAgeSeconds } = sources;
   // Each gauge says how a PATRON_WORKERS scrape combines its workers' values (clusterMetrics.ts): a chain's deposit
@@ -267,7 +285,7 @@ function registerGauges(registry: Registry, sources: MetricsSources, chain: (cha
       this.reset();
       // One follower per paymaster deployment of a chain: the chain's lag is its slowest follower's.
       const lags = new Map<number, bigint>();
-      for (const s of settlementLag?.() ?? []) {
+      for (const s of settlementLag()) {
         const known = lags.get(s.chainId);
         if (s.lag !== undefined && (known === undefined || s.lag > known)) lags.set(s.chainId, s.lag);
       }

@@ -61,9 +61,13 @@ export interface PolicyServiceDeps {
   readonly store: Store;
   readonly cache: CachePolicy;
   readonly now: () => number;
-  /** At most this many policies per dApp (every request checks all that apply). */
-  readonly maxPoliciesPerDapp: number;
 }
+
+/**
+ * Every sponsored request checks each policy that applies; a bound keeps that work and the admin lists small. The
+ * service's own (the server's and the CLI's alike).
+ */
+export const MAX_POLICIES_PER_DAPP = 20;
 
 function parseRules(rules: unknown): Policy['rules'] {
   const parsed = policyRulesSchema.safeParse(rules);
@@ -101,8 +105,8 @@ export function createPolicyService(deps: PolicyServiceDeps) {
     async create(input: { dappId: string; name: string; active?: boolean; rules: unknown }): Promise<PolicyView> {
       parseRules(input.rules);
       const existing = await store.policies.listByDapp(input.dappId);
-      if (existing.length >= deps.maxPoliciesPerDapp) {
-        throw new ConflictError(`Policy limit reached: a dApp can have at most ${deps.maxPoliciesPerDapp} policies`);
+      if (existing.length >= MAX_POLICIES_PER_DAPP) {
+        throw new ConflictError(`Policy limit reached: a dApp can have at most ${MAX_POLICIES_PER_DAPP} policies`);
       }
       const t = now();
       const record: PolicyRecord = {

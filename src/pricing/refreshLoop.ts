@@ -1,6 +1,11 @@
+import { startPollLoop } from '../async/pollLoop.js';
+
 /**
  * Runs `tick` now and then `intervalMs` after each tick settles (never two at once), on an unref'd timer so
- * a pending refresh never keeps the process alive.
+ * a pending refresh never keeps the process alive. The poll loop (async/pollLoop.ts) as the price refresh wants it:
+ * the first tick at once, a tick asked for now replacing the scheduled one, no backoff after a failure (the next
+ * refresh comes at the same pace), every failure reported (one that ends while stopping too), and nothing that
+ * rejects.
  */
 export interface RefreshLoop {
   /** Settles when the first tick has (whether it succeeded or not). */
@@ -15,34 +20,30 @@ export function startRefreshLoop(args: {
   tick: () => Promise<void>;
   onError: (err: unknown) => void;
 }): RefreshLoop {
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
-  let tail: Promise<void> = Promise.resolve();
-
-  function run(): Promise<void> {
-    if (timer !== undefined) clearTimeout(timer);
-    timer = undefined;
-    tail = tail
-      .then(() => (stopped ? undefined : args.tick()))
-      .catch(args.onError)
-      .finally(() => {
-        // The tick that settles last arms the next one.
-        if (timer !== undefined) clearTimeout(timer);
-        if (stopped) return;
-        timer = setTimeout(run, args.intervalMs);
-        timer.unref();
-      });
-    return tail;
-  }
-
-  const first = run();
+  const loop = startPollLoop({
+    intervalMs: args.intervalMs,
+    maxBackoffMs: args.intervalMs,
+    // Never waited for: the first tick is asked for at once (below), and replaces the one due.
+    firstDelayMs: args.intervalMs,
+    runNowReplacesDue: true,
+    // The tick reports its own failure, so the loop sees none: no backoff, and one ending while stopping is told.
+    tick: async () => {
+      try {
+        await args.tick();
+      } catch (err) {
+        args.onError(err);
+      }
+    },
+    onError: () => {},
+  });
+  // It rejects only once stopped, when no tick runs: settled all the same.
+  const runNow = () => loop.runNow().catch(() => {});
   return {
-    first,
-    runNow: run,
+    first: runNow(),
+    runNow,
     stop() {
-      stopped = true;
-      if (timer !== undefined) clearTimeout(timer);
-      timer = undefined;
+      // Stops the timer at once; the running tick, if any, finishes by itself (nothing waits for it).
+      void loop.stop();
     },
   };
 }

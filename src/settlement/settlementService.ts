@@ -19,7 +19,7 @@ import type { FollowedChain, SettlementFollowerDeps, SettlementLogger } from './
 export interface Settlement {
   /** One round on every chain (after any running one); rejects with the first chain's failure. Tests use it. */
   runOnce(): Promise<readonly RoundReport[]>;
-  /** Per chain: cursor, head, lag, last error (for /metrics and the dashboard). */
+  /** Per chain: cursor, head, lag, last error (for the dashboard and the tests; the metrics are told by onStatus). */
   status(): readonly FollowerStatus[];
   /** Settles when every chain's first round has, whether it succeeded or not. */
   ready(): Promise<void>;
@@ -46,6 +46,11 @@ export interface SettlementDeps {
   readonly onReorg?: SettlementFollowerDeps['onReorg'];
   readonly onTokenCharged?: SettlementFollowerDeps['onTokenCharged'];
   readonly beforeClose?: SettlementFollowerDeps['beforeClose'];
+  /**
+   * Told every follower's status after each round of any of them, failed or not (the metrics' lag gauge): pushed,
+   * since what reads it is built before settlement. Must not throw.
+   */
+  readonly onStatus?: (status: readonly FollowerStatus[]) => void;
   /**
    * Which process follows each chain when several serve one database (store/db/followerLease.ts, owned and closed by
    * the store); a fresh chain (the embedded one, this process's own) is never leased. Default: this process follows
@@ -80,6 +85,7 @@ export function startSettlement(deps: SettlementDeps): Settlement {
     }),
   }));
   const lease = deps.lease ?? alwaysHeld;
+  const status = () => followers.map(({ follower }) => follower.status());
   /** A round by the lease's holder; the others stand by. Each process logs when its part changes. */
   const tickOf = (follower: SettlementFollower, entry: SettlementDeps['chains'][number]) => {
     const { chain } = entry;
@@ -96,13 +102,20 @@ export function startSettlement(deps: SettlementDeps): Settlement {
           : 'settlement: another process follows the chain; standing by',
       );
     };
-    return async (): Promise<RoundReport> => {
+    const round = async (): Promise<RoundReport> => {
       if (key !== undefined && !(await lease.hold(key))) {
         announce('stands by');
         return follower.standBy();
       }
       announce('follows');
       return follower.runOnce();
+    };
+    return async (): Promise<RoundReport> => {
+      try {
+        return await round();
+      } finally {
+        deps.onStatus?.(status());
+      }
     };
   };
   const loops: PollLoop<RoundReport>[] = followers.map(({ follower, entry }) =>
@@ -124,7 +137,7 @@ export function startSettlement(deps: SettlementDeps): Settlement {
       if (failed !== undefined) throw failed.reason;
       return results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
     },
-    status: () => followers.map(({ follower }) => follower.status()),
+    status,
     ready: () => firstRounds,
     async close() {
       stopped = true;

@@ -1,10 +1,12 @@
 import type { Address } from 'viem';
 import { entryPoint06Abi } from 'viem/account-abstraction';
-import { type ChainRuntime, deploymentViews } from '../chain/chainRegistry.js';
+import { type ChainRegistry, type ChainRuntime, deploymentViews } from '../chain/chainRegistry.js';
+import type { FeeOracle } from '../chain/feeOracle.js';
 import { isPaymasterSigner } from '../chain/paymasterSigners.js';
 import type { UserOperationEventLog } from '../chain/userOperationEvents.js';
 import type { Config } from '../config/config.js';
-import type { SolvencyClaims } from '../store/ledger/solvencyClaims.js';
+import type { PaymasterGate } from '../paymaster/buildPaymaster.js';
+import type { Store } from '../store/store.js';
 import { createAlertSender } from './alertWebhook.js';
 import type { ChainHead } from './liabilityTracker.js';
 import { type SignerWatch, startSignerWatch } from './signerWatch.js';
@@ -16,7 +18,7 @@ import { type SolvencyGuard, startSolvencyGuard } from './solvencyGuard.js';
  * and the solvency guard (its deposit covers what was signed). Built before the services that ask it (deps.ts);
  * the metrics only read its state.
  */
-export interface SigningGate {
+export interface SigningGate extends PaymasterGate {
   readonly solvency: SolvencyGuard;
   readonly signerWatch: SignerWatch;
   /** Both checks, before any work: throws SignerNotAcceptedError (-32043) or PaymasterInsolventError. */
@@ -28,19 +30,25 @@ export interface SigningGate {
 
 export interface SigningGateDeps {
   readonly config: Pick<Config, 'solvency' | 'paymaster'>;
-  readonly chains: readonly ChainRuntime[];
-  /** The address this service signs with: the signer watch asks each paymaster whether it still accepts it. */
-  readonly signer: Address;
+  readonly chains: Pick<ChainRegistry, 'list'>;
+  /** The key this service signs with: the signer watch asks each paymaster whether it still accepts its address. */
+  readonly signer: { readonly address: Address };
   readonly logger: {
     info(obj: object, msg: string): void;
     warn(obj: object, msg: string): void;
     error(obj: object, msg: string): void;
   };
   readonly now: () => number;
-  /** The chain's latest block as the service already reads it (the fee oracle), for the guard's expiry. */
-  readonly chainHead?: (chain: ChainRuntime) => Promise<ChainHead | undefined>;
-  /** Several instances on one PostgreSQL: their shares of each deposit (store/ledger/solvencyClaims.ts). */
-  readonly solvencyClaims?: SolvencyClaims | undefined;
+  /**
+   * The fee oracle: the chain's latest block as the service already reads it (for the requests; refreshed here only
+   * when it is stale), for the guard's expiry of liabilities by the chain's time.
+   */
+  readonly fees?: Pick<FeeOracle, 'get'>;
+  /**
+   * `solvencyClaims`: several instances on one PostgreSQL, each signing within its share of each deposit
+   * (store/ledger/solvencyClaims.ts); undefined elsewhere.
+   */
+  readonly store: Pick<Store, 'solvencyClaims'>;
 }
 
 export function startSigningGate(deps: SigningGateDeps): SigningGate {
@@ -57,15 +65,17 @@ export function startSigningGate(deps: SigningGateDeps): SigningGate {
           logger: deps.logger,
           now: deps.now,
         });
-  const paymasters = deps.chains.flatMap(deploymentViews);
+  const paymasters = deps.chains.list().flatMap(deploymentViews);
+  const signer = deps.signer.address;
+  const claims = deps.store.solvencyClaims;
   const signerWatch = startSignerWatch({
     paymasters: paymasters.map((chain) => ({
       chainId: chain.chainId,
       paymaster: chain.paymaster,
       entryPointVersion: chain.entryPointVersion,
-      isAccepted: () => isPaymasterSigner({ chain, signer: deps.signer }),
+      isAccepted: () => isPaymasterSigner({ chain, signer }),
     })),
-    signer: deps.signer,
+    signer,
     intervalMs: config.paymaster.signerCheckMs,
     alert: alertSender,
     logger: deps.logger,
@@ -92,13 +102,11 @@ export function startSigningGate(deps: SigningGateDeps): SigningGate {
             args: [chain.paymaster],
           })
         ).staked,
-      ...(deps.chainHead === undefined
-        ? {}
-        : { readHead: () => deps.chainHead?.(chain) ?? Promise.resolve(undefined) }),
+      ...(deps.fees === undefined ? {} : { readHead: () => chainHead(deps.fees, chain) }),
     })),
     settings: config.solvency,
     enforce: config.solvency.enabled,
-    claims: deps.solvencyClaims,
+    claims,
     // A claim outlives every window signed under it: the longest window and a minute of clock skew.
     claimWindowSeconds: config.paymaster.sponsorship.maxExpirySeconds + 60,
     alert: alertSender,
@@ -112,6 +120,10 @@ export function startSigningGate(deps: SigningGateDeps): SigningGate {
       signerWatch.assertActive(chain);
       solvency.assertCanSign(chain);
     },
+    admitSignature: (op) => solvency.admitSignature(op),
+    // Only where instances share the deposit (PostgreSQL): elsewhere the request path awaits nothing more.
+    ensureHeadroom: claims === undefined ? undefined : (op) => solvency.ensureHeadroom(op),
+    staked: (chain) => solvency.staked(chain),
     onIncluded({ chainId, event }) {
       solvency.observeIncluded({
         chainId,
@@ -127,4 +139,15 @@ export function startSigningGate(deps: SigningGateDeps): SigningGate {
       await solvency.close();
     },
   };
+}
+
+/** The fee oracle's latest block, as the liability tracker reads the chain's time. */
+async function chainHead(
+  fees: Pick<FeeOracle, 'get'> | undefined,
+  chain: ChainRuntime,
+): Promise<ChainHead | undefined> {
+  const f = await fees?.get(chain);
+  return f?.timestamp === undefined
+    ? undefined
+    : { timestamp: Number(f.timestamp), blockNumber: Number(f.blockNumber) };
 }

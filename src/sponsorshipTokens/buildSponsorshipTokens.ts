@@ -1,3 +1,4 @@
+import type { Config } from '../config/config.js';
 import type { CryptoBackend } from '../crypto/cryptoBackend.js';
 import type { HostResolver } from '../webhooks/webhookUrlPolicy.js';
 import { createGuardedJwksFetch } from './guardedJwksFetch.js';
@@ -12,20 +13,21 @@ import { createSponsorshipTokenVerifier } from './sponsorshipTokenVerifier.js';
  * service's crypto back end, and the jti replay store (the SQL table in production).
  */
 export function buildSponsorshipTokens(args: {
-  replay: JtiReplayStore;
+  config: Pick<Config, 'allowPrivateWebhookUrls' | 'sponsorshipTokenMaxLifetimeSeconds'>;
+  /** The jti replay store: the SQL table's repository. */
+  store: { readonly sponsorshipTokenUses: JtiReplayStore };
   crypto: CryptoBackend;
   resolve: HostResolver;
-  allowPrivate: boolean;
-  maxLifetimeSeconds: number;
 }): SponsorshipTokenGate {
+  const { config } = args;
   const jwks = createJwksCache({
-    fetchJwks: createGuardedJwksFetch({ resolve: args.resolve, allowPrivate: args.allowPrivate }),
+    fetchJwks: createGuardedJwksFetch({ resolve: args.resolve, allowPrivate: config.allowPrivateWebhookUrls }),
   });
   const verifier = createSponsorshipTokenVerifier({
     jwks,
-    replay: args.replay,
+    replay: args.store.sponsorshipTokenUses,
     crypto: args.crypto,
-    maxLifetimeSeconds: args.maxLifetimeSeconds,
+    maxLifetimeSeconds: config.sponsorshipTokenMaxLifetimeSeconds,
   });
   return createSponsorshipTokenGate({ verifier });
 }

@@ -47,6 +47,18 @@ const tokenCacheKey = (token: string): string => hash('sha256', token, 'base64')
  */
 export const JTI_SWEEP_MARGIN_SECONDS = 3600;
 
+/**
+ * Deletes the spent jtis no instance accepts again (deps.ts runs it in the background). A spent jti is refused while
+ * its row lives, and a token is accepted until exp + skew by the clock of the instance that spends it: rows go
+ * JTI_SWEEP_MARGIN_SECONDS after that, so an instance whose clock runs behind another's still finds the row.
+ */
+export function sweepSpentTokenIds(
+  uses: { sweep(nowSeconds: number): Promise<number> },
+  nowMs: number,
+): Promise<number> {
+  return uses.sweep(Math.floor(nowMs / 1000) - JTI_SWEEP_MARGIN_SECONDS);
+}
+
 /** Verified tokens kept: a stub → data pair (and a quote → sponsor pair) checks the signature once. */
 export const VERIFIED_TOKEN_CACHE_ENTRIES = 10_000;
 

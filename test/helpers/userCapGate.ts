@@ -22,7 +22,7 @@ export interface UserCapInstance {
 export function userCapInstance(store: Store): UserCapInstance {
   const now = () => Date.now();
   // Caching off: every check reads the policies (two instances, one database).
-  const service = createPolicyService({ store, cache: { ttlMs: 0, maxEntries: 10 }, now, maxPoliciesPerDapp: 20 });
+  const service = createPolicyService({ store, cache: { ttlMs: 0, maxEntries: 10 }, now });
   const gate = createPolicyGate({
     policiesOf: (dappId, options) => service.policiesOf(dappId, options),
     ledger: store.spendLedger,

@@ -8,8 +8,11 @@ import { openPkcs11Signer } from './pkcs11Signer.js';
 export async function loadPaymasterSigner(args: {
   readonly setting: SignerSetting;
   readonly crypto: CryptoBackend;
+  /** A fixed key (tests), instead of the setting. */
+  readonly privateKey?: Uint8Array | undefined;
 }): Promise<PaymasterSigner> {
   const { setting, crypto } = args;
+  if (args.privateKey !== undefined) return createPaymasterSigner({ privateKey: args.privateKey, crypto });
   switch (setting.kind) {
     case 'pkcs11':
       return openPkcs11Signer({ setting, crypto });
