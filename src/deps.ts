@@ -42,6 +42,7 @@ import { startSigningGate } from './solvency/signingGate.js';
 import type { SolvencyGuard } from './solvency/solvencyGuard.js';
 import { buildSponsorshipTokens } from './sponsorshipTokens/buildSponsorshipTokens.js';
 import { type SponsorshipTokenGate, sweepSpentTokenIds } from './sponsorshipTokens/sponsorshipTokenGate.js';
+import type { OnMigration } from './store/db/migrate.js';
 import { openStore, type Store } from './store/store.js';
 import { buildTokenCatalog } from './tokens/buildTokenCatalog.js';
 import type { ChainTokenSettings, TokenCatalog } from './tokens/tokenCatalog.js';
@@ -145,7 +146,10 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
   return withClosers(logger, async (closers) => {
     const { guards, tokenChains, eventDelivery: tuning, chains: given } = overrides;
     const now = overrides.now ?? Date.now;
-    const store = closers.own(overrides.store ?? (await openStore({ storage: config.storage })));
+    // Each migration a start applies is logged as it runs (the schema a build leaves is /healthz's `schema`).
+    const onMigration: OnMigration = ({ name, ms }) =>
+      logger.info({ migration: name, ms: Math.round(ms) }, 'applied a database migration');
+    const store = closers.own(overrides.store ?? (await openStore({ storage: config.storage, onMigration })));
     // What most builders take: the configuration, the logger, the clock and the store.
     const ground = { config, logger, now, store };
     // Once per start, before anything opens a secret: a wrong key is refused here, not by the first request.

@@ -12,6 +12,8 @@ import { createLogger } from './logger.js';
 import { servePrimaryMetrics } from './metrics/clusterMetrics.js';
 import { unstakedTokenPaymasters } from './paymaster/token/tokenStake.js';
 import { checkAlertDestination } from './solvency/alertDestination.js';
+import { newestMigration } from './store/db/migrate.js';
+import { patronVersion } from './version.js';
 import { systemResolver } from './webhooks/webhookUrlPolicy.js';
 
 /**
@@ -115,6 +117,8 @@ async function main(): Promise<void> {
   logger.info(
     {
       baseUrl,
+      version: patronVersion(),
+      schema: newestMigration(),
       storage: deps.store.kind,
       production: config.production,
       signer: deps.signer.address,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, afterEach, beforeEach, describe, test } from 'node:test';
@@ -844,4 +844,27 @@ describe('patron CLI and server as separate processes (SQLite data dir)', {
     );
     await stopServer(again);
   });
+});
+
+test('patron --version, -v and version: the build, its schema and Node.js, without configuration or storage', async () => {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  for (const argv of [['--version'], ['-v'], ['version']]) {
+    const out: string[] = [];
+    const err: string[] = [];
+    // No environment at all: a misconfigured host still answers which build it runs.
+    const code = await runCli({ argv, env: {}, io: { stdout: (s) => out.push(s), stderr: (s) => err.push(s) } });
+    assert.equal(code, 0, err.join(''));
+    assert.match(
+      out.join(''),
+      new RegExp(`^patron ${pkg.version.replaceAll('.', '\\.')} \\(schema \\d{4}_[a-z0-9_]+, Node\\.js v`),
+    );
+  }
+  const out: string[] = [];
+  assert.equal(
+    await runCli({ argv: ['version', '--json'], env: {}, io: { stdout: (s) => out.push(s), stderr: () => {} } }),
+    0,
+  );
+  const info = JSON.parse(out.join('')) as { version: string; schema: string; node: string };
+  assert.equal(info.version, pkg.version);
+  assert.equal(info.node, process.version);
 });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { httpChainRuntime } from '../src/chain/chainRegistry.js';
 import { BACKEND, createTestContext } from './helpers/testContext.js';
@@ -8,7 +9,14 @@ test('/healthz answers while the process is up; /readyz follows storage', async 
   try {
     const health = await ctx.app.inject({ method: 'GET', url: '/healthz' });
     assert.equal(health.statusCode, 200);
-    assert.deepEqual(health.json(), { status: 'ok' });
+    // The build's version (package.json) and schema: the newest migration file this build ships.
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    const files = readdirSync(new URL('../src/store/migrations/', import.meta.url)).filter((f) => f.endsWith('.sql'));
+    const newest = files
+      .map((f) => f.replace(/(\.postgres|\.sqlite)?\.sql$/, ''))
+      .sort()
+      .at(-1);
+    assert.deepEqual(health.json(), { status: 'ok', version: pkg.version, schema: newest });
     const ready = await ctx.app.inject({ method: 'GET', url: '/readyz' });
     assert.equal(ready.statusCode, 200);
     assert.deepEqual(ready.json(), {
@@ -64,5 +72,25 @@ test('/api/chains lists the served chains with public addresses only', async () 
     });
   } finally {
     await ctx.close();
+  }
+});
+
+test('/metrics says which build answers (patron_build_info)', async () => {
+  const token = 'metrics-token-0123456789abcdef';
+  const ctx = await createTestContext({
+    config: { metrics: { enabled: true, port: undefined, host: '127.0.0.1', token } },
+  });
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    const res = await ctx.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${token}` } });
+    const text = res.body;
+    const line = text.split('\n').find((l) => l.startsWith('patron_build_info{'));
+    assert.ok(line, text.slice(0, 300));
+    assert.match(line, new RegExp(`version="${pkg.version.replaceAll('.', '\\.')}"`));
+    assert.match(line, /schema="\d{4}_[a-z0-9_]+"/);
+    assert.match(line, new RegExp(`node="${process.version}"`));
+    assert.match(line, / 1$/);
+  } finally {
+    await ctx.app.close();
   }
 });

@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import type { ChainRegistry } from '../chain/chainRegistry.js';
 import type { PaymasterSigner } from '../paymaster/signer/paymasterSigner.js';
+import { newestMigration } from '../store/db/migrate.js';
 import type { Store } from '../store/store.js';
 import type { TokenCatalog } from '../tokens/tokenCatalog.js';
+import { patronVersion } from '../version.js';
 import { jsonSchema } from './openApiParts.js';
 import { type RouteDef, route } from './route.js';
 
@@ -18,7 +20,11 @@ export interface HealthDeps {
  * The answers are plain objects (no envelope: load balancers and probes read them); strict schemas, so
  * test/openapi.test.ts fails on a field added or dropped without the document.
  */
-export const healthzAnswer = z.strictObject({ status: z.literal('ok') });
+export const healthzAnswer = z.strictObject({
+  status: z.literal('ok'),
+  version: z.string().describe("This build's version (package.json)"),
+  schema: z.string().describe('The newest database migration this build has: the schema of the database it started on'),
+});
 
 const readiness = {
   storage: z.enum(['sqlite', 'postgres']),
@@ -77,10 +83,10 @@ export function healthRoutes(deps: HealthDeps): RouteDef[] {
       path: '/healthz',
       auth: 'public',
       operationId: 'healthz',
-      summary: 'The process answers',
+      summary: 'The process answers; its version and database schema',
       tag: TAG,
       answer: { raw: healthzAnswer, description: 'Up' },
-      handler: async () => ({ status: 'ok' as const }),
+      handler: async () => ({ status: 'ok' as const, version: patronVersion(), schema: newestMigration() }),
     }),
     route({
       method: 'GET',

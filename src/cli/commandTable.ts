@@ -33,11 +33,16 @@ const COMMAND_MAPS: readonly Readonly<Record<string, CliCommand>>[] = [
 export const cliCommands: Readonly<Record<string, CliCommand>> = mergeCommandMaps(COMMAND_MAPS);
 
 /**
- * Every command name a user can type: the table's, and the two that run before it is consulted, as they need no
- * storage (`start` is the service, in bin.ts; `master-key generate` is handled first in main.ts, before any
- * configuration exists).
+ * Every command name a user can type: the table's, and those that run before it is consulted, as they need no
+ * storage (`start` is the service, in bin.ts; `version` and `master-key generate` are handled first in main.ts,
+ * before any configuration exists).
  */
-export const cliCommandNames: readonly string[] = ['start', 'master-key generate', ...Object.keys(cliCommands)];
+export const cliCommandNames: readonly string[] = [
+  'start',
+  'version',
+  'master-key generate',
+  ...Object.keys(cliCommands),
+];
 
 function mergeCommandMaps(maps: readonly Readonly<Record<string, CliCommand>>[]): Record<string, CliCommand> {
   const table: Record<string, CliCommand> = {};

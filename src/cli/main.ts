@@ -7,7 +7,9 @@ import { createSecretBox } from '../crypto/secretBox.js';
 import { PatronError } from '../errors/PatronError.js';
 import { StartRefusedError } from '../errors/StartRefusedError.js';
 import { createPolicyService } from '../policies/policyService.js';
+import { newestMigration } from '../store/db/migrate.js';
 import { openStore, type Store } from '../store/store.js';
+import { patronVersion } from '../version.js';
 import type { CliIo } from './cliOutput.js';
 import { USAGE } from './commands.js';
 import { cliCommands } from './commandTable.js';
@@ -46,6 +48,14 @@ export async function runCli(args: {
   const name = threeWords ? three : parsed.positionals.slice(0, 2).join(' ');
   // Own names only: `patron toString` is no command, whatever Object.prototype holds.
   const command = Object.hasOwn(cliCommands, name) ? cliCommands[name] : undefined;
+  // The build a script or an operator is talking to: no configuration, storage or key needed.
+  if (parsed.values.version === true || (name === 'version' && parsed.positionals.length === 1)) {
+    const info = { version: patronVersion(), schema: newestMigration(), node: process.version };
+    io.stdout(
+      json ? `${JSON.stringify(info)}\n` : `patron ${info.version} (schema ${info.schema}, Node.js ${info.node})\n`,
+    );
+    return 0;
+  }
   if (parsed.values.help === true || parsed.positionals.length === 0) {
     io.stdout(USAGE);
     return 0;
@@ -128,6 +138,7 @@ function parse(argv: readonly string[]) {
     options: {
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
       email: { type: 'string' },
       account: { type: 'string' },
       name: { type: 'string' },

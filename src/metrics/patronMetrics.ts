@@ -1,5 +1,7 @@
 import { type Aggregator, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { CallReport } from '../rpc/callReport.js';
+import { newestMigration } from '../store/db/migrate.js';
+import { patronVersion } from '../version.js';
 import { callLabels } from './callLabels.js';
 
 /**
@@ -260,6 +262,14 @@ function registerGauges(
         g.set({ chain: chain(s.chainId), paymaster: s.paymaster }, s.floorRunwaySeconds);
     },
   );
+  new Gauge({
+    name: 'patron_build_info',
+    help: "1, labelled with this build's version, its newest database migration (the schema) and the Node.js version",
+    labelNames: ['version', 'schema', 'node'],
+    // The same in every worker of a process; instances of different builds show as separate series.
+    aggregator: 'max',
+    registers,
+  }).set({ version: patronVersion(), schema: newestMigration(), node: process.version }, 1);
   new Gauge({
     name: 'patron_signer_accepted',
     help: "1 while the paymaster accepts this service's signing key (its signer set, read every PATRON_SIGNER_CHECK_MS), 0 once it does not: Patron then signs nothing for it",

@@ -4,7 +4,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { StorageConfig } from '../../config/config.js';
-import { runMigrations, runMigrationsSync } from './migrate.js';
+import { type OnMigration, runMigrations, runMigrationsSync } from './migrate.js';
 import type { Database } from './schema.js';
 import { Sqlite } from './sqliteDriver.js';
 
@@ -24,6 +24,8 @@ export interface OpenDatabaseOptions {
   readonly storage: StorageConfig | { readonly kind: 'sqlite-memory' };
   /** PostgreSQL only: the schema to work in (tests use one schema per test for isolation). */
   readonly pgSchema?: string;
+  /** Told of each migration as it is applied (inside the start's one migration transaction). */
+  readonly onMigration?: OnMigration;
 }
 
 const PG_INT8_OID = 20;
@@ -31,7 +33,9 @@ const PG_INT8_OID = 20;
 /** Opens the database, applies pending migrations and returns a Kysely instance over it. */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
   const { storage } = options;
-  if (storage.kind === 'postgres') return openPostgres(storage.url, storage.poolSize, options.pgSchema);
+  if (storage.kind === 'postgres') {
+    return openPostgres(storage.url, storage.poolSize, options.pgSchema, options.onMigration);
+  }
   const file = storage.kind === 'sqlite' ? storage.file : ':memory:';
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const sqlite = new Sqlite(file);
@@ -42,7 +46,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('synchronous = NORMAL');
-    runMigrationsSync(sqlite);
+    runMigrationsSync(sqlite, options.onMigration);
   } catch (err) {
     sqlite.close();
     throw err;
@@ -60,7 +64,12 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   };
 }
 
-async function openPostgres(url: string, poolSize: number, schema: string | undefined): Promise<DatabaseHandle> {
+async function openPostgres(
+  url: string,
+  poolSize: number,
+  schema: string | undefined,
+  onMigration: OnMigration | undefined,
+): Promise<DatabaseHandle> {
   const types = {
     getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
       oid === PG_INT8_OID
@@ -78,28 +87,31 @@ async function openPostgres(url: string, poolSize: number, schema: string | unde
   try {
     const client = await pool.connect();
     try {
-      await runMigrations({
-        kind: 'postgres',
-        exec: async (sql) => {
-          await client.query(sql);
+      await runMigrations(
+        {
+          kind: 'postgres',
+          exec: async (sql) => {
+            await client.query(sql);
+          },
+          transaction: async (fn) => {
+            await client.query('BEGIN');
+            try {
+              // Serialises concurrent start-ups of several service processes on one database; the schema is
+              // created under the lock too (CREATE SCHEMA IF NOT EXISTS is not safe to run concurrently).
+              await client.query('SELECT pg_advisory_xact_lock(7243001)');
+              if (schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema.replace(/"/g, '')}"`);
+              await fn();
+              await client.query('COMMIT');
+            } catch (err) {
+              await client.query('ROLLBACK');
+              throw err;
+            }
+          },
+          appliedNames: async () =>
+            (await client.query<{ name: string }>('SELECT name FROM patron_migrations')).rows.map((r) => r.name),
         },
-        transaction: async (fn) => {
-          await client.query('BEGIN');
-          try {
-            // Serialises concurrent start-ups of several service processes on one database; the schema is
-            // created under the lock too (CREATE SCHEMA IF NOT EXISTS is not safe to run concurrently).
-            await client.query('SELECT pg_advisory_xact_lock(7243001)');
-            if (schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema.replace(/"/g, '')}"`);
-            await fn();
-            await client.query('COMMIT');
-          } catch (err) {
-            await client.query('ROLLBACK');
-            throw err;
-          }
-        },
-        appliedNames: async () =>
-          (await client.query<{ name: string }>('SELECT name FROM patron_migrations')).rows.map((r) => r.name),
-      });
+        onMigration,
+      );
     } finally {
       client.release();
     }

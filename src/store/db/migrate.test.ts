@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { openStore, type Store } from '../store.js';
-import { listMigrations, type MigrationTarget, runMigrations } from './migrate.js';
+import { listMigrations, type MigrationTarget, newestMigration, runMigrations } from './migrate.js';
 import { Sqlite } from './sqliteDriver.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
@@ -188,6 +188,23 @@ describe('runMigrations (fake target)', () => {
 });
 
 describe('migrations on SQLite', () => {
+  test('each migration a start applies is told as it runs (the service logs it); a second start applies none', async () => {
+    const file = path.join(tempDir(), 'told', 'patron.sqlite');
+    const told: string[] = [];
+    const onMigration = ({ name, ms }: { name: string; ms: number }) => {
+      assert.ok(ms >= 0);
+      told.push(name);
+    };
+    await (await openStore({ storage: { kind: 'sqlite', file }, onMigration })).close();
+    assert.deepEqual(told, MIGRATION_NAMES);
+    told.length = 0;
+    await (await openStore({ storage: { kind: 'sqlite', file }, onMigration })).close();
+    assert.deepEqual(told, []);
+    // The schema a build reports (/healthz, patron_build_info, patron --version): its newest migration, either back end.
+    const both = [...listMigrations('sqlite'), ...listMigrations('postgres')].map((m) => m.name).sort();
+    assert.equal(newestMigration(), both.at(-1));
+  });
+
   test('opening a store twice on one file applies the migrations once and keeps the data', async () => {
     const file = path.join(tempDir(), 'sub', 'patron.sqlite');
     const a = account(1);

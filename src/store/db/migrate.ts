@@ -53,7 +53,16 @@ export function refuseUnknownMigrations(args: { applied: Iterable<string>; known
   );
 }
 
-export async function runMigrations(target: MigrationTarget): Promise<string[]> {
+/** The newest migration this build has: the schema version of every database it has started on. */
+export function newestMigration(): string {
+  const all = [...listMigrations('sqlite'), ...listMigrations('postgres')].map((m) => m.name).sort();
+  return all[all.length - 1] ?? '(none)';
+}
+
+/** Told of each migration as it is applied (the service logs it), with how long it took. */
+export type OnMigration = (applied: { readonly name: string; readonly ms: number }) => void;
+
+export async function runMigrations(target: MigrationTarget, onMigration?: OnMigration): Promise<string[]> {
   const migrations = listMigrations(target.kind);
   const applied: string[] = [];
   await target.transaction(async () => {
@@ -62,9 +71,11 @@ export async function runMigrations(target: MigrationTarget): Promise<string[]> 
     refuseUnknownMigrations({ applied: done, known: migrations });
     for (const m of migrations) {
       if (done.has(m.name)) continue;
+      const started = performance.now();
       await target.exec(m.sql);
       await target.exec(recordSql(m.name));
       applied.push(m.name);
+      onMigration?.({ name: m.name, ms: performance.now() - started });
     }
   });
   return applied;
@@ -75,7 +86,7 @@ export async function runMigrations(target: MigrationTarget): Promise<string[]> 
  * file in one process cannot wait on each other (better-sqlite3's busy wait would block the event loop).
  * IMMEDIATE takes the write lock up front, so separate processes starting together apply them in turn.
  */
-export function runMigrationsSync(sqlite: BetterSqlite3.Database): string[] {
+export function runMigrationsSync(sqlite: BetterSqlite3.Database, onMigration?: OnMigration): string[] {
   const migrations = listMigrations('sqlite');
   return sqlite
     .transaction(() => {
@@ -85,9 +96,11 @@ export function runMigrationsSync(sqlite: BetterSqlite3.Database): string[] {
       const applied: string[] = [];
       for (const m of migrations) {
         if (done.has(m.name)) continue;
+        const started = performance.now();
         sqlite.exec(m.sql);
         sqlite.exec(recordSql(m.name));
         applied.push(m.name);
+        onMigration?.({ name: m.name, ms: performance.now() - started });
       }
       return applied;
     })
