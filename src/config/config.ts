@@ -11,6 +11,7 @@ import {
 } from './dashboardSettings.js';
 import { DEFAULT_EIP7702_DELEGATES, eip7702DelegatesFromEnv } from './eip7702Delegates.js';
 import { booleanFromEnv, integerFromEnv } from './envValues.js';
+import { unknownSettings } from './knownSettings.js';
 import { type MetricsSettings, metricsEnv, metricsSettingsFrom } from './metricsSettings.js';
 import { type RateLimitConfig, rateLimitsFromEnv } from './rateLimitSettings.js';
 import { DEV_CHAIN_ID } from './servedChains.js';
@@ -164,6 +165,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     ...(parsed.success ? [] : parsed.error.issues.map((i) => i.message)),
     ...bounds.problems,
     ...rateLimits.problems,
+    ...unknownSettings(env),
   ];
   const metrics = parsed.success ? metricsSettingsFrom(parsed.data) : undefined;
   const solvency = parsed.success ? solvencySettingsFrom(parsed.data) : undefined;
