@@ -1,8 +1,8 @@
 /**
  * Every PATRON_* variable Patron reads, the service's and the CLI's (held to the source by knownSettings.test.ts: a
  * name the code reads and this list lacks fails it). A PATRON_* variable outside it is refused at start
- * (unknownSettings), with the nearest known name: a typo such as PATRON_SOLVENCY_FLOOR=5 was silently ignored, and
- * the deployment ran on the default it meant to change.
+ * (unknownSettings), with the nearest known name: a typo of a name (the solvency floor's without its `_WEI`) was
+ * silently ignored, and the deployment ran on the default it meant to change.
  */
 export const KNOWN_SETTINGS: readonly string[] = [
   'PATRON_ALERT_WEBHOOK_SECRET',
@@ -84,7 +84,6 @@ export const KNOWN_SETTINGS: readonly string[] = [
   'PATRON_SPONSORSHIP_TOKEN_MAX_LIFETIME_SECONDS',
   'PATRON_TRUSTED_PROXIES',
   'PATRON_VALID_AFTER_SKEW_SECONDS',
-  'PATRON_WEBHOOK_DNS_CACHE_MS',
   'PATRON_WEBHOOK_DNS_CACHE_SECONDS',
   'PATRON_WEBHOOK_TIMEOUT_MS',
   'PATRON_WORKERS',

@@ -51,7 +51,7 @@ export interface LifecycleEvents {
 /**
  * The dApps' lifecycle events (docs/guides/lifecycle-events.md): the endpoint settings and the background
  * deliverer of the outbox. The tenant webhooks' URL rule, time budget and resolver apply to the endpoints too (the
- * posts reuse DNS answers for PATRON_WEBHOOK_DNS_CACHE_MS, in a cache of their own). Built before the policy gate,
+ * posts reuse DNS answers for PATRON_WEBHOOK_DNS_CACHE_SECONDS, in a cache of their own). Built before the policy gate,
  * which tells `onThreshold`; the deliverer's loop is not started here (LifecycleEvents.deliverer).
  */
 export function buildLifecycleEvents(args: {

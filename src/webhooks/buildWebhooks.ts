@@ -10,7 +10,7 @@ import { createWebhookUrlPolicy, type HostResolver, type WebhookUrlPolicy } from
 /**
  * The dApps' webhooks as deps.ts builds them: the tenant URL rules (webhook URLs, and the JWKS URLs a dApp
  * registers), the registry, and the outbound sponsorship check's HTTP client (keep-alive pools; the caller closes
- * it). Registration always asks DNS afresh; the per-sponsorship call reuses answers for PATRON_WEBHOOK_DNS_CACHE_MS.
+ * it). Registration always asks DNS afresh; the per-sponsorship call reuses answers for PATRON_WEBHOOK_DNS_CACHE_SECONDS.
  */
 export function buildWebhooks(args: {
   readonly config: Pick<
