@@ -67,7 +67,7 @@ test('two cluster workers serve one port on PostgreSQL and stop on SIGTERM', {
  * service: the primary prints the message once and exits non-zero, instead of restarting workers forever while
  * systemd or Kubernetes see a live process.
  */
-test('a worker that cannot start makes the service exit 1 with its message, once', {
+test('a worker that cannot start makes the service exit with its code (78: a wrong keystore password) and message, once', {
   skip: TEST_DATABASE_URL === undefined && 'needs PATRON_TEST_DATABASE_URL',
   timeout: 60_000,
 }, async () => {
@@ -96,10 +96,14 @@ test('a worker that cannot start makes the service exit 1 with its message, once
     const timer = setTimeout(() => child.kill('SIGKILL'), 45_000);
     const [code] = await once(child, 'exit');
     clearTimeout(timer);
-    assert.equal(code, 1, `exit code\n${service.output()}`);
+    // A configuration no restart fixes: 78, so systemd's RestartPreventExitStatus stops the loop (it was 1).
+    assert.equal(code, 78, `exit code\n${service.output()}`);
     const said = service.errors().match(/wrong keystore password/g) ?? [];
     assert.equal(said.length, 1, `the message once:\n${service.errors()}`);
-    assert.match(service.errors(), /^Patron failed to start: .*wrong keystore password/m);
+    assert.match(
+      service.errors(),
+      /^Patron failed to start: PATRON_SIGNER_KEYSTORE \S+signer\.json: wrong keystore password \(MAC mismatch\); check PATRON_SIGNER_KEYSTORE_PASSWORD/m,
+    );
     assert.doesNotMatch(service.output(), /worker died; starting another/, 'no worker was restarted');
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');

@@ -35,21 +35,3 @@ test('production mode with no chain refuses to start, exit 1, naming PATRON_CHAI
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 });
-
-test('a PATRON_* setting Patron does not know refuses the start, exit 78, naming the nearest known one', async () => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'patron-typo-'));
-  try {
-    // A typo of PATRON_SOLVENCY_FLOOR_WEI: before, the start went on with the default floor.
-    const service = spawnService({ PATRON_DATA_DIR: dataDir, PATRON_SOLVENCY_FLOOR: '5' });
-    const code = await service.exitCode(30_000);
-    const out = service.output();
-    assert.equal(code, 78, out);
-    assert.match(
-      out,
-      /PATRON_SOLVENCY_FLOOR is not a setting Patron knows \(did you mean PATRON_SOLVENCY_FLOOR_WEI\?\)/,
-    );
-    assert.doesNotMatch(out, /Patron is listening/);
-  } finally {
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  }
-});

@@ -6,7 +6,8 @@ import { privateKeyToAddress } from 'viem/accounts';
 import type { SignerSetting } from '../../config/chainSettings.js';
 import { ensureSecretFile } from '../../config/ensureSecretFile.js';
 import type { CryptoBackend } from '../../crypto/cryptoBackend.js';
-import { decryptKeystore } from './keystore.js';
+import { StartRefusedError } from '../../errors/StartRefusedError.js';
+import { decryptKeystore, KeystoreError } from './keystore.js';
 
 /** Where a signer's key is: in this process, in a PKCS#11 token, in AWS KMS (docs/guides/signer-backends.md). */
 export type SignerBackendName = 'local' | 'pkcs11' | 'kms';
@@ -55,6 +56,28 @@ export type SignerKeySource = Extract<SignerSetting, { kind: 'privateKey' | 'key
 const KEY_HEX = /^(0x)?[0-9a-fA-F]{64}$/;
 
 /**
+ * The keystore's key. A file that cannot be read or opened (missing, not a keystore, a wrong password) refuses the
+ * start as a configuration error (exit 78: a restart cannot fix it), naming the file and the settings to check.
+ */
+function keystoreKey(file: string, password: string, crypto: CryptoBackend): Uint8Array {
+  let json: unknown;
+  try {
+    json = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : 'not a readable JSON keystore';
+    throw new StartRefusedError(`PATRON_SIGNER_KEYSTORE ${file}: ${why}`);
+  }
+  try {
+    return decryptKeystore({ json, password, crypto });
+  } catch (err) {
+    if (!(err instanceof KeystoreError)) throw err;
+    throw new StartRefusedError(
+      `PATRON_SIGNER_KEYSTORE ${file}: ${err.message}${err.message.startsWith('wrong') ? '; check PATRON_SIGNER_KEYSTORE_PASSWORD' : ''}`,
+    );
+  }
+}
+
+/**
  * Loads the signer key: from the environment, from an encrypted keystore file, or (embedded default) from
  * `<dataDir>/signer.key`, generated on first use with owner-only permissions.
  */
@@ -64,10 +87,8 @@ export function loadSignerKey(source: SignerKeySource, crypto: CryptoBackend): U
       if (!KEY_HEX.test(source.privateKeyHex))
         throw new Error('the signer private key must be 32 bytes as 64 hex characters');
       return hexToBytes(`0x${source.privateKeyHex.replace(/^0x/, '')}`);
-    case 'keystore': {
-      const json: unknown = JSON.parse(fs.readFileSync(source.file, 'utf8'));
-      return decryptKeystore({ json, password: source.password, crypto });
-    }
+    case 'keystore':
+      return keystoreKey(source.file, source.password, crypto);
     case 'dataDir': {
       const file = path.join(source.dataDir, 'signer.key');
       const hex = ensureSecretFile(file, () => `0x${randomBytes(32).toString('hex')}`);
