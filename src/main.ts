@@ -145,7 +145,8 @@ async function main(): Promise<void> {
 /**
  * The primary: forks the workers and replaces one that dies once it has served. A worker that fails before it is
  * ready (a wrong keystore password, chains that do not match, a database it cannot reach) stops the service: the
- * others would fail alike, so the primary prints the first message once, stops every worker and exits 1.
+ * others would fail alike, so the primary prints the first message once, stops every worker and exits with the
+ * worker's code (78 for a configuration no restart fixes, else 1).
  */
 function runPrimary(config: Config, logger: ReturnType<typeof createLogger>): void {
   let stopping = false;

@@ -196,7 +196,7 @@ describe('patron master-key rotate (a real SQLite file)', () => {
       [apiKey],
     );
     const withOld = await cli(['dapp', 'list'], { PATRON_DATA_DIR: dir, PATRON_MASTER_KEY: KEY_A });
-    assert.equal(withOld.code, 1);
+    assert.equal(withOld.code, 78); // a configuration refusal (docs/reference/exit-codes.md)
     assert.match(withOld.stderr, MISMATCH);
     assert.ok(!withOld.stderr.includes('Unsupported state'), withOld.stderr);
   });
@@ -212,7 +212,7 @@ describe('patron master-key rotate (a real SQLite file)', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.ok(r.stdout.includes(`\nNow write it into ${keyFile} (or set PATRON_MASTER_KEY to it)`), r.stdout);
     const refused = await cli(['dapp', 'list'], env);
-    assert.equal(refused.code, 1);
+    assert.equal(refused.code, 78); // a configuration refusal (docs/reference/exit-codes.md)
     assert.match(
       refused.stderr,
       /^patron: the master key in .*master\.key \(PATRON_MASTER_KEY is not set\) does not match/,
@@ -234,7 +234,7 @@ describe('patron master-key rotate (a real SQLite file)', () => {
       PATRON_MASTER_KEY: KEY_C,
       PATRON_NEW_MASTER_KEY: KEY_B,
     });
-    assert.equal(r.code, 1);
+    assert.equal(r.code, 78); // a configuration refusal (docs/reference/exit-codes.md)
     assert.match(r.stderr, MISMATCH);
     assert.deepEqual(sealedState(dir), before);
   });
@@ -287,7 +287,7 @@ describe('the CLI refuses a database it must not run against', () => {
     raw.prepare('INSERT INTO patron_migrations (name, applied_at) VALUES (?, ?)').run('0099_from_the_future', 1);
     raw.close();
     const r = await cli(['account', 'list'], env);
-    assert.equal(r.code, 1);
+    assert.equal(r.code, 78); // a configuration refusal (docs/reference/exit-codes.md)
     assert.match(
       r.stderr,
       /^patron: the database schema is at 0099_from_the_future, newer than this build \(\d{4}_[a-z0-9_]+\): run a Patron build at least as new, or restore a backup\n$/,

@@ -429,10 +429,10 @@ describe('patron CLI (in-process)', () => {
     );
   });
 
-  test('an invalid configuration is reported as an error, exit code 1', async () => {
+  test('an invalid configuration is reported as an error, exit code 78', async () => {
     const store = getStore();
     const r = await cli(store, ['account', 'list', '--json'], { ...CLI_ENV, PORT: 'abc' });
-    assert.equal(r.code, 1);
+    assert.equal(r.code, 78);
     assert.deepEqual(oneJsonLine(r.stdout, 'config error'), {
       error: { message: 'Invalid configuration:\n  - PORT must be an integer from 0 to 65535, got "abc"' },
     });

@@ -21,6 +21,9 @@ import { runSmokeTestCommand } from './smokeTestCommand.js';
  * `patron` CLI: runs a command against the same storage as the server and returns the exit code.
  * `store` may be passed in by tests; otherwise it is opened from the configuration.
  */
+/** Exit codes: docs/reference/exit-codes.md. */
+const EXIT_CONFIG = 78;
+
 export async function runCli(args: {
   argv: readonly string[];
   env: Readonly<Record<string, string | undefined>>;
@@ -76,7 +79,8 @@ export async function runCli(args: {
     return fail(`unknown command "${parsed.positionals.join(' ')}"\n\n${USAGE}`, 2);
   const failure = (err: unknown) => {
     if (err instanceof PatronError && err.code !== 'INTERNAL') return fail(err.shortMessage);
-    if (err instanceof ConfigError || err instanceof StartRefusedError) return fail(err.message);
+    // The configuration or the stored state is wrong (78, sysexits' EX_CONFIG), as the server exits on it.
+    if (err instanceof ConfigError || err instanceof StartRefusedError) return fail(err.message, EXIT_CONFIG);
     return fail(`unexpected error: ${err instanceof Error ? err.message : String(err)}`);
   };
   // The smoke test of a deployed Patron runs on an operator's machine: no configuration, no storage, no master key.
