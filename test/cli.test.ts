@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, afterEach, beforeEach, describe, test } from 'node:test';
@@ -427,6 +429,26 @@ describe('patron CLI (in-process)', () => {
       dapps.map((d) => [d.id, d.name, d.chainIds, d.apiKeyPrefix]),
       [[dapp.dappId, 'D', [7], dapp.apiKey.slice(0, 12)]],
     );
+  });
+
+  test('an RPC that does not answer: one line naming its origin, never the path (API keys) nor "unexpected"', async () => {
+    const store = getStore();
+    // A port that was just free: connections to it are refused.
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const rpc = `http://127.0.0.1:${port}/v2/SECRET-API-KEY?token=SECRET2`;
+    const r = await cli(store, ['paymaster', 'info', '--rpc', rpc, '--paymaster', `0x${'11'.repeat(20)}`]);
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, '');
+    const lines = r.stderr.trimEnd().split('\n');
+    assert.equal(lines.length, 1, r.stderr);
+    assert.match(
+      lines[0] ?? '',
+      new RegExp(`^patron: HTTP request failed \\(URL http://127\\.0\\.0\\.1:${port}/…\\).*ECONNREFUSED`),
+    );
+    assert.doesNotMatch(r.stderr, /SECRET|unexpected|Request body|Version: viem/);
   });
 
   test('an invalid configuration is reported as an error, exit code 78', async () => {

@@ -4,6 +4,7 @@ import { checkedMasterKey } from '../accounts/masterKey.js';
 import { ConfigError, loadConfig } from '../config/config.js';
 import { configuredChainIds } from '../config/servedChains.js';
 import { createSecretBox } from '../crypto/secretBox.js';
+import { errorSummary } from '../errors/errorSummary.js';
 import { PatronError } from '../errors/PatronError.js';
 import { StartRefusedError } from '../errors/StartRefusedError.js';
 import { createPolicyService } from '../policies/policyService.js';
@@ -81,7 +82,11 @@ export async function runCli(args: {
     if (err instanceof PatronError && err.code !== 'INTERNAL') return fail(err.shortMessage);
     // The configuration or the stored state is wrong (78, sysexits' EX_CONFIG), as the server exits on it.
     if (err instanceof ConfigError || err instanceof StartRefusedError) return fail(err.message, EXIT_CONFIG);
-    return fail(`unexpected error: ${err instanceof Error ? err.message : String(err)}`);
+    // A fault of Patron's own code is called so, to be reported; anything else the world did (an RPC that does not
+    // answer, a file that is not there, a transaction that reverted) is said in one line, URLs cut to their origin
+    // (an RPC's API key rides in its path or query).
+    const bug = err instanceof TypeError || err instanceof ReferenceError || err instanceof RangeError;
+    return fail(bug ? `unexpected error: ${errorSummary(err)}` : errorSummary(err));
   };
   // The smoke test of a deployed Patron runs on an operator's machine: no configuration, no storage, no master key.
   if (name === 'demo' && parsed.values['api-key'] !== undefined) {
