@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -449,6 +449,34 @@ describe('patron CLI (in-process)', () => {
       new RegExp(`^patron: HTTP request failed \\(URL http://127\\.0\\.0\\.1:${port}/…\\).*ECONNREFUSED`),
     );
     assert.doesNotMatch(r.stderr, /SECRET|unexpected|Request body|Version: viem/);
+  });
+
+  test('a command on chains alone opens no storage and no master key: nothing is created where it runs', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'patron-chain-only-'));
+    const dataDir = path.join(dir, 'data');
+    try {
+      const server = createServer();
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as AddressInfo;
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      let stderr = '';
+      const code = await runCli({
+        argv: ['paymaster', 'info', '--rpc', `http://127.0.0.1:${port}`, '--paymaster', `0x${'11'.repeat(20)}`],
+        // No store and no master key given: before, the CLI opened <data dir>/patron.sqlite and wrote master.key.
+        env: { PATRON_DATA_DIR: dataDir, LOG_LEVEL: 'silent', PATRON_CHAINS: CLI_CHAINS },
+        io: {
+          stdout: () => {},
+          stderr: (t) => {
+            stderr += t;
+          },
+        },
+      });
+      assert.equal(code, 1, stderr);
+      assert.match(stderr, /ECONNREFUSED/);
+      assert.equal(existsSync(dataDir), false, 'no data directory, database or key file was created');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('an invalid configuration is reported as an error, exit code 78', async () => {

@@ -1,20 +1,20 @@
 import { type Address, getAddress } from 'viem';
 import { ValidationError } from '../errors/PatronError.js';
-import type { CommandContext } from './commands.js';
+import type { ChainCommandContext } from './commands.js';
 
 /** Option readers shared by the chain commands (paymasterCommands.ts, ownerCommands.ts). */
-export function option(ctx: CommandContext, name: string): string | undefined {
+export function option(ctx: ChainCommandContext, name: string): string | undefined {
   const v = ctx.options[name];
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
-export function requireOption(ctx: CommandContext, name: string): string {
+export function requireOption(ctx: ChainCommandContext, name: string): string {
   const v = option(ctx, name);
   if (v === undefined) throw new ValidationError(`--${name} is required`);
   return v;
 }
 
-export function addressOption(ctx: CommandContext, name: string, fallback?: Address): Address {
+export function addressOption(ctx: ChainCommandContext, name: string, fallback?: Address): Address {
   const v = option(ctx, name);
   if (v === undefined) {
     if (fallback !== undefined) return fallback;
@@ -24,7 +24,7 @@ export function addressOption(ctx: CommandContext, name: string, fallback?: Addr
   return getAddress(v);
 }
 
-export function rpcUrlOption(ctx: CommandContext): string {
+export function rpcUrlOption(ctx: ChainCommandContext): string {
   const rpcUrl = requireOption(ctx, 'rpc');
   if (!/^https?:\/\//.test(rpcUrl)) throw new ValidationError('--rpc must be an http(s) JSON-RPC URL');
   return rpcUrl;

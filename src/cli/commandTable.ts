@@ -1,4 +1,4 @@
-import { commands as accountCommands, type CommandContext } from './commands.js';
+import { commands as accountCommands, type ChainCommandContext, type CommandContext } from './commands.js';
 import { guaranteeCommands } from './guaranteeCommands.js';
 import { ledgerCommands } from './ledgerCommands.js';
 import { masterKeyCommands } from './masterKeyCommands.js';
@@ -11,6 +11,16 @@ import { tokenCommands } from './tokenCommands.js';
 
 /** A command `runCli` runs with the configuration, the storage and the master key open. */
 export type CliCommand = (ctx: CommandContext) => Promise<void>;
+
+/** A command on chains alone: run with the configuration only (no storage, no master key). */
+export type ChainCommand = (ctx: ChainCommandContext) => Promise<void>;
+
+/** The commands on chains alone, by name: the paymaster's and the signer's. */
+export const chainCommands: Readonly<Record<string, ChainCommand>> = mergeCommandMaps([
+  paymasterCommands,
+  ownerCommands,
+  signerCommands,
+]);
 
 const COMMAND_MAPS: readonly Readonly<Record<string, CliCommand>>[] = [
   accountCommands,
@@ -44,8 +54,8 @@ export const cliCommandNames: readonly string[] = [
   ...Object.keys(cliCommands),
 ];
 
-function mergeCommandMaps(maps: readonly Readonly<Record<string, CliCommand>>[]): Record<string, CliCommand> {
-  const table: Record<string, CliCommand> = {};
+function mergeCommandMaps<C>(maps: readonly Readonly<Record<string, C>>[]): Record<string, C> {
+  const table: Record<string, C> = {};
   for (const map of maps) {
     for (const [name, command] of Object.entries(map)) {
       if (Object.hasOwn(table, name)) throw new Error(`the CLI command "${name}" is defined in two command maps`);

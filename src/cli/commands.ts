@@ -13,6 +13,13 @@ import type { SealedSecretsRepository } from '../store/tenants/sealedSecretsRepo
 import { type CliIo, printResult, table } from './cliOutput.js';
 import { runDemo } from './demo.js';
 
+/**
+ * What a command that works on chains alone gets (the paymaster's and the signer's commands): the configuration, the
+ * environment, the output and the options. `runCli` runs these without opening the storage or the master key, so they
+ * create no database and no key file where they run (commandTable.ts chainCommandNames).
+ */
+export type ChainCommandContext = Pick<CommandContext, 'config' | 'env' | 'io' | 'json' | 'options' | 'serviceUrl'>;
+
 export interface CommandContext {
   readonly accounts: AccountService;
   /** Dashboard passwords and sessions. */

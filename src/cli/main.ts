@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { buildAccounts } from '../accounts/buildAccounts.js';
 import { checkedMasterKey } from '../accounts/masterKey.js';
-import { ConfigError, loadConfig } from '../config/config.js';
+import { type Config, ConfigError, loadConfig } from '../config/config.js';
 import { configuredChainIds } from '../config/servedChains.js';
 import { createSecretBox } from '../crypto/secretBox.js';
 import { errorSummary } from '../errors/errorSummary.js';
@@ -13,7 +13,7 @@ import { openStore, type Store } from '../store/store.js';
 import { patronVersion } from '../version.js';
 import type { CliIo } from './cliOutput.js';
 import { USAGE } from './commands.js';
-import { cliCommands } from './commandTable.js';
+import { chainCommands, cliCommands } from './commandTable.js';
 import { generateMasterKey } from './masterKeyCommands.js';
 import { generateSignerKeystore } from './signerCommands.js';
 import { runSmokeTestCommand } from './smokeTestCommand.js';
@@ -98,6 +98,20 @@ export async function runCli(args: {
     }
   }
 
+  const serviceUrlOf = (config: Config) =>
+    config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+  // A command on chains alone: no storage and no master key opened, so nothing is created where it runs.
+  const chainCommand = Object.hasOwn(chainCommands, name) ? chainCommands[name] : undefined;
+  if (chainCommand !== undefined) {
+    try {
+      const config = loadConfig(args.env);
+      await chainCommand({ io, json, options: parsed.values, serviceUrl: serviceUrlOf(config), config, env: args.env });
+      return 0;
+    } catch (err) {
+      return failure(err);
+    }
+  }
+
   let store = args.store;
   try {
     const config = loadConfig(args.env);
@@ -116,8 +130,7 @@ export async function runCli(args: {
       servedChainIds: configuredChainIds(config.paymaster),
     });
     const policies = createPolicyService({ store, cache: noCache, now: Date.now });
-    const serviceUrl =
-      config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+    const serviceUrl = serviceUrlOf(config);
     await command({
       accounts,
       sessions,

@@ -3,7 +3,7 @@ import { entryPoint06Abi } from 'viem/account-abstraction';
 import { patronPaymasterAbi } from '../chain/artifacts.js';
 import { ValidationError } from '../errors/PatronError.js';
 import { addressOption, option, requireOption } from './cliOptions.js';
-import type { CommandContext } from './commands.js';
+import type { ChainCommandContext } from './commands.js';
 import { type OwnerTarget, ownerOperation, runOwnerOperation } from './ownerOperation.js';
 
 /**
@@ -56,7 +56,7 @@ function unstakeDelay(text: string | undefined, current: number): number {
   return n;
 }
 
-export const ownerCommands: Record<string, (ctx: CommandContext) => Promise<void>> = {
+export const ownerCommands: Record<string, (ctx: ChainCommandContext) => Promise<void>> = {
   async 'paymaster withdraw'(ctx) {
     await runOwnerOperation(ctx, async (t) => {
       const to = addressOption(ctx, 'to', t.from);

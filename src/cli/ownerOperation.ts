@@ -15,7 +15,7 @@ import { ENTRY_POINT_ADDRESSES, ENTRY_POINT_VERSIONS } from '../chain/entryPoint
 import { ValidationError } from '../errors/PatronError.js';
 import { addressOption, option, rpcUrlOption } from './cliOptions.js';
 import { printResult } from './cliOutput.js';
-import type { CommandContext } from './commands.js';
+import type { ChainCommandContext } from './commands.js';
 import { explainCallError } from './ownerRevert.js';
 import { MISSING_KEY_MESSAGE, transactionKeySource } from './transactionKey.js';
 
@@ -87,7 +87,7 @@ function versionOf(entryPoint: Address): string {
   return ENTRY_POINT_VERSIONS.find((v) => isAddressEqual(ENTRY_POINT_ADDRESSES[v], entryPoint)) ?? 'custom';
 }
 
-async function connect(ctx: CommandContext) {
+async function connect(ctx: ChainCommandContext) {
   const rpcUrl = rpcUrlOption(ctx);
   const paymaster = addressOption(ctx, 'paymaster');
   const client = createPublicClient({ transport: http(rpcUrl) });
@@ -152,7 +152,7 @@ async function send(c: Connected, account: LocalAccount, op: OwnerOperation<Stat
 }
 
 function report<S extends State>(args: {
-  ctx: CommandContext;
+  ctx: ChainCommandContext;
   c: Connected;
   from: Address;
   op: OwnerOperation<S>;
@@ -201,7 +201,7 @@ function report<S extends State>(args: {
  * (ownerRevert.ts) and a non-zero exit.
  */
 export async function runOwnerOperation<S extends State>(
-  ctx: CommandContext,
+  ctx: ChainCommandContext,
   build: (target: OwnerTarget) => Promise<OwnerOperation<S>>,
 ): Promise<void> {
   const dryRun = ctx.options['dry-run'] === true;

@@ -15,7 +15,7 @@ import { ValidationError } from '../errors/PatronError.js';
 import { loadPaymasterSigner } from '../paymaster/signer/loadPaymasterSigner.js';
 import { addressOption, option, requireOption, rpcUrlOption } from './cliOptions.js';
 import { printResult } from './cliOutput.js';
-import type { CommandContext } from './commands.js';
+import type { ChainCommandContext } from './commands.js';
 import { requireTransactionKey } from './transactionKey.js';
 
 /**
@@ -37,13 +37,13 @@ const VERSIONS = {
 } as const;
 type Version = keyof typeof VERSIONS;
 
-function versionOption(ctx: CommandContext): Version {
+function versionOption(ctx: ChainCommandContext): Version {
   const v = option(ctx, 'entry-point-version') ?? '0.6';
   if (!Object.hasOwn(VERSIONS, v)) throw new ValidationError('--entry-point-version must be 0.6, 0.7, 0.8 or 0.9');
   return v as Version;
 }
 
-async function rpcClients(ctx: CommandContext, needsKey: boolean) {
+async function rpcClients(ctx: ChainCommandContext, needsKey: boolean) {
   const rpcUrl = rpcUrlOption(ctx);
   const publicClient = createPublicClient({ transport: http(rpcUrl) });
   if (!needsKey) return { publicClient, wallet: undefined };
@@ -58,7 +58,7 @@ async function configuredSignerAddress(config: Config): Promise<Address> {
   return signer.address;
 }
 
-export const paymasterCommands: Record<string, (ctx: CommandContext) => Promise<void>> = {
+export const paymasterCommands: Record<string, (ctx: ChainCommandContext) => Promise<void>> = {
   async 'paymaster deploy'(ctx) {
     const { publicClient, wallet } = await rpcClients(ctx, true);
     if (wallet === undefined) return;

@@ -10,7 +10,7 @@ import { loadSignerKey } from '../paymaster/signer/paymasterSigner.js';
 import { generateKey, openToken } from '../paymaster/signer/pkcs11Token.js';
 import { requireOption } from './cliOptions.js';
 import { type CliIo, printResult } from './cliOutput.js';
-import type { CommandContext } from './commands.js';
+import type { ChainCommandContext } from './commands.js';
 
 /**
  * The paymaster signer's key: its address, an encrypted keystore of a local key (or of a new one), and a key
@@ -18,7 +18,7 @@ import type { CommandContext } from './commands.js';
  * encrypted under PATRON_KEYSTORE_PASSWORD (docs/guides/signer-backends.md, "Plain-text keys").
  */
 
-function keystorePassword(env: CommandContext['env']): string {
+function keystorePassword(env: ChainCommandContext['env']): string {
   const password = env.PATRON_KEYSTORE_PASSWORD ?? '';
   if (password.length < 8) throw new ValidationError('PATRON_KEYSTORE_PASSWORD (at least 8 characters) is required');
   return password;
@@ -48,7 +48,7 @@ export function generateSignerKeystore(args: {
   io: CliIo;
   json: boolean;
   out: string | undefined;
-  env: CommandContext['env'];
+  env: ChainCommandContext['env'];
 }): void {
   if (args.out === undefined || args.out === '') throw new ValidationError('--out is required');
   const password = keystorePassword(args.env);
@@ -60,7 +60,7 @@ export function generateSignerKeystore(args: {
   ]);
 }
 
-export const signerCommands: Record<string, (ctx: CommandContext) => Promise<void>> = {
+export const signerCommands: Record<string, (ctx: ChainCommandContext) => Promise<void>> = {
   async 'signer address'(ctx) {
     const signer = await loadPaymasterSigner({
       setting: ctx.config.paymaster.signer,

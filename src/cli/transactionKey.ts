@@ -8,7 +8,7 @@ import { openKmsSigner } from '../paymaster/signer/kmsSigner.js';
 import { openPkcs11Signer } from '../paymaster/signer/pkcs11Signer.js';
 import { signerAccount } from '../paymaster/signer/signerAccount.js';
 import { option } from './cliOptions.js';
-import type { CommandContext } from './commands.js';
+import type { ChainCommandContext } from './commands.js';
 
 /**
  * Where the key that signs the CLI's transactions (deploy, deposit, the owner's operations) comes from. Each
@@ -66,7 +66,7 @@ function keystoreSource(file: string, password: string | undefined): Transaction
  * beside the signer's, a different key on the same device (`patron signer pkcs11-generate` with another
  * PATRON_SIGNER_PKCS11_KEY_LABEL makes it).
  */
-function pkcs11Source(ctx: CommandContext, keyLabel: string): TransactionKeySource {
+function pkcs11Source(ctx: ChainCommandContext, keyLabel: string): TransactionKeySource {
   return {
     description: `PKCS#11 key "${keyLabel}"`,
     async load() {
@@ -83,7 +83,7 @@ function pkcs11Source(ctx: CommandContext, keyLabel: string): TransactionKeySour
 }
 
 /** An AWS KMS key (ECC_SECG_P256K1); region and endpoint as the signer's when it is on KMS, else the SDK's. */
-function kmsSource(ctx: CommandContext, keyId: string): TransactionKeySource {
+function kmsSource(ctx: ChainCommandContext, keyId: string): TransactionKeySource {
   return {
     description: `KMS key ${keyId}`,
     async load() {
@@ -100,7 +100,7 @@ function kmsSource(ctx: CommandContext, keyId: string): TransactionKeySource {
  * which `ps` and shell history would show), `--pkcs11-key LABEL`, `--kms-key KEY_ID` or PATRON_DEPLOYER_PRIVATE_KEY;
  * undefined when none is set.
  */
-export function transactionKeySource(ctx: CommandContext): TransactionKeySource | undefined {
+export function transactionKeySource(ctx: ChainCommandContext): TransactionKeySource | undefined {
   const file = option(ctx, 'keystore');
   const pkcs11Label = option(ctx, 'pkcs11-key');
   const kmsKey = option(ctx, 'kms-key');
@@ -117,7 +117,7 @@ export function transactionKeySource(ctx: CommandContext): TransactionKeySource 
   return hex === '' ? undefined : privateKeySource(hex);
 }
 
-export async function requireTransactionKey(ctx: CommandContext): Promise<LocalAccount> {
+export async function requireTransactionKey(ctx: ChainCommandContext): Promise<LocalAccount> {
   const source = transactionKeySource(ctx);
   if (source === undefined) throw new ValidationError(MISSING_KEY_MESSAGE);
   return source.load();
