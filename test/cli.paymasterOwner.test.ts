@@ -280,6 +280,40 @@ for (const version of ['0.6', '0.7', '0.9']) {
       const tooMuch = await failure(on('withdraw-tokens', '--token', token, '--amount', '1'));
       assert.match(tooMuch, /reverts: the paymaster holds 0 of the token, less than the 1000000 asked/);
     });
+
+    test("a dry run prints the owner's transaction; sent as printed from the owner's own wallet, it does what was predicted", async () => {
+      const extra = privateKeyToAddress(keccak256(stringToHex(`patron-test-extra-signer-${version}`)));
+      const dry = await ok(on('add-signer', '--signer', extra, '--dry-run'));
+      const tx = dry.transaction as { to: Address; value: string; data: `0x${string}` };
+      assert.equal(tx.to, paymaster);
+      assert.equal(tx.value, '0');
+      // The owner is a key here, not a contract: no Safe batch.
+      assert.equal(dry.safeTransactionBuilder, undefined);
+      assert.ok(!(await onChain(paymaster)).signers.includes(extra), 'the dry run sent nothing');
+      // Signed elsewhere (a hardware wallet, a multisig's proposer): the bytes are the whole transaction.
+      const wallet = createWalletClient({ account: privateKeyToAccount(ownerKey), transport: http(rpcUrl) });
+      const hash = await wallet.sendTransaction({ to: tx.to, data: tx.data, value: BigInt(tx.value), chain: null });
+      assert.equal((await client().waitForTransactionReceipt({ hash })).status, 'success');
+      assert.ok((await onChain(paymaster)).signers.includes(extra));
+
+      // An owner with code (a Safe): the dry run adds the batch file Safe{Wallet}'s Transaction Builder imports.
+      await rpc('hardhat_setCode', [owner, '0x00']);
+      try {
+        const proposed = await ok(on('set-fee-receiver', '--receiver', extra, '--dry-run'));
+        const batch = proposed.safeTransactionBuilder as {
+          version: string;
+          chainId: string;
+          transactions: { to: string; value: string; data: string }[];
+        };
+        assert.equal(batch.version, '1.0');
+        assert.equal(batch.chainId, '31337');
+        assert.equal(batch.transactions.length, 1);
+        const [only] = batch.transactions;
+        assert.deepEqual({ to: only?.to, value: only?.value, data: only?.data }, proposed.transaction);
+      } finally {
+        await rpc('hardhat_setCode', [owner, '0x']);
+      }
+    });
   });
 }
 

@@ -159,8 +159,23 @@ function report<S extends State>(args: {
   before: S;
   after: S;
   sent: { hash: Hex; blockNumber: bigint } | undefined;
+  /** A dry run where the owner is a contract (a Safe): the transaction to propose there. */
+  ownerIsContract?: boolean;
 }): void {
   const { c, op, before, after, sent } = args;
+  // What the owner sends, byte for byte: for a hardware wallet, a multisig, or any tool that signs elsewhere.
+  const transaction = { to: c.paymaster, value: op.value.toString(), data: op.data };
+  // Safe{Wallet}'s Transaction Builder imports this batch file as it is (one transaction).
+  const safeBatch =
+    sent === undefined && args.ownerIsContract === true
+      ? {
+          version: '1.0',
+          chainId: String(c.chainId),
+          createdAt: Date.now(),
+          meta: { name: `Patron: ${op.functionName}`, description: op.summary },
+          transactions: [{ ...transaction, contractMethod: null, contractInputsValues: null }],
+        }
+      : undefined;
   const json = {
     dryRun: sent === undefined,
     chainId: c.chainId,
@@ -172,7 +187,8 @@ function report<S extends State>(args: {
     function: op.functionName,
     args: op.args,
     value: op.value.toString(),
-    ...(sent === undefined ? {} : { txHash: sent.hash }),
+    ...(sent === undefined ? { transaction } : { txHash: sent.hash }),
+    ...(safeBatch === undefined ? {} : { safeTransactionBuilder: safeBatch }),
     before: toJson(before),
     after: toJson(after),
   };
@@ -186,7 +202,20 @@ function report<S extends State>(args: {
     args.ctx.json,
     json,
     sent === undefined
-      ? [`Dry run, nothing sent: ${op.summary}`, `  ${op.functionName} on ${where} succeeds in simulation`, ...changes]
+      ? [
+          `Dry run, nothing sent: ${op.summary}`,
+          `  ${op.functionName} on ${where} succeeds in simulation`,
+          ...changes,
+          `  to    ${transaction.to}`,
+          `  value ${transaction.value} wei`,
+          `  data  ${transaction.data}`,
+          ...(safeBatch === undefined
+            ? []
+            : [
+                `  The owner ${c.owner} is a contract (a Safe?): propose this in its Transaction Builder (import as JSON):`,
+                JSON.stringify(safeBatch),
+              ]),
+        ]
       : [
           `Done: ${op.summary} (tx ${sent.hash}, block ${sent.blockNumber})`,
           `  ${op.functionName} on ${where}`,
@@ -215,7 +244,8 @@ export async function runOwnerOperation<S extends State>(
   const before = await op.read();
   await simulate(c, from, op);
   if (dryRun || account === undefined) {
-    report({ ctx, c, from, op, before, after: op.predict(before), sent: undefined });
+    const ownerIsContract = (await c.client.getCode({ address: c.owner })) !== undefined;
+    report({ ctx, c, from, op, before, after: op.predict(before), sent: undefined, ownerIsContract });
     return;
   }
   const sent = await send(c, account, op);
