@@ -379,6 +379,10 @@ test('an owner runs the product from the browser', { skip, timeout: 90_000 }, as
         assert.match((await pm.textContent()) ?? '', new RegExp(`${d.paymaster}.*${d.entryPoint}`));
         assert.match((await pm.locator('.deposit').textContent()) ?? '', /^\d+(\.\d+)? ETH$/);
         assert.equal(await pm.locator('.runway').textContent(), 'no spend yet');
+        // The contract's signer set as the API gives it (the card said "unknown" while it read a dropped field).
+        const signers = pm.locator('.signers');
+        assert.equal(await signers.getAttribute('data-signer-active'), 'true');
+        assert.match((await signers.textContent()) ?? '', /^0x[0-9a-fA-F]{40} \(this Patron\)/);
       }
       const card = chain.locator('[data-entry-point-version="0.6"]');
       // The request above was signed, never included: a liability, no spend yet.

@@ -6,7 +6,7 @@ import { depositAdvice, stakeAdvice } from './paymasterGuidance.js';
 /**
  * @typedef {{wei: string, eth: string}} Wei
  * @typedef {{deposit: Wei | null, liabilities: Wei, floor: Wei, marginBps: number, required: Wei, signing: boolean, heldReason: 'floor' | 'liabilities' | null, spendPerHour: Wei | null, runwaySeconds: number | null, lowWater: Wei, alertLevel: 'ok' | 'low' | 'halted', observedSpendPerHour: Wei | null, runwayToFloorSeconds: number | null, checkedAt: string | null}} Solvency
- * @typedef {{chainId: number, embedded: boolean, entryPointVersion: string, entryPoint: string, paymaster: string, signer: string, onChainSigner: string | null, deposit: Wei | null, staked: boolean | null, stake: Wei | null, unstakeDelaySec: number | null, stakeState: 'staked' | 'unstaked' | 'unlocking' | 'withdrawable' | null, stakeWithdrawableAt: string | null, warnings: Array<{code: string, message: string}>, solvency: Solvency | null}} PaymasterRow
+ * @typedef {{chainId: number, embedded: boolean, entryPointVersion: string, entryPoint: string, paymaster: string, signer: string, onChainSigners: string[] | null, signerActive: boolean | null, deposit: Wei | null, staked: boolean | null, stake: Wei | null, unstakeDelaySec: number | null, stakeState: 'staked' | 'unstaked' | 'unlocking' | 'withdrawable' | null, stakeWithdrawableAt: string | null, warnings: Array<{code: string, message: string}>, solvency: Solvency | null}} PaymasterRow
  */
 
 /** "× 1.5" from basis points. @param {number} bps */
@@ -165,7 +165,22 @@ const paymasterCard = (p, warningWei) => {
         ),
       ),
       fact('Signer (this Patron)', h('span', { className: 'mono' }, p.signer)),
-      fact('Signer (contract)', h('span', { className: 'mono' }, p.onChainSigner ?? 'unknown')),
+      // The contract's whole signer set (rotation keeps two for a while), this Patron's key marked; unknown only when
+      // the chain could not be read.
+      fact(
+        'Signers (contract)',
+        h(
+          'span',
+          { className: 'signers mono', 'data-signer-active': String(p.signerActive) },
+          p.onChainSigners === null
+            ? 'unknown'
+            : p.onChainSigners.length === 0
+              ? 'none: the paymaster accepts no key'
+              : p.onChainSigners
+                  .map((a) => (a.toLowerCase() === p.signer.toLowerCase() ? `${a} (this Patron)` : a))
+                  .join(', '),
+        ),
+      ),
     ),
     guidance(p, warningWei),
   );
