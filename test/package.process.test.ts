@@ -221,7 +221,12 @@ describe('npm package', { skip, timeout: FULL_INSTALL ? 600_000 : 240_000 }, () 
       const base = await service.baseUrl(120_000);
       const health = await fetch(`${base}/healthz`);
       assert.equal(health.status, 200);
-      assert.deepEqual(await health.json(), { status: 'ok' });
+      // The installed package knows its version and schema (package.json and the migrations it ships).
+      const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+      const healthz = (await health.json()) as { status: string; version: string; schema: string };
+      assert.equal(healthz.status, 'ok');
+      assert.equal(healthz.version, pkg.version);
+      assert.match(healthz.schema, /^\d{4}_[a-z0-9_]+$/);
       // The dashboard's files and the dev chain's contracts come from the package.
       const page = await fetch(`${base}/dashboard/`);
       assert.equal(page.status, 200);
