@@ -53,10 +53,18 @@ export function refuseUnknownMigrations(args: { applied: Iterable<string>; known
   );
 }
 
-/** The newest migration this build has: the schema version of every database it has started on. */
+let newest: string | undefined;
+
+/**
+ * The newest migration this build has: the schema version of every database it has started on. Read from the
+ * migrations directory once (the files are the build's own): /healthz asks on every probe.
+ */
 export function newestMigration(): string {
-  const all = [...listMigrations('sqlite'), ...listMigrations('postgres')].map((m) => m.name).sort();
-  return all[all.length - 1] ?? '(none)';
+  if (newest === undefined) {
+    const all = [...listMigrations('sqlite'), ...listMigrations('postgres')].map((m) => m.name).sort();
+    newest = all[all.length - 1] ?? '(none)';
+  }
+  return newest;
 }
 
 /** Told of each migration as it is applied (the service logs it), with how long it took. */
