@@ -66,8 +66,10 @@ export function createApp(deps: Deps): FastifyInstance {
   });
 
   app.setErrorHandler((err, req, reply) => {
+    deps.storageHealth.report(err);
     if (err instanceof RateLimitedError) reply.header('retry-after', String(err.retryAfterSeconds));
     const h = toHttpError(err, bodyLimit);
+    if (h.retryAfterSeconds !== undefined) reply.header('retry-after', String(h.retryAfterSeconds));
     if (h.internal) req.log.error({ err }, 'request failed');
     else req.log.debug({ err }, 'request refused');
     return sendError(reply, h.statusCode, h.message);

@@ -43,6 +43,7 @@ import type { SolvencyGuard } from './solvency/solvencyGuard.js';
 import { buildSponsorshipTokens } from './sponsorshipTokens/buildSponsorshipTokens.js';
 import { type SponsorshipTokenGate, sweepSpentTokenIds } from './sponsorshipTokens/sponsorshipTokenGate.js';
 import type { OnMigration } from './store/db/migrate.js';
+import { createStorageHealth, type StorageHealth } from './store/db/storageHealth.js';
 import { openStore, type Store } from './store/store.js';
 import { buildTokenCatalog } from './tokens/buildTokenCatalog.js';
 import type { ChainTokenSettings, TokenCatalog } from './tokens/tokenCatalog.js';
@@ -62,6 +63,8 @@ export interface Deps {
   readonly config: Config;
   readonly logger: Logger;
   readonly store: Store;
+  /** The storage's current fault, named once in the log, failing /readyz until a probe passes (db/storageHealth.ts). */
+  readonly storageHealth: StorageHealth;
   readonly accounts: AccountService;
   readonly webhooks: WebhookService;
   /** The outbound webhook check's HTTP client (keep-alive pools); closed with the rest. */
@@ -150,8 +153,11 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     const onMigration: OnMigration = ({ name, ms }) =>
       logger.info({ migration: name, ms: Math.round(ms) }, 'applied a database migration');
     const store = closers.own(overrides.store ?? (await openStore({ storage: config.storage, onMigration })));
-    // What most builders take: the configuration, the logger, the clock and the store.
-    const ground = { config, logger, now, store };
+    const storageHealth = closers.own(
+      createStorageHealth({ location: store.location, probe: () => store.probe(), logger, now }),
+    );
+    // What most builders take: the configuration, the logger, the clock, the store and its health.
+    const ground = { config, logger, now, store, storageHealth };
     // Once per start, before anything opens a secret: a wrong key is refused here, not by the first request.
     const { key } = await checkedMasterKey({ ...ground, key: overrides.masterKey });
     const secretBox = createSecretBox(key);
@@ -224,6 +230,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
       config,
       logger,
       store,
+      storageHealth,
       crypto,
       signer,
       devChain,

@@ -1,6 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
-import { PatronError, type PatronErrorCode } from '../errors/PatronError.js';
+import { PatronError, type PatronErrorCode, StorageUnavailableError } from '../errors/PatronError.js';
+import { storageUnavailable } from '../store/db/storageFault.js';
 
 /**
  * The one REST envelope (spec §4.1): every response body is `{statusCode, message}` plus `data` where there is
@@ -38,6 +39,7 @@ const STATUS_BY_CODE: Record<PatronErrorCode, number> = {
   CALLER_NOT_ALLOWED: 403,
   SPONSORSHIP_TOKEN: 401,
   RATE_LIMITED: 429,
+  STORAGE_UNAVAILABLE: 503,
 };
 
 export function sendOk(reply: FastifyReply, message: string, data?: unknown): FastifyReply {
@@ -64,9 +66,16 @@ export interface HttpError {
   readonly message: string;
   /** True when the cause is ours (a bug or an outage) and must be logged with its stack. */
   readonly internal: boolean;
+  /** A transient refusal's Retry-After (seconds). */
+  readonly retryAfterSeconds?: number;
 }
 
-export function toHttpError(err: unknown, bodyLimit: number): HttpError {
+export function toHttpError(thrown: unknown, bodyLimit: number): HttpError {
+  // A driver's error that names a storage fault: 503 with its own message (transient, not a bug of ours).
+  const err = storageUnavailable(thrown) ?? thrown;
+  if (err instanceof StorageUnavailableError) {
+    return { statusCode: 503, message: err.shortMessage, internal: false, retryAfterSeconds: err.retryAfterSeconds };
+  }
   if (err instanceof PatronError) {
     const statusCode = STATUS_BY_CODE[err.code];
     return {

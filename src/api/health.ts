@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ChainRegistry } from '../chain/chainRegistry.js';
 import type { PaymasterSigner } from '../paymaster/signer/paymasterSigner.js';
 import { newestMigration } from '../store/db/migrate.js';
+import type { StorageHealth } from '../store/db/storageHealth.js';
 import type { Store } from '../store/store.js';
 import type { TokenCatalog } from '../tokens/tokenCatalog.js';
 import { patronVersion } from '../version.js';
@@ -10,6 +11,8 @@ import { type RouteDef, route } from './route.js';
 
 export interface HealthDeps {
   readonly store: Store;
+  /** The storage's fault, checked by a probe on each /readyz (at most once a second while faulted). */
+  readonly storageHealth: Pick<StorageHealth, 'check'>;
   readonly crypto: { readonly backend: { readonly name: 'native' | 'js' }; readonly reason: string };
   readonly signer: PaymasterSigner;
   readonly chains: ChainRegistry;
@@ -31,7 +34,20 @@ const readiness = {
   crypto: z.strictObject({ backend: z.enum(['native', 'js']), reason: z.string() }),
 };
 export const readyzAnswer = z.strictObject({ status: z.literal('ready'), ...readiness });
-export const notReadyAnswer = z.strictObject({ status: z.literal('unavailable'), ...readiness });
+export const notReadyAnswer = z.strictObject({
+  status: z.literal('unavailable'),
+  ...readiness,
+  fault: z
+    .strictObject({
+      kind: z
+        .string()
+        .describe(
+          'disk_full, read_only, locked, corrupt, io, cannot_open, unreachable (docs/guides/operations.md, "Storage faults"), or unknown',
+        ),
+      since: z.string().describe('When it was first seen (ISO 8601)'),
+    })
+    .optional(),
+});
 
 const feeToken = z.union([
   z.strictObject({
@@ -98,21 +114,26 @@ export function healthRoutes(deps: HealthDeps): RouteDef[] {
       answer: { raw: readyzAnswer, description: 'Ready' },
       otherResponses: {
         '503': {
-          description: 'Storage unreachable',
+          description: 'The storage cannot take writes now (its fault named; the log line has the cause and path)',
           content: { 'application/json': { schema: jsonSchema(notReadyAnswer, 'output') } },
         },
       },
       handler: async ({ req, reply }) => {
         const storage = deps.store.kind;
         const crypto = { backend: deps.crypto.backend.name, reason: deps.crypto.reason };
+        let fault: z.infer<typeof notReadyAnswer>['fault'];
         try {
-          await deps.store.ping();
-          return { status: 'ready' as const, storage, crypto };
+          // The probe asks for a write (lock, free space, writable file; PostgreSQL not read-only): a full disk
+          // answers reads, so a read alone said "ready" while every sponsorship failed.
+          const current = await deps.storageHealth.check();
+          if (current !== undefined) fault = { kind: current.kind, since: new Date(current.since).toISOString() };
         } catch (err) {
-          req.log.error({ err }, 'readiness check: storage unreachable');
-          const body: z.infer<typeof notReadyAnswer> = { status: 'unavailable', storage, crypto };
-          return reply.code(503).send(body);
+          req.log.error({ err }, 'readiness check: the storage probe failed');
+          fault = { kind: 'unknown', since: new Date().toISOString() };
         }
+        if (fault === undefined) return { status: 'ready' as const, storage, crypto };
+        const body: z.infer<typeof notReadyAnswer> = { status: 'unavailable', storage, crypto, fault };
+        return reply.code(503).send(body);
       },
     }),
     route({

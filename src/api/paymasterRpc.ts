@@ -12,6 +12,7 @@ import { handleJsonRpc } from '../rpc/handleJsonRpc.js';
 import { PAYMASTER_METHODS } from '../rpc/registry.js';
 import type { CallerFacts, RpcContext } from '../rpc/rpcMethod.js';
 import type { SponsorshipTokenGate } from '../sponsorshipTokens/sponsorshipTokenGate.js';
+import type { StorageHealth } from '../store/db/storageHealth.js';
 import type { DappRecord } from '../store/records.js';
 import { setJsonRpcErrorHandler } from './jsonRpcErrorHandler.js';
 import { REST_UNDER_JSON_RPC } from './jsonRpcPaths.js';
@@ -49,6 +50,8 @@ export interface PaymasterRpcDeps {
   readonly bounds: BoundsResolver;
   /** Told of every finished call with a resolved dApp (the request log, the metrics): rpc/callReport.ts. */
   readonly onCall?: OnCall | undefined;
+  /** Hears of every call's error: a storage fault among them is named once and fails /readyz. */
+  readonly storageHealth: Pick<StorageHealth, 'report'>;
   /**
    * The rate limits: a batch's further calls per client IP (the request's own unit is spent by the app's onRequest
    * hook, paymasterAdmission.ts), then the dApp's budgets.
@@ -72,7 +75,10 @@ export function registerPaymasterRpcRoutes(app: FastifyInstance, deps: Paymaster
     // The same parser under the type clients send: Fastify caches the lookup of a named type, but re-parses
     // the Content-Type header on every request that falls through to '*'.
     scope.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: RPC_BODY_LIMIT }, asText);
-    setJsonRpcErrorHandler(scope, RPC_BODY_LIMIT);
+    setJsonRpcErrorHandler(scope, RPC_BODY_LIMIT, deps.storageHealth);
+    const reportStorageFault = (err: unknown) => {
+      deps.storageHealth.report(err);
+    };
 
     for (const { prefix, entryPointVersion } of PAYMASTER_URLS) {
       // The CORS preflight a browser sends before a cross-origin POST with an Authorization header (a sponsorship
@@ -117,6 +123,7 @@ export function registerPaymasterRpcRoutes(app: FastifyInstance, deps: Paymaster
           context: () => resolveContext({ deps, chainIdText: chainId, dappOf, caller, entryPointVersion }),
           log: req.log,
           admit: () => deps.limits.paymasterCall(ip),
+          onError: reportStorageFault,
           ...(deps.onCall === undefined ? {} : { onCall: deps.onCall }),
         });
         // A browser reads the answer of a cross-origin call only with these; no Origin (servers, SDKs in Node): none.

@@ -43,7 +43,9 @@ export type PatronErrorCode =
   /** The dApp's owner does not let this caller (its origin, IP or method family) use the API key. */
   | 'CALLER_NOT_ALLOWED'
   /** The dApp requires a sponsorship token from its backend and this call has none, or one that does not hold. */
-  | 'SPONSORSHIP_TOKEN';
+  | 'SPONSORSHIP_TOKEN'
+  /** The storage cannot take this request now (disk full, read-only, locked, unreachable): transient, retried. */
+  | 'STORAGE_UNAVAILABLE';
 
 export interface PatronErrorOptions {
   readonly details?: string;
@@ -209,6 +211,26 @@ export class UnavailableError extends PatronError {
   override name = 'UnavailableError' as const;
   constructor(message: string, options?: PatronErrorOptions) {
     super('UNAVAILABLE', message, options);
+  }
+}
+
+/**
+ * The storage refused what this request needed (src/store/db/storageFault.ts names the kind): the caller is told it
+ * is transient and when to retry; the operator's log line (storageHealth.ts) has the cause and the path.
+ */
+export class StorageUnavailableError extends PatronError {
+  override name = 'StorageUnavailableError' as const;
+  readonly retryAfterSeconds: number;
+  constructor(args: { kind: string; text: string; retryAfterSeconds: number; cause: unknown }) {
+    super(
+      'STORAGE_UNAVAILABLE',
+      `Patron's storage is unavailable (${args.text}); retry in ${args.retryAfterSeconds} s`,
+      {
+        cause: args.cause,
+        data: { rule: 'storage', kind: args.kind, retryAfterSeconds: args.retryAfterSeconds },
+      },
+    );
+    this.retryAfterSeconds = args.retryAfterSeconds;
   }
 }
 

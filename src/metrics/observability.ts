@@ -6,6 +6,7 @@ import type { RateLimiter } from '../rateLimit/rateLimiter.js';
 import type { RequestLogRecorder } from '../requestLog/requestLogRecorder.js';
 import type { OnCall } from '../rpc/callReport.js';
 import type { SigningGate } from '../solvency/signingGate.js';
+import type { StorageHealth } from '../store/db/storageHealth.js';
 import type { TokenCatalog } from '../tokens/tokenCatalog.js';
 import { clusterWorkerMetrics } from './clusterMetrics.js';
 import { metricsOnCall } from './metricsOnCall.js';
@@ -41,6 +42,8 @@ export interface ObservabilityDeps {
   readonly rateLimiter: Pick<RateLimiter, 'refusals'>;
   /** When each chain's native coin's USD price was last read (its age, read at scrape time). */
   readonly tokenCatalog: Pick<TokenCatalog, 'nativePriceUpdatedAtMs'>;
+  /** The storage's fault and fault counts (read at scrape time). */
+  readonly storageHealth: Pick<StorageHealth, 'current' | 'began'>;
   readonly now: () => number;
 }
 
@@ -57,6 +60,7 @@ export function createObservability(deps: ObservabilityDeps): Observability {
         requestLogLosses: () => deps.requestLog.stats(),
         signerAccepted: () => gate.signerWatch.state(),
         rateLimitRefusals: () => deps.rateLimiter.refusals(),
+        storage: () => ({ faultKind: deps.storageHealth.current()?.kind, began: deps.storageHealth.began() }),
       })
     : undefined;
   // A cluster worker's scrape reports every worker's metrics, aggregated by the primary (clusterMetrics.ts).

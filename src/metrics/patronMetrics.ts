@@ -41,6 +41,11 @@ export interface MetricsSources {
     readonly paymaster: string;
     readonly accepted: boolean | undefined;
   }[];
+  /** The storage's current fault (undefined: none) and how often each kind began (db/storageHealth.ts). */
+  readonly storage?: () => {
+    readonly faultKind: string | undefined;
+    readonly began: ReadonlyMap<string, number>;
+  };
   /** Collect prom-client's process metrics (CPU, memory, event loop lag, GC); tests may leave them out. */
   readonly processMetrics?: boolean;
 }
@@ -333,6 +338,29 @@ function registerGauges(
     (l) => l.dropped,
   );
   lossCounter('patron_request_log_failed_total', 'Request log entries lost to failed writes', (l) => l.failed);
+  new Gauge({
+    name: 'patron_storage_up',
+    help: 'Whether the storage takes writes (1), or 0 while a storage fault is current (disk full, read-only, locked, corrupt, unreachable: the log names it and the path; /readyz answers 503)',
+    // A scrape of a cluster shows the worst worker.
+    aggregator: 'min',
+    registers,
+    collect() {
+      const storage = sources.storage?.();
+      if (storage !== undefined) this.set(storage.faultKind === undefined ? 1 : 0);
+    },
+  });
+  new Counter({
+    name: 'patron_storage_faults_total',
+    help: 'Storage faults that began since start, per kind (disk_full, read_only, locked, corrupt, io, cannot_open, unreachable)',
+    labelNames: ['kind'],
+    registers,
+    collect() {
+      const storage = sources.storage?.();
+      if (storage === undefined) return;
+      this.reset();
+      for (const [kind, n] of storage.began) this.inc({ kind }, n);
+    },
+  });
   new Gauge({
     name: 'patron_price_age_seconds',
     help: "Age of the native coin's USD price (absent while unknown)",

@@ -1,4 +1,5 @@
 import type { Config } from '../config/config.js';
+import type { StorageHealth } from '../store/db/storageHealth.js';
 import type { Store } from '../store/store.js';
 import {
   createRequestLogRecorder,
@@ -18,6 +19,7 @@ export function buildRequestLog(args: {
   readonly store: Pick<Store, 'requestLog' | 'sqliteFile'>;
   readonly logger: RequestLogRecorderOptions['logger'] & { error(obj: object, msg: string): void };
   readonly now: () => number;
+  readonly storageHealth: Pick<StorageHealth, 'report'>;
 }): RequestLogRecorder {
   const { config, store, logger } = args;
   const inThread = inThreadWriter(store.requestLog);
@@ -29,6 +31,7 @@ export function buildRequestLog(args: {
         : startRequestLogThread({ file: store.sqliteFile, fallback: inThread, logger }),
     now: args.now,
     logger,
+    onWriteError: (err) => args.storageHealth.report(err),
     retentionDays: config.requestLog.retentionDays,
     maxRows: config.requestLog.maxRows,
   });

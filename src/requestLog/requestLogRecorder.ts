@@ -39,6 +39,8 @@ export interface RequestLogRecorderOptions {
   readonly writer: RequestLogWriter;
   readonly now: () => number;
   readonly logger: { warn(obj: object, msg: string): void };
+  /** Told of each failed write (the storage's health names a storage fault among them). */
+  readonly onWriteError?: (err: unknown) => void;
   /** 0: recording is off. */
   readonly retentionDays: number;
   readonly maxRows: number;
@@ -76,6 +78,7 @@ export function createRequestLogRecorder(opts: RequestLogRecorderOptions): Reque
         counts.written += batch.length;
       } catch (err) {
         counts.failed += batch.length;
+        opts.onWriteError?.(err);
         warn({ err }, 'could not write the request log; entries dropped');
       }
     }

@@ -16,7 +16,7 @@ export interface ThreadBatch {
   readonly id: number;
   readonly entries: readonly RequestLogRecord[];
 }
-export type ThreadReply = { readonly id: number; readonly error?: string };
+export type ThreadReply = { readonly id: number; readonly error?: string; readonly code?: string };
 export const CLOSE = 'close';
 
 const THREAD_HEAP = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 96 };
@@ -53,7 +53,10 @@ export function startRequestLogThread(args: {
     p.done(err);
   };
   worker.on('message', (reply: ThreadReply) => {
-    settle(reply.id, reply.error === undefined ? undefined : new Error(reply.error));
+    settle(
+      reply.id,
+      reply.error === undefined ? undefined : Object.assign(new Error(reply.error), { code: reply.code }),
+    );
   });
   const die = (err: Error) => {
     if (dead) return;

@@ -37,7 +37,15 @@ port.on('message', (message: ThreadBatch | typeof CLOSE) => {
     .insertMany(message.entries.map(storedEntry))
     .then(
       () => reply({ id: message.id }),
-      (err: unknown) => reply({ id: message.id, error: err instanceof Error ? err.message : String(err) }),
+      (err: unknown) => {
+        // The driver's code (SQLITE_FULL, ...) crosses with the message: the storage's health names the fault by it.
+        const code = (err as { code?: unknown }).code;
+        reply({
+          id: message.id,
+          error: err instanceof Error ? err.message : String(err),
+          ...(typeof code === 'string' ? { code } : {}),
+        });
+      },
     )
     .finally(() => writing.delete(write));
   writing.add(write);

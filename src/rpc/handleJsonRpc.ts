@@ -5,6 +5,7 @@ import type { PaymasterCall } from '../paymaster/paymasterCall.js';
 import type { RequestFact } from '../paymaster/requestFacts.js';
 import type { SponsorshipGrant } from '../sponsorshipTokens/sponsorshipGrant.js';
 import type { TokenCarrier } from '../sponsorshipTokens/sponsorshipTokenGate.js';
+import { storageUnavailable } from '../store/db/storageFault.js';
 import type { OnCall } from './callReport.js';
 import { RPC, type RpcErrorObject, toRpcError } from './rpcErrors.js';
 import type { MethodOutcome, RegisteredMethod, RpcContext } from './rpcMethod.js';
@@ -42,13 +43,15 @@ export interface HandleJsonRpcArgs {
    * Throws RateLimitedError to refuse the call.
    */
   readonly admit: () => Promise<void>;
+  /** Told of every error a call ends with (the storage's health reads the storage faults among them). */
+  readonly onError?: (err: unknown) => void;
 }
 
 /** What to send. `body` undefined means "nothing" (a batch of notifications). */
 export interface RpcOutcome {
   readonly status: number;
   readonly body: unknown;
-  /** Set when a call was refused by a rate limit: the Retry-After header (the longest wait of the batch). */
+  /** Set when a call was refused by a rate limit or a storage fault: the Retry-After header (the batch's longest). */
   readonly retryAfterSeconds?: number;
 }
 
@@ -75,14 +78,7 @@ export async function handleJsonRpc(args: HandleJsonRpcArgs): Promise<RpcOutcome
     paid = false;
     return PAID;
   };
-  const withContext: HandleJsonRpcArgs = {
-    body: args.body,
-    methods: args.methods,
-    context,
-    log: args.log,
-    admit,
-    ...(args.onCall === undefined ? {} : { onCall: args.onCall }),
-  };
+  const withContext: HandleJsonRpcArgs = { ...args, context, admit };
   if (!Array.isArray(parsed)) {
     const r = await handleOne(withContext, parsed);
     if (r === undefined) return { status: 204, body: undefined };
@@ -181,6 +177,7 @@ async function handleOne(
     }
     return { response: { jsonrpc: '2.0', id, result: served.result }, status: 200 };
   } catch (err) {
+    args.onError?.(err);
     const mapped = toRpcError(err);
     if (mapped.internal) args.log.error({ err, method: req.method }, 'JSON-RPC request failed');
     if (onCall !== undefined) {
@@ -189,8 +186,10 @@ async function handleOne(
       if (ctx !== undefined) report({ onCall, ctx, method: req.method, facts, startedAt, error: mapped.error });
     }
     const response = errorResponse(id, mapped.error);
-    if (err instanceof RateLimitedError)
-      return { response, status: mapped.http, retryAfterSeconds: err.retryAfterSeconds };
+    // A rate limit, or a storage fault (transient): the caller is told when to retry.
+    const retryAfterSeconds =
+      err instanceof RateLimitedError ? err.retryAfterSeconds : storageUnavailable(err)?.retryAfterSeconds;
+    if (retryAfterSeconds !== undefined) return { response, status: mapped.http, retryAfterSeconds };
     return { response, status: mapped.http };
   }
 }

@@ -1,4 +1,5 @@
 import { OperationFieldError, PatronError, type PatronErrorCode } from '../errors/PatronError.js';
+import { storageUnavailable } from '../store/db/storageFault.js';
 
 /**
  * JSON-RPC error codes of the paymaster endpoints: a stable, documented table (docs/reference/json-rpc.md, "JSON-RPC errors").
@@ -31,6 +32,7 @@ export const RPC = {
   FEES_UNAVAILABLE: -32041,
   INSOLVENT: -32042,
   SIGNER_NOT_ACCEPTED: -32043,
+  STORAGE_UNAVAILABLE: -32050,
 } as const;
 
 export interface RpcErrorObject {
@@ -70,6 +72,8 @@ const BY_DOMAIN_CODE: Record<PatronErrorCode, { code: number; http: number }> = 
   PAYLOAD_TOO_LARGE: { code: RPC.INVALID_REQUEST, http: 413 },
   UNSUPPORTED_MEDIA_TYPE: { code: RPC.INVALID_REQUEST, http: 415 },
   UNAVAILABLE: { code: RPC.INTERNAL_ERROR, http: 503 },
+  // 503 with Retry-After: the storage's fault (disk full, read-only, unreachable), transient; viem retries it.
+  STORAGE_UNAVAILABLE: { code: RPC.STORAGE_UNAVAILABLE, http: 503 },
   INTERNAL: { code: RPC.INTERNAL_ERROR, http: 500 },
 };
 
@@ -84,7 +88,9 @@ function message(err: PatronError): string {
 }
 
 /** Maps any thrown value to a JSON-RPC error and the HTTP status a lone request would get. */
-export function toRpcError(err: unknown): { error: RpcErrorObject; http: number; internal: boolean } {
+export function toRpcError(thrown: unknown): { error: RpcErrorObject; http: number; internal: boolean } {
+  // A driver's error that names a storage fault is the caller's transient 503, not an internal error.
+  const err = storageUnavailable(thrown) ?? thrown;
   if (err instanceof PatronError) {
     const m = BY_DOMAIN_CODE[err.code];
     const internal = m.code === RPC.INTERNAL_ERROR;

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type pg from 'pg';
 import { CHANGE_POLL_MS } from '../cache/cachePolicy.js';
 import { startChangeFeed } from './db/changeFeed.js';
@@ -60,8 +59,10 @@ export interface Store {
   readonly sqliteFile: string | undefined;
   /** PostgreSQL only: the pool, for the rate limiter's shared counts (table rate_limits). */
   readonly pgPool: pg.Pool | undefined;
-  /** Resolves when the database answers a trivial query (used by /readyz). */
-  ping(): Promise<void>;
+  /** Where the data is, for log lines (the SQLite file, or PostgreSQL's host:port/database; no credentials). */
+  readonly location: string;
+  /** Resolves when the storage takes writes now; rejects with the driver's error (db/storageHealth.ts reads it). */
+  probe(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -102,9 +103,8 @@ export function createStore(handle: DatabaseHandle): Store {
     sqliteFile: sqlite?.name,
     followerLease,
     solvencyClaims: handle.pgPool === undefined ? undefined : createSolvencyClaims(handle.pgPool),
-    async ping() {
-      await sql`SELECT 1`.execute(db);
-    },
+    location: handle.location,
+    probe: () => handle.probe(),
     async close() {
       await feed?.close();
       await followerLease.close();
