@@ -11,7 +11,7 @@ import { isPatronMessage } from './ipcMessage.js';
 import { createLogger } from './logger.js';
 import { servePrimaryMetrics } from './metrics/clusterMetrics.js';
 import { unstakedTokenPaymasters } from './paymaster/token/tokenStake.js';
-import { checkAlertDestination } from './solvency/alertDestination.js';
+import { alertUrls, checkAlertDestination } from './solvency/alertDestination.js';
 import { newestMigration } from './store/db/migrate.js';
 import { patronVersion } from './version.js';
 import { systemResolver } from './webhooks/webhookUrlPolicy.js';
@@ -80,18 +80,17 @@ async function main(): Promise<void> {
       problems.every((p) => p.unreachable) ? EXIT_FAILED : EXIT_CONFIG,
     );
   }
-  // The operator alert URL is resolved once now: one that cannot be would lose every alert, found out by the outage.
-  const alert = config.solvency.alert;
-  if (alert !== undefined) {
-    const checked = await checkAlertDestination({ url: alert.url, resolve: systemResolver });
+  // Each operator alert URL is resolved once now: one that cannot be would lose every alert, found out by the outage.
+  for (const { setting, url } of alertUrls(config)) {
+    const checked = await checkAlertDestination({ url, setting, resolve: systemResolver });
     if (!checked.ok) {
       await deps.close();
       return failStart(`Refusing to start: ${checked.problem}`, EXIT_CONFIG);
     }
     logger.info(
-      { check: 'alert_destination', ...checked.destination },
+      { check: 'alert_destination', ...checked.destination, setting },
       checked.destination.internal
-        ? 'operator alerts go to an internal address (allowed for PATRON_ALERT_WEBHOOK_URL alone; tenant webhooks keep the SSRF rule)'
+        ? `operator alerts go to an internal address (allowed for ${setting}; tenant webhooks keep the SSRF rule)`
         : 'operator alerts go to a public address',
     );
   }

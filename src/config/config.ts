@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { type AlertSettings, alertEnv, alertSettingsFrom } from './alertSettings.js';
 import { boundsFromEnv } from './boundsSettings.js';
 import { type ChainSettings, chainsFromEnv } from './chainSettings.js';
 import {
@@ -80,6 +81,7 @@ const envSchema = z.object({
   ...settlementEnv,
   ...metricsEnv,
   ...solvencyEnv,
+  ...alertEnv,
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       error: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
@@ -148,6 +150,8 @@ export interface Config {
   readonly metrics: MetricsSettings;
   /** The solvency guard and the operator alert webhook (src/solvency/README.md). */
   readonly solvency: SolvencySettings;
+  /** Where operator alerts go besides the signed webhook: Alertmanager, Slack, PagerDuty (src/solvency/alerts/). */
+  readonly alerts: AlertSettings;
 }
 
 export class ConfigError extends Error {
@@ -169,7 +173,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   ];
   const metrics = parsed.success ? metricsSettingsFrom(parsed.data) : undefined;
   const solvency = parsed.success ? solvencySettingsFrom(parsed.data) : undefined;
-  problems.push(...(metrics?.problems ?? []), ...(solvency?.problems ?? []));
+  const alerts = parsed.success ? alertSettingsFrom(parsed.data) : undefined;
+  problems.push(...(metrics?.problems ?? []), ...(solvency?.problems ?? []), ...(alerts?.problems ?? []));
   // The cross-field rule reads the raw values, so it is reported together with every other problem.
   const explicitProduction = env.PATRON_PRODUCTION ?? '';
   const production =
@@ -185,6 +190,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     !parsed.success ||
     metrics === undefined ||
     solvency === undefined ||
+    alerts === undefined ||
     signerSource.signer === undefined ||
     problems.length > 0
   ) {
@@ -250,6 +256,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     settlement: settlementSettingsFrom(e),
     metrics: metrics.settings,
     solvency: solvency.settings,
+    alerts: alerts.settings,
     paymaster: Object.freeze({
       devChain,
       chains: e.PATRON_CHAINS,

@@ -5,6 +5,10 @@
  * silently ignored, and the deployment ran on the default it meant to change.
  */
 export const KNOWN_SETTINGS: readonly string[] = [
+  'PATRON_ALERTMANAGER_URL',
+  'PATRON_ALERT_PAGERDUTY_ROUTING_KEY',
+  'PATRON_ALERT_PAGERDUTY_URL',
+  'PATRON_ALERT_SLACK_WEBHOOK_URL',
   'PATRON_ALERT_WEBHOOK_SECRET',
   'PATRON_ALERT_WEBHOOK_URL',
   'PATRON_ALLOW_PRIVATE_WEBHOOKS',

@@ -34,7 +34,7 @@ export interface ObservabilityDeps {
   readonly config: Pick<Config, 'metrics' | 'workers'>;
   readonly chains: Pick<ChainRegistry, 'list'>;
   /** What the metrics read of the signing gate at scrape time. */
-  readonly gate: Pick<SigningGate, 'solvency' | 'signerWatch'>;
+  readonly gate: Pick<SigningGate, 'solvency' | 'signerWatch' | 'alerts'>;
   readonly logger: { error(obj: object, msg: string): void };
   /** The request log's entries dropped (buffer full) and lost to failed writes since start (read at scrape time). */
   readonly requestLog: Pick<RequestLogRecorder, 'stats'>;
@@ -61,6 +61,7 @@ export function createObservability(deps: ObservabilityDeps): Observability {
         signerAccepted: () => gate.signerWatch.state(),
         rateLimitRefusals: () => deps.rateLimiter.refusals(),
         storage: () => ({ faultKind: deps.storageHealth.current()?.kind, began: deps.storageHealth.began() }),
+        alertDeliveries: () => gate.alerts?.deliveries() ?? [],
       })
     : undefined;
   // A cluster worker's scrape reports every worker's metrics, aggregated by the primary (clusterMetrics.ts).

@@ -46,6 +46,12 @@ export interface MetricsSources {
     readonly faultKind: string | undefined;
     readonly began: ReadonlyMap<string, number>;
   };
+  /** The operator alerts' delivery outcomes since start, per destination (src/solvency/alerts/alertPoster.ts). */
+  readonly alertDeliveries?: () => readonly {
+    readonly destination: string;
+    readonly outcome: string;
+    readonly count: number;
+  }[];
   /** Collect prom-client's process metrics (CPU, memory, event loop lag, GC); tests may leave them out. */
   readonly processMetrics?: boolean;
 }
@@ -317,6 +323,18 @@ function registerGauges(
       if (refusals === undefined) return;
       this.reset();
       for (const [limit, n] of refusals) this.inc({ limit }, n);
+    },
+  });
+  new Counter({
+    name: 'patron_alert_deliveries_total',
+    help: 'Operator alert posts per destination (webhook, alertmanager, slack, pagerduty) and outcome (delivered; retried: an attempt failed and another follows; failed: given up)',
+    labelNames: ['destination', 'outcome'],
+    registers,
+    collect() {
+      const deliveries = sources.alertDeliveries?.();
+      if (deliveries === undefined) return;
+      this.reset();
+      for (const d of deliveries) this.inc({ destination: d.destination, outcome: d.outcome }, d.count);
     },
   });
   // Counters whose value the recorder keeps (a scrape sets them to it): they only grow while the process runs.

@@ -1,5 +1,5 @@
-import { Agent, request } from 'undici';
 import { newMessageId, signStandardWebhook } from '../webhooks/standardWebhooks.js';
+import { createAlertPoster, type DeliveryCounts } from './alerts/alertPoster.js';
 
 /**
  * The operator alert webhook (PATRON_ALERT_WEBHOOK_URL): a JSON POST signed per Standard Webhooks
@@ -16,6 +16,12 @@ export interface AlertMessage {
   /** Standard Webhooks' event type, e.g. `paymaster.solvency.halted`. */
   readonly type: string;
   readonly data: Readonly<Record<string, unknown>>;
+  /**
+   * A condition that cleared without news for the operator (the solvency guard's `low` warning re-armed): not posted
+   * to this webhook nor to Slack, but Alertmanager ends the alert and PagerDuty resolves the incident it opened, and
+   * the cross-instance claim moves (src/solvency/alerts/README.md).
+   */
+  readonly silent?: boolean;
 }
 
 export interface AlertSender {
@@ -35,91 +41,48 @@ export interface AlertSenderDeps {
   readonly retries?: number;
   /** The first retry's delay; each next one doubles it. */
   readonly backoffMs?: number;
+  /** Where each attempt's outcome is counted (`patron_alert_deliveries_total{destination="webhook"}`). */
+  readonly counts?: DeliveryCounts;
 }
 
-const USER_AGENT = 'Patron-Alerts/1';
-
 export function createAlertSender(deps: AlertSenderDeps): AlertSender {
-  const timeoutMs = deps.timeoutMs ?? 5000;
-  const retries = deps.retries ?? 4;
-  const backoffMs = deps.backoffMs ?? 2000;
-  const waits = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
-  let closed = false;
-
-  async function attempt(id: string, body: string): Promise<number> {
-    const url = new URL(deps.url);
-    const timestamp = Math.floor(deps.now() / 1000);
-    const agent = new Agent({
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-      connect: { timeout: timeoutMs },
-    });
-    try {
-      const res = await request(url, {
-        method: 'POST',
-        dispatcher: agent,
-        signal: AbortSignal.timeout(timeoutMs),
-        headers: {
-          'user-agent': USER_AGENT,
-          'content-type': 'application/json',
-          'webhook-id': id,
-          'webhook-timestamp': String(timestamp),
-          'webhook-signature': signStandardWebhook({ secret: deps.secret, id, timestamp, body }),
-        },
-        body,
-      });
-      await res.body.dump();
-      return res.statusCode;
-    } finally {
-      void agent.close();
-    }
-  }
-
-  function wait(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const entry = {
-        timer: setTimeout(() => {
-          waits.delete(entry);
-          resolve();
-        }, ms),
-        resolve,
-      };
-      entry.timer.unref();
-      waits.add(entry);
-    });
-  }
-
+  const poster = createAlertPoster({
+    logger: deps.logger,
+    ...(deps.counts === undefined ? {} : { counts: deps.counts }),
+    ...(deps.timeoutMs === undefined ? {} : { timeoutMs: deps.timeoutMs }),
+    ...(deps.retries === undefined ? {} : { retries: deps.retries }),
+    ...(deps.backoffMs === undefined ? {} : { backoffMs: deps.backoffMs }),
+  });
   return {
     async send(message) {
+      if (message.silent === true) return true;
       const id = newMessageId();
       const body = JSON.stringify({
         type: message.type,
         timestamp: new Date(deps.now()).toISOString(),
         data: message.data,
       });
-      for (let i = 0; i <= retries && !closed; i++) {
-        if (i > 0) await wait(backoffMs * 2 ** (i - 1));
-        if (closed) break;
-        try {
-          const status = await attempt(id, body);
-          if (status >= 200 && status < 300) {
-            deps.logger.info({ type: message.type, id }, 'operator alert delivered');
-            return true;
-          }
-          deps.logger.warn({ type: message.type, id, status, attempt: i + 1 }, 'operator alert refused');
-        } catch (err) {
-          deps.logger.warn({ err, type: message.type, id, attempt: i + 1 }, 'operator alert failed');
-        }
-      }
-      return false;
+      return poster.post({
+        destination: 'webhook',
+        type: message.type,
+        id,
+        // Signed at each attempt's time, under the same webhook-id.
+        request: () => {
+          const timestamp = Math.floor(deps.now() / 1000);
+          return {
+            url: deps.url,
+            headers: {
+              'webhook-id': id,
+              'webhook-timestamp': String(timestamp),
+              'webhook-signature': signStandardWebhook({ secret: deps.secret, id, timestamp, body }),
+            },
+            body,
+          };
+        },
+        // As before this sender learnt of other destinations: any non-2xx is tried again.
+        retryClientErrors: true,
+      });
     },
-    close() {
-      closed = true;
-      for (const w of waits) {
-        clearTimeout(w.timer);
-        w.resolve();
-      }
-      waits.clear();
-    },
+    close: () => poster.close(),
   };
 }

@@ -7,7 +7,8 @@ import type { UserOperationEventLog } from '../chain/userOperationEvents.js';
 import type { Config } from '../config/config.js';
 import type { PaymasterGate } from '../paymaster/buildPaymaster.js';
 import type { Store } from '../store/store.js';
-import { createAlertSender } from './alertWebhook.js';
+import type { AlertFanOut } from './alerts/alertFanOut.js';
+import { buildAlertSender } from './alerts/buildAlertSender.js';
 import type { ChainHead } from './liabilityTracker.js';
 import { type SignerWatch, startSignerWatch } from './signerWatch.js';
 import { type SolvencyGuard, startSolvencyGuard } from './solvencyGuard.js';
@@ -21,6 +22,11 @@ import { type SolvencyGuard, startSolvencyGuard } from './solvencyGuard.js';
 export interface SigningGate extends PaymasterGate {
   readonly solvency: SolvencyGuard;
   readonly signerWatch: SignerWatch;
+  /**
+   * The operator alerts' sender (src/solvency/alerts/), undefined when no destination is set: the guard and the watch
+   * post through it; the metrics read its delivery counts.
+   */
+  readonly alerts: AlertFanOut | undefined;
   /** Both checks, before any work: throws SignerNotAcceptedError (-32043) or PaymasterInsolventError. */
   assertCanSign(chain: ChainRuntime): void;
   /** Settlement's `onIncluded` for the guard's liabilities (idempotent, as settlement requires). */
@@ -29,7 +35,7 @@ export interface SigningGate extends PaymasterGate {
 }
 
 export interface SigningGateDeps {
-  readonly config: Pick<Config, 'solvency' | 'paymaster'>;
+  readonly config: Pick<Config, 'solvency' | 'paymaster' | 'alerts' | 'publicUrl' | 'dashboard'>;
   readonly chains: Pick<ChainRegistry, 'list'>;
   /** The key this service signs with: the signer watch asks each paymaster whether it still accepts its address. */
   readonly signer: { readonly address: Address };
@@ -46,25 +52,21 @@ export interface SigningGateDeps {
   readonly fees?: Pick<FeeOracle, 'get'>;
   /**
    * `solvencyClaims`: several instances on one PostgreSQL, each signing within its share of each deposit
-   * (store/ledger/solvencyClaims.ts); undefined elsewhere.
+   * (store/ledger/solvencyClaims.ts); undefined elsewhere. `alertClaims`: one copy of each operator alert across
+   * the instances on the database (store/db/alertClaims.ts).
    */
-  readonly store: Pick<Store, 'solvencyClaims'>;
+  readonly store: Pick<Store, 'solvencyClaims' | 'alertClaims'>;
 }
 
 export function startSigningGate(deps: SigningGateDeps): SigningGate {
   const { config } = deps;
-  const alert = config.solvency.alert;
   // One sender for every operator alert; the solvency guard closes it.
-  const alertSender =
-    alert === undefined
-      ? undefined
-      : createAlertSender({
-          url: alert.url,
-          secret: alert.secret,
-          // The operator's own URL: private addresses allowed, whatever the tenants' rule (alertWebhook.ts).
-          logger: deps.logger,
-          now: deps.now,
-        });
+  const alertSender = buildAlertSender({
+    config,
+    claims: deps.store.alertClaims,
+    logger: deps.logger,
+    now: deps.now,
+  });
   const paymasters = deps.chains.list().flatMap(deploymentViews);
   const signer = deps.signer.address;
   const claims = deps.store.solvencyClaims;
@@ -116,6 +118,7 @@ export function startSigningGate(deps: SigningGateDeps): SigningGate {
   return {
     solvency,
     signerWatch,
+    alerts: alertSender,
     assertCanSign(chain) {
       signerWatch.assertActive(chain);
       solvency.assertCanSign(chain);

@@ -1,7 +1,7 @@
 import type { Address } from 'viem';
 import type { SolvencySettings } from '../config/solvencySettings.js';
 import { type AlertEvent, type AlertState, nextAlert } from './alertHysteresis.js';
-import type { AlertSender } from './alertWebhook.js';
+import type { AlertMessage, AlertSender } from './alertWebhook.js';
 import { floorRunwaySeconds, headroomWei, type SolvencyVerdict } from './solvencyVerdict.js';
 
 /**
@@ -40,6 +40,12 @@ export function createSolvencyAlerts(deps: {
   readonly spendWeiPerHour: (s: AlertedPaymaster) => bigint | undefined;
 }): SolvencyAlerts {
   const pending = new Set<Promise<boolean>>();
+  const post = (message: AlertMessage) => {
+    const sent = deps.sender?.send(message);
+    if (sent === undefined) return;
+    pending.add(sent);
+    void sent.finally(() => pending.delete(sent));
+  };
 
   function figures(s: AlertedPaymaster, liabilitiesWei: bigint, verdict: SolvencyVerdict) {
     const depositWei = s.depositWei ?? 0n;
@@ -76,8 +82,16 @@ export function createSolvencyAlerts(deps: {
         now: deps.now(),
         holdMs: deps.settings.alertHoldMs,
       });
+      const before = s.alert.level;
       s.alert = next.state;
-      if (next.post === undefined) return;
+      if (next.post === undefined) {
+        // The warning re-armed without news (docs/guides/operations.md, "Alerts"): nothing for the webhook or Slack,
+        // but Alertmanager's alert and PagerDuty's incident end, and the next `low` is posted again.
+        if (before === 'low' && next.state.level === 'ok') {
+          post({ type: 'paymaster.solvency.ok', data: figures(s, liabilitiesWei, verdict), silent: true });
+        }
+        return;
+      }
       const data = figures(s, liabilitiesWei, verdict);
       if (next.post === 'low') {
         deps.logger.warn(
@@ -87,10 +101,7 @@ export function createSolvencyAlerts(deps: {
       } else if (next.post === 'recovered') {
         deps.logger.info(data, 'solvency: the paymaster deposit has stayed above its low-water mark; the halt is over');
       }
-      const sent = deps.sender?.send({ type: ALERT_TYPES[next.post], data });
-      if (sent === undefined) return;
-      pending.add(sent);
-      void sent.finally(() => pending.delete(sent));
+      post({ type: ALERT_TYPES[next.post], data });
     },
     async settled() {
       await Promise.all([...pending]);

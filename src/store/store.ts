@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { CHANGE_POLL_MS } from '../cache/cachePolicy.js';
+import { type AlertClaims, createAlertClaims } from './db/alertClaims.js';
 import { startChangeFeed } from './db/changeFeed.js';
 import { changeGeneration } from './db/changeGeneration.js';
 import { type DatabaseHandle, type DatabaseKind, type OpenDatabaseOptions, openDatabase } from './db/database.js';
@@ -53,6 +54,8 @@ export interface Store {
   readonly externalChanges: ExternalChanges | undefined;
   /** Which process follows each chain's settlement (always this one on SQLite); closed with the store. */
   readonly followerLease: FollowerLease;
+  /** Which instance posts each operator alert: one copy across the instances on this database (alertClaims.ts). */
+  readonly alertClaims: AlertClaims;
   /** PostgreSQL only: the instances' shares of each paymaster deposit (the solvency guard's claims). */
   readonly solvencyClaims: SolvencyClaims | undefined;
   /** SQLite in a file: its path, for a writer with a connection of its own (the request log's thread). */
@@ -102,6 +105,7 @@ export function createStore(handle: DatabaseHandle): Store {
     pgPool: handle.pgPool,
     sqliteFile: sqlite?.name,
     followerLease,
+    alertClaims: createAlertClaims(db),
     solvencyClaims: handle.pgPool === undefined ? undefined : createSolvencyClaims(handle.pgPool),
     location: handle.location,
     probe: () => handle.probe(),

@@ -237,6 +237,13 @@ export interface DappEventEndpointsTable {
   updated_at: number;
 }
 
+/** The last state posted of each operator alert's subject (migration 0025, alertClaims.ts). */
+export interface AlertClaimsTable {
+  subject: string;
+  state: string;
+  posted_at: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   auth_tokens: AuthTokensTable;
@@ -257,4 +264,5 @@ export interface Database {
   sponsorship_token_uses: SponsorshipTokenUsesTable;
   lifecycle_events: LifecycleEventsTable;
   dapp_event_endpoints: DappEventEndpointsTable;
+  alert_claims: AlertClaimsTable;
 }
