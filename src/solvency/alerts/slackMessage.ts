@@ -45,7 +45,7 @@ export function slackMessage(args: {
     }));
   const link = args.dashboardUrl === undefined ? '' : ` · <${args.dashboardUrl}|dashboard>`;
   return {
-    text: clip(`${head}: ${shape.summary}`, SECTION_MAX),
+    text: clip(`${head}: ${mrkdwnEscape(shape.summary)}`, SECTION_MAX),
     blocks: [
       { type: 'header', text: { type: 'plain_text', text: clip(head.trim(), HEADER_MAX) } },
       { type: 'section', text: { type: 'mrkdwn', text: clip(mrkdwnEscape(shape.summary), SECTION_MAX) } },
