@@ -98,7 +98,11 @@ describe('operator alerts to Alertmanager', () => {
     );
     assert.deepEqual(
       sender.deliveries().filter((d) => d.destination === 'alertmanager'),
-      [{ destination: 'alertmanager', outcome: 'delivered', count: 2 }],
+      [
+        { destination: 'alertmanager', outcome: 'delivered', count: 2 },
+        { destination: 'alertmanager', outcome: 'retried', count: 0 },
+        { destination: 'alertmanager', outcome: 'failed', count: 0 },
+      ],
     );
   });
 

@@ -40,6 +40,7 @@ const HOLD_MS = 60_000;
 async function twoStoresOnOneDatabase(): Promise<{ stores: [Store, Store]; drop(): Promise<void> }> {
   if (BACKEND === 'postgres') {
     const first = await openTestStore({ poolSize: 3 });
+    if (first.schema === undefined) throw new Error('a PostgreSQL store has a schema');
     const second = await openTestStore({ schema: first.schema, poolSize: 3 });
     return { stores: [first.store, second.store], drop: () => dropTestSchema(first.schema) };
   }

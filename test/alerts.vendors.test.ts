@@ -199,6 +199,8 @@ describe('operator alerts to Slack and PagerDuty', () => {
     assert.match(body, /^patron_alert_deliveries_total\{destination="slack",outcome="failed"\} 1$/m);
     assert.match(body, /^patron_alert_deliveries_total\{destination="slack",outcome="delivered"\} 3$/m);
     assert.match(body, /^patron_alert_deliveries_total\{destination="pagerduty",outcome="delivered"\} 5$/m);
+    // Present at 0 before any failure: Prometheus sees the first one as an increase (PatronAlertDeliveryFailing).
+    assert.match(body, /^patron_alert_deliveries_total\{destination="pagerduty",outcome="failed"\} 0$/m);
     // The Slack URL's path and the routing key are credentials: in no log line.
     assert.ok(logged.some((l) => l.includes('"destination":"slack"') && l.includes('operator alert refused')));
     assert.ok(!logged.some((l) => l.includes('SECRET') || l.includes(ROUTING_KEY)), logged.join('\n'));

@@ -9,7 +9,7 @@ import { createAlertPoster, type DeliveryCounts } from './alerts/alertPoster.js'
  *
  * Not held to the tenants' SSRF rule (webhookUrlPolicy.ts), in production either: that rule keeps a tenant from
  * making Patron call inside the operator's network, and this URL is the operator's own, set in the environment, most
- * often an Alertmanager or a pager bridge at a private address. Its host is resolved once at start
+ * often a pager bridge at a private address (Alertmanager's own API has its own destination: alerts/). Its host is resolved once at start
  * (alertDestination.ts); each attempt resolves it again through the system, so a moved receiver is followed.
  */
 export interface AlertMessage {

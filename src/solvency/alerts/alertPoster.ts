@@ -20,6 +20,11 @@ export interface DeliveryCount {
 
 /** The attempts' outcomes since start, per destination: the metrics read them at scrape time. */
 export interface DeliveryCounts {
+  /**
+   * Shows the destination's three outcomes at 0 from start: a counter series born at 1 by its first failure has no
+   * increase for Prometheus to see, and PatronAlertDeliveryFailing would miss the first lost alert.
+   */
+  track(destination: AlertDestinationName): void;
   add(destination: AlertDestinationName, outcome: DeliveryOutcome): void;
   snapshot(): readonly DeliveryCount[];
 }
@@ -27,6 +32,12 @@ export interface DeliveryCounts {
 export function createDeliveryCounts(): DeliveryCounts {
   const counts = new Map<string, DeliveryCount>();
   return {
+    track(destination) {
+      for (const outcome of ['delivered', 'retried', 'failed'] as const) {
+        const key = `${destination}:${outcome}`;
+        if (!counts.has(key)) counts.set(key, { destination, outcome, count: 0 });
+      }
+    },
     add(destination, outcome) {
       const key = `${destination}:${outcome}`;
       counts.set(key, { destination, outcome, count: (counts.get(key)?.count ?? 0) + 1 });

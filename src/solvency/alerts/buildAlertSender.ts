@@ -64,5 +64,6 @@ export function buildAlertSender(deps: {
     );
   }
   if (channels.length === 0) return undefined;
+  for (const channel of channels) counts.track(channel.destination);
   return createAlertFanOut({ channels, claims: deps.claims, counts, logger, now });
 }
