@@ -13,6 +13,8 @@ import type { FeeOracle } from './chain/feeOracle.js';
 import type { Config } from './config/config.js';
 import { type CryptoBackend, selectCryptoBackend } from './crypto/cryptoBackend.js';
 import { createSecretBox } from './crypto/secretBox.js';
+import { buildKeeper } from './keeper/buildKeeper.js';
+import type { DepositKeeper } from './keeper/depositKeeper.js';
 import {
   buildLifecycleEvents,
   type EventDeliveryTuning,
@@ -97,6 +99,8 @@ export interface Deps {
   readonly settlement: Settlement;
   /** Holds signing on a chain whose deposit cannot cover its liabilities (src/solvency/README.md). */
   readonly solvency: SolvencyGuard;
+  /** Tops up the opted-in paymasters' EntryPoint deposits (src/keeper/README.md); idle when none is listed. */
+  readonly keeper: DepositKeeper;
   /** Whether each paymaster still accepts the signer; signing stops for one that does not (signerWatch.ts). */
   readonly signerWatch: SignerWatch;
   /** The Prometheus metrics (docs/reference/metrics.md); undefined unless PATRON_METRICS=on. */
@@ -213,6 +217,10 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     closers.own(startSweeps({ everyMs: SWEEP_EVERY_MS, sweeps, logger }));
     // Before settlement, which tells them of included ops and of each round's lag.
     const observability = createObservability({ ...ground, chains, gate, requestLog, rateLimiter, tokenCatalog });
+    // After the gate (its guard's liabilities, its alert sender) and the metrics it tells; closed before both.
+    const keeper = closers.own(
+      await buildKeeper({ ...ground, chains, gate, crypto: crypto.backend, signer, observer: observability.keeper }),
+    );
     // Last but the delivery loop, once every chain client and the store exist (src/settlement/README.md).
     const settlement = closers.own(
       await buildSettlement({
@@ -249,6 +257,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
       bounds,
       tokenGate,
       solvency: gate.solvency,
+      keeper,
       signerWatch: gate.signerWatch,
       requestLog,
       lifecycleEvents,

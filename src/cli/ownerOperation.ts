@@ -12,6 +12,7 @@ import {
 } from 'viem';
 import { patronPaymasterAbi } from '../chain/artifacts.js';
 import { ENTRY_POINT_ADDRESSES, ENTRY_POINT_VERSIONS } from '../chain/entryPoints.js';
+import { safeTransactionBatch } from '../chain/safeTransactionBatch.js';
 import { ValidationError } from '../errors/PatronError.js';
 import { addressOption, option, rpcUrlOption } from './cliOptions.js';
 import { printResult } from './cliOutput.js';
@@ -168,13 +169,13 @@ function report<S extends State>(args: {
   // Safe{Wallet}'s Transaction Builder imports this batch file as it is (one transaction).
   const safeBatch =
     sent === undefined && args.ownerIsContract === true
-      ? {
-          version: '1.0',
-          chainId: String(c.chainId),
+      ? safeTransactionBatch({
+          chainId: c.chainId,
+          name: `Patron: ${op.functionName}`,
+          description: op.summary,
+          transaction,
           createdAt: Date.now(),
-          meta: { name: `Patron: ${op.functionName}`, description: op.summary },
-          transactions: [{ ...transaction, contractMethod: null, contractInputsValues: null }],
-        }
+        })
       : undefined;
   const json = {
     dryRun: sent === undefined,

@@ -12,6 +12,7 @@ import {
 } from './dashboardSettings.js';
 import { DEFAULT_EIP7702_DELEGATES, eip7702DelegatesFromEnv } from './eip7702Delegates.js';
 import { booleanFromEnv, integerFromEnv } from './envValues.js';
+import { type KeeperSettings, keeperEnv, keeperSettingsFrom } from './keeperSettings.js';
 import { unknownSettings } from './knownSettings.js';
 import { type MetricsSettings, metricsEnv, metricsSettingsFrom } from './metricsSettings.js';
 import { type RateLimitConfig, rateLimitsFromEnv } from './rateLimitSettings.js';
@@ -82,6 +83,7 @@ const envSchema = z.object({
   ...metricsEnv,
   ...solvencyEnv,
   ...alertEnv,
+  ...keeperEnv,
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       error: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
@@ -152,6 +154,8 @@ export interface Config {
   readonly solvency: SolvencySettings;
   /** Where operator alerts go besides the signed webhook: Alertmanager, Slack, PagerDuty (src/solvency/alerts/). */
   readonly alerts: AlertSettings;
+  /** The deposit keeper: per paymaster, opt-in top-ups of the EntryPoint deposit (src/keeper/README.md). */
+  readonly keeper: KeeperSettings;
 }
 
 export class ConfigError extends Error {
@@ -174,7 +178,13 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   const metrics = parsed.success ? metricsSettingsFrom(parsed.data) : undefined;
   const solvency = parsed.success ? solvencySettingsFrom(parsed.data) : undefined;
   const alerts = parsed.success ? alertSettingsFrom(parsed.data) : undefined;
-  problems.push(...(metrics?.problems ?? []), ...(solvency?.problems ?? []), ...(alerts?.problems ?? []));
+  const keeper = parsed.success ? keeperSettingsFrom(parsed.data, env) : undefined;
+  problems.push(
+    ...(metrics?.problems ?? []),
+    ...(solvency?.problems ?? []),
+    ...(alerts?.problems ?? []),
+    ...(keeper?.problems ?? []),
+  );
   // The cross-field rule reads the raw values, so it is reported together with every other problem.
   const explicitProduction = env.PATRON_PRODUCTION ?? '';
   const production =
@@ -191,6 +201,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     metrics === undefined ||
     solvency === undefined ||
     alerts === undefined ||
+    keeper === undefined ||
     signerSource.signer === undefined ||
     problems.length > 0
   ) {
@@ -257,6 +268,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     metrics: metrics.settings,
     solvency: solvency.settings,
     alerts: alerts.settings,
+    keeper: keeper.settings,
     paymaster: Object.freeze({
       devChain,
       chains: e.PATRON_CHAINS,

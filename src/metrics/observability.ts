@@ -2,6 +2,7 @@ import cluster from 'node:cluster';
 import type { ChainRegistry } from '../chain/chainRegistry.js';
 import type { UserOperationEventLog } from '../chain/userOperationEvents.js';
 import type { Config } from '../config/config.js';
+import type { KeeperObserver } from '../keeper/depositKeeper.js';
 import type { RateLimiter } from '../rateLimit/rateLimiter.js';
 import type { RequestLogRecorder } from '../requestLog/requestLogRecorder.js';
 import type { OnCall } from '../rpc/callReport.js';
@@ -28,6 +29,8 @@ export interface Observability {
   onIncluded(args: { readonly chainId: number; readonly event: UserOperationEventLog }): void;
   /** Settlement's `onStatus`, after each round: every follower's lag, which the lag gauge shows until the next. */
   onSettlementStatus(followers: readonly SettlementLag[]): void;
+  /** The deposit keeper's outcomes and funder balances (built after the metrics, it tells them). */
+  readonly keeper: KeeperObserver;
 }
 
 export interface ObservabilityDeps {
@@ -91,6 +94,10 @@ export function createObservability(deps: ObservabilityDeps): Observability {
     },
     onSettlementStatus(followers) {
       metrics?.observeSettlementLag(followers);
+    },
+    keeper: {
+      onOutcome: (o) => metrics?.observeKeeperOutcome(o),
+      onFunderBalance: (f) => metrics?.observeKeeperFunder(f),
     },
   };
 }

@@ -71,6 +71,10 @@ export interface PatronMetrics {
    * settlement tells the metrics (it is built after them), rather than being read at scrape time.
    */
   observeSettlementLag(followers: readonly SettlementLag[]): void;
+  /** A deposit keeper round's outcome for a paymaster (src/keeper/depositKeeper.ts): topped up, refused, failed, … */
+  observeKeeperOutcome(args: { readonly chainId: number; readonly paymaster: string; readonly outcome: string }): void;
+  /** The keeper's funding key's balance on a chain, as a round last read it. */
+  observeKeeperFunder(args: { readonly chainId: number; readonly funder: string; readonly balanceWei: bigint }): void;
   /** The text format, as /metrics serves it. */
   render(): Promise<{ readonly contentType: string; readonly body: string }>;
 }
@@ -134,6 +138,20 @@ export function createPatronMetrics(sources: MetricsSources): PatronMetrics {
     labelNames: ['chain'] as const,
     registers,
   });
+  const keeperTopups = new Counter({
+    name: 'patron_keeper_topups_total',
+    help: 'Deposit keeper actions per paymaster by outcome (confirmed, failed, dry_run, proposed, limit_reached, funder_insufficient)',
+    labelNames: ['chain', 'paymaster', 'outcome'] as const,
+    registers,
+  });
+  const keeperFunder = new Gauge({
+    name: 'patron_keeper_funder_balance_wei',
+    help: "The deposit keeper's funding key's balance on the chain, as its last round read it",
+    labelNames: ['chain', 'funder'] as const,
+    // The same key on the same chain in every worker: the last read of any.
+    aggregator: 'max',
+    registers,
+  });
   let settlementLags: readonly SettlementLag[] = [];
   registerGauges(registry, { ...sources, settlementLag: () => settlementLags }, chain);
   if (sources.processMetrics !== false) collectDefaultMetrics({ register: registry });
@@ -164,6 +182,12 @@ export function createPatronMetrics(sources: MetricsSources): PatronMetrics {
     },
     observeSettlementLag(followers) {
       settlementLags = followers;
+    },
+    observeKeeperOutcome({ chainId, paymaster, outcome }) {
+      keeperTopups.inc({ chain: chain(chainId), paymaster: paymaster.toLowerCase(), outcome });
+    },
+    observeKeeperFunder({ chainId, funder, balanceWei }) {
+      keeperFunder.set({ chain: chain(chainId), funder: funder.toLowerCase() }, Number(balanceWei));
     },
     async render() {
       return { contentType: registry.contentType, body: await registry.metrics() };

@@ -9,6 +9,7 @@ import { createEventEndpointRepository, type EventEndpointRepository } from './e
 import { createLifecycleEventRepository, type LifecycleEventRepository } from './events/lifecycleEventRepository.js';
 import { createRequestLogRepository, type RequestLogRepository } from './events/requestLogRepository.js';
 import { type ChainCursorRepository, createChainCursorRepository } from './ledger/chainCursorRepository.js';
+import { createDepositTopupRepository, type DepositTopupRepository } from './ledger/depositTopupRepository.js';
 import { createLedgerQueryRepository, type LedgerQueryRepository } from './ledger/ledgerQueryRepository.js';
 import { createSolvencyClaims, type SolvencyClaims } from './ledger/solvencyClaims.js';
 import { createSpendLedgerRepository, type SpendLedgerRepository } from './ledger/spendLedgerRepository.js';
@@ -38,6 +39,8 @@ export interface Store {
   readonly spendLedger: SpendLedgerRepository & UserOpSettlement;
   /** The itemized ledger's reads of the spend ledger (docs/guides/ledger.md). */
   readonly ledger: LedgerQueryRepository;
+  /** The deposit keeper's top-ups (src/keeper/): its daily limit is summed from them. */
+  readonly depositTopups: DepositTopupRepository;
   /** How far the settlement follower has read each chain's EntryPoint logs (src/settlement/). */
   readonly chainCursors: ChainCursorRepository;
   /** Spent sponsorship-token ids, the jti replay store (src/sponsorshipTokens/replayStore.ts). */
@@ -99,6 +102,7 @@ export function createStore(handle: DatabaseHandle): Store {
     spendLedger: withUserOpSettlement(db, handle.kind, createSpendLedgerRepository(db, handle.kind, handle.sqlite)),
     ledger: createLedgerQueryRepository(db, handle.kind),
     chainCursors: createChainCursorRepository(db),
+    depositTopups: createDepositTopupRepository(db),
     sponsorshipTokenUses: createSponsorshipTokenUseRepository(db, handle.sqlite),
     lifecycleEvents: createLifecycleEventRepository(db, handle.kind),
     eventEndpoints: createEventEndpointRepository(db),

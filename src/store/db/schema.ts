@@ -244,6 +244,30 @@ export interface AlertClaimsTable {
   posted_at: number;
 }
 
+/** The deposit keeper's top-ups (migration 0027, src/keeper/). */
+export interface DepositTopupsTable {
+  id: string;
+  chain_id: number;
+  paymaster: string;
+  entry_point: string;
+  /** Decimal strings of wei. */
+  amount_wei: string;
+  funder: string | null;
+  /** 'sent' | 'dry_run' | 'proposed'. */
+  mode: string;
+  tx_hash: string | null;
+  /** 'pending' | 'confirmed' | 'failed'. */
+  state: string;
+  reason: string;
+  deposit_wei: string;
+  mark_wei: string;
+  target_wei: string;
+  /** JSON: the Safe transaction and its Transaction Builder batch (mode 'proposed'). */
+  proposal: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   auth_tokens: AuthTokensTable;
@@ -265,4 +289,5 @@ export interface Database {
   lifecycle_events: LifecycleEventsTable;
   dapp_event_endpoints: DappEventEndpointsTable;
   alert_claims: AlertClaimsTable;
+  deposit_topups: DepositTopupsTable;
 }
