@@ -16,7 +16,7 @@ import {
   startPatronFixture,
   testKey,
 } from './helpers/patronPaymasterV06.js';
-import { createTestContext, type TestContext, testConfig } from './helpers/testContext.js';
+import { createTenant, createTestContext, type TestContext, testConfig } from './helpers/testContext.js';
 import { answer, type Receiver, signedWith, startReceiver } from './helpers/webhookReceiver.js';
 
 /**
@@ -267,6 +267,18 @@ describe('the deposit keeper', () => {
     assert.equal(proposal.safeTransactionBuilder.transactions[0]?.to, proposal.transaction.to);
     assert.deepEqual(types(), ['paymaster.keeper.proposed']);
     assert.deepEqual(alerts()[0]?.data.transaction, proposal.transaction);
+
+    // The ledger through the admin API: a signed-in account reads it, nobody else.
+    const { authToken } = await createTenant(c.deps);
+    const url = `/api/admin/keeper/topups?chainId=${fx.chain.chainId}&paymaster=${fx.paymaster}`;
+    const res = await c.app.inject({ url, headers: { authorization: `Bearer ${authToken}` } });
+    assert.equal(res.statusCode, 200);
+    const [listed] = res.json().data.topups;
+    assert.equal(listed.mode, 'proposed');
+    assert.equal(listed.state, 'pending');
+    assert.equal(listed.amountWei, (4n * E).toString());
+    assert.deepEqual(listed.proposal.transaction, proposal.transaction);
+    assert.equal((await c.app.inject({ url })).statusCode, 401);
 
     // The owner sends the proposed bytes as they are: the deposit is back at the target, the proposal met.
     const hash = await fx.client.sendTransaction({

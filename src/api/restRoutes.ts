@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { adminAccountRoutes } from './adminAccount.js';
 import { adminDappRoutes } from './adminDapps.js';
+import { adminKeeperTopupRoutes } from './adminKeeperTopups.js';
 import { adminLedgerRoutes } from './adminLedger.js';
 import { adminLifecycleEventRoutes } from './adminLifecycleEvents.js';
 import { adminPaymasterStatusRoutes } from './adminPaymasterStatus.js';
@@ -30,7 +31,8 @@ export type RestRouteDeps = RouteAuthDeps &
   Parameters<typeof adminLifecycleEventRoutes>[0] &
   Parameters<typeof adminLedgerRoutes>[0] &
   Parameters<typeof adminSponsorshipTokenRoutes>[0] &
-  Parameters<typeof adminTokenGuaranteeRoutes>[0];
+  Parameters<typeof adminTokenGuaranteeRoutes>[0] &
+  Parameters<typeof adminKeeperTopupRoutes>[0];
 
 /**
  * Every declared REST route, in one explicit list (no autoload): the app registers them, /openapi.json
@@ -54,6 +56,7 @@ export function restRoutes(deps: RestRouteDeps): readonly RouteDef[] {
     ...adminRequestLogRoutes(deps),
     ...adminLifecycleEventRoutes(deps),
     ...adminLedgerRoutes(deps),
+    ...adminKeeperTopupRoutes(deps),
   ];
   // Built once, at start-up: a declaration the document cannot describe fails here, not on a request.
   document = buildOpenApiDocument(routes);
