@@ -28,7 +28,7 @@ const topupView = z.object({
   updatedAt: z.string(),
 });
 
-const query = z.object({
+export const keeperTopupsQuery = z.object({
   chainId: z.coerce.number().int().positive().optional(),
   paymaster: z
     .string()
@@ -69,7 +69,7 @@ export function adminKeeperTopupRoutes(deps: {
       summary:
         "The deposit keeper's top-ups (sent, dry run, proposed), newest first, optionally of one chain or paymaster (the same for everyone)",
       tag: DASHBOARD_TAG,
-      query,
+      query: keeperTopupsQuery,
       answer: { envelope: 'Keeper top-ups fetched', data: z.object({ topups: z.array(topupView) }) },
       handler: async ({ query: q }) => {
         const rows = await deps.store.depositTopups.list({

@@ -1,5 +1,6 @@
 import { commands as accountCommands, type ChainCommandContext, type CommandContext } from './commands.js';
 import { guaranteeCommands } from './guaranteeCommands.js';
+import { keeperCommands } from './keeperCommands.js';
 import { ledgerCommands } from './ledgerCommands.js';
 import { masterKeyCommands } from './masterKeyCommands.js';
 import { ownerCommands } from './ownerCommands.js';
@@ -33,6 +34,7 @@ const COMMAND_MAPS: readonly Readonly<Record<string, CliCommand>>[] = [
   masterKeyCommands,
   tokenCommands,
   guaranteeCommands,
+  keeperCommands,
 ];
 
 /**

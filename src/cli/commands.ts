@@ -7,6 +7,7 @@ import type { Config } from '../config/config.js';
 import { dappLimitsToJson } from '../dappSettings/dappLimits.js';
 import { ValidationError } from '../errors/PatronError.js';
 import type { PolicyService } from '../policies/policyService.js';
+import type { DepositTopupRepository } from '../store/ledger/depositTopupRepository.js';
 import type { LedgerQueryRepository } from '../store/ledger/ledgerQueryRepository.js';
 import type { Account } from '../store/records.js';
 import type { SealedSecretsRepository } from '../store/tenants/sealedSecretsRepository.js';
@@ -28,6 +29,8 @@ export interface CommandContext {
   readonly policies: PolicyService;
   /** The itemized ledger's reads (ledgerCommands.ts). */
   readonly ledger: LedgerQueryRepository;
+  /** The deposit keeper's top-ups (keeperCommands.ts). */
+  readonly depositTopups: DepositTopupRepository;
   /** The master key the command runs with (checked against the database), how it was given, and what it seals. */
   readonly masterKey: { readonly key: Buffer; readonly source: string; readonly secrets: SealedSecretsRepository };
   /** Where the running service answers (PATRON_PUBLIC_URL, else HOST:PORT), for commands that call it. */
@@ -294,6 +297,7 @@ export const USAGE = `Usage: patron <command> [options] [--json]
   ledger stats    --dapp DAPP_ID [filters] [--group-by day|policy|user|chain[,…]]   count, reserved, settled wei, USD
   ledger export   --dapp DAPP_ID [filters] [--out FILE]   the ledger as CSV (stdout without --out)
        filters: --from DATE --to DATE --policy ID --sender 0x… --user SUB --status S --chain ID
+  keeper history  [--chain ID] [--paymaster 0x…] [--limit N] [--before TIME]   the deposit keeper's top-ups, newest first
   master-key generate                                 prints a fresh key for PATRON_MASTER_KEY
   master-key rotate                                   re-encrypts every secret with PATRON_NEW_MASTER_KEY (stop the service first)
 
