@@ -190,7 +190,7 @@ describe('the deposit keeper', () => {
     const again = await buildKeeper({
       config: c.deps.config,
       chains: c.deps.chains,
-      gate: { solvency: c.deps.solvency, alert: undefined },
+      gate: { solvency: c.deps.solvency, alerts: undefined },
       store: c.deps.store,
       crypto: selectCryptoBackend().backend,
       signer: c.deps.signer,
