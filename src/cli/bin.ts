@@ -1,4 +1,4 @@
-import { runCli } from './main.js';
+import type { CliIo } from './cliOutput.js';
 
 /**
  * Entry of the `patron` bin (bin/patron.js loads the compiled copy of this file). `patron start` is the service
@@ -12,22 +12,27 @@ if (first === 'start') {
     process.exit(2);
   }
   await import('../main.js');
+} else if (first === 'healthcheck') {
+  // Every few seconds in a container: this file only, not the whole CLI's modules.
+  const { runHealthcheck } = await import('./healthcheck.js');
+  process.exitCode = await runHealthcheck({ argv: rest, env: process.env, io: processIo() });
 } else {
   process.exitCode = await runCliFromProcess();
 }
 
-function runCliFromProcess(): Promise<number> {
-  return runCli({
-    argv: process.argv.slice(2),
-    env: process.env,
-    io: {
-      stdout: (t) => process.stdout.write(t),
-      stderr: (t) => process.stderr.write(t),
-      readStdin: async () => {
-        const chunks: Buffer[] = [];
-        for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-        return Buffer.concat(chunks).toString('utf8');
-      },
+async function runCliFromProcess(): Promise<number> {
+  const { runCli } = await import('./main.js');
+  return runCli({ argv: process.argv.slice(2), env: process.env, io: processIo() });
+}
+
+function processIo(): CliIo {
+  return {
+    stdout: (t) => process.stdout.write(t),
+    stderr: (t) => process.stderr.write(t),
+    readStdin: async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
     },
-  });
+  };
 }

@@ -46,12 +46,13 @@ export const cliCommands: Readonly<Record<string, CliCommand>> = mergeCommandMap
 
 /**
  * Every command name a user can type: the table's, and those that run before it is consulted, as they need no
- * storage (`start` is the service, in bin.ts; `version` and `master-key generate` are handled first in main.ts,
+ * storage (`start` is the service, in bin.ts; `version`, `healthcheck` and `master-key generate` are handled first in main.ts,
  * before any configuration exists).
  */
 export const cliCommandNames: readonly string[] = [
   'start',
   'version',
+  'healthcheck',
   'master-key generate',
   ...Object.keys(cliCommands),
 ];

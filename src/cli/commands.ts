@@ -243,6 +243,7 @@ export const USAGE = `Usage: patron <command> [options] [--json]
 
   start                                               run the service (configured by environment variables)
   version       (or --version, -v)                    this build's version, database schema and Node.js version
+  healthcheck   [--path /readyz] [--url BASE]         GET the running service's probe (PORT, HOST): exit 0 or 1
   demo          [--url URL] [--account ID|EMAIL]      the sponsored flow against a running Patron's dev chain
   demo --api-key KEY --url URL --chain ID --rpc NODE_URL [--bundler URL] [--entry-point-version 0.6|0.7|0.8]
        [--factory A] [--webhook-data JSON]   smoke test of a deployed Patron on a real chain: a new SimpleAccount's

@@ -14,6 +14,7 @@ import { patronVersion } from '../version.js';
 import type { CliIo } from './cliOutput.js';
 import { USAGE } from './commands.js';
 import { chainCommands, cliCommands } from './commandTable.js';
+import { runHealthcheck } from './healthcheck.js';
 import { generateMasterKey } from './masterKeyCommands.js';
 import { generateSignerKeystore } from './signerCommands.js';
 import { runSmokeTestCommand } from './smokeTestCommand.js';
@@ -33,6 +34,8 @@ export async function runCli(args: {
   masterKey?: Buffer;
 }): Promise<number> {
   const { io } = args;
+  // The container's health check: the running service's probe, from PORT and HOST alone, with options of its own.
+  if (args.argv[0] === 'healthcheck') return runHealthcheck({ argv: args.argv.slice(1), env: args.env, io });
   let json = args.argv.includes('--json');
   const fail = (message: string, code = 1) => {
     if (json) io.stdout(`${JSON.stringify({ error: { message } })}\n`);

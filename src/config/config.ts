@@ -14,6 +14,7 @@ import { DEFAULT_EIP7702_DELEGATES, eip7702DelegatesFromEnv } from './eip7702Del
 import { booleanFromEnv, integerFromEnv } from './envValues.js';
 import { type KeeperSettings, keeperEnv, keeperSettingsFrom } from './keeperSettings.js';
 import { unknownSettings } from './knownSettings.js';
+import { DEFAULT_HOST, DEFAULT_PORT } from './listenAddress.js';
 import { type MetricsSettings, metricsEnv, metricsSettingsFrom } from './metricsSettings.js';
 import { type RateLimitConfig, rateLimitsFromEnv } from './rateLimitSettings.js';
 import { DEV_CHAIN_ID } from './servedChains.js';
@@ -241,8 +242,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   }
   const signer = signerSource.signer;
   return Object.freeze({
-    port: e.PORT ?? 3000,
-    host: e.HOST ?? '127.0.0.1',
+    port: e.PORT ?? DEFAULT_PORT,
+    host: e.HOST ?? DEFAULT_HOST,
     dataDir,
     storage,
     production,
