@@ -139,6 +139,8 @@ describe('npm package', { skip, timeout: FULL_INSTALL ? 600_000 : 240_000 }, () 
       'README.md',
       'docs/README.md',
       'docs/guides/production.md',
+      'ops/prometheus/patron.rules.yml',
+      'ops/grafana/patron-dashboard.json',
       'LICENSE',
     ]) {
       assert.ok(paths.includes(needed), `missing from the tarball: ${needed}`);
