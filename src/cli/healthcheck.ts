@@ -29,16 +29,20 @@ export async function runHealthcheck(args: {
     args.io.stderr(`patron healthcheck: ${message}\n`);
     return code;
   };
-  let options: { path?: string | undefined; url?: string | undefined };
+  let options: { path?: string | undefined; url?: string | undefined; help?: boolean | undefined };
   try {
     options = parseArgs({
       args: [...args.argv],
       strict: true,
       allowPositionals: false,
-      options: { path: { type: 'string' }, url: { type: 'string' } },
+      options: { path: { type: 'string' }, url: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
     }).values;
   } catch (err) {
     return fail(`${err instanceof Error ? err.message : String(err)} (usage: patron healthcheck ${USAGE})`, 2);
+  }
+  if (options.help === true) {
+    args.io.stdout(`Usage: patron healthcheck ${USAGE}\n`);
+    return 0;
   }
   const path = options.path ?? '/readyz';
   if (!path.startsWith('/')) return fail(`--path must start with "/", got "${path}"`);
