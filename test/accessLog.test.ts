@@ -147,7 +147,7 @@ test('readiness failing (storage closed): the probe fails at warn, the cause log
     assert.deepEqual(
       lines.map((l) => [l.level, l.msg]),
       [
-        [50, 'readiness check: storage unreachable'],
+        [50, 'readiness check: the storage probe failed'],
         [40, 'probe failed'],
       ],
     );
