@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { AccountService } from './accounts/accountService.js';
 import { buildAccounts } from './accounts/buildAccounts.js';
 import { checkedMasterKey } from './accounts/masterKey.js';
+import type { MemberService } from './accounts/memberService.js';
 import type { SessionService } from './accounts/sessionService.js';
 import { withClosers } from './async/closers.js';
 import { type Sweep, startSweeps } from './async/startSweeps.js';
@@ -87,6 +88,8 @@ export interface Deps {
   readonly tokenPaymaster: TokenPaymasterService;
   /** Dashboard sign-in and sessions. */
   readonly sessions: SessionService;
+  /** The people of each account's team and their roles. */
+  readonly members: MemberService;
   /** The paymaster request log (batched writes off the request path); flushed on close. */
   readonly requestLog: RequestLogRecorder;
   /** The rate limits (docs/guides/rate-limits.md, "Rate limits"). */
@@ -182,7 +185,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     // A chain whose accounts give a canonical address or code hash another kind throws here, before anything is served.
     for (const c of chains.list()) knownAccountsOf(c);
     const servedChainIds = overrides.servedChainIds ?? chains.list().map((c) => c.chainId);
-    const { accounts, sessions } = buildAccounts({ ...ground, secretBox, cache, servedChainIds });
+    const { accounts, sessions, members } = buildAccounts({ ...ground, secretBox, cache, servedChainIds });
     const policies = createPolicyService({ store, cache, now });
     const { limits, rateLimiter } = buildRequestLimits({ ...ground, rateLimiter: guards?.rateLimiter });
     const { tokenCatalog, nativeUsdMicros } = await buildTokenCatalog({ ...ground, chains, devChain, tokenChains });
@@ -247,6 +250,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
       tokenCatalog,
       accounts,
       sessions,
+      members,
       policies,
       webhooks,
       webhookCaller,

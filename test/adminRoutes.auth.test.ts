@@ -41,7 +41,15 @@ before(async () => {
   await ctx.deps.store.lifecycleEvents.append([
     { id: eventId, dappId: a.dappId, type: 'sponsorship.signed', opKey: 'auth-test', payload: '{}', createdAt: 1 },
   ]);
-  ids = { dappId: a.dappId, webhookId: webhook.webhook.id, tokenId: token.id, policyId: policy.id, eventId };
+  // The member: A's owner (an account's first owner has the account's id).
+  ids = {
+    dappId: a.dappId,
+    webhookId: webhook.webhook.id,
+    tokenId: token.id,
+    policyId: policy.id,
+    eventId,
+    memberId: a.accountId,
+  };
   routes = restRoutes(ctx.deps);
 });
 after(async () => {

@@ -83,10 +83,10 @@ describe('credential caches on an SQLite file', () => {
     const account = await cli.createAccount({ email: 'ops@example.com' });
     const { token, secret } = await cli.createToken({ accountId: account.id });
     await afterPoll();
-    assert.equal((await deps.accounts.authenticateToken(secret))?.id, account.id);
+    assert.equal((await deps.accounts.authenticateToken(secret))?.account.id, account.id);
     const before = queries.token;
     await sleep(CACHE_TTL_MS * 2);
-    assert.equal((await deps.accounts.authenticateToken(secret))?.id, account.id);
+    assert.equal((await deps.accounts.authenticateToken(secret))?.account.id, account.id);
     assert.equal(queries.token, before, 'served from the cache, past PATRON_CACHE_TTL_MS');
 
     await cli.revokeToken({ accountId: account.id, tokenId: token.id });

@@ -68,10 +68,10 @@ describe('unknown credentials are not cached', () => {
   test('auth tokens: the same for the admin API', async () => {
     const account = await accounts.createAccount({ email: `t-${randomBytes(4).toString('hex')}@example.com` });
     const { secret } = await accounts.createToken({ accountId: account.id });
-    assert.equal((await accounts.authenticateToken(secret))?.id, account.id);
+    assert.equal((await accounts.authenticateToken(secret))?.account.id, account.id);
     const flood = Array.from({ length: MAX_ENTRIES * 1.5 }, () => madeUp('pat.', 43));
     for (const token of flood) assert.equal(await accounts.authenticateToken(token), undefined);
-    assert.equal((await accounts.authenticateToken(secret))?.id, account.id);
+    assert.equal((await accounts.authenticateToken(secret))?.account.id, account.id);
     assert.equal(count(lookups.token, secret), 1, 'the real token was not pushed out');
     const again = flood[0] ?? '';
     assert.equal(await accounts.authenticateToken(again), undefined);

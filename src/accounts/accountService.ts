@@ -12,7 +12,13 @@ import { type DappTokenSettings, dappTokenSettingsSchema } from '../dappSettings
 import { NO_TOKEN_GUARANTEES, type TokenGuarantees, tokenGuaranteesSchema } from '../dappSettings/tokenGuarantees.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors/PatronError.js';
 import { parseInput } from '../errors/parseInput.js';
-import { type Account, type AuthTokenRecord, type DappRecord, isRecordId } from '../store/records.js';
+import {
+  type Account,
+  type AuthTokenRecord,
+  type DappRecord,
+  isRecordId,
+  type MemberRecord,
+} from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { generateApiKey, generateAuthToken, hashSecret, looksLikeApiKey, looksLikeAuthToken } from './credentials.js';
 import { pemProblems } from './dappTokenSettings.js';
@@ -40,6 +46,13 @@ export interface AccountServiceDeps {
 /** A dApp as its owner sees it, API key included. */
 export interface OwnedDapp extends DappRecord {
   readonly apiKey: string;
+}
+
+/** Who an auth token speaks for: the account, the member who created it (their role, read now) and the token. */
+export interface TokenCaller {
+  readonly account: Account;
+  readonly member: MemberRecord;
+  readonly tokenId: string;
 }
 
 /** How often at most one process records a token's `last_used_at`: one write per token per minute. */
@@ -89,18 +102,30 @@ export function createAccountService(deps: AccountServiceDeps) {
       return isRecordId(ref) ? store.accounts.findById(ref) : undefined;
     },
 
+    /** A member of any team, by their sign-in email. */
+    findMember: (email: string): Promise<MemberRecord | undefined> =>
+      store.members.findByEmail(email.trim().toLowerCase()),
+
     listAccounts: () => store.accounts.list(),
     countAccounts: () => store.accounts.count(),
 
+    /**
+     * A token of `memberId`, acting with that member's role; without one (the operator's CLI, the demo), of the
+     * account's longest-standing owner.
+     */
     async createToken(input: {
       accountId: string;
+      memberId?: string;
       name?: unknown;
     }): Promise<{ token: AuthTokenRecord; secret: string }> {
       const name = input.name === undefined ? 'default' : parseInput(tokenNameSchema, input.name);
+      const memberId = input.memberId ?? (await store.members.findOwner(input.accountId))?.id;
+      if (memberId === undefined) throw new NotFoundError('The account has no owner to create the token for');
       const g = generateAuthToken();
       const token: AuthTokenRecord = {
         id: randomUUID(),
         accountId: input.accountId,
+        memberId,
         prefix: g.displayPrefix,
         name,
         createdAt: now(),
@@ -111,17 +136,22 @@ export function createAccountService(deps: AccountServiceDeps) {
       return { token, secret: g.secret };
     },
 
-    listTokens: (accountId: string) => store.accounts.listTokens(accountId),
+    /** The account's tokens; one member's only, when given. */
+    listTokens: (accountId: string, memberId?: string) => store.accounts.listTokens(accountId, memberId),
 
-    async revokeToken(input: { accountId: string; tokenId: string }): Promise<void> {
+    /** Revokes a token of the account (of that member only, when `memberId` is given). */
+    async revokeToken(input: { accountId: string; memberId?: string; tokenId: string }): Promise<void> {
       const ok = isRecordId(input.tokenId) && (await store.accounts.revokeToken({ ...input, now: now() }));
       if (!ok) throw new NotFoundError('Auth token not found');
       // Token cache keys are hashes we cannot derive from an id; revocations are rare, so drop them all.
       tokenCache.clear();
     },
 
-    /** The account an auth token belongs to, or undefined for an unknown or revoked token. */
-    async authenticateToken(secret: string): Promise<Account | undefined> {
+    /**
+     * Who an auth token speaks for, or undefined for an unknown or revoked token, or one whose member was removed.
+     * The member is read on every call, not cached: a changed role or a removal applies at once, in every process.
+     */
+    async authenticateToken(secret: string): Promise<TokenCaller | undefined> {
       if (!looksLikeAuthToken(secret)) return undefined;
       const hash = hashSecret(secret);
       const hit = await tokenCache.get(hash, async () => {
@@ -130,9 +160,11 @@ export function createAccountService(deps: AccountServiceDeps) {
         const account = await store.accounts.findById(token.accountId);
         return account === undefined ? null : { token, account };
       });
-      if (hit === null) return undefined;
+      if (hit === null || hit.token.memberId === null) return undefined;
+      const member = await store.members.findById(hit.token.memberId);
+      if (member === undefined || member.accountId !== hit.account.id) return undefined;
       touch(hit.token);
-      return hit.account;
+      return { account: hit.account, member, tokenId: hit.token.id };
     },
 
     /**

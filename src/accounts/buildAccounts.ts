@@ -3,6 +3,7 @@ import type { Config } from '../config/config.js';
 import type { SecretBox } from '../crypto/secretBox.js';
 import type { Store } from '../store/store.js';
 import { type AccountService, createAccountService, type Logger } from './accountService.js';
+import { createMemberService, type MemberService } from './memberService.js';
 import { createSessionService, type SessionService } from './sessionService.js';
 
 /**
@@ -19,7 +20,7 @@ export function buildAccounts(args: {
   readonly logger: Logger;
   /** The chains a dApp may list (accountService.ts). */
   readonly servedChainIds: readonly number[];
-}): { readonly accounts: AccountService; readonly sessions: SessionService } {
+}): { readonly accounts: AccountService; readonly sessions: SessionService; readonly members: MemberService } {
   const { config, store, now } = args;
   return {
     accounts: createAccountService({
@@ -30,6 +31,7 @@ export function buildAccounts(args: {
       logger: args.logger,
       servedChainIds: args.servedChainIds,
     }),
+    members: createMemberService({ store, now }),
     sessions: createSessionService({
       store,
       now,

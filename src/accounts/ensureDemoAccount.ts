@@ -45,6 +45,7 @@ export async function ensureDemoAccount(
   if (sessions === undefined) return creds;
   // The dashboard's sign-in on first start, so a newcomer can open it without the CLI.
   const password = generatePassword();
-  await sessions.setPassword({ accountId: account.id, password });
+  // The account's first owner has the account's id (store/tenants/accountRepository.ts).
+  await sessions.setPassword({ memberId: account.id, password });
   return { ...creds, password };
 }

@@ -52,3 +52,9 @@ export const signInInput = z.object({
     .min(1, { error: 'password must not be empty' })
     .max(256, { error: 'password must be at most 256 characters' }),
 });
+
+export const memberRoleSchema = z.enum(['owner', 'operator', 'viewer'], {
+  error: 'role must be one of owner, operator, viewer',
+});
+export const addMemberInput = z.object({ email: emailSchema, role: memberRoleSchema });
+export const setMemberRoleInput = z.object({ role: memberRoleSchema });

@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { parseInput } from '../errors/parseInput.js';
-import type { Account, SessionRecord } from '../store/records.js';
+import type { Account, MemberRecord, SessionRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from './passwordHash.js';
 import { newPasswordSchema, signInInput } from './schemas.js';
@@ -33,12 +33,14 @@ export interface NewSession {
 }
 
 export type SignInResult =
-  | { readonly ok: true; readonly account: Account; readonly session: NewSession }
+  | { readonly ok: true; readonly account: Account; readonly member: MemberRecord; readonly session: NewSession }
   | { readonly ok: false; readonly reason: 'invalid' }
   | { readonly ok: false; readonly reason: 'locked'; readonly retryAfterSeconds: number };
 
 export interface AuthenticatedSession {
   readonly account: Account;
+  /** Who signed in: their role is read on every request, so a change applies at once. */
+  readonly member: MemberRecord;
   readonly session: SessionRecord;
   /** When it ends if left idle, or at its absolute end, whichever is first. */
   readonly expiresAt: number;
@@ -73,15 +75,18 @@ export function createSessionService(deps: SessionServiceDeps) {
   };
 
   return {
-    /** Sets (or replaces) an account's password; every session of the account ends. */
-    async setPassword(input: { accountId: string; password: unknown }): Promise<void> {
+    /**
+     * Sets (or replaces) a member's password; every session of the member ends. An account's first owner has the
+     * account's id (store/tenants/accountRepository.ts).
+     */
+    async setPassword(input: { memberId: string; password: unknown }): Promise<void> {
       const password = parseInput(newPasswordSchema, input.password);
       await store.sessions.setPasswordHash({
-        accountId: input.accountId,
+        memberId: input.memberId,
         passwordHash: await hashPassword(password),
         now: now(),
       });
-      await store.sessions.deleteSessionsOfAccount(input.accountId);
+      await store.sessions.deleteSessionsOfMember(input.memberId);
     },
 
     async signIn(input: { email: unknown; password: unknown }): Promise<SignInResult> {
@@ -97,12 +102,14 @@ export function createSessionService(deps: SessionServiceDeps) {
         maxFailures: LOCKOUT.maxFailures,
       });
       if (!claimed) return { ok: false, reason: 'locked', retryAfterSeconds: Math.max(1, await lockedFor(email)) };
-      const account = await store.accounts.findByEmail(email);
-      const stored = account === undefined ? undefined : await store.sessions.findPasswordHash(account.id);
+      // The email names a member, and so the team (account) they sign in to.
+      const member = await store.members.findByEmail(email);
+      const account = member === undefined ? undefined : await store.accounts.findById(member.accountId);
+      const stored = member === undefined ? undefined : await store.sessions.findPasswordHash(member.id);
       // An unknown email (or one without a password) costs the same scrypt as a known one.
       decoy ??= decoyPasswordHash();
       const matches = await verifyPassword(password, stored ?? (await decoy));
-      if (account === undefined || stored === undefined || !matches) {
+      if (member === undefined || account === undefined || stored === undefined || !matches) {
         // Already recorded as a failure by the claim.
         const locked = await lockedFor(email);
         return locked > 0
@@ -115,6 +122,7 @@ export function createSessionService(deps: SessionServiceDeps) {
       const session: SessionRecord = {
         id: randomUUID(),
         accountId: account.id,
+        memberId: member.id,
         createdAt: t,
         lastSeenAt: t,
         expiresAt: t + deps.absoluteMs,
@@ -123,6 +131,7 @@ export function createSessionService(deps: SessionServiceDeps) {
       return {
         ok: true,
         account,
+        member,
         session: { secret, csrfToken: csrfTokenFor(secret), expiresAt: Math.min(t + deps.idleMs, session.expiresAt) },
       };
     },
@@ -139,7 +148,8 @@ export function createSessionService(deps: SessionServiceDeps) {
         return undefined;
       }
       const account = await store.accounts.findById(session.accountId);
-      if (account === undefined) return undefined;
+      const member = session.memberId === null ? undefined : await store.members.findById(session.memberId);
+      if (account === undefined || member === undefined || member.accountId !== account.id) return undefined;
       let lastSeenAt = session.lastSeenAt;
       if (t - lastSeenAt >= Math.min(TOUCH_INTERVAL_MS, deps.idleMs / 10)) {
         await store.sessions.touchSession({ sessionId: session.id, now: t });
@@ -147,6 +157,7 @@ export function createSessionService(deps: SessionServiceDeps) {
       }
       return {
         account,
+        member,
         session: { ...session, lastSeenAt },
         expiresAt: Math.min(lastSeenAt + deps.idleMs, session.expiresAt),
       };

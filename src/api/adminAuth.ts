@@ -3,7 +3,7 @@ import type { AccountService } from '../accounts/accountService.js';
 import { isValidCsrfToken, type SessionService } from '../accounts/sessionService.js';
 import { ForbiddenError, UnauthorizedError } from '../errors/PatronError.js';
 import type { RequestLimits } from '../rateLimit/requestLimits.js';
-import type { Account } from '../store/records.js';
+import type { Account, MemberRecord } from '../store/records.js';
 import { readSessionCookie } from './sessionCookie.js';
 
 /**
@@ -27,16 +27,23 @@ export interface AdminAuth {
 export const CSRF_HEADER = 'x-csrf-token';
 export const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export async function authenticateAccount(req: FastifyRequest, auth: AdminAuth): Promise<Account> {
+/** Who calls the admin API: the account (the team), the member, and the auth token when one was sent. */
+export interface AdminCaller {
+  readonly account: Account;
+  readonly member: MemberRecord;
+  readonly authTokenId: string | undefined;
+}
+
+export async function authenticateAccount(req: FastifyRequest, auth: AdminAuth): Promise<AdminCaller> {
   const authorization = req.headers.authorization;
   const bearer = typeof authorization === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] : undefined;
   const raw = req.headers.authtoken;
   const token = bearer ?? (typeof raw === 'string' && raw.trim() !== '' ? raw.trim() : undefined);
   if (token !== undefined) {
-    const account = await auth.accounts.authenticateToken(token);
-    if (account === undefined) throw new UnauthorizedError('Invalid auth token');
-    await auth.limits.admin(account.id);
-    return account;
+    const caller = await auth.accounts.authenticateToken(token);
+    if (caller === undefined) throw new UnauthorizedError('Invalid auth token');
+    await auth.limits.admin(caller.account.id);
+    return { account: caller.account, member: caller.member, authTokenId: caller.tokenId };
   }
   const cookie = readSessionCookie(req);
   if (cookie === undefined) throw new UnauthorizedError('Auth token is required in the headers');
@@ -44,7 +51,7 @@ export async function authenticateAccount(req: FastifyRequest, auth: AdminAuth):
   if (signedIn === undefined) throw new UnauthorizedError('Session expired: sign in again');
   if (!SAFE_METHODS.has(req.method)) assertSameOriginWrite(req, cookie, auth.config.publicUrl);
   await auth.limits.admin(signedIn.account.id);
-  return signedIn.account;
+  return { account: signedIn.account, member: signedIn.member, authTokenId: undefined };
 }
 
 /** Refuses a cookie-authenticated write that another site could have made. */

@@ -3,7 +3,7 @@ import type { AccountService, OwnedDapp } from '../accounts/accountService.js';
 import { createDappInput, updateDappInput } from '../accounts/schemas.js';
 import { callerRestrictionsSchema } from '../dappSettings/callerRestrictions.js';
 import { ADMIN_TAG } from './adminAccount.js';
-import { type RouteDef, route } from './route.js';
+import { answerId, type RouteDef, route } from './route.js';
 
 export const dappView = z.object({
   dappId: z.string(),
@@ -64,6 +64,7 @@ export function adminDappRoutes(deps: { accounts: AccountService }): RouteDef[] 
       example: { name: 'My dApp', chainIds: [8453] },
       answer: { envelope: 'dApp created', data: dappView },
       errors: { '400': 'name or chainIds invalid, or a chain this deployment does not serve' },
+      audit: { action: 'dapp.create', target: answerId('dappId') },
       handler: async ({ account, body }) =>
         toDappView(await accounts.createDapp({ accountId: account.id, name: body.name, chainIds: body.chainIds })),
     }),
@@ -94,6 +95,11 @@ export function adminDappRoutes(deps: { accounts: AccountService }): RouteDef[] 
       errors: {
         '400': 'name or chainIds invalid, neither given, or a chain added that this deployment does not serve',
         ...DAPP_NOT_FOUND,
+      },
+      audit: {
+        action: 'dapp.update',
+        before: async ({ account, params }) =>
+          toDappView(await accounts.getDapp({ accountId: account.id, dappId: params.dappId })),
       },
       handler: async ({ account, params, body }) =>
         toDappView(await accounts.updateDapp({ accountId: account.id, dappId: params.dappId, ...body })),
@@ -126,6 +132,11 @@ export function adminDappRoutes(deps: { accounts: AccountService }): RouteDef[] 
         '400': 'an origin, range or method family invalid, an unknown key, or allowNoOrigin without origins',
         ...DAPP_NOT_FOUND,
       },
+      audit: {
+        action: 'dapp.restrictions.set',
+        before: async ({ account, params }) =>
+          toRestrictionsView(await accounts.getDapp({ accountId: account.id, dappId: params.dappId })),
+      },
       handler: async ({ account, params, body }) => ({
         dappId: params.dappId,
         restrictions: await accounts.setDappRestrictions({
@@ -145,6 +156,12 @@ export function adminDappRoutes(deps: { accounts: AccountService }): RouteDef[] 
       params: dappParams,
       answer: { envelope: 'API key rotated', data: dappView },
       errors: DAPP_NOT_FOUND,
+      // The keys themselves are redacted from the row (accounts/auditRedaction.ts); their prefixes show the change.
+      audit: {
+        action: 'dapp.apiKey.rotate',
+        before: async ({ account, params }) =>
+          toDappView(await accounts.getDapp({ accountId: account.id, dappId: params.dappId })),
+      },
       handler: async ({ account, params }) =>
         toDappView(await accounts.rotateApiKey({ accountId: account.id, dappId: params.dappId })),
     }),

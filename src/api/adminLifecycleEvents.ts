@@ -84,6 +84,10 @@ export function adminLifecycleEventRoutes(deps: { lifecycleEvents: LifecycleEven
     await service.assertOwned(args);
     return service.get(args.dappId);
   };
+  const currentEndpoint = async ({ account, params }: { account: { id: string }; params: { dappId: string } }) => {
+    const found = await endpointOf({ accountId: account.id, dappId: params.dappId });
+    return found === undefined ? null : toEndpointView(found);
+  };
   return [
     route({
       ...common,
@@ -111,6 +115,7 @@ export function adminLifecycleEventRoutes(deps: { lifecycleEvents: LifecycleEven
       example: { url: 'https://hooks.example.com/patron-events', active: true },
       answer: { envelope: 'Event endpoint saved', data: endpointWithSecret },
       errors: { '400': 'url invalid or refused by the SSRF policy, or a flag not a boolean', ...DAPP_NOT_FOUND },
+      audit: { action: 'eventEndpoint.set', before: currentEndpoint },
       handler: async ({ account, params, body }) => {
         await service.assertOwned({ accountId: account.id, dappId: params.dappId });
         const saved = await service.set({ dappId: params.dappId, ...body });
@@ -126,6 +131,7 @@ export function adminLifecycleEventRoutes(deps: { lifecycleEvents: LifecycleEven
       params: dappParams,
       answer: { envelope: 'Event endpoint deleted' },
       errors: DAPP_NOT_FOUND,
+      audit: { action: 'eventEndpoint.delete', before: currentEndpoint },
       handler: async ({ account, params }) => {
         await service.assertOwned({ accountId: account.id, dappId: params.dappId });
         await service.remove(params.dappId);
@@ -141,6 +147,8 @@ export function adminLifecycleEventRoutes(deps: { lifecycleEvents: LifecycleEven
       params: dappParams,
       answer: { envelope: 'Event endpoint signing secret', data: z.object({ signingSecret: z.string() }) },
       errors: ENDPOINT_NOT_FOUND,
+      // Not a change, but who saw a secret is what an audit is asked first; the secret itself is redacted.
+      audit: { action: 'eventEndpoint.secret.reveal' },
       handler: async ({ account, params }) => {
         const found = await endpointOf({ accountId: account.id, dappId: params.dappId });
         if (found === undefined) throw new NotFoundError('the dApp has no event endpoint');
@@ -181,6 +189,7 @@ export function adminLifecycleEventRoutes(deps: { lifecycleEvents: LifecycleEven
       params: z.object({ dappId: idParam, eventId: z.string().max(64, { error: 'eventId must be an event id' }) }),
       answer: { envelope: 'Event queued for delivery', data: eventView },
       errors: { '404': "dApp or event not found (another account's included)" },
+      audit: { action: 'event.replay' },
       handler: async ({ account, params }) => {
         await service.assertOwned({ accountId: account.id, dappId: params.dappId });
         return toEventView(await service.replay(params));

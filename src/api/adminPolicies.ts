@@ -6,7 +6,7 @@ import { MAX_USER_ID_LENGTH } from '../policies/userScopeKey.js';
 import { ADMIN_TAG } from './adminAccount.js';
 import { DAPP_NOT_FOUND, dappParams, idParam } from './adminDapps.js';
 import { jsonSchema } from './openApiParts.js';
-import { type RouteDef, route } from './route.js';
+import { answerId, type RouteDef, route } from './route.js';
 
 /**
  * A dApp's sponsorship policies in the admin API (src/policies/README.md): the owner's dApp only, another
@@ -141,6 +141,8 @@ export function adminPolicyRoutes(deps: { accounts: AccountService; policies: Po
   // The dApp must be the caller's: another account's is reported like a missing one.
   const owned = async (accountId: string, dappId: string) => (await accounts.getDapp({ accountId, dappId })).id;
   const common = { auth: 'account', tag: ADMIN_TAG } as const;
+  const current = async ({ account, params }: { account: { id: string }; params: z.infer<typeof policyParams> }) =>
+    toPolicyView(await policies.get({ dappId: await owned(account.id, params.dappId), policyId: params.policyId }));
   return [
     route({
       ...common,
@@ -169,6 +171,7 @@ export function adminPolicyRoutes(deps: { accounts: AccountService; policies: Po
         ...DAPP_NOT_FOUND,
         '409': 'A policy of the dApp already has this name, or the dApp has the most policies allowed',
       },
+      audit: { action: 'policy.create', target: answerId('policyId') },
       handler: async ({ account, params, body }) => {
         const dappId = await owned(account.id, params.dappId);
         return toPolicyView(
@@ -208,6 +211,7 @@ export function adminPolicyRoutes(deps: { accounts: AccountService; policies: Po
         ...POLICY_NOT_FOUND,
         '409': 'Another policy of the dApp already has this name',
       },
+      audit: { action: 'policy.update', before: current },
       handler: async ({ account, params, body }) => {
         const dappId = await owned(account.id, params.dappId);
         return toPolicyView(await policies.update({ dappId, policyId: params.policyId, ...body }));
@@ -222,6 +226,7 @@ export function adminPolicyRoutes(deps: { accounts: AccountService; policies: Po
       params: policyParams,
       answer: { envelope: 'Policy deleted' },
       errors: POLICY_NOT_FOUND,
+      audit: { action: 'policy.delete', before: current },
       handler: async ({ account, params }) => {
         await policies.delete({ dappId: await owned(account.id, params.dappId), policyId: params.policyId });
         return undefined;

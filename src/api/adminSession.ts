@@ -4,6 +4,7 @@ import { csrfTokenFor, type SessionService } from '../accounts/sessionService.js
 import { PatronError, UnauthorizedError } from '../errors/PatronError.js';
 import type { RequestLimits } from '../rateLimit/requestLimits.js';
 import { accountView, toAccountView } from './adminAccount.js';
+import { memberView, toMemberView } from './adminMembers.js';
 import { bodyObject } from './jsonBodyParser.js';
 import type { JsonObject } from './openApiParts.js';
 import { type RouteDef, route } from './route.js';
@@ -16,6 +17,8 @@ import { clearSessionCookie, cookieIsSecure, setSessionCookie } from './sessionC
  */
 export const sessionView = z.object({
   account: accountView,
+  /** Who signed in, and their role: the dashboard hides what the role cannot do (the server refuses it anyway). */
+  member: memberView,
   csrfToken: z.string(),
   /** When the session ends if left idle (or at its absolute end, if sooner). */
   expiresAt: z.string(),
@@ -76,9 +79,10 @@ export function adminSessionRoutes(deps: {
           value: result.session.secret,
           maxAgeSeconds: config.dashboard.sessionMaxMs / 1000,
         });
-        req.log.info({ accountId: result.account.id }, 'dashboard sign-in');
+        req.log.info({ accountId: result.account.id, memberId: result.member.id }, 'dashboard sign-in');
         return {
           account: toAccountView(result.account),
+          member: toMemberView(result.member),
           csrfToken: result.session.csrfToken,
           expiresAt: new Date(result.session.expiresAt).toISOString(),
         };
@@ -94,6 +98,7 @@ export function adminSessionRoutes(deps: {
       answer: { envelope: 'Signed in', data: sessionView },
       handler: async ({ session, cookie }) => ({
         account: toAccountView(session.account),
+        member: toMemberView(session.member),
         csrfToken: csrfTokenFor(cookie),
         expiresAt: new Date(session.expiresAt).toISOString(),
       }),

@@ -58,6 +58,13 @@ export function adminSponsorshipTokenRoutes(deps: {
           'a key invalid (not a public key of its algorithm, a private key, a JWKS URL the URL policy refuses), ids repeated, or required without a key',
         ...DAPP_NOT_FOUND,
       },
+      audit: {
+        action: 'dapp.sponsorshipTokens.set',
+        before: async ({ account, params }) => {
+          const dapp = await accounts.getDapp({ accountId: account.id, dappId: params.dappId });
+          return { dappId: dapp.id, sponsorshipTokens: dapp.sponsorshipTokens ?? NO_TOKENS };
+        },
+      },
       handler: async ({ account, params, body }) => {
         // Ownership first: another account's dApp is 404 whatever the body holds.
         await accounts.getDapp({ accountId: account.id, dappId: params.dappId });

@@ -95,6 +95,11 @@ export function adminTokenGuaranteeRoutes(deps: {
           'enabled missing, enabled without a cap, limitWei not a positive wei amount, resets unknown, or an unknown key',
         ...DAPP_NOT_FOUND,
       },
+      audit: {
+        action: 'dapp.tokenGuarantees.set',
+        before: async ({ account, params }) =>
+          view(await deps.accounts.getDapp({ accountId: account.id, dappId: params.dappId })),
+      },
       handler: async ({ account, params, body }) => {
         const tokenGuarantees = await deps.accounts.setDappTokenGuarantees({
           accountId: account.id,

@@ -3,7 +3,7 @@ import type { AccountService } from '../accounts/accountService.js';
 import { createTokenInput } from '../accounts/schemas.js';
 import type { AuthTokenRecord } from '../store/records.js';
 import { ADMIN_TAG } from './adminAccount.js';
-import { type RouteDef, route } from './route.js';
+import { answerId, type RouteDef, route } from './route.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -35,10 +35,10 @@ export function adminTokenRoutes(deps: { accounts: AccountService }): RouteDef[]
       path: '/api/admin/tokens',
       auth: 'account',
       operationId: 'listAuthTokens',
-      summary: 'List auth tokens (by prefix; never the tokens themselves)',
+      summary: "List the caller's own auth tokens (by prefix; never the tokens themselves)",
       tag: ADMIN_TAG,
       answer: { envelope: 'Auth tokens fetched', data: z.array(tokenView) },
-      handler: async ({ account }) => (await accounts.listTokens(account.id)).map(toTokenView),
+      handler: async ({ account, member }) => (await accounts.listTokens(account.id, member.id)).map(toTokenView),
     }),
     // The token itself is in this response only; the service keeps just its hash.
     route({
@@ -46,14 +46,19 @@ export function adminTokenRoutes(deps: { accounts: AccountService }): RouteDef[]
       path: '/api/admin/tokens',
       auth: 'account',
       operationId: 'createAuthToken',
-      summary: 'Create an auth token (the token is in this response only)',
+      summary: "Create an auth token acting with the caller's role (the token is in this response only)",
       tag: ADMIN_TAG,
       body: createTokenInput,
       example: { name: 'ci' },
       answer: { envelope: 'Auth token created', data: tokenView.extend({ authToken: z.string() }) },
       errors: { '400': 'name invalid' },
-      handler: async ({ account, body }) => {
-        const { token, secret } = await accounts.createToken({ accountId: account.id, name: body.name });
+      audit: { action: 'authToken.create', target: answerId('tokenId') },
+      handler: async ({ account, member, body }) => {
+        const { token, secret } = await accounts.createToken({
+          accountId: account.id,
+          memberId: member.id,
+          name: body.name,
+        });
         return { ...toTokenView(token), authToken: secret };
       },
     }),
@@ -62,13 +67,14 @@ export function adminTokenRoutes(deps: { accounts: AccountService }): RouteDef[]
       path: '/api/admin/tokens/:tokenId',
       auth: 'account',
       operationId: 'revokeAuthToken',
-      summary: 'Revoke an auth token',
+      summary: "Revoke one of the caller's own auth tokens",
       tag: ADMIN_TAG,
       params: tokenParams,
       answer: { envelope: 'Auth token revoked' },
-      errors: { '404': "Auth token not found (another account's token included)" },
-      handler: async ({ account, params }) => {
-        await accounts.revokeToken({ accountId: account.id, tokenId: params.tokenId });
+      errors: { '404': "Auth token not found (another member's or account's token included)" },
+      audit: { action: 'authToken.revoke' },
+      handler: async ({ account, member, params }) => {
+        await accounts.revokeToken({ accountId: account.id, memberId: member.id, tokenId: params.tokenId });
         return undefined;
       },
     }),

@@ -6,7 +6,7 @@ import type { WebhookService } from '../webhooks/webhookService.js';
 import { sendWebhookTest } from '../webhooks/webhookTest.js';
 import { ADMIN_TAG } from './adminAccount.js';
 import { DAPP_NOT_FOUND, dappParams, idParam } from './adminDapps.js';
-import { type RouteDef, route } from './route.js';
+import { answerId, type RouteDef, route } from './route.js';
 import { createWebhookBody, includeOperationField, view, webhookView } from './webhookParameters.js';
 
 /**
@@ -55,6 +55,12 @@ const WEBHOOK_PATH = '/api/admin/dapps/:dappId/webhooks/:webhookId';
 export function adminWebhookRoutes(deps: { webhooks: WebhookService; webhookCaller: WebhookCaller }): RouteDef[] {
   const { webhooks } = deps;
   const common = { auth: 'account', tag: ADMIN_TAG } as const;
+  /** The webhook before a change, for the audit log (undefined: not the caller's, which the handler then says). */
+  const current = async ({ account, params }: { account: { id: string }; params: z.infer<typeof webhookParams> }) => {
+    const all = await webhooks.listForAccount({ accountId: account.id, dappId: params.dappId });
+    const webhook = all.find((w) => w.id === params.webhookId);
+    return webhook === undefined ? undefined : toAdminView(webhook);
+  };
   return [
     route({
       ...common,
@@ -85,6 +91,7 @@ export function adminWebhookRoutes(deps: { webhooks: WebhookService; webhookCall
         ...DAPP_NOT_FOUND,
         '409': 'Webhook limit of the dApp reached',
       },
+      audit: { action: 'webhook.create', target: answerId('webhookId') },
       handler: async ({ account, params, body }) => {
         const { webhook, signingSecret } = await webhooks.createForAccount({
           accountId: account.id,
@@ -111,6 +118,7 @@ export function adminWebhookRoutes(deps: { webhooks: WebhookService; webhookCall
         '400': 'active or includeOperation not a boolean, neither given, or includeOperation on a GET webhook',
         ...WEBHOOK_NOT_FOUND,
       },
+      audit: { action: 'webhook.update', before: current },
       handler: async ({ account, params, body }) => {
         const target = { accountId: account.id, ...params };
         await webhooks.updateForAccount({ ...target, active: body.active, includeOperation: body.includeOperation });
@@ -127,6 +135,7 @@ export function adminWebhookRoutes(deps: { webhooks: WebhookService; webhookCall
       params: webhookParams,
       answer: { envelope: 'Webhook deleted' },
       errors: WEBHOOK_NOT_FOUND,
+      audit: { action: 'webhook.delete', before: current },
       handler: async ({ account, params }) => {
         await webhooks.deleteForAccount({ accountId: account.id, ...params });
         return undefined;
@@ -143,6 +152,7 @@ export function adminWebhookRoutes(deps: { webhooks: WebhookService; webhookCall
       params: webhookParams,
       answer: { envelope: 'Webhook signing secret rotated', data: withSecret },
       errors: WEBHOOK_NOT_FOUND,
+      audit: { action: 'webhook.secret.rotate' },
       handler: async ({ account, params }) => {
         const { webhook, signingSecret } = await webhooks.rotateSigningSecret({ accountId: account.id, ...params });
         return { ...toAdminView(webhook), signingSecret };
@@ -157,6 +167,8 @@ export function adminWebhookRoutes(deps: { webhooks: WebhookService; webhookCall
       params: webhookParams,
       answer: { envelope: 'Webhook signing secret', data: z.object({ signingSecret: z.string() }) },
       errors: WEBHOOK_NOT_FOUND,
+      // Not a change, but who saw a secret is what an audit is asked first; the secret itself is redacted.
+      audit: { action: 'webhook.secret.reveal' },
       handler: async ({ account, params }) => {
         const sealed = await webhooks.sealedForAccount({ accountId: account.id, ...params });
         return { signingSecret: webhooks.revealSigningSecret(sealed) };
@@ -173,6 +185,7 @@ export function adminWebhookRoutes(deps: { webhooks: WebhookService; webhookCall
       body: webhookTestBody,
       answer: { envelope: 'Webhook test call made', data: webhookTestView },
       errors: { '400': 'webhookData is not a JSON object', ...WEBHOOK_NOT_FOUND },
+      audit: { action: 'webhook.test' },
       handler: async ({ account, params, body }) => {
         const verdict = await sendWebhookTest({
           webhooks,

@@ -80,6 +80,12 @@ function requestBody(r: RouteDef): JsonObject | undefined {
   };
 }
 
+/** The role check (route.ts, routeRoles.ts): a member whose role is below the route's least role. */
+const roleErrors = (r: RouteDef): ErrorCases =>
+  r.role === undefined || r.role === 'viewer'
+    ? {}
+    : { '403': `The caller's role is below ${r.role} (docs/guides/dashboard.md, "Team and roles")` };
+
 function responses(r: RouteDef): JsonObject {
   const write = r.method !== 'GET';
   if ('file' in r.answer) {
@@ -101,6 +107,7 @@ function responses(r: RouteDef): JsonObject {
   }
   const errors = errorResponses(
     AUTH_ERRORS[r.auth](write),
+    roleErrors(r),
     // Fastify parses the body of every write before the handler runs, even where the route ignores it.
     write ? BODY_ERRORS : {},
     r.errors,
@@ -122,6 +129,8 @@ export function routeOperation(r: RouteDef): JsonObject {
     summary: r.summary,
     ...(r.description === undefined ? {} : { description: r.description }),
     tags: [r.tag],
+    // The least role of the team member calling it (src/api/routeRoles.ts), as a vendor extension.
+    ...(r.role === undefined ? {} : { 'x-patron-role': r.role }),
     ...(sec === undefined ? {} : { security: sec }),
     ...(params.length === 0 ? {} : { parameters: params }),
     ...(body === undefined ? {} : { requestBody: body }),

@@ -1,9 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { adminAccountRoutes } from './adminAccount.js';
+import { adminAuditLogRoutes } from './adminAuditLog.js';
 import { adminDappRoutes } from './adminDapps.js';
 import { adminKeeperTopupRoutes } from './adminKeeperTopups.js';
 import { adminLedgerRoutes } from './adminLedger.js';
 import { adminLifecycleEventRoutes } from './adminLifecycleEvents.js';
+import { adminMemberRoutes } from './adminMembers.js';
 import { adminPaymasterStatusRoutes } from './adminPaymasterStatus.js';
 import { adminPolicyRoutes } from './adminPolicies.js';
 import { adminRequestLogRoutes } from './adminRequestLog.js';
@@ -32,7 +34,9 @@ export type RestRouteDeps = RouteAuthDeps &
   Parameters<typeof adminLedgerRoutes>[0] &
   Parameters<typeof adminSponsorshipTokenRoutes>[0] &
   Parameters<typeof adminTokenGuaranteeRoutes>[0] &
-  Parameters<typeof adminKeeperTopupRoutes>[0];
+  Parameters<typeof adminKeeperTopupRoutes>[0] &
+  Parameters<typeof adminMemberRoutes>[0] &
+  Parameters<typeof adminAuditLogRoutes>[0];
 
 /**
  * Every declared REST route, in one explicit list (no autoload): the app registers them, /openapi.json
@@ -57,6 +61,8 @@ export function restRoutes(deps: RestRouteDeps): readonly RouteDef[] {
     ...adminLifecycleEventRoutes(deps),
     ...adminLedgerRoutes(deps),
     ...adminKeeperTopupRoutes(deps),
+    ...adminMemberRoutes(deps),
+    ...adminAuditLogRoutes(deps),
   ];
   // Built once, at start-up: a declaration the document cannot describe fails here, not on a request.
   document = buildOpenApiDocument(routes);

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AccountService } from '../accounts/accountService.js';
 import { UnauthorizedError } from '../errors/PatronError.js';
 import type { RequestLimits } from '../rateLimit/requestLimits.js';
-import type { Account, DappRecord } from '../store/records.js';
+import type { Account, DappRecord, MemberRecord } from '../store/records.js';
 
 export const MISSING_BOTH = 'Auth token and API key is required in the headers';
 export const MISSING_TOKEN = 'Auth token is required in the headers';
@@ -26,18 +26,18 @@ export async function authenticateWebhookCaller(args: {
   operation: 'get' | 'other';
   /** The account's admin budget (docs/guides/rate-limits.md, "Rate limits"), spent once the credentials hold. */
   limits: Pick<RequestLimits, 'admin'>;
-}): Promise<{ account: Account; dapp: DappRecord }> {
+}): Promise<{ account: Account; dapp: DappRecord; member: MemberRecord; authTokenId: string }> {
   const authToken = header(args.req, 'authtoken');
   const apiKey = header(args.req, 'apikey');
   if (authToken === undefined && args.operation === 'get') throw new UnauthorizedError(MISSING_TOKEN);
   if (authToken === undefined || apiKey === undefined) throw new UnauthorizedError(MISSING_BOTH);
-  const [account, dapp] = await Promise.all([
+  const [caller, dapp] = await Promise.all([
     args.accounts.authenticateToken(authToken),
     args.accounts.resolveApiKey(apiKey),
   ]);
-  if (account === undefined || dapp === undefined || dapp.accountId !== account.id) {
+  if (caller === undefined || dapp === undefined || dapp.accountId !== caller.account.id) {
     throw new UnauthorizedError(INVALID_CREDENTIALS);
   }
-  await args.limits.admin(account.id);
-  return { account, dapp };
+  await args.limits.admin(caller.account.id);
+  return { account: caller.account, dapp, member: caller.member, authTokenId: caller.tokenId };
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { WebhookRecord } from '../store/records.js';
 import type { WebhookService } from '../webhooks/webhookService.js';
-import { type RouteDef, route } from './route.js';
+import { answerId, type RouteDef, route } from './route.js';
 
 /** Spec §4.1: webhook management at one path, four methods. Messages are the spec's, letter for letter. */
 export const WEBHOOK_PARAMETERS_PATH = '/api/v2/public/sdk/webhookParameters';
@@ -73,6 +73,12 @@ const NOT_FOUND = { '404': 'No webhook of this dApp has that webhookId' };
 export function webhookParametersRoutes(deps: { webhooks: WebhookService }): RouteDef[] {
   const { webhooks } = deps;
   const common = { auth: 'dappPair', tag: TAG, path: WEBHOOK_PARAMETERS_PATH } as const;
+  /** The webhook before a change, for the audit log (its id is in the body on this API). */
+  const current = async ({ dapp, body }: { dapp: { id: string }; body: { webhookId: string } }) => {
+    const [webhook] = await webhooks.list({ dappId: dapp.id, webhookId: body.webhookId });
+    return webhook === undefined ? undefined : view(webhook);
+  };
+  const bodyWebhookId = ({ body }: { body: { webhookId: string } }) => body.webhookId;
   return [
     route({
       ...common,
@@ -86,6 +92,7 @@ export function webhookParametersRoutes(deps: { webhooks: WebhookService }): Rou
         '400': `${INVALID_FIELD}; webhookUrl refused by the URL policy (see docs/reference/rest-api.md); includeOperation on a GET webhook`,
         '409': 'Webhook limit of the dApp reached',
       },
+      audit: { action: 'webhook.create', target: answerId('webhookId') },
       handler: async ({ dapp, body }) => {
         const created = await webhooks.create({
           dappId: dapp.id,
@@ -122,6 +129,12 @@ export function webhookParametersRoutes(deps: { webhooks: WebhookService }): Rou
       example: { webhookId: '7f1c2f1e-0c1a-4f7e-9a55-3a1c2b3d4e5f', active: false },
       answer: { envelope: 'Webhook updated' },
       errors: { '400': INVALID_FIELD, ...NOT_FOUND },
+      audit: {
+        action: 'webhook.update',
+        before: current,
+        after: current,
+        target: bodyWebhookId,
+      },
       handler: async ({ dapp, body }) => {
         await webhooks.setActive({ dappId: dapp.id, webhookId: body.webhookId, active: body.active });
         return undefined;
@@ -136,6 +149,7 @@ export function webhookParametersRoutes(deps: { webhooks: WebhookService }): Rou
       example: { webhookId: '7f1c2f1e-0c1a-4f7e-9a55-3a1c2b3d4e5f' },
       answer: { envelope: 'Webhook deleted' },
       errors: { '400': INVALID_FIELD, ...NOT_FOUND },
+      audit: { action: 'webhook.delete', before: current, target: bodyWebhookId },
       handler: async ({ dapp, body }) => {
         await webhooks.delete({ dappId: dapp.id, webhookId: body.webhookId });
         return undefined;

@@ -98,8 +98,10 @@ export const commands: Record<string, Command> = {
   // The password comes from PATRON_PASSWORD or standard input, never argv (it would show in `ps` and history).
   async 'account set-password'(ctx) {
     const email = stringOption(ctx, 'email', true);
-    const account = await ctx.accounts.findAccount(email);
-    if (account === undefined) throw new ValidationError(`No account ${email}`);
+    // Any member of a team signs in with their own email: the account's first owner, or a member an owner added.
+    const member = await ctx.accounts.findMember(email);
+    const account = member && (await ctx.accounts.findAccount(member.accountId));
+    if (member === undefined || account === undefined) throw new ValidationError(`No account ${email}`);
     let password = ctx.env.PATRON_PASSWORD;
     if (ctx.options['password-stdin'] === true) {
       if (ctx.io.readStdin === undefined) throw new ValidationError('standard input is not available');
@@ -108,9 +110,9 @@ export const commands: Record<string, Command> = {
     if (password === undefined || password === '') {
       throw new ValidationError('give the password in PATRON_PASSWORD or on standard input with --password-stdin');
     }
-    await ctx.sessions.setPassword({ accountId: account.id, password });
+    await ctx.sessions.setPassword({ memberId: member.id, password });
     printResult(ctx.io, ctx.json, { account: toAccountView(account), passwordSet: true }, [
-      `Dashboard password set for ${account.email}; its dashboard sessions were signed out.`,
+      `Dashboard password set for ${member.email}; their dashboard sessions were signed out.`,
     ]);
   },
 

@@ -18,9 +18,44 @@ export interface Account {
   readonly createdAt: number;
 }
 
+/** What a member of an account's team may do (docs/guides/dashboard.md, "Team and roles"), least first. */
+export const MEMBER_ROLES = ['viewer', 'operator', 'owner'] as const;
+export type MemberRole = (typeof MEMBER_ROLES)[number];
+export const isMemberRole = (s: string): s is MemberRole => (MEMBER_ROLES as readonly string[]).includes(s);
+/** Whether `role` may do what needs `needed`: each role can do all the roles before it can. */
+export const roleAtLeast = (role: MemberRole, needed: MemberRole): boolean =>
+  MEMBER_ROLES.indexOf(role) >= MEMBER_ROLES.indexOf(needed);
+
+/** A person of an account's team: their own sign-in email, and their role on all the account's dApps. */
+export interface MemberRecord {
+  readonly id: string;
+  readonly accountId: string;
+  readonly email: string;
+  readonly role: MemberRole;
+  readonly createdAt: number;
+}
+
+/** One change made through the admin API; `before` and `after` are JSON text, secrets already redacted. */
+export interface AuditRecord {
+  readonly id: string;
+  readonly accountId: string;
+  readonly dappId: string | null;
+  readonly at: number;
+  readonly memberId: string | null;
+  readonly memberEmail: string;
+  readonly authTokenId: string | null;
+  readonly action: string;
+  readonly targetId: string | null;
+  readonly before: string | null;
+  readonly after: string | null;
+  readonly requestId: string | null;
+}
+
 export interface AuthTokenRecord {
   readonly id: string;
   readonly accountId: string;
+  /** Whose token: it acts with this member's role (null only on rows no member claimed, refused). */
+  readonly memberId: string | null;
   readonly prefix: string;
   readonly name: string;
   readonly createdAt: number;
@@ -81,6 +116,7 @@ export interface SealedWebhookRecord extends WebhookRecord {
 export interface SessionRecord {
   readonly id: string;
   readonly accountId: string;
+  readonly memberId: string | null;
   readonly createdAt: number;
   readonly lastSeenAt: number;
   /** The absolute end, whatever the activity. */

@@ -19,7 +19,9 @@ import {
 } from './ledger/sponsorshipTokenUseRepository.js';
 import { type UserOpSettlement, withUserOpSettlement } from './ledger/userOpSettlement.js';
 import { type AccountRepository, createAccountRepository } from './tenants/accountRepository.js';
+import { type AuditLogRepository, createAuditLogRepository } from './tenants/auditLogRepository.js';
 import { createDappRepository, type DappRepository } from './tenants/dappRepository.js';
+import { createMemberRepository, type MemberRepository } from './tenants/memberRepository.js';
 import { createPolicyRepository, type PolicyRepository } from './tenants/policyRepository.js';
 import { createSealedSecretsRepository, type SealedSecretsRepository } from './tenants/sealedSecretsRepository.js';
 import { createSessionRepository, type SessionRepository } from './tenants/sessionRepository.js';
@@ -30,6 +32,10 @@ export interface Store {
   readonly kind: DatabaseKind;
   readonly accounts: AccountRepository;
   readonly dapps: DappRepository;
+  /** The people of each account's team and their roles; each change written with its audit row. */
+  readonly members: MemberRepository;
+  /** Who changed what through the admin API (migration 0026). */
+  readonly auditLog: AuditLogRepository;
   readonly webhooks: WebhookRepository;
   readonly sessions: SessionRepository;
   /** Everything sealed with the master key, and the key's check value (accounts/masterKey.ts). */
@@ -89,10 +95,13 @@ export function createStore(handle: DatabaseHandle): Store {
     feed !== undefined
       ? { generation: feed.generation, pollMs: 0 }
       : generation && { generation: () => generation.get() ?? 0, pollMs: CHANGE_POLL_MS };
+  const auditLog = createAuditLogRepository(db);
   return {
     kind: handle.kind,
     externalChanges,
     accounts: createAccountRepository(db),
+    members: createMemberRepository(db, handle.kind, auditLog),
+    auditLog,
     dapps: createDappRepository(db, handle.sqlite),
     webhooks: createWebhookRepository(db, handle.sqlite),
     sessions: createSessionRepository(db, handle.kind),

@@ -16,7 +16,7 @@ export interface SignedIn {
 }
 
 export async function setTenantPassword(deps: Deps, tenant: Pick<Tenant, 'accountId'>, password = TEST_PASSWORD) {
-  await deps.sessions.setPassword({ accountId: tenant.accountId, password });
+  await deps.sessions.setPassword({ memberId: tenant.accountId, password });
 }
 
 /** Signs in through the API, as the dashboard page does; fails the test unless it succeeds. */

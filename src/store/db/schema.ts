@@ -16,6 +16,8 @@ export interface AuthTokensTable {
   created_at: number;
   last_used_at: number | null;
   revoked_at: number | null;
+  /** The member who created it (migration 0026); its role is theirs. */
+  member_id: string | null;
 }
 
 export interface DappsTable {
@@ -54,10 +56,36 @@ export interface WebhooksTable {
   include_operation: Generated<number>;
 }
 
-export interface AccountPasswordsTable {
+/** The people of an account's team and their roles (migration 0026). */
+export interface AccountMembersTable {
+  id: string;
   account_id: string;
+  email: string;
+  role: string;
+  created_at: number;
+}
+
+/** A member's dashboard password (migration 0026; an account's own before it, 0003). */
+export interface MemberPasswordsTable {
+  member_id: string;
   password_hash: string;
   updated_at: number;
+}
+
+/** One change made through the admin API (migration 0026). */
+export interface AuditLogTable {
+  id: string;
+  account_id: string;
+  dapp_id: string | null;
+  at: number;
+  member_id: string | null;
+  member_email: string;
+  auth_token_id: string | null;
+  action: string;
+  target_id: string | null;
+  before_json: string | null;
+  after_json: string | null;
+  request_id: string | null;
 }
 
 export interface DashboardSessionsTable {
@@ -67,6 +95,8 @@ export interface DashboardSessionsTable {
   created_at: number;
   last_seen_at: number;
   expires_at: number;
+  /** Who signed in (migration 0026). */
+  member_id: string | null;
 }
 
 export interface LoginFailuresTable {
@@ -273,7 +303,9 @@ export interface Database {
   auth_tokens: AuthTokensTable;
   dapps: DappsTable;
   webhooks: WebhooksTable;
-  account_passwords: AccountPasswordsTable;
+  account_members: AccountMembersTable;
+  member_passwords: MemberPasswordsTable;
+  audit_log: AuditLogTable;
   dashboard_sessions: DashboardSessionsTable;
   login_failures: LoginFailuresTable;
   request_log: RequestLogTable;

@@ -4,7 +4,10 @@ import { isUniqueViolation } from '../db/uniqueViolation.js';
 import type { Account, AuthTokenRecord } from '../records.js';
 
 export interface AccountRepository {
-  /** Returns undefined when the email is taken. */
+  /**
+   * Creates the account and its first member, its owner, who signs in with the account's email (the member takes
+   * the account's id, as migration 0026 gave every existing account's). Undefined when the email is taken.
+   */
   create(account: Account): Promise<Account | undefined>;
   findById(id: string): Promise<Account | undefined>;
   findByEmail(email: string): Promise<Account | undefined>;
@@ -12,9 +15,10 @@ export interface AccountRepository {
   count(): Promise<number>;
   insertToken(token: AuthTokenRecord & { readonly tokenHash: string }): Promise<void>;
   findTokenByHash(tokenHash: string): Promise<AuthTokenRecord | undefined>;
-  listTokens(accountId: string): Promise<AuthTokenRecord[]>;
-  /** Revokes a live token of this account; false when none matched. */
-  revokeToken(args: { accountId: string; tokenId: string; now: number }): Promise<boolean>;
+  /** The account's tokens; one member's only when `memberId` is given. */
+  listTokens(accountId: string, memberId?: string): Promise<AuthTokenRecord[]>;
+  /** Revokes a live token of this account (of this member, when given); false when none matched. */
+  revokeToken(args: { accountId: string; memberId?: string; tokenId: string; now: number }): Promise<boolean>;
   touchToken(args: { tokenId: string; now: number }): Promise<void>;
 }
 
@@ -28,16 +32,29 @@ const toToken = (r: Selectable<AuthTokensTable>): AuthTokenRecord => ({
   createdAt: r.created_at,
   lastUsedAt: r.last_used_at,
   revokedAt: r.revoked_at,
+  memberId: r.member_id,
 });
 
 export function createAccountRepository(db: Kysely<Database>): AccountRepository {
   return {
     async create(account) {
       try {
-        await db
-          .insertInto('accounts')
-          .values({ id: account.id, email: account.email, created_at: account.createdAt })
-          .execute();
+        await db.transaction().execute(async (trx) => {
+          await trx
+            .insertInto('accounts')
+            .values({ id: account.id, email: account.email, created_at: account.createdAt })
+            .execute();
+          await trx
+            .insertInto('account_members')
+            .values({
+              id: account.id,
+              account_id: account.id,
+              email: account.email,
+              role: 'owner',
+              created_at: account.createdAt,
+            })
+            .execute();
+        });
         return account;
       } catch (err) {
         if (isUniqueViolation(err)) return undefined;
@@ -74,6 +91,7 @@ export function createAccountRepository(db: Kysely<Database>): AccountRepository
           created_at: t.createdAt,
           last_used_at: t.lastUsedAt,
           revoked_at: t.revokedAt,
+          member_id: t.memberId,
         })
         .execute();
     },
@@ -81,24 +99,21 @@ export function createAccountRepository(db: Kysely<Database>): AccountRepository
       const r = await db.selectFrom('auth_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
       return r && toToken(r);
     },
-    async listTokens(accountId) {
-      const rows = await db
-        .selectFrom('auth_tokens')
-        .selectAll()
-        .where('account_id', '=', accountId)
-        .orderBy('created_at')
-        .orderBy('id')
-        .execute();
+    async listTokens(accountId, memberId) {
+      let q = db.selectFrom('auth_tokens').selectAll().where('account_id', '=', accountId);
+      if (memberId !== undefined) q = q.where('member_id', '=', memberId);
+      const rows = await q.orderBy('created_at').orderBy('id').execute();
       return rows.map(toToken);
     },
-    async revokeToken({ accountId, tokenId, now }) {
-      const res = await db
+    async revokeToken({ accountId, memberId, tokenId, now }) {
+      let q = db
         .updateTable('auth_tokens')
         .set({ revoked_at: now })
         .where('id', '=', tokenId)
         .where('account_id', '=', accountId)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst();
+        .where('revoked_at', 'is', null);
+      if (memberId !== undefined) q = q.where('member_id', '=', memberId);
+      const res = await q.executeTakeFirst();
       return Number(res.numUpdatedRows) > 0;
     },
     async touchToken({ tokenId, now }) {

@@ -5,13 +5,14 @@ import type { SessionRecord } from '../records.js';
 
 /** Dashboard sign-in: passwords, sessions (by the hash of their secret) and failed attempts. */
 export interface SessionRepository {
-  setPasswordHash(args: { accountId: string; passwordHash: string; now: number }): Promise<void>;
-  findPasswordHash(accountId: string): Promise<string | undefined>;
+  /** A member's password (migration 0026; an account's own before it). */
+  setPasswordHash(args: { memberId: string; passwordHash: string; now: number }): Promise<void>;
+  findPasswordHash(memberId: string): Promise<string | undefined>;
   insertSession(session: SessionRecord & { readonly sessionHash: string }): Promise<void>;
   findSessionByHash(sessionHash: string): Promise<SessionRecord | undefined>;
   touchSession(args: { sessionId: string; now: number }): Promise<void>;
   deleteSessionByHash(sessionHash: string): Promise<void>;
-  deleteSessionsOfAccount(accountId: string): Promise<void>;
+  deleteSessionsOfMember(memberId: string): Promise<void>;
   /** Sessions past their absolute end or idle since before `idleBefore`. */
   deleteExpiredSessions(args: { now: number; idleBefore: number }): Promise<number>;
   recordLoginFailure(args: { email: string; at: number }): Promise<void>;
@@ -31,6 +32,7 @@ export interface SessionRepository {
 const toSession = (r: Selectable<DashboardSessionsTable>): SessionRecord => ({
   id: r.id,
   accountId: r.account_id,
+  memberId: r.member_id,
   createdAt: r.created_at,
   lastSeenAt: r.last_seen_at,
   expiresAt: r.expires_at,
@@ -38,18 +40,18 @@ const toSession = (r: Selectable<DashboardSessionsTable>): SessionRecord => ({
 
 export function createSessionRepository(db: Kysely<Database>, kind: DatabaseKind): SessionRepository {
   return {
-    async setPasswordHash({ accountId, passwordHash, now }) {
+    async setPasswordHash({ memberId, passwordHash, now }) {
       await db
-        .insertInto('account_passwords')
-        .values({ account_id: accountId, password_hash: passwordHash, updated_at: now })
-        .onConflict((oc) => oc.column('account_id').doUpdateSet({ password_hash: passwordHash, updated_at: now }))
+        .insertInto('member_passwords')
+        .values({ member_id: memberId, password_hash: passwordHash, updated_at: now })
+        .onConflict((oc) => oc.column('member_id').doUpdateSet({ password_hash: passwordHash, updated_at: now }))
         .execute();
     },
-    async findPasswordHash(accountId) {
+    async findPasswordHash(memberId) {
       const r = await db
-        .selectFrom('account_passwords')
+        .selectFrom('member_passwords')
         .select('password_hash')
-        .where('account_id', '=', accountId)
+        .where('member_id', '=', memberId)
         .executeTakeFirst();
       return r?.password_hash;
     },
@@ -60,6 +62,7 @@ export function createSessionRepository(db: Kysely<Database>, kind: DatabaseKind
           id: s.id,
           session_hash: s.sessionHash,
           account_id: s.accountId,
+          member_id: s.memberId,
           created_at: s.createdAt,
           last_seen_at: s.lastSeenAt,
           expires_at: s.expiresAt,
@@ -80,8 +83,8 @@ export function createSessionRepository(db: Kysely<Database>, kind: DatabaseKind
     async deleteSessionByHash(sessionHash) {
       await db.deleteFrom('dashboard_sessions').where('session_hash', '=', sessionHash).execute();
     },
-    async deleteSessionsOfAccount(accountId) {
-      await db.deleteFrom('dashboard_sessions').where('account_id', '=', accountId).execute();
+    async deleteSessionsOfMember(memberId) {
+      await db.deleteFrom('dashboard_sessions').where('member_id', '=', memberId).execute();
     },
     async deleteExpiredSessions({ now, idleBefore }) {
       const r = await db
