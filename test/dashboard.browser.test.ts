@@ -199,7 +199,7 @@ test('an owner runs the product from the browser', { skip, timeout: 90_000 }, as
     await page.keyboard.press('Enter');
     await page.waitForURL(/\/dashboard\/dapps$/);
     assert.equal(await heading().textContent(), 'dApps');
-    assert.equal(await page.locator('#who-email').textContent(), tenant.email);
+    assert.equal(await page.locator('#who-email').textContent(), `${tenant.email} (owner)`);
     const cookies = await page.context().cookies();
     const session = cookies.find((c) => c.name === 'patron_session');
     assert.ok(session);

@@ -1,13 +1,15 @@
 // @ts-check
 import { api, onSessionExpired, setCsrfToken } from './api.js';
-import { announce, clear, h, notice } from './dom.js';
+import { announce, applyRole, clear, h, notice } from './dom.js';
 import { renderAccount } from './pageAccount.js';
+import { renderAudit } from './pageAudit.js';
 import { renderDapp } from './pageDapp.js';
 import { renderDapps } from './pageDapps.js';
 import { renderLedger } from './pageLedger.js';
 import { renderLog } from './pageLog.js';
 import { renderLogin } from './pageLogin.js';
 import { renderStatus } from './pageStatus.js';
+import { renderTeam } from './pageTeam.js';
 
 /**
  * The dashboard shell: a tiny History-API router, the signed-in header, and session handling. Pages are
@@ -18,7 +20,8 @@ const main = /** @type {HTMLElement} */ (document.getElementById('main'));
 const top = /** @type {HTMLElement} */ (document.getElementById('top'));
 
 /**
- * @typedef {{ account: { accountId: string, email: string, createdAt: string }, csrfToken: string, expiresAt: string }} Session
+ * @typedef {{ memberId: string, email: string, role: 'owner' | 'operator' | 'viewer', createdAt: string }} Member
+ * @typedef {{ account: { accountId: string, email: string, createdAt: string }, member: Member, csrfToken: string, expiresAt: string }} Session
  * @typedef {{ params: string[], navigate: (path: string, replace?: boolean) => void, base: string, session: Session | null, setSession: (s: Session | null) => void, search: URLSearchParams }} PageContext
  */
 
@@ -35,6 +38,8 @@ const ROUTES = [
   [/^\/dapps\/([0-9a-fA-F-]{36})\/ledger$/, renderLedger, 'dapps'],
   [/^\/log$/, renderLog, 'log'],
   [/^\/status$/, renderStatus, 'status'],
+  [/^\/team$/, renderTeam, 'team'],
+  [/^\/audit$/, renderAudit, 'audit'],
 ];
 
 /** @param {string} path a path below the base, like "/dapps"; @param {boolean} [replace] */
@@ -51,8 +56,19 @@ function setSession(s) {
   setCsrfToken(s?.csrfToken ?? null);
   top.hidden = s === null;
   const who = document.getElementById('who-email');
-  if (who !== null) who.textContent = s?.account.email ?? '';
+  if (who !== null) who.textContent = s === null ? '' : `${s.member.email} (${s.member.role})`;
+  // The style sheet hides, and applyRole disables, what this role cannot do (the server refuses it anyway).
+  if (s === null) delete document.body.dataset.role;
+  else document.body.dataset.role = s.member.role;
 }
+
+// Pages add rows and forms after their first render (a list reloaded after a change): each gets the role gate too.
+new MutationObserver(() => applyRole(main, session?.member.role)).observe(main, {
+  childList: true,
+  subtree: true,
+  attributes: true,
+  attributeFilter: ['disabled'],
+});
 
 async function render() {
   const seq = ++renderSeq;

@@ -206,3 +206,31 @@ export function formatDuration(seconds) {
   if (seconds < 2 * 86_400) return `${(seconds / 3600).toFixed(1).replace(/\.0$/, '')} h`;
   return `${(seconds / 86_400).toFixed(1).replace(/\.0$/, '')} days`;
 }
+
+/** The team roles, least first (src/store/records.ts MEMBER_ROLES). */
+const ROLE_RANK = /** @type {Record<string, number>} */ ({ viewer: 0, operator: 1, owner: 2 });
+
+/**
+ * Whether `role` may do what needs `needed` (docs/guides/dashboard.md, "Team and roles").
+ * @param {string | undefined} role @param {string} needed
+ */
+export function roleAllows(role, needed) {
+  return (ROLE_RANK[role ?? 'viewer'] ?? 0) >= (ROLE_RANK[needed] ?? 2);
+}
+
+/**
+ * Disables, under `root`, every control marked `data-needs="<role>"` that the signed-in role may not use, with a
+ * title saying why; the style sheet hides them too (body[data-role]). Convenience only: the server refuses the call
+ * whatever the page shows (src/api/routeRoles.ts).
+ * @param {ParentNode} root @param {string | undefined} role
+ */
+export function applyRole(root, role) {
+  for (const el of root.querySelectorAll('[data-needs]')) {
+    const needed = el.getAttribute('data-needs') ?? 'owner';
+    if (roleAllows(role, needed)) continue;
+    if (el.hasAttribute('disabled') && el.getAttribute('data-role-locked') === needed) continue;
+    el.setAttribute('disabled', '');
+    el.setAttribute('data-role-locked', needed);
+    el.setAttribute('title', `Needs the ${needed} role`);
+  }
+}

@@ -51,7 +51,7 @@ export async function renderKeyRestrictions(root, { dappId, out }) {
     );
     return { box, row: h('label', { className: 'check' }, box, ` ${label ?? ''}`) };
   });
-  const save = h('button', { type: 'submit' }, 'Save restrictions');
+  const save = h('button', { type: 'submit', 'data-needs': 'operator' }, 'Save restrictions');
   const form = h(
     'form',
     {

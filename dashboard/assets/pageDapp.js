@@ -36,7 +36,7 @@ export async function renderDapp(main, ctx) {
   const name = /** @type {HTMLInputElement} */ (
     h('input', { id: 'rename', name: 'name', value: dapp.name, required: true, maxlength: '100' })
   );
-  const save = h('button', { type: 'submit' }, 'Rename');
+  const save = h('button', { type: 'submit', 'data-needs': 'operator' }, 'Rename');
   const renameForm = h(
     'form',
     {
@@ -58,7 +58,7 @@ export async function renderDapp(main, ctx) {
 
   // Chains.
   const picker = chainPicker({ chains, selected: dapp.chainIds, idPrefix: 'chain' });
-  const saveChains = h('button', { type: 'submit' }, 'Save chains');
+  const saveChains = h('button', { type: 'submit', 'data-needs': 'operator' }, 'Save chains');
   const chainsForm = h(
     'form',
     {
@@ -94,7 +94,7 @@ export async function renderDapp(main, ctx) {
       revealed = !revealed;
       renderKey();
     });
-    const rotate = h('button', { type: 'button', className: 'danger' }, 'Rotate API key');
+    const rotate = h('button', { type: 'button', className: 'danger', 'data-needs': 'owner' }, 'Rotate API key');
     rotate.addEventListener('click', () => {
       if (!confirm('Replace the API key? Every paymaster URL with the old key stops working at once.')) return;
       void busy(rotate, out, async () => {

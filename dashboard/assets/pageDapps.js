@@ -63,7 +63,7 @@ export async function renderDapps(main, ctx) {
     selected: chains.length === 1 && chains[0] ? [chains[0].chainId] : [],
     idPrefix: 'new-chain',
   });
-  const create = h('button', { type: 'submit' }, 'Create dApp');
+  const create = h('button', { type: 'submit', 'data-needs': 'owner' }, 'Create dApp');
   const form = h(
     'form',
     {

@@ -41,7 +41,7 @@ export async function renderEvents(root, { dappId, out }) {
         value: endpoint?.url ?? '',
       })
     );
-    const save = h('button', { type: 'submit' }, endpoint === null ? 'Set endpoint' : 'Save');
+    const save = h('button', { type: 'submit', 'data-needs': 'owner' }, endpoint === null ? 'Set endpoint' : 'Save');
     const form = h(
       'form',
       { id: 'event-endpoint-form', className: 'row' },
@@ -61,7 +61,11 @@ export async function renderEvents(root, { dappId, out }) {
     });
     const actions = [];
     if (endpoint !== null) {
-      const reveal = h('button', { type: 'button', className: 'secondary', id: 'event-reveal' }, 'Reveal secret');
+      const reveal = h(
+        'button',
+        { type: 'button', className: 'secondary', id: 'event-reveal', 'data-needs': 'owner' },
+        'Reveal secret',
+      );
       reveal.addEventListener('click', () =>
         busy(reveal, out, async () => {
           /** @type {{signingSecret: string}} */
@@ -69,7 +73,11 @@ export async function renderEvents(root, { dappId, out }) {
           showSecret(signingSecret);
         }),
       );
-      const rotate = h('button', { type: 'button', className: 'secondary', id: 'event-rotate' }, 'Rotate secret');
+      const rotate = h(
+        'button',
+        { type: 'button', className: 'secondary', id: 'event-rotate', 'data-needs': 'owner' },
+        'Rotate secret',
+      );
       rotate.addEventListener('click', () =>
         busy(rotate, out, async () => {
           if (!window.confirm('Rotate the signing secret? Receivers must switch to the new one.')) return;
@@ -90,7 +98,11 @@ export async function renderEvents(root, { dappId, out }) {
 
   /** @param {LifecycleEvent} e */
   const row = (e) => {
-    const replay = h('button', { type: 'button', className: 'secondary', 'aria-label': `Replay ${e.id}` }, 'Replay');
+    const replay = h(
+      'button',
+      { type: 'button', className: 'secondary', 'aria-label': `Replay ${e.id}`, 'data-needs': 'operator' },
+      'Replay',
+    );
     replay.addEventListener('click', () =>
       busy(replay, out, async () => {
         await api('POST', `${base}/events/${encodeURIComponent(e.id)}/replay`);

@@ -59,9 +59,13 @@ export async function renderPolicies(root, { dappId, out }) {
   /** @param {Policy} p */
   const row = (p) => {
     const label = (/** @type {string} */ what) => `${what} policy ${p.name}`;
-    const button = (/** @type {string} */ text, /** @type {string} */ aria, className = 'secondary') =>
-      h('button', { type: 'button', className, 'aria-label': label(aria) }, text);
-    const usage = button('Usage', 'Show the usage of');
+    const button = (
+      /** @type {string} */ text,
+      /** @type {string} */ aria,
+      className = 'secondary',
+      /** @type {string | undefined} */ needs = 'operator',
+    ) => h('button', { type: 'button', className, 'aria-label': label(aria), 'data-needs': needs }, text);
+    const usage = button('Usage', 'Show the usage of', 'secondary', undefined);
     usage.addEventListener('click', () => busy(usage, out, () => showUsage(p)));
     const edit = button('Edit', 'Edit');
     edit.addEventListener('click', () => startEdit(p));

@@ -71,7 +71,12 @@ export async function renderWebhooks(root, { dappId, out }) {
     const label = (/** @type {string} */ what) => `${what} ${w.webhookUrl}`;
     const toggle = h(
       'button',
-      { type: 'button', className: 'secondary', 'aria-label': label(w.active ? 'Deactivate' : 'Activate') },
+      {
+        type: 'button',
+        className: 'secondary',
+        'aria-label': label(w.active ? 'Deactivate' : 'Activate'),
+        'data-needs': 'operator',
+      },
       w.active ? 'Deactivate' : 'Activate',
     );
     toggle.addEventListener('click', () =>
@@ -102,7 +107,11 @@ export async function renderWebhooks(root, { dappId, out }) {
         await load();
       }),
     );
-    const test = h('button', { type: 'button', 'aria-label': label('Send a test call to') }, 'Send test');
+    const test = h(
+      'button',
+      { type: 'button', 'aria-label': label('Send a test call to'), 'data-needs': 'operator' },
+      'Send test',
+    );
     test.addEventListener('click', () =>
       busy(test, testResult, async () => {
         /** @type {unknown} */
@@ -131,7 +140,12 @@ export async function renderWebhooks(root, { dappId, out }) {
     );
     const reveal = h(
       'button',
-      { type: 'button', className: 'secondary', 'aria-label': label('Show the signing secret of') },
+      {
+        type: 'button',
+        className: 'secondary',
+        'aria-label': label('Show the signing secret of'),
+        'data-needs': 'owner',
+      },
       'Show secret',
     );
     reveal.addEventListener('click', () =>
@@ -146,7 +160,12 @@ export async function renderWebhooks(root, { dappId, out }) {
     );
     const rotate = h(
       'button',
-      { type: 'button', className: 'secondary', 'aria-label': label('Rotate the signing secret of') },
+      {
+        type: 'button',
+        className: 'secondary',
+        'aria-label': label('Rotate the signing secret of'),
+        'data-needs': 'owner',
+      },
       'Rotate secret',
     );
     rotate.addEventListener('click', () => {
@@ -160,7 +179,11 @@ export async function renderWebhooks(root, { dappId, out }) {
         );
       });
     });
-    const del = h('button', { type: 'button', className: 'danger', 'aria-label': label('Delete') }, 'Delete');
+    const del = h(
+      'button',
+      { type: 'button', className: 'danger', 'aria-label': label('Delete'), 'data-needs': 'operator' },
+      'Delete',
+    );
     del.addEventListener('click', () => {
       if (!confirm(`Delete the webhook ${w.webhookUrl}? Its conditions stop applying at once.`)) return;
       void busy(del, out, async () => {
@@ -210,7 +233,7 @@ export async function renderWebhooks(root, { dappId, out }) {
   const includeOp = /** @type {HTMLInputElement} */ (
     h('input', { id: 'webhook-include-op', name: 'includeOperation', type: 'checkbox' })
   );
-  const register = h('button', { type: 'submit' }, 'Register webhook');
+  const register = h('button', { type: 'submit', 'data-needs': 'operator' }, 'Register webhook');
   const form = h(
     'form',
     {

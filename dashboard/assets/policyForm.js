@@ -191,7 +191,7 @@ export function policyForm({ onSubmit, onDelete }) {
   });
 
   const legend = h('h3', null, 'New policy');
-  const submit = h('button', { type: 'submit' }, 'Create policy');
+  const submit = h('button', { type: 'submit', 'data-needs': 'operator' }, 'Create policy');
   const cancel = h('button', { type: 'button', className: 'secondary', hidden: true }, 'Cancel edit');
   const remove = h(
     'button',

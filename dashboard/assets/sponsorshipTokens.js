@@ -186,7 +186,7 @@ export async function renderSponsorshipTokens(root, { dappId }) {
   const required = /** @type {HTMLInputElement} */ (
     h('input', { type: 'checkbox', id: 'tokens-required', checked: sponsorshipTokens.required })
   );
-  const save = h('button', { type: 'submit' }, 'Save sponsorship tokens');
+  const save = h('button', { type: 'submit', 'data-needs': 'operator' }, 'Save sponsorship tokens');
   const saveForm = h(
     'form',
     {

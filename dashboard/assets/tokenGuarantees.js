@@ -88,7 +88,7 @@ export async function renderTokenGuarantees(root, { dappId }) {
     state.textContent = stateText(view);
   };
   show();
-  const save = h('button', { type: 'submit' }, 'Save token guarantees');
+  const save = h('button', { type: 'submit', 'data-needs': 'operator' }, 'Save token guarantees');
   const form = h(
     'form',
     {
