@@ -358,11 +358,13 @@ describe('the option through the APIs', () => {
     assert.deepEqual([bad.status, bad.body.message], [400, 'includeOperation must be a boolean value']);
   });
 
-  test('another account cannot change it: 404 "Webhook not found", the webhook unchanged', async () => {
+  test('another account cannot change it: 404, the webhook unchanged', async () => {
     const { t, webhookId } = await tenantWithWebhook(false);
     const intruder = await createTenant(ctx.deps);
+    // The victim's dApp in the path: the role check finds no membership of the intruder's there (routeRoles.ts), the
+    // same 404 as a dApp that does not exist.
     const r = await admin(intruder, 'PATCH', `${hooksOf(t)}/${webhookId}`, { includeOperation: true });
-    assert.deepEqual([r.status, r.body.message], [404, 'Webhook not found']);
+    assert.deepEqual([r.status, r.body.message], [404, 'dApp not found']);
     // Their own dApp in the path with the victim's webhook id: the same 404.
     const own = await admin(intruder, 'PATCH', `${hooksOf(intruder)}/${webhookId}`, { includeOperation: true });
     assert.deepEqual([own.status, own.body.message], [404, 'Webhook not found']);
