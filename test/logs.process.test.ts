@@ -60,7 +60,10 @@ test('RPC down at start-up: short lines, no ABI, no API key, the cause (ECONNREF
   const lines = out.split('\n').filter((l) => l !== '');
   const longest = Math.max(...lines.map((l) => l.length));
   assert.ok(longest <= 1000, `a line of ${longest} characters:\n${out.slice(0, 3000)}`);
-  assert.ok(Buffer.byteLength(out) < 8_000, `${Buffer.byteLength(out)} bytes:\n${out.slice(0, 3000)}`);
+  // The first start on a new data directory also logs each migration it applies (one short line each, their number
+  // grows with the schema): the bound is on the rest.
+  const rest = lines.filter((l) => !l.includes('"applied a database migration"')).join('\n');
+  assert.ok(Buffer.byteLength(rest) < 8_000, `${Buffer.byteLength(rest)} bytes:\n${rest.slice(0, 3000)}`);
   assert.doesNotMatch(out, /stateMutability|"inputs"|Request body/);
   assert.doesNotMatch(out, new RegExp(SECRET));
   // The refusal names the cause, and so does each background task's warning (settlement, solvency, fees).
