@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AuditRecord } from '../store/records.js';
 import type { AuditLogRepository } from '../store/tenants/auditLogRepository.js';
 import { ADMIN_TAG } from './adminAccount.js';
+import { pageCursor, pageLimit, TIME_ID_CURSOR } from './pageQuery.js';
 import { type RouteDef, route } from './route.js';
 
 /**
@@ -10,16 +11,8 @@ import { type RouteDef, route } from './route.js';
  */
 export const auditLogQuery = z.object({
   dappId: z.string().max(64, { error: 'dappId must be a dApp id' }).meta({ format: 'uuid' }).optional(),
-  before: z
-    .string()
-    .regex(/^\d{1,15}_[0-9a-f-]{36}$/, { error: 'before must be a cursor from nextCursor' })
-    .optional(),
-  limit: z.coerce
-    .number({ error: 'limit must be an integer from 1 to 200' })
-    .int({ error: 'limit must be an integer from 1 to 200' })
-    .min(1, { error: 'limit must be an integer from 1 to 200' })
-    .max(200, { error: 'limit must be an integer from 1 to 200' })
-    .default(50),
+  before: pageCursor(TIME_ID_CURSOR),
+  limit: pageLimit,
 });
 
 export const auditEntryView = z.object({

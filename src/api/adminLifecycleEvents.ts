@@ -5,6 +5,7 @@ import type { EventEndpointView } from '../lifecycleEvents/eventEndpointService.
 import type { LifecycleEventRecord } from '../store/events/lifecycleEventRepository.js';
 import { ADMIN_TAG } from './adminAccount.js';
 import { DAPP_NOT_FOUND, dappParams, idParam } from './adminDapps.js';
+import { pageCursor, pageLimit } from './pageQuery.js';
 import { type RouteDef, route } from './route.js';
 
 /**
@@ -29,16 +30,8 @@ export const setEventEndpointBody = z.object({
 const STATES = ['pending', 'delivered', 'failed'] as const;
 export const eventLogQuery = z.object({
   state: z.enum(STATES, { error: 'state must be one of pending, delivered, failed' }).optional(),
-  before: z
-    .string()
-    .regex(/^\d{1,15}$/, { error: 'before must be a cursor from nextCursor' })
-    .optional(),
-  limit: z.coerce
-    .number({ error: 'limit must be an integer from 1 to 200' })
-    .int({ error: 'limit must be an integer from 1 to 200' })
-    .min(1, { error: 'limit must be an integer from 1 to 200' })
-    .max(200, { error: 'limit must be an integer from 1 to 200' })
-    .default(50),
+  before: pageCursor(/^\d{1,15}$/),
+  limit: pageLimit,
 });
 
 export const eventView = z.object({

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { REQUEST_OUTCOMES, type RequestOutcome, type StoredRequestLogEntry } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { DASHBOARD_TAG } from './adminSession.js';
+import { pageCursor, pageLimit, TIME_ID_CURSOR } from './pageQuery.js';
 import { type RouteDef, route } from './route.js';
 
 /**
@@ -22,16 +23,8 @@ export const requestLogQuery = z.object({
     .regex(/^0x[0-9a-fA-F]{40}$/, { error: 'sender must be an address (0x and 40 hex digits)' })
     .transform((s) => s.toLowerCase())
     .optional(),
-  before: z
-    .string()
-    .regex(/^\d{1,15}_[0-9a-f-]{36}$/, { error: 'before must be a cursor from nextCursor' })
-    .optional(),
-  limit: z.coerce
-    .number({ error: 'limit must be an integer from 1 to 200' })
-    .int({ error: 'limit must be an integer from 1 to 200' })
-    .min(1, { error: 'limit must be an integer from 1 to 200' })
-    .max(200, { error: 'limit must be an integer from 1 to 200' })
-    .default(50),
+  before: pageCursor(TIME_ID_CURSOR),
+  limit: pageLimit,
 });
 
 const RANGES = {
