@@ -8,6 +8,7 @@ import {
 } from 'kysely';
 import type { DatabaseKind } from '../db/database.js';
 import type { Database, SpendReservationsTable } from '../db/schema.js';
+import { decimalSum, joinDecimalSum } from './decimalSum.js';
 import { parseCharges } from './ledgerRows.js';
 import { HOLD_KEY_PREFIX } from './ledgerTypes.js';
 
@@ -15,7 +16,7 @@ import { HOLD_KEY_PREFIX } from './ledgerTypes.js';
  * The itemized ledger (docs/guides/ledger.md): a dApp's signed sponsorships as a finance team reads them, from
  * `spend_reservations` (every signed op has a row there: policyGate.ts). Read-only; every query is scoped to one
  * dApp. Pages are keyset-ordered on (created_at, id), so rows inserted while a caller pages never show twice nor
- * push one out. Sums of wei are exact (decimal strings: wei overflows 64 bits), see `sumOf`.
+ * push one out. Sums of wei are exact (decimal strings: wei overflows 64 bits), see decimalSum.ts.
  */
 export const LEDGER_STATUSES = ['reserved', 'included', 'reverted', 'expired', 'superseded', 'paid_by_user'] as const;
 export type LedgerStatus = (typeof LEDGER_STATUSES)[number];
@@ -176,26 +177,8 @@ export function createLedgerQueryRepository(db: Kysely<Database>, kind: Database
     return query;
   };
 
-  /**
-   * An exact sum of a column of decimal strings, as `[high, low]` parts of 12 digits each side (SQLite's integers
-   * are 64 bits and its sum() fails past 9.2 × 10^18: 9.2 ETH in wei), or PostgreSQL's NUMERIC, as text.
-   */
-  const sumOf = (
-    column: 'worst_case_wei' | 'actual_wei' | 'actual_usd_micros',
-  ): { high: RawBuilder<string | number | null>; low: RawBuilder<number | null> } => {
-    const c = sql.ref(column);
-    if (kind === 'postgres')
-      return { high: sql<string | null>`sum(cast(${c} as numeric))::text`, low: sql<null>`null` };
-    return {
-      high: sql<
-        number | null
-      >`sum(case when length(${c}) > 12 then cast(substr(${c}, 1, length(${c}) - 12) as integer) else 0 end)`,
-      low: sql<number | null>`sum(cast(substr(${c}, -12) as integer))`,
-    };
-  };
-  const joined = (high: string | number | null, low: number | null): bigint =>
-    (high === null ? 0n : BigInt(String(high).replace(/\.0*$/, ''))) * (kind === 'postgres' ? 1n : 10n ** 12n) +
-    BigInt(low ?? 0);
+  const sumOf = (column: 'worst_case_wei' | 'actual_wei' | 'actual_usd_micros') => decimalSum(kind, column);
+  const joined = (high: string | number | null, low: number | null): bigint => joinDecimalSum(kind, high, low);
 
   return {
     async list({ filter, after, limit, order = 'desc' }) {
