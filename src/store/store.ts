@@ -9,6 +9,7 @@ import { createEventEndpointRepository, type EventEndpointRepository } from './e
 import { createLifecycleEventRepository, type LifecycleEventRepository } from './events/lifecycleEventRepository.js';
 import { createRequestLogRepository, type RequestLogRepository } from './events/requestLogRepository.js';
 import { type ChainCursorRepository, createChainCursorRepository } from './ledger/chainCursorRepository.js';
+import { createDepositSpendRepository, type DepositSpendRepository } from './ledger/depositSpendRepository.js';
 import { createDepositTopupRepository, type DepositTopupRepository } from './ledger/depositTopupRepository.js';
 import { createLedgerQueryRepository, type LedgerQueryRepository } from './ledger/ledgerQueryRepository.js';
 import { createSolvencyClaims, type SolvencyClaims } from './ledger/solvencyClaims.js';
@@ -47,6 +48,8 @@ export interface Store {
   readonly ledger: LedgerQueryRepository;
   /** The deposit keeper's top-ups (src/keeper/): its daily limit is summed from them. */
   readonly depositTopups: DepositTopupRepository;
+  /** What included ops took from each paymaster's deposit, by hour: the solvency guard's spend rate and runway. */
+  readonly depositSpend: DepositSpendRepository;
   /** How far the settlement follower has read each chain's EntryPoint logs (src/settlement/). */
   readonly chainCursors: ChainCursorRepository;
   /** Spent sponsorship-token ids, the jti replay store (src/sponsorshipTokens/replayStore.ts). */
@@ -112,6 +115,7 @@ export function createStore(handle: DatabaseHandle): Store {
     ledger: createLedgerQueryRepository(db, handle.kind),
     chainCursors: createChainCursorRepository(db),
     depositTopups: createDepositTopupRepository(db),
+    depositSpend: createDepositSpendRepository(db, handle.kind),
     sponsorshipTokenUses: createSponsorshipTokenUseRepository(db, handle.sqlite),
     lifecycleEvents: createLifecycleEventRepository(db, handle.kind),
     eventEndpoints: createEventEndpointRepository(db),

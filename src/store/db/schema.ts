@@ -179,6 +179,11 @@ export interface SpendReservationsTable {
   created_at: number;
   closed_at: number | null;
   actual_wei: string | null;
+  /**
+   * Migration 0028: what the op took from the paymaster's deposit (actualGasCost), on every close by an inclusion,
+   * a user-paid token op's included (the solvency guard's spend rate); null while open and on older rows.
+   */
+  deposit_wei: Generated<string | null>;
   /** Lower-case 0x hex; null on rows made before migration 0011. */
   paymaster: string | null;
   /** Unix seconds as signed (a time window), or null. */

@@ -65,6 +65,8 @@ export async function close(
     /** 'superseded': its op key's nonce was used by another op (settlement), so none of its signatures can be included. */
     status: 'settled' | 'released' | 'superseded';
     actualWei?: bigint;
+    /** What the op took from the paymaster's deposit (an inclusion's actualGasCost, migration 0028). */
+    depositWei?: bigint | undefined;
     /** The itemized ledger's view of the closing event (migration 0019). */
     actualUsdMicros?: bigint | undefined;
     included?: IncludedIn | undefined;
@@ -83,6 +85,7 @@ export async function close(
         status: args.status,
         closed_at: args.now,
         actual_wei: args.actualWei === undefined ? null : args.actualWei.toString(),
+        deposit_wei: args.depositWei === undefined ? null : args.depositWei.toString(),
         actual_usd_micros: args.actualUsdMicros === undefined ? null : args.actualUsdMicros.toString(),
         tx_hash: args.included?.txHash.toLowerCase() ?? null,
         success: args.included === undefined ? null : args.included.success ? 1 : 0,

@@ -80,6 +80,8 @@ export interface SpendLedgerRepository {
     readonly paymaster?: string | undefined;
     /** A guarantee the user paid: the transaction that included the op. */
     readonly included?: IncludedIn | undefined;
+    /** A guarantee the user paid: what the op took from the paymaster's deposit all the same (its actualGasCost). */
+    readonly depositWei?: bigint | undefined;
   }): Promise<boolean>;
   /**
    * Releases every open reservation of `paymaster` on `chainId` whose signed window closed before the settlement
@@ -140,6 +142,7 @@ export function createSpendLedgerRepository(
           status: 'reserved',
           closed_at: null,
           actual_wei: null,
+          deposit_wei: null,
           actual_usd_micros: null,
           tx_hash: null,
           success: null,
@@ -213,6 +216,7 @@ export function createSpendLedgerRepository(
       block?: ClosingBlock;
       paymaster?: string;
       included?: IncludedIn;
+      depositWei?: bigint;
       onClosed?: (trx: Trx) => Promise<void>;
     } = {},
   ) => close(db, kind, { id, now, from: 'reserved', status: 'released', usedOf: () => 0n, ...extra });
@@ -251,6 +255,8 @@ export function createSpendLedgerRepository(
         now,
         status: 'settled',
         actualWei,
+        // What the deposit paid: the same as what the dApp's caps are charged, for a settled op.
+        depositWei: actualWei,
         actualUsdMicros,
         included,
         usedOf,
@@ -264,11 +270,12 @@ export function createSpendLedgerRepository(
       );
     },
 
-    release({ id, now, block, paymaster, included }) {
+    release({ id, now, block, paymaster, included, depositWei }) {
       return releaseOne(id, now, {
         ...(block === undefined ? {} : { block }),
         ...(paymaster === undefined ? {} : { paymaster }),
         ...(included === undefined ? {} : { included }),
+        ...(depositWei === undefined ? {} : { depositWei }),
       });
     },
 

@@ -71,7 +71,8 @@ export function createSqliteReserve(sqlite: BetterSqlite3.Database): SqliteReser
     'SELECT status, charges, valid_until, last_block, expires_at, kind, signatures FROM spend_reservations WHERE id = ?',
   );
   const reopen = sqlite.prepare(
-    `UPDATE spend_reservations SET status = 'reserved', closed_at = NULL, actual_wei = NULL, actual_usd_micros = NULL,
+    `UPDATE spend_reservations SET status = 'reserved', closed_at = NULL, actual_wei = NULL, deposit_wei = NULL,
+       actual_usd_micros = NULL,
        tx_hash = NULL, success = NULL, charges = ?,
        valid_until = ?, last_block = ?, expires_at = ?, kind = ?, signatures = ? WHERE id = ?`,
   );

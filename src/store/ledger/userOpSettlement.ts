@@ -118,7 +118,8 @@ export function withUserOpSettlement(
       args.paidByUser !== undefined &&
       (await args.paidByUser());
     return paid
-      ? ledger.release({ id: row.id, now, block, paymaster, included })
+      ? // The user repaid the dApp, not the deposit's ether: the op's gas is still spend of the deposit.
+        ledger.release({ id: row.id, now, block, paymaster, included, depositWei: actualWei })
       : ledger.settle({ id: row.id, actualWei, actualUsdMicros, now, block, paymaster, included });
   };
 
@@ -246,6 +247,7 @@ export function withUserOpSettlement(
             status: 'reserved',
             closed_at: null,
             actual_wei: null,
+            deposit_wei: null,
             settled_block: null,
             settled_block_hash: null,
             used_charges: null,
