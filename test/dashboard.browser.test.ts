@@ -378,7 +378,7 @@ test('an owner runs the product from the browser', { skip, timeout: 90_000 }, as
         assert.equal(await pm.locator('h3').textContent(), `EntryPoint v${d.entryPointVersion}`);
         assert.match((await pm.textContent()) ?? '', new RegExp(`${d.paymaster}.*${d.entryPoint}`));
         assert.match((await pm.locator('.deposit').textContent()) ?? '', /^\d+(\.\d+)? ETH$/);
-        assert.equal(await pm.locator('.runway').textContent(), 'no spend yet');
+        assert.equal(await pm.locator('.runway').textContent(), 'no spend in the last 24 h');
         // The contract's signer set as the API gives it (the card said "unknown" while it read a dropped field).
         const signers = pm.locator('.signers');
         assert.equal(await signers.getAttribute('data-signer-active'), 'true');
@@ -584,13 +584,16 @@ test('an owner runs the product from the browser', { skip, timeout: 90_000 }, as
     await page.click('nav >> text=Paymaster status');
     const runway = page.locator('[data-chain="31337"] [data-entry-point-version="0.6"] .runway');
     await runway.waitFor();
-    assert.match((await runway.textContent()) ?? '', /^≈ [\d.]+ (min|h|days) at the last 24 h's spend/);
+    assert.match(
+      (await runway.textContent()) ?? '',
+      /^≈ [\d.]+ (min|h|days) until signing stops, at [\d.e+-]+ (ETH|wei) per hour \(last 24 h\)$/,
+    );
     // Only the v0.6 paymaster paid: the others' runways stay empty (each card takes its own figures).
     assert.deepEqual(
       await page
         .locator('[data-chain="31337"] [data-entry-point-version]:not([data-entry-point-version="0.6"]) .runway')
         .allTextContents(),
-      ['no spend yet', 'no spend yet', 'no spend yet'],
+      ['no spend in the last 24 h', 'no spend in the last 24 h', 'no spend in the last 24 h'],
     );
     await shot('09d-paymaster-runway');
     // A chain the guard holds (the API's answer, as test/dashboardSolvencyLog.test.ts gets it below the floor).

@@ -18,6 +18,7 @@ import {
 import {
   createTenant,
   createTestContext,
+  insertBareDapp,
   type TestContext,
   WEBHOOK_PATH,
   webhookHeaders,
@@ -118,15 +119,74 @@ describe('operator alerts with the low-water mark and hysteresis', () => {
       })
       .filter((a) => a.data.paymaster === fx.paymaster);
   const types = () => alerts().map((a) => a.type);
+  const sender: Address = '0x0000000000000000000000000000000000a77ac4';
+  let nonce = 0n;
+  /** A signature of the fixture's v0.6 paymaster as the pipeline hands it to the guard, worst case `worstCaseWei`. */
+  const sign = (worstCaseWei: bigint) => {
+    const chainId = fx.chain.chainId;
+    const entryPoint = fx.entryPoint;
+    nonce += 1n;
+    const n = nonce;
+    const validUntil = Math.floor(Date.now() / 1000) + 3600;
+    return issuedSignature({
+      chain: { chainId, paymaster: fx.paymaster, entryPoint },
+      worstCaseWei,
+      validUntil,
+      window: { unit: 'seconds', until: validUntil },
+      sender,
+      nonce: n,
+      opKey: () => '0x00',
+      signature: '00',
+      hash: () =>
+        userOpHashV06(
+          {
+            userOp: {
+              sender,
+              nonce: n,
+              initCode: '0x',
+              callData: '0x',
+              callGasLimit: 1n,
+              verificationGasLimit: 1n,
+              preVerificationGas: 1n,
+              maxFeePerGas: 1n,
+              maxPriorityFeePerGas: 1n,
+              paymasterAndData: '0x',
+            },
+            entryPoint,
+            chainId,
+          },
+          viemKeccak,
+        ),
+    });
+  };
+  /** An op of the fixture's v0.6 paymaster included at the service's clock, the deposit charged `wei` (the ledger). */
+  async function included(c: TestContext, wei: bigint): Promise<void> {
+    const dappId = await insertBareDapp(c.deps.store, 'spender');
+    const opKey = `0x${dappId.replaceAll('-', '').padEnd(64, '0')}`;
+    const id = `${dappId}:${opKey}`;
+    const window = { unit: 'seconds', until: Math.floor(now / 1000) + 60 } as const;
+    const reserved = await c.deps.store.spendLedger.reserve({
+      ...{ id, dappId, chainId: fx.chain.chainId, userOpHash: undefined, opKey, charges: [], window },
+      ...{ expiresAt: now + 60_000, now, paymaster: fx.paymaster },
+    });
+    assert.deepEqual(reserved, { ok: true });
+    const settled = await c.deps.store.spendLedger.settle({
+      ...{ id, actualWei: wei, actualUsdMicros: undefined, now: now + 1 },
+      paymaster: fx.paymaster,
+    });
+    assert.equal(settled, true);
+  }
   const mine = (c: TestContext) => c.deps.solvency.state().find((s) => s.paymaster === fx.paymaster);
 
   test('below the low-water mark: one signed `low` warning with the spend rate and the runway, signing goes on', async () => {
     await setDeposit(parseEther('10'));
     const c = await service();
     await c.deps.solvency.checkNow();
-    // 7.5 ETH gone within 15 minutes (the reads see it; a withdrawal counts as spend): 2.5 ETH left, floor 1, low 3.
+    // Ops took 0.75 ETH from the deposit (the ledger, the paymaster's first: an hour's rate), and the owner withdrew
+    // the rest down to 2.5 ETH (not spend): floor 1, low 3.
+    await included(c, parseEther('0.75'));
     await setDeposit(parseEther('2.5'));
-    now += 900_000;
+    now += 60_000;
     await c.deps.solvency.checkNow();
     await until(() => alerts().length === 1, 'the low alert');
     const [low] = alerts();
@@ -145,14 +205,14 @@ describe('operator alerts with the low-water mark and hysteresis', () => {
         floorWei: FLOOR.toString(),
         lowWaterWei: LOW_WATER.toString(),
         headroomWei: parseEther('2.5').toString(),
-        // 7.5 ETH in 900 s: 30 ETH an hour; 1.5 ETH above the floor lasts 180 s at that rate.
-        spendWeiPerHour: parseEther('30').toString(),
-        runwaySeconds: 180,
+        // 0.75 ETH in its first hour: 0.75 ETH an hour, whatever was withdrawn; 1.5 ETH above the floor lasts 2 h.
+        spendWeiPerHour: parseEther('0.75').toString(),
+        runwaySeconds: 7200,
       },
     );
     assert.doesNotThrow(() => c.deps.solvency.assertCanSign({ chainId: fx.chain.chainId, paymaster: fx.paymaster }));
     assert.equal(mine(c)?.alertLevel, 'low');
-    assert.equal(mine(c)?.floorRunwaySeconds, 180);
+    assert.equal(mine(c)?.runwaySeconds, 7200);
 
     // Read again and again at the mark's edge: no second warning.
     for (const deposit of ['2.9', '3.05', '2.95', '3.1']) {
@@ -187,45 +247,6 @@ describe('operator alerts with the low-water mark and hysteresis', () => {
     const guard = c.deps.solvency;
     const chainId = fx.chain.chainId;
     await guard.checkNow();
-    const sender: Address = '0x0000000000000000000000000000000000a77ac4';
-    const entryPoint = fx.entryPoint;
-    let nonce = 0n;
-    const sign = (worstCaseWei: bigint) => {
-      nonce += 1n;
-      const n = nonce;
-      const validUntil = Math.floor(Date.now() / 1000) + 3600;
-      return issuedSignature({
-        chain: { chainId, paymaster: fx.paymaster, entryPoint },
-        worstCaseWei,
-        validUntil,
-        window: { unit: 'seconds', until: validUntil },
-        sender,
-        nonce: n,
-        opKey: () => '0x00',
-        signature: '00',
-        hash: () =>
-          userOpHashV06(
-            {
-              userOp: {
-                sender,
-                nonce: n,
-                initCode: '0x',
-                callData: '0x',
-                callGasLimit: 1n,
-                verificationGasLimit: 1n,
-                preVerificationGas: 1n,
-                maxFeePerGas: 1n,
-                maxPriorityFeePerGas: 1n,
-                paymasterAndData: '0x',
-              },
-              entryPoint,
-              chainId,
-            },
-            viemKeccak,
-          ),
-      });
-    };
-
     // Ten rounds, one per guard interval: a burst of 1 ETH worst cases until the guard refuses one (10 ETH covers
     // 6 × 1.5), then the ops are included within the second (their liabilities gone) and the next read finds the
     // deposit covering everything again.
@@ -247,14 +268,7 @@ describe('operator alerts with the low-water mark and hysteresis', () => {
       assert.equal(admitted.length, 6);
       now += 800;
       for (const n of admitted) {
-        guard.observeIncluded({
-          chainId,
-          paymaster: fx.paymaster,
-          userOpHash: `0x${n.toString(16).padStart(64, '0')}`,
-          sender,
-          nonce: n,
-          actualGasCost: 0n,
-        });
+        guard.observeIncluded({ chainId, paymaster: fx.paymaster, sender, nonce: n });
       }
       now += INTERVAL_MS - 800;
       await guard.checkNow();
@@ -321,7 +335,13 @@ describe('operator alerts with the low-water mark and hysteresis', () => {
       type Row = {
         paymaster: string;
         warnings: { code: string; message: string }[];
-        solvency: { signing: boolean; lowWater: { eth: string }; alertLevel: string; floor: { eth: string } };
+        solvency: {
+          signing: boolean;
+          lowWater: { eth: string };
+          lowWaterDeposit: { eth: string };
+          alertLevel: string;
+          floor: { eth: string };
+        };
       };
       const rows = (res.json() as { data: { paymasters: Row[] } }).data.paymasters;
       const row = rows.find((r) => r.paymaster === fx.paymaster);
@@ -330,22 +350,28 @@ describe('operator alerts with the low-water mark and hysteresis', () => {
     };
     // 2.5 ETH: above the 1 ETH floor (signing), under the 3 ETH low-water mark (PATRON_DEPOSIT_WARNING_ETH is 0.1).
     let row = await status();
-    assert.deepEqual(
-      row.warnings.filter((w) => w.code === 'deposit_low').map((w) => w.message),
-      [
-        'The deposit is below the warning mark (3 ETH, the low-water mark): top it up before signing stops at the floor (patron paymaster deposit)',
-      ],
-    );
+    const lowWarnings = () => row.warnings.filter((w) => w.code === 'deposit_low').map((w) => w.message);
+    assert.deepEqual(lowWarnings(), [
+      'The deposit is below 3 ETH (the low-water mark, PATRON_SOLVENCY_LOW_WATER_WEI): top it up before signing stops at the floor (patron paymaster deposit)',
+    ]);
     assert.deepEqual(
       [row.solvency.signing, row.solvency.alertLevel, row.solvency.lowWater.eth, row.solvency.floor.eth],
       [true, 'low', '3', '1'],
     );
     await setDeposit(parseEther('3.5'));
     row = await status();
-    assert.deepEqual(
-      row.warnings.filter((w) => w.code === 'deposit_low'),
-      [],
-    );
+    assert.deepEqual(lowWarnings(), []);
+    // The mark is on what the deposit holds beyond liabilities × margin, as the alert's: 1 ETH signed and not yet
+    // included needs 1.5 ETH, so 3.5 ETH holds 2 ETH beyond it, under the mark. The card and the alert agree.
+    c.deps.solvency.admitSignature(sign(parseEther('1')));
+    now += INTERVAL_MS;
+    await c.deps.solvency.checkNow();
+    row = await status();
+    assert.deepEqual(lowWarnings(), [
+      'The deposit is below 4.5 ETH (the live liabilities × margin, 1.5 ETH, plus the low-water mark, 3 ETH): top it up before signing stops at the floor (patron paymaster deposit)',
+    ]);
+    assert.equal(row.solvency.alertLevel, 'low');
+    assert.equal(row.solvency.lowWaterDeposit.eth, '4.5');
   });
 
   test('production mode: the operator URL on 127.0.0.1 is delivered; a tenant webhook there is still refused', async () => {

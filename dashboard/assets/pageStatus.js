@@ -5,7 +5,7 @@ import { depositAdvice, stakeAdvice } from './paymasterGuidance.js';
 
 /**
  * @typedef {{wei: string, eth: string}} Wei
- * @typedef {{deposit: Wei | null, liabilities: Wei, floor: Wei, marginBps: number, required: Wei, signing: boolean, heldReason: 'floor' | 'liabilities' | null, spendPerHour: Wei | null, runwaySeconds: number | null, lowWater: Wei, alertLevel: 'ok' | 'low' | 'halted', observedSpendPerHour: Wei | null, runwayToFloorSeconds: number | null, checkedAt: string | null}} Solvency
+ * @typedef {{deposit: Wei | null, liabilities: Wei, floor: Wei, marginBps: number, required: Wei, signing: boolean, heldReason: 'floor' | 'liabilities' | null, spendPerHour: Wei | null, runwaySeconds: number | null, lowWater: Wei, lowWaterDeposit: Wei, alertLevel: 'ok' | 'low' | 'halted', checkedAt: string | null}} Solvency
  * @typedef {{chainId: number, embedded: boolean, entryPointVersion: string, entryPoint: string, paymaster: string, signer: string, onChainSigners: string[] | null, signerActive: boolean | null, deposit: Wei | null, staked: boolean | null, stake: Wei | null, unstakeDelaySec: number | null, stakeState: 'staked' | 'unstaked' | 'unlocking' | 'withdrawable' | null, stakeWithdrawableAt: string | null, warnings: Array<{code: string, message: string}>, solvency: Solvency | null}} PaymasterRow
  */
 
@@ -30,11 +30,18 @@ function heldBanner(s) {
   );
 }
 
-/** "≈ 3.2 days at the last 24 h's spend", or "no spend yet". @param {Solvency} s */
+/**
+ * The one runway: the time until the deposit beyond liabilities × margin reaches the floor, at the last 24 h's spend
+ * (from the ledger; withdrawals and top-ups are not spend). "≈ 3.2 days until signing stops, at 0.01 ETH per hour
+ * (last 24 h)", or "no spend in the last 24 h".
+ * @param {Solvency} s
+ */
 const runway = (s) =>
-  s.runwaySeconds === null
-    ? 'no spend yet'
-    : `≈ ${formatDuration(s.runwaySeconds)} at the last 24 h's spend${s.spendPerHour === null ? '' : ` (${formatEth(s.spendPerHour.wei)} per hour)`}`;
+  s.runwaySeconds === null || s.spendPerHour === null
+    ? 'no spend in the last 24 h'
+    : s.runwaySeconds === 0
+      ? `at the floor now (${formatEth(s.spendPerHour.wei)} per hour over the last 24 h)`
+      : `≈ ${formatDuration(s.runwaySeconds)} until signing stops, at ${formatEth(s.spendPerHour.wei)} per hour (last 24 h)`;
 
 /**
  * The solvency guard's facts for one paymaster (src/solvency/README.md).
@@ -48,15 +55,16 @@ const solvencyFacts = (s, fact) =>
       h('span', { className: 'required' }, formatEth(s.required.wei)),
     ),
     fact('Floor (signing stops)', formatEth(s.floor.wei)),
-    fact('Low-water (warning)', h('span', { className: 'low-water' }, formatEth(s.lowWater.wei))),
+    // The mark is on the headroom (deposit − liabilities × margin), as the alert's: shown as the deposit it means now.
     fact(
-      'Until the floor',
+      'Low-water mark (warning)',
       h(
         'span',
-        { className: 'runway-to-floor' },
-        s.runwayToFloorSeconds === null
-          ? 'no spend seen'
-          : `≈ ${formatDuration(s.runwayToFloorSeconds)}${s.observedSpendPerHour === null ? '' : ` at ${formatEth(s.observedSpendPerHour.wei)} per hour`}`,
+        {
+          className: 'low-water',
+          title: 'PATRON_SOLVENCY_LOW_WATER_WEI: warns while the deposit beyond the required is under it',
+        },
+        `${formatEth(s.lowWater.wei)} above the required: warns under a deposit of ${formatEth(s.lowWaterDeposit.wei)}`,
       ),
     ),
     fact('Runway', h('span', { className: 'runway' }, runway(s))),

@@ -31,18 +31,25 @@ const solvencyView = z.object({
   signing: z.boolean(),
   /** Why signing is held: the deposit is below the floor, or below liabilities × margin; null while signing. */
   heldReason: z.enum(['floor', 'liabilities']).nullable(),
-  /** Included spend over the last 24 h, per hour (null when nothing was spent). */
+  /**
+   * What included ops took from the deposit over the last 24 h, per hour, from the ledger (the same on every
+   * instance, kept across restarts; withdrawals and top-ups are not spend); null when nothing was spent.
+   */
   spendPerHour: wei.nullable(),
-  /** The deposit over the spend rate, in seconds; null without recent spend. */
+  /**
+   * The runway: seconds until deposit − liabilities × margin reaches the floor, where signing stops, at
+   * `spendPerHour`; 0 when it is there; null without spend.
+   */
   runwaySeconds: z.number().int().nullable(),
-  /** Below this (deposit − liabilities × margin) the guard warns, well before signing stops at the floor. */
+  /**
+   * The low-water mark: the guard warns while deposit − liabilities × margin is below it (the deposit below
+   * `lowWaterDeposit`), well before signing stops at the floor.
+   */
   lowWater: wei,
+  /** The deposit under which the low-water warning is on now: liabilities × margin + the low-water mark. */
+  lowWaterDeposit: wei,
   /** The operator alerts' level, with hysteresis: `low` from the low-water mark down until it has stayed clear. */
   alertLevel: z.enum(['ok', 'low', 'halted']),
-  /** The spend rate the runway to the floor uses (deposit drops over the last hour, or 24 h of inclusions), per hour. */
-  observedSpendPerHour: wei.nullable(),
-  /** Seconds until deposit − liabilities × margin reaches the floor at that rate; null without spend. */
-  runwayToFloorSeconds: z.number().int().nullable(),
   checkedAt: z.string().nullable(),
 });
 const paymasterRow = z.object({
@@ -103,13 +110,11 @@ const toSolvencyView = (s: ChainSolvency): z.infer<typeof solvencyView> => {
     required: toWei(s.requiredWei),
     signing: s.signing,
     heldReason,
-    // A float rate, rounded up to whole wei per hour: only for display and the runway.
-    spendPerHour: s.spendWeiPerSecond === undefined ? null : toWei(BigInt(Math.ceil(s.spendWeiPerSecond * 3600))),
+    spendPerHour: s.spendWeiPerHour === undefined ? null : toWei(s.spendWeiPerHour),
     runwaySeconds: s.runwaySeconds ?? null,
     lowWater: toWei(s.lowWaterWei),
+    lowWaterDeposit: toWei(s.requiredWei + s.lowWaterWei),
     alertLevel: s.alertLevel,
-    observedSpendPerHour: s.observedSpendWeiPerHour === undefined ? null : toWei(s.observedSpendWeiPerHour),
-    runwayToFloorSeconds: s.floorRunwaySeconds ?? null,
     checkedAt: s.checkedAt === undefined ? null : new Date(s.checkedAt).toISOString(),
   };
 };
@@ -171,17 +176,28 @@ export function adminPaymasterStatusRoutes(deps: {
         const chains = deps.chains.list();
         // The guard counts per paymaster: each row takes its own figures.
         const solvency = new Map(deps.solvency.state().map((s) => [paymasterKey(s), s]));
-        // The warning comes at the low-water mark, above the floor where signing stops (the halt banner's): never
-        // both at once. PATRON_DEPOSIT_WARNING_ETH can only raise it.
-        const warningFor = (view: { chainId: number; paymaster: Address }): bigint => {
-          const lowWater = solvency.get(paymasterKey(view))?.lowWaterWei;
-          return lowWater !== undefined && lowWater > depositWarningWei ? lowWater : depositWarningWei;
+        // The warning comes where the operator alert's does: deposit − liabilities × margin under the low-water
+        // mark, above the floor where signing stops (the halt banner's), never both at once.
+        // PATRON_DEPOSIT_WARNING_ETH can only raise it.
+        const warningFor = (view: { chainId: number; paymaster: Address }): { wei: bigint; mark: string } => {
+          const s = solvency.get(paymasterKey(view));
+          const dashboardMark = { wei: depositWarningWei, mark: 'PATRON_DEPOSIT_WARNING_ETH' };
+          if (s === undefined) return dashboardMark;
+          const lowWater = s.requiredWei + s.lowWaterWei;
+          if (lowWater < depositWarningWei) return dashboardMark;
+          return {
+            wei: lowWater,
+            mark:
+              s.requiredWei === 0n
+                ? 'the low-water mark, PATRON_SOLVENCY_LOW_WATER_WEI'
+                : `the live liabilities × margin, ${formatEther(s.requiredWei)} ETH, plus the low-water mark, ${formatEther(s.lowWaterWei)} ETH`,
+          };
         };
         const statuses = await Promise.all(
           chains
             .flatMap(deploymentViews)
             .map((view) =>
-              readPaymasterStatus({ chain: view, signer: deps.signer.address, depositWarningWei: warningFor(view) }),
+              readPaymasterStatus({ chain: view, signer: deps.signer.address, depositWarning: warningFor(view) }),
             ),
         );
         const paymasters = statuses.map((s) => toRow(s, solvency.get(paymasterKey(s)), deps.now()));

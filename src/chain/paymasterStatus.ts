@@ -44,7 +44,8 @@ export interface PaymasterStatus {
 export async function readPaymasterStatus(args: {
   chain: ChainRuntime;
   signer: Address;
-  depositWarningWei: bigint;
+  /** A deposit under `wei` is warned about (`deposit_low`), saying which mark it is (`mark`). */
+  depositWarning: { readonly wei: bigint; readonly mark: string };
   timeoutMs?: number;
 }): Promise<PaymasterStatus> {
   const { chain } = args;
@@ -79,10 +80,10 @@ export async function readPaymasterStatus(args: {
       message: `Could not read the EntryPoint v${chain.entryPointVersion} deposit on chain ${chain.chainId}`,
     });
   } else {
-    if (deposit.deposit < args.depositWarningWei) {
+    if (deposit.deposit < args.depositWarning.wei) {
       warnings.push({
         code: 'deposit_low',
-        message: `The deposit is below the warning mark (${formatEther(args.depositWarningWei)} ETH, the low-water mark): top it up before signing stops at the floor (patron paymaster deposit)`,
+        message: `The deposit is below ${formatEther(args.depositWarning.wei)} ETH (${args.depositWarning.mark}): top it up before signing stops at the floor (patron paymaster deposit)`,
       });
     }
     if (!deposit.staked && !chain.embedded) {

@@ -71,7 +71,7 @@ export async function buildKeeper(args: {
       const s = args.gate.solvency.state().find((x) => paymasterKey(x) === paymasterKey(view));
       return {
         liabilitiesWei: s?.liabilitiesWei ?? 0n,
-        spendWeiPerHour: s?.observedSpendWeiPerHour,
+        spendWeiPerHour: s?.spendWeiPerHour,
         floorWei: s?.floorWei ?? floorFor(config.solvency, view.chainId),
         marginBps: s?.marginBps ?? config.solvency.marginBps,
       };

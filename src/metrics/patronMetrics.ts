@@ -23,7 +23,6 @@ export interface ChainGaugeState {
   readonly lowWaterWei: bigint;
   /** The operator alerts' level, with hysteresis (src/solvency/alertHysteresis.ts). */
   readonly alertLevel: 'ok' | 'low' | 'halted';
-  readonly floorRunwaySeconds: number | undefined;
 }
 
 /** What the scrape-time gauges read; each returns the current value, no I/O (the loops that read the chain own it). */
@@ -265,7 +264,7 @@ function registerGauges(
   );
   fromSolvency(
     'patron_runway_seconds',
-    'Deposit divided by the recent included spend rate (absent without recent spend)',
+    "Time until deposit − liabilities × margin reaches the floor (signing stops) at the last 24 h's included spend, from the ledger (absent without spend)",
     ['chain', 'paymaster'],
     'min',
     (g, s) => {
@@ -286,16 +285,6 @@ function registerGauges(
     ['chain', 'paymaster'],
     'max',
     (g, s) => g.set({ chain: chain(s.chainId), paymaster: s.paymaster }, s.alertLevel === 'ok' ? 0 : 1),
-  );
-  fromSolvency(
-    'patron_runway_to_floor_seconds',
-    'Time until deposit − liabilities × margin reaches the floor at the spend rate (last hour of reads, 24 h of inclusions); absent without spend',
-    ['chain', 'paymaster'],
-    'min',
-    (g, s) => {
-      if (s.floorRunwaySeconds !== undefined)
-        g.set({ chain: chain(s.chainId), paymaster: s.paymaster }, s.floorRunwaySeconds);
-    },
   );
   new Gauge({
     name: 'patron_build_info',

@@ -55,7 +55,7 @@ export interface SigningGateDeps {
    * (store/ledger/solvencyClaims.ts); undefined elsewhere. `alertClaims`: one copy of each operator alert across
    * the instances on the database (store/db/alertClaims.ts).
    */
-  readonly store: Pick<Store, 'solvencyClaims' | 'alertClaims'>;
+  readonly store: Pick<Store, 'solvencyClaims' | 'alertClaims' | 'depositSpend'>;
 }
 
 export function startSigningGate(deps: SigningGateDeps): SigningGate {
@@ -109,6 +109,7 @@ export function startSigningGate(deps: SigningGateDeps): SigningGate {
     settings: config.solvency,
     enforce: config.solvency.enabled,
     claims,
+    spend: deps.store.depositSpend,
     // A claim outlives every window signed under it: the longest window and a minute of clock skew.
     claimWindowSeconds: config.paymaster.sponsorship.maxExpirySeconds + 60,
     alert: alertSender,
@@ -131,8 +132,6 @@ export function startSigningGate(deps: SigningGateDeps): SigningGate {
       solvency.observeIncluded({
         chainId,
         paymaster: event.paymaster,
-        userOpHash: event.userOpHash,
-        actualGasCost: event.actualGasCost,
         sender: event.sender,
         nonce: event.nonce,
       });

@@ -1,21 +1,15 @@
 import { type Address, getAddress } from 'viem';
 import { floorFor, lowWaterFor, type SolvencySettings } from '../config/solvencySettings.js';
 import { PaymasterInsolventError, UnavailableError } from '../errors/PatronError.js';
+import type { DepositSpendRepository } from '../store/ledger/depositSpendRepository.js';
 import type { SolvencyClaims } from '../store/ledger/solvencyClaims.js';
 import { type AlertLevel, type AlertState, CALM } from './alertHysteresis.js';
 import type { AlertSender } from './alertWebhook.js';
-import { createDepositTrend } from './depositTrend.js';
+import { createDepositSpendRate } from './depositSpendRate.js';
 import { type ChainHead, createLiabilityTracker, type SignedOp } from './liabilityTracker.js';
 import { type PaymasterKey, paymasterKey } from './paymasterKey.js';
 import { createSolvencyAlerts } from './solvencyAlerts.js';
-import {
-  floorRunwaySeconds,
-  headroomWei,
-  runwaySeconds,
-  type SolvencyVerdict,
-  solvencyVerdict,
-} from './solvencyVerdict.js';
-import { createSpendWindow } from './spendWindow.js';
+import { floorRunwaySeconds, headroomWei, type SolvencyVerdict, solvencyVerdict } from './solvencyVerdict.js';
 
 /**
  * The solvency guard (src/solvency/README.md): per paymaster (one per chain and EntryPoint), a background loop reads the paymaster's EntryPoint
@@ -52,8 +46,15 @@ export interface ChainSolvency {
   readonly requiredWei: bigint;
   /** False while the guard holds signing (always true when the guard does not enforce). */
   readonly signing: boolean;
-  /** Included spend over the last 24 h, per second, when any. */
-  readonly spendWeiPerSecond: number | undefined;
+  /**
+   * What included ops took from the deposit over the last 24 h, per hour (depositSpendRate.ts: from the ledger, the
+   * same in every instance and across restarts; withdrawals and top-ups are not spend); undefined without spend.
+   */
+  readonly spendWeiPerHour: bigint | undefined;
+  /**
+   * The runway: seconds until the headroom (deposit − liabilities × margin) reaches the floor, where signing stops,
+   * at that rate; 0 when it is there; undefined without spend. The one runway figure (dashboard, metrics, alerts).
+   */
   readonly runwaySeconds: number | undefined;
   /** Below this (deposit − liabilities × margin) the guard warns: `low` alert, dashboard warning. Above the floor. */
   readonly lowWaterWei: bigint;
@@ -61,13 +62,6 @@ export interface ChainSolvency {
   readonly headroomWei: bigint | undefined;
   /** The operator alerts' level, with hysteresis (alertHysteresis.ts): `low` from the low-water mark down. */
   readonly alertLevel: AlertLevel;
-  /**
-   * The spend rate the runway to the floor uses: the larger of the deposit reads' drops over the last hour
-   * (depositTrend.ts) and the included spend over 24 h; undefined while neither shows any.
-   */
-  readonly observedSpendWeiPerHour: bigint | undefined;
-  /** Seconds until the headroom reaches the floor (signing stops) at that rate; undefined without a rate. */
-  readonly floorRunwaySeconds: number | undefined;
   /** Unix ms of the last successful deposit read. */
   readonly checkedAt: number | undefined;
   /** Whether the paymaster is staked, as last read (undefined: not read, or not asked). */
@@ -94,15 +88,13 @@ export interface SolvencyGuard {
   staked(paymaster: { readonly chainId: number; readonly paymaster: Address }): boolean | undefined;
   /** Per paymaster, for the dashboard and /metrics. */
   state(): readonly ChainSolvency[];
-  /** Settlement's observer of an included op of the paymaster: off the liabilities, into the spend rate. */
+  /** Settlement's observer of an included op of the paymaster: off the liabilities (the spend is the ledger's). */
   observeIncluded(args: {
     readonly chainId: number;
     readonly paymaster: Address;
-    readonly userOpHash: string;
     /** The event's sender and nonce: the op's liability is kept under them, however it was signed. */
     readonly sender: Address;
     readonly nonce: bigint;
-    readonly actualGasCost: bigint;
   }): void;
   /** Reads every deposit now and re-evaluates (the loop does this every interval; tests call it). */
   checkNow(): Promise<readonly ChainSolvency[]>;
@@ -133,6 +125,8 @@ export interface SolvencyGuardDeps {
    * a claim is renewed to outlive by this every signature made under it.
    */
   readonly claimWindowSeconds?: number;
+  /** The ledger's deposit spend (the spend rate and runway); undefined: no rate, no runway. */
+  readonly spend?: DepositSpendRepository | undefined;
 }
 
 /** A claim asks for this share of what the deposit covers beyond what it needs now, so a burst claims once. */
@@ -153,9 +147,6 @@ async function readHead(chain: SolvencyChain, timeoutMs: number): Promise<ChainH
     clearTimeout(timer);
   }
 }
-
-/** Recently included ops remembered against replays. */
-const SEEN_INCLUSIONS = 10_000;
 
 interface ChainState {
   readonly chain: SolvencyChain;
@@ -180,8 +171,9 @@ interface ChainState {
 export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
   const { settings, logger } = deps;
   const liabilities = createLiabilityTracker({ now: deps.now, maxExact: settings.trackedSignatures });
-  const spend = createSpendWindow({ now: deps.now });
-  const trend = createDepositTrend();
+  const spend = deps.spend === undefined ? undefined : createDepositSpendRate({ source: deps.spend, now: deps.now });
+  /** Whether the last spend read failed: logged once per failing streak. */
+  let spendFailing = false;
   const states = new Map<PaymasterKey, ChainState>(
     deps.chains.map((chain) => [
       paymasterKey(chain),
@@ -205,27 +197,9 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
       },
     ]),
   );
-  const included = new Set<string>();
-
-  /** Wei per hour for the runway to the floor: the larger of the recent deposit drops and the included spend. */
-  function observedRate(s: {
-    readonly chain: { readonly chainId: number; readonly paymaster: Address };
-  }): bigint | undefined {
-    const key = paymasterKey(s.chain);
-    const fromReads = trend.weiPerHour(key, deps.now());
-    const perSecond = spend.weiPerSecond(key);
-    // The included spend is a float rate: rounded up to whole wei, as for the dashboard.
-    const included = perSecond === undefined ? undefined : BigInt(Math.ceil(perSecond * 3600));
-    if (fromReads === undefined || fromReads <= 0n) return included;
-    return included === undefined || included < fromReads ? fromReads : included;
-  }
-  const alerts = createSolvencyAlerts({
-    settings,
-    sender: deps.alert,
-    logger,
-    now: deps.now,
-    spendWeiPerHour: (s) => observedRate(s),
-  });
+  const rateOf = (s: { readonly chain: { readonly chainId: number; readonly paymaster: Address } }) =>
+    spend?.weiPerHour(s.chain);
+  const alerts = createSolvencyAlerts({ settings, sender: deps.alert, logger, now: deps.now, spendWeiPerHour: rateOf });
 
   /** Logged at every change of the verdict: what the guard does (the alerts have their own hysteresis). */
   function transition(s: ChainState, liabilitiesWei: bigint, verdict: SolvencyVerdict): void {
@@ -252,7 +226,7 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
 
   function view(s: ChainState): ChainSolvency {
     const liabilitiesWei = liabilities.current(paymasterKey(s.chain));
-    const rate = spend.weiPerSecond(paymasterKey(s.chain));
+    const rate = rateOf(s);
     const { requiredWei } = solvencyVerdict({
       depositWei: 0n,
       liabilitiesWei,
@@ -260,7 +234,6 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
       marginBps: settings.marginBps,
     });
     const headroom = s.depositWei === undefined ? undefined : headroomWei({ depositWei: s.depositWei, requiredWei });
-    const observed = observedRate(s);
     return {
       chainId: s.chain.chainId,
       paymaster: s.chain.paymaster,
@@ -270,19 +243,31 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
       marginBps: settings.marginBps,
       requiredWei,
       signing: s.signing,
-      spendWeiPerSecond: rate,
-      runwaySeconds: s.depositWei === undefined ? undefined : runwaySeconds(s.depositWei, rate),
+      spendWeiPerHour: rate,
+      runwaySeconds:
+        headroom === undefined
+          ? undefined
+          : floorRunwaySeconds({ headroomWei: headroom, floorWei: s.floorWei, weiPerHour: rate }),
       lowWaterWei: s.lowWaterWei,
       headroomWei: headroom,
       alertLevel: s.alert.level,
-      observedSpendWeiPerHour: observed,
-      floorRunwaySeconds:
-        headroom === undefined
-          ? undefined
-          : floorRunwaySeconds({ headroomWei: headroom, floorWei: s.floorWei, weiPerHour: observed }),
       checkedAt: s.checkedAt,
       staked: s.staked,
     };
+  }
+
+  /** The spend rate from the ledger, before the verdict (its alert carries the runway). */
+  async function refreshSpend(s: ChainState): Promise<void> {
+    if (spend === undefined) return;
+    try {
+      await spend.refresh(s.chain);
+      if (spendFailing) logger.info({ chainId: s.chain.chainId }, 'solvency: the spend rate is readable again');
+      spendFailing = false;
+    } catch (err) {
+      // The last rate stands (a storage fault is reported by the store's own health).
+      if (!spendFailing) logger.warn({ err, chainId: s.chain.chainId }, 'solvency: could not read the spend rate');
+      spendFailing = true;
+    }
   }
 
   async function checkChain(s: ChainState): Promise<void> {
@@ -303,7 +288,6 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
         }),
       ]);
       s.checkedAt = deps.now();
-      trend.record({ key: paymasterKey(s.chain), depositWei: s.depositWei, at: s.checkedAt });
       if (s.readFailing) logger.info({ chainId: s.chain.chainId }, 'solvency: the paymaster deposit is readable again');
       s.readFailing = false;
     } catch (err) {
@@ -320,6 +304,7 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
       clearTimeout(stakeTimer);
     }
     s.head = (await readHead(s.chain, timeoutMs)) ?? s.head;
+    await refreshSpend(s);
     const key = paymasterKey(s.chain);
     const total = liabilities.total(key, s.head);
     evaluate(s, total);
@@ -479,15 +464,8 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
     },
     staked: (paymaster) => states.get(paymasterKey(paymaster))?.staked,
     state: () => [...states.values()].map(view),
-    observeIncluded({ chainId, paymaster, userOpHash, sender, nonce, actualGasCost }) {
-      const key = paymasterKey({ chainId, paymaster });
-      liabilities.included(key, sender, nonce);
-      // Settlement may hand an event over again (after a restart or a reorg): spent once.
-      const seen = `${key}:${userOpHash.toLowerCase()}`;
-      if (included.has(seen)) return;
-      if (included.size >= SEEN_INCLUSIONS) included.clear();
-      included.add(seen);
-      spend.add({ key, wei: actualGasCost });
+    observeIncluded({ chainId, paymaster, sender, nonce }) {
+      liabilities.included(paymasterKey({ chainId, paymaster }), sender, nonce);
     },
     checkNow,
     async close() {
