@@ -279,6 +279,10 @@ describe('the deposit keeper', () => {
     assert.equal(listed.amountWei, (4n * E).toString());
     assert.deepEqual(listed.proposal.transaction, proposal.transaction);
     assert.equal((await c.app.inject({ url })).statusCode, 401);
+    // The same page bound and message as every admin list (api/pageQuery.ts).
+    const tooMany = await c.app.inject({ url: `${url}&limit=201`, headers: { authorization: `Bearer ${authToken}` } });
+    assert.equal(tooMany.statusCode, 400);
+    assert.match(tooMany.body, /limit must be an integer from 1 to 200/);
 
     // The owner sends the proposed bytes as they are: the deposit is back at the target, the proposal met.
     const hash = await fx.client.sendTransaction({

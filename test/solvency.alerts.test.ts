@@ -268,7 +268,7 @@ describe('operator alerts with the low-water mark and hysteresis', () => {
       assert.equal(admitted.length, 6);
       now += 800;
       for (const n of admitted) {
-        guard.observeIncluded({ chainId, paymaster: fx.paymaster, sender, nonce: n });
+        guard.observeIncluded({ chainId, paymaster: fx.paymaster, sender, nonce: n, actualGasCost: 0n });
       }
       now += INTERVAL_MS - 800;
       await guard.checkNow();

@@ -174,8 +174,19 @@ describe(`the runway from the ledger (${BACKEND})`, () => {
       assert.equal(s?.spendWeiPerHour, rate);
       assert.equal(s?.runwaySeconds, 960 * 3600);
 
-      // An op included now, read at the next interval.
+      // An op included now: counted at once by the instance that settled it, and the next read of the ledger
+      // (which holds it) gives the same figure, not twice.
       await included({ at: clock.now, wei: parseEther('2.4') });
+      const sender: Address = '0x0000000000000000000000000000000000a77ac4';
+      guard.observeIncluded({
+        chainId: CHAIN,
+        paymaster: PAYMASTER,
+        sender,
+        nonce: 0n,
+        actualGasCost: parseEther('2.4'),
+      });
+      [s] = guard.state();
+      assert.equal(s?.spendWeiPerHour, parseEther('3') / 24n);
       clock.now += 60_000;
       [s] = await guard.checkNow();
       assert.equal(s?.spendWeiPerHour, parseEther('3') / 24n);

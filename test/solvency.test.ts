@@ -346,6 +346,7 @@ describe('solvency guard with given amounts', () => {
         paymaster: entryPoint,
         sender: op(1n).sender,
         nonce: 1n,
+        actualGasCost: parseEther('0.1'),
       });
       const [s] = await guard.checkNow();
       assert.equal(s?.liabilitiesWei, parseEther('0.2'));

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { DepositTopup, DepositTopupRepository } from '../store/ledger/depositTopupRepository.js';
 import { DASHBOARD_TAG } from './adminSession.js';
+import { pageLimit } from './pageQuery.js';
 import { type RouteDef, route } from './route.js';
 
 /**
@@ -34,7 +35,7 @@ export const keeperTopupsQuery = z.object({
     .string()
     .regex(/^0x[0-9a-fA-F]{40}$/, { error: 'paymaster must be an address' })
     .optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(50),
+  limit: pageLimit,
   before: z.iso.datetime({ error: 'before must be an ISO 8601 time' }).optional(),
 });
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The paging fields the admin lists share (request log, audit log, lifecycle events): one message for each, so a
+ * The paging fields the admin lists share (request log, audit log, lifecycle events, keeper top-ups): one message for each, so a
  * client reads the same refusal from every list.
  */
 const LIMIT_ERROR = 'limit must be an integer from 1 to 200';

@@ -11,11 +11,14 @@ import { type PaymasterKey, paymasterKey } from './paymasterKey.js';
  *
  * Cost: `refresh` is one grouped query per paymaster per guard interval over the current hour's closes (and the
  * previous hour's for its first minutes, for a close written late by another instance); the first reads the whole
- * window. The request path only reads the figure.
+ * window. The request path only reads the figure. The instance that follows settlement counts an inclusion at once
+ * (`included`), provisionally: the next refresh replaces the hour with what the ledger holds.
  */
 export interface DepositSpendRate {
   /** Re-reads the recent hours from the ledger; a failure keeps the last figures (the caller logs it). */
   refresh(paymaster: { readonly chainId: number; readonly paymaster: Address }): Promise<void>;
+  /** An inclusion settlement just wrote to the ledger, counted until the next refresh reads it back. */
+  included(args: { readonly chainId: number; readonly paymaster: Address; readonly wei: bigint }): void;
   /** Wei per hour over the window, rounded up; undefined when nothing was spent in it. */
   weiPerHour(paymaster: { readonly chainId: number; readonly paymaster: Address }): bigint | undefined;
 }
@@ -27,7 +30,10 @@ const LATE_CLOSE_MS = 5 * 60_000;
 interface Hours {
   /** hour index → wei. */
   readonly buckets: Map<number, bigint>;
+  /** The ledger's first op of the paymaster. */
   firstAt: number | undefined;
+  /** The first inclusion counted before the ledger showed one. */
+  firstSeenAt: number | undefined;
   loaded: boolean;
 }
 
@@ -41,7 +47,7 @@ export function createDepositSpendRate(deps: {
   const hoursOf = (key: PaymasterKey): Hours => {
     let h = byPaymaster.get(key);
     if (h === undefined) {
-      h = { buckets: new Map(), firstAt: undefined, loaded: false };
+      h = { buckets: new Map(), firstAt: undefined, firstSeenAt: undefined, loaded: false };
       byPaymaster.set(key, h);
     }
     return h;
@@ -68,9 +74,17 @@ export function createDepositSpendRate(deps: {
       h.firstAt = firstAt;
       h.loaded = true;
     },
+    included({ chainId, paymaster, wei }) {
+      const h = hoursOf(paymasterKey({ chainId, paymaster }));
+      const now = deps.now();
+      const hour = Math.floor(now / HOUR_MS);
+      h.buckets.set(hour, (h.buckets.get(hour) ?? 0n) + wei);
+      h.firstSeenAt ??= now;
+    },
     weiPerHour(paymaster) {
       const h = byPaymaster.get(paymasterKey(paymaster));
-      if (h === undefined || h.firstAt === undefined) return undefined;
+      const firstAt = h?.firstAt ?? h?.firstSeenAt;
+      if (h === undefined || firstAt === undefined) return undefined;
       const now = deps.now();
       const oldest = oldestHour(now);
       const current = Math.floor(now / HOUR_MS);
@@ -78,7 +92,7 @@ export function createDepositSpendRate(deps: {
       // A close stamped ahead of this clock (another instance's) waits for its hour.
       for (const [hour, wei] of h.buckets) if (hour >= oldest && hour <= current) sum += wei;
       if (sum === 0n) return undefined;
-      const spanMs = BigInt(Math.min(windowMs, Math.max(HOUR_MS, now - h.firstAt)));
+      const spanMs = BigInt(Math.min(windowMs, Math.max(HOUR_MS, now - firstAt)));
       return (sum * BigInt(HOUR_MS) + spanMs - 1n) / spanMs;
     },
   };

@@ -134,6 +134,7 @@ export function startSigningGate(deps: SigningGateDeps): SigningGate {
         paymaster: event.paymaster,
         sender: event.sender,
         nonce: event.nonce,
+        actualGasCost: event.actualGasCost,
       });
     },
     async close() {

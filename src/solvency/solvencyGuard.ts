@@ -88,13 +88,17 @@ export interface SolvencyGuard {
   staked(paymaster: { readonly chainId: number; readonly paymaster: Address }): boolean | undefined;
   /** Per paymaster, for the dashboard and /metrics. */
   state(): readonly ChainSolvency[];
-  /** Settlement's observer of an included op of the paymaster: off the liabilities (the spend is the ledger's). */
+  /**
+   * Settlement's observer of an included op of the paymaster, once its ledger row is closed: off the liabilities, and
+   * into the spend rate at once (the next read of the ledger, which holds it, replaces the figure).
+   */
   observeIncluded(args: {
     readonly chainId: number;
     readonly paymaster: Address;
     /** The event's sender and nonce: the op's liability is kept under them, however it was signed. */
     readonly sender: Address;
     readonly nonce: bigint;
+    readonly actualGasCost: bigint;
   }): void;
   /** Reads every deposit now and re-evaluates (the loop does this every interval; tests call it). */
   checkNow(): Promise<readonly ChainSolvency[]>;
@@ -464,8 +468,9 @@ export function startSolvencyGuard(deps: SolvencyGuardDeps): SolvencyGuard {
     },
     staked: (paymaster) => states.get(paymasterKey(paymaster))?.staked,
     state: () => [...states.values()].map(view),
-    observeIncluded({ chainId, paymaster, sender, nonce }) {
+    observeIncluded({ chainId, paymaster, sender, nonce, actualGasCost }) {
       liabilities.included(paymasterKey({ chainId, paymaster }), sender, nonce);
+      spend?.included({ chainId, paymaster, wei: actualGasCost });
     },
     checkNow,
     async close() {
