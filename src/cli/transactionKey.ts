@@ -71,7 +71,8 @@ function pkcs11Source(ctx: ChainCommandContext, keyLabel: string): TransactionKe
   return {
     description: `PKCS#11 key "${keyLabel}"`,
     async load() {
-      const setting = configuredSigner(ctx, '--pkcs11-key');
+      // Only the token's settings are used: a signer elsewhere (or the dev key file) is no token, whatever its state.
+      const setting = 'setting' in ctx.signer ? ctx.signer.setting : configuredSigner(ctx, '--pkcs11-key');
       if (setting.kind !== 'pkcs11') {
         throw new ValidationError(
           '--pkcs11-key needs the token: PATRON_SIGNER_PKCS11_MODULE, PATRON_SIGNER_PKCS11_TOKEN_LABEL and PATRON_SIGNER_PKCS11_PIN',
