@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { z } from 'zod';
-import { masterKeyCheckValue } from '../src/accounts/masterKey.js';
+import { checkedMasterKey, masterKeyCheckValue } from '../src/accounts/masterKey.js';
 import { runCli } from '../src/cli/main.js';
 import { loadConfig } from '../src/config/config.js';
 import { createSecretBox } from '../src/crypto/secretBox.js';
@@ -84,6 +84,19 @@ function sealedState(dir: string) {
   }
 }
 
+/**
+ * What the service's first start leaves in a data directory: the database, and (without PATRON_MASTER_KEY) the key
+ * file; the CLI opens both and creates neither.
+ */
+async function firstStart(dir: string, keyHex?: string): Promise<void> {
+  const store = await openStore({ storage: { kind: 'sqlite', file: path.join(dir, 'patron.sqlite') } });
+  try {
+    await checkedMasterKey({ config: { masterKeyHex: keyHex, dataDir: dir }, store, now: Date.now });
+  } finally {
+    await store.close();
+  }
+}
+
 const dappOut = z.object({ dapp: z.object({ dappId: z.string(), apiKey: z.string() }) });
 const dappsOut = z.object({ dapps: z.array(z.object({ dappId: z.string(), apiKey: z.string() })) });
 
@@ -91,6 +104,7 @@ const dappsOut = z.object({ dapps: z.array(z.object({ dappId: z.string(), apiKey
 async function seeded(keyHex: string, secretKeyHex: string = keyHex) {
   const dir = dataDir();
   const env = { PATRON_DATA_DIR: dir, PATRON_MASTER_KEY: keyHex };
+  await firstStart(dir, keyHex);
   assert.equal((await cli(['account', 'create', '--email', 'op@example.com'], env)).code, 0);
   const created = await cli(['dapp', 'create', '--name', 'd', '--chain', '1', '--json'], env);
   assert.equal(created.code, 0, created.stderr);
@@ -162,7 +176,7 @@ describe('patron master-key rotate (a real SQLite file)', () => {
   test('re-encrypts every secret in one go; the new key then works and the old one is refused', async () => {
     const { dir, apiKey } = await seeded(KEY_A);
     const before = sealedState(dir);
-    assert.equal(before.check, masterKeyCheckValue(Buffer.from(KEY_A, 'hex')), 'the first command wrote it');
+    assert.equal(before.check, masterKeyCheckValue(Buffer.from(KEY_A, 'hex')), 'the first start wrote it');
 
     const r = await cli(['master-key', 'rotate'], {
       PATRON_DATA_DIR: dir,
@@ -204,6 +218,7 @@ describe('patron master-key rotate (a real SQLite file)', () => {
   test('outside production without PATRON_MASTER_KEY: the key file in the data directory, named in the steps', async () => {
     const dir = dataDir();
     const env = { PATRON_DATA_DIR: dir };
+    await firstStart(dir);
     assert.equal((await cli(['account', 'create', '--email', 'dev@example.com'], env)).code, 0);
     const created = await cli(['dapp', 'create', '--name', 'd', '--chain', '1', '--json'], env);
     const { apiKey } = dappOut.parse(JSON.parse(created.stdout)).dapp;
@@ -282,6 +297,7 @@ describe('the CLI refuses a database it must not run against', () => {
   test('a schema newer than this build: refused naming both migrations', async () => {
     const dir = dataDir();
     const env = { PATRON_DATA_DIR: dir, PATRON_MASTER_KEY: KEY_A };
+    await firstStart(dir, KEY_A);
     assert.equal((await cli(['account', 'list'], env)).code, 0);
     const raw = new Sqlite(path.join(dir, 'patron.sqlite'));
     raw.prepare('INSERT INTO patron_migrations (name, applied_at) VALUES (?, ?)').run('0099_from_the_future', 1);

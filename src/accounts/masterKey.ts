@@ -80,9 +80,17 @@ export async function checkedMasterKey(args: {
   readonly store: { readonly sealedSecrets: SealedSecretsRepository };
   /** A fixed key (tests), instead of the configured one. */
   readonly key?: Buffer | undefined;
+  /** Whether a missing `<dataDir>/master.key` is created (the service's first start) or refused (the CLI). */
+  readonly createKeyFile?: boolean;
   readonly now: () => number;
 }): Promise<{ readonly key: Buffer; readonly source: string }> {
-  const key = args.key ?? loadMasterKey(args.config);
+  const key =
+    args.key ??
+    loadMasterKey({
+      masterKeyHex: args.config.masterKeyHex,
+      dataDir: args.config.dataDir,
+      createFile: args.createKeyFile ?? true,
+    });
   const source = masterKeySource(args.config);
   await verifyMasterKey({ secrets: args.store.sealedSecrets, key, source, now: args.now() });
   return { key, source };

@@ -2,19 +2,21 @@ import { type Address, getAddress } from 'viem';
 import { ValidationError } from '../errors/PatronError.js';
 import type { ChainCommandContext } from './commands.js';
 
-/** Option readers shared by the chain commands (paymasterCommands.ts, ownerCommands.ts). */
-export function option(ctx: ChainCommandContext, name: string): string | undefined {
+/** Option readers shared by the chain commands (paymasterCommands.ts, ownerCommands.ts) and a few storage ones. */
+type WithOptions = Pick<ChainCommandContext, 'options'>;
+
+export function option(ctx: WithOptions, name: string): string | undefined {
   const v = ctx.options[name];
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
-export function requireOption(ctx: ChainCommandContext, name: string): string {
+export function requireOption(ctx: WithOptions, name: string): string {
   const v = option(ctx, name);
   if (v === undefined) throw new ValidationError(`--${name} is required`);
   return v;
 }
 
-export function addressOption(ctx: ChainCommandContext, name: string, fallback?: Address): Address {
+export function addressOption(ctx: WithOptions, name: string, fallback?: Address): Address {
   const v = option(ctx, name);
   if (v === undefined) {
     if (fallback !== undefined) return fallback;
@@ -24,7 +26,7 @@ export function addressOption(ctx: ChainCommandContext, name: string, fallback?:
   return getAddress(v);
 }
 
-export function rpcUrlOption(ctx: ChainCommandContext): string {
+export function rpcUrlOption(ctx: WithOptions): string {
   const rpcUrl = requireOption(ctx, 'rpc');
   if (!/^https?:\/\//.test(rpcUrl)) throw new ValidationError('--rpc must be an http(s) JSON-RPC URL');
   return rpcUrl;

@@ -10,24 +10,26 @@ import { restrictCommands } from './restrictCommands.js';
 import { signerCommands } from './signerCommands.js';
 import { tokenCommands } from './tokenCommands.js';
 
-/** A command `runCli` runs with the configuration, the storage and the master key open. */
+/** A command `runCli` runs with the configuration (less the signer), the storage and the master key open. */
 export type CliCommand = (ctx: CommandContext) => Promise<void>;
 
-/** A command on chains alone: run with the configuration only (no storage, no master key). */
+/** A command on chains alone: run with the signer's settings only (no service configuration, storage or key). */
 export type ChainCommand = (ctx: ChainCommandContext) => Promise<void>;
 
-/** The commands on chains alone, by name: the paymaster's and the signer's. */
-export const chainCommands: Readonly<Record<string, ChainCommand>> = mergeCommandMaps([
-  paymasterCommands,
-  ownerCommands,
-  signerCommands,
-]);
+/** A command and what `runCli` opens for it: nothing but the chain (`chain`), or the storage and the master key. */
+export type CliEntry =
+  | { readonly needs: 'chain'; readonly run: ChainCommand }
+  | { readonly needs: 'store'; readonly run: CliCommand };
 
-const COMMAND_MAPS: readonly Readonly<Record<string, CliCommand>>[] = [
-  accountCommands,
+/** The commands on chains alone, by name: the paymaster's and the signer's. */
+const CHAIN_MAPS: readonly Readonly<Record<string, ChainCommand>>[] = [
   paymasterCommands,
   ownerCommands,
   signerCommands,
+];
+
+const STORE_MAPS: readonly Readonly<Record<string, CliCommand>>[] = [
+  accountCommands,
   policyCommands,
   restrictCommands,
   ledgerCommands,
@@ -42,7 +44,10 @@ const COMMAND_MAPS: readonly Readonly<Record<string, CliCommand>>[] = [
  * the CLI dispatches from and the docs tests check docs/ against, so a new command map is listed here once. A name
  * in two maps throws on load, as the merge would otherwise keep one of them silently.
  */
-export const cliCommands: Readonly<Record<string, CliCommand>> = mergeCommandMaps(COMMAND_MAPS);
+export const cliCommands: Readonly<Record<string, CliEntry>> = mergeCommandMaps([
+  ...CHAIN_MAPS.map((map) => tagged(map, (run): CliEntry => ({ needs: 'chain', run }))),
+  ...STORE_MAPS.map((map) => tagged(map, (run): CliEntry => ({ needs: 'store', run }))),
+]);
 
 /**
  * Every command name a user can type: the table's, and those that run before it is consulted, as they need no
@@ -56,6 +61,10 @@ export const cliCommandNames: readonly string[] = [
   'master-key generate',
   ...Object.keys(cliCommands),
 ];
+
+function tagged<C>(map: Readonly<Record<string, C>>, tag: (run: C) => CliEntry): Record<string, CliEntry> {
+  return Object.fromEntries(Object.entries(map).map(([name, run]) => [name, tag(run)]));
+}
 
 function mergeCommandMaps<C>(maps: readonly Readonly<Record<string, C>>[]): Record<string, C> {
   const table: Record<string, C> = {};

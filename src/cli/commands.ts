@@ -3,7 +3,8 @@ import type { SessionService } from '../accounts/sessionService.js';
 import { toAccountView } from '../api/adminAccount.js';
 import { toDappView } from '../api/adminDapps.js';
 import { toTokenView } from '../api/adminTokens.js';
-import type { Config } from '../config/config.js';
+import type { ChainCommandSettings } from '../config/chainCommandSettings.js';
+import type { ConfigWithoutSigner } from '../config/config.js';
 import { dappLimitsToJson } from '../dappSettings/dappLimits.js';
 import { ValidationError } from '../errors/PatronError.js';
 import type { PolicyService } from '../policies/policyService.js';
@@ -15,11 +16,19 @@ import { type CliIo, printResult, table } from './cliOutput.js';
 import { runDemo } from './demo.js';
 
 /**
- * What a command that works on chains alone gets (the paymaster's and the signer's commands): the configuration, the
- * environment, the output and the options. `runCli` runs these without opening the storage or the master key, so they
- * create no database and no key file where they run (commandTable.ts chainCommandNames).
+ * What a command that works on chains alone gets (the paymaster's and the signer's commands): the signer's source,
+ * the environment, the output and the options. `runCli` runs these without the service's configuration, the storage
+ * or the master key, so they need none of them and create no database and no key file where they run.
  */
-export type ChainCommandContext = Pick<CommandContext, 'config' | 'env' | 'io' | 'json' | 'options' | 'serviceUrl'>;
+export interface ChainCommandContext {
+  /** The paymaster signer's source, or why there is none: refused only where used (configuredSigner.ts). */
+  readonly signer: ChainCommandSettings['signer'];
+  /** The environment, for secrets that must not be command-line arguments (they would show in `ps`). */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly io: CliIo;
+  readonly json: boolean;
+  readonly options: Readonly<Record<string, string | string[] | boolean | undefined>>;
+}
 
 export interface CommandContext {
   readonly accounts: AccountService;
@@ -35,7 +44,8 @@ export interface CommandContext {
   readonly masterKey: { readonly key: Buffer; readonly source: string; readonly secrets: SealedSecretsRepository };
   /** Where the running service answers (PATRON_PUBLIC_URL, else HOST:PORT), for commands that call it. */
   readonly serviceUrl: string;
-  readonly config: Config;
+  /** The service's configuration less the signer, which no storage command uses. */
+  readonly config: ConfigWithoutSigner;
   /** The environment, for secrets that must not be command-line arguments (they would show in `ps`). */
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly io: CliIo;

@@ -1,7 +1,9 @@
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { buildAccounts } from '../accounts/buildAccounts.js';
 import { checkedMasterKey } from '../accounts/masterKey.js';
-import { type Config, ConfigError, loadConfig } from '../config/config.js';
+import { loadChainCommandSettings } from '../config/chainCommandSettings.js';
+import { ConfigError, type ConfigWithoutSigner, loadConfigWithoutSigner } from '../config/config.js';
 import { configuredChainIds } from '../config/servedChains.js';
 import { createSecretBox } from '../crypto/secretBox.js';
 import { errorSummary } from '../errors/errorSummary.js';
@@ -13,7 +15,7 @@ import { openStore, type Store } from '../store/store.js';
 import { patronVersion } from '../version.js';
 import type { CliIo } from './cliOutput.js';
 import { USAGE } from './commands.js';
-import { chainCommands, cliCommands } from './commandTable.js';
+import { cliCommands } from './commandTable.js';
 import { runHealthcheck } from './healthcheck.js';
 import { generateMasterKey } from './masterKeyCommands.js';
 import { generateSignerKeystore } from './signerCommands.js';
@@ -101,14 +103,12 @@ export async function runCli(args: {
     }
   }
 
-  const serviceUrlOf = (config: Config) =>
-    config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
-  // A command on chains alone: no storage and no master key opened, so nothing is created where it runs.
-  const chainCommand = Object.hasOwn(chainCommands, name) ? chainCommands[name] : undefined;
-  if (chainCommand !== undefined) {
+  // A command on chains alone: neither the service's configuration nor the storage nor the master key, so an owner
+  // runs it with an RPC URL and a key in production too, and nothing is created where it runs (issue 33).
+  if (command.needs === 'chain') {
     try {
-      const config = loadConfig(args.env);
-      await chainCommand({ io, json, options: parsed.values, serviceUrl: serviceUrlOf(config), config, env: args.env });
+      const { signer } = loadChainCommandSettings(args.env);
+      await command.run({ io, json, options: parsed.values, signer, env: args.env });
       return 0;
     } catch (err) {
       return failure(err);
@@ -117,10 +117,18 @@ export async function runCli(args: {
 
   let store = args.store;
   try {
-    const config = loadConfig(args.env);
-    store ??= await openStore({ storage: config.storage });
-    // Before any command: one that opens a secret with a wrong key would fail with the cipher's own message.
-    const { key: masterKey, source } = await checkedMasterKey({ config, store, key: args.masterKey, now: Date.now });
+    // Everything but the signer, which no storage command uses (production mode asks the service for one).
+    const config = loadConfigWithoutSigner(args.env);
+    store ??= await openExistingStore(config);
+    // Before any command: one that opens a secret with a wrong key would fail with the cipher's own message. The
+    // CLI reads the data directory's key file and never writes one (the service does, on its first start).
+    const { key: masterKey, source } = await checkedMasterKey({
+      config,
+      store,
+      key: args.masterKey,
+      createKeyFile: false,
+      now: Date.now,
+    });
     // As the server builds them (deps.ts), but the CLI is short-lived and must see other processes' writes: no caching.
     const noCache = { ttlMs: 0, maxEntries: 100 };
     const { accounts, sessions } = buildAccounts({
@@ -133,8 +141,9 @@ export async function runCli(args: {
       servedChainIds: configuredChainIds(config.paymaster),
     });
     const policies = createPolicyService({ store, cache: noCache, now: Date.now });
-    const serviceUrl = serviceUrlOf(config);
-    await command({
+    const serviceUrl =
+      config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+    await command.run({
       accounts,
       sessions,
       policies,
@@ -154,6 +163,21 @@ export async function runCli(args: {
   } finally {
     if (args.store === undefined) await store?.close();
   }
+}
+
+/**
+ * The service's database: PostgreSQL as configured, or the embedded SQLite file only if it exists. A command run
+ * where the data directory is not (a typo of PATRON_DATA_DIR, a shell in another directory) would otherwise create an
+ * empty database there, and report an empty one as if it were the service's.
+ */
+async function openExistingStore(config: ConfigWithoutSigner): Promise<Store> {
+  const { storage } = config;
+  if (storage.kind === 'sqlite' && !existsSync(storage.file)) {
+    throw new ConfigError([
+      `no database at ${storage.file} (PATRON_DATA_DIR, by default ./data of the current directory): the CLI opens the service's database and never creates one; set PATRON_DATA_DIR or DATABASE_URL as the service has them, or start the service once to create it`,
+    ]);
+  }
+  return openStore({ storage });
 }
 
 function parse(argv: readonly string[]) {

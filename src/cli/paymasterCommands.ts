@@ -9,13 +9,13 @@ import {
 import { loadPatronPaymasterArtifact, patronPaymasterAbi } from '../chain/artifacts.js';
 import { loadPatronPaymasterV07Artifact } from '../chain/deployPatronPaymasterV07.js';
 import { readPaymasterSigners } from '../chain/paymasterSigners.js';
-import type { Config } from '../config/config.js';
 import { selectCryptoBackend } from '../crypto/cryptoBackend.js';
 import { ValidationError } from '../errors/PatronError.js';
 import { loadPaymasterSigner } from '../paymaster/signer/loadPaymasterSigner.js';
 import { addressOption, option, requireOption, rpcUrlOption } from './cliOptions.js';
 import { printResult } from './cliOutput.js';
 import type { ChainCommandContext } from './commands.js';
+import { configuredSigner } from './configuredSigner.js';
 import { requireTransactionKey } from './transactionKey.js';
 
 /**
@@ -52,8 +52,9 @@ async function rpcClients(ctx: ChainCommandContext, needsKey: boolean) {
 }
 
 /** The configured signer's address (a key here, on a PKCS#11 token or in KMS), its back end closed again. */
-async function configuredSignerAddress(config: Config): Promise<Address> {
-  const signer = await loadPaymasterSigner({ setting: config.paymaster.signer, crypto: selectCryptoBackend().backend });
+async function configuredSignerAddress(ctx: ChainCommandContext): Promise<Address> {
+  const setting = configuredSigner(ctx, 'paymaster deploy without --signer');
+  const signer = await loadPaymasterSigner({ setting, crypto: selectCryptoBackend().backend });
   await signer.close();
   return signer.address;
 }
@@ -71,7 +72,7 @@ export const paymasterCommands: Record<string, (ctx: ChainCommandContext) => Pro
         : VERSIONS[version].entryPoint;
     const owner = addressOption(ctx, 'owner', wallet.account.address);
     const signer =
-      option(ctx, 'signer') === undefined ? await configuredSignerAddress(ctx.config) : addressOption(ctx, 'signer');
+      option(ctx, 'signer') === undefined ? await configuredSignerAddress(ctx) : addressOption(ctx, 'signer');
     if ((await publicClient.getCode({ address: entryPoint })) === undefined) {
       throw new ValidationError(`No contract at the EntryPoint address ${entryPoint} on this chain`);
     }

@@ -11,6 +11,7 @@ import { generateKey, openToken } from '../paymaster/signer/pkcs11Token.js';
 import { requireOption } from './cliOptions.js';
 import { type CliIo, printResult } from './cliOutput.js';
 import type { ChainCommandContext } from './commands.js';
+import { configuredSigner } from './configuredSigner.js';
 
 /**
  * The paymaster signer's key: its address, an encrypted keystore of a local key (or of a new one), and a key
@@ -62,18 +63,16 @@ export function generateSignerKeystore(args: {
 
 export const signerCommands: Record<string, (ctx: ChainCommandContext) => Promise<void>> = {
   async 'signer address'(ctx) {
-    const signer = await loadPaymasterSigner({
-      setting: ctx.config.paymaster.signer,
-      crypto: selectCryptoBackend().backend,
-    });
+    const setting = configuredSigner(ctx, 'signer address');
+    const signer = await loadPaymasterSigner({ setting, crypto: selectCryptoBackend().backend });
     await signer.close();
-    const source = ctx.config.paymaster.signer.kind;
+    const source = setting.kind;
     printResult(ctx.io, ctx.json, { signer: signer.address, source }, [signer.address]);
   },
 
   async 'signer keystore'(ctx) {
     const out = requireOption(ctx, 'out');
-    const setting = ctx.config.paymaster.signer;
+    const setting = configuredSigner(ctx, 'signer keystore');
     if (setting.kind === 'pkcs11' || setting.kind === 'kms') {
       throw new ValidationError(
         `the signer's key is in ${setting.kind === 'kms' ? 'AWS KMS' : 'a PKCS#11 token'} and cannot be exported; use --generate for a new local key`,
@@ -89,7 +88,7 @@ export const signerCommands: Record<string, (ctx: ChainCommandContext) => Promis
 
   /** A secp256k1 key generated inside the configured PKCS#11 token (PATRON_SIGNER_PKCS11_*), never extractable. */
   async 'signer pkcs11-generate'(ctx) {
-    const setting = ctx.config.paymaster.signer;
+    const setting = configuredSigner(ctx, 'signer pkcs11-generate');
     if (setting.kind !== 'pkcs11') {
       throw new ValidationError(
         'PATRON_SIGNER_PKCS11_MODULE, PATRON_SIGNER_PKCS11_TOKEN_LABEL and PATRON_SIGNER_PKCS11_PIN (or _PIN_FILE) are required',

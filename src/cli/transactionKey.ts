@@ -9,6 +9,7 @@ import { openPkcs11Signer } from '../paymaster/signer/pkcs11Signer.js';
 import { signerAccount } from '../paymaster/signer/signerAccount.js';
 import { option } from './cliOptions.js';
 import type { ChainCommandContext } from './commands.js';
+import { configuredSigner } from './configuredSigner.js';
 
 /**
  * Where the key that signs the CLI's transactions (deploy, deposit, the owner's operations) comes from. Each
@@ -70,7 +71,8 @@ function pkcs11Source(ctx: ChainCommandContext, keyLabel: string): TransactionKe
   return {
     description: `PKCS#11 key "${keyLabel}"`,
     async load() {
-      const setting = ctx.config.paymaster.signer;
+      // Only the token's settings are used: a signer elsewhere (or the dev key file) is no token, whatever its state.
+      const setting = 'setting' in ctx.signer ? ctx.signer.setting : configuredSigner(ctx, '--pkcs11-key');
       if (setting.kind !== 'pkcs11') {
         throw new ValidationError(
           '--pkcs11-key needs the token: PATRON_SIGNER_PKCS11_MODULE, PATRON_SIGNER_PKCS11_TOKEN_LABEL and PATRON_SIGNER_PKCS11_PIN',
@@ -87,8 +89,9 @@ function kmsSource(ctx: ChainCommandContext, keyId: string): TransactionKeySourc
   return {
     description: `KMS key ${keyId}`,
     async load() {
-      const signer = ctx.config.paymaster.signer;
-      const at = signer.kind === 'kms' ? signer : { region: undefined, endpoint: undefined };
+      // The signer's settings only lend their region and endpoint: a signer that is not set (or is not KMS) is no fault.
+      const signer = 'setting' in ctx.signer ? ctx.signer.setting : undefined;
+      const at = signer?.kind === 'kms' ? signer : { region: undefined, endpoint: undefined };
       const setting = { kind: 'kms', keyId, region: at.region, endpoint: at.endpoint } as const;
       return signerAccount(await openKmsSigner({ setting, crypto: selectCryptoBackend().backend }));
     },

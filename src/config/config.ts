@@ -11,7 +11,7 @@ import {
   requestLogSettingsFrom,
 } from './dashboardSettings.js';
 import { DEFAULT_EIP7702_DELEGATES, eip7702DelegatesFromEnv } from './eip7702Delegates.js';
-import { booleanFromEnv, integerFromEnv } from './envValues.js';
+import { booleanFromEnv, integerFromEnv, productionFromEnv } from './envValues.js';
 import { type KeeperSettings, keeperEnv, keeperSettingsFrom } from './keeperSettings.js';
 import { unknownSettings } from './knownSettings.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from './listenAddress.js';
@@ -166,7 +166,35 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * The configuration less the paymaster signer: what a process that never signs a sponsorship needs (the CLI's
+ * storage commands, cli/main.ts). Production mode does not ask it for a signer.
+ */
+export type ConfigWithoutSigner = Omit<Config, 'paymaster'> & { readonly paymaster: Omit<ChainSettings, 'signer'> };
+
+/** The service's whole configuration: everything, the signer included (required in production mode). */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): Config {
+  const production = productionFromEnv(env);
+  const signerSource = signerFromEnv({ env, production, dataDir: path.resolve(env.PATRON_DATA_DIR || './data') });
+  // The signer's problems are reported with every other one, in one refusal.
+  const rest = parseConfig(env, signerSource.problems);
+  if (signerSource.signer === undefined) throw new ConfigError(signerSource.problems);
+  return Object.freeze({ ...rest, paymaster: Object.freeze({ ...rest.paymaster, signer: signerSource.signer }) });
+}
+
+/**
+ * Every setting but the signer's, checked as the service checks them (the CLI runs with the service's environment,
+ * and a setting the service refuses is refused here too); PATRON_MASTER_KEY is still required in production mode,
+ * as every storage command opens the database's secrets with it.
+ */
+export function loadConfigWithoutSigner(env: Readonly<Record<string, string | undefined>>): ConfigWithoutSigner {
+  return parseConfig(env, []);
+}
+
+function parseConfig(
+  env: Readonly<Record<string, string | undefined>>,
+  signerProblems: readonly string[],
+): ConfigWithoutSigner {
   const parsed = envSchema.safeParse(env);
   const bounds = boundsFromEnv(env);
   const rateLimits = rateLimitsFromEnv(env, (env.DATABASE_URL ?? '') === '' ? 'sqlite' : 'postgres');
@@ -187,23 +215,19 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     ...(keeper?.problems ?? []),
   );
   // The cross-field rule reads the raw values, so it is reported together with every other problem.
-  const explicitProduction = env.PATRON_PRODUCTION ?? '';
-  const production =
-    explicitProduction === '' ? env.NODE_ENV === 'production' : ['1', 'true', 'yes'].includes(explicitProduction);
+  const production = productionFromEnv(env);
   if (production && (env.PATRON_MASTER_KEY ?? '') === '') {
     // Every process of a production deployment must decrypt the same secrets, so the key cannot live in one
     // machine's data directory.
     problems.push('PATRON_MASTER_KEY is required in production mode (32 bytes as 64 hex characters)');
   }
-  const signerSource = signerFromEnv({ env, production, dataDir: path.resolve(env.PATRON_DATA_DIR || './data') });
-  problems.push(...signerSource.problems);
+  problems.push(...signerProblems);
   if (
     !parsed.success ||
     metrics === undefined ||
     solvency === undefined ||
     alerts === undefined ||
     keeper === undefined ||
-    signerSource.signer === undefined ||
     problems.length > 0
   ) {
     throw new ConfigError(problems);
@@ -240,7 +264,6 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       `PATRON_CHAINS[${devChainTwice}].chainId: ${DEV_CHAIN_ID} is the embedded dev chain's id, which runs too; set PATRON_DEV_CHAIN=false to serve another chain ${DEV_CHAIN_ID}`,
     ]);
   }
-  const signer = signerSource.signer;
   return Object.freeze({
     port: e.PORT ?? DEFAULT_PORT,
     host: e.HOST ?? DEFAULT_HOST,
@@ -273,7 +296,6 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     paymaster: Object.freeze({
       devChain,
       chains: e.PATRON_CHAINS,
-      signer,
       priceRefreshSeconds: e.PATRON_PRICE_REFRESH_SECONDS ?? 30,
       // Within a block on Ethereum (12 s) and on 2 s L2s: one isSigner call per paymaster per second.
       signerCheckMs: e.PATRON_SIGNER_CHECK_MS ?? 1000,

@@ -22,3 +22,13 @@ export const integerFromEnv = (name: string, min: number, max: number) =>
       }
       return n;
     });
+
+/**
+ * Production mode from the raw values: PATRON_PRODUCTION when set (its value is checked by the schema that reads
+ * it), else NODE_ENV=production. Shared by loadConfig and the CLI's chain commands' settings, which decide the
+ * signer's default from it.
+ */
+export function productionFromEnv(env: Readonly<Record<string, string | undefined>>): boolean {
+  const explicit = env.PATRON_PRODUCTION ?? '';
+  return explicit === '' ? env.NODE_ENV === 'production' : ['1', 'true', 'yes'].includes(explicit);
+}

@@ -1,6 +1,8 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { ensureSecretFile } from '../config/ensureSecretFile.js';
+import { StartRefusedError } from '../errors/StartRefusedError.js';
 
 /**
  * Authenticated encryption (AES-256-GCM) of secrets that must be readable again (API keys to show the owner,
@@ -45,11 +47,21 @@ export function createSecretBox(key: Buffer): SecretBox {
 
 /**
  * The master key: from configuration when given, else from `<dataDir>/master.key`, created on first use with
- * owner-only permissions (embedded mode only; production requires PATRON_MASTER_KEY, see config).
+ * owner-only permissions (embedded mode only; production requires PATRON_MASTER_KEY, see config). `createFile: false`
+ * (the CLI) only reads it: a command must not leave a new plain-text key beside a database it did not make.
  */
-export function loadMasterKey(args: { masterKeyHex: string | undefined; dataDir: string }): Buffer {
+export function loadMasterKey(args: {
+  masterKeyHex: string | undefined;
+  dataDir: string;
+  createFile?: boolean;
+}): Buffer {
   if (args.masterKeyHex !== undefined) return Buffer.from(args.masterKeyHex, 'hex');
   const file = path.join(args.dataDir, 'master.key');
+  if (args.createFile === false && !existsSync(file)) {
+    throw new StartRefusedError(
+      `PATRON_MASTER_KEY is not set and ${file} does not exist: set PATRON_MASTER_KEY to the key the service runs with (the CLI never creates a master key)`,
+    );
+  }
   const hex = ensureSecretFile(file, () => randomBytes(32).toString('hex'));
   if (!/^[0-9a-f]{64}$/i.test(hex)) throw new Error(`${file} does not hold a 32-byte hex key`);
   return Buffer.from(hex, 'hex');
