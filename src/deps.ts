@@ -46,6 +46,7 @@ import type { SolvencyGuard } from './solvency/solvencyGuard.js';
 import { buildSponsorshipTokens } from './sponsorshipTokens/buildSponsorshipTokens.js';
 import { type SponsorshipTokenGate, sweepSpentTokenIds } from './sponsorshipTokens/sponsorshipTokenGate.js';
 import type { OnMigration } from './store/db/migrate.js';
+import { storageAwareLogger } from './store/db/storageAwareLogger.js';
 import { createStorageHealth, type StorageHealth } from './store/db/storageHealth.js';
 import { openStore, type Store } from './store/store.js';
 import { buildTokenCatalog } from './tokens/buildTokenCatalog.js';
@@ -165,6 +166,8 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     );
     // What most builders take: the configuration, the logger, the clock, the store and its health.
     const ground = { config, logger, now, store, storageHealth };
+    // What the background loops take: their storage failures go to the storage's health, named there once.
+    const background = { ...ground, logger: storageAwareLogger(logger, storageHealth) };
     // Once per start, before anything opens a secret: a wrong key is refused here, not by the first request.
     const { key } = await checkedMasterKey({ ...ground, key: overrides.masterKey });
     const secretBox = createSecretBox(key);
@@ -192,11 +195,11 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     closers.own(tokenCatalog);
     // Before the policy gate, which tells them of thresholds; their delivery loop starts last (below).
     const lifecycleEvents = closers.own(
-      buildLifecycleEvents({ ...ground, secretBox, urlPolicy, resolve, nativeUsdMicros, tuning }),
+      buildLifecycleEvents({ ...background, secretBox, urlPolicy, resolve, nativeUsdMicros, tuning }),
     );
     // Whether Patron may sign for a paymaster at all (the signer watch and the solvency guard), before the modes that
     // ask it; on PostgreSQL several instances may sign, each within its share of the deposit (store.solvencyClaims).
-    const gate = closers.own(startSigningGate({ ...ground, chains, signer, fees }));
+    const gate = closers.own(startSigningGate({ ...background, chains, signer, fees }));
     const { sponsorship, tokenPaymaster, bounds } = buildPaymaster({
       ...ground,
       signer,
@@ -211,23 +214,30 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
       webhooks: { service: webhooks, caller: webhookCaller },
     });
     const tokenGate = buildSponsorshipTokens({ ...ground, crypto: crypto.backend, resolve });
-    const requestLog = closers.own(buildRequestLog(ground));
+    const requestLog = closers.own(buildRequestLog(background));
     const sweeps: readonly Sweep[] = [
       ['could not prune dashboard sessions', () => sessions.prune()],
       ['could not sweep spent sponsorship tokens', () => sweepSpentTokenIds(store.sponsorshipTokenUses, now())],
       ['could not sweep idle hold counters', () => store.spendLedger.sweepIdleHolds()],
     ];
-    closers.own(startSweeps({ everyMs: SWEEP_EVERY_MS, sweeps, logger }));
+    closers.own(startSweeps({ everyMs: SWEEP_EVERY_MS, sweeps, logger: background.logger }));
     // Before settlement, which tells them of included ops and of each round's lag.
     const observability = createObservability({ ...ground, chains, gate, requestLog, rateLimiter, tokenCatalog });
     // After the gate (its guard's liabilities, its alert sender) and the metrics it tells; closed before both.
     const keeper = closers.own(
-      await buildKeeper({ ...ground, chains, gate, crypto: crypto.backend, signer, observer: observability.keeper }),
+      await buildKeeper({
+        ...background,
+        chains,
+        gate,
+        crypto: crypto.backend,
+        signer,
+        observer: observability.keeper,
+      }),
     );
     // Last but the delivery loop, once every chain client and the store exist (src/settlement/README.md).
     const settlement = closers.own(
       await buildSettlement({
-        ...ground,
+        ...background,
         chains,
         nativeUsdMicros,
         observers: [gate, observability, lifecycleEvents],
