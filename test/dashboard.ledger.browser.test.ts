@@ -2,14 +2,15 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { ARTIFACTS, browserSkip, openDashboardSession } from './helpers/dashboardBrowser.js';
+import { ARTIFACTS, browserSkip, cspRefusals, openDashboardSession } from './helpers/dashboardBrowser.js';
 import { TEST_PASSWORD } from './helpers/dashboardSession.js';
 import { createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
 
 /**
  * The ledger page (dashboard/assets/pageLedger.js) in a real browser against the real service on 127.0.0.1, at
- * 1280 and 390 px: the spend chart per day and policy, the list and its "More", a sender's and a user's history by
- * clicking them, and the CSV link carrying the filters. Rows are written through the spend ledger's own writes.
+ * 1280 and 390 px: the spend chart per day and policy with its legend coloured under the page's CSP, the list and
+ * its "More", a sender's and a user's history by clicking them, and the CSV link carrying the filters. Rows are
+ * written through the spend ledger's own writes.
  */
 const skip = browserSkip;
 const ALICE = '0xa11ce00000000000000000000000000000000001';
@@ -21,11 +22,14 @@ let tenant: Tenant;
 let browser: Browser;
 let page: Page;
 let base: string;
+/** What Chromium refused under the page's CSP, from the first page on. */
+let refused: string[];
 
 before(async () => {
   if (skip !== false) return;
   ctx = await createTestContext();
   ({ tenant, base, browser, page } = await openDashboardSession({ ctx, email: 'ledger-owner@example.com' }));
+  refused = cspRefusals(page);
   const policy = await ctx.deps.policies.create({ dappId: tenant.dappId, name: 'Daily gas', rules: {} });
   const ledger = ctx.deps.store.spendLedger;
   const now = Date.now();
@@ -73,6 +77,21 @@ async function untilRows(n: number): Promise<void> {
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+/** What the tests read of an element's computed style in the page (the project's TypeScript has no DOM library). */
+interface ComputedStyles {
+  readonly defaultView: { getComputedStyle(e: unknown): { backgroundColor: string; fill: string } };
+}
+
+/** The chart's bar colours as the browser paints them (the style sheet's, whatever sets them). */
+async function barFills(): Promise<Set<string>> {
+  const fills = await page
+    .locator('svg.chart rect.ledger-bar')
+    .evaluateAll((els: { ownerDocument: ComputedStyles }[]) =>
+      els.map((e) => e.ownerDocument.defaultView.getComputedStyle(e).fill),
+    );
+  return new Set(fills);
+}
+
 const shot = (name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
 
 async function fits(): Promise<void> {
@@ -99,12 +118,21 @@ test('the ledger page: chart, list, More, a sender and a user history, CSV', { s
     const chart = page.locator('svg.chart');
     await chart.waitFor();
     assert.equal(await chart.locator('g[data-day]').count(), 5, 'five days');
-    const fills = new Set(
-      await chart.locator('rect.ledger-bar').evaluateAll((rs) => rs.map((r) => r.getAttribute('fill'))),
-    );
-    assert.equal(fills.size, 2, 'the policy and "no policy"');
+    assert.equal((await barFills()).size, 2, 'the policy and "no policy"');
     assert.match((await page.locator('ul.legend').textContent()) ?? '', /Daily gas[\s\S]*no policy/);
     assert.match((await page.locator('#ledger-total').textContent()) ?? '', /^70 sponsorships/);
+  });
+
+  await t.test("the legend's swatches have their series' colours, which the CSP lets through", async () => {
+    const swatches = await page
+      .locator('ul.legend .swatch')
+      .evaluateAll((els: { ownerDocument: ComputedStyles }[]) =>
+        els.map((e) => e.ownerDocument.defaultView.getComputedStyle(e).backgroundColor),
+      );
+    assert.equal(swatches.length, 2, 'one swatch per series');
+    for (const colour of swatches) assert.notEqual(colour, 'rgba(0, 0, 0, 0)', `a coloured swatch: ${swatches}`);
+    assert.deepEqual(new Set(swatches), await barFills(), "the swatches' colours are the bars'");
+    assert.deepEqual(refused, [], 'nothing refused under the CSP');
   });
 
   await t.test('the list pages with More', async () => {

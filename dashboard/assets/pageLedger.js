@@ -1,7 +1,7 @@
 // @ts-check
 import { api, query } from './api.js';
 import { busy, clear, formatEth, formatTime, h, shortAddress, title } from './dom.js';
-import { ledgerChart, seriesColours } from './ledgerChart.js';
+import { ledgerChart, seriesClasses } from './ledgerChart.js';
 
 /**
  * A dApp's itemized ledger (docs/guides/ledger.md): spend per day per policy as a chart, the filters, the list with
@@ -132,7 +132,7 @@ export async function renderLedger(main, ctx) {
     const series = [...new Set(groups.map((g) => g.policyId ?? ''))];
     const seriesNames = new Map(series.map((k) => [k, k === '' ? 'no policy' : (names.get(k) ?? k.slice(0, 8))]));
     const byKey = new Map(groups.map((g) => [`${g.day}|${g.policyId ?? ''}`, Number(BigInt(g.settledWei)) / 1e18]));
-    const colours = seriesColours(series);
+    const classes = seriesClasses(series);
     const legend = h(
       'ul',
       { className: 'legend' },
@@ -140,7 +140,7 @@ export async function renderLedger(main, ctx) {
         h(
           'li',
           null,
-          h('span', { className: 'swatch', style: `background:${colours.get(k)}` }),
+          h('span', { className: `swatch ledger-swatch ${classes.get(k) ?? ''}` }),
           ` ${seriesNames.get(k)}`,
         ),
       ),

@@ -67,3 +67,15 @@ export async function signInToDashboard(args: { page: Page; base: string; tenant
   await page.click('button[type=submit]');
   await page.waitForURL(/\/dashboard\/dapps$/);
 }
+
+/**
+ * Collects what Chromium reports refusing under the page's Content Security Policy ("Refused to apply inline style
+ * because it violates…"): it says so on the console, which playwright passes on as console messages.
+ */
+export function cspRefusals(page: Page): string[] {
+  const refused: string[] = [];
+  page.on('console', (m) => {
+    if (/Content Security Policy/.test(m.text())) refused.push(m.text());
+  });
+  return refused;
+}
