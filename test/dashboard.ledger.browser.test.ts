@@ -2,15 +2,15 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { ARTIFACTS, browserSkip, cspRefusals, openDashboardSession } from './helpers/dashboardBrowser.js';
+import { ARTIFACTS, browserSkip, cspRefusals, hiddenText, openDashboardSession } from './helpers/dashboardBrowser.js';
 import { TEST_PASSWORD } from './helpers/dashboardSession.js';
 import { createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
 
 /**
  * The ledger page (dashboard/assets/pageLedger.js) in a real browser against the real service on 127.0.0.1, at
  * 1280 and 390 px: the spend chart per day and policy with its legend coloured under the page's CSP, the list and
- * its "More", a sender's and a user's history by clicking them, and the CSV link carrying the filters. Rows are
- * written through the spend ledger's own writes.
+ * its "More", the time column whole at both widths, a sender's and a user's history by clicking them, and the CSV
+ * link carrying the filters. Rows are written through the spend ledger's own writes.
  */
 const skip = browserSkip;
 const ALICE = '0xa11ce00000000000000000000000000000000001';
@@ -174,4 +174,34 @@ test('the ledger page: chart, list, More, a sender and a user history, CSV', { s
     await fits();
     await shot('ledger-390');
   });
+});
+
+/** The ledger of `dappId`, signed in already, at a window of `width` × `height`, once its rows are shown. */
+async function openLedger(dappId: string, width: number, height: number): Promise<void> {
+  await page.setViewportSize({ width, height });
+  await page.goto(`${base}/dashboard/dapps/${dappId}/ledger`);
+  await rows().first().waitFor();
+}
+
+test('the time column is whole at 1280 × 800 and at 390 × 844', { skip, timeout: 60_000 }, async (t) => {
+  for (const [width, height] of [
+    [1280, 800],
+    [390, 844],
+  ] as const) {
+    await t.test(`${width} px`, async () => {
+      await openLedger(tenant.dappId, width, height);
+      await untilRows(50);
+      await shot(`ledger-${width}x${height}`);
+      for (let i = 0; i < 3; i++) {
+        const cell = rows().nth(i).locator('td.time');
+        assert.deepEqual(await hiddenText(cell), [], `row ${i}'s time, ${await cell.textContent()}, all shown`);
+      }
+      if (width === 1280) {
+        const head = page.locator('#ledger thead th').first();
+        assert.equal(await head.textContent(), 'Time');
+        assert.deepEqual(await hiddenText(head), [], 'its heading all shown');
+      }
+      await fits();
+    });
+  }
 });
