@@ -1,13 +1,13 @@
 // @ts-check
 import { api, query } from './api.js';
-import { busy, clear, formatEth, formatTime, h, shortAddress, title } from './dom.js';
+import { busy, clear, formatEth, formatTime, formatUsd, h, noPrice, shortAddress, title } from './dom.js';
 import { ledgerChart, seriesClasses } from './ledgerChart.js';
 
 /**
  * A dApp's itemized ledger (docs/guides/ledger.md): spend per day per policy as a chart, the filters, the list with
  * a cursor "More", and a sender's or a user's history (clicking one filters by it), with the CSV of what is shown.
  * @typedef {{id: string, chainId: number, sender: string | null, user: string | null, policyIds: string[] | null, mode: string, status: string, reservedWei: string | null, actualWei: string | null, actualUsd: string | null, userOpHash: string | null, txHash: string | null, blockNumber: number | null, createdAt: string}} Item
- * @typedef {{day?: string, policyId?: string | null, count: number, settledWei: string, settledUsd: string}} Group
+ * @typedef {{day?: string, policyId?: string | null, count: number, settledWei: string, settledUsd: string | null, settledWithoutPrice: number}} Group
  */
 
 const FILTERS = /** @type {const} */ (['from', 'to', 'policyId', 'sender', 'user', 'status', 'chainId']);
@@ -130,7 +130,16 @@ export async function renderLedger(main, ctx) {
       cell(cPolicies, { title: policyNames }, policyNames),
       cell(cReserved, {}, i.reservedWei === null ? '—' : formatEth(i.reservedWei)),
       cell(cActual, {}, i.actualWei === null ? '—' : formatEth(i.actualWei)),
-      cell(cUsd, {}, i.actualUsd === null ? '—' : `$${Number(i.actualUsd).toFixed(4)}`),
+      // Not settled: nothing to price yet. Settled with no USD value: no price was known, which is not $0.
+      cell(
+        cUsd,
+        {},
+        i.actualUsd !== null
+          ? formatUsd(i.actualUsd)
+          : i.actualWei === null
+            ? '—'
+            : noPrice(`settlement knew no price for chain ${i.chainId}'s native coin`),
+      ),
       cell(
         cTx,
         { title: i.txHash ?? '' },
@@ -192,10 +201,18 @@ export async function renderLedger(main, ctx) {
         ),
       ),
     );
+    /** @type {Group} */
+    const t = stats.total;
+    const unpriced = `${t.settledWithoutPrice} settled ${t.settledWithoutPrice === 1 ? 'op' : 'ops'}`;
     const total = h(
       'p',
       { id: 'ledger-total', className: 'hint' },
-      `${stats.total.count} sponsorships, ${formatEth(stats.total.settledWei)} settled ($${stats.total.settledUsd}) since ${from}.`,
+      `${t.count} sponsorships, ${formatEth(t.settledWei)} settled (`,
+      t.settledUsd === null
+        ? ['USD ', noPrice(`settlement knew no price for ${unpriced} (their chain has no price source, or none fresh)`)]
+        : formatUsd(t.settledUsd),
+      t.settledUsd !== null && t.settledWithoutPrice > 0 ? ` and ${unpriced} with no USD price, not counted` : '',
+      `) since ${from}.`,
     );
     clear(chartBox).append(
       days.length === 0
