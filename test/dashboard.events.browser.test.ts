@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { browserSkip, openDashboardSession } from './helpers/dashboardBrowser.js';
+import { ARTIFACTS, browserSkip, hiddenText, openDashboardSession } from './helpers/dashboardBrowser.js';
 import { TEST_PASSWORD } from './helpers/dashboardSession.js';
 import { createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
 import { answer, type Receiver, startReceiver } from './helpers/webhookReceiver.js';
@@ -9,7 +10,8 @@ import { answer, type Receiver, startReceiver } from './helpers/webhookReceiver.
 /**
  * The dApp page's lifecycle events in a real Chromium (skipped without one, as test/dashboard.browser.test.ts):
  * set the endpoint (the secret shown once), reveal it on request, rotate it, and the delivery log with an event
- * that failed against a receiver answering 503, replayed from its row once the receiver is back.
+ * that failed against a receiver answering 503, replayed from its row once the receiver is back; then the log's
+ * state column, whole at 1280 × 800 and at 390 × 844 (a phone).
  */
 const skip = browserSkip;
 
@@ -93,4 +95,24 @@ test('an owner sets the event endpoint, handles its secret and replays a failed 
   assert.equal(await ctx.deps.lifecycleEvents.deliverer.runOnce(), 1);
   await page.reload();
   assert.match((await page.locator('#event-log tr[data-event="evt_browser_1"]').textContent()) ?? '', /delivered/);
+});
+
+test("the delivery log's state is whole at 1280 × 800 and at 390 × 844", { skip, timeout: 60_000 }, async (t) => {
+  for (const [width, height] of [
+    [1280, 800],
+    [390, 844],
+  ] as const) {
+    await t.test(`${width} px`, async () => {
+      await page.setViewportSize({ width, height });
+      await page.goto(`${base}/dashboard/dapps/${tenant.dappId}`);
+      const row = page.locator('#event-log tr[data-event="evt_browser_1"]');
+      await row.waitFor();
+      // The log itself: the whole dApp page is several screens long at 390 px.
+      await page.locator('#event-log').screenshot({ path: path.join(ARTIFACTS, `events-${width}x${height}.png`) });
+      // The state cell by its class (state-delivered), as the page has always marked it.
+      const state = row.locator('td[class*="state-"]');
+      assert.equal((await state.textContent())?.trim(), 'delivered');
+      assert.deepEqual(await hiddenText(state), [], 'the state all shown');
+    });
+  }
 });

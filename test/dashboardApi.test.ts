@@ -396,6 +396,18 @@ describe('the dashboard itself', () => {
     );
   });
 
+  test('USD for reading: a real cost is never shown as $0 or $0.00', async () => {
+    // dashboard/assets/dom.js touches the document only inside its functions: formatUsd needs none.
+    const dom = (await import(new URL('../dashboard/assets/dom.js', import.meta.url).href)) as {
+      formatUsd(usd: string): string;
+    };
+    assert.equal(dom.formatUsd('0.000000'), '$0');
+    assert.equal(dom.formatUsd('0.000042'), '$0.000042');
+    assert.equal(dom.formatUsd('0.004999'), '$0.0050');
+    assert.equal(dom.formatUsd('0.010000'), '$0.01');
+    assert.equal(dom.formatUsd('1234.5'), '$1,234.50');
+  });
+
   test('the policy editor: the form to rules and back, and which field a server message names', async () => {
     type Values = Record<string, unknown> & { caps: unknown[]; contracts: unknown[] };
     const rules = (await import(new URL('../dashboard/assets/policyRules.js', import.meta.url).href)) as {

@@ -262,7 +262,7 @@ describe(`ledger admin API (${BACKEND})`, () => {
     const items = await listAll(a, '');
     const sum = (xs: typeof items, f: (i: (typeof items)[number]) => string | null) =>
       xs.reduce((t, i) => t + BigInt(f(i)?.replace('.', '') ?? '0'), 0n);
-    const usdMicros = (s: string) => BigInt(s.replace('.', ''));
+    const usdMicros = (s: string | null) => (s === null ? 0n : BigInt(s.replace('.', '')));
     for (const groupBy of ['day', 'policy', 'user', 'chain', 'day,policy']) {
       const res = await get(a, `ledger/stats?groupBy=${groupBy}`);
       assert.equal(res.statusCode, 200, res.body);
@@ -311,6 +311,11 @@ describe(`ledger admin API (${BACKEND})`, () => {
           inGroup.filter((i) => i.actualWei !== null && i.actualUsd === null).length,
           what,
         );
+        assert.equal(
+          g.settledUsd === null,
+          g.settledWithoutPrice > 0 && inGroup.every((i) => i.actualUsd === null),
+          `${what}: settledUsd is null exactly when settled ops had no price at all`,
+        );
       }
       if (!groupBy.includes('policy'))
         assert.equal(
@@ -327,6 +332,25 @@ describe(`ledger admin API (${BACKEND})`, () => {
       BigInt(stats.total.settledWei),
       sum(filtered, (i) => i.actualWei),
     );
+  });
+
+  test('settled spend with no price is null in USD, never $0; nothing settled is $0', async () => {
+    // The second sender's settled ops are the odd ones: all settled with no price (as on a chain without a source).
+    const unpriced = await listAll(a, `sender=${SENDERS[1]}`);
+    const settled = unpriced.filter((i) => i.actualWei !== null);
+    assert.ok(settled.length > 0 && settled.every((i) => i.actualUsd === null), 'the fixture: settled, no price');
+    for (const groupBy of ['day', 'policy', 'chain']) {
+      const res = await get(a, `ledger/stats?groupBy=${groupBy}&sender=${SENDERS[1]}`);
+      const stats = statsOut.parse(res.json()).data;
+      assert.equal(stats.total.settledUsd, null, groupBy);
+      assert.equal(stats.total.settledWithoutPrice, settled.length, groupBy);
+      for (const g of stats.groups.filter((x) => x.settledWithoutPrice > 0)) assert.equal(g.settledUsd, null, groupBy);
+    }
+    // A filter that selects nothing settled: $0 at any price.
+    const res = await get(a, `ledger/stats?sender=${SENDERS[1]}&status=expired`);
+    const stats = statsOut.parse(res.json()).data;
+    assert.equal(stats.total.settledWei, '0');
+    assert.equal(stats.total.settledUsd, '0.000000');
   });
 
   test('the CSV has a header, every row, RFC 4180 quoting, and no cell a spreadsheet would run', async () => {

@@ -200,6 +200,28 @@ export function formatEth(wei) {
   return `${s.includes('.') ? s.replace(/\.?0+$/, '') : s} ETH`;
 }
 
+/**
+ * USD (a decimal string from the API) for reading: cents from one cent up ("$1,234.57"), two significant digits below
+ * ("$0.0042"), so a real cost is never rounded to a "$0.00" that reads like no cost. Where no price was known the API
+ * gives null, shown with noPrice, never as $0.
+ * @param {string} usd
+ */
+export function formatUsd(usd) {
+  const n = Number(usd);
+  if (n === 0) return '$0';
+  if (n < 0.01) return `$${n.toPrecision(2)}`;
+  return n.toLocaleString('en-US', { style: 'currency', currency: 'USD' });
+}
+
+/**
+ * What stands in for a USD value that is unknown because no price was (no price source for the chain's native coin,
+ * or none fresh): a dash, with why on hover. One look everywhere the dashboard shows USD.
+ * @param {string} why
+ */
+export function noPrice(why) {
+  return h('span', { className: 'no-price', title: `No USD price: ${why}` }, '—');
+}
+
 /** A duration for reading: "45 min", "7.5 h", "3.2 days". @param {number} seconds */
 export function formatDuration(seconds) {
   if (seconds < 3600) return `${Math.max(1, Math.round(seconds / 60))} min`;

@@ -5,7 +5,8 @@
  * chart's title for screen readers.
  */
 const SVG = 'http://www.w3.org/2000/svg';
-const COLOURS = ['#2f6fdb', '#d9822b', '#2e9e6a', '#a24bd0', '#c23b3b', '#6b7a8f', '#b59b00', '#1796a6'];
+/** The colours the style sheet gives, in order: .series-0 to .series-7 (style.css). */
+const SERIES_CLASSES = 8;
 
 /**
  * @param {string} tag @param {Record<string, string | number>} attrs
@@ -17,9 +18,13 @@ function s(tag, attrs) {
   return el;
 }
 
-/** The colour of each series (policy), in the order given. @param {string[]} series */
-export function seriesColours(series) {
-  return new Map(series.map((k, i) => [k, COLOURS[i % COLOURS.length] ?? '#888']));
+/**
+ * The colour class of each series (policy), in the order given. A class, not a colour: the legend's swatches are
+ * HTML, and a style attribute set from a string is refused under the dashboard's CSP (style-src 'self').
+ * @param {string[]} series
+ */
+export function seriesClasses(series) {
+  return new Map(series.map((k, i) => [k, `series-${i % SERIES_CLASSES}`]));
 }
 
 /**
@@ -35,7 +40,7 @@ export function ledgerChart(data) {
   const max = Math.max(Number.EPSILON, ...totals);
   const barW = (width - pad.left - pad.right) / n;
   const y = (/** @type {number} */ v) => pad.top + (height - pad.top - pad.bottom) * (1 - v / max);
-  const colours = seriesColours(data.series);
+  const classes = seriesClasses(data.series);
   const svg = s('svg', {
     viewBox: `0 0 ${width} ${height}`,
     class: 'chart',
@@ -67,8 +72,7 @@ export function ledgerChart(data) {
           width: barW * 0.8,
           y: y(acc + v),
           height: y(acc) - y(acc + v),
-          fill: colours.get(k) ?? '#888',
-          class: 'ledger-bar',
+          class: `ledger-bar ${classes.get(k) ?? ''}`,
         }),
       );
       acc += v;

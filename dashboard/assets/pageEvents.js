@@ -110,14 +110,15 @@ export async function renderEvents(root, { dappId, out }) {
         await loadLog();
       }),
     );
+    // Each cell's label is its heading on a phone, where the rows are cards (table.cards in style.css).
     return h(
       'tr',
       { 'data-event': e.id },
-      h('td', null, formatTime(e.createdAt)),
-      h('td', { className: 'mono' }, e.type),
-      h('td', { className: `state-${e.state}` }, e.state),
-      h('td', null, String(e.attempts)),
-      h('td', null, e.lastError ?? ''),
+      h('td', { 'data-label': 'Time' }, formatTime(e.createdAt)),
+      h('td', { 'data-label': 'Type' }, h('span', { className: 'mono' }, e.type)),
+      h('td', { 'data-label': 'State', className: `state-${e.state}` }, e.state),
+      h('td', { 'data-label': 'Attempts' }, String(e.attempts)),
+      h('td', { 'data-label': 'Last error' }, e.lastError ?? '—'),
       h('td', null, replay),
     );
   };
@@ -133,7 +134,7 @@ export async function renderEvents(root, { dappId, out }) {
             { className: 'table-wrap' },
             h(
               'table',
-              { id: 'event-log' },
+              { id: 'event-log', className: 'cards' },
               h('caption', { className: 'visually-hidden' }, 'Delivery log'),
               h(
                 'thead',

@@ -1,18 +1,37 @@
 // @ts-check
 import { api, query } from './api.js';
-import { busy, clear, formatEth, formatTime, h, shortAddress, title } from './dom.js';
-import { ledgerChart, seriesColours } from './ledgerChart.js';
+import { busy, clear, formatEth, formatTime, formatUsd, h, noPrice, shortAddress, title } from './dom.js';
+import { ledgerChart, seriesClasses } from './ledgerChart.js';
 
 /**
  * A dApp's itemized ledger (docs/guides/ledger.md): spend per day per policy as a chart, the filters, the list with
  * a cursor "More", and a sender's or a user's history (clicking one filters by it), with the CSV of what is shown.
  * @typedef {{id: string, chainId: number, sender: string | null, user: string | null, policyIds: string[] | null, mode: string, status: string, reservedWei: string | null, actualWei: string | null, actualUsd: string | null, userOpHash: string | null, txHash: string | null, blockNumber: number | null, createdAt: string}} Item
- * @typedef {{day?: string, policyId?: string | null, count: number, settledWei: string, settledUsd: string}} Group
+ * @typedef {{day?: string, policyId?: string | null, count: number, settledWei: string, settledUsd: string | null, settledWithoutPrice: number}} Group
  */
 
 const FILTERS = /** @type {const} */ (['from', 'to', 'policyId', 'sender', 'user', 'status', 'chainId']);
+/**
+ * The list's columns (header, class). Their widths are the style sheet's (.ledger-table col.col-*), so the table is
+ * as wide as its box at 1280 px; below 640 px each row is a card of label and value pairs (table.cards).
+ */
+const COLUMNS = /** @type {const} */ ([
+  ['Time', 'time'],
+  ['Status', 'status'],
+  ['Sender', 'sender'],
+  ['User', 'user'],
+  ['Policies', 'policies'],
+  ['Reserved', 'reserved'],
+  ['Actual', 'actual'],
+  ['USD', 'usd'],
+  ['Transaction', 'tx'],
+]);
 const STATUSES = ['reserved', 'included', 'reverted', 'expired', 'superseded', 'paid_by_user'];
 const DAY_MS = 86_400_000;
+/** "Dec 3, 2026" @param {string} iso */
+const formatDay = (iso) => new Date(iso).toLocaleDateString(undefined, { dateStyle: 'medium' });
+/** "7:54:07 AM" @param {string} iso */
+const formatClock = (iso) => new Date(iso).toLocaleTimeString(undefined, { timeStyle: 'medium' });
 
 /** @param {HTMLElement} main @param {import('./app.js').PageContext} ctx */
 export async function renderLedger(main, ctx) {
@@ -74,31 +93,67 @@ export async function renderLedger(main, ctx) {
           'button',
           {
             type: 'button',
-            className: 'link',
+            className: k === 'sender' ? 'link mono' : 'link',
             title: `${k === 'sender' ? 'Sender' : 'User'} ${v}: show this history`,
             onclick: () => setFilter(k, v),
           },
           k === 'sender' ? shortAddress(v) : v,
         );
 
-  const row = (/** @type {Item} */ i) =>
-    h(
+  /** One cell: its column's class and, for the phone's cards, its label. */
+  const cell = (
+    /** @type {(typeof COLUMNS)[number]} */ [label, key],
+    /** @type {Record<string, unknown>} */ attrs,
+    /** @type {Array<Node | string>} */ ...content
+  ) => h('td', { className: key, 'data-label': label, ...attrs }, ...content);
+  const [cTime, cStatus, cSender, cUser, cPolicies, cReserved, cActual, cUsd, cTx] = COLUMNS;
+
+  const row = (/** @type {Item} */ i) => {
+    const policyNames = (i.policyIds ?? []).map((p) => names.get(p) ?? p.slice(0, 8)).join(', ') || '—';
+    return h(
       'tr',
       { 'data-id': i.id },
-      h('td', { className: 'time' }, formatTime(i.createdAt)),
-      h('td', { className: 'status' }, i.status),
-      h('td', { className: 'sender mono' }, pick('sender', i.sender)),
-      h('td', { className: 'user' }, pick('user', i.user)),
-      h('td', null, (i.policyIds ?? []).map((p) => names.get(p) ?? p.slice(0, 8)).join(', ') || '—'),
-      h('td', null, i.reservedWei === null ? '—' : formatEth(i.reservedWei)),
-      h('td', { className: 'actual' }, i.actualWei === null ? '—' : formatEth(i.actualWei)),
-      h('td', null, i.actualUsd === null ? '—' : `$${Number(i.actualUsd).toFixed(4)}`),
-      h(
-        'td',
-        { className: 'mono', title: i.txHash ?? '' },
-        i.txHash === null ? '—' : `${i.txHash.slice(0, 10)}… #${i.blockNumber}`,
+      // Day and clock on two lines: the column stays narrow and neither is cut.
+      cell(
+        cTime,
+        { title: formatTime(i.createdAt) },
+        h(
+          'span',
+          { className: 'v' },
+          h('span', { className: 'line' }, formatDay(i.createdAt)),
+          h('span', { className: 'line' }, formatClock(i.createdAt)),
+        ),
+      ),
+      cell(cStatus, {}, i.status),
+      cell(cSender, {}, pick('sender', i.sender)),
+      cell(cUser, { title: i.user ?? '' }, pick('user', i.user)),
+      cell(cPolicies, { title: policyNames }, policyNames),
+      cell(cReserved, {}, i.reservedWei === null ? '—' : formatEth(i.reservedWei)),
+      cell(cActual, {}, i.actualWei === null ? '—' : formatEth(i.actualWei)),
+      // Not settled: nothing to price yet. Settled with no USD value: no price was known, which is not $0.
+      cell(
+        cUsd,
+        {},
+        i.actualUsd !== null
+          ? formatUsd(i.actualUsd)
+          : i.actualWei === null
+            ? '—'
+            : noPrice(`settlement knew no price for chain ${i.chainId}'s native coin`),
+      ),
+      cell(
+        cTx,
+        { title: i.txHash ?? '' },
+        i.txHash === null
+          ? '—'
+          : h(
+              'span',
+              { className: 'v mono' },
+              h('span', { className: 'line' }, `${i.txHash.slice(0, 10)}…`),
+              i.blockNumber === null ? null : h('span', { className: 'line' }, `#${i.blockNumber}`),
+            ),
       ),
     );
+  };
 
   const loadItems = async (/** @type {boolean} */ append) => {
     const page = await api(
@@ -107,7 +162,8 @@ export async function renderLedger(main, ctx) {
     );
     if (!append) clear(tbody);
     tbody.append(...page.items.map(row));
-    if (tbody.childElementCount === 0) tbody.append(h('tr', null, h('td', { colSpan: 9 }, 'No sponsorship matches.')));
+    if (tbody.childElementCount === 0)
+      tbody.append(h('tr', null, h('td', { colSpan: COLUMNS.length }, 'No sponsorship matches.')));
     cursor = page.nextCursor;
     more.hidden = cursor === null;
   };
@@ -132,7 +188,7 @@ export async function renderLedger(main, ctx) {
     const series = [...new Set(groups.map((g) => g.policyId ?? ''))];
     const seriesNames = new Map(series.map((k) => [k, k === '' ? 'no policy' : (names.get(k) ?? k.slice(0, 8))]));
     const byKey = new Map(groups.map((g) => [`${g.day}|${g.policyId ?? ''}`, Number(BigInt(g.settledWei)) / 1e18]));
-    const colours = seriesColours(series);
+    const classes = seriesClasses(series);
     const legend = h(
       'ul',
       { className: 'legend' },
@@ -140,15 +196,23 @@ export async function renderLedger(main, ctx) {
         h(
           'li',
           null,
-          h('span', { className: 'swatch', style: `background:${colours.get(k)}` }),
+          h('span', { className: `swatch ledger-swatch ${classes.get(k) ?? ''}` }),
           ` ${seriesNames.get(k)}`,
         ),
       ),
     );
+    /** @type {Group} */
+    const t = stats.total;
+    const unpriced = `${t.settledWithoutPrice} settled ${t.settledWithoutPrice === 1 ? 'op' : 'ops'}`;
     const total = h(
       'p',
       { id: 'ledger-total', className: 'hint' },
-      `${stats.total.count} sponsorships, ${formatEth(stats.total.settledWei)} settled ($${stats.total.settledUsd}) since ${from}.`,
+      `${t.count} sponsorships, ${formatEth(t.settledWei)} settled (`,
+      t.settledUsd === null
+        ? ['USD ', noPrice(`settlement knew no price for ${unpriced} (their chain has no price source, or none fresh)`)]
+        : formatUsd(t.settledUsd),
+      t.settledUsd !== null && t.settledWithoutPrice > 0 ? ` and ${unpriced} with no USD price, not counted` : '',
+      `) since ${from}.`,
     );
     clear(chartBox).append(
       days.length === 0
@@ -219,16 +283,19 @@ export async function renderLedger(main, ctx) {
         { className: 'table-wrap' },
         h(
           'table',
-          { id: 'ledger', className: 'log-table' },
+          { id: 'ledger', className: 'ledger-table cards' },
+          h(
+            'colgroup',
+            null,
+            COLUMNS.map(([, key]) => h('col', { className: `col-${key}` })),
+          ),
           h(
             'thead',
             null,
             h(
               'tr',
               null,
-              ['Time', 'Status', 'Sender', 'User', 'Policies', 'Reserved', 'Actual', 'USD', 'Transaction'].map((c) =>
-                h('th', { scope: 'col' }, c),
-              ),
+              COLUMNS.map(([c, key]) => h('th', { scope: 'col', className: key }, c)),
             ),
           ),
           tbody,

@@ -117,7 +117,10 @@ const totalsView = {
   count: z.number().int(),
   reservedWei: z.string(),
   settledWei: z.string(),
-  settledUsd: z.string(),
+  settledUsd: z.string().nullable().meta({
+    description:
+      'settledWei in USD, of the settled ops that had a price; null when settled ops had none (no price source for the chain), never a 0 that stands for unknown',
+  }),
   settledWithoutPrice: z.number().int().meta({ description: 'Settled ops with no USD value (no fresh price)' }),
 };
 export const ledgerStatsView = z.object({
@@ -162,11 +165,18 @@ export function toLedgerItemView(i: LedgerItem): LedgerItemView {
   };
 }
 
+/**
+ * Settled spend with no price at all is unknown in USD, not $0 (the dashboard showed "$0" for a chain without a price
+ * source); a group with nothing settled did spend $0 at any price.
+ */
+const settledUsd = (g: LedgerGroupRow): string | null =>
+  g.settledUsdMicros === null && g.settledWithoutPrice > 0 ? null : microsToUsd(g.settledUsdMicros ?? 0n);
+
 const totals = (g: LedgerGroupRow) => ({
   count: g.count,
   reservedWei: g.reservedWei.toString(),
   settledWei: g.settledWei.toString(),
-  settledUsd: microsToUsd(g.settledUsdMicros),
+  settledUsd: settledUsd(g),
   settledWithoutPrice: g.settledWithoutPrice,
 });
 
@@ -179,7 +189,7 @@ export function toLedgerStatsView(args: {
   readonly groups: readonly LedgerGroupRow[];
   readonly overall: LedgerGroupRow | undefined;
 }): z.infer<typeof ledgerStatsView> {
-  const zero = { count: 0, reservedWei: 0n, settledWei: 0n, settledUsdMicros: 0n, settledWithoutPrice: 0 };
+  const zero = { count: 0, reservedWei: 0n, settledWei: 0n, settledUsdMicros: null, settledWithoutPrice: 0 };
   return {
     groupBy: [...args.groupBy],
     groups: args.groups.map((g) => ({

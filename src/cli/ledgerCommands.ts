@@ -91,7 +91,7 @@ export const ledgerCommands: Record<string, Command> = {
     const keys = groupBy.map((g) => (g === 'policy' ? 'policyId' : g === 'chain' ? 'chainId' : g));
     printResult(ctx.io, ctx.json, { stats }, [
       ...table(stats.groups, [...keys, 'count', 'reservedWei', 'settledWei', 'settledUsd']),
-      `total: ${stats.total.count} ops, settled ${stats.total.settledWei} wei ($${stats.total.settledUsd})`,
+      `total: ${stats.total.count} ops, settled ${stats.total.settledWei} wei (${stats.total.settledUsd === null ? 'no USD price' : `$${stats.total.settledUsd}`})`,
     ]);
   },
 

@@ -71,7 +71,11 @@ export interface LedgerTotals {
   readonly count: number;
   readonly reservedWei: bigint;
   readonly settledWei: bigint;
-  readonly settledUsdMicros: bigint;
+  /**
+   * The USD value of the rows that have one; null when no row of the group has one (a sum of nothing priced is not
+   * known to be $0 when some settled row had no price: ledgerWire.ts tells the two apart).
+   */
+  readonly settledUsdMicros: bigint | null;
   /** Settled rows with no USD value (no fresh price when they were settled): `settledUsdMicros` leaves them out. */
   readonly settledWithoutPrice: number;
 }
@@ -217,6 +221,7 @@ export function createLedgerQueryRepository(db: Kysely<Database>, kind: Database
             settled.low.as('settled_low'),
             usd.high.as('usd_high'),
             usd.low.as('usd_low'),
+            sql<number>`count(actual_usd_micros)`.as('priced'),
             sql<number>`sum(case when status = 'settled' and actual_usd_micros is null then 1 else 0 end)`.as(
               'unpriced',
             ),
@@ -235,6 +240,7 @@ export function createLedgerQueryRepository(db: Kysely<Database>, kind: Database
         settled_low: number | null;
         usd_high: string | number | null;
         usd_low: number | null;
+        priced: number | string;
         unpriced: number | string | null;
       })[];
       // Per policy: each row of a set of policies counts in each of them, so groups are merged by key here.
@@ -244,7 +250,7 @@ export function createLedgerQueryRepository(db: Kysely<Database>, kind: Database
           count: Number(r.n),
           reservedWei: joined(r.reserved_high, r.reserved_low),
           settledWei: joined(r.settled_high, r.settled_low),
-          settledUsdMicros: joined(r.usd_high, r.usd_low),
+          settledUsdMicros: Number(r.priced) === 0 ? null : joined(r.usd_high, r.usd_low),
           settledWithoutPrice: Number(r.unpriced ?? 0),
         };
         for (const group of groupsOf(r, groupBy)) {
@@ -265,7 +271,8 @@ function addTotals(a: LedgerTotals, b: LedgerTotals): LedgerTotals {
     count: a.count + b.count,
     reservedWei: a.reservedWei + b.reservedWei,
     settledWei: a.settledWei + b.settledWei,
-    settledUsdMicros: a.settledUsdMicros + b.settledUsdMicros,
+    settledUsdMicros:
+      a.settledUsdMicros === null ? b.settledUsdMicros : a.settledUsdMicros + (b.settledUsdMicros ?? 0n),
     settledWithoutPrice: a.settledWithoutPrice + b.settledWithoutPrice,
   };
 }
