@@ -49,7 +49,8 @@ test('an owner sets the event endpoint, handles its secret and replays a failed 
   await page.getByText('No event yet.').waitFor();
 
   // Set: the secret is shown once, and is the one events are signed with.
-  await page.fill('#event-url', receiver.url('/events'));
+  // By its label, as a screen reader finds it: the label names the input (for=, not a literal htmlFor attribute).
+  await page.getByLabel('Event endpoint URL').fill(receiver.url('/events'));
   await page.click('#event-endpoint-form button[type=submit]');
   const shown = page.locator('section.secret-once input');
   await shown.waitFor();

@@ -45,7 +45,7 @@ export async function renderEvents(root, { dappId, out }) {
     const form = h(
       'form',
       { id: 'event-endpoint-form', className: 'row' },
-      h('label', { htmlFor: 'event-url' }, 'Event endpoint URL'),
+      h('label', { for: 'event-url' }, 'Event endpoint URL'),
       url,
       save,
     );
