@@ -182,7 +182,9 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     const { signer: setting } = config.paymaster;
     const signer =
       overrides.signer ??
-      closers.own(await loadPaymasterSigner({ setting, crypto: crypto.backend, privateKey: overrides.signerKey }));
+      closers.own(
+        await loadPaymasterSigner({ setting, crypto: crypto.backend, privateKey: overrides.signerKey, logger }),
+      );
     const { devChain, chains, fees } = await buildChains({ ...ground, signer, chains: given, fees: guards?.fees });
     closers.defer(() => devChain?.close());
     // A chain whose accounts give a canonical address or code hash another kind throws here, before anything is served.

@@ -61,6 +61,7 @@ export function buildPaymaster(args: {
   readonly onThreshold: PolicyGateDeps['onThreshold'];
   readonly webhooks: { readonly service: WebhookService; readonly caller: WebhookCaller };
   readonly now: () => number;
+  readonly logger?: { warn(obj: object, msg: string): void } | undefined;
 }): Paymaster {
   const { config, signer, crypto, fees, gate, now } = args;
   const bounds =
@@ -101,6 +102,7 @@ export function buildPaymaster(args: {
     tokenPaymaster: createTokenPaymasterService({
       ...common,
       tokens: args.tokenCatalog,
+      logger: args.logger,
       assertStaked: (chain) => assertTokenModeStaked(chain, gate.staked(chain)),
     }),
     bounds,

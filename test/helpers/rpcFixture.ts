@@ -1,6 +1,7 @@
 import { hexToBytes } from 'viem';
 import type { KnownAccountsSetting } from '../../src/config/knownAccountsSettings.js';
 import type { UserOperationV06 } from '../../src/paymaster/entryPoints/v06/patronPaymasterV06.js';
+import type { PaymasterSigner } from '../../src/paymaster/signer/paymasterSigner.js';
 import { devChainTokenSettings } from '../../src/tokens/devChainTokens.js';
 import { fixtureChainRuntime, KEYS, type PatronFixture, startPatronFixture } from './patronPaymasterV06.js';
 import {
@@ -51,6 +52,8 @@ export async function startRpcFixture(
     readonly tokenGuarantees?: boolean;
     /** Accounts the chain knows besides the dev chain's (what PATRON_CHAINS[i].accounts adds), deployed first. */
     readonly accounts?: (fx: PatronFixture) => Promise<KnownAccountsSetting>;
+    /** A signer the test made over the fixture's signer key (e.g. one that counts its calls); the test closes it. */
+    readonly signer?: PaymasterSigner;
   } = {},
 ): Promise<RpcFixture> {
   const fx = await startPatronFixture();
@@ -64,7 +67,7 @@ export async function startRpcFixture(
           tokenChains: [devChainTokenSettings({ chainId: chain.chainId, client: chain.client, tokens: fx.tokens })],
         }
       : {}),
-    signerKey: hexToBytes(KEYS.signer),
+    ...(options.signer === undefined ? { signerKey: hexToBytes(KEYS.signer) } : { signer: options.signer }),
   });
   const tenant = await createTenant(ctx.deps);
   if (options.tokenGuarantees === true) await enableTokenGuarantees(ctx.deps, tenant);

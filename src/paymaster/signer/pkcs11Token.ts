@@ -52,6 +52,33 @@ function pinOf(pin: TokenAccess['pin']): string {
 const errorCode = (err: unknown): number | undefined =>
   typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'number' ? err.code : undefined;
 
+/** The return values that mean a token lost under a signer, by their names in pkcs11js (PKCS#11 v2.40 §5.1). */
+const LOSS_CODES = [
+  // the session is gone: the token was restarted, or every session was closed (C_CloseAllSessions)
+  'CKR_SESSION_HANDLE_INVALID',
+  'CKR_SESSION_CLOSED',
+  // the device itself: unplugged, failed, or gone from its slot
+  'CKR_DEVICE_REMOVED',
+  'CKR_DEVICE_ERROR',
+  'CKR_TOKEN_NOT_PRESENT',
+  'CKR_TOKEN_NOT_RECOGNIZED',
+  // the module was finalised under the signer (a library that restarts its connection to a network HSM does so)
+  'CKR_CRYPTOKI_NOT_INITIALIZED',
+  // a restarted token forgets the login, and may number its objects anew
+  'CKR_USER_NOT_LOGGED_IN',
+  'CKR_KEY_HANDLE_INVALID',
+  'CKR_OBJECT_HANDLE_INVALID',
+] as const satisfies readonly (keyof Pkcs11)[];
+
+/**
+ * The name of the loss when `err` says the token's session or module is gone (reopening it may cure it), else
+ * undefined (a refusal of this signature alone: reopening would not change it).
+ */
+export function tokenLoss(pkcs11: Pkcs11, err: unknown): string | undefined {
+  const code = errorCode(err);
+  return code === undefined ? undefined : LOSS_CODES.find((name) => pkcs11[name] === code);
+}
+
 /** Loads the module, finds the token by label and logs in as its user. */
 export function openToken(access: TokenAccess): OpenToken {
   const pkcs11 = loadPkcs11();
@@ -71,8 +98,14 @@ export function openToken(access: TokenAccess): OpenToken {
     if (errorCode(err) !== pkcs11.CKR_CRYPTOKI_ALREADY_INITIALIZED) throw err;
     initialised = false;
   }
+  // Never throws: it releases what is left, and after a token restart the module may already be finalised under it
+  // (CKR_CRYPTOKI_NOT_INITIALIZED), which leaves nothing to release but the library handle.
   const finalize = () => {
-    if (initialised) lib.C_Finalize();
+    try {
+      if (initialised) lib.C_Finalize();
+    } catch {
+      // already finalised by the restart: nothing left to finalise
+    }
     lib.close();
   };
   try {

@@ -39,6 +39,7 @@ import { approvalInCallData } from './callDataApproval.js';
 import { type GuaranteeTerms, guaranteeShortfall, precheckGuarantee } from './guaranteeTerms.js';
 import { findToken, prepare, selectTokens, type TokenQuotes, type TokenSelection } from './quotedTokens.js';
 import { signedMaximum } from './signedMaximum.js';
+import { createSimulationSigner } from './simulationSigner.js';
 import {
   approveGuaranteeByWebhooks,
   type GuaranteeDeps,
@@ -82,6 +83,8 @@ export interface TokenPaymasterDeps extends GuaranteeDeps {
    * never a chain read of its own.
    */
   readonly assertStaked: (chain: ChainRuntime) => void;
+  /** Where the token mode says that its simulations fall back to the signer (simulationSigner.ts). */
+  readonly logger?: { warn(obj: object, msg: string): void } | undefined;
   /** Which paymaster deployments have the permit mode (chain/permitModeSupport.ts); one is made when not given. */
   readonly permitModes?: PermitModeSupport | undefined;
 }
@@ -159,6 +162,9 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
   const window = (expiryDuration: number | undefined, chainSeconds?: number) =>
     validityWindow({ policy: deps.policy, nowMs: deps.now(), chainSeconds, expiryDuration });
   const sign = (digest: Uint8Array) => deps.signer.sign(digest);
+  // The final data's simulation signs with a key of its own, which the simulation alone accepts: the signer (a
+  // device, maybe) is asked once per op. Why that holds as much as the signer's signature did: simulationSigner.ts.
+  const simulationSigner = createSimulationSigner({ crypto: deps.crypto, now: deps.now, logger: deps.logger });
   const tail = {
     sign,
     keccak: deps.crypto,
@@ -332,10 +338,11 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
     },
 
     /**
-     * Final token-mode data for an op that pays in `feeToken`. The op is always simulated with a real
-     * signature (at 1 wei, maximum charge 1 unit): the paymaster's validation and postOp run, and the version's
-     * charge probe (ChargeProbe) tells whether the charge was collected, so an op whose charge would fail (an
-     * approval of the wrong token, a balance spent by the call) is refused here instead of costing the deposit.
+     * Final token-mode data for an op that pays in `feeToken`. The op is always simulated with a valid paymaster
+     * signature (at 1 wei, maximum charge 1 unit; the simulation's own key: simulationSigner.ts), so that the
+     * paymaster's validation and postOp run, and the version's charge probe (ChargeProbe) tells whether the charge
+     * was collected, so an op whose charge would fail (an approval of the wrong token, a balance spent by the call)
+     * is refused here instead of costing the deposit.
      */
     async sponsor(req: TokenSponsorRequest): Promise<TokenSponsoredUserOperation> {
       req.call.report?.({ kind: 'op', mode: 'ERC20', sender: req.userOp.sender });
@@ -400,6 +407,8 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
         permit,
       };
       const probe = ep.chargeProbe({ chain, sender: op.sender, token: token.address });
+      // The simulation's own key where this paymaster is known to accept it under the override (once per process).
+      const simulation = await simulationSigner.forChain(chain);
       await req.call.spend.simulation(ep.simulations({ verified: true }));
       const [estimate, balance, onChainAllowance] = await Promise.all([
         ep
@@ -414,11 +423,11 @@ export function createTokenPaymasterService(deps: TokenPaymasterDeps) {
                 op: simulated,
                 window: v,
                 authorization: simulationAuth,
-                sign,
+                sign: simulation?.sign ?? sign,
                 keccak: deps.crypto,
               }),
             after: probe.after,
-            stateDiff: probe.stateDiff,
+            stateDiff: simulation === undefined ? probe.stateDiff : simulation.stateDiff(probe.stateDiff),
           })
           .catch((err: unknown) => {
             throw permitRefusal(err, { token, sender: op.sender, paymaster: chain.paymaster, permit });

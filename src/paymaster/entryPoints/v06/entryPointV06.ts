@@ -117,9 +117,10 @@ export const entryPointV06: EntryPointModule = {
     };
   },
   userOpHash: ({ chain, op, fields: f, keccak }) => userOpHashV06(hashInput(chain, op, f.paymasterAndData), keccak),
-  estimate: ({ chain, op, fields: f, callerPreVerificationGas, simulationFields, after }) =>
+  estimate: ({ chain, op, fields: f, callerPreVerificationGas, simulationFields, after, stateDiff }) =>
     estimateGasV06({
       chain,
+      stateDiff,
       userOp: v06(op, f.paymasterAndData),
       ...(callerPreVerificationGas === undefined ? {} : { callerPreVerificationGas }),
       ...(simulationFields === undefined

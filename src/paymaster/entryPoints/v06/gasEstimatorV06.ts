@@ -61,6 +61,8 @@ export interface EstimateGasV06Args {
   simulationPaymasterAndData?: (simulated: UserOperationV06) => Hex | Promise<Hex>;
   /** A call made from the EntryPoint after the op, whose result is reported (e.g. a view of the paymaster). */
   after?: { target: Address; callData: Hex };
+  /** Storage both simulations see changed (eth_call state override), e.g. the token mode's simulation signer. */
+  stateDiff?: Readonly<Record<Address, Readonly<Record<Hex, Hex>>>> | undefined;
 }
 
 export interface GasEstimateV06 extends GasLimitsV06 {
@@ -98,6 +100,7 @@ export async function estimateGasV06(args: EstimateGasV06Args): Promise<GasEstim
     simulateHandleOpV06({
       chain: args.chain,
       userOp: stub,
+      stateDiff: args.stateDiff,
       ...(args.after === undefined ? {} : { target: args.after.target, targetCallData: args.after.callData }),
     }),
     stub.callData === '0x'
@@ -105,6 +108,7 @@ export async function estimateGasV06(args: EstimateGasV06Args): Promise<GasEstim
       : simulateHandleOpV06({
           chain: args.chain,
           userOp: { ...stub, callData: '0x' },
+          stateDiff: args.stateDiff,
           target: stub.sender,
           targetCallData: stub.callData,
         }),

@@ -22,6 +22,8 @@ export async function simulateHandleOpV06(args: {
   userOp: UserOperationV06;
   target?: Address;
   targetCallData?: Hex;
+  /** Storage the simulation sees changed (eth_call's state override set); none: a plain eth_call. */
+  stateDiff?: Readonly<Record<Address, Readonly<Record<Hex, Hex>>>> | undefined;
 }): Promise<ExecutionResultV06> {
   const data = encodeFunctionData({
     abi: entryPoint06Abi,
@@ -30,7 +32,16 @@ export async function simulateHandleOpV06(args: {
   });
   let revertData: Hex | undefined;
   try {
-    await args.chain.request({ method: 'eth_call', params: [{ to: args.chain.entryPoint, data }, 'latest'] });
+    const call = { to: args.chain.entryPoint, data };
+    // Without a state diff the call stays a two-parameter eth_call, which every node takes.
+    const overrides =
+      args.stateDiff === undefined
+        ? undefined
+        : Object.fromEntries(Object.entries(args.stateDiff).map(([address, diff]) => [address, { stateDiff: diff }]));
+    await args.chain.request({
+      method: 'eth_call',
+      params: overrides === undefined ? [call, 'latest'] : [call, 'latest', overrides],
+    });
   } catch (err) {
     revertData = findRevertData(err);
     if (revertData === undefined) {
