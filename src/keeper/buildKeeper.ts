@@ -10,8 +10,9 @@ import { signerAccount } from '../paymaster/signer/signerAccount.js';
 import { paymasterKey } from '../solvency/paymasterKey.js';
 import type { SigningGate } from '../solvency/signingGate.js';
 import type { Store } from '../store/store.js';
-import { type DepositKeeper, type KeeperObserver, type KeptPaymaster, startDepositKeeper } from './depositKeeper.js';
+import { type DepositKeeper, startDepositKeeper } from './depositKeeper.js';
 import { keeperChain } from './keeperChain.js';
+import type { KeeperObserver, KeptPaymaster } from './keeperRound.js';
 
 /**
  * The deposit keeper as deps.ts builds it, after the signing gate (whose guard gives the liabilities and the spend

@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import type { ChainRegistry } from '../chain/chainRegistry.js';
 import type { UserOperationEventLog } from '../chain/userOperationEvents.js';
 import type { Config } from '../config/config.js';
-import type { KeeperObserver } from '../keeper/depositKeeper.js';
+import type { KeeperObserver } from '../keeper/keeperRound.js';
 import type { RateLimiter } from '../rateLimit/rateLimiter.js';
 import type { RequestLogRecorder } from '../requestLog/requestLogRecorder.js';
 import type { OnCall } from '../rpc/callReport.js';
