@@ -109,12 +109,12 @@ test('a token that stays gone: the documented error at once, one reopen per seco
       () => assert.fail('signed without its token'),
       (err: unknown) => err,
     );
-    assert.ok(refused instanceof Error && refused.name === 'Pkcs11SignerError', String(refused));
+    assert.ok(refused instanceof Error && refused.name === 'Pkcs11TokenUnavailableError', String(refused));
     assert.match(refused.message, /token "patron-reopen" is unavailable \(no PKCS#11 token labelled "patron-reopen"/);
-    // What the caller gets: docs/reference/json-rpc.md's -32603, the details in the log only.
+    // What the caller gets: docs/reference/json-rpc.md's -32603 with a 503 (transient: retried), the details in the log.
     assert.deepEqual(toRpcError(refused), {
       error: { code: -32603, message: 'Internal error' },
-      http: 500,
+      http: 503,
       internal: true,
     });
     // The token is back, but within the second no attempt is made: refused at once, naming the wait.

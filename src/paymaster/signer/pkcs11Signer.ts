@@ -3,7 +3,7 @@ import type { CryptoBackend } from '../../crypto/cryptoBackend.js';
 import { ethereumSignature, rsFromRaw } from './ecdsaSignature.js';
 import { type PaymasterSigner, redacted } from './paymasterSigner.js';
 import { openPkcs11Connection, type Pkcs11Connection, RetiredConnectionError } from './pkcs11Connection.js';
-import { Pkcs11SignerError, tokenLoss } from './pkcs11Token.js';
+import { Pkcs11SignerError, Pkcs11TokenUnavailableError, tokenLoss } from './pkcs11Token.js';
 
 /**
  * At most one attempt to reopen a lost token per this many ms: a token that stays gone costs each signature one
@@ -73,7 +73,7 @@ export function openPkcs11Signer(args: {
       // Once: a loss again on the reopened token is the device's state, which the next signature finds out anew.
       const again = await tryOnce(digest);
       if (again instanceof Uint8Array) return again;
-      throw new Pkcs11SignerError(
+      throw new Pkcs11TokenUnavailableError(
         `the PKCS#11 token "${setting.tokenLabel}" was lost again right after it was reopened (${reasonOf(again.lost)})`,
         { cause: again.lost },
       );
@@ -87,7 +87,8 @@ export function openPkcs11Signer(args: {
  * token as at start (module, token label, login, key label) and requires the same address (a token re-initialised
  * with another key under the label is refused: the paymasters accept the signer's address, not the label). Callers
  * during a reopen share it (single flight); attempts are spaced by PKCS11_REOPEN_EVERY_MS, and between them a caller
- * is refused at once with the last failure (Pkcs11SignerError: -32603 on the wire, the details in the log).
+ * is refused at once with the last failure (Pkcs11TokenUnavailableError: -32603 with HTTP 503 on the wire, transient,
+ * the details in the log).
  */
 function tokenOpenings(args: {
   setting: Pkcs11SignerSetting;
@@ -136,7 +137,7 @@ function tokenOpenings(args: {
       const reason = reasonOf(err);
       if (reason !== lastFailure) logger.warn({ ...fields, reason }, 'PKCS#11 token lost: reopening it failed');
       lastFailure = reason;
-      throw new Pkcs11SignerError(`the PKCS#11 token "${setting.tokenLabel}" is unavailable (${reason})`, {
+      throw new Pkcs11TokenUnavailableError(`the PKCS#11 token "${setting.tokenLabel}" is unavailable (${reason})`, {
         cause: err,
       });
     });
@@ -157,7 +158,7 @@ function tokenOpenings(args: {
       if (reopening !== undefined) return reopening;
       const wait = lastAttemptAt + PKCS11_REOPEN_EVERY_MS - now();
       if (wait <= 0) return reopen();
-      throw new Pkcs11SignerError(
+      throw new Pkcs11TokenUnavailableError(
         `the PKCS#11 token "${setting.tokenLabel}" is unavailable (${lastFailure ?? 'lost'}); the next attempt to reopen it is in ${wait} ms`,
       );
     },

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import type { Address } from 'viem';
 import type { Pkcs11SignerSetting } from '../../config/signerSettings.js';
 import type { CryptoBackend } from '../../crypto/cryptoBackend.js';
+import { PatronError, type PatronErrorOptions } from '../../errors/PatronError.js';
 import { addressOfPublicKey, publicKeyFromEcPoint, SECP256K1_OID_DER } from './ecdsaSignature.js';
 
 /**
@@ -16,6 +17,18 @@ type Handle = Buffer;
 
 export class Pkcs11SignerError extends Error {
   override readonly name = 'Pkcs11SignerError';
+}
+
+/**
+ * The token is gone and could not be reopened yet (a restart under way, a device unplugged): transient, so the caller
+ * gets a 503 to retry (-32603, the details in the log only), as for a chain that does not answer; the signer reopens
+ * it at most once a second (pkcs11Signer.ts).
+ */
+export class Pkcs11TokenUnavailableError extends PatronError {
+  override name = 'Pkcs11TokenUnavailableError' as const;
+  constructor(message: string, options?: PatronErrorOptions) {
+    super('UNAVAILABLE', message, options);
+  }
 }
 
 export type TokenAccess = Pick<Pkcs11SignerSetting, 'module' | 'tokenLabel' | 'pin' | 'keyLabel'>;
