@@ -363,7 +363,11 @@ describe('operator alerts with the low-water mark and hysteresis', () => {
     assert.deepEqual(lowWarnings(), []);
     // The mark is on what the deposit holds beyond liabilities × margin, as the alert's: 1 ETH signed and not yet
     // included needs 1.5 ETH, so 3.5 ETH holds 2 ETH beyond it, under the mark. The card and the alert agree.
-    c.deps.solvency.admitSignature(sign(parseEther('1')));
+    // As the signing pipeline does: the guard has read 3.5 ETH, the claim on the shared deposit (PostgreSQL) first.
+    await c.deps.solvency.checkNow();
+    const op = sign(parseEther('1'));
+    await c.deps.solvency.ensureHeadroom(op);
+    c.deps.solvency.admitSignature(op);
     now += INTERVAL_MS;
     await c.deps.solvency.checkNow();
     row = await status();
