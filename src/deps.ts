@@ -14,6 +14,7 @@ import type { FeeOracle } from './chain/feeOracle.js';
 import type { Config } from './config/config.js';
 import { type CryptoBackend, selectCryptoBackend } from './crypto/cryptoBackend.js';
 import { createSecretBox } from './crypto/secretBox.js';
+import type { DevBundlerStatus } from './devBundler/devBundler.js';
 import { buildKeeper } from './keeper/buildKeeper.js';
 import type { DepositKeeper } from './keeper/depositKeeper.js';
 import {
@@ -78,6 +79,8 @@ export interface Deps {
   readonly chains: ChainRegistry;
   /** The in-process dev chain, when this process runs one. */
   readonly devChain: DevChain | undefined;
+  /** The dev stack's bundler, for /readyz: main.ts adds it once built (it runs beside the process, not in it). */
+  readonly devBundler?: { status(): DevBundlerStatus } | undefined;
   readonly sponsorship: SponsorshipService;
   /** Each chain's current base fee and tip, read at most once per refresh interval. */
   readonly fees: FeeOracle;

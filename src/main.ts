@@ -6,6 +6,8 @@ import { verifyChains } from './chain/verifyChains.js';
 import { type Config, ConfigError, loadConfig } from './config/config.js';
 import { noChainProblem } from './config/servedChains.js';
 import { createDeps, type Deps } from './deps.js';
+import { buildDevBundler } from './devBundler/buildDevBundler.js';
+import type { DevBundler, DevBundlerStatus } from './devBundler/devBundler.js';
 import { StartRefusedError } from './errors/StartRefusedError.js';
 import { isPatronMessage } from './ipcMessage.js';
 import { createLogger } from './logger.js';
@@ -108,11 +110,16 @@ async function main(): Promise<void> {
     config.demo && deps.chains.get(DEMO_CHAIN_ID) !== undefined
       ? await ensureDemoAccount(deps.accounts, deps.sessions)
       : undefined;
-  const app = createApp(deps);
+  const devBundler = await buildDevBundler({ config, devChain: deps.devChain, logger });
+  const app = createApp({ ...deps, devBundler });
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const baseUrl = config.publicUrl ?? `http://${host}:${address.port}`;
+  const bundler =
+    devBundler === undefined || deps.devChain === undefined
+      ? undefined
+      : await startBundler({ bundler: devBundler, address, chainId: deps.devChain.chain.chainId, logger });
   logger.info(
     {
       baseUrl,
@@ -125,7 +132,7 @@ async function main(): Promise<void> {
     },
     'Patron is listening',
   );
-  if (cluster.isPrimary) process.stdout.write(banner({ config, deps, baseUrl, demo }));
+  if (cluster.isPrimary) process.stdout.write(banner({ config, deps, baseUrl, demo, bundler }));
   else process.send?.({ patron: 'ready' } satisfies WorkerMessage);
 
   let closing = false;
@@ -133,12 +140,37 @@ async function main(): Promise<void> {
     if (closing) return;
     closing = true;
     logger.info({ signal }, 'shutting down');
+    // Before the app: alto reads the dev chain through it and would log every failed poll while it stops.
+    await devBundler?.close();
     await app.close();
     await deps.close();
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+/**
+ * Starts the dev bundler against the dev chain as this process serves it (on 127.0.0.1 when listening on every
+ * address), and logs its pids: the wrapper's and alto's, which the process tests watch for orphans.
+ */
+async function startBundler(args: {
+  bundler: DevBundler;
+  address: AddressInfo;
+  chainId: number;
+  logger: ReturnType<typeof createLogger>;
+}): Promise<DevBundlerStatus> {
+  const { bundler, address, logger } = args;
+  const anyAddress = address.address === '0.0.0.0' || address.address === '::';
+  const host = anyAddress ? '127.0.0.1' : address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const status = await bundler.start({ rpcUrl: `http://${host}:${address.port}/chain/${args.chainId}` });
+  const pids = bundler.pids();
+  if (status.state === 'ready') {
+    logger.info({ url: status.url, wrapperPid: pids.wrapper, altoPid: pids.alto }, 'the dev bundler is ready');
+  } else {
+    logger.warn({ url: status.url, reason: status.reason }, 'the dev bundler is off: it did not start');
+  }
+  return status;
 }
 
 /**
@@ -183,8 +215,14 @@ function runPrimary(config: Config, logger: ReturnType<typeof createLogger>): vo
 }
 
 /** What a newcomer needs on the terminal; the auth token is shown only on the start that created it. */
-function banner(args: { config: Config; deps: Deps; baseUrl: string; demo: DemoCredentials | undefined }): string {
-  const { deps, baseUrl, demo } = args;
+function banner(args: {
+  config: Config;
+  deps: Deps;
+  baseUrl: string;
+  demo: DemoCredentials | undefined;
+  bundler: DevBundlerStatus | undefined;
+}): string {
+  const { deps, baseUrl, demo, bundler } = args;
   const lines = [
     '',
     `Patron is running at ${baseUrl}  (storage: ${deps.store.kind}${args.config.storage.kind === 'sqlite' ? ` in ${args.config.dataDir}` : ''})`,
@@ -201,6 +239,13 @@ function banner(args: { config: Config; deps: Deps; baseUrl: string; demo: DemoC
     if (feeTokens.length > 0) {
       lines.push(`    fee tokens       ${feeTokens.map((t) => `${t.symbol} ${t.address}`).join(', ')}`);
     }
+    if (c.embedded && bundler !== undefined) {
+      lines.push(
+        bundler.state === 'ready'
+          ? `    bundler          ${bundler.url}  (alto, EntryPoints v0.6-v0.9; ERC-7562 checks off on the dev chain)`
+          : `    bundler          off: ${bundler.reason ?? bundler.state}`,
+      );
+    }
     if (c.demoAccount !== undefined) {
       lines.push(
         `    demo account     ${c.demoAccount.address}  (SimpleAccount holding the fee tokens; owner key in /api/chains, dev only)`,
@@ -215,6 +260,7 @@ function banner(args: { config: Config; deps: Deps; baseUrl: string; demo: DemoC
       `  authToken   ${demo.authToken}`,
       `  apiKey      ${demo.apiKey}   (dApp "Demo dApp", chain ${demo.chainId})`,
       `  paymaster   ${baseUrl}/api/v1/${demo.chainId}/${demo.apiKey}   (the SDKs' paymasterUrl)`,
+      ...(bundler?.state === 'ready' ? [`  bundler     ${bundler.url}   (the SDKs' bundlerUrl)`] : []),
       `  dashboard   ${baseUrl}${args.config.dashboard.basePath}   (email ${demo.email}, password ${demo.password ?? '(set one with patron account set-password)'})`,
       '',
       'Try the whole flow (webhook, sponsorship, handleOps):  npm run demo  (installed package: patron demo)',

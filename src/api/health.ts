@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ChainRegistry } from '../chain/chainRegistry.js';
+import type { DevBundlerStatus } from '../devBundler/devBundler.js';
 import type { PaymasterSigner } from '../paymaster/signer/paymasterSigner.js';
 import { newestMigration } from '../store/db/migrate.js';
 import type { StorageHealth } from '../store/db/storageHealth.js';
@@ -17,6 +18,8 @@ export interface HealthDeps {
   readonly signer: PaymasterSigner;
   readonly chains: ChainRegistry;
   readonly tokenCatalog: Pick<TokenCatalog, 'snapshot'>;
+  /** The dev stack's bundler (src/devBundler/), when this process runs one. */
+  readonly devBundler?: { status(): DevBundlerStatus } | undefined;
 }
 
 /**
@@ -32,6 +35,16 @@ export const healthzAnswer = z.strictObject({
 const readiness = {
   storage: z.enum(['sqlite', 'postgres']),
   crypto: z.strictObject({ backend: z.enum(['native', 'js']), reason: z.string() }),
+  bundler: z
+    .strictObject({
+      state: z.enum(['starting', 'ready', 'failed', 'stopped']),
+      url: z.string(),
+      reason: z.string().optional(),
+    })
+    .optional()
+    .describe(
+      "The dev stack's bundler (alto beside the embedded dev chain; docs/guides/dev-bundler.md), only when it runs: its state does not change the status, as the paymaster serves without it",
+    ),
 };
 export const readyzAnswer = z.strictObject({ status: z.literal('ready'), ...readiness });
 export const notReadyAnswer = z.strictObject({
@@ -121,6 +134,8 @@ export function healthRoutes(deps: HealthDeps): RouteDef[] {
       handler: async ({ req, reply }) => {
         const storage = deps.store.kind;
         const crypto = { backend: deps.crypto.backend.name, reason: deps.crypto.reason };
+        const bundler = deps.devBundler?.status();
+        const parts = { storage, crypto, ...(bundler === undefined ? {} : { bundler }) };
         let fault: z.infer<typeof notReadyAnswer>['fault'];
         try {
           // The probe asks for a write (lock, free space, writable file; PostgreSQL not read-only): a full disk
@@ -131,8 +146,8 @@ export function healthRoutes(deps: HealthDeps): RouteDef[] {
           req.log.error({ err }, 'readiness check: the storage probe failed');
           fault = { kind: 'unknown', since: new Date().toISOString() };
         }
-        if (fault === undefined) return { status: 'ready' as const, storage, crypto };
-        const body: z.infer<typeof notReadyAnswer> = { status: 'unavailable', storage, crypto, fault };
+        if (fault === undefined) return { status: 'ready' as const, ...parts };
+        const body: z.infer<typeof notReadyAnswer> = { status: 'unavailable', ...parts, fault };
         return reply.code(503).send(body);
       },
     }),

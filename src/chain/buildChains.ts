@@ -23,6 +23,16 @@ const DEV_CHAIN_DEPOSIT_WEI = 1000n * 10n ** 18n;
 const DEV_DEMO_ACCOUNT_OWNER_KEY = keccak256(stringToBytes('patron embedded dev chain demo account'));
 
 /**
+ * The dev bundler's wallets (src/devBundler/): its executor sends the bundles, its utility wallet deploys alto's
+ * simulation contracts. Funded at genesis and used by nothing else, so no other sender (the owner's set-up, a test's
+ * top-up) races their nonces. Public phrases, like the keys above.
+ */
+export const DEV_BUNDLER_KEYS = {
+  executor: keccak256(stringToBytes('patron embedded dev chain bundler executor')),
+  utility: keccak256(stringToBytes('patron embedded dev chain bundler utility')),
+} as const;
+
+/**
  * The chains this process serves (deps.ts's first builder after the signer): the in-process dev chain when it is on
  * and the caller gave no chains (its EntryPoints and paymasters deployed for `signer`), then every configured chain;
  * and their fees, each chain's read at most once per refresh interval.
@@ -46,6 +56,10 @@ export async function buildChains(args: {
           ownerPrivateKey: DEV_CHAIN_OWNER_KEY,
           depositWei: DEV_CHAIN_DEPOSIT_WEI,
           demoAccountOwner: privateKeyToAddress(DEV_DEMO_ACCOUNT_OWNER_KEY),
+          fundedAccounts: [
+            privateKeyToAddress(DEV_BUNDLER_KEYS.executor),
+            privateKeyToAddress(DEV_BUNDLER_KEYS.utility),
+          ],
         })
       : undefined;
   const chains = createChainRegistry(

@@ -244,6 +244,8 @@ export interface StartDevChainParams {
    * token, so token-paid operations work on the first try.
    */
   readonly demoAccountOwner?: Address;
+  /** Further addresses funded at genesis, besides the owner (the dev bundler's executor and utility wallets). */
+  readonly fundedAccounts?: readonly Address[];
 }
 
 /**
@@ -283,7 +285,7 @@ export async function startDevChain(params: StartDevChainParams): Promise<DevCha
   const chain = await createEmbeddedChain({
     ...(params.chainId === undefined ? {} : { chainId: params.chainId }),
     ...(params.chainType === undefined ? {} : { chainType: params.chainType }),
-    fundedAccounts: [owner.address],
+    fundedAccounts: [owner.address, ...(params.fundedAccounts ?? [])],
   });
   const client = createDevClient({ chain, account: owner });
   // Set-up transactions are signed by the node for the owner, impersonated while it lasts: signing each

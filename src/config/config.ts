@@ -67,6 +67,8 @@ const envSchema = z.object({
     86_400,
   ),
   PATRON_DEV_CHAIN: booleanFromEnv('PATRON_DEV_CHAIN'),
+  PATRON_DEV_BUNDLER: booleanFromEnv('PATRON_DEV_BUNDLER'),
+  PATRON_DEV_BUNDLER_PORT: integerFromEnv('PATRON_DEV_BUNDLER_PORT', 1, 65_535),
   PATRON_WORKERS: integerFromEnv('PATRON_WORKERS', 1, 64),
   PATRON_CHAINS: chainsFromEnv,
   PATRON_EXPIRY_DEFAULT_SECONDS: integerFromEnv('PATRON_EXPIRY_DEFAULT_SECONDS', 30, 7 * 86_400),
@@ -141,6 +143,11 @@ export interface Config {
   readonly paymaster: ChainSettings;
   /** Server processes (node:cluster) sharing the port; more than 1 needs PostgreSQL and no dev chain. */
   readonly workers: number;
+  /**
+   * alto, a real ERC-4337 bundler, run beside the embedded dev chain (docs/guides/dev-bundler.md): on with the dev
+   * chain unless PATRON_DEV_BUNDLER=false; on `port`, else Patron's port + 1 (a free one when Patron's is 0).
+   */
+  readonly devBundler: { readonly enabled: boolean; readonly port: number | undefined };
   /** The web dashboard: base path, sessions, the deposit warning. */
   readonly dashboard: DashboardSettings;
   /** The paymaster request log's retention. */
@@ -257,6 +264,11 @@ function parseConfig(
     // Each worker would open its own SQLite writer and its own in-process chain: state must be shared.
     throw new ConfigError(['PATRON_WORKERS above 1 needs DATABASE_URL (PostgreSQL) and PATRON_DEV_CHAIN=false']);
   }
+  const devBundler = e.PATRON_DEV_BUNDLER ?? devChain;
+  if (devBundler && !devChain) {
+    // The dev bundler serves the embedded chain only; a real chain has bundlers of its own.
+    throw new ConfigError(['PATRON_DEV_BUNDLER=true needs the embedded dev chain (PATRON_DEV_CHAIN)']);
+  }
   const devChainTwice = devChain ? e.PATRON_CHAINS.findIndex((c) => c.chainId === DEV_CHAIN_ID) : -1;
   if (devChainTwice >= 0) {
     // Two chains under one id: the registry would keep one of them silently.
@@ -285,6 +297,7 @@ function parseConfig(
     logLevel: e.LOG_LEVEL ?? 'info',
     bodyLimitBytes: 64 * 1024,
     workers,
+    devBundler: Object.freeze({ enabled: devBundler, port: e.PATRON_DEV_BUNDLER_PORT }),
     dashboard: dashboardSettingsFrom(e),
     requestLog: requestLogSettingsFrom(e),
     rateLimits: rateLimits.config,
