@@ -1,10 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { dirname, join } from 'node:path';
 import type { Address, Hex } from 'viem';
+import { altoCli } from '../../src/devBundler/altoCli.js';
 
 /**
  * A real ERC-4337 bundler for the end-to-end tests: Pimlico's alto (npm `@pimlico/alto`, pinned), run as its own
@@ -20,19 +18,6 @@ export interface AltoBundler {
   /** Everything alto printed, for a failing test's message. */
   output(): string;
   close(): Promise<void>;
-}
-
-const require = createRequire(import.meta.url);
-
-/** alto's CLI entry (its package `bin`), found from where the package resolves (it exports no package.json). */
-function altoCli(): string {
-  for (let dir = dirname(require.resolve('@pimlico/alto')); dir !== dirname(dir); dir = dirname(dir)) {
-    const file = join(dir, 'package.json');
-    if (!existsSync(file)) continue;
-    const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; bin?: { alto?: string } };
-    if (pkg.name === '@pimlico/alto' && pkg.bin?.alto !== undefined) return join(dir, pkg.bin.alto);
-  }
-  throw new Error('@pimlico/alto is installed without its package.json');
 }
 
 async function freePort(): Promise<number> {
@@ -53,8 +38,10 @@ export async function startAlto(params: {
   readonly chainType?: 'op-stack' | 'arbitrum';
 }): Promise<AltoBundler> {
   const port = await freePort();
+  const cli = altoCli();
+  if (cli === undefined) throw new Error('@pimlico/alto (a devDependency) is not installed');
   const args = [
-    altoCli(),
+    cli,
     '--rpc-url',
     params.rpcUrl,
     '--entrypoints',
