@@ -436,6 +436,21 @@ describe('PATRON_WORKERS', () => {
   });
 });
 
+describe('PATRON_DEV_BUNDLER and PATRON_DEV_BUNDLER_PORT', () => {
+  test('on with the dev chain, off without it; true without the dev chain is refused; the port is optional', () => {
+    assert.deepEqual(loadConfig({}).devBundler, { enabled: true, port: undefined });
+    assert.deepEqual(loadConfig({ PATRON_DEV_BUNDLER: 'false' }).devBundler, { enabled: false, port: undefined });
+    assert.equal(loadConfig({ PATRON_DEV_CHAIN: 'false' }).devBundler.enabled, false);
+    assert.deepEqual(loadConfig({ PATRON_DEV_BUNDLER_PORT: '4337' }).devBundler, { enabled: true, port: 4337 });
+    assert.deepEqual(configError({ PATRON_DEV_BUNDLER: 'true', PATRON_DEV_CHAIN: 'false' }).problems, [
+      'PATRON_DEV_BUNDLER=true needs the embedded dev chain (PATRON_DEV_CHAIN)',
+    ]);
+    assert.deepEqual(configError({ PATRON_DEV_BUNDLER_PORT: '0' }).problems, [
+      'PATRON_DEV_BUNDLER_PORT must be an integer from 1 to 65535, got "0"',
+    ]);
+  });
+});
+
 describe('dashboard and request log settings', () => {
   test('defaults: /dashboard, 60 min idle, 12 h sessions, 0.1 ETH warning, 7 days and 5M rows of request log', () => {
     const c = loadConfig({});
