@@ -3,14 +3,18 @@ import fs, { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { http } from 'viem';
+import { toSimpleSmartAccount } from 'permissionless/accounts';
+import { createPublicClient, http } from 'viem';
 import {
   createBundlerClient,
+  createPaymasterClient,
   entryPoint06Address,
   entryPoint07Address,
   entryPoint08Address,
   entryPoint09Address,
 } from 'viem/account-abstraction';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { foundry } from 'viem/chains';
 import { type ServiceProcess, spawnService } from './helpers/serviceProcess.js';
 
 /**
@@ -89,7 +93,7 @@ function childrenOf(pid: number): number[] {
     .map(Number);
 }
 
-test('the banner prints the bundler URL, /readyz reports it, viem gets its four EntryPoints; SIGINT leaves no alto', async () => {
+test('the banner prints the bundler URL, /readyz reports it, viem gets its four EntryPoints and an op through it with Patron as paymaster is included; SIGINT leaves no alto', async () => {
   const service = startPatron();
   const base = await service.baseUrl();
   const ready = await bundlerReady(service);
@@ -105,6 +109,32 @@ test('the banner prints the bundler URL, /readyz reports it, viem gets its four 
     entryPoint08Address,
     entryPoint09Address,
   ]);
+
+  // The SDK flow a developer runs against `npm start`: viem's bundler client at the printed URL, Patron's demo dApp
+  // as its ERC-7677 paymaster, a new SimpleAccount on EntryPoint v0.7 deployed by its first op.
+  const apiKey = /apiKey {6}(pk\.\S+)/.exec(service.output())?.[1];
+  assert.ok(apiKey !== undefined, service.output());
+  const client = createPublicClient({ chain: foundry, transport: http(`${base}/chain/31337`) });
+  const account = await toSimpleSmartAccount({
+    client,
+    owner: privateKeyToAccount(generatePrivateKey()),
+    entryPoint: { address: entryPoint07Address, version: '0.7' },
+  });
+  const sponsored = createBundlerClient({
+    account,
+    client,
+    transport: http(ready.url),
+    paymaster: createPaymasterClient({ transport: http(`${base}/api/v1/31337/${apiKey}`) }),
+  });
+  const hash = await sponsored.sendUserOperation({ calls: [{ to: account.address, data: '0x' }] });
+  const receipt = await sponsored.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+  assert.equal(receipt.success, true);
+  assert.equal(receipt.sender.toLowerCase(), account.address.toLowerCase());
+  const chains = (await (await fetch(`${base}/api/chains`)).json()) as {
+    chains: { deployments: { entryPointVersion: string; paymaster: string }[] }[];
+  };
+  const v07 = chains.chains[0]?.deployments.find((d) => d.entryPointVersion === '0.7');
+  assert.equal(receipt.paymaster?.toLowerCase(), v07?.paymaster.toLowerCase(), 'Patron paid for it');
 
   assert.ok(alive(ready.wrapperPid) && alive(ready.altoPid));
   service.child.kill('SIGINT');
