@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Address, Hex } from 'viem';
+import { altoArgs } from './altoArgs.js';
 import { ALTO_PID_LINE, ALTO_WRAPPER } from './altoWrapper.js';
 import { type BundlerLogSink, createBundlerLog } from './bundlerLog.js';
 import { portIsFree } from './portIsFree.js';
@@ -67,14 +68,18 @@ export function createDevBundler(params: DevBundlerParams): DevBundler {
   const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
 
   const spawnWrapped = (rpcUrl: string): ChildProcess => {
-    const wrapper = spawn(process.execPath, ['-e', ALTO_WRAPPER, params.altoCli, ...altoArgs({ ...params, rpcUrl })], {
-      // The stdin pipe is never written or closed: its EOF is the wrapper's sign that Patron's process is gone.
-      stdio: ['pipe', 'pipe', 'pipe'],
-      // Only what Node needs: alto starts Sentry on SENTRY_DSN and reads ALTO_* settings from the environment.
-      env: { PATH: process.env.PATH ?? '' },
-      // alto runs dotenv at start, which reads `.env` in its working directory: its own package has none.
-      cwd: dirname(dirname(params.altoCli)),
-    });
+    const wrapper = spawn(
+      process.execPath,
+      ['-e', ALTO_WRAPPER, params.altoCli, ...altoArgs({ ...params, rpcUrl, json: true })],
+      {
+        // The stdin pipe is never written or closed: its EOF is the wrapper's sign that Patron's process is gone.
+        stdio: ['pipe', 'pipe', 'pipe'],
+        // Only what Node needs: alto starts Sentry on SENTRY_DSN and reads ALTO_* settings from the environment.
+        env: { PATH: process.env.PATH ?? '' },
+        // alto runs dotenv at start, which reads `.env` in its working directory: its own package has none.
+        cwd: dirname(dirname(params.altoCli)),
+      },
+    );
     const recent: string[] = [];
     const log = createBundlerLog({ sink: params.log, now: Date.now });
     const onLine = (text: string) => {
@@ -144,33 +149,6 @@ export function createDevBundler(params: DevBundlerParams): DevBundler {
       return closing;
     },
   };
-}
-
-/** alto's command line: the dev chain, every EntryPoint it deploys, the dev keys, a quiet JSON log. */
-function altoArgs(params: DevBundlerParams & { readonly rpcUrl: string }): string[] {
-  return [
-    '--rpc-url',
-    params.rpcUrl,
-    '--entrypoints',
-    params.entryPoints.join(','),
-    '--executor-private-keys',
-    params.executorKey,
-    '--utility-private-key',
-    params.utilityKey,
-    // Safe mode traces each validation with debug_traceCall for the ERC-7562 rules; the dev chain (EDR) has no
-    // tracer, so the rules are not checked locally (docs/guides/dev-bundler.md, "Safe mode off").
-    '--safe-mode',
-    'false',
-    '--port',
-    String(params.port),
-    // Warnings and errors only, as pino JSON, which bundlerLog.ts reads for the level and message.
-    '--log-level',
-    'warn',
-    '--json',
-    // The dev chain mines on every transaction: alto polls for its bundle's receipt at a quarter of this.
-    '--block-time',
-    '100',
-  ];
 }
 
 /** Undefined once alto answers eth_supportedEntryPoints with every one of `entryPoints`; else why not. */

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Address, Hex } from 'viem';
+import { altoArgs } from '../../src/devBundler/altoArgs.js';
 import { altoCli } from '../../src/devBundler/altoCli.js';
 
 /**
@@ -42,25 +43,15 @@ export async function startAlto(params: {
   if (cli === undefined) throw new Error('@pimlico/alto (a devDependency) is not installed');
   const args = [
     cli,
-    '--rpc-url',
-    params.rpcUrl,
-    '--entrypoints',
-    params.entryPoints.join(','),
-    '--executor-private-keys',
-    params.executorKey,
-    '--utility-private-key',
-    params.executorKey,
-    // Safe mode traces validation with debug_traceCall (ERC-7562 rules); the in-process chain has no tracer.
-    '--safe-mode',
-    'false',
-    '--port',
-    String(port),
-    '--log-level',
-    'warn',
-    // The in-process chain mines on every transaction: poll it often instead of once a second.
-    '--block-time',
-    '100',
-    ...(params.chainType === undefined ? [] : ['--chain-type', params.chainType]),
+    ...altoArgs({
+      rpcUrl: params.rpcUrl,
+      entryPoints: params.entryPoints,
+      executorKey: params.executorKey,
+      utilityKey: params.executorKey,
+      port,
+      json: false,
+      ...(params.chainType === undefined ? {} : { chainType: params.chainType }),
+    }),
   ];
   let out = '';
   const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
