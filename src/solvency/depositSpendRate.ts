@@ -11,7 +11,7 @@ import { type PaymasterKey, paymasterKey } from './paymasterKey.js';
  *
  * Cost: `refresh` is one grouped query per paymaster per guard interval over the current hour's closes (and the
  * previous hour's for its first minutes, for a close written late by another instance); the first reads the whole
- * window. The request path only reads the figure. The instance that follows settlement counts an inclusion at once
+ * window, and the first that finds spend also reads when the paymaster's first op was. The request path only reads the figure. The instance that follows settlement counts an inclusion at once
  * (`included`), provisionally: the next refresh replaces the hour with what the ledger holds.
  */
 export interface DepositSpendRate {
@@ -63,10 +63,10 @@ export function createDepositSpendRate(deps: {
       const current = Math.floor(now / HOUR_MS);
       const fromHour = !h.loaded ? oldestHour(now) : now - current * HOUR_MS < LATE_CLOSE_MS ? current - 1 : current;
       const args = { chainId: paymaster.chainId, paymaster: paymaster.paymaster };
-      const [rows, firstAt] = await Promise.all([
-        deps.source.byHour({ ...args, since: fromHour * HOUR_MS }),
-        h.firstAt === undefined ? deps.source.firstAt(args) : Promise.resolve(h.firstAt),
-      ]);
+      const rows = await deps.source.byHour({ ...args, since: fromHour * HOUR_MS });
+      // The first op's time only matters once there is spend to divide: a paymaster that never spent costs one
+      // query per interval, not two.
+      const firstAt = h.firstAt ?? (rows.length > 0 ? await deps.source.firstAt(args) : undefined);
       // The hours read are replaced whole: a row that moved out (a reorg reopened it) leaves them too.
       for (let hour = fromHour; hour <= current; hour++) h.buckets.delete(hour);
       for (const r of rows) h.buckets.set(r.hour, r.wei);
