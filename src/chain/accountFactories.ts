@@ -1,19 +1,21 @@
 import { type Address, concat, encodeAbiParameters, zeroHash } from 'viem';
 import { loadAccountAbstractionArtifact } from './aaArtifacts.js';
+import { loadAccountAbstractionV06Artifact } from './artifacts.js';
 import { codeAt, deployDeterministic } from './deterministicDeployer.js';
 import { type DevClient, hasCode } from './devClient.js';
 import { ENTRY_POINT_ADDRESSES } from './entryPoints.js';
 
 /**
  * eth-infinitism's sample accounts where today's SDKs look for them without configuration:
- * - SimpleAccountFactory v0.7 and v0.8: permissionless 0.4.1 `toSimpleSmartAccount` (its getFactoryAddress);
+ * - SimpleAccountFactory v0.6, v0.7 and v0.8: permissionless 0.4.1 `toSimpleSmartAccount` (its getFactoryAddress);
  * - Simple7702Account v0.8: viem's `toSimple7702SmartAccount` and permissionless `to7702SimpleSmartAccount`;
  * - Simple7702Account v0.9: viem's `toSimple7702SmartAccount({ entryPoint: '0.9' })`.
- * The first three are the npm initcode (0.7.0 / 0.8.0) through Arachnid's deployer with salt 0, which lands on
+ * The first four are the npm initcode (0.6.0 / 0.7.0 / 0.8.0) through Arachnid's deployer with salt 0, which lands on
  * the published address byte for byte, so no code is patched. The v0.9 one cannot be reproduced from
  * 0.9.0-rc.1 (the address came from the final release's code): see installSimple7702AccountV09.
  */
 export const SIMPLE_ACCOUNT_ADDRESSES = {
+  factoryV06: '0x9406Cc6185a346906296840746125a0E44976454',
   factoryV07: '0x91E60e0613810449d098b0b5Ec8b51A0FE8c8985',
   factoryV08: '0x13E9ed32155810FDbd067D4522C492D6f68E5944',
   simple7702V08: '0xe6Cae83BdE06E4c305530e199D7217f42808555B',
@@ -30,6 +32,17 @@ const entryPointArg = (entryPoint: Address) => encodeAbiParameters([{ type: 'add
  */
 export async function deploySimpleAccounts(client: DevClient): Promise<SimpleAccountAddresses> {
   const canonical = SIMPLE_ACCOUNT_ADDRESSES;
+  // The dev chain's own v0.6 factory (embeddedChain.ts, plain CREATE) stays what /api/chains reports; this one is
+  // where permissionless looks without a factoryAddress.
+  await deployDeterministic(client, {
+    salt: zeroHash,
+    bytecode: concat([
+      loadAccountAbstractionV06Artifact('SimpleAccountFactory').bytecode,
+      entryPointArg(ENTRY_POINT_ADDRESSES['0.6']),
+    ]),
+    what: 'SimpleAccountFactory v0.6',
+    expected: canonical.factoryV06,
+  });
   await deployDeterministic(client, {
     salt: zeroHash,
     bytecode: concat([

@@ -23,7 +23,7 @@ import { SAFE_4337_ADDRESSES } from './safe4337.js';
 export const implementationOfFactory = (factory: Address): Address => getContractAddress({ from: factory, nonce: 1n });
 
 /** permissionless 0.4.1 `toSimpleSmartAccount`'s default factory for EntryPoint v0.6 (its getFactoryAddress). */
-const SIMPLE_ACCOUNT_FACTORY_V06: Address = '0x9406Cc6185a346906296840746125a0E44976454';
+const SIMPLE_ACCOUNT_FACTORY_V06: Address = SIMPLE_ACCOUNT_ADDRESSES.factoryV06;
 
 /**
  * Solady's LibClone ERC-1967 proxy (ERC-7760's basic UUPS variant), the runtime code
