@@ -32,17 +32,6 @@ const entryPointArg = (entryPoint: Address) => encodeAbiParameters([{ type: 'add
  */
 export async function deploySimpleAccounts(client: DevClient): Promise<SimpleAccountAddresses> {
   const canonical = SIMPLE_ACCOUNT_ADDRESSES;
-  // The dev chain's own v0.6 factory (embeddedChain.ts, plain CREATE) stays what /api/chains reports; this one is
-  // where permissionless looks without a factoryAddress.
-  await deployDeterministic(client, {
-    salt: zeroHash,
-    bytecode: concat([
-      loadAccountAbstractionV06Artifact('SimpleAccountFactory').bytecode,
-      entryPointArg(ENTRY_POINT_ADDRESSES['0.6']),
-    ]),
-    what: 'SimpleAccountFactory v0.6',
-    expected: canonical.factoryV06,
-  });
   await deployDeterministic(client, {
     salt: zeroHash,
     bytecode: concat([
@@ -70,6 +59,23 @@ export async function deploySimpleAccounts(client: DevClient): Promise<SimpleAcc
   });
   await installSimple7702AccountV09(client);
   return canonical;
+}
+
+/**
+ * SimpleAccountFactory v0.6 at permissionless's default address. The dev chain's own v0.6 factory (embeddedChain.ts,
+ * plain CREATE) stays what /api/chains reports. Installed last by the dev chain: a transaction before the tokens and
+ * paymasters would move their CREATE addresses, which the docs and operators' settings name.
+ */
+export async function deploySimpleAccountFactoryV06(client: DevClient): Promise<Address> {
+  return deployDeterministic(client, {
+    salt: zeroHash,
+    bytecode: concat([
+      loadAccountAbstractionV06Artifact('SimpleAccountFactory').bytecode,
+      entryPointArg(ENTRY_POINT_ADDRESSES['0.6']),
+    ]),
+    what: 'SimpleAccountFactory v0.6',
+    expected: SIMPLE_ACCOUNT_ADDRESSES.factoryV06,
+  });
 }
 
 /**

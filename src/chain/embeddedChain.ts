@@ -2,6 +2,7 @@ import type { Provider, ProviderConfig } from '@nomicfoundation/edr';
 import { type Address, getAddress, type Hex, hexToBytes, parseAbi, zeroAddress } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { type AccountAbstractionStack, deployPatronPaymastersV07, installAccountAbstractionStack } from './aaStack.js';
+import { deploySimpleAccountFactoryV06 } from './accountFactories.js';
 import {
   devTokenAbi,
   loadAccountAbstractionV06Artifact,
@@ -348,6 +349,7 @@ export async function startDevChain(params: StartDevChainParams): Promise<DevCha
     depositWei: params.depositWei,
     stake: DEV_PAYMASTER_STAKE,
   });
+  await deploySimpleAccountFactoryV06(setup);
   await client.stopImpersonatingAccount({ address: owner.address });
   return {
     ...stack,
