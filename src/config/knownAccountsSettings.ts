@@ -11,6 +11,8 @@ import { closedErrors, closedObject } from './closedObject.js';
  * - simpleAccountV08: SimpleAccount v0.8 and Simple7702Account v0.8/v0.9 (BaseAccount's execute and executeBatch);
  * - safe4337: a Safe whose fallback handler is Safe's ERC-4337 module;
  * - kernelV2, kernelV3: ZeroDev Kernel 0.2.x (execute with an operation) and 0.3.x (ERC-7579);
+ * - nexusV12, nexusV13: Biconomy Nexus 1.2.0 and the 1.3 line (ERC-7579 `execute`; `executeComposable` of
+ *   composability 1.0.0 and 1.1.0 respectively, whose selectors differ);
  * - lightAccount, biconomyV2, coinbaseSmartWallet; erc7579: any other ERC-7579 account an operator lists.
  */
 export const ACCOUNT_KINDS = [
@@ -20,6 +22,8 @@ export const ACCOUNT_KINDS = [
   'safe4337',
   'kernelV2',
   'kernelV3',
+  'nexusV12',
+  'nexusV13',
   'lightAccount',
   'biconomyV2',
   'coinbaseSmartWallet',
