@@ -2,6 +2,8 @@ import { type Address, getContractAddress, type Hex } from 'viem';
 import type { KnownAccountsSetting } from '../config/knownAccountsSettings.js';
 import { SIMPLE_ACCOUNT_ADDRESSES } from './accountFactories.js';
 import { BICONOMY_SMART_ACCOUNT_V2 } from './biconomySmartAccountV2.js';
+import { COINBASE_SMART_WALLET } from './coinbaseSmartWallet.js';
+import { NEXUS } from './nexusAccounts.js';
 import { SAFE_4337_ADDRESSES } from './safe4337.js';
 
 /**
@@ -28,8 +30,8 @@ const SIMPLE_ACCOUNT_FACTORY_V06: Address = '0x9406Cc6185a346906296840746125a0E4
 /**
  * Solady's LibClone ERC-1967 proxy (ERC-7760's basic UUPS variant), the runtime code
  * `0x363d3d373d3d363d7f360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc545af43d6000803e6038573d6000fd5b3d6000f3`:
- * what Kernel 0.3's factories and Light Account v2's factory (`LibClone.createDeterministicERC1967`,
- * alchemyplatform/light-account) deploy; @biconomy/abstractjs's PROXY_CREATION_CODE is its creation code.
+ * what Kernel 0.3's factories, Light Account v2's factory (`LibClone.createDeterministicERC1967`,
+ * alchemyplatform/light-account) and Coinbase Smart Wallet's factory (chain/coinbaseSmartWallet.ts) deploy; @biconomy/abstractjs's PROXY_CREATION_CODE is its creation code.
  */
 export const SOLADY_ERC1967_PROXY_CODE_HASH: Hex = '0xaaa52c8cc8a0e3fd27ce756cc6b4e70c51423e9b597b11f32d3e49f8b1fc890d';
 
@@ -144,7 +146,21 @@ export const CANONICAL_ACCOUNTS: KnownAccountsSetting = {
     factories: [BICONOMY_SMART_ACCOUNT_V2.factory],
     proxyCodeHashes: [BICONOMY_PROXY_CODE_HASH],
   },
+  // No proxy code hash: see chain/nexusAccounts.ts.
+  nexusV12: { implementations: [...NEXUS.v12.implementations], factories: [...NEXUS.v12.factories] },
+  nexusV13: { implementations: [...NEXUS.v13.implementations], factories: [...NEXUS.v13.factories] },
+  coinbaseSmartWallet: {
+    implementations: [...COINBASE_SMART_WALLET.implementations],
+    factories: [...COINBASE_SMART_WALLET.factories],
+    proxyCodeHashes: [SOLADY_ERC1967_PROXY_CODE_HASH],
+  },
 };
+
+/**
+ * The bootstraps a Nexus account may delegatecall while it initialises (its factory data names one): any other
+ * could write any implementation into the proxy's slot before the first call.
+ */
+export const NEXUS_BOOTSTRAPS: readonly Address[] = [...NEXUS.v12.bootstraps, ...NEXUS.v13.bootstraps];
 
 /**
  * Factories that take the account's implementation as an argument, so that the factory alone does not say what

@@ -1,5 +1,5 @@
 import { type Address, decodeFunctionData, getAddress, type Hex, hexToBytes, pad, parseAbi, size, slice } from 'viem';
-import { CANONICAL_ACCOUNTS, GENERIC_FACTORIES } from '../chain/canonicalAccounts.js';
+import { CANONICAL_ACCOUNTS, GENERIC_FACTORIES, NEXUS_BOOTSTRAPS } from '../chain/canonicalAccounts.js';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import { isEip7702InitCode } from '../chain/eip7702InitCode.js';
 import type { ChainReads } from '../chain/senderCode.js';
@@ -184,6 +184,21 @@ const SAFE_SETUP = parseAbi([
 ]);
 const KERNEL_V2_FACTORY = parseAbi(['function createAccount(address implementation, bytes data, uint256 index)']);
 const KERNEL_META_FACTORY = parseAbi(['function deployWithFactory(address factory, bytes createData, bytes32 salt)']);
+const NEXUS_FACTORY = parseAbi(['function createAccount(bytes initData, bytes32 salt)']);
+const NEXUS_BOOTSTRAP_SET = new Set(NEXUS_BOOTSTRAPS.map((a) => a.toLowerCase()));
+
+/**
+ * A Nexus factory's account delegatecalls the bootstrap that the first word of its initData names (Nexus
+ * `_initializeAccount` reads it with calldataload, so its low 20 bytes), which must be a known one.
+ */
+function nexusBootstrap(data: Hex): Omit<SenderFound, 'factory'> | undefined {
+  const [initData] = decodeFunctionData({ abi: NEXUS_FACTORY, data }).args;
+  if (size(initData) < 32) return { reason: 'Nexus factory data Patron cannot read' };
+  const bootstrap = getAddress(slice(initData, 12, 32));
+  return NEXUS_BOOTSTRAP_SET.has(bootstrap.toLowerCase())
+    ? undefined
+    : { reason: 'a Nexus bootstrap Patron does not know', implementation: bootstrap };
+}
 
 async function byFactory(args: {
   readonly chain: ChainRuntime;
@@ -196,7 +211,10 @@ async function byFactory(args: {
   const factory = getAddress(slice(op.initCode, 0, 20));
   const kind = known.factories.get(factory.toLowerCase());
   if (kind === undefined) return unknown({ reason: 'a factory Patron does not know', factory });
-  const implementation = implementationArgument(known, factory, slice(op.initCode, 20));
+  const implementation =
+    kind === 'nexusV12' || kind === 'nexusV13'
+      ? readFactoryData(() => nexusBootstrap(slice(op.initCode, 20)))
+      : implementationArgument(known, factory, slice(op.initCode, 20));
   if (implementation !== undefined) return unknown({ ...implementation, factory });
   // v0.9 runs the code the sender has at inclusion, whatever its initCode says, once it has any.
   if (chain.entryPointVersion === '0.9') {
@@ -207,6 +225,16 @@ async function byFactory(args: {
   }
   return { known: true, kind };
 }
+
+const readFactoryData = (
+  read: () => Omit<SenderFound, 'factory'> | undefined,
+): Omit<SenderFound, 'factory'> | undefined => {
+  try {
+    return read();
+  } catch {
+    return { reason: 'factory data Patron cannot read' };
+  }
+};
 
 /**
  * For a factory that deploys whatever implementation its data names, why that implementation is not a known one
