@@ -57,7 +57,11 @@ export const SAFE_PROXY_CODE_HASH: Hex = '0xd7d408ebcd99b2b70be43e20253d6d92a8ea
 /** Biconomy Smart Account v2's Proxy (runtime part of permissionless's `BICONOMY_PROXY_CREATION_CODE`). */
 export const BICONOMY_PROXY_CODE_HASH: Hex = '0xeb943ca16c0a3d8c19be2c02105552f49d4ff1d02fb80b199b613f085c8c7847';
 
-/** Kernel's addresses: permissionless 0.4.1 `KERNEL_VERSION_TO_ADDRESSES_MAP` (ACCOUNT_LOGIC, FACTORY_ADDRESS). */
+/**
+ * Kernel's addresses: permissionless 0.4.1 `KERNEL_VERSION_TO_ADDRESSES_MAP` (ACCOUNT_LOGIC, FACTORY_ADDRESS). Not
+ * checked against a deployment (no network here, and no Kernel bytecode on the dev chain): a wrong address matches
+ * no account, which is then refused until an operator lists the right one.
+ */
 export const KERNEL = {
   v2Implementations: [
     '0xf048AD83CB2dfd6037A43902a2A5Be04e53cd2Eb', // 0.2.1
@@ -88,7 +92,8 @@ export const KERNEL = {
  * Light Account v2.0.0: factory from permissionless 0.4.1 `toLightSmartAccount`, implementation from
  * alchemyplatform/light-account `deployments/` (= CREATE(factory, 1), its constructor's `new LightAccount`).
  * v1.1.0 deploys OpenZeppelin's ERC1967Proxy as Alchemy compiled it, whose code hash no source here gives: an
- * operator adds it (`proxyCodeHashes`) with its factory and implementation.
+ * operator adds it (`proxyCodeHashes`) with its factory and implementation. Like Kernel's, not checked against a
+ * deployment.
  */
 export const LIGHT_ACCOUNT_V2 = {
   factory: '0x0000000000400CdFef5E2714E63d8040b700BC24',

@@ -15,11 +15,14 @@ import type { Address } from 'viem';
  * account's first act is to delegatecall the bootstrap its initData names: the bootstrap must be one of these,
  * else it could set the proxy's implementation slot to any code (policies/knownAccounts.ts reads it).
  *
- * No proxy code hash is listed: NexusProxy (OpenZeppelin's Proxy on the ERC-1967 slot, bcnmy/nexus
- * contracts/utils/NexusProxy.sol) as compiled for these deployments is in no package installed here, and the one
- * npm bytecode there is (@rhinestone/modulekit 0.5.9's NEXUS_PROXY_BYTECODE) is Nexus 1.0.0's. So a deployed
- * Nexus is unknown until an operator lists its proxy's code hash (`cast codehash`) as `proxyCodeHashes`; an
- * undeployed one (by its factory) and a 7702 EOA (by its delegate) are known.
+ * No proxy code hash is listed. The 1.2/1.3 factories deploy NexusProxy (OpenZeppelin's Proxy on the ERC-1967
+ * slot plus an empty `receive()`, bcnmy/nexus contracts/utils/NexusProxy.sol since v1.2.0; 1.0.x deployed Solady's
+ * ERC-1967 clone instead), whose runtime depends on the compiler settings of Biconomy's deployment, which nothing
+ * here records, and no package installed here holds it. The one NexusProxy bytecode on npm, @rhinestone/modulekit
+ * 0.5.9's NEXUS_PROXY_BYTECODE (src/deployment/precompiles/NexusPrecompiles.sol, beside a Nexus whose accountId is
+ * `biconomy.nexus.1.0.0`), has no `receive()` branch, so it is not these proxies' code. So a deployed Nexus is
+ * unknown until an operator lists its proxy's code hash (`cast codehash`) as `proxyCodeHashes`; an undeployed one
+ * (by its factory) and a 7702 EOA (by its delegate) are known.
  */
 export const NEXUS = {
   v12: {
