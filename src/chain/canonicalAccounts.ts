@@ -152,20 +152,22 @@ export const CANONICAL_ACCOUNTS: KnownAccountsSetting = {
     proxyCodeHashes: [BICONOMY_PROXY_CODE_HASH],
   },
   // No proxy code hash: see chain/nexusAccounts.ts.
-  nexusV12: { implementations: [...NEXUS.v12.implementations], factories: [...NEXUS.v12.factories] },
-  nexusV13: { implementations: [...NEXUS.v13.implementations], factories: [...NEXUS.v13.factories] },
+  nexusV12: {
+    implementations: [...NEXUS.v12.implementations],
+    factories: [...NEXUS.v12.factories],
+    bootstraps: [...NEXUS.v12.bootstraps],
+  },
+  nexusV13: {
+    implementations: [...NEXUS.v13.implementations],
+    factories: [...NEXUS.v13.factories],
+    bootstraps: [...NEXUS.v13.bootstraps],
+  },
   coinbaseSmartWallet: {
     implementations: [...COINBASE_SMART_WALLET.implementations],
     factories: [...COINBASE_SMART_WALLET.factories],
     proxyCodeHashes: [SOLADY_ERC1967_PROXY_CODE_HASH],
   },
 };
-
-/**
- * The bootstraps a Nexus account may delegatecall while it initialises (its factory data names one): any other
- * could write any implementation into the proxy's slot before the first call.
- */
-export const NEXUS_BOOTSTRAPS: readonly Address[] = [...NEXUS.v12.bootstraps, ...NEXUS.v13.bootstraps];
 
 /**
  * Factories that take the account's implementation as an argument, so that the factory alone does not say what

@@ -63,10 +63,11 @@ const kindSchema = closedObject(
     proxyCodeHashes: hashes('proxyCodeHashes').optional(),
     codeHashes: hashes('codeHashes').optional(),
     modules: addresses('modules').optional(),
+    bootstraps: addresses('bootstraps').optional(),
   },
   {
     notObject:
-      'each account kind must be an object {implementations?, factories?, proxyCodeHashes?, codeHashes?, modules?}',
+      'each account kind must be an object {implementations?, factories?, proxyCodeHashes?, codeHashes?, modules?, bootstraps?}',
   },
 );
 
@@ -95,6 +96,13 @@ export const knownAccountsSchema = z
       if (lists === undefined) continue;
       if (lists.modules !== undefined && kind !== 'safe4337') {
         ctx.addIssue({ code: 'custom', path: [kind, 'modules'], message: 'modules are for safe4337 only' });
+      }
+      if (lists.bootstraps !== undefined && kind !== 'nexusV12' && kind !== 'nexusV13') {
+        ctx.addIssue({
+          code: 'custom',
+          path: [kind, 'bootstraps'],
+          message: 'bootstraps are for nexusV12 and nexusV13 only',
+        });
       }
       for (const field of ['implementations', 'factories', 'codeHashes'] as const) {
         for (const value of lists[field] ?? []) {
@@ -132,7 +140,8 @@ export const knownAccountsSchema = z
  * EIP-7702 delegate; for safe4337 the Safe singletons), `factories` (the first 20 bytes of an undeployed sender's
  * initCode), `proxyCodeHashes` (runtime code hashes of the kind's proxies, whose implementation is read from the
  * kind's slot), `codeHashes` (accounts deployed without a proxy), `modules` (safe4337 only: the 4337 modules a Safe's
- * fallback handler must be).
+ * fallback handler must be), `bootstraps` (Nexus only: what an undeployed account's factory data may name as the
+ * bootstrap it delegatecalls while it initialises).
  */
 export type KnownAccountKind = z.output<typeof kindSchema>;
 export type KnownAccountsSetting = Readonly<z.output<typeof knownAccountsSchema>>;

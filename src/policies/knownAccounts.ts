@@ -1,5 +1,5 @@
 import { type Address, decodeFunctionData, getAddress, type Hex, hexToBytes, pad, parseAbi, size, slice } from 'viem';
-import { CANONICAL_ACCOUNTS, GENERIC_FACTORIES, NEXUS_BOOTSTRAPS } from '../chain/canonicalAccounts.js';
+import { CANONICAL_ACCOUNTS, GENERIC_FACTORIES } from '../chain/canonicalAccounts.js';
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import { isEip7702InitCode } from '../chain/eip7702InitCode.js';
 import type { ChainReads } from '../chain/senderCode.js';
@@ -46,6 +46,8 @@ export interface KnownAccounts {
   readonly codeHashes: ReadonlyMap<string, AccountKind>;
   readonly proxies: ReadonlyMap<string, { readonly slot: ProxySlot; readonly kinds: ReadonlySet<AccountKind> }>;
   readonly safeModules: ReadonlySet<string>;
+  /** The bootstraps a Nexus factory's data may name (either Nexus line's). */
+  readonly nexusBootstraps: ReadonlySet<string>;
 }
 
 /** ERC-1967's implementation slot: keccak256("eip1967.proxy.implementation") - 1. */
@@ -65,6 +67,7 @@ export function knownAccounts(settings: readonly KnownAccountsSetting[]): KnownA
   const codeHashes = new Map<string, AccountKind>();
   const proxies = new Map<string, { slot: ProxySlot; kinds: Set<AccountKind> }>();
   const safeModules = new Set<string>();
+  const nexusBootstraps = new Set<string>();
   const claim = (table: Map<string, AccountKind>, value: string, kind: AccountKind, what: string) => {
     const key = value.toLowerCase();
     const seen = table.get(key);
@@ -78,6 +81,7 @@ export function knownAccounts(settings: readonly KnownAccountsSetting[]): KnownA
       for (const a of lists?.factories ?? []) claim(factories, a, kind, 'factory');
       for (const h of lists?.codeHashes ?? []) claim(codeHashes, h, kind, 'code hash');
       for (const m of lists?.modules ?? []) safeModules.add(m.toLowerCase());
+      for (const b of lists?.bootstraps ?? []) nexusBootstraps.add(b.toLowerCase());
       for (const h of lists?.proxyCodeHashes ?? []) {
         const key = h.toLowerCase();
         const slot = proxySlotOf(kind);
@@ -92,7 +96,7 @@ export function knownAccounts(settings: readonly KnownAccountsSetting[]): KnownA
   for (const h of codeHashes.keys()) {
     if (proxies.has(h)) throw new Error(`accounts: code hash ${h} is listed as an account and as a proxy`);
   }
-  return { implementations, factories, codeHashes, proxies, safeModules };
+  return { implementations, factories, codeHashes, proxies, safeModules, nexusBootstraps };
 }
 
 /** Built once per chain's settings object (the chain registry's runtimes live as long as the process). */
@@ -185,17 +189,17 @@ const SAFE_SETUP = parseAbi([
 const KERNEL_V2_FACTORY = parseAbi(['function createAccount(address implementation, bytes data, uint256 index)']);
 const KERNEL_META_FACTORY = parseAbi(['function deployWithFactory(address factory, bytes createData, bytes32 salt)']);
 const NEXUS_FACTORY = parseAbi(['function createAccount(bytes initData, bytes32 salt)']);
-const NEXUS_BOOTSTRAP_SET = new Set(NEXUS_BOOTSTRAPS.map((a) => a.toLowerCase()));
 
 /**
  * A Nexus factory's account delegatecalls the bootstrap that the first word of its initData names (Nexus
- * `_initializeAccount` reads it with calldataload, so its low 20 bytes), which must be a known one.
+ * `_initializeAccount` reads it with calldataload, so its low 20 bytes), which must be a known one: any other
+ * could write any implementation into the proxy's slot before the first call.
  */
-function nexusBootstrap(data: Hex): Omit<SenderFound, 'factory'> | undefined {
+function nexusBootstrap(known: KnownAccounts, data: Hex): Omit<SenderFound, 'factory'> | undefined {
   const [initData] = decodeFunctionData({ abi: NEXUS_FACTORY, data }).args;
   if (size(initData) < 32) return { reason: 'Nexus factory data Patron cannot read' };
   const bootstrap = getAddress(slice(initData, 12, 32));
-  return NEXUS_BOOTSTRAP_SET.has(bootstrap.toLowerCase())
+  return known.nexusBootstraps.has(bootstrap.toLowerCase())
     ? undefined
     : { reason: 'a Nexus bootstrap Patron does not know', implementation: bootstrap };
 }
@@ -213,7 +217,7 @@ async function byFactory(args: {
   if (kind === undefined) return unknown({ reason: 'a factory Patron does not know', factory });
   const implementation =
     kind === 'nexusV12' || kind === 'nexusV13'
-      ? readFactoryData(() => nexusBootstrap(slice(op.initCode, 20)))
+      ? readFactoryData(() => nexusBootstrap(known, slice(op.initCode, 20)))
       : implementationArgument(known, factory, slice(op.initCode, 20));
   if (implementation !== undefined) return unknown({ ...implementation, factory });
   // v0.9 runs the code the sender has at inclusion, whatever its initCode says, once it has any.
