@@ -27,7 +27,10 @@ import { decodeErc7579Execute } from './erc7579Execution.js';
  *
  * Fail closed: a selector not in the table, a malformed encoding, a delegatecall (the account runs foreign code
  * as itself, so its "calls" are whatever that code does) except to Safe's audited MultiSend contracts, or a
- * nested delegatecall inside a MultiSend batch is `ok: false`, naming the selector and why.
+ * nested delegatecall inside a MultiSend batch is `ok: false`, naming the selector and why; so are an ERC-7579
+ * mode the account would not run as a plain call (policies/erc7579Execution.ts) and, where the account decodes
+ * with its own assembly (ERC-7579 batches, Nexus's executeComposable: policies/composableExecution.ts), any
+ * encoding but the canonical one.
  */
 export type { AccountCall } from './accountCall.js';
 
