@@ -2,6 +2,8 @@ import { type Address, getContractAddress, type Hex } from 'viem';
 import type { KnownAccountsSetting } from '../config/knownAccountsSettings.js';
 import { SIMPLE_ACCOUNT_ADDRESSES } from './accountFactories.js';
 import { BICONOMY_SMART_ACCOUNT_V2 } from './biconomySmartAccountV2.js';
+import { COINBASE_SMART_WALLET } from './coinbaseSmartWallet.js';
+import { NEXUS } from './nexusAccounts.js';
 import { SAFE_4337_ADDRESSES } from './safe4337.js';
 
 /**
@@ -28,8 +30,8 @@ const SIMPLE_ACCOUNT_FACTORY_V06: Address = SIMPLE_ACCOUNT_ADDRESSES.factoryV06;
 /**
  * Solady's LibClone ERC-1967 proxy (ERC-7760's basic UUPS variant), the runtime code
  * `0x363d3d373d3d363d7f360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc545af43d6000803e6038573d6000fd5b3d6000f3`:
- * what Kernel 0.3's factories and Light Account v2's factory (`LibClone.createDeterministicERC1967`,
- * alchemyplatform/light-account) deploy; @biconomy/abstractjs's PROXY_CREATION_CODE is its creation code.
+ * what Kernel 0.3's factories, Light Account v2's factory (`LibClone.createDeterministicERC1967`,
+ * alchemyplatform/light-account) and Coinbase Smart Wallet's factory (chain/coinbaseSmartWallet.ts) deploy; @biconomy/abstractjs's PROXY_CREATION_CODE is its creation code.
  */
 export const SOLADY_ERC1967_PROXY_CODE_HASH: Hex = '0xaaa52c8cc8a0e3fd27ce756cc6b4e70c51423e9b597b11f32d3e49f8b1fc890d';
 
@@ -55,7 +57,11 @@ export const SAFE_PROXY_CODE_HASH: Hex = '0xd7d408ebcd99b2b70be43e20253d6d92a8ea
 /** Biconomy Smart Account v2's Proxy (runtime part of permissionless's `BICONOMY_PROXY_CREATION_CODE`). */
 export const BICONOMY_PROXY_CODE_HASH: Hex = '0xeb943ca16c0a3d8c19be2c02105552f49d4ff1d02fb80b199b613f085c8c7847';
 
-/** Kernel's addresses: permissionless 0.4.1 `KERNEL_VERSION_TO_ADDRESSES_MAP` (ACCOUNT_LOGIC, FACTORY_ADDRESS). */
+/**
+ * Kernel's addresses: permissionless 0.4.1 `KERNEL_VERSION_TO_ADDRESSES_MAP` (ACCOUNT_LOGIC, FACTORY_ADDRESS). Not
+ * checked against a deployment (no network here, and no Kernel bytecode on the dev chain): a wrong address matches
+ * no account, which is then refused until an operator lists the right one.
+ */
 export const KERNEL = {
   v2Implementations: [
     '0xf048AD83CB2dfd6037A43902a2A5Be04e53cd2Eb', // 0.2.1
@@ -86,7 +92,8 @@ export const KERNEL = {
  * Light Account v2.0.0: factory from permissionless 0.4.1 `toLightSmartAccount`, implementation from
  * alchemyplatform/light-account `deployments/` (= CREATE(factory, 1), its constructor's `new LightAccount`).
  * v1.1.0 deploys OpenZeppelin's ERC1967Proxy as Alchemy compiled it, whose code hash no source here gives: an
- * operator adds it (`proxyCodeHashes`) with its factory and implementation.
+ * operator adds it (`proxyCodeHashes`) with its factory and implementation. Like Kernel's, not checked against a
+ * deployment.
  */
 export const LIGHT_ACCOUNT_V2 = {
   factory: '0x0000000000400CdFef5E2714E63d8040b700BC24',
@@ -143,6 +150,22 @@ export const CANONICAL_ACCOUNTS: KnownAccountsSetting = {
     implementations: [BICONOMY_SMART_ACCOUNT_V2.implementation],
     factories: [BICONOMY_SMART_ACCOUNT_V2.factory],
     proxyCodeHashes: [BICONOMY_PROXY_CODE_HASH],
+  },
+  // No proxy code hash: see chain/nexusAccounts.ts.
+  nexusV12: {
+    implementations: [...NEXUS.v12.implementations],
+    factories: [...NEXUS.v12.factories],
+    bootstraps: [...NEXUS.v12.bootstraps],
+  },
+  nexusV13: {
+    implementations: [...NEXUS.v13.implementations],
+    factories: [...NEXUS.v13.factories],
+    bootstraps: [...NEXUS.v13.bootstraps],
+  },
+  coinbaseSmartWallet: {
+    implementations: [...COINBASE_SMART_WALLET.implementations],
+    factories: [...COINBASE_SMART_WALLET.factories],
+    proxyCodeHashes: [SOLADY_ERC1967_PROXY_CODE_HASH],
   },
 };
 

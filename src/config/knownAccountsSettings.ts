@@ -11,6 +11,8 @@ import { closedErrors, closedObject } from './closedObject.js';
  * - simpleAccountV08: SimpleAccount v0.8 and Simple7702Account v0.8/v0.9 (BaseAccount's execute and executeBatch);
  * - safe4337: a Safe whose fallback handler is Safe's ERC-4337 module;
  * - kernelV2, kernelV3: ZeroDev Kernel 0.2.x (execute with an operation) and 0.3.x (ERC-7579);
+ * - nexusV12, nexusV13: Biconomy Nexus 1.2.0 and the 1.3 line (ERC-7579 `execute`; `executeComposable` of
+ *   composability 1.0.0 and 1.1.0 respectively, whose selectors differ);
  * - lightAccount, biconomyV2, coinbaseSmartWallet; erc7579: any other ERC-7579 account an operator lists.
  */
 export const ACCOUNT_KINDS = [
@@ -20,6 +22,8 @@ export const ACCOUNT_KINDS = [
   'safe4337',
   'kernelV2',
   'kernelV3',
+  'nexusV12',
+  'nexusV13',
   'lightAccount',
   'biconomyV2',
   'coinbaseSmartWallet',
@@ -59,10 +63,11 @@ const kindSchema = closedObject(
     proxyCodeHashes: hashes('proxyCodeHashes').optional(),
     codeHashes: hashes('codeHashes').optional(),
     modules: addresses('modules').optional(),
+    bootstraps: addresses('bootstraps').optional(),
   },
   {
     notObject:
-      'each account kind must be an object {implementations?, factories?, proxyCodeHashes?, codeHashes?, modules?}',
+      'each account kind must be an object {implementations?, factories?, proxyCodeHashes?, codeHashes?, modules?, bootstraps?}',
   },
 );
 
@@ -91,6 +96,13 @@ export const knownAccountsSchema = z
       if (lists === undefined) continue;
       if (lists.modules !== undefined && kind !== 'safe4337') {
         ctx.addIssue({ code: 'custom', path: [kind, 'modules'], message: 'modules are for safe4337 only' });
+      }
+      if (lists.bootstraps !== undefined && kind !== 'nexusV12' && kind !== 'nexusV13') {
+        ctx.addIssue({
+          code: 'custom',
+          path: [kind, 'bootstraps'],
+          message: 'bootstraps are for nexusV12 and nexusV13 only',
+        });
       }
       for (const field of ['implementations', 'factories', 'codeHashes'] as const) {
         for (const value of lists[field] ?? []) {
@@ -128,7 +140,8 @@ export const knownAccountsSchema = z
  * EIP-7702 delegate; for safe4337 the Safe singletons), `factories` (the first 20 bytes of an undeployed sender's
  * initCode), `proxyCodeHashes` (runtime code hashes of the kind's proxies, whose implementation is read from the
  * kind's slot), `codeHashes` (accounts deployed without a proxy), `modules` (safe4337 only: the 4337 modules a Safe's
- * fallback handler must be).
+ * fallback handler must be), `bootstraps` (Nexus only: what an undeployed account's factory data may name as the
+ * bootstrap it delegatecalls while it initialises).
  */
 export type KnownAccountKind = z.output<typeof kindSchema>;
 export type KnownAccountsSetting = Readonly<z.output<typeof knownAccountsSchema>>;

@@ -1,20 +1,21 @@
 import {
   type AbiFunction,
   type Address,
-  decodeAbiParameters,
   decodeFunctionData,
+  encodeFunctionData,
   getAddress,
   type Hex,
   hexToBigInt,
   isAddressEqual,
   parseAbiItem,
-  parseAbiParameters,
   size,
   slice,
   toFunctionSelector,
 } from 'viem';
 import type { AccountKind } from '../config/knownAccountsSettings.js';
-import { toAddress } from '../crypto/address.js';
+import { type AccountCall, accountCall, type Decoded } from './accountCall.js';
+import { COMPOSABLE_V1_0, COMPOSABLE_V1_1, decodeComposable } from './composableExecution.js';
+import { decodeErc7579Execute } from './erc7579Execution.js';
 
 /**
  * The calls a smart account will make, decoded from its `callData`, so that a sponsorship policy can allow or
@@ -26,28 +27,28 @@ import { toAddress } from '../crypto/address.js';
  *
  * Fail closed: a selector not in the table, a malformed encoding, a delegatecall (the account runs foreign code
  * as itself, so its "calls" are whatever that code does) except to Safe's audited MultiSend contracts, or a
- * nested delegatecall inside a MultiSend batch is `ok: false`, naming the selector and why.
+ * nested delegatecall inside a MultiSend batch is `ok: false`, naming the selector and why; so are an ERC-7579
+ * mode the account would not run as a plain call (policies/erc7579Execution.ts) and, where the account decodes
+ * with its own assembly (ERC-7579 batches, Nexus's executeComposable: policies/composableExecution.ts), any
+ * encoding but the canonical one.
  */
-export interface AccountCall {
-  readonly to: Address;
-  readonly value: bigint;
-  readonly data: Hex;
-  /** The called method's selector, or undefined for a call without data (a plain transfer). */
-  readonly selector: Hex | undefined;
-}
+export type { AccountCall } from './accountCall.js';
 
 export type AccountCallsDecoding =
   | { readonly ok: true; readonly layout: string; readonly calls: readonly AccountCall[] }
   | { readonly ok: false; readonly selector: Hex | undefined; readonly reason: string };
-
-type Decoded = readonly AccountCall[] | string;
 
 interface Layout {
   readonly name: string;
   /** The account kinds that execute this method as decoded here. */
   readonly kinds: readonly AccountKind[];
   readonly item: AbiFunction;
-  decode(args: readonly unknown[]): Decoded;
+  /**
+   * Decode only the canonical ABI encoding (re-encoding what viem read gives the same bytes): for layouts the
+   * account reads with its own assembly, so that no encoding can show viem other calls than the account makes.
+   */
+  readonly canonical?: true;
+  decode(args: readonly unknown[], kind: AccountKind | undefined): Decoded;
 }
 
 /** Safe's MultiSend deployments (safe-deployments 1.3.0 and 1.4.1), the only delegatecall targets decoded. */
@@ -62,12 +63,7 @@ const MULTISEND = parseAbiItem('function multiSend(bytes transactions)');
 const CALL = 0;
 const DELEGATECALL = 1;
 
-const call = (to: Address, value: bigint, data: Hex): AccountCall => ({
-  to: toAddress(to),
-  value,
-  data,
-  selector: size(data) >= 4 ? slice(data, 0, 4) : undefined,
-});
+const call = accountCall;
 
 const single = (args: readonly unknown[]): Decoded => {
   const [to, value, data] = args as readonly [Address, bigint, Hex];
@@ -139,34 +135,6 @@ const kernelSingle = (args: readonly unknown[]): Decoded => {
   return operation === CALL ? [call(to, value, data)] : `operation ${operation} (only calls are decoded)`;
 };
 
-/** ERC-7579 `execute(mode, executionCalldata)`: single (packed) and batch calls; delegatecall fails closed. */
-const erc7579 = (args: readonly unknown[]): Decoded => {
-  const [mode, execution] = args as readonly [Hex, Hex];
-  const callType = slice(mode, 0, 1);
-  if (callType === '0x00') {
-    if (size(execution) < 52) return 'a single execution shorter than target and value';
-    return [
-      call(
-        slice(execution, 0, 20),
-        hexToBigInt(slice(execution, 20, 52)),
-        size(execution) > 52 ? slice(execution, 52) : '0x',
-      ),
-    ];
-  }
-  if (callType === '0x01') {
-    try {
-      const [calls] = decodeAbiParameters(
-        parseAbiParameters('(address target, uint256 value, bytes callData)[]'),
-        execution,
-      );
-      return calls.map((c) => call(c.target, c.value, c.callData));
-    } catch {
-      return 'a malformed batch execution';
-    }
-  }
-  return `ERC-7579 call type ${callType} (only single and batch calls are decoded)`;
-};
-
 const fn = (signature: string) => parseAbiItem(signature) as AbiFunction;
 
 /** The kinds with SimpleAccount's `execute(address,uint256,bytes)` (SimpleAccount v0.8: BaseAccount's). */
@@ -236,10 +204,24 @@ const LAYOUTS: readonly Layout[] = [
     decode: kernelSingle,
   },
   {
-    name: 'execute(bytes32,bytes): ERC-7579 (Nexus, Kernel v3, Safe 7579)',
-    kinds: ['kernelV3', 'erc7579'],
+    name: 'execute(bytes32,bytes): ERC-7579 (Nexus 1.2/1.3, Kernel v3, Safe 7579)',
+    kinds: ['nexusV12', 'nexusV13', 'kernelV3', 'erc7579'],
     item: fn('function execute(bytes32 mode, bytes executionCalldata)'),
-    decode: erc7579,
+    decode: (a, kind) => decodeErc7579Execute({ mode: a[0] as Hex, execution: a[1] as Hex, kind }),
+  },
+  {
+    name: 'executeComposable: Nexus 1.2.0 (composability 1.0.0)',
+    kinds: ['nexusV12'],
+    item: COMPOSABLE_V1_0,
+    canonical: true,
+    decode: decodeComposable,
+  },
+  {
+    name: 'executeComposable: Nexus 1.3 (composability 1.1.0)',
+    kinds: ['nexusV13'],
+    item: COMPOSABLE_V1_1,
+    canonical: true,
+    decode: decodeComposable,
   },
 ];
 
@@ -322,7 +304,10 @@ export function decodeAccountCalls(callData: Hex, kind?: AccountKind): AccountCa
   } catch {
     return { ok: false, selector, reason: `malformed ${layout.item.name} call data` };
   }
-  const decoded = layout.decode(args);
+  if (layout.canonical && encodeFunctionData({ abi: [layout.item], args }).toLowerCase() !== callData.toLowerCase()) {
+    return { ok: false, selector, reason: `${layout.item.name} call data not in the canonical ABI encoding` };
+  }
+  const decoded = layout.decode(args, kind);
   if (typeof decoded === 'string') return { ok: false, selector, reason: decoded };
   if (decoded.length > MAX_DECODED_CALLS) {
     return {

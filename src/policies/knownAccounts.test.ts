@@ -1,6 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type Address, concat, encodeFunctionData, type Hex, keccak256, pad, parseAbi, zeroAddress } from 'viem';
+import {
+  type Address,
+  concat,
+  encodeAbiParameters,
+  encodeFunctionData,
+  type Hex,
+  keccak256,
+  pad,
+  parseAbi,
+  parseAbiParameters,
+  zeroAddress,
+} from 'viem';
 import { SIMPLE_ACCOUNT_ADDRESSES } from '../chain/accountFactories.js';
 import {
   BICONOMY_PROXY_CODE_HASH,
@@ -291,5 +302,43 @@ describe('knownAccounts: the tables', () => {
     assert.equal(accepted({ kernelV3: { implementation: [SENDER] } }), false, 'a misspelt field');
     assert.equal(accepted({ kernelV3: { implementations: [SENDER] }, kernelV2: { factories: [SENDER] } }), false);
     assert.equal(accepted({ kernelV3: { implementations: [SENDER] }, safe4337: { modules: [EVIL] } }), true);
+    assert.equal(accepted({ lightAccount: { bootstraps: [SENDER] } }), false, 'bootstraps are for Nexus');
+    assert.equal(accepted({ nexusV13: { factories: [SENDER], bootstraps: [EVIL] } }), true);
+  });
+});
+
+describe('resolveSenderAccount: an undeployed Nexus', () => {
+  const FACTORY: Address = '0x0000b1C08f1418dA76B5E99c1Bf5718486cf8c53';
+  const BOOTSTRAP: Address = '0x0000B1c0A80cb7DD166a15e7390b8A4Ced4500C6';
+  const abi = parseAbi(['function createAccount(bytes initData, bytes32 salt)']);
+  const initCode = (factory: Address, bootstrap: Address) =>
+    concat([
+      factory,
+      encodeFunctionData({
+        abi,
+        functionName: 'createAccount',
+        args: [encodeAbiParameters(parseAbiParameters('address, bytes'), [bootstrap, '0x12345678']), pad('0x01')],
+      }),
+    ]);
+  const resolveWith = (known: ReturnType<typeof knownAccounts>, code: Hex) =>
+    resolveSenderAccount({ chain: chainOf(), reads: scripted().reads, known, op: { sender: SENDER, initCode: code } });
+
+  test("a chain's own Nexus factory is known with a bootstrap listed for the chain or shipped, not another", async () => {
+    const mine = knownAccountsSchema.parse({ nexusV13: { factories: [FACTORY], bootstraps: [BOOTSTRAP] } });
+    const withMine = knownAccounts([CANONICAL_ACCOUNTS, mine]);
+    assert.deepEqual(await resolveWith(withMine, initCode(FACTORY, BOOTSTRAP)), { known: true, kind: 'nexusV13' });
+    const shipped = CANONICAL_ACCOUNTS.nexusV12?.bootstraps?.[0];
+    assert.ok(shipped);
+    assert.deepEqual(await resolveWith(withMine, initCode(FACTORY, shipped)), { known: true, kind: 'nexusV13' });
+    const factoryOnly = knownAccounts([
+      CANONICAL_ACCOUNTS,
+      knownAccountsSchema.parse({ nexusV13: { factories: [FACTORY] } }),
+    ]);
+    const r = await resolveWith(factoryOnly, initCode(FACTORY, BOOTSTRAP));
+    assert.ok(!r.known);
+    assert.deepEqual(
+      [r.found.reason, r.found.implementation, r.found.factory],
+      ['a Nexus bootstrap Patron does not know', BOOTSTRAP, FACTORY],
+    );
   });
 });

@@ -46,6 +46,8 @@ export interface KnownAccounts {
   readonly codeHashes: ReadonlyMap<string, AccountKind>;
   readonly proxies: ReadonlyMap<string, { readonly slot: ProxySlot; readonly kinds: ReadonlySet<AccountKind> }>;
   readonly safeModules: ReadonlySet<string>;
+  /** The bootstraps a Nexus factory's data may name (either Nexus line's). */
+  readonly nexusBootstraps: ReadonlySet<string>;
 }
 
 /** ERC-1967's implementation slot: keccak256("eip1967.proxy.implementation") - 1. */
@@ -65,6 +67,7 @@ export function knownAccounts(settings: readonly KnownAccountsSetting[]): KnownA
   const codeHashes = new Map<string, AccountKind>();
   const proxies = new Map<string, { slot: ProxySlot; kinds: Set<AccountKind> }>();
   const safeModules = new Set<string>();
+  const nexusBootstraps = new Set<string>();
   const claim = (table: Map<string, AccountKind>, value: string, kind: AccountKind, what: string) => {
     const key = value.toLowerCase();
     const seen = table.get(key);
@@ -78,6 +81,7 @@ export function knownAccounts(settings: readonly KnownAccountsSetting[]): KnownA
       for (const a of lists?.factories ?? []) claim(factories, a, kind, 'factory');
       for (const h of lists?.codeHashes ?? []) claim(codeHashes, h, kind, 'code hash');
       for (const m of lists?.modules ?? []) safeModules.add(m.toLowerCase());
+      for (const b of lists?.bootstraps ?? []) nexusBootstraps.add(b.toLowerCase());
       for (const h of lists?.proxyCodeHashes ?? []) {
         const key = h.toLowerCase();
         const slot = proxySlotOf(kind);
@@ -92,7 +96,7 @@ export function knownAccounts(settings: readonly KnownAccountsSetting[]): KnownA
   for (const h of codeHashes.keys()) {
     if (proxies.has(h)) throw new Error(`accounts: code hash ${h} is listed as an account and as a proxy`);
   }
-  return { implementations, factories, codeHashes, proxies, safeModules };
+  return { implementations, factories, codeHashes, proxies, safeModules, nexusBootstraps };
 }
 
 /** Built once per chain's settings object (the chain registry's runtimes live as long as the process). */
@@ -184,6 +188,21 @@ const SAFE_SETUP = parseAbi([
 ]);
 const KERNEL_V2_FACTORY = parseAbi(['function createAccount(address implementation, bytes data, uint256 index)']);
 const KERNEL_META_FACTORY = parseAbi(['function deployWithFactory(address factory, bytes createData, bytes32 salt)']);
+const NEXUS_FACTORY = parseAbi(['function createAccount(bytes initData, bytes32 salt)']);
+
+/**
+ * A Nexus factory's account delegatecalls the bootstrap that the first word of its initData names (Nexus
+ * `_initializeAccount` reads it with calldataload, so its low 20 bytes), which must be a known one: any other
+ * could write any implementation into the proxy's slot before the first call.
+ */
+function nexusBootstrap(known: KnownAccounts, data: Hex): Omit<SenderFound, 'factory'> | undefined {
+  const [initData] = decodeFunctionData({ abi: NEXUS_FACTORY, data }).args;
+  if (size(initData) < 32) return { reason: 'Nexus factory data Patron cannot read' };
+  const bootstrap = getAddress(slice(initData, 12, 32));
+  return known.nexusBootstraps.has(bootstrap.toLowerCase())
+    ? undefined
+    : { reason: 'a Nexus bootstrap Patron does not know', implementation: bootstrap };
+}
 
 async function byFactory(args: {
   readonly chain: ChainRuntime;
@@ -196,7 +215,10 @@ async function byFactory(args: {
   const factory = getAddress(slice(op.initCode, 0, 20));
   const kind = known.factories.get(factory.toLowerCase());
   if (kind === undefined) return unknown({ reason: 'a factory Patron does not know', factory });
-  const implementation = implementationArgument(known, factory, slice(op.initCode, 20));
+  const implementation =
+    kind === 'nexusV12' || kind === 'nexusV13'
+      ? readFactoryData(() => nexusBootstrap(known, slice(op.initCode, 20)))
+      : implementationArgument(known, factory, slice(op.initCode, 20));
   if (implementation !== undefined) return unknown({ ...implementation, factory });
   // v0.9 runs the code the sender has at inclusion, whatever its initCode says, once it has any.
   if (chain.entryPointVersion === '0.9') {
@@ -207,6 +229,16 @@ async function byFactory(args: {
   }
   return { known: true, kind };
 }
+
+const readFactoryData = (
+  read: () => Omit<SenderFound, 'factory'> | undefined,
+): Omit<SenderFound, 'factory'> | undefined => {
+  try {
+    return read();
+  } catch {
+    return { reason: 'factory data Patron cannot read' };
+  }
+};
 
 /**
  * For a factory that deploys whatever implementation its data names, why that implementation is not a known one
