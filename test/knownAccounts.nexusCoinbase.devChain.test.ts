@@ -19,6 +19,7 @@ import { SOLADY_ERC1967_PROXY_CODE_HASH } from '../src/chain/canonicalAccounts.j
 import { COINBASE_SMART_WALLET } from '../src/chain/coinbaseSmartWallet.js';
 import { NEXUS } from '../src/chain/nexusAccounts.js';
 import { createChainReads } from '../src/chain/senderCode.js';
+import { DEFAULT_EIP7702_DELEGATES } from '../src/config/eip7702Delegates.js';
 import { ERC1967_IMPLEMENTATION_SLOT, knownAccountsOf, resolveSenderAccount } from '../src/policies/knownAccounts.js';
 import { offlineNexusAccount, offlineTransport } from './helpers/offlineSdkAccounts.js';
 import { fixtureChainRuntime, type PatronFixture, startPatronFixture, testKey } from './helpers/patronPaymasterV06.js';
@@ -118,4 +119,11 @@ describe('Coinbase Smart Wallet', () => {
       assert.deepEqual(await resolve({ sender }), { known: true, kind: 'coinbaseSmartWallet' });
     }
   });
+});
+
+test('every Nexus implementation abstractjs delegates to is an EIP-7702 delegate Patron sponsors by default', () => {
+  const defaults = new Set(DEFAULT_EIP7702_DELEGATES.map((a) => a.toLowerCase()));
+  for (const a of [...NEXUS.v12.implementations, ...NEXUS.v13.implementations]) {
+    assert.ok(defaults.has(a.toLowerCase()), a);
+  }
 });
