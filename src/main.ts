@@ -263,7 +263,10 @@ function banner(args: {
       ...(bundler?.state === 'ready' ? [`  bundler     ${bundler.url}   (the SDKs' bundlerUrl)`] : []),
       `  dashboard   ${baseUrl}${args.config.dashboard.basePath}   (email ${demo.email}, password ${demo.password ?? '(set one with patron account set-password)'})`,
       '',
-      'Try the whole flow (webhook, sponsorship, handleOps):  npm run demo  (installed package: patron demo)',
+      bundler?.state === 'ready'
+        ? 'Try the whole flow (webhook, ops through the bundler, receipts):  npm run demo  (installed package: patron demo)'
+        : 'Try the whole flow (webhook, ops through a bundler, receipts):  npm run demo -- --bundler URL  (the dev bundler is off)',
+      'Or your SDK against this stack: the quick start\'s snippets (docs/quickstart.md, "Send an op with your SDK")',
       'Or register a webhook by hand:',
       `  curl -s -X POST ${baseUrl}/api/v2/public/sdk/webhookParameters \\`,
       `    -H 'authToken: ${demo.authToken}' -H 'apiKey: ${demo.apiKey}' \\`,

@@ -93,7 +93,7 @@ function childrenOf(pid: number): number[] {
     .map(Number);
 }
 
-test('the banner prints the bundler URL, /readyz reports it, viem gets its four EntryPoints and an op through it with Patron as paymaster is included; SIGINT leaves no alto', async () => {
+test('the banner prints the bundler URL, /readyz and /api/chains report it, viem gets its four EntryPoints and an op through it with Patron as paymaster is included; SIGINT leaves no alto', async () => {
   const service = startPatron();
   const base = await service.baseUrl();
   const ready = await bundlerReady(service);
@@ -131,8 +131,9 @@ test('the banner prints the bundler URL, /readyz reports it, viem gets its four 
   assert.equal(receipt.success, true);
   assert.equal(receipt.sender.toLowerCase(), account.address.toLowerCase());
   const chains = (await (await fetch(`${base}/api/chains`)).json()) as {
-    chains: { deployments: { entryPointVersion: string; paymaster: string }[] }[];
+    chains: { bundlerUrl?: string | null; deployments: { entryPointVersion: string; paymaster: string }[] }[];
   };
+  assert.equal(chains.chains[0]?.bundlerUrl, ready.url, '/api/chains names the dev chain’s bundler');
   const v07 = chains.chains[0]?.deployments.find((d) => d.entryPointVersion === '0.7');
   assert.equal(receipt.paymaster?.toLowerCase(), v07?.paymaster.toLowerCase(), 'Patron paid for it');
 
@@ -151,7 +152,7 @@ for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
   });
 }
 
-test('with PATRON_DEV_BUNDLER=false no bundler starts, and /readyz says nothing of one', async () => {
+test('with PATRON_DEV_BUNDLER=false no bundler starts, /readyz says nothing of one, /api/chains has bundlerUrl null', async () => {
   const service = startPatron({ PATRON_DEV_BUNDLER: 'false' });
   const base = await service.baseUrl();
   const deadline = Date.now() + 30_000;
@@ -164,5 +165,7 @@ test('with PATRON_DEV_BUNDLER=false no bundler starts, and /readyz says nothing 
   const readyz = (await (await fetch(`${base}/readyz`)).json()) as Record<string, unknown>;
   assert.equal(readyz.status, 'ready');
   assert.equal('bundler' in readyz, false);
+  const chains = (await (await fetch(`${base}/api/chains`)).json()) as { chains: { bundlerUrl?: unknown }[] };
+  assert.equal(chains.chains[0]?.bundlerUrl, null, '/api/chains says the dev chain has no bundler');
   await service.stop();
 });

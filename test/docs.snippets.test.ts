@@ -16,8 +16,8 @@ import { BACKEND } from './helpers/testContext.js';
  * Every code block of README.md and docs/ is run or checked, by the convention docs/README.md states ("Code
  * blocks"): `sh` runs in bash against one Patron this file starts (the dev chain, SQLite in a temp data
  * directory), `sh synopsis` names only real CLI commands and options, `json` parses (`jsonrpc`: is answered by
- * the service; `config=VAR`: the configuration accepts it), `ts` type-checks against the installed SDKs, and
- * `text` holds no command. Anything else, or a block that cannot run here, says `no-run reason="…"`: a block
+ * the service; `config=VAR`: the configuration accepts it), `ts` type-checks against the installed SDKs (`ts run`:
+ * and runs with tsx against that Patron and its dev bundler), and `text` holds no command. Anything else, or a block that cannot run here, says `no-run reason="…"`: a block
  * with neither fails, so no snippet goes unnoticed.
  */
 const blocks = docFiles().flatMap(codeBlocks);
@@ -127,9 +127,12 @@ describe('`ts` blocks type-check against the installed SDKs', { skip: skipOnPg }
   });
 });
 
-describe('`sh` and `json jsonrpc` blocks run against a Patron on 127.0.0.1', { skip: skipOnPg }, () => {
+describe('`sh`, `ts run` and `json jsonrpc` blocks run against a Patron on 127.0.0.1', { skip: skipOnPg }, () => {
   const runs = blocks.filter(
-    (b) => (b.lang === 'sh' && b.attrs['no-run'] === undefined && !b.attrs.synopsis) || b.attrs.jsonrpc === true,
+    (b) =>
+      (b.lang === 'sh' && b.attrs['no-run'] === undefined && !b.attrs.synopsis) ||
+      (b.lang === 'ts' && b.attrs['no-run'] === undefined && b.attrs.run === true) ||
+      b.attrs.jsonrpc === true,
   );
   const dataDir = mkdtempSync(path.join(tmpdir(), 'patron-docs-'));
   const binDir = path.join(dataDir, 'bin');
@@ -165,12 +168,19 @@ describe('`sh` and `json jsonrpc` blocks run against a Patron on 127.0.0.1', { s
       await fetch(`${url}/api/admin/dapps`, { headers: { authorization: `Bearer ${authToken}` } })
     ).json();
     const dappId = z.object({ data: z.array(z.object({ dappId: z.string() })).length(1) }).parse(dapps).data[0]?.dappId;
+    // The dev bundler's URL as a client finds it: in /api/chains beside the dev chain (the banner prints it too).
+    const chains = z
+      .object({ chains: z.array(z.object({ embedded: z.boolean(), bundlerUrl: z.string().nullable().optional() })) })
+      .parse(await (await fetch(`${url}/api/chains`)).json());
+    const bundlerUrl = chains.chains.find((c) => c.embedded)?.bundlerUrl;
+    assert.ok(typeof bundlerUrl === 'string', `the docs' Patron runs no dev bundler:\n${service.output()}`);
     env = {
       ...base,
       PATH: `${binDir}:${process.env.PATH ?? ''}`,
       PATRON_URL: url,
       AUTH_TOKEN: authToken,
       API_KEY: apiKey,
+      BUNDLER_URL: bundlerUrl,
       DAPP_ID: String(dappId),
       PATRON_DATA_DIR: path.join(dataDir, 'data'),
       HOST: '127.0.0.1',
@@ -202,6 +212,7 @@ describe('`sh` and `json jsonrpc` blocks run against a Patron on 127.0.0.1', { s
   for (const b of runs) {
     test(`${where(b)} ${b.lang}${b.attrs.jsonrpc === true ? ' jsonrpc' : ''}`, async () => {
       if (b.lang === 'json') return await answeredJsonRpc(b, env);
+      if (b.lang === 'ts') return runTs(b, env);
       const cwd = b.attrs.cwd === 'repo' ? ROOT : mkdtempSync(path.join(dataDir, 'sh-'));
       const timeout = Number(b.attrs.timeout ?? 60) * 1000;
       const r = spawnSync('bash', ['-euo', 'pipefail', '-c', b.code], { cwd, env, encoding: 'utf8', timeout });
@@ -214,6 +225,24 @@ describe('`sh` and `json jsonrpc` blocks run against a Patron on 127.0.0.1', { s
     });
   }
 });
+
+/**
+ * A `ts run` block, as a reader pastes it into a file of a project with the SDKs installed: run by tsx in its own
+ * process with the docs' variables in its environment. It fails the test when it exits non-zero (an op not
+ * included throws in the SDK or in the snippet) or when its output does not match `stdout="regex"`.
+ */
+function runTs(b: CodeBlock, env: Record<string, string>): void {
+  // Inside the checkout, so that the snippet's imports resolve to the SDKs installed here.
+  const dir = path.join(ROOT, 'test-artifacts/docs-snippets-run');
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${b.file.replace(/[/.]/g, '_')}_${b.line}.ts`);
+  writeFileSync(file, `${b.code}\n`);
+  const timeout = Number(b.attrs.timeout ?? 120) * 1000;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', file], { cwd: ROOT, env, encoding: 'utf8', timeout });
+  const report = `${where(b)} exited ${r.status ?? r.signal}:\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
+  assert.equal(r.status, 0, report);
+  if (typeof b.attrs.stdout === 'string') assert.match(r.stdout, new RegExp(b.attrs.stdout), report);
+}
 
 /** A JSON-RPC request example, sent to the demo dApp's paymaster URL: answered with a result (matching `result=`). */
 async function answeredJsonRpc(b: CodeBlock, env: Record<string, string>): Promise<void> {

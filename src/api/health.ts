@@ -87,6 +87,13 @@ export const chainsAnswer = z.strictObject({
         ),
       embedded: z.boolean(),
       rpcPath: z.string().optional().describe('The embedded dev chain only: its JSON-RPC path'),
+      bundlerUrl: z
+        .string()
+        .nullable()
+        .optional()
+        .describe(
+          "The embedded dev chain only: its bundler's URL (the SDKs' bundlerUrl; docs/guides/dev-bundler.md), null when none runs (PATRON_DEV_BUNDLER=false, alto not installed, or it failed or stopped)",
+        ),
       simpleAccountFactory: z.string().optional(),
       demoAccount: z
         .strictObject({ address: z.string(), owner: z.string(), ownerPrivateKey: z.string() })
@@ -171,7 +178,7 @@ export function healthRoutes(deps: HealthDeps): RouteDef[] {
             paymaster: d.paymaster,
           })),
           embedded: c.embedded,
-          ...(c.embedded ? { rpcPath: `/chain/${c.chainId}` } : {}),
+          ...(c.embedded ? { rpcPath: `/chain/${c.chainId}`, bundlerUrl: devBundlerUrl(deps.devBundler) } : {}),
           ...(c.simpleAccountFactory === undefined ? {} : { simpleAccountFactory: c.simpleAccountFactory }),
           ...(c.demoAccount === undefined ? {} : { demoAccount: c.demoAccount }),
           feeTokens: feeTokens(deps.tokenCatalog, c.chainId),
@@ -179,6 +186,15 @@ export function healthRoutes(deps: HealthDeps): RouteDef[] {
       }),
     }),
   ];
+}
+
+/**
+ * The dev bundler's URL while it starts or serves, so a client finds it beside the dev chain it bundles for; null
+ * when there is none or it is down (a URL that refuses connections would only move the error into the client).
+ */
+function devBundlerUrl(bundler: HealthDeps['devBundler']): string | null {
+  const status = bundler?.status();
+  return status !== undefined && (status.state === 'ready' || status.state === 'starting') ? status.url : null;
 }
 
 function feeTokens(

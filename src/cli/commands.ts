@@ -208,11 +208,13 @@ export const commands: Record<string, Command> = {
   async demo(ctx) {
     const url = stringOption(ctx, 'url', false) ?? ctx.serviceUrl;
     const account = stringOption(ctx, 'account', false);
+    const bundler = stringOption(ctx, 'bundler', false);
     const lines: string[] = [];
     await runDemo({
       baseUrl: url.replace(/\/$/, ''),
       accounts: ctx.accounts,
       ...(account === undefined ? {} : { accountRef: account }),
+      ...(bundler === undefined ? {} : { bundlerUrl: bundler }),
       print: (line) => (ctx.json ? lines.push(line) : ctx.io.stdout(`${line}\n`)),
     });
     if (ctx.json) ctx.io.stdout(`${JSON.stringify({ demo: lines })}\n`);
@@ -256,7 +258,7 @@ export const USAGE = `Usage: patron <command> [options] [--json]
   start                                               run the service (configured by environment variables)
   version       (or --version, -v)                    this build's version, database schema and Node.js version
   healthcheck   [--path /readyz] [--url BASE]         GET the running service's probe (PORT, HOST): exit 0 or 1
-  demo          [--url URL] [--account ID|EMAIL]      the sponsored flow against a running Patron's dev chain
+  demo          [--url URL] [--account ID|EMAIL] [--bundler URL]  the sponsored flow through the dev bundler
   demo --api-key KEY --url URL --chain ID --rpc NODE_URL [--bundler URL] [--entry-point-version 0.6|0.7|0.8]
        [--factory A] [--webhook-data JSON]   smoke test of a deployed Patron on a real chain: a new SimpleAccount's
        sponsored op, simulated with eth_call (spends nothing); --bundler sends it (the paymaster's deposit pays)

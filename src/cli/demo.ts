@@ -1,39 +1,32 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { concat, createPublicClient, encodeFunctionData, http } from 'viem';
+import { toSimpleSmartAccount } from 'permissionless/accounts';
+import { createPublicClient, http } from 'viem';
+import { createBundlerClient, createPaymasterClient, entryPoint07Address } from 'viem/account-abstraction';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { AccountService } from '../accounts/accountService.js';
 import { DEMO_EMAIL } from '../accounts/ensureDemoAccount.js';
 import { ValidationError } from '../errors/PatronError.js';
+import { depositOf, devChainOf, printReceipt, rpcRefusal } from './demoBundler.js';
 import { sponsor7702 } from './demoEip7702.js';
-import {
-  accountAbi,
-  type ChainInfo,
-  deleteJson,
-  factoryAbi,
-  fundedBundler,
-  type PaymasterFields,
-  postJson,
-  printFields,
-  rpc,
-  signOp,
-  submit,
-} from './demoSteps.js';
+import { type ChainInfo, deleteJson, deploymentOf, fundedWallet, postJson } from './demoSteps.js';
 import { payInUsdc } from './demoTokenPayment.js';
 
 /**
- * `patron demo`: the whole sponsored flow against a running Patron with its embedded dev chain, printed step by
- * step: a webhook that accepts even `num` values, a refused request (`num: 3`), a sponsored one (`num: 2`),
- * the op signed as a SimpleAccount owner and submitted with `handleOps`, and the receipt. Then the same
- * account's next op pays its gas in the dev chain's USDC (the token mode): quotes, the approval batched into the
- * op as Biconomy's SDK does it (signed as the dApp's guarantee, which the demo turns on for that op and back off),
- * the final data, `handleOps`, and what the paymaster charged. Last, EntryPoint
- * v0.8 through the same URL: a fresh EOA's EIP-7702 op (ERC-7677 stub, then data), sent with its authorization.
+ * `patron demo`: the whole sponsored flow against a running Patron with its embedded dev chain and its bundler,
+ * printed step by step, every op sent as a dApp sends it: viem's bundler client on the dev bundler, Patron as its
+ * ERC-7677 paymaster (viem's paymaster client). A webhook that accepts even `num` values, an op refused (`num: 3`),
+ * one sponsored (`num: 2`) for a new SimpleAccount v0.7, and its receipt from the bundler. Then the same account's
+ * next op pays its gas in the dev chain's USDC (the token mode): Pimlico-dialect quotes, the approval batched into
+ * the op (signed as the dApp's guarantee, which the demo turns on for that op and back off), the receipt and what
+ * the paymaster charged. Last, EntryPoint v0.8: a fresh EOA's EIP-7702 op, its authorization sent with it.
  */
 export async function runDemo(args: {
   baseUrl: string;
   accounts: AccountService;
   accountRef?: string;
+  /** A bundler other than the one /api/chains names for the dev chain. */
+  bundlerUrl?: string;
   print: (line: string) => void;
 }) {
   const { baseUrl, print } = args;
@@ -44,13 +37,20 @@ export async function runDemo(args: {
       `${baseUrl} runs no embedded dev chain: start it with the defaults (npm start), or smoke-test a configured chain with \`patron demo --url URL --api-key KEY --chain ID --rpc NODE_URL\``,
     );
   }
-  const account = await args.accounts.findAccount(args.accountRef ?? DEMO_EMAIL);
-  if (account === undefined)
+  // The demo's ops go through a bundler, as an SDK's do: without one there is nothing honest to show, since
+  // sending handleOps itself would demonstrate a path no client takes.
+  const bundlerUrl = args.bundlerUrl ?? dev.bundlerUrl ?? undefined;
+  if (bundlerUrl === undefined) {
+    throw new ValidationError(
+      `${baseUrl} runs its dev chain without a bundler (PATRON_DEV_BUNDLER=false, or @pimlico/alto not installed, or it failed: see its log and /readyz): start it with the defaults (npm start), or pass --bundler URL of an ERC-4337 bundler on chain ${dev.chainId}`,
+    );
+  }
+  const owner = await args.accounts.findAccount(args.accountRef ?? DEMO_EMAIL);
+  if (owner === undefined)
     throw new ValidationError(`No account ${args.accountRef ?? DEMO_EMAIL} in this data directory`);
-  const dapp = (await args.accounts.listDapps(account.id)).find((d) => d.chainIds.includes(dev.chainId));
-  if (dapp === undefined)
-    throw new ValidationError(`Account ${account.email} has no dApp serving chain ${dev.chainId}`);
-  const { token, secret } = await args.accounts.createToken({ accountId: account.id, name: 'patron demo' });
+  const dapp = (await args.accounts.listDapps(owner.id)).find((d) => d.chainIds.includes(dev.chainId));
+  if (dapp === undefined) throw new ValidationError(`Account ${owner.email} has no dApp serving chain ${dev.chainId}`);
+  const { token, secret } = await args.accounts.createToken({ accountId: owner.id, name: 'patron demo' });
   const headers = { authToken: secret, apiKey: dapp.apiKey, 'content-type': 'application/json' };
   const receiver = await startEvenNumberWebhook(print);
   let webhookId: string | undefined;
@@ -64,78 +64,69 @@ export async function runDemo(args: {
     print(`2. Registered it: ${created.message}, webhookId ${webhookId}`);
 
     const chainUrl = `${baseUrl}${dev.rpcPath}`;
-    const client = createPublicClient({ transport: http(chainUrl) });
-    const owner = privateKeyToAccount(generatePrivateKey());
-    const sender = await client.readContract({
-      address: dev.simpleAccountFactory,
-      abi: factoryAbi,
-      functionName: 'getAddress',
-      args: [owner.address, 0n],
+    const client = createPublicClient({
+      chain: devChainOf({ chainId: dev.chainId, chainUrl }),
+      transport: http(chainUrl),
     });
-    const block = await client.getBlock();
-    const baseFee = block.baseFeePerGas ?? 1_000_000_000n;
-    const op = {
-      sender,
-      nonce: 0n,
-      initCode: concat([
-        dev.simpleAccountFactory,
-        encodeFunctionData({ abi: factoryAbi, functionName: 'createAccount', args: [owner.address, 0n] }),
-      ]),
-      callData: encodeFunctionData({ abi: accountAbi, functionName: 'execute', args: [owner.address, 0n, '0x'] }),
-      maxFeePerGas: baseFee * 2n + 1_000_000_000n,
-      maxPriorityFeePerGas: 1_000_000_000n,
-    };
-    print(`3. A new SimpleAccount ${sender} (owner ${owner.address}), deployed by this op through its initCode`);
+    const key = privateKeyToAccount(generatePrivateKey());
+    const account = await toSimpleSmartAccount({
+      client,
+      owner: key,
+      entryPoint: { address: entryPoint07Address, version: '0.7' },
+    });
+    print(
+      `3. A new SimpleAccount v0.7 ${account.address} (owner ${key.address}, permissionless toSimpleSmartAccount), deployed by its first op`,
+    );
     const paymasterUrl = `${baseUrl}/api/v1/${dev.chainId}/${dapp.apiKey}`;
-    const wireOp = {
-      ...op,
-      nonce: '0x0',
-      maxFeePerGas: `0x${op.maxFeePerGas.toString(16)}`,
-      maxPriorityFeePerGas: `0x${op.maxPriorityFeePerGas.toString(16)}`,
-      signature: '0x',
-    };
-    const denied = await rpc(paymasterUrl, 'pm_getFeeQuoteOrData', [
-      wireOp,
-      { mode: 'SPONSORED', calculateGasLimits: true, sponsorshipInfo: { webhookData: { num: 3 } } },
-    ]);
+    const bundler = createBundlerClient({
+      account,
+      client,
+      transport: http(bundlerUrl),
+      paymaster: createPaymasterClient({ transport: http(paymasterUrl) }),
+    });
     print(
-      `4. pm_getFeeQuoteOrData with webhookData {num: 3} → ${denied.error ? `error ${denied.error.code}: ${denied.error.message}` : 'unexpectedly sponsored'}`,
+      `   viem createBundlerClient on the bundler ${bundlerUrl}, its paymaster viem createPaymasterClient on ${paymasterUrl} (ERC-7677)`,
     );
-    const granted = await rpc(paymasterUrl, 'pm_getFeeQuoteOrData', [
-      wireOp,
-      { mode: 'SPONSORED', calculateGasLimits: true, sponsorshipInfo: { webhookData: { num: 2 } } },
-    ]);
-    if (granted.result === undefined)
-      throw new ValidationError(`sponsorship failed: ${granted.error?.message ?? 'no result'}`);
-    const r = granted.result as PaymasterFields;
+    const call = { to: key.address, value: 0n, data: '0x' as const };
+    const refused = await bundler
+      .sendUserOperation({ calls: [call], paymasterContext: { sponsorshipInfo: { webhookData: { num: 3 } } } })
+      .then(
+        (hash) => `unexpectedly sent: ${hash}`,
+        (err: unknown) => rpcRefusal(err),
+      );
+    print(`4. sendUserOperation with paymasterContext webhookData {num: 3} → pm_getPaymasterStubData ${refused}`);
+    const v07 = deploymentOf(dev, '0.7');
+    const depositBefore = await depositOf({ client, ...v07 });
+    const hash = await bundler.sendUserOperation({
+      calls: [call],
+      paymasterContext: { sponsorshipInfo: { webhookData: { num: 2 } } },
+    });
     print(
-      `5. pm_getFeeQuoteOrData with webhookData {num: 2} → mode ${String((granted.result as { mode?: string }).mode)}`,
+      `5. sendUserOperation with paymasterContext webhookData {num: 2}: Patron's stub, the bundler's estimate, Patron's data (pm_getPaymasterData), signed by the owner, eth_sendUserOperation → userOpHash ${hash}`,
     );
-    printFields(r, print);
-    const signed = await signOp({ op, fields: r, owner, dev });
-    print(`6. Signed by the account owner: userOpHash ${signed.userOpHash}`);
-    const bundler = await fundedBundler(client, chainUrl);
-    const { receipt, event } = await submit({ client, bundler, dev, signed: signed.op });
-    print(`7. handleOps by bundler ${bundler.account?.address}: tx ${receipt.transactionHash}`);
-    print(`   block ${receipt.blockNumber}, status ${receipt.status}, gasUsed ${receipt.gasUsed}`);
-    print(
-      `   UserOperationEvent: success ${String(event?.args.success)}, paymaster ${String(event?.args.paymaster)}, actualGasCost ${String(event?.args.actualGasCost)} wei`,
-    );
-    print(
-      `   paymaster deposit ${receipt.depositBefore} → ${receipt.depositAfter} wei (paid ${receipt.depositBefore - receipt.depositAfter})`,
-    );
+    await printReceipt({ bundler, hash, step: '6.', print });
+    const depositAfter = await depositOf({ client, ...v07 });
+    print(`   paymaster deposit ${depositBefore} → ${depositAfter} wei (paid ${depositBefore - depositAfter})`);
 
-    const fees = { maxFeePerGas: op.maxFeePerGas, maxPriorityFeePerGas: op.maxPriorityFeePerGas };
     const guarantees = {
       url: `${baseUrl}/api/admin/dapps/${dapp.id}/token-guarantees`,
       headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
     };
-    await payInUsdc({ paymasterUrl, guarantees, client, bundler, dev, owner, sender, fees, print });
-    await sponsor7702({ paymasterUrl, chainUrl, bundler, dev, fees, webhookData: { num: 2 }, target: sender, print });
+    const funder = await fundedWallet(client, chainUrl);
+    await payInUsdc({ paymasterUrl, bundlerUrl, guarantees, client, funder, dev, account, print });
+    await sponsor7702({
+      paymasterUrl,
+      bundlerUrl,
+      chainUrl,
+      dev,
+      webhookData: { num: 2 },
+      target: account.address,
+      print,
+    });
   } finally {
     if (webhookId !== undefined)
       await deleteJson(`${baseUrl}/api/v2/public/sdk/webhookParameters`, headers, { webhookId });
-    await args.accounts.revokeToken({ accountId: account.id, tokenId: token.id });
+    await args.accounts.revokeToken({ accountId: owner.id, tokenId: token.id });
     await new Promise<void>((resolve) => receiver.server.close(() => resolve()));
   }
 }

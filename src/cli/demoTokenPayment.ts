@@ -1,164 +1,135 @@
-import { type Address, encodeFunctionData, formatUnits, type Hex, parseEventLogs } from 'viem';
-import { entryPoint06Abi } from 'viem/account-abstraction';
-import type { privateKeyToAccount } from 'viem/accounts';
-import { devTokenAbi, patronPaymasterAbi } from '../chain/artifacts.js';
+import { type Address, encodeFunctionData, formatUnits, http, maxUint256, parseEventLogs, toHex } from 'viem';
+import { createBundlerClient, createPaymasterClient, type SmartAccount } from 'viem/account-abstraction';
+import { devTokenAbi } from '../chain/artifacts.js';
+import { patronPaymasterV07Abi } from '../chain/deployPatronPaymasterV07.js';
 import { ValidationError } from '../errors/PatronError.js';
-import {
-  accountAbi,
-  type ChainInfo,
-  mined,
-  type PaymasterFields,
-  type PublicClient,
-  printFields,
-  rpc,
-  signOp,
-  submit,
-  toWire,
-  type Wallet,
-} from './demoSteps.js';
+import { printReceipt } from './demoBundler.js';
+import { type ChainInfo, deploymentOf, mined, type PublicClient, rpc, type Wallet } from './demoSteps.js';
 
-/** The fields of an ERC20 fee quote the demo reads (docs/guides/token-mode.md, "Token mode"). */
-interface FeeQuote {
-  symbol: string;
-  decimal: number;
-  tokenAddress: Address;
-  maxGasFee: number;
-  maxGasFeeUSD: number;
-  premiumPercentage: number;
-  validUntil: number;
+/** One token's quote in Pimlico's dialect (docs/guides/token-mode.md, "Pimlico's ERC-20 dialect"), hex quantities. */
+interface TokenQuote {
+  paymaster: Address;
+  token: Address;
+  postOpGas: `0x${string}`;
+  exchangeRate: `0x${string}`;
 }
 
 /**
- * The token mode, on the account the sponsored op deployed: ERC20 quotes for its next op, USDC minted to it (the
- * dev token's open mint stands in for a user who holds some), `approve(paymaster, ceil(maxGasFee × 10^decimal))`
- * batched before the call (what Biconomy's SDK does with a quote), the final data, handleOps, and the charge
- * read from the paymaster's `TokenCharged` event next to the approved maximum.
+ * The token mode, on the account the sponsored op deployed, through the same bundler client: Patron's quotes for
+ * EntryPoint v0.7, USDC minted to the account (the dev token's open mint stands in for a user who holds some), the
+ * op prepared once with a placeholder approval to learn its gas, then sent with `approve(paymaster, its maximum
+ * cost in USDC)` batched before the call (what permissionless's ERC-20 flow does) and `{ token }` in the paymaster
+ * context; the charge read from the paymaster's `TokenCharged` event next to the approved maximum.
  */
 export async function payInUsdc(args: {
   paymasterUrl: string;
+  bundlerUrl: string;
   /** The dApp's token guarantees in the admin API, and the demo's auth headers for it. */
   guarantees: { readonly url: string; readonly headers: Record<string, string> };
   client: PublicClient;
-  bundler: Wallet;
+  funder: Wallet;
   dev: ChainInfo;
-  owner: ReturnType<typeof privateKeyToAccount>;
-  sender: Address;
-  fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
+  account: SmartAccount;
   print: (line: string) => void;
 }) {
-  const { client, dev, owner, sender, print } = args;
-  const nonce = await client.readContract({
-    address: dev.entryPoint,
-    abi: entryPoint06Abi,
-    functionName: 'getNonce',
-    args: [sender, 0n],
-  });
-  const call = encodeFunctionData({ abi: accountAbi, functionName: 'execute', args: [owner.address, 0n, '0x'] });
-  const op = {
-    sender,
-    nonce,
-    initCode: '0x' as Hex,
-    callData: call,
-    maxFeePerGas: args.fees.maxFeePerGas,
-    maxPriorityFeePerGas: args.fees.maxPriorityFeePerGas,
-  };
-  const quoted = await rpc(args.paymasterUrl, 'pm_getFeeQuoteOrData', [
-    toWire(op),
-    { mode: 'ERC20', calculateGasLimits: true, tokenInfo: { tokenList: [] } },
-  ]);
-  const quotes = quoted.result as { paymasterAddress: Address; feeQuotes: FeeQuote[] } | undefined;
-  if (quotes === undefined) throw new ValidationError(`ERC20 quotes failed: ${quoted.error?.message ?? 'no result'}`);
-  print(
-    `8. Now the account pays its own gas in a token. pm_getFeeQuoteOrData, mode ERC20, for its next op (nonce ${nonce}):`,
+  const { client, dev, account, print } = args;
+  const v07 = deploymentOf(dev, '0.7');
+  const tokens = (dev.feeTokens ?? []).flatMap((t) =>
+    t.usable && t.symbol !== undefined && t.decimals !== undefined
+      ? [{ address: t.address, symbol: t.symbol, decimals: t.decimals }]
+      : [],
   );
-  for (const q of quotes.feeQuotes) {
+  const quoted = await rpc(args.paymasterUrl, 'pimlico_getTokenQuotes', [
+    { tokens: tokens.map((t) => t.address) },
+    v07.entryPoint,
+    toHex(dev.chainId),
+  ]);
+  const quotes = (quoted.result as { quotes: TokenQuote[] } | undefined)?.quotes;
+  if (quotes === undefined) throw new ValidationError(`token quotes failed: ${quoted.error?.message ?? 'no result'}`);
+  print(`7. Now the account pays its own gas in a token. pimlico_getTokenQuotes for EntryPoint v0.7:`);
+  for (const q of quotes) {
+    const t = tokens.find((x) => x.address.toLowerCase() === q.token.toLowerCase());
     print(
-      `   ${q.symbol} (${q.decimal} decimals): at most ${q.maxGasFee} ${q.symbol} (≈ ${q.maxGasFeeUSD} USD, premium ${q.premiumPercentage} %), quote valid until ${new Date(q.validUntil * 1000).toISOString()}`,
+      `   ${t?.symbol ?? q.token} (${String(t?.decimals)} decimals): exchangeRate ${BigInt(q.exchangeRate)} base units per ETH, postOpGas ${BigInt(q.postOpGas)}, paymaster ${q.paymaster}`,
     );
   }
-  const usdc = quotes.feeQuotes.find((q) => q.symbol === 'USDC');
-  if (usdc === undefined) throw new ValidationError('the dev chain quotes no USDC');
-  const usdcUnits = (n: bigint) => `${formatUnits(n, usdc.decimal)} USDC`;
-  // Exactly what @biconomy/account approves for a quote (buildTokenApprovalTransaction).
-  const approved = BigInt(Math.ceil(usdc.maxGasFee * 10 ** usdc.decimal));
+  const usdc = tokens.find((t) => t.symbol === 'USDC');
+  const quote = quotes.find((q) => q.token.toLowerCase() === usdc?.address.toLowerCase());
+  if (usdc === undefined || quote === undefined) throw new ValidationError('the dev chain quotes no USDC');
+  const units = (n: bigint) => `${formatUnits(n, usdc.decimals)} USDC`;
+  const grant = 10n * 10n ** BigInt(usdc.decimals);
   await mined(
     client,
-    await args.bundler.writeContract({
+    await args.funder.writeContract({
       chain: null,
-      account: args.bundler.account ?? null,
-      address: usdc.tokenAddress,
+      account: args.funder.account ?? null,
+      address: usdc.address,
       abi: devTokenAbi,
       functionName: 'mint',
-      args: [sender, approved],
+      args: [account.address, grant],
     }),
   );
-  print(`9. Minted ${usdcUnits(approved)} to ${sender} (the dev token's open mint: a real user would already hold it)`);
-  const approve = encodeFunctionData({
-    abi: devTokenAbi,
-    functionName: 'approve',
-    args: [quotes.paymasterAddress, approved],
-  });
-  const batched = {
-    ...op,
-    callData: encodeFunctionData({
-      abi: accountAbi,
-      functionName: 'executeBatch',
-      args: [
-        [usdc.tokenAddress, owner.address],
-        [approve, '0x'],
-      ],
-    }),
-  };
   print(
-    `10. The op's call becomes executeBatch: first approve(paymaster, ${approved}) = ceil(maxGasFee × 10^${usdc.decimal}), as Biconomy's SDK does, then the original call`,
+    `8. Minted ${units(grant)} to ${account.address} (the dev token's open mint: a real user would already hold it)`,
   );
+
+  const bundler = createBundlerClient({
+    account,
+    client,
+    transport: http(args.bundlerUrl),
+    paymaster: createPaymasterClient({ transport: http(args.paymasterUrl) }),
+    // `token` is the token mode in that token; the guarantee passes the dApp's webhook as a sponsored op does.
+    paymasterContext: { token: usdc.address, sponsorshipInfo: { webhookData: { num: 2 } } },
+  });
+  const approve = (amount: bigint) => ({
+    to: usdc.address,
+    data: encodeFunctionData({ abi: devTokenAbi, functionName: 'approve', args: [quote.paymaster, amount] }),
+  });
+  const call = { to: account.address, data: '0x' as const };
   // The approval is batched in the op, so it cannot be prefunded: only the dApp's guarantee can pay for it (mode 2),
   // which is off by default. The demo's dApp turns it on with a small cap for this op, and back as it was after.
   const restore = await guaranteesOn(args.guarantees, print);
-  const paid = await rpc(args.paymasterUrl, 'pm_sponsorUserOperation', [
-    toWire(batched),
-    // The guarantee passes the dApp's webhook as a sponsored op does (the demo's webhook accepts even `num`).
-    {
-      mode: 'ERC20',
-      calculateGasLimits: true,
-      tokenInfo: { feeTokenAddress: usdc.tokenAddress },
-      sponsorshipInfo: { webhookData: { num: 2 } },
-    },
-  ]).finally(restore);
-  if (paid.result === undefined) throw new ValidationError(`ERC20 data failed: ${paid.error?.message ?? 'no result'}`);
-  const r = paid.result as PaymasterFields;
-  print(
-    `11. pm_sponsorUserOperation with tokenInfo.feeTokenAddress ${usdc.tokenAddress} (USDC) → mode ERC20; the approval rides in the op, so the dApp guarantees the charge (its webhook was asked, webhookData {num: 2})`,
-  );
-  printFields(r, args.print);
-  const signed = await signOp({ op: batched, fields: r, owner, dev });
-  const feeReceiver = await client.readContract({
-    address: dev.paymaster,
-    abi: patronPaymasterAbi,
-    functionName: 'feeReceiver',
-  });
-  const receiverUsdc = () =>
-    client.readContract({
-      address: usdc.tokenAddress,
-      abi: devTokenAbi,
-      functionName: 'balanceOf',
-      args: [feeReceiver],
+  try {
+    const prepared = await bundler.prepareUserOperation({ calls: [approve(maxUint256), call] });
+    // A v0.7 op has the paymaster's own limits; what the account signs for is every limit at maxFeePerGas.
+    const paymasterGas =
+      'paymasterPostOpGasLimit' in prepared
+        ? (prepared.paymasterVerificationGasLimit ?? 0n) + (prepared.paymasterPostOpGasLimit ?? 0n)
+        : 0n;
+    const gas =
+      prepared.preVerificationGas +
+      prepared.verificationGasLimit +
+      prepared.callGasLimit +
+      paymasterGas +
+      BigInt(quote.postOpGas);
+    const approved = (gas * prepared.maxFeePerGas * BigInt(quote.exchangeRate)) / 10n ** 18n;
+    print(
+      `9. The op's calls become [approve(paymaster, ${approved}), the call]: its gas limits (from a first preparation with a placeholder approval) × maxFeePerGas ${prepared.maxFeePerGas} at the quoted rate, as permissionless computes it`,
+    );
+    const hash = await bundler.sendUserOperation({ calls: [approve(approved), call] });
+    print(
+      `10. sendUserOperation with paymasterContext {token: USDC} → mode ERC20, the approval riding in the op, so the dApp guarantees the charge (its webhook was asked, webhookData {num: 2}) → userOpHash ${hash}`,
+    );
+    const feeReceiver = await client.readContract({
+      address: v07.paymaster,
+      abi: patronPaymasterV07Abi,
+      functionName: 'feeReceiver',
     });
-  const receiverBefore = await receiverUsdc();
-  const { receipt, event } = await submit({ client, bundler: args.bundler, dev, signed: signed.op });
-  const [charged] = parseEventLogs({ abi: patronPaymasterAbi, eventName: 'TokenCharged', logs: receipt.logs });
-  print(`12. Signed (userOpHash ${signed.userOpHash}) and sent with handleOps: tx ${receipt.transactionHash}`);
-  print(`   block ${receipt.blockNumber}, status ${receipt.status}, gasUsed ${receipt.gasUsed}`);
-  print(
-    `   UserOperationEvent: success ${String(event?.args.success)}, actualGasCost ${String(event?.args.actualGasCost)} wei (advanced from the paymaster's deposit, ${receipt.depositBefore - receipt.depositAfter} wei)`,
-  );
-  if (charged === undefined) throw new ValidationError('no TokenCharged event: the token charge did not happen');
-  print(
-    `   USDC charged: ${usdcUnits(charged.args.charge)} (TokenCharged charge ${charged.args.charge} base units); approved at most ${usdcUnits(approved)}`,
-  );
-  print(
-    `   fee receiver ${feeReceiver}: ${usdcUnits(receiverBefore)} → ${usdcUnits(await receiverUsdc())}; the account keeps ${usdcUnits(approved - charged.args.charge)}`,
-  );
+    const receiverUsdc = () =>
+      client.readContract({ address: usdc.address, abi: devTokenAbi, functionName: 'balanceOf', args: [feeReceiver] });
+    const receiverBefore = await receiverUsdc();
+    const receipt = await printReceipt({ bundler, hash, step: '11.', print });
+    const [charged] = parseEventLogs({ abi: patronPaymasterV07Abi, eventName: 'TokenCharged', logs: receipt.logs });
+    if (charged === undefined) throw new ValidationError('no TokenCharged event: the token charge did not happen');
+    print(
+      `   USDC charged: ${units(charged.args.charge)} (TokenCharged charge ${charged.args.charge} base units); approved at most ${units(approved)}`,
+    );
+    print(
+      `   fee receiver ${feeReceiver}: ${units(receiverBefore)} → ${units(await receiverUsdc())}; the account keeps ${units(grant - charged.args.charge)}`,
+    );
+  } finally {
+    await restore();
+  }
 }
 
 /** The demo's cap on what the dApp's guarantees may cost: 0.05 ETH a day. */
