@@ -160,7 +160,9 @@ test('with PATRON_DEV_BUNDLER=false no bundler starts, /readyz says nothing of o
     assert.ok(Date.now() < deadline, service.output());
     await new Promise((r) => setTimeout(r, 100));
   }
-  assert.doesNotMatch(service.output(), /dev bundler|\n {2,4}bundler {5}/);
+  // No bundler line, no bundler log line; the banner's demo hint says it is off.
+  assert.doesNotMatch(service.output(), /the dev bundler is (ready|off: it did not start)|\n {2,4}bundler {5}/);
+  assert.match(service.output(), /\(the dev bundler is off\)/);
   assert.deepEqual(childrenOf(service.child.pid ?? -1), []);
   const readyz = (await (await fetch(`${base}/readyz`)).json()) as Record<string, unknown>;
   assert.equal(readyz.status, 'ready');
