@@ -1,7 +1,9 @@
+import path from 'node:path';
 import { type Address, keccak256, stringToBytes } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 import { chainDeployments } from '../config/chainSettings.js';
 import type { Config } from '../config/config.js';
+import { forkEndpointForDisplay } from '../config/devChainForkSettings.js';
 import { devChainKnownAccounts } from './canonicalAccounts.js';
 import {
   type ChainRegistry,
@@ -38,17 +40,18 @@ export const DEV_BUNDLER_KEYS = {
  * and their fees, each chain's read at most once per refresh interval.
  */
 export async function buildChains(args: {
-  readonly config: Pick<Config, 'paymaster'>;
+  readonly config: Pick<Config, 'paymaster' | 'dataDir'>;
   /** The paymaster signer: the dev chain's paymasters name its address. */
   readonly signer: { readonly address: Address };
   /** Chains built by the caller (tests), instead of the dev chain and the configured ones. */
   readonly chains?: readonly ChainRuntime[] | undefined;
   /** Fees instead of the chains' own: the benchmark's guard-less reference (bench/sponsorServer.ts). */
   readonly fees?: FeeOracle | undefined;
-  readonly logger: { warn(obj: object, msg: string): void };
+  readonly logger: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   readonly now: () => number;
 }): Promise<{ readonly devChain: DevChain | undefined; readonly chains: ChainRegistry; readonly fees: FeeOracle }> {
   const { config, logger } = args;
+  const fork = config.paymaster.devChainFork;
   const devChain =
     args.chains === undefined && config.paymaster.devChain
       ? await startDevChain({
@@ -60,8 +63,17 @@ export async function buildChains(args: {
             privateKeyToAddress(DEV_BUNDLER_KEYS.executor),
             privateKeyToAddress(DEV_BUNDLER_KEYS.utility),
           ],
+          ...(fork === undefined ? {} : { fork: { ...fork, cacheDir: path.join(config.dataDir, 'fork-cache') } }),
         })
       : undefined;
+  if (devChain?.fork !== undefined) {
+    const { chainId, blockNumber, opStack } = devChain.fork;
+    // The block is said so that a restart can pin it (PATRON_DEV_CHAIN_FORK_BLOCK) and see the same chain.
+    logger.info(
+      { forkOf: forkEndpointForDisplay(devChain.fork.url), chainId, blockNumber: blockNumber.toString(), opStack },
+      `the dev chain is a fork of chain ${chainId} at block ${blockNumber} (PATRON_DEV_CHAIN_FORK_BLOCK=${blockNumber} pins it)`,
+    );
+  }
   const chains = createChainRegistry(
     args.chains ?? [
       ...(devChain === undefined
