@@ -300,6 +300,8 @@ export interface StartDevChainParams {
     readonly httpHeaders: Readonly<Record<string, string>>;
     readonly cacheDir: string;
   };
+  /** The wall clock in ms (Date.now unless given): a fork's first block is mined at it (prepareFork.ts). */
+  readonly now?: () => number;
 }
 
 /**
@@ -352,7 +354,7 @@ export async function startDevChain(params: StartDevChainParams): Promise<DevCha
   });
   const client = createDevClient({ chain, account: owner });
   if (origin !== undefined) {
-    const nowSeconds = BigInt(Math.floor(Date.now() / 1000));
+    const nowSeconds = BigInt(Math.floor((params.now ?? Date.now)() / 1000));
     await prepareFork({ client, origin, accounts: fundedAccounts, balance: DEV_ACCOUNT_BALANCE, nowSeconds });
   }
   // Set-up transactions are signed by the node for the owner, impersonated while it lasts: signing each
