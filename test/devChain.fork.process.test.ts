@@ -7,7 +7,7 @@ import { toSimpleSmartAccount } from 'permissionless/accounts';
 import { createPublicClient, defineChain, http, parseEther } from 'viem';
 import { createBundlerClient, createPaymasterClient, entryPoint07Address } from 'viem/account-abstraction';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { type DevChain, startDevChain } from '../src/chain/embeddedChain.js';
+import { type DevChain, type EmbeddedChainType, startDevChain } from '../src/chain/embeddedChain.js';
 import { type ChainHttpServer, serveChainOverHttp } from './helpers/chainHttpServer.js';
 import { testKey } from './helpers/patronPaymasterV06.js';
 import { type ServiceProcess, spawnService } from './helpers/serviceProcess.js';
@@ -21,23 +21,33 @@ import { type ServiceProcess, spawnService } from './helpers/serviceProcess.js';
 const REMOTE_CHAIN_ID = 4343;
 const dirs: string[] = [];
 const services: ServiceProcess[] = [];
-let remote: DevChain;
+const remotes: { chain: DevChain; served: ChainHttpServer }[] = [];
 let served: ChainHttpServer;
 
-before(async () => {
-  remote = await startDevChain({
+/** Another operator's dev chain (its own keys and paymasters), served over HTTP on 127.0.0.1. */
+async function serveRemote(chainType: EmbeddedChainType): Promise<{ chain: DevChain; served: ChainHttpServer }> {
+  const chain = await startDevChain({
     chainId: REMOTE_CHAIN_ID,
+    chainType,
     signerAddress: privateKeyToAccount(testKey('remote-signer')).address,
     ownerPrivateKey: testKey('remote-owner'),
     depositWei: parseEther('1'),
   });
-  served = await serveChainOverHttp(remote.chain);
+  const r = { chain, served: await serveChainOverHttp(chain.chain) };
+  remotes.push(r);
+  return r;
+}
+
+before(async () => {
+  ({ served } = await serveRemote('l1'));
 });
 
 after(async () => {
   for (const s of services) await s.stop();
-  await served?.close();
-  await remote?.close();
+  for (const r of remotes) {
+    await r.served.close();
+    await r.chain.close();
+  }
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 });
 
@@ -49,13 +59,13 @@ function startPatron(env: Record<string, string>): ServiceProcess {
   return service;
 }
 
-/** The dev bundler's URL once the banner is out. */
-async function bundlerReady(service: ServiceProcess, timeoutMs = 90_000): Promise<string> {
+/** The dev bundler's URL and alto's pid once the banner is out. */
+async function bundlerReady(service: ServiceProcess, timeoutMs = 90_000): Promise<{ url: string; altoPid: number }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const line = /^\{.*"the dev bundler is ready".*\}$/m.exec(service.output())?.[0];
     if (line !== undefined && service.output().includes('Patron is running at')) {
-      return (JSON.parse(line) as { url: string }).url;
+      return JSON.parse(line) as { url: string; altoPid: number };
     }
     assert.equal(service.child.exitCode, null, `the service exited:\n${service.output()}`);
     assert.ok(Date.now() < deadline, `the bundler did not start:\n${service.output()}`);
@@ -63,54 +73,61 @@ async function bundlerReady(service: ServiceProcess, timeoutMs = 90_000): Promis
   }
 }
 
-test("npm start with PATRON_DEV_CHAIN_FORK_URL: the fork has the remote's id, alto runs against it and an op sponsored by Patron goes through it", async () => {
-  const block = await remote.client.getBlockNumber();
-  const service = startPatron({ PATRON_DEV_CHAIN_FORK_URL: `${served.url}/` });
-  const base = await service.baseUrl(90_000);
-  const bundlerUrl = await bundlerReady(service);
-  const out = service.output();
-  assert.ok(
-    out.includes(`  chain ${REMOTE_CHAIN_ID} (embedded dev chain, JSON-RPC at ${base}/chain/${REMOTE_CHAIN_ID})`),
-    out,
-  );
-  assert.ok(out.includes(`    fork of          ${served.url} at block ${block}`), out);
-  assert.ok(out.includes(`PATRON_DEV_CHAIN_FORK_BLOCK=${block} pins it`), out);
-  assert.ok(out.includes(`(dApp "Demo dApp", chain ${REMOTE_CHAIN_ID})`), out);
+for (const chainType of ['l1', 'opStack'] as const) {
+  test(`npm start with PATRON_DEV_CHAIN_FORK_URL (${chainType} remote): the fork has the remote's id, alto runs against it and an op sponsored by Patron goes through it`, async () => {
+    const { chain: remote, served } = chainType === 'l1' ? (remotes[0] ?? assert.fail()) : await serveRemote(chainType);
+    const block = await remote.client.getBlockNumber();
+    const service = startPatron({ PATRON_DEV_CHAIN_FORK_URL: `${served.url}/` });
+    const base = await service.baseUrl(90_000);
+    const { url: bundlerUrl, altoPid } = await bundlerReady(service);
+    const out = service.output();
+    assert.ok(out.includes(`"opStack":${chainType === 'opStack'}`), out);
+    // On an OP-stack fork alto prices each op's L1 data, as Base's bundlers do.
+    const altoArgs = fs.readFileSync(`/proc/${altoPid}/cmdline`, 'utf8').split('\0');
+    assert.equal(altoArgs.includes('op-stack'), chainType === 'opStack', altoArgs.join(' '));
+    assert.ok(
+      out.includes(`  chain ${REMOTE_CHAIN_ID} (embedded dev chain, JSON-RPC at ${base}/chain/${REMOTE_CHAIN_ID})`),
+      out,
+    );
+    assert.ok(out.includes(`    fork of          ${served.url} at block ${block}`), out);
+    assert.ok(out.includes(`PATRON_DEV_CHAIN_FORK_BLOCK=${block} pins it`), out);
+    assert.ok(out.includes(`(dApp "Demo dApp", chain ${REMOTE_CHAIN_ID})`), out);
 
-  const apiKey = /apiKey {6}(pk\.\S+)/.exec(out)?.[1];
-  assert.ok(apiKey !== undefined, out);
-  const chain = defineChain({
-    id: REMOTE_CHAIN_ID,
-    name: 'fork',
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [`${base}/chain/${REMOTE_CHAIN_ID}`] } },
+    const apiKey = /apiKey {6}(pk\.\S+)/.exec(out)?.[1];
+    assert.ok(apiKey !== undefined, out);
+    const chain = defineChain({
+      id: REMOTE_CHAIN_ID,
+      name: 'fork',
+      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [`${base}/chain/${REMOTE_CHAIN_ID}`] } },
+    });
+    const client = createPublicClient({ chain, transport: http() });
+    assert.equal(await client.getChainId(), REMOTE_CHAIN_ID);
+    const account = await toSimpleSmartAccount({
+      client,
+      owner: privateKeyToAccount(generatePrivateKey()),
+      entryPoint: { address: entryPoint07Address, version: '0.7' },
+    });
+    const sponsored = createBundlerClient({
+      account,
+      client,
+      transport: http(bundlerUrl),
+      paymaster: createPaymasterClient({ transport: http(`${base}/api/v1/${REMOTE_CHAIN_ID}/${apiKey}`) }),
+    });
+    const hash = await sponsored.sendUserOperation({ calls: [{ to: account.address, data: '0x' }] });
+    const receipt = await sponsored.waitForUserOperationReceipt({ hash, timeout: 30_000 });
+    assert.equal(receipt.success, true);
+    const chains = (await (await fetch(`${base}/api/chains`)).json()) as {
+      chains: { chainId: number; deployments: { entryPointVersion: string; paymaster: string }[] }[];
+    };
+    const fork = chains.chains.find((c) => c.chainId === REMOTE_CHAIN_ID);
+    const v07 = fork?.deployments.find((d) => d.entryPointVersion === '0.7');
+    assert.equal(receipt.paymaster?.toLowerCase(), v07?.paymaster.toLowerCase(), 'Patron paid for it');
+    assert.notEqual(v07?.paymaster.toLowerCase(), remote.paymasters['0.7'].toLowerCase(), "Patron's own paymaster");
+    // The op is on the fork only: the remote never saw the account.
+    assert.equal(await remote.client.getCode({ address: account.address }), undefined);
   });
-  const client = createPublicClient({ chain, transport: http() });
-  assert.equal(await client.getChainId(), REMOTE_CHAIN_ID);
-  const account = await toSimpleSmartAccount({
-    client,
-    owner: privateKeyToAccount(generatePrivateKey()),
-    entryPoint: { address: entryPoint07Address, version: '0.7' },
-  });
-  const sponsored = createBundlerClient({
-    account,
-    client,
-    transport: http(bundlerUrl),
-    paymaster: createPaymasterClient({ transport: http(`${base}/api/v1/${REMOTE_CHAIN_ID}/${apiKey}`) }),
-  });
-  const hash = await sponsored.sendUserOperation({ calls: [{ to: account.address, data: '0x' }] });
-  const receipt = await sponsored.waitForUserOperationReceipt({ hash, timeout: 30_000 });
-  assert.equal(receipt.success, true);
-  const chains = (await (await fetch(`${base}/api/chains`)).json()) as {
-    chains: { chainId: number; deployments: { entryPointVersion: string; paymaster: string }[] }[];
-  };
-  const fork = chains.chains.find((c) => c.chainId === REMOTE_CHAIN_ID);
-  const v07 = fork?.deployments.find((d) => d.entryPointVersion === '0.7');
-  assert.equal(receipt.paymaster?.toLowerCase(), v07?.paymaster.toLowerCase(), 'Patron paid for it');
-  assert.notEqual(v07?.paymaster.toLowerCase(), remote.paymasters['0.7'].toLowerCase(), "Patron's own paymaster");
-  // The op is on the fork only: the remote never saw the account.
-  assert.equal(await remote.client.getCode({ address: account.address }), undefined);
-});
+}
 
 const refusals: readonly { name: string; env: Record<string, string>; code: number; message: () => string }[] = [
   {

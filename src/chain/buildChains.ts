@@ -87,6 +87,8 @@ export async function buildChains(args: {
               deployments: devChainDeployments(devChain),
               simpleAccountFactory: devChain.simpleAccountFactory,
               accounts: devChainKnownAccounts(devChain),
+              // A fork of an OP-stack L2 charges each transaction its L1 data: the preVerificationGas bound follows.
+              ...(devChain.fork?.opStack === true ? { l1Fee: 'opStack' as const } : {}),
               ...(devChain.demoAccount === undefined
                 ? {}
                 : { demoAccount: { ...devChain.demoAccount, ownerPrivateKey: DEV_DEMO_ACCOUNT_OWNER_KEY } }),
