@@ -8,10 +8,12 @@ import { entryPoint07Abi, toPackedUserOperation, type UserOperation } from 'viem
 import { privateKeyToAccount } from 'viem/accounts';
 import { SIMPLE_ACCOUNT_ADDRESSES } from '../src/chain/accountFactories.js';
 import { devTokenAbi } from '../src/chain/artifacts.js';
+import { buildChains } from '../src/chain/buildChains.js';
 import { waitForSuccess } from '../src/chain/devClient.js';
 import { type DevChain, startDevChain } from '../src/chain/embeddedChain.js';
 import { ENTRY_POINT_ADDRESSES } from '../src/chain/entryPoints.js';
 import { ForkEndpointError, readForkOrigin } from '../src/chain/forkOrigin.js';
+import { loadConfig } from '../src/config/config.js';
 import { StartRefusedError } from '../src/errors/StartRefusedError.js';
 import { type ChainHttpServer, serveChainOverHttp } from './helpers/chainHttpServer.js';
 import { COUNTER_ADDRESS, counterValue, startPatronFixture, testKey } from './helpers/patronPaymasterV06.js';
@@ -204,6 +206,28 @@ test("a fork of an old block is moved to the wall clock: its blocks are not the 
   } finally {
     await fork.close();
   }
+});
+
+test('a fork whose chain id is also in PATRON_CHAINS is refused at start: one id, two chains', async () => {
+  const config = loadConfig({
+    PATRON_DATA_DIR: cacheDir,
+    PATRON_DEV_CHAIN_FORK_URL: served.url,
+    PATRON_CHAINS: JSON.stringify([
+      { chainId: REMOTE_CHAIN_ID, rpcUrl: served.url, paymaster: remote.paymasters['0.6'] },
+    ]),
+  });
+  await assert.rejects(
+    buildChains({
+      config,
+      signer: { address: privateKeyToAccount(testKey('fork-signer')).address },
+      logger: { info: () => {}, warn: () => {} },
+      now: Date.now,
+    }),
+    (err: unknown) =>
+      err instanceof StartRefusedError &&
+      err.message ===
+        `PATRON_CHAINS[0].chainId: ${REMOTE_CHAIN_ID} is the id of the chain the dev chain forks (PATRON_DEV_CHAIN_FORK_URL); serve one or the other`,
+  );
 });
 
 describe('a fork endpoint that cannot be forked', () => {

@@ -4,6 +4,7 @@ import { privateKeyToAddress } from 'viem/accounts';
 import { chainDeployments } from '../config/chainSettings.js';
 import type { Config } from '../config/config.js';
 import { forkEndpointForDisplay } from '../config/devChainForkSettings.js';
+import { StartRefusedError } from '../errors/StartRefusedError.js';
 import { devChainKnownAccounts } from './canonicalAccounts.js';
 import {
   type ChainRegistry,
@@ -68,6 +69,14 @@ export async function buildChains(args: {
       : undefined;
   if (devChain?.fork !== undefined) {
     const { chainId, blockNumber, opStack } = devChain.fork;
+    const twice = config.paymaster.chains.findIndex((c) => c.chainId === chainId);
+    if (twice >= 0) {
+      // Two chains under one id: the registry would keep one of them silently (config.ts refuses 31337 alike).
+      await devChain.close();
+      throw new StartRefusedError(
+        `PATRON_CHAINS[${twice}].chainId: ${chainId} is the id of the chain the dev chain forks (PATRON_DEV_CHAIN_FORK_URL); serve one or the other`,
+      );
+    }
     // The block is said so that a restart can pin it (PATRON_DEV_CHAIN_FORK_BLOCK) and see the same chain.
     logger.info(
       { forkOf: forkEndpointForDisplay(devChain.fork.url), chainId, blockNumber: blockNumber.toString(), opStack },
