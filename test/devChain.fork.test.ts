@@ -8,6 +8,7 @@ import { entryPoint07Abi, toPackedUserOperation, type UserOperation } from 'viem
 import { privateKeyToAccount } from 'viem/accounts';
 import { SIMPLE_ACCOUNT_ADDRESSES } from '../src/chain/accountFactories.js';
 import { devTokenAbi } from '../src/chain/artifacts.js';
+import { BICONOMY_SMART_ACCOUNT_V2 } from '../src/chain/biconomySmartAccountV2.js';
 import { buildChains } from '../src/chain/buildChains.js';
 import { waitForSuccess } from '../src/chain/devClient.js';
 import { type DevChain, startDevChain } from '../src/chain/embeddedChain.js';
@@ -68,6 +69,9 @@ before(async () => {
     depositWei: parseEther('1'),
   });
   await remote.client.setCode({ address: SIMPLE_ACCOUNT_ADDRESSES.simple7702V09, bytecode: MARKER_CODE });
+  // Part of Biconomy's set without its factory: the set must be left alone, not completed over the marker.
+  await remote.client.setCode({ address: BICONOMY_SMART_ACCOUNT_V2.factory, bytecode: '0x' });
+  await remote.client.setCode({ address: BICONOMY_SMART_ACCOUNT_V2.ecdsaOwnershipModule, bytecode: MARKER_CODE });
   await mint(7n);
   pinned = await remote.client.getBlockNumber();
   // After the pinned block: what the fork must not see.
@@ -118,6 +122,9 @@ describe('a fork of a locally served chain', () => {
       assert.equal(await codeHash(fork, address), await codeHash(remote, address), `EntryPoint v${version}`);
     }
     assert.equal(await fork.client.getCode({ address: SIMPLE_ACCOUNT_ADDRESSES.simple7702V09 }), MARKER_CODE);
+    const module = BICONOMY_SMART_ACCOUNT_V2.ecdsaOwnershipModule;
+    assert.equal(await fork.client.getCode({ address: module }), MARKER_CODE, "Biconomy's partial set");
+    assert.equal(await fork.client.getCode({ address: BICONOMY_SMART_ACCOUNT_V2.factory }), undefined);
   });
 
   test("deploys Patron's own paymasters beside the remote's, deposited and staked, and funds the dev accounts", async () => {
