@@ -17,9 +17,11 @@ import { ForkEndpointError, readForkOrigin } from '../src/chain/forkOrigin.js';
 import { loadConfig } from '../src/config/config.js';
 import { StartRefusedError } from '../src/errors/StartRefusedError.js';
 import { type ChainHttpServer, serveChainOverHttp } from './helpers/chainHttpServer.js';
+import { runCliOnStore } from './helpers/cliRun.js';
 import { COUNTER_ADDRESS, counterValue, startPatronFixture, testKey } from './helpers/patronPaymasterV06.js';
 import { type RpcFixture, startRpcFixture } from './helpers/rpcFixture.js';
 import { hexWire, newSimpleAccountOp, quantity } from './helpers/rpcV07.js';
+import { openTestStore } from './helpers/testContext.js';
 
 /**
  * Fork mode (docs/guides/fork-mode.md) without a network: the "remote" chain is another embedded chain served over
@@ -235,6 +237,24 @@ test('a fork whose chain id is also in PATRON_CHAINS is refused at start: one id
       err.message ===
         `PATRON_CHAINS[0].chainId: ${REMOTE_CHAIN_ID} is the id of the chain the dev chain forks (PATRON_DEV_CHAIN_FORK_URL); serve one or the other`,
   );
+});
+
+test("the CLI takes the fork's chain id for a dApp (asked of the endpoint), and no longer 31337", async () => {
+  const { store } = await openTestStore();
+  try {
+    const cli = (argv: readonly string[]) =>
+      runCliOnStore({ store, argv, env: { PATRON_DEV_CHAIN_FORK_URL: served.url } });
+    assert.equal((await cli(['account', 'create', '--email', 'fork@example.com'])).code, 0);
+    const dapp = (chain: number) =>
+      cli(['dapp', 'create', '--name', `on ${chain}`, '--chain', String(chain), '--account', 'fork@example.com']);
+    const created = await dapp(REMOTE_CHAIN_ID);
+    assert.equal(created.code, 0, created.stderr);
+    const refused = await dapp(31337);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /chain 31337 is not served by this deployment; it serves 4242/);
+  } finally {
+    await store.close();
+  }
 });
 
 describe('a fork endpoint that cannot be forked', () => {

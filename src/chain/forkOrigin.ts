@@ -65,6 +65,18 @@ async function call(args: {
   return parsed.data.result;
 }
 
+/** The endpoint's chain id alone (the CLI's view of which chain the server's fork serves). */
+export async function readForkChainId(args: {
+  readonly url: string;
+  readonly httpHeaders: Readonly<Record<string, string>>;
+  readonly timeoutMs?: number;
+}): Promise<number> {
+  const answer = await call({ ...args, method: 'eth_chainId', params: [], timeoutMs: args.timeoutMs ?? 10_000 });
+  const chainId = quantity.safeParse(answer);
+  if (!chainId.success) throw new ForkEndpointError('the fork endpoint answered eth_chainId with no chain id');
+  return Number(BigInt(chainId.data));
+}
+
 /** Reads the fork's origin; throws a message fit for the operator (no stack) when the endpoint cannot be forked. */
 export async function readForkOrigin(args: {
   readonly url: string;
@@ -74,8 +86,7 @@ export async function readForkOrigin(args: {
 }): Promise<ForkOrigin> {
   const ask = (method: string, params: readonly unknown[] = []) =>
     call({ url: args.url, httpHeaders: args.httpHeaders, method, params, timeoutMs: args.timeoutMs ?? 10_000 });
-  const chainId = quantity.safeParse(await ask('eth_chainId'));
-  if (!chainId.success) throw new ForkEndpointError('the fork endpoint answered eth_chainId with no chain id');
+  const chainId = await readForkChainId(args);
   const head = quantity.safeParse(await ask('eth_blockNumber'));
   if (!head.success) throw new ForkEndpointError('the fork endpoint answered eth_blockNumber with no number');
   const blockNumber = args.blockNumber ?? BigInt(head.data);
@@ -94,7 +105,7 @@ export async function readForkOrigin(args: {
   return {
     url: args.url,
     httpHeaders: args.httpHeaders,
-    chainId: Number(BigInt(chainId.data)),
+    chainId,
     blockNumber,
     timestamp: BigInt(found.data.timestamp),
     opStack: typeof oracleCode === 'string' && oracleCode !== '0x' && oracleCode !== '0x0',

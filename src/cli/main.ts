@@ -4,7 +4,6 @@ import { buildAccounts } from '../accounts/buildAccounts.js';
 import { checkedMasterKey } from '../accounts/masterKey.js';
 import { loadChainCommandSettings } from '../config/chainCommandSettings.js';
 import { ConfigError, type ConfigWithoutSigner, loadConfigWithoutSigner } from '../config/config.js';
-import { configuredChainIds } from '../config/servedChains.js';
 import { createSecretBox } from '../crypto/secretBox.js';
 import { errorSummary } from '../errors/errorSummary.js';
 import { PatronError } from '../errors/PatronError.js';
@@ -18,6 +17,7 @@ import { USAGE } from './commands.js';
 import { cliCommands } from './commandTable.js';
 import { runHealthcheck } from './healthcheck.js';
 import { generateMasterKey } from './masterKeyCommands.js';
+import { cliServedChainIds } from './servedChainIds.js';
 import { generateSignerKeystore } from './signerCommands.js';
 import { runSmokeTestCommand } from './smokeTestCommand.js';
 
@@ -138,7 +138,10 @@ export async function runCli(args: {
       cache: noCache,
       now: Date.now,
       logger: { warn: (obj, msg) => io.stderr(`warning: ${msg} ${JSON.stringify(obj)}\n`) },
-      servedChainIds: configuredChainIds(config.paymaster),
+      servedChainIds: await cliServedChainIds({
+        paymaster: config.paymaster,
+        warn: (message) => io.stderr(`warning: ${message}\n`),
+      }),
     });
     const policies = createPolicyService({ store, cache: noCache, now: Date.now });
     const serviceUrl =
