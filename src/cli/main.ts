@@ -13,11 +13,11 @@ import { newestMigration } from '../store/db/migrate.js';
 import { openStore, type Store } from '../store/store.js';
 import { patronVersion } from '../version.js';
 import type { CliIo } from './cliOutput.js';
+import { cliServedChainIds } from './cliServedChainIds.js';
 import { USAGE } from './commands.js';
 import { cliCommands } from './commandTable.js';
 import { runHealthcheck } from './healthcheck.js';
 import { generateMasterKey } from './masterKeyCommands.js';
-import { cliServedChainIds } from './servedChainIds.js';
 import { generateSignerKeystore } from './signerCommands.js';
 import { runSmokeTestCommand } from './smokeTestCommand.js';
 
