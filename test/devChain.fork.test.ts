@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -254,6 +256,48 @@ test("the CLI takes the fork's chain id for a dApp (asked of the endpoint), and 
     assert.match(refused.stderr, /chain 31337 is not served by this deployment; it serves 4242/);
   } finally {
     await store.close();
+  }
+});
+
+test('PATRON_DEV_CHAIN_FORK_HEADERS reach the endpoint, from Patron and from EDR alike', async () => {
+  // A gate in front of the remote that answers 401 without the key, as a provider taking its key in a header does.
+  const gate = createServer((req, res) => {
+    if (req.headers['x-api-key'] !== 'k') {
+      res.statusCode = 401;
+      res.end();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      void fetch(served.url, { method: 'POST', body: Buffer.concat(chunks) })
+        .then(async (r) => res.setHeader('content-type', 'application/json').end(await r.text()))
+        .catch(() => res.writeHead(502).end());
+    });
+  });
+  await new Promise<void>((resolve) => gate.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(gate.address() as AddressInfo).port}`;
+  try {
+    await assert.rejects(
+      readForkOrigin({ url, blockNumber: pinned, httpHeaders: {} }),
+      /did not answer eth_chainId: HTTP 401/,
+    );
+    const fork = await startDevChain({
+      signerAddress: privateKeyToAccount(testKey('fork-signer')).address,
+      ownerPrivateKey: testKey('fork-owner'),
+      depositWei: 0n,
+      fork: { url, blockNumber: pinned, httpHeaders: { 'x-api-key': 'k' }, cacheDir },
+    });
+    try {
+      const token = remote.tokens[0]?.address;
+      assert.ok(token);
+      assert.equal(await tokenBalance(fork, token), 7n, 'state read by EDR through the gate');
+    } finally {
+      await fork.close();
+    }
+  } finally {
+    gate.closeAllConnections();
+    await new Promise<void>((resolve) => gate.close(() => resolve()));
   }
 });
 
