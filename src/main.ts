@@ -1,10 +1,11 @@
 import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
-import { DEMO_CHAIN_ID, type DemoCredentials, ensureDemoAccount } from './accounts/ensureDemoAccount.js';
+import { type DemoCredentials, ensureDemoAccount } from './accounts/ensureDemoAccount.js';
 import { createApp } from './app.js';
 import { verifyChains } from './chain/verifyChains.js';
 import { type Config, ConfigError, loadConfig } from './config/config.js';
-import { noChainProblem } from './config/servedChains.js';
+import { forkEndpointForDisplay } from './config/devChainForkSettings.js';
+import { DEV_CHAIN_ID, noChainProblem } from './config/servedChains.js';
 import { createDeps, type Deps } from './deps.js';
 import { buildDevBundler } from './devBundler/buildDevBundler.js';
 import type { DevBundler, DevBundlerStatus } from './devBundler/devBundler.js';
@@ -105,10 +106,13 @@ async function main(): Promise<void> {
   if (deps.crypto.backend.name !== 'native') {
     logger.warn({ reason: deps.crypto.reason }, 'signing with the JavaScript backend: about 10x the CPU per signature');
   }
-  // The demo dApp stands on the dev chain: without it (PATRON_DEV_CHAIN=false) there is nothing to demonstrate.
+  // The demo dApp stands on the dev chain (31337, or the forked chain's id) or a served chain 31337 (a local node):
+  // without either there is nothing to demonstrate.
+  const demoChainId =
+    deps.devChain?.chain.chainId ?? (deps.chains.get(DEV_CHAIN_ID) === undefined ? undefined : DEV_CHAIN_ID);
   const demo =
-    config.demo && deps.chains.get(DEMO_CHAIN_ID) !== undefined
-      ? await ensureDemoAccount(deps.accounts, deps.sessions)
+    config.demo && demoChainId !== undefined
+      ? await ensureDemoAccount({ accounts: deps.accounts, sessions: deps.sessions, chainId: demoChainId })
       : undefined;
   const devBundler = await buildDevBundler({ config, devChain: deps.devChain, logger });
   const app = createApp({ ...deps, devBundler });
@@ -230,8 +234,12 @@ function banner(args: {
     `  dashboard         ${baseUrl}${args.config.dashboard.basePath}`,
   ];
   for (const c of deps.chains.list()) {
+    const fork = c.embedded ? deps.devChain?.fork : undefined;
     lines.push(
       `  chain ${c.chainId}${c.embedded ? ` (embedded dev chain, JSON-RPC at ${baseUrl}/chain/${c.chainId})` : ''}`,
+      ...(fork === undefined
+        ? []
+        : [`    fork of          ${forkEndpointForDisplay(fork.url)} at block ${fork.blockNumber}`]),
       `    EntryPoint v0.6  ${c.entryPoint}`,
       `    paymaster        ${c.paymaster}`,
     );

@@ -4,7 +4,6 @@ import { generatePassword } from './passwordHash.js';
 import type { SessionService } from './sessionService.js';
 
 export const DEMO_EMAIL = 'demo@patron.local';
-export const DEMO_CHAIN_ID = 31337;
 
 export interface DemoCredentials {
   readonly email: string;
@@ -18,13 +17,16 @@ export interface DemoCredentials {
 
 /**
  * On the first start of an empty embedded database, creates a demo account with an auth token and a dApp on
- * the dev chain, so a newcomer can call the API at once. Returns the credentials only when it created them:
- * the token exists nowhere else in clear, so they are shown exactly once.
+ * the dev chain (`chainId`: 31337, or the forked chain's id in fork mode), so a newcomer can call the API at once.
+ * Returns the credentials only when it created them: the token exists nowhere else in clear, so they are shown
+ * exactly once.
  */
-export async function ensureDemoAccount(
-  accounts: AccountService,
-  sessions?: SessionService,
-): Promise<DemoCredentials | undefined> {
+export async function ensureDemoAccount(args: {
+  readonly accounts: AccountService;
+  readonly sessions?: SessionService | undefined;
+  readonly chainId: number;
+}): Promise<DemoCredentials | undefined> {
+  const { accounts, sessions, chainId } = args;
   if ((await accounts.countAccounts()) > 0) return undefined;
   let account: Awaited<ReturnType<AccountService['createAccount']>>;
   try {
@@ -34,13 +36,13 @@ export async function ensureDemoAccount(
     throw err;
   }
   const { secret } = await accounts.createToken({ accountId: account.id, name: 'demo' });
-  const dapp = await accounts.createDapp({ accountId: account.id, name: 'Demo dApp', chainIds: [DEMO_CHAIN_ID] });
+  const dapp = await accounts.createDapp({ accountId: account.id, name: 'Demo dApp', chainIds: [chainId] });
   const creds = {
     email: account.email,
     authToken: secret,
     apiKey: dapp.apiKey,
     dappId: dapp.id,
-    chainId: DEMO_CHAIN_ID,
+    chainId,
   };
   if (sessions === undefined) return creds;
   // The dashboard's sign-in on first start, so a newcomer can open it without the CLI.

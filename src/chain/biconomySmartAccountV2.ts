@@ -35,14 +35,17 @@ const factoryAbi = parseAbi([
 ]);
 const implementationAbi = parseAbi(['constructor(address anEntryPoint)']);
 
-/** Installs the set (idempotent: a chain that has the factory already is left alone). */
+/**
+ * Installs the set (idempotent: a chain that has any of the four already is left alone, since the set is placed
+ * with hardhat_setCode and a fork's real contracts must never be overwritten; docs/guides/fork-mode.md).
+ */
 export async function installBiconomySmartAccountV2(params: {
   readonly client: DevClient;
   readonly entryPoint: Address;
 }): Promise<void> {
   const { client, entryPoint } = params;
   const canonical = BICONOMY_SMART_ACCOUNT_V2;
-  if (await hasCode(client, canonical.factory)) return;
+  for (const address of Object.values(canonical)) if (await hasCode(client, address)) return;
 
   const implementation = loadBiconomySmartAccountV2Artifact('SmartAccount');
   const deployedImplementation = await deploy(client, {

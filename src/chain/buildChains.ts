@@ -1,7 +1,10 @@
+import path from 'node:path';
 import { type Address, keccak256, stringToBytes } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 import { chainDeployments } from '../config/chainSettings.js';
 import type { Config } from '../config/config.js';
+import { forkEndpointForDisplay } from '../config/devChainForkSettings.js';
+import { StartRefusedError } from '../errors/StartRefusedError.js';
 import { devChainKnownAccounts } from './canonicalAccounts.js';
 import {
   type ChainRegistry,
@@ -38,17 +41,18 @@ export const DEV_BUNDLER_KEYS = {
  * and their fees, each chain's read at most once per refresh interval.
  */
 export async function buildChains(args: {
-  readonly config: Pick<Config, 'paymaster'>;
+  readonly config: Pick<Config, 'paymaster' | 'dataDir'>;
   /** The paymaster signer: the dev chain's paymasters name its address. */
   readonly signer: { readonly address: Address };
   /** Chains built by the caller (tests), instead of the dev chain and the configured ones. */
   readonly chains?: readonly ChainRuntime[] | undefined;
   /** Fees instead of the chains' own: the benchmark's guard-less reference (bench/sponsorServer.ts). */
   readonly fees?: FeeOracle | undefined;
-  readonly logger: { warn(obj: object, msg: string): void };
+  readonly logger: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   readonly now: () => number;
 }): Promise<{ readonly devChain: DevChain | undefined; readonly chains: ChainRegistry; readonly fees: FeeOracle }> {
   const { config, logger } = args;
+  const fork = config.paymaster.devChainFork;
   const devChain =
     args.chains === undefined && config.paymaster.devChain
       ? await startDevChain({
@@ -60,8 +64,25 @@ export async function buildChains(args: {
             privateKeyToAddress(DEV_BUNDLER_KEYS.executor),
             privateKeyToAddress(DEV_BUNDLER_KEYS.utility),
           ],
+          ...(fork === undefined ? {} : { fork: { ...fork, cacheDir: path.join(config.dataDir, 'fork-cache') } }),
         })
       : undefined;
+  if (devChain?.fork !== undefined) {
+    const { chainId, blockNumber, opStack } = devChain.fork;
+    const twice = config.paymaster.chains.findIndex((c) => c.chainId === chainId);
+    if (twice >= 0) {
+      // Two chains under one id: the registry would keep one of them silently (config.ts refuses 31337 alike).
+      await devChain.close();
+      throw new StartRefusedError(
+        `PATRON_CHAINS[${twice}].chainId: ${chainId} is the id of the chain the dev chain forks (PATRON_DEV_CHAIN_FORK_URL); serve one or the other`,
+      );
+    }
+    // The block is said so that a restart can pin it (PATRON_DEV_CHAIN_FORK_BLOCK) and see the same chain.
+    logger.info(
+      { forkOf: forkEndpointForDisplay(devChain.fork.url), chainId, blockNumber: blockNumber.toString(), opStack },
+      `the dev chain is a fork of chain ${chainId} at block ${blockNumber} (PATRON_DEV_CHAIN_FORK_BLOCK=${blockNumber} pins it)`,
+    );
+  }
   const chains = createChainRegistry(
     args.chains ?? [
       ...(devChain === undefined
@@ -75,6 +96,8 @@ export async function buildChains(args: {
               deployments: devChainDeployments(devChain),
               simpleAccountFactory: devChain.simpleAccountFactory,
               accounts: devChainKnownAccounts(devChain),
+              // A fork of an OP-stack L2 charges each transaction its L1 data: the preVerificationGas bound follows.
+              ...(devChain.fork?.opStack === true ? { l1Fee: 'opStack' as const } : {}),
               ...(devChain.demoAccount === undefined
                 ? {}
                 : { demoAccount: { ...devChain.demoAccount, ownerPrivateKey: DEV_DEMO_ACCOUNT_OWNER_KEY } }),

@@ -14,6 +14,8 @@ import { installBiconomySmartAccountV2 } from './biconomySmartAccountV2.js';
 import type { PaymasterDeployment } from './chainRegistry.js';
 import { createDevClient, type DevClient, waitForSuccess } from './devClient.js';
 import { deployEntryPoint, ENTRY_POINT_VERSIONS, type EntryPointVersion } from './entryPoints.js';
+import { type ForkOrigin, readForkOrigin } from './forkOrigin.js';
+import { prepareFork } from './prepareFork.js';
 
 /**
  * The in-process dev chain: Hardhat's Rust EVM (`@nomicfoundation/edr`, pinned to 0.13.0, the last release
@@ -88,6 +90,19 @@ export interface EmbeddedChainOptions {
   /** Addresses that start with `balance` wei; transactions are signed locally (viem local accounts). */
   readonly fundedAccounts: readonly Hex[];
   readonly balance?: bigint;
+  /**
+   * Start as a fork of this endpoint at this block (chainId must then be the endpoint's own): state is read from it
+   * lazily and cached in `cacheDir`; nothing is funded at genesis (a fork has no genesis: see startDevChain).
+   */
+  readonly fork?: EmbeddedChainFork;
+}
+
+export interface EmbeddedChainFork {
+  readonly url: string;
+  readonly blockNumber: bigint;
+  readonly httpHeaders: Readonly<Record<string, string>>;
+  /** Where EDR caches the endpoint's answers (it writes `./edr-cache` in the working directory otherwise). */
+  readonly cacheDir: string;
 }
 
 interface JsonRpcResponse {
@@ -95,26 +110,54 @@ interface JsonRpcResponse {
   error?: { code: number; message: string; data?: unknown };
 }
 
+/** What each funded account of the dev chain starts with: at genesis, or set on a fork. */
+const DEV_ACCOUNT_BALANCE = 10n ** 24n;
+
 /** EDR's provider configuration for a local (non-forked) Prague chain that behaves like a real node. */
 function providerConfig(edr: Edr, options: EmbeddedChainOptions): ProviderConfig {
   const chainId = BigInt(options.chainId ?? 31337);
-  const balance = options.balance ?? 10n ** 24n;
+  const balance = options.balance ?? DEV_ACCOUNT_BALANCE;
   const gasLimit = 60_000_000n;
   const op = options.chainType === 'opStack' ? edr.opLatestHardfork() : undefined;
+  const hardfork = op === undefined ? edr.PRAGUE : edr.opHardforkToString(op);
+  const fork = options.fork;
   return {
     chainId,
     networkId: chainId,
-    hardfork: op === undefined ? edr.PRAGUE : edr.opHardforkToString(op),
-    genesisState: [
-      ...(op === undefined ? edr.l1GenesisState(edr.l1HardforkFromString(edr.PRAGUE)) : edr.opGenesisState(op)),
-      ...options.fundedAccounts.map((address) => ({ address: hexToBytes(address), balance })),
-    ],
+    hardfork,
+    // On a fork the remote's system contracts and balances stand; genesis predeploys would overwrite them.
+    genesisState:
+      fork !== undefined
+        ? []
+        : [
+            ...(op === undefined ? edr.l1GenesisState(edr.l1HardforkFromString(edr.PRAGUE)) : edr.opGenesisState(op)),
+            ...options.fundedAccounts.map((address) => ({ address: hexToBytes(address), balance })),
+          ],
     // Transactions are signed by viem local accounts (eth_sendRawTransaction), so the node holds no keys.
     ownedAccounts: [],
     initialBaseFeePerGas: 1_000_000_000n,
     minGasPrice: 0n,
     mining: { autoMine: true, memPool: { order: edr.MineOrdering.Priority }, blockGasLimit: gasLimit },
-    network: { genesisBlockGasLimit: gasLimit },
+    network:
+      fork === undefined
+        ? { genesisBlockGasLimit: gasLimit }
+        : {
+            url: fork.url,
+            blockNumber: fork.blockNumber,
+            cacheDir: fork.cacheDir,
+            httpHeaders: Object.entries(fork.httpHeaders).map(([name, value]) => ({ name, value })),
+            // EDR runs blocks up to the fork block under the chain's hardfork history, which it knows for a list of
+            // public chains only; on any other (a local node, a private L2) even an eth_call at the fork block fails
+            // with "No known hardfork". So the history is declared as this one hardfork from block 0: calls at old
+            // blocks then run under today's rules, which a dev chain can live with (docs/guides/fork-mode.md, "Limits").
+            chainOverrides: [
+              {
+                chainId,
+                name: `fork of chain ${chainId}`,
+                hardforkActivationOverrides: [{ condition: { blockNumber: 0n }, hardfork }],
+              },
+            ],
+          },
     defaultTransactionGasLimit: 30_000_000n,
     // A reverting eth_call must be a JSON-RPC error (else EDR returns the revert data as a result).
     bailOnCallFailure: true,
@@ -247,6 +290,19 @@ export interface StartDevChainParams {
   readonly demoAccountOwner?: Address;
   /** Further addresses funded at genesis, besides the owner (the dev bundler's executor and utility wallets). */
   readonly fundedAccounts?: readonly Address[];
+  /**
+   * Fork this endpoint instead of starting an empty chain (docs/guides/fork-mode.md): the chain id and, unless
+   * `chainType` is given, the chain type are the endpoint's; whatever the set-up below finds there is kept.
+   */
+  readonly fork?: {
+    readonly url: string;
+    /** The endpoint's latest block when undefined. */
+    readonly blockNumber: bigint | undefined;
+    readonly httpHeaders: Readonly<Record<string, string>>;
+    readonly cacheDir: string;
+  };
+  /** The wall clock in ms (Date.now unless given): a fork's first block is mined at it (prepareFork.ts). */
+  readonly now?: () => number;
 }
 
 /**
@@ -273,6 +329,8 @@ export interface DevChain extends AccountAbstractionStack {
   readonly tokens: readonly DevTokenInfo[];
   /** The demo SimpleAccount funded with the dev tokens, when an owner was given. */
   readonly demoAccount?: { readonly owner: Address; readonly address: Address };
+  /** What the chain forks, when it is a fork. */
+  readonly fork?: ForkOrigin;
   close(): Promise<void>;
 }
 
@@ -283,12 +341,23 @@ export interface DevChain extends AccountAbstractionStack {
  */
 export async function startDevChain(params: StartDevChainParams): Promise<DevChain> {
   const owner = privateKeyToAccount(params.ownerPrivateKey);
+  const fundedAccounts = [owner.address, ...(params.fundedAccounts ?? [])];
+  const origin = params.fork === undefined ? undefined : await readForkOrigin(params.fork);
+  const chainId = origin?.chainId ?? params.chainId;
+  const chainType = params.chainType ?? (origin?.opStack === true ? 'opStack' : undefined);
   const chain = await createEmbeddedChain({
-    ...(params.chainId === undefined ? {} : { chainId: params.chainId }),
-    ...(params.chainType === undefined ? {} : { chainType: params.chainType }),
-    fundedAccounts: [owner.address, ...(params.fundedAccounts ?? [])],
+    ...(chainId === undefined ? {} : { chainId }),
+    ...(chainType === undefined ? {} : { chainType }),
+    fundedAccounts,
+    ...(origin === undefined || params.fork === undefined
+      ? {}
+      : { fork: { ...origin, cacheDir: params.fork.cacheDir } }),
   });
   const client = createDevClient({ chain, account: owner });
+  if (origin !== undefined) {
+    const nowSeconds = BigInt(Math.floor((params.now ?? Date.now)() / 1000));
+    await prepareFork({ client, origin, accounts: fundedAccounts, balance: DEV_ACCOUNT_BALANCE, nowSeconds });
+  }
   // Set-up transactions are signed by the node for the owner, impersonated while it lasts: signing each
   // deployment (up to 24 KB of calldata) in JavaScript took longer than the EVM took to run them all.
   await client.impersonateAccount({ address: owner.address });
@@ -361,6 +430,7 @@ export async function startDevChain(params: StartDevChainParams): Promise<DevCha
     simpleAccountFactory,
     tokens,
     ...(demoAccount === undefined ? {} : { demoAccount }),
+    ...(origin === undefined ? {} : { fork: origin }),
     close: () => chain.close(),
   };
 }

@@ -4,7 +4,6 @@ import { buildAccounts } from '../accounts/buildAccounts.js';
 import { checkedMasterKey } from '../accounts/masterKey.js';
 import { loadChainCommandSettings } from '../config/chainCommandSettings.js';
 import { ConfigError, type ConfigWithoutSigner, loadConfigWithoutSigner } from '../config/config.js';
-import { configuredChainIds } from '../config/servedChains.js';
 import { createSecretBox } from '../crypto/secretBox.js';
 import { errorSummary } from '../errors/errorSummary.js';
 import { PatronError } from '../errors/PatronError.js';
@@ -14,6 +13,7 @@ import { newestMigration } from '../store/db/migrate.js';
 import { openStore, type Store } from '../store/store.js';
 import { patronVersion } from '../version.js';
 import type { CliIo } from './cliOutput.js';
+import { cliServedChainIds } from './cliServedChainIds.js';
 import { USAGE } from './commands.js';
 import { cliCommands } from './commandTable.js';
 import { runHealthcheck } from './healthcheck.js';
@@ -138,7 +138,10 @@ export async function runCli(args: {
       cache: noCache,
       now: Date.now,
       logger: { warn: (obj, msg) => io.stderr(`warning: ${msg} ${JSON.stringify(obj)}\n`) },
-      servedChainIds: configuredChainIds(config.paymaster),
+      servedChainIds: await cliServedChainIds({
+        paymaster: config.paymaster,
+        warn: (message) => io.stderr(`warning: ${message}\n`),
+      }),
     });
     const policies = createPolicyService({ store, cache: noCache, now: Date.now });
     const serviceUrl =

@@ -3,6 +3,7 @@ import { entryPoint07Address, entryPoint08Address, entryPoint09Address } from 'v
 import { z } from 'zod';
 import { BOUNDS_KEYS, boundsOverrideSchema, type SigningBounds } from './boundsSettings.js';
 import { closedErrors, closedObject, issueText, movedUnder } from './closedObject.js';
+import type { DevChainForkSettings } from './devChainForkSettings.js';
 import { ACCOUNT_KINDS, knownAccountsSchema } from './knownAccountsSettings.js';
 import { l1FeeSchema } from './l1FeeSettings.js';
 import type { SignerSetting } from './signerSettings.js';
@@ -326,6 +327,8 @@ export type { SignerSetting };
 
 export interface ChainSettings {
   readonly devChain: boolean;
+  /** The dev chain as a fork of a JSON-RPC endpoint (PATRON_DEV_CHAIN_FORK_*), or undefined: a fresh chain. */
+  readonly devChainFork: DevChainForkSettings | undefined;
   readonly chains: readonly ChainSetting[];
   readonly signer: SignerSetting;
   /** How often token prices and metadata are refreshed in the background (PATRON_PRICE_REFRESH_SECONDS). */

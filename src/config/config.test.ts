@@ -451,6 +451,59 @@ describe('PATRON_DEV_BUNDLER and PATRON_DEV_BUNDLER_PORT', () => {
   });
 });
 
+describe('PATRON_DEV_CHAIN_FORK_URL, _BLOCK and _HEADERS', () => {
+  test('off by default; a URL forks at its latest block unless a block is given; headers are a JSON object', () => {
+    assert.equal(loadConfig({}).paymaster.devChainFork, undefined);
+    assert.deepEqual(loadConfig({ PATRON_DEV_CHAIN_FORK_URL: 'https://sepolia.base.org' }).paymaster.devChainFork, {
+      url: 'https://sepolia.base.org',
+      blockNumber: undefined,
+      httpHeaders: {},
+    });
+    const pinned = loadConfig({
+      PATRON_DEV_CHAIN_FORK_URL: 'http://127.0.0.1:8545',
+      PATRON_DEV_CHAIN_FORK_BLOCK: '34000000',
+      PATRON_DEV_CHAIN_FORK_HEADERS: '{"x-api-key":"k"}',
+    }).paymaster.devChainFork;
+    assert.equal(pinned?.blockNumber, 34_000_000n);
+    assert.deepEqual(pinned?.httpHeaders, { 'x-api-key': 'k' });
+  });
+
+  test('a URL that is not http(s), a block that is not a number, bad headers, or a fork without the dev chain are refused', () => {
+    assert.deepEqual(configError({ PATRON_DEV_CHAIN_FORK_URL: 'sepolia.base.org' }).problems, [
+      'PATRON_DEV_CHAIN_FORK_URL must be an http:// or https:// URL of a JSON-RPC endpoint',
+    ]);
+    assert.deepEqual(configError({ PATRON_DEV_CHAIN_FORK_URL: 'ws://127.0.0.1:8546' }).problems, [
+      'PATRON_DEV_CHAIN_FORK_URL must be an http:// or https:// URL of a JSON-RPC endpoint',
+    ]);
+    assert.deepEqual(
+      configError({ PATRON_DEV_CHAIN_FORK_URL: 'http://127.0.0.1:8545', PATRON_DEV_CHAIN_FORK_BLOCK: 'latest' })
+        .problems,
+      ['PATRON_DEV_CHAIN_FORK_BLOCK must be a block number (a decimal integer)'],
+    );
+    assert.deepEqual(
+      configError({ PATRON_DEV_CHAIN_FORK_URL: 'http://127.0.0.1:8545', PATRON_DEV_CHAIN_FORK_HEADERS: '["k"]' })
+        .problems,
+      ['PATRON_DEV_CHAIN_FORK_HEADERS must be a JSON object of header names to string values, e.g. {"x-api-key":"…"}'],
+    );
+    assert.deepEqual(configError({ PATRON_DEV_CHAIN_FORK_BLOCK: '5' }).problems, [
+      'PATRON_DEV_CHAIN_FORK_BLOCK needs PATRON_DEV_CHAIN_FORK_URL',
+    ]);
+    assert.deepEqual(
+      configError({ PATRON_DEV_CHAIN_FORK_URL: 'http://127.0.0.1:8545', PATRON_DEV_CHAIN: 'false' }).problems,
+      ['PATRON_DEV_CHAIN_FORK_URL needs the embedded dev chain (PATRON_DEV_CHAIN)'],
+    );
+  });
+
+  test("a fork may sit beside a configured chain 31337: the fork's id is the endpoint's, read at start", () => {
+    const chain31337 = JSON.stringify([
+      { chainId: 31337, rpcUrl: 'http://127.0.0.1:8545', paymaster: '0x1111111111111111111111111111111111111111' },
+    ]);
+    configError({ PATRON_CHAINS: chain31337 });
+    const c = loadConfig({ PATRON_CHAINS: chain31337, PATRON_DEV_CHAIN_FORK_URL: 'https://sepolia.base.org' });
+    assert.equal(c.paymaster.chains[0]?.chainId, 31337);
+  });
+});
+
 describe('dashboard and request log settings', () => {
   test('defaults: /dashboard, 60 min idle, 12 h sessions, 0.1 ETH warning, 7 days and 5M rows of request log', () => {
     const c = loadConfig({});

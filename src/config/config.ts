@@ -10,6 +10,7 @@ import {
   type RequestLogSettings,
   requestLogSettingsFrom,
 } from './dashboardSettings.js';
+import { devChainForkEnv, devChainForkSettingsFrom } from './devChainForkSettings.js';
 import { DEFAULT_EIP7702_DELEGATES, eip7702DelegatesFromEnv } from './eip7702Delegates.js';
 import { booleanFromEnv, integerFromEnv, productionFromEnv } from './envValues.js';
 import { type KeeperSettings, keeperEnv, keeperSettingsFrom } from './keeperSettings.js';
@@ -87,6 +88,7 @@ const envSchema = z.object({
   ...solvencyEnv,
   ...alertEnv,
   ...keeperEnv,
+  ...devChainForkEnv,
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       error: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
@@ -269,7 +271,11 @@ function parseConfig(
     // The dev bundler serves the embedded chain only; a real chain has bundlers of its own.
     throw new ConfigError(['PATRON_DEV_BUNDLER=true needs the embedded dev chain (PATRON_DEV_CHAIN)']);
   }
-  const devChainTwice = devChain ? e.PATRON_CHAINS.findIndex((c) => c.chainId === DEV_CHAIN_ID) : -1;
+  const fork = devChainForkSettingsFrom({ ...e, devChain });
+  if (fork.problems.length > 0) throw new ConfigError(fork.problems);
+  // A fork takes its chain id from the endpoint (read at start), so the check below is for the plain dev chain.
+  const devChainTwice =
+    devChain && fork.settings === undefined ? e.PATRON_CHAINS.findIndex((c) => c.chainId === DEV_CHAIN_ID) : -1;
   if (devChainTwice >= 0) {
     // Two chains under one id: the registry would keep one of them silently.
     throw new ConfigError([
@@ -308,6 +314,7 @@ function parseConfig(
     keeper: keeper.settings,
     paymaster: Object.freeze({
       devChain,
+      devChainFork: fork.settings,
       chains: e.PATRON_CHAINS,
       priceRefreshSeconds: e.PATRON_PRICE_REFRESH_SECONDS ?? 30,
       // Within a block on Ethereum (12 s) and on 2 s L2s: one isSigner call per paymaster per second.

@@ -12,7 +12,7 @@ export interface AltoArgsParams {
   /** pino JSON lines (the dev bundler reads their level and message) instead of alto's pretty text. */
   readonly json: boolean;
   /** An L2 whose L1 data fee alto adds to preVerificationGas, read from the chain's oracle. */
-  readonly chainType?: 'op-stack' | 'arbitrum';
+  readonly chainType?: 'op-stack' | 'arbitrum' | undefined;
 }
 
 /**

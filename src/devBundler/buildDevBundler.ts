@@ -42,6 +42,7 @@ export async function buildDevBundler(args: {
       .map((d) => d.entryPoint),
     executorKey: DEV_BUNDLER_KEYS.executor,
     utilityKey: DEV_BUNDLER_KEYS.utility,
+    ...(devChain.fork?.opStack === true ? { chainType: 'op-stack' as const } : {}),
     log: { info: (m) => log.info(m), warn: (m) => log.warn(m), error: (m) => log.error(m) },
   });
 }

@@ -43,6 +43,11 @@ export interface DevBundlerParams {
   readonly log: BundlerLogSink;
   /** alto takes ~2 s (Node, Sentry and OpenTelemetry loading, then the simulation contracts deployed). */
   readonly startTimeoutMs?: number;
+  /**
+   * alto's `--chain-type`: `op-stack` on a fork of an OP-stack L2, where alto must price each op's L1 data from the
+   * GasPriceOracle into preVerificationGas as a real bundler there does (docs/guides/fork-mode.md); unset otherwise.
+   */
+  readonly chainType?: 'op-stack' | undefined;
 }
 
 /** How long the wrapper gets to stop alto (it SIGKILLs alto after 5 s) before it is SIGKILLed itself. */

@@ -24,6 +24,7 @@ import {
   deployPatronPaymaster,
   devChainDeployments,
   type EmbeddedChainType,
+  type StartDevChainParams,
   startDevChain,
 } from '../../src/chain/embeddedChain.js';
 import { eip191Digest, viemKeccak } from '../../src/paymaster/entryPoints/abiWords.js';
@@ -82,15 +83,19 @@ export function fixtureChainRuntime(fx: PatronFixture): ChainRuntime {
   });
 }
 
-/** `chainType`: the dev chain as an OP-stack L2 (EDR's OP chain type, its GasPriceOracle and L1Block predeploys). */
+/**
+ * `chainType`: the dev chain as an OP-stack L2 (EDR's OP chain type, its GasPriceOracle and L1Block predeploys);
+ * `fork`: the dev chain as a fork of an endpoint (fork mode, docs/guides/fork-mode.md).
+ */
 export async function startPatronFixture(
-  options: { readonly chainType?: EmbeddedChainType } = {},
+  options: { readonly chainType?: EmbeddedChainType; readonly fork?: StartDevChainParams['fork'] } = {},
 ): Promise<PatronFixture> {
   const dev = await startDevChain({
     signerAddress: privateKeyToAccount(KEYS.signer).address,
     ownerPrivateKey: KEYS.owner,
     depositWei: parseEther('10'),
     ...(options.chainType === undefined ? {} : { chainType: options.chainType }),
+    ...(options.fork === undefined ? {} : { fork: options.fork }),
   });
   const bundler = createDevClient({ chain: dev.chain, account: privateKeyToAccount(KEYS.bundler) });
   const stranger = createDevClient({ chain: dev.chain, account: privateKeyToAccount(KEYS.stranger) });

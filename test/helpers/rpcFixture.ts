@@ -54,9 +54,11 @@ export async function startRpcFixture(
     readonly accounts?: (fx: PatronFixture) => Promise<KnownAccountsSetting>;
     /** A signer the test made over the fixture's signer key (e.g. one that counts its calls); the test closes it. */
     readonly signer?: PaymasterSigner;
+    /** The fixture's chain, started by the test (a fork, say); closed with the fixture. */
+    readonly fixture?: PatronFixture;
   } = {},
 ): Promise<RpcFixture> {
-  const fx = await startPatronFixture();
+  const fx = options.fixture ?? (await startPatronFixture());
   const own = fixtureChainRuntime(fx);
   const chain =
     options.accounts === undefined ? own : { ...own, accounts: { ...own.accounts, ...(await options.accounts(fx)) } };
@@ -69,7 +71,7 @@ export async function startRpcFixture(
       : {}),
     ...(options.signer === undefined ? { signerKey: hexToBytes(KEYS.signer) } : { signer: options.signer }),
   });
-  const tenant = await createTenant(ctx.deps);
+  const tenant = await createTenant(ctx.deps, undefined, fx.chain.chainId);
   if (options.tokenGuarantees === true) await enableTokenGuarantees(ctx.deps, tenant);
   return {
     fx,

@@ -191,14 +191,15 @@ export interface Tenant {
   readonly apiKey: string;
 }
 
-/** An account with one auth token and one dApp, created through the domain service. */
+/** An account with one auth token and one dApp (on chain 31337 unless `chainId` says), through the domain service. */
 export async function createTenant(
   deps: Deps,
   email = `owner-${randomBytes(4).toString('hex')}@example.com`,
+  chainId = 31337,
 ): Promise<Tenant> {
   const account = await deps.accounts.createAccount({ email });
   const { secret } = await deps.accounts.createToken({ accountId: account.id, name: 'test' });
-  const dapp = await deps.accounts.createDapp({ accountId: account.id, name: 'Test dApp', chainIds: [31337] });
+  const dapp = await deps.accounts.createDapp({ accountId: account.id, name: 'Test dApp', chainIds: [chainId] });
   return { accountId: account.id, email: account.email, authToken: secret, dappId: dapp.id, apiKey: dapp.apiKey };
 }
 
