@@ -4,7 +4,19 @@ import { createSmartAccountClient } from 'permissionless';
 import { toSimpleSmartAccount } from 'permissionless/accounts';
 import { createPimlicoClient } from 'permissionless/clients/pimlico';
 import { prepareUserOperationForErc20Paymaster } from 'permissionless/experimental/pimlico';
-import { type Address, getAddress, type Hex, hexToBigInt, http, keccak256, parseEventLogs, stringToHex } from 'viem';
+import {
+  type Address,
+  encodeFunctionData,
+  erc20Abi,
+  getAddress,
+  type Hex,
+  hexToBigInt,
+  http,
+  keccak256,
+  maxUint256,
+  parseEventLogs,
+  stringToHex,
+} from 'viem';
 import { entryPoint06Abi } from 'viem/account-abstraction';
 import { privateKeyToAccount } from 'viem/accounts';
 import { patronPaymasterAbi } from '../src/chain/artifacts.js';
@@ -129,9 +141,13 @@ function lastAlto(from: number, method: string) {
 }
 
 /** Sends one op with the SDK; returns alto's estimate, Patron's bound for the op sent, and the mined op's event. */
-async function sendThrough(smartAccount: Account, mode: 'sponsored' | 'erc20') {
+async function sendThrough(
+  smartAccount: Account,
+  mode: 'sponsored' | 'erc20',
+  calls: readonly { to: Address; data: Hex }[] = [counterCall],
+) {
   const from = x.calls.length;
-  const hash = await client(smartAccount, mode).sendUserOperation({ calls: [counterCall] });
+  const hash = await client(smartAccount, mode).sendUserOperation({ calls: [...calls] });
   const estimate = lastAlto(from, 'eth_estimateUserOperationGas');
   const sent = lastAlto(from, 'eth_sendUserOperation').op;
   const altoPreVerificationGas = hexToBigInt((estimate.result as { preVerificationGas: Hex }).preVerificationGas);
@@ -178,4 +194,26 @@ describe('permissionless on EntryPoint v0.6 through alto: Patron’s preVerifica
       }
     });
   }
+});
+
+describe('permissionless ERC-20 on v0.6 with the allowance in place: no approval batched in the op sent', () => {
+  test('an unlimited approval in the wallet’s own calls, then an op with none: alto’s estimates ≤ Patron’s bounds, both mined', async (t) => {
+    const smartAccount = await account('erc20-allowance');
+    await mintToken(x.fx, usdcOf().address, smartAccount.address, 100_000_000n);
+    const unlimited = {
+      to: usdcOf().address,
+      data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [x.fx.paymaster, maxUint256] }),
+    };
+    const first = await sendThrough(smartAccount, 'erc20', [unlimited, counterCall]);
+    t.diagnostic(`own approval: alto estimate ${first.altoPreVerificationGas}, Patron bound ${first.bound}`);
+    assert.ok(first.altoPreVerificationGas <= first.bound, `alto ${first.altoPreVerificationGas} > ${first.bound}`);
+    assert.equal(first.event.args.success, true);
+
+    const second = await sendThrough(smartAccount, 'erc20');
+    t.diagnostic(
+      `no approval: alto estimate ${second.altoPreVerificationGas}, Patron needed ${second.needed}, bound ${second.bound}; estimated callData ${second.estimated.callData.length / 2 - 1} bytes, sent ${second.sent.callData.length / 2 - 1}`,
+    );
+    assert.ok(second.altoPreVerificationGas <= second.bound, `alto ${second.altoPreVerificationGas} > ${second.bound}`);
+    assert.equal(second.event.args.success, true);
+  });
 });
