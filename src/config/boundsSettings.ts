@@ -57,7 +57,8 @@ export const DEFAULT_SIGNING_BOUNDS: SigningBounds = Object.freeze({
   maxVerificationGasLimit: 3_000_000n,
   maxPreVerificationGas: 1_000_000n,
   // What the SDK flows need over Patron's own figure (test/e2e.*, docs/guides/signing-bounds.md, "Signing bounds"): alto estimates 10 % over
-  // its formula, which Patron's figure is at least; every flow tested passes at × 1.1 and fails below.
+  // its formula, which Patron's figure is at least (over the op as the client had it estimated: gasBounds.ts); every
+  // flow tested passes at × 1.1 and fails below (on v0.6 Patron's figure is alto's, so × 1.1 is its estimate exactly).
   preVerificationGasMultiplierPpm: 1_100_000n,
   preVerificationGasSlack: 0n,
   l1DataGasPerByte: 0n,

@@ -1,5 +1,6 @@
 import type { SigningBounds } from '../config/boundsSettings.js';
 import { BoundsExceededError, type BoundsRule } from '../errors/PatronError.js';
+import { approvalsAsEstimated } from './entryPoints/approvalAmounts.js';
 import type {
   EntryPointModule,
   FinalUserOperation,
@@ -39,6 +40,8 @@ const min = (a: bigint, b: bigint) => (a < b ? a : b);
 /**
  * Patron's preVerificationGas for the op with these (final-length) paymaster fields, the chain's L1 data included:
  * priced by `l1` (l1DataPricing: the chain's L1 fee oracle, under `bounds.l1DataGasPerByte`, or that figure alone).
+ * The op's approvals of the paymaster are priced at the largest amount, as ERC-20 clients have the op estimated before
+ * they put the quote's amount in (approvalAmounts.ts): the bundler's estimate the client sends is for that op.
  */
 export function preVerificationGasNeeded(args: {
   readonly ep: EntryPointModule;
@@ -46,7 +49,9 @@ export function preVerificationGasNeeded(args: {
   readonly fields: PaymasterFields;
   readonly l1: L1DataPricing | undefined;
 }): bigint {
-  return args.ep.preVerificationGas({ op: args.op, fields: args.fields, l1: args.l1 });
+  const callData = approvalsAsEstimated({ callData: args.op.callData, spender: args.fields.paymaster });
+  const op = callData === args.op.callData ? args.op : { ...args.op, callData };
+  return args.ep.preVerificationGas({ op, fields: args.fields, l1: args.l1 });
 }
 
 /** The gas bounds of one op: `needed` from preVerificationGasNeeded, the postOp limit its paymaster fields carry. */

@@ -160,7 +160,8 @@ const sharedCountsV06 = (op: UserOperationV06): SharedCountsV06 => ({
  * (uint128, preVerificationGas uint256) and paymasterAndData and the signature as 0xff; plus 21,000 + 9,830 + 7,260
  * and 9.2 gas per 32-byte word of callData. On v0.6 alto makes those 0xff fields as many bytes as their hex strings
  * have characters (`new Uint8Array(userOp.signature.length)`, where v0.7 takes `size()`): a 65-byte signature is
- * priced as 132 bytes of 0xff, and so it demands, so Patron follows it (test/e2e.policies.test.ts, through alto).
+ * priced as 132 bytes of 0xff, and so it demands, so Patron follows it (test/e2e.policies.test.ts, through alto;
+ * test/e2e.sdkV06.alto.test.ts holds alto's real estimates to this rule × 1.1).
  */
 export function altoPreVerificationGasV06(op: UserOperationV06): bigint {
   return altoGasV06(op, sharedCountsV06(op));
