@@ -161,7 +161,11 @@ for (const chainType of ['l1', 'opStack'] as const) {
       // Not spawnSync: this process serves the remote chain the fork reads, and must keep answering meanwhile.
       const demo = await runDemo({ base, dataDir: dataDirOf(service) });
       assert.equal(demo.code, 0, demo.output);
-      assert.match(demo.output, /handleOps/);
+      // Each of its three ops through the fork's bundler, the last the EIP-7702 one.
+      assert.equal(
+        demo.output.match(/eth_getUserOperationReceipt from the bundler: included in tx 0x[0-9a-f]{64}/g)?.length,
+        3,
+      );
       assert.match(demo.output, /USDC charged/);
     }
   });
