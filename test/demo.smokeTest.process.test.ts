@@ -113,14 +113,23 @@ test('EntryPoint v0.7: sponsorship verified by simulation with the canonical Sim
   assert.equal(await deposit(ep, pm), before);
 });
 
-test('EntryPoint v0.6 (the chain’s first): with the chain’s own factory it passes (--json); without it, the missing canonical factory is named', {
-  timeout: 60_000,
+test('EntryPoint v0.6 (the chain’s first): with the canonical factory or the chain’s own it passes (--json); a chain without the canonical one is told to pass --factory', {
+  timeout: 90_000,
 }, async () => {
-  const missing = await smoke(['--api-key', apiKey]);
+  // The dev chain has permissionless's default v0.6 factory; a chain without it (its code removed here) is named.
+  const canonical = '0x9406Cc6185a346906296840746125a0E44976454';
+  const canonicalCode = await fx.client.getCode({ address: canonical });
+  assert.ok(canonicalCode !== undefined, 'the dev chain has the canonical v0.6 factory');
+  const withCanonical = await smoke(['--api-key', apiKey]);
+  assert.equal(withCanonical.code, 0, withCanonical.stdout + withCanonical.stderr);
+  await fx.client.setCode({ address: canonical, bytecode: '0x' });
+  const missing = await smoke(['--api-key', apiKey]).finally(() =>
+    fx.client.setCode({ address: canonical, bytecode: canonicalCode }),
+  );
   assert.equal(missing.code, 1);
   assert.equal(
     missing.stderr,
-    `patron: no SimpleAccountFactory at 0x9406Cc6185a346906296840746125a0E44976454 on chain ${fx.chain.chainId}: pass --factory with this chain's SimpleAccountFactory for EntryPoint v0.6\n`,
+    `patron: no SimpleAccountFactory at ${canonical} on chain ${fx.chain.chainId}: pass --factory with this chain's SimpleAccountFactory for EntryPoint v0.6\n`,
   );
   const ok = await smoke(['--api-key', apiKey, '--factory', fx.simpleAccountFactory, '--json']);
   assert.equal(ok.code, 0, ok.stdout + ok.stderr);
