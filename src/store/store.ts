@@ -22,6 +22,7 @@ import { type UserOpSettlement, withUserOpSettlement } from './ledger/userOpSett
 import { type AccountRepository, createAccountRepository } from './tenants/accountRepository.js';
 import { type AuditLogRepository, createAuditLogRepository } from './tenants/auditLogRepository.js';
 import { createDappRepository, type DappRepository } from './tenants/dappRepository.js';
+import { createMeeNonceLaneRepository, type MeeNonceLaneRepository } from './tenants/meeNonceLaneRepository.js';
 import { createMemberRepository, type MemberRepository } from './tenants/memberRepository.js';
 import { createPolicyRepository, type PolicyRepository } from './tenants/policyRepository.js';
 import { createSealedSecretsRepository, type SealedSecretsRepository } from './tenants/sealedSecretsRepository.js';
@@ -50,6 +51,8 @@ export interface Store {
   readonly depositTopups: DepositTopupRepository;
   /** What included ops took from each paymaster's deposit, by hour: the solvency guard's spend rate and runway. */
   readonly depositSpend: DepositSpendRepository;
+  /** The nonce lanes handed out for the MEE gas tanks' payment ops (src/mee/). */
+  readonly meeNonceLanes: MeeNonceLaneRepository;
   /** How far the settlement follower has read each chain's EntryPoint logs (src/settlement/). */
   readonly chainCursors: ChainCursorRepository;
   /** Spent sponsorship-token ids, the jti replay store (src/sponsorshipTokens/replayStore.ts). */
@@ -114,6 +117,7 @@ export function createStore(handle: DatabaseHandle): Store {
     spendLedger: withUserOpSettlement(db, handle.kind, createSpendLedgerRepository(db, handle.kind, handle.sqlite)),
     ledger: createLedgerQueryRepository(db, handle.kind),
     chainCursors: createChainCursorRepository(db),
+    meeNonceLanes: createMeeNonceLaneRepository(db),
     depositTopups: createDepositTopupRepository(db),
     depositSpend: createDepositSpendRepository(db, handle.kind),
     sponsorshipTokenUses: createSponsorshipTokenUseRepository(db, handle.sqlite),

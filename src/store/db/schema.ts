@@ -303,6 +303,23 @@ export interface DepositTopupsTable {
   updated_at: number;
 }
 
+/** Per MEE gas tank, how many nonce lanes were ever allocated (migration 0030). */
+export interface MeeNonceCountersTable {
+  tank_id: string;
+  allocated: number;
+}
+
+/** An MEE gas tank's nonce lane as last allocated (migration 0030, store/tenants/meeNonceLaneRepository.ts). */
+export interface MeeNonceLanesTable {
+  tank_id: string;
+  lane: number;
+  dapp_id: string;
+  /** Decimal string; '' until the EntryPoint's nonce for the lane's key is recorded. */
+  nonce: string;
+  allocated_at: number;
+  signed_at: number | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   auth_tokens: AuthTokensTable;
@@ -327,4 +344,6 @@ export interface Database {
   dapp_event_endpoints: DappEventEndpointsTable;
   alert_claims: AlertClaimsTable;
   deposit_topups: DepositTopupsTable;
+  mee_nonce_counters: MeeNonceCountersTable;
+  mee_nonce_lanes: MeeNonceLanesTable;
 }
