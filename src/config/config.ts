@@ -11,7 +11,7 @@ import {
   requestLogSettingsFrom,
 } from './dashboardSettings.js';
 import { devChainForkEnv, devChainForkSettingsFrom } from './devChainForkSettings.js';
-import { DEFAULT_EIP7702_DELEGATES, eip7702DelegatesFromEnv } from './eip7702Delegates.js';
+import { addressListFromEnv, DEFAULT_EIP7702_DELEGATES, eip7702DelegatesFromEnv } from './eip7702Delegates.js';
 import { booleanFromEnv, integerFromEnv, productionFromEnv } from './envValues.js';
 import { type KeeperSettings, keeperEnv, keeperSettingsFrom } from './keeperSettings.js';
 import { unknownSettings } from './knownSettings.js';
@@ -82,6 +82,7 @@ const envSchema = z.object({
   PATRON_DB_POOL_SIZE: integerFromEnv('PATRON_DB_POOL_SIZE', 1, 200),
   PATRON_DEMO: booleanFromEnv('PATRON_DEMO'),
   PATRON_EIP7702_DELEGATES: eip7702DelegatesFromEnv,
+  PATRON_MEE_NODES: addressListFromEnv('PATRON_MEE_NODES'),
   ...dashboardEnv,
   ...settlementEnv,
   ...metricsEnv,
@@ -312,6 +313,8 @@ function parseConfig(
     solvency: solvency.settings,
     alerts: alerts.settings,
     keeper: keeper.settings,
+    // No default: a gas tank pays only MEE nodes the operator named (src/mee/checkMeeQuote.ts).
+    meeNodes: e.PATRON_MEE_NODES ?? [],
     paymaster: Object.freeze({
       devChain,
       devChainFork: fork.settings,

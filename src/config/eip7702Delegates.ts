@@ -24,19 +24,24 @@ export const DEFAULT_EIP7702_DELEGATES: readonly Address[] = [
   '0x37DF3014c8B72372F2783aAF517bcdC6B516c8Df',
 ];
 
-export const eip7702DelegatesFromEnv = z
-  .string()
-  .optional()
-  .transform((v, ctx): readonly Address[] | undefined => {
-    if (v === undefined || v.trim() === '') return undefined;
-    const items = v.split(',').map((x) => x.trim());
-    const bad = items.find((x) => !/^0x[0-9a-fA-F]{40}$/.test(x));
-    if (bad !== undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `PATRON_EIP7702_DELEGATES must be comma-separated addresses; "${bad.slice(0, 50)}" is not one`,
-      });
-      return z.NEVER;
-    }
-    return items.map((x) => getAddress(x.toLowerCase()));
-  });
+export const eip7702DelegatesFromEnv = addressListFromEnv('PATRON_EIP7702_DELEGATES');
+
+/** A setting of comma-separated addresses, checksummed; unset or blank: undefined (the caller's default). */
+export function addressListFromEnv(name: string) {
+  return z
+    .string()
+    .optional()
+    .transform((v, ctx): readonly Address[] | undefined => {
+      if (v === undefined || v.trim() === '') return undefined;
+      const items = v.split(',').map((x) => x.trim());
+      const bad = items.find((x) => !/^0x[0-9a-fA-F]{40}$/.test(x));
+      if (bad !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} must be comma-separated addresses; "${bad.slice(0, 50)}" is not one`,
+        });
+        return z.NEVER;
+      }
+      return items.map((x) => getAddress(x.toLowerCase()));
+    });
+}
