@@ -1,10 +1,10 @@
 import type { ChainRuntime } from '../chain/chainRegistry.js';
 import type { FeeOracle } from '../chain/feeOracle.js';
 import { createGatingReads } from '../chain/gatingReads.js';
-import { createChainReads } from '../chain/senderCode.js';
+import { type ChainReads, createChainReads } from '../chain/senderCode.js';
 import type { Config } from '../config/config.js';
 import type { CryptoBackend } from '../crypto/cryptoBackend.js';
-import { createPolicyGate, type PolicyGateDeps } from '../policies/policyGate.js';
+import { createPolicyGate, type PolicyGate, type PolicyGateDeps } from '../policies/policyGate.js';
 import type { PolicyService } from '../policies/policyService.js';
 import type { TokenCatalog } from '../tokens/tokenCatalog.js';
 import type { WebhookCaller } from '../webhooks/webhookCaller.js';
@@ -38,6 +38,9 @@ export interface Paymaster {
   readonly tokenPaymaster: TokenPaymasterService;
   /** The signing bounds of a dApp on a chain: deployment, chain and dApp settings merged. */
   readonly bounds: BoundsResolver;
+  /** The policy gate and the senders' code reads, shared with the MEE sponsor (src/mee/buildMeeSponsor.ts). */
+  readonly policyGate: PolicyGate;
+  readonly chainReads: ChainReads;
 }
 
 /**
@@ -106,5 +109,7 @@ export function buildPaymaster(args: {
       assertStaked: (chain) => assertTokenModeStaked(chain, gate.staked(chain)),
     }),
     bounds,
+    policyGate: policies,
+    chainReads,
   };
 }
