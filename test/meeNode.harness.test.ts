@@ -6,6 +6,7 @@ import { SimpleMerkleTree } from '@openzeppelin/merkle-tree';
 import {
   type Address,
   decodeAbiParameters,
+  defineChain,
   encodeFunctionData,
   erc20Abi,
   getAddress,
@@ -14,8 +15,11 @@ import {
   size,
   slice,
 } from 'viem';
+import { entryPoint07Address } from 'viem/account-abstraction';
 import { privateKeyToAccount } from 'viem/accounts';
 import { base } from 'viem/chains';
+import { startDevChain } from '../src/chain/embeddedChain.js';
+import { serveChainOverHttp } from './helpers/chainHttpServer.js';
 import { type MeeNode, startMeeNode } from './helpers/meeNode.js';
 import {
   cloneMeeQuote,
@@ -26,6 +30,7 @@ import {
   rehashMeeQuote,
 } from './helpers/meeQuote.js';
 import { DEFAULT_USER_NEXUS, meeGetQuote, referenceSponsorQuote } from './helpers/meeSdk.js';
+import { testKey } from './helpers/patronPaymasterV06.js';
 
 /**
  * The harness itself, proven with abstractjs 1.2.3 end to end: the SDK's getQuote with sponsorshipOptions pointed at
@@ -52,7 +57,7 @@ interface SponsorRequest {
 type SponsorAnswer = { status: number; body: unknown } | undefined;
 
 /** The sponsor under test: nonce from a fixed lane, sign through abstractjs's own sponsor code. */
-async function startSponsor(nodeUrl: () => string) {
+async function startSponsor() {
   const requests: SponsorRequest[] = [];
   const override: { answer?: (req: SponsorRequest) => SponsorAnswer } = {};
   const server = createServer((req, res) => {
@@ -73,14 +78,14 @@ async function startSponsor(nodeUrl: () => string) {
       };
       const forced = override.answer?.(record);
       if (forced) return send(forced.status, forced.body);
-      if (record.method === 'GET' && record.path === `/v1/sponsorship/nonce/8453/${TANK}`) {
+      const route = /^\/v1\/sponsorship\/(nonce|sign)\/(\d+)\/(0x[0-9a-fA-F]{40})$/.exec(record.path);
+      if (record.method === 'GET' && route?.[1] === 'nonce' && route[3] === TANK) {
         return send(200, { nonceKey: NONCE_KEY.toString(), nonce: SPONSOR_NONCE.toString() });
       }
-      if (record.method === 'POST' && record.path === `/v1/sponsorship/sign/8453/${TANK}`) {
+      if (record.method === 'POST' && route?.[1] === 'sign' && route[3] === TANK) {
         const signed = await referenceSponsorQuote({
           quote: record.body as MeeQuote,
           ownerPrivateKey: TANK_OWNER_KEY,
-          nodeUrl: nodeUrl(),
         });
         return send(200, signed);
       }
@@ -131,7 +136,7 @@ describe('MEE harness: abstractjs getQuote with a self-hosted sponsor', () => {
 
   before(async () => {
     node = await startMeeNode({ chains: [base], nodeAddress: NODE, tokenWeiPerGas: 3n });
-    sponsor = await startSponsor(() => node.url);
+    sponsor = await startSponsor();
   });
   after(async () => {
     await sponsor.close();
@@ -157,8 +162,7 @@ describe('MEE harness: abstractjs getQuote with a self-hosted sponsor', () => {
     // The node saw info then quote; the quote request carries the sponsor's nonce as paymentInfo.nonce.
     assert.deepEqual(
       node.requests.filter((r) => r.path === '/v1/info' || r.path === '/v1/quote').map((r) => r.path),
-      ['/v1/info', '/v1/quote', '/v1/info'],
-      'info (the user client), quote, info (the reference sponsor opens its own client)',
+      ['/v1/info', '/v1/quote'],
     );
     const quoteRequest = node.requests.find((r) => r.path === '/v1/quote')?.body as {
       paymentInfo: Record<string, unknown>;
@@ -226,6 +230,9 @@ describe('MEE harness: abstractjs getQuote with a self-hosted sponsor', () => {
           });
         }
       }
+      // The SDK parses the body before it looks at the status: a body that is not JSON surfaces as a parse error.
+      sponsor.override.answer = (r) => (r.method === 'GET' ? { status: 403, body: undefined } : undefined);
+      await assert.rejects(quoteWith(), SyntaxError);
     } finally {
       delete sponsor.override.answer;
     }
@@ -314,6 +321,60 @@ describe('MEE harness: abstractjs getQuote with a self-hosted sponsor', () => {
       assert.notEqual(quote.paymentInfo.tokenWeiAmount, (10n ** 12n).toString());
     } finally {
       await corrupt.close();
+    }
+  });
+
+  it('reads the chain through an EDR dev chain when given its RPC (a chain id outside the SDK Cancun list)', async () => {
+    const dev = await startDevChain({
+      chainId: 31337,
+      signerAddress: privateKeyToAccount(testKey('mee-harness-signer')).address,
+      ownerPrivateKey: testKey('mee-harness-owner'),
+      depositWei: 0n,
+    });
+    const seen: { method: string; to?: string }[] = [];
+    const served = await serveChainOverHttp({
+      chainId: dev.chain.chainId,
+      request: (a) => {
+        const [call] = (a.params ?? []) as [{ to?: string } | undefined];
+        seen.push({ method: a.method, ...(a.method === 'eth_call' && call?.to ? { to: call.to.toLowerCase() } : {}) });
+        return dev.chain.request(a);
+      },
+      close: () => dev.chain.close(),
+    });
+    const chain = defineChain({
+      id: 31337,
+      name: 'dev',
+      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [served.url] } },
+    });
+    const devNode = await startMeeNode({ chains: [chain], nodeAddress: NODE });
+    try {
+      const { quote } = await meeGetQuote({
+        nodeUrl: devNode.url,
+        sponsorUrl: sponsor.url,
+        customHeaders: HEADERS,
+        gasTank: { chainId: chain.id, address: TANK, token: USDC },
+        calls: [{ to: USDC, data: transfer }],
+        owner: user,
+        chain,
+        rpcUrl: served.url,
+      });
+      assert.ok(
+        seen.some((c) => c.method === 'eth_getBlockByNumber'),
+        'the Cancun check reached the chain',
+      );
+      assert.ok(
+        seen.some((c) => c.to === entryPoint07Address.toLowerCase()),
+        'getNonce reached the EntryPoint',
+      );
+      assert.equal(quote.userOps[0]?.chainId, '31337');
+      assert.equal(BigInt(quote.userOps[1]?.userOp.nonce ?? '1') & 0xffffffffffffffffn, 0n, 'a fresh lane');
+      const { root } = decodeSponsorSignature(quote.userOps[0]?.userOp.signature ?? '0x');
+      assert.equal(root, quote.hash);
+    } finally {
+      await devNode.close();
+      await served.close();
+      await dev.close();
     }
   });
 });
