@@ -16,9 +16,9 @@ const batch = (calls: readonly `0x${string}`[]) =>
     args: [calls.map((): `0x${string}` => token), [...calls]],
   });
 
-test('the op as permissionless had it estimated: each approval of the paymaster at the largest amount', () => {
-  const sent = batch([approve(paymaster, 2_393_483n), '0x1234', approve(paymaster, 7n)]);
-  const estimated = batch([approve(paymaster, maxUint256), '0x1234', approve(paymaster, maxUint256)]);
+test('the op as permissionless had it estimated: its approval of the paymaster at the largest amount', () => {
+  const sent = batch([approve(paymaster, 2_393_483n), '0x1234']);
+  const estimated = batch([approve(paymaster, maxUint256), '0x1234']);
   assert.equal(approvalsAsEstimated({ callData: sent, spender: paymaster }), estimated);
   assert.equal(
     approvalsAsEstimated({
@@ -33,4 +33,12 @@ test('another spender’s approval and an op without approval are priced as they
   const foreign = batch([approve(other, 5n)]);
   assert.equal(approvalsAsEstimated({ callData: foreign, spender: paymaster }), foreign);
   assert.equal(approvalsAsEstimated({ callData: '0x', spender: paymaster }), '0x');
+});
+
+test('only the first approval is priced at the largest amount: more approvals buy no unburnt calldata gas', () => {
+  const stuffed = batch([approve(paymaster, 0n), approve(paymaster, 0n), approve(paymaster, 0n)]);
+  assert.equal(
+    approvalsAsEstimated({ callData: stuffed, spender: paymaster }),
+    batch([approve(paymaster, maxUint256), approve(paymaster, 0n), approve(paymaster, 0n)]),
+  );
 });

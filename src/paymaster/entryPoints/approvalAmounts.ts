@@ -23,17 +23,18 @@ export function approvalAmountOffsets(args: { readonly callData: Hex; readonly s
 const MAX_AMOUNT_WORD = 'f'.repeat(64);
 
 /**
- * The callData as ERC-20 clients have it estimated: every approval of `spender` (Patron's paymaster) for the largest
- * amount. permissionless's prepareUserOperationForErc20Paymaster has the op estimated with approve(paymaster,
+ * The callData as ERC-20 clients have it estimated: the first approval of `spender` (Patron's paymaster) for the
+ * largest amount. permissionless's prepareUserOperationForErc20Paymaster has the op estimated with approve(paymaster,
  * 2^256 - 1), then replaces that amount with the token quote's (mostly zero bytes) and keeps the estimate's
  * preVerificationGas; calldata prices a zero byte at 4 gas and any other at 16, so the op it sends costs less
  * calldata than the one its bundler priced. Pricing the amount words as 0xff (a function of where the approvals are,
- * not of their amounts) covers that estimate; an op with no such approval is returned as it is.
+ * not of their amounts) covers that estimate; an op with no such approval is returned as it is. Only one approval is
+ * priced so: a client estimates the one approval it adds, and every further approval priced at 0xff would be calldata
+ * gas the op is allowed without paying for it (~410 gas each, kept by whoever bundles), so an op stuffed with
+ * approve(paymaster, 0) would buy unburnt preVerificationGas.
  */
 export function approvalsAsEstimated(args: { readonly callData: Hex; readonly spender: Address }): Hex {
-  const offsets = approvalAmountOffsets(args);
-  if (offsets.length === 0) return args.callData;
-  let hex = args.callData;
-  for (const at of offsets) hex = `${hex.slice(0, at)}${MAX_AMOUNT_WORD}${hex.slice(at + 64)}` as Hex;
-  return hex;
+  const [at] = approvalAmountOffsets(args);
+  if (at === undefined) return args.callData;
+  return `${args.callData.slice(0, at)}${MAX_AMOUNT_WORD}${args.callData.slice(at + 64)}` as Hex;
 }
