@@ -18,7 +18,7 @@ describe(`MEE nonce lanes (${BACKEND})`, () => {
   test('concurrent allocations get distinct lanes, also from two instances of one database', async () => {
     const a = await openTestStore();
     opened.push(a);
-    const b = BACKEND === 'postgres' ? await openTestStore({ schema: a.schema }) : a;
+    const b = BACKEND === 'postgres' ? await openTestStore(a.schema === undefined ? {} : { schema: a.schema }) : a;
     if (b !== a) opened.push(b);
     const lanes = await Promise.all(
       Array.from({ length: 60 }, (_, i) =>

@@ -63,23 +63,21 @@ const MULTISEND = parseAbiItem('function multiSend(bytes transactions)');
 const CALL = 0;
 const DELEGATECALL = 1;
 
-const call = accountCall;
-
 const single = (args: readonly unknown[]): Decoded => {
   const [to, value, data] = args as readonly [Address, bigint, Hex];
-  return [call(to, value, data)];
+  return [accountCall(to, value, data)];
 };
 
 const zipped = (targets: readonly Address[], values: readonly bigint[] | undefined, datas: readonly Hex[]): Decoded => {
   if (targets.length !== datas.length || (values !== undefined && values.length !== targets.length)) {
     return 'batch arrays of different lengths';
   }
-  return targets.map((to, i) => call(to, values?.[i] ?? 0n, datas[i] ?? '0x'));
+  return targets.map((to, i) => accountCall(to, values?.[i] ?? 0n, datas[i] ?? '0x'));
 };
 
 const batchOfStructs = (args: readonly unknown[]): Decoded => {
   const [calls] = args as readonly [readonly { target?: Address; to?: Address; value: bigint; data: Hex }[]];
-  return calls.map((c) => call(c.target ?? c.to ?? '0x', c.value, c.data));
+  return calls.map((c) => accountCall(c.target ?? c.to ?? '0x', c.value, c.data));
 };
 
 /**
@@ -105,7 +103,7 @@ function decodeMultiSend(transactions: Hex): Decoded {
       if (length > BigInt(bytes.length)) return 'a MultiSend entry longer than the batch';
       const data = Number(length) === 0 ? '0x' : take(Number(length));
       if (operation !== CALL) return `a MultiSend entry with operation ${operation} (only calls are decoded)`;
-      calls.push(call(to, value, data));
+      calls.push(accountCall(to, value, data));
     }
   } catch {
     return 'a truncated MultiSend batch';
@@ -116,7 +114,7 @@ function decodeMultiSend(transactions: Hex): Decoded {
 /** Safe 4337 module: one call, or a delegatecall to a known MultiSend whose batch is decoded. */
 const safeModule = (args: readonly unknown[]): Decoded => {
   const [to, value, data, operation] = args as readonly [Address, bigint, Hex, number];
-  if (operation === CALL) return [call(to, value, data)];
+  if (operation === CALL) return [accountCall(to, value, data)];
   if (operation !== DELEGATECALL) return `operation ${operation}`;
   if (!SAFE_MULTISEND_ADDRESSES.some((m) => isAddressEqual(m, to))) {
     return `a delegatecall to ${getAddress(to)}, which is not one of Safe's MultiSend contracts`;
@@ -132,7 +130,7 @@ const safeModule = (args: readonly unknown[]): Decoded => {
 /** Kernel v2 `execute(to, value, data, operation)`: calls only. */
 const kernelSingle = (args: readonly unknown[]): Decoded => {
   const [to, value, data, operation] = args as readonly [Address, bigint, Hex, number];
-  return operation === CALL ? [call(to, value, data)] : `operation ${operation} (only calls are decoded)`;
+  return operation === CALL ? [accountCall(to, value, data)] : `operation ${operation} (only calls are decoded)`;
 };
 
 const fn = (signature: string) => parseAbiItem(signature) as AbiFunction;
@@ -257,7 +255,7 @@ function decodeExecuteFast(callData: Hex): AccountCall | undefined {
   const data = body.slice(4 * WORD, 4 * WORD + length * 2);
   if (!/^0*$/.test(body.slice(4 * WORD + length * 2))) return undefined;
   const to = `0x${body.slice(24, WORD)}` as Address;
-  return call(to, BigInt(`0x${body.slice(WORD, 2 * WORD)}`), `0x${data}`);
+  return accountCall(to, BigInt(`0x${body.slice(WORD, 2 * WORD)}`), `0x${data}`);
 }
 
 /**
