@@ -16,6 +16,7 @@ import { booleanFromEnv, integerFromEnv, productionFromEnv } from './envValues.j
 import { type KeeperSettings, keeperEnv, keeperSettingsFrom } from './keeperSettings.js';
 import { unknownSettings } from './knownSettings.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from './listenAddress.js';
+import { type MeeTankSettings, meeTankEnv, meeTankSettingsFrom } from './meeTankSettings.js';
 import { type MetricsSettings, metricsEnv, metricsSettingsFrom } from './metricsSettings.js';
 import { type RateLimitConfig, rateLimitsFromEnv } from './rateLimitSettings.js';
 import { DEV_CHAIN_ID } from './servedChains.js';
@@ -88,6 +89,7 @@ const envSchema = z.object({
   ...solvencyEnv,
   ...alertEnv,
   ...keeperEnv,
+  ...meeTankEnv,
   ...devChainForkEnv,
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
@@ -166,6 +168,8 @@ export interface Config {
   readonly alerts: AlertSettings;
   /** The deposit keeper: per paymaster, opt-in top-ups of the EntryPoint deposit (src/keeper/README.md). */
   readonly keeper: KeeperSettings;
+  /** The MEE gas tanks' balance watch and low-balance alerts (src/mee/README.md). */
+  readonly meeTanks: MeeTankSettings;
 }
 
 export class ConfigError extends Error {
@@ -312,6 +316,7 @@ function parseConfig(
     solvency: solvency.settings,
     alerts: alerts.settings,
     keeper: keeper.settings,
+    meeTanks: meeTankSettingsFrom(e),
     paymaster: Object.freeze({
       devChain,
       devChainFork: fork.settings,
