@@ -52,7 +52,7 @@ function keystoreRef(privateKey: Uint8Array, password = 'tank password'): TankSi
 async function assertSignsRoots(signer: { address: Hex; signRoot(root: Hex): Promise<Hex> }, address: Hex) {
   assert.equal(signer.address, address);
   const ids = new Set<number>();
-  for (let i = 0; i < 16; i++) {
+  for (let i = 0; i < 24; i++) {
     const root = randomRoot();
     const signature = await signer.signRoot(root);
     assert.equal((signature.length - 2) / 2, 65);
