@@ -1,8 +1,7 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Address, Hex } from 'viem';
-import { z } from 'zod';
 import type { KmsSignerSetting, Pkcs11SignerSetting } from '../config/signerSettings.js';
+import { type TankSignerRef, tankSignerRefSchema } from '../config/tankSignerRef.js';
 import type { CryptoBackend } from '../crypto/cryptoBackend.js';
 import { KeystoreError } from '../paymaster/signer/keystore.js';
 import { openKmsSigner } from '../paymaster/signer/kmsSigner.js';
@@ -10,46 +9,9 @@ import { createPaymasterSigner, type PaymasterSigner, readKeystoreFile } from '.
 import { openPkcs11Signer, type Pkcs11SignerLog } from '../paymaster/signer/pkcs11Signer.js';
 import { signerAccount } from '../paymaster/signer/signerAccount.js';
 
-/**
- * A gas tank's owner key (docs: the MEE guide; /work contract "tanksigner"): where it is, in one of the back ends the
- * paymaster signer has (docs/guides/signer-backends.md), never the key itself. The reference is stored as JSON in
- * `mee_gas_tanks.signer`, so it names secrets only by the file that holds them (a keystore's password, a token's PIN),
- * as PATRON_SIGNER_PKCS11_PIN_FILE does: a database dump must not open the tank. An environment variable's name is
- * not offered: only src/config reads the environment, and its unknown-setting check would refuse PATRON_* names.
- * Strict objects: a field the schema does not know (a `privateKey`, a `pin` value) is refused, not dropped.
- */
-const absolutePath = z
-  .string()
-  .min(1)
-  .refine((p) => path.isAbsolute(p), { error: 'must be an absolute path' });
-const secretFile = z.strictObject({ file: absolutePath });
-
-const keystoreRef = z.strictObject({
-  kind: z.literal('keystore'),
-  /** A Web3 Secret Storage v3 file (`patron signer keystore`, `cast wallet new`, geth). */
-  path: absolutePath,
-  password: secretFile,
-});
-const pkcs11Ref = z.strictObject({
-  kind: z.literal('pkcs11'),
-  /** The vendor's PKCS#11 library. */
-  module: absolutePath,
-  tokenLabel: z.string().min(1),
-  keyLabel: z.string().min(1),
-  pin: secretFile,
-  /** Sessions signed on in parallel; one is plenty for a tank (one signature per quote). */
-  sessions: z.int().min(1).max(64).optional(),
-});
-const kmsRef = z.strictObject({
-  kind: z.literal('kms'),
-  keyId: z.string().min(1),
-  region: z.string().min(1).optional(),
-  /** A VPC endpoint or an emulator; AWS's endpoint for the region when absent. */
-  endpoint: z.url().optional(),
-});
-
-export const tankSignerRefSchema = z.discriminatedUnion('kind', [keystoreRef, pkcs11Ref, kmsRef]);
-export type TankSignerRef = z.infer<typeof tankSignerRefSchema>;
+// The ref's schema stands on the ground floor (config/), beside the paymaster signer's settings, so that the tanks'
+// repository (store/, below this room) parses its JSON column with it; re-exported here, where the contract names it.
+export { type TankSignerRef, tankSignerRefSchema } from '../config/tankSignerRef.js';
 
 /** A gas tank's owner key, opened. */
 export interface TankSigner {
