@@ -22,6 +22,9 @@ import {
   type EventDeliveryTuning,
   type LifecycleEvents,
 } from './lifecycleEvents/buildLifecycleEvents.js';
+import { buildMeeTanks, type MeeTankSources, NO_MEE_TANKS } from './mee/buildMeeTanks.js';
+import type { TankSigners } from './mee/tankSigner.js';
+import type { TankWatch } from './mee/tankWatch.js';
 import { createObservability } from './metrics/observability.js';
 import type { PatronMetrics } from './metrics/patronMetrics.js';
 import type { BoundsResolver } from './paymaster/boundsResolver.js';
@@ -116,6 +119,10 @@ export interface Deps {
   readonly lifecycleEvents: LifecycleEvents;
   /** The dApps' sponsorship tokens on the paymaster path (docs/guides/sponsorship-tokens.md). */
   readonly tokenGate: SponsorshipTokenGate;
+  /** The MEE gas tanks' owner keys, by their refs (src/mee/tankSigner.ts); opened on first use. */
+  readonly tankSigners: TankSigners;
+  /** The MEE gas tanks' balances, runways and low-balance alerts (src/mee/tankWatch.ts); idle without tanks. */
+  readonly tankWatch: TankWatch;
   /** The tenant URL rules (webhooks/webhookUrlPolicy.ts): webhook URLs, and the JWKS URLs a dApp registers. */
   readonly urlPolicy: WebhookUrlPolicy;
   readonly now: () => number;
@@ -153,6 +160,8 @@ export interface DepsOverrides {
   readonly guards?: { readonly fees: FeeOracle; readonly bounds: BoundsResolver; readonly rateLimiter: RateLimiter };
   /** The lifecycle events' delivery pace (tests: `intervalMs: 0`, rounds by `runOnce()`; a short backoff). */
   readonly eventDelivery?: EventDeliveryTuning;
+  /** The MEE gas tanks and their spend (tests), instead of none (until the tanks' repository is wired here). */
+  readonly meeTanks?: MeeTankSources;
 }
 
 export async function createDeps(config: Config, logger: Logger, overrides: DepsOverrides = {}): Promise<Deps> {
@@ -226,8 +235,26 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
       ['could not sweep idle hold counters', () => store.spendLedger.sweepIdleHolds()],
     ];
     closers.own(startSweeps({ everyMs: SWEEP_EVERY_MS, sweeps, logger: background.logger }));
+    // After the gate, whose alert sender posts the tanks' alerts; before the metrics, which read their figures.
+    const { tankSigners, tankWatch } = closers.own(
+      buildMeeTanks({
+        ...background,
+        chains,
+        crypto: crypto.backend,
+        alert: gate.alerts,
+        sources: overrides.meeTanks ?? NO_MEE_TANKS,
+      }),
+    );
     // Before settlement, which tells them of included ops and of each round's lag.
-    const observability = createObservability({ ...ground, chains, gate, requestLog, rateLimiter, tokenCatalog });
+    const observability = createObservability({
+      ...ground,
+      chains,
+      gate,
+      requestLog,
+      rateLimiter,
+      tokenCatalog,
+      meeTanks: tankWatch,
+    });
     // After the gate (its guard's liabilities, its alert sender) and the metrics it tells; closed before both.
     const keeper = closers.own(
       await buildKeeper({
@@ -277,6 +304,8 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
       tokenGate,
       solvency: gate.solvency,
       keeper,
+      tankSigners,
+      tankWatch,
       signerWatch: gate.signerWatch,
       requestLog,
       lifecycleEvents,

@@ -16,6 +16,7 @@ import { booleanFromEnv, integerFromEnv, productionFromEnv } from './envValues.j
 import { type KeeperSettings, keeperEnv, keeperSettingsFrom } from './keeperSettings.js';
 import { unknownSettings } from './knownSettings.js';
 import { DEFAULT_HOST, DEFAULT_PORT } from './listenAddress.js';
+import { type MeeTankSettings, meeTankEnv, meeTankSettingsFrom } from './meeTankSettings.js';
 import { type MetricsSettings, metricsEnv, metricsSettingsFrom } from './metricsSettings.js';
 import { type RateLimitConfig, rateLimitsFromEnv } from './rateLimitSettings.js';
 import { DEV_CHAIN_ID } from './servedChains.js';
@@ -89,6 +90,7 @@ const envSchema = z.object({
   ...solvencyEnv,
   ...alertEnv,
   ...keeperEnv,
+  ...meeTankEnv,
   ...devChainForkEnv,
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
@@ -167,6 +169,8 @@ export interface Config {
   readonly alerts: AlertSettings;
   /** The deposit keeper: per paymaster, opt-in top-ups of the EntryPoint deposit (src/keeper/README.md). */
   readonly keeper: KeeperSettings;
+  /** The MEE gas tanks' balance watch and low-balance alerts (src/mee/README.md). */
+  readonly meeTanks: MeeTankSettings;
 }
 
 export class ConfigError extends Error {
@@ -315,6 +319,7 @@ function parseConfig(
     keeper: keeper.settings,
     // No default: a gas tank pays only MEE nodes the operator named (src/mee/checkMeeQuote.ts).
     meeNodes: e.PATRON_MEE_NODES ?? [],
+    meeTanks: meeTankSettingsFrom(e),
     paymaster: Object.freeze({
       devChain,
       devChainFork: fork.settings,

@@ -3,6 +3,7 @@ import type { ChainRegistry } from '../chain/chainRegistry.js';
 import type { UserOperationEventLog } from '../chain/userOperationEvents.js';
 import type { Config } from '../config/config.js';
 import type { KeeperObserver } from '../keeper/keeperRound.js';
+import type { TankWatch } from '../mee/tankWatch.js';
 import type { RateLimiter } from '../rateLimit/rateLimiter.js';
 import type { RequestLogRecorder } from '../requestLog/requestLogRecorder.js';
 import type { OnCall } from '../rpc/callReport.js';
@@ -47,6 +48,8 @@ export interface ObservabilityDeps {
   readonly tokenCatalog: Pick<TokenCatalog, 'nativePriceUpdatedAtMs'>;
   /** The storage's fault and fault counts (read at scrape time). */
   readonly storageHealth: Pick<StorageHealth, 'current' | 'began'>;
+  /** The MEE gas tanks' last read figures (read at scrape time). */
+  readonly meeTanks?: Pick<TankWatch, 'state'> | undefined;
   readonly now: () => number;
 }
 
@@ -65,6 +68,7 @@ export function createObservability(deps: ObservabilityDeps): Observability {
         rateLimitRefusals: () => deps.rateLimiter.refusals(),
         storage: () => ({ faultKind: deps.storageHealth.current()?.kind, began: deps.storageHealth.began() }),
         alertDeliveries: () => gate.alerts?.deliveries() ?? [],
+        meeTanks: () => deps.meeTanks?.state() ?? [],
       })
     : undefined;
   // A cluster worker's scrape reports every worker's metrics, aggregated by the primary (clusterMetrics.ts).

@@ -1,4 +1,5 @@
 import { type Aggregator, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { TankBalanceState } from '../mee/tankWatch.js';
 import type { CallReport } from '../rpc/callReport.js';
 import { newestMigration } from '../store/db/migrate.js';
 import { patronVersion } from '../version.js';
@@ -51,6 +52,8 @@ export interface MetricsSources {
     readonly outcome: string;
     readonly count: number;
   }[];
+  /** The MEE gas tanks' balances, runways and alert levels, as the tank watch last read them (src/mee/tankWatch.ts). */
+  readonly meeTanks?: () => readonly TankBalanceState[];
   /** Collect prom-client's process metrics (CPU, memory, event loop lag, GC); tests may leave them out. */
   readonly processMetrics?: boolean;
 }
@@ -286,6 +289,7 @@ function registerGauges(
     'max',
     (g, s) => g.set({ chain: chain(s.chainId), paymaster: s.paymaster }, s.alertLevel === 'ok' ? 0 : 1),
   );
+  registerTankGauges(registry, sources.meeTanks, chain);
   new Gauge({
     name: 'patron_build_info',
     help: "1, labelled with this build's version, its newest database migration (the schema) and the Node.js version",
@@ -406,4 +410,60 @@ function registerGauges(
       }
     },
   });
+}
+
+/**
+ * The MEE gas tanks' gauges, one series per active tank (tanks are operator objects: their number is the operator's,
+ * not the traffic's). Token amounts in the token's base units, as the deposit's are in wei; every instance reads the
+ * same balance (max), the shortest runway and any instance's alert count.
+ */
+function registerTankGauges(
+  registry: Registry,
+  tanks: (() => readonly TankBalanceState[]) | undefined,
+  chain: (chainId: number) => string,
+): void {
+  const fromTanks = (
+    name: string,
+    help: string,
+    aggregator: Aggregator,
+    value: (t: TankBalanceState) => number | undefined,
+  ) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['chain', 'tank', 'token', 'dapp'],
+      aggregator,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const t of tanks?.() ?? []) {
+          const v = value(t);
+          const labels = {
+            chain: chain(t.chainId),
+            tank: t.tank.toLowerCase(),
+            token: t.token.toLowerCase(),
+            dapp: t.dappId,
+          };
+          if (v !== undefined) this.set(labels, v);
+        }
+      },
+    });
+  fromTanks(
+    'patron_mee_tank_token_balance',
+    "The MEE gas tank's balance of its token, in the token's base units (USDC: millionths), as last read",
+    'max',
+    (t) => Number(t.balance),
+  );
+  fromTanks(
+    'patron_mee_tank_runway_seconds',
+    "Time until the MEE gas tank's balance runs out at its spend of the last 24 h (absent without spend)",
+    'min',
+    (t) => t.runwaySeconds,
+  );
+  fromTanks(
+    'patron_mee_tank_low',
+    "1 from the tank's low mark down (its low-balance threshold, or a runway under PATRON_MEE_TANK_RUNWAY_FLOOR_SECONDS) until it has stayed clear of it, else 0",
+    'max',
+    (t) => (t.low ? 1 : 0),
+  );
 }

@@ -8,6 +8,7 @@ import { NO_CALLER_RESTRICTIONS } from '../../src/dappSettings/callerRestriction
 import { createDeps, type Deps } from '../../src/deps.js';
 import type { EventDeliveryTuning } from '../../src/lifecycleEvents/buildLifecycleEvents.js';
 import { createLogger } from '../../src/logger.js';
+import type { MeeTankSources } from '../../src/mee/buildMeeTanks.js';
 import type { PaymasterSigner } from '../../src/paymaster/signer/paymasterSigner.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import type { ChainTokenSettings } from '../../src/tokens/tokenCatalog.js';
@@ -120,6 +121,8 @@ export async function createTestContext(
     now?: () => number;
     /** The lifecycle events' delivery pace (`intervalMs: 0`: rounds only by deliverer.runOnce()). */
     eventDelivery?: EventDeliveryTuning;
+    /** The MEE gas tanks and their spend, instead of none. */
+    meeTanks?: MeeTankSources;
   } = {},
 ): Promise<TestContext> {
   const { store, schema } = await openTestStore({
@@ -140,6 +143,7 @@ export async function createTestContext(
         : {}),
     ...(args.now === undefined ? {} : { now: args.now }),
     ...(args.eventDelivery === undefined ? {} : { eventDelivery: args.eventDelivery }),
+    ...(args.meeTanks === undefined ? {} : { meeTanks: args.meeTanks }),
   });
   const app = createApp(deps);
   await app.ready();

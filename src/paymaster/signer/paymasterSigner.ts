@@ -56,19 +56,28 @@ export type SignerKeySource = Extract<SignerSetting, { kind: 'privateKey' | 'key
 const KEY_HEX = /^(0x)?[0-9a-fA-F]{64}$/;
 
 /**
+ * The key of a keystore file, or a KeystoreError saying why not: no such file, not a readable JSON keystore, a wrong
+ * password (`wrongPassword`), or not a keystore Patron opens. The configured signer (below) and a gas tank's owner key
+ * (mee/tankSigner.ts) both open theirs here, each naming in its own terms where the file and password came from.
+ */
+export function readKeystoreFile(args: { file: string; password: string; crypto: CryptoBackend }): Uint8Array {
+  let json: unknown;
+  try {
+    json = JSON.parse(fs.readFileSync(args.file, 'utf8'));
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : 'not a readable JSON keystore';
+    throw new KeystoreError(why);
+  }
+  return decryptKeystore({ json, password: args.password, crypto: args.crypto });
+}
+
+/**
  * The keystore's key. A file that cannot be read or opened (missing, not a keystore, a wrong password) refuses the
  * start as a configuration error (exit 78: a restart cannot fix it), naming the file and the settings to check.
  */
 function keystoreKey(file: string, password: string, crypto: CryptoBackend): Uint8Array {
-  let json: unknown;
   try {
-    json = JSON.parse(fs.readFileSync(file, 'utf8'));
-  } catch (err) {
-    const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : 'not a readable JSON keystore';
-    throw new StartRefusedError(`PATRON_SIGNER_KEYSTORE ${file}: ${why}`);
-  }
-  try {
-    return decryptKeystore({ json, password, crypto });
+    return readKeystoreFile({ file, password, crypto });
   } catch (err) {
     if (!(err instanceof KeystoreError)) throw err;
     throw new StartRefusedError(

@@ -11,8 +11,8 @@ import type { AlertMessage } from '../alertWebhook.js';
  *   `cleared`): Alertmanager ends the family's firing alerts, PagerDuty resolves its incident.
  * - `severity` (PagerDuty's scale, which Alertmanager routes on too): `data.severity` when it is one of critical,
  *   error, warning, info; else the table below; else warning. A resolving type is info.
- * - `subject`: what the alert is about: its family with `data.chainId`, `data.paymaster` and `data.signer` when
- *   present (`paymaster.solvency:8453:0xabc…`). PagerDuty's dedup key; the cross-instance claim's key. An alert
+ * - `subject`: what the alert is about: its family with `data.chainId`, `data.paymaster` (or `data.tank`, an MEE gas
+ *   tank: it pays as a paymaster does) and `data.signer` when present (`paymaster.solvency:8453:0xabc…`). PagerDuty's dedup key; the cross-instance claim's key. An alert
  *   without chain and paymaster has none: it is posted by every instance, as before.
  * - `summary`: `data.summary` when a string, a sentence for the known types, else the type and what it is about.
  */
@@ -26,7 +26,7 @@ export interface AlertShape {
   readonly severity: AlertSeverity;
   readonly resolves: boolean;
   readonly subject: string | undefined;
-  /** chain_id, paymaster and signer as Alertmanager labels, those the data has. */
+  /** chain_id, paymaster, tank and signer as Alertmanager labels, those the data has. */
   readonly about: Readonly<Record<string, string>>;
   readonly summary: string;
   /** Every data field as `key: value` lines. */
@@ -57,7 +57,7 @@ export function alertShape(message: AlertMessage): AlertShape {
   const resolves = RESOLVING_STATES.has(state);
   const about = aboutLabels(data);
   const chainId = about.chain_id;
-  const paymaster = about.paymaster;
+  const payer = about.paymaster ?? about.tank;
   return {
     type,
     family,
@@ -66,9 +66,9 @@ export function alertShape(message: AlertMessage): AlertShape {
     resolves,
     severity: resolves ? 'info' : severityOf(type, data),
     subject:
-      chainId === undefined || paymaster === undefined
+      chainId === undefined || payer === undefined
         ? undefined
-        : [family, chainId, paymaster, ...(about.signer === undefined ? [] : [about.signer])].join(':'),
+        : [family, chainId, payer, ...(about.signer === undefined ? [] : [about.signer])].join(':'),
     about,
     summary: clip(summaryOf(type, data, about), SUMMARY_MAX),
     description: Object.entries(data)
@@ -95,7 +95,7 @@ function aboutLabels(data: Readonly<Record<string, unknown>>): Record<string, st
   const chainId = scalar(data.chainId);
   if (chainId !== null && String(chainId) !== '') about.chain_id = String(chainId);
   // Addresses lower-cased: the same paymaster is one subject whatever checksum casing a caller used.
-  for (const key of ['paymaster', 'signer'] as const) {
+  for (const key of ['paymaster', 'tank', 'signer'] as const) {
     const v = data[key];
     if (typeof v === 'string' && v !== '') about[key] = v.toLowerCase();
   }
