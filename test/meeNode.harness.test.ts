@@ -5,7 +5,6 @@ import { after, before, describe, it } from 'node:test';
 import { SimpleMerkleTree } from '@openzeppelin/merkle-tree';
 import {
   type Address,
-  decodeAbiParameters,
   defineChain,
   encodeFunctionData,
   erc20Abi,
@@ -23,6 +22,7 @@ import { serveChainOverHttp } from './helpers/chainHttpServer.js';
 import { type MeeNode, startMeeNode } from './helpers/meeNode.js';
 import {
   cloneMeeQuote,
+  decodeSponsorSignature,
   encodePaymentCallData,
   type MeeQuote,
   quoteLeaves,
@@ -105,20 +105,6 @@ async function startSponsor() {
   };
 }
 
-const SIGNATURE_PARAMS = [
-  { type: 'bytes32' },
-  { type: 'uint48' },
-  { type: 'uint48' },
-  { type: 'bytes32[]' },
-  { type: 'bytes' },
-] as const;
-
-function decodeSponsorSignature(signature: Hex) {
-  assert.equal(slice(signature, 0, 4), '0x177eee00', 'SIG_TYPE_SIMPLE prefix');
-  const [root, lower, upper, proof, sig] = decodeAbiParameters(SIGNATURE_PARAMS, slice(signature, 4));
-  return { root, lower, upper, proof, sig };
-}
-
 describe('MEE harness: abstractjs getQuote with a self-hosted sponsor', () => {
   let node: MeeNode;
   let sponsor: Awaited<ReturnType<typeof startSponsor>>;
@@ -187,12 +173,13 @@ describe('MEE harness: abstractjs getQuote with a self-hosted sponsor', () => {
     payment.userOp.signature = '0x';
     assert.deepEqual(unsigned, nodeQuote);
 
-    const { root, lower, upper, proof, sig } = decodeSponsorSignature(signature);
+    assert.equal(slice(signature, 0, 4), '0x177eee00', 'SIG_TYPE_SIMPLE prefix');
+    const { root, lowerBound: lower, upperBound: upper, proof, signature: sig } = decodeSponsorSignature(signature);
     assert.equal(root, quote.hash);
     assert.equal(root, quoteRoot(quote));
     assert.equal(lower, Number(payment.lowerBoundTimestamp));
     assert.equal(upper, Number(payment.upperBoundTimestamp));
-    assert.ok(SimpleMerkleTree.verify(root, payment.meeUserOpHash, [...proof]), 'proof of leaf 0');
+    assert.ok(SimpleMerkleTree.verify(root, payment.meeUserOpHash, proof), 'proof of leaf 0');
     assert.equal(size(sig), 65);
     assert.equal(await recoverMessageAddress({ message: { raw: root }, signature: sig }), tankOwner.address);
     // RFC 6979: signing again gives the same bytes, so Patron's answer can be compared byte for byte.

@@ -2,6 +2,7 @@ import { SimpleMerkleTree } from '@openzeppelin/merkle-tree';
 import {
   type Address,
   concat,
+  decodeAbiParameters,
   encodeAbiParameters,
   encodeFunctionData,
   encodePacked,
@@ -403,4 +404,28 @@ export function rehashMeeQuote(quote: MeeQuote): MeeQuote {
 /** Deep copy, so a test can mutate a quote without touching the one it came from. */
 export function cloneMeeQuote(quote: MeeQuote): MeeQuote {
   return structuredClone(quote);
+}
+
+/** abstractjs DEFAULT_PREFIX / mee-contracts SIG_TYPE_SIMPLE: the sponsor's signature of a simple-mode supertransaction. */
+export const SIG_TYPE_SIMPLE: Hex = '0x177eee00';
+
+/**
+ * userOps[0].userOp.signature as abstractjs sponsorSupertransaction writes it: SIG_TYPE_SIMPLE ‖ abi.encode(bytes32
+ * root, uint48 lowerBound, uint48 upperBound, bytes32[] proof of leaf 0, bytes 65-byte EIP-191 signature of the root).
+ */
+export function decodeSponsorSignature(signature: Hex): {
+  root: Hex;
+  lowerBound: number;
+  upperBound: number;
+  proof: Hex[];
+  signature: Hex;
+} {
+  if (size(signature) < 4 || slice(signature, 0, 4) !== SIG_TYPE_SIMPLE) {
+    throw new Error(`not a ${SIG_TYPE_SIMPLE} signature: ${signature.slice(0, 10)}`);
+  }
+  const [root, lowerBound, upperBound, proof, sig] = decodeAbiParameters(
+    [{ type: 'bytes32' }, { type: 'uint48' }, { type: 'uint48' }, { type: 'bytes32[]' }, { type: 'bytes' }],
+    slice(signature, 4),
+  );
+  return { root, lowerBound, upperBound, proof: [...proof], signature: sig };
 }
