@@ -20,15 +20,8 @@ import { base } from 'viem/chains';
 import { startDevChain } from '../src/chain/embeddedChain.js';
 import { serveChainOverHttp } from './helpers/chainHttpServer.js';
 import { type MeeNode, startMeeNode } from './helpers/meeNode.js';
-import {
-  cloneMeeQuote,
-  decodeSponsorSignature,
-  encodePaymentCallData,
-  type MeeQuote,
-  quoteLeaves,
-  quoteRoot,
-  rehashMeeQuote,
-} from './helpers/meeQuote.js';
+import { cloneMeeQuote, encodePaymentCallData, rehashMeeQuote } from './helpers/meeQuote.js';
+import { decodeSponsorSignature, type MeeQuote, quoteLeaves, quoteRoot } from './helpers/meeQuoteWire.js';
 import { DEFAULT_USER_NEXUS, meeGetQuote, referenceSponsorQuote } from './helpers/meeSdk.js';
 import { testKey } from './helpers/patronPaymasterV06.js';
 
