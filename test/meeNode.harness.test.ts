@@ -5,7 +5,6 @@ import { after, before, describe, it } from 'node:test';
 import { SimpleMerkleTree } from '@openzeppelin/merkle-tree';
 import {
   type Address,
-  decodeAbiParameters,
   defineChain,
   encodeFunctionData,
   erc20Abi,
@@ -21,14 +20,8 @@ import { base } from 'viem/chains';
 import { startDevChain } from '../src/chain/embeddedChain.js';
 import { serveChainOverHttp } from './helpers/chainHttpServer.js';
 import { type MeeNode, startMeeNode } from './helpers/meeNode.js';
-import {
-  cloneMeeQuote,
-  encodePaymentCallData,
-  type MeeQuote,
-  quoteLeaves,
-  quoteRoot,
-  rehashMeeQuote,
-} from './helpers/meeQuote.js';
+import { cloneMeeQuote, encodePaymentCallData, rehashMeeQuote } from './helpers/meeQuote.js';
+import { decodeSponsorSignature, type MeeQuote, quoteLeaves, quoteRoot } from './helpers/meeQuoteWire.js';
 import { DEFAULT_USER_NEXUS, meeGetQuote, referenceSponsorQuote } from './helpers/meeSdk.js';
 import { testKey } from './helpers/patronPaymasterV06.js';
 
@@ -105,20 +98,6 @@ async function startSponsor() {
   };
 }
 
-const SIGNATURE_PARAMS = [
-  { type: 'bytes32' },
-  { type: 'uint48' },
-  { type: 'uint48' },
-  { type: 'bytes32[]' },
-  { type: 'bytes' },
-] as const;
-
-function decodeSponsorSignature(signature: Hex) {
-  assert.equal(slice(signature, 0, 4), '0x177eee00', 'SIG_TYPE_SIMPLE prefix');
-  const [root, lower, upper, proof, sig] = decodeAbiParameters(SIGNATURE_PARAMS, slice(signature, 4));
-  return { root, lower, upper, proof, sig };
-}
-
 describe('MEE harness: abstractjs getQuote with a self-hosted sponsor', () => {
   let node: MeeNode;
   let sponsor: Awaited<ReturnType<typeof startSponsor>>;
@@ -187,12 +166,13 @@ describe('MEE harness: abstractjs getQuote with a self-hosted sponsor', () => {
     payment.userOp.signature = '0x';
     assert.deepEqual(unsigned, nodeQuote);
 
-    const { root, lower, upper, proof, sig } = decodeSponsorSignature(signature);
+    assert.equal(slice(signature, 0, 4), '0x177eee00', 'SIG_TYPE_SIMPLE prefix');
+    const { root, lowerBound: lower, upperBound: upper, proof, signature: sig } = decodeSponsorSignature(signature);
     assert.equal(root, quote.hash);
     assert.equal(root, quoteRoot(quote));
     assert.equal(lower, Number(payment.lowerBoundTimestamp));
     assert.equal(upper, Number(payment.upperBoundTimestamp));
-    assert.ok(SimpleMerkleTree.verify(root, payment.meeUserOpHash, [...proof]), 'proof of leaf 0');
+    assert.ok(SimpleMerkleTree.verify(root, payment.meeUserOpHash, proof), 'proof of leaf 0');
     assert.equal(size(sig), 65);
     assert.equal(await recoverMessageAddress({ message: { raw: root }, signature: sig }), tankOwner.address);
     // RFC 6979: signing again gives the same bytes, so Patron's answer can be compared byte for byte.

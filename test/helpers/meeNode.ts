@@ -2,7 +2,8 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Address, type Hex, isAddress, isHex } from 'viem';
 import { z } from 'zod';
-import { buildMeeQuote, type MeeOpGas, type MeeQuote } from './meeQuote.js';
+import { buildMeeQuote, type MeeOpGas } from './meeQuote.js';
+import type { MeeQuote } from './meeQuoteWire.js';
 
 /**
  * A stand-in MEE node on 127.0.0.1 answering what abstractjs 1.2.3 asks a node for a sponsored quote:

@@ -19,17 +19,8 @@ import {
 import { toPackedUserOperation } from 'viem/account-abstraction';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createMerkleTree } from './abstractjsMee.js';
-import {
-  buildMeeQuote,
-  cloneMeeQuote,
-  encodeNexusExecuteSingle,
-  type MeeQuote,
-  meeUserOpHashOf,
-  quoteLeaves,
-  quoteRoot,
-  rehashMeeQuote,
-  toViemUserOperation,
-} from './meeQuote.js';
+import { buildMeeQuote, cloneMeeQuote, encodeNexusExecuteSingle, rehashMeeQuote } from './meeQuote.js';
+import { type MeeQuote, meeUserOpHashOf, quoteLeaves, quoteRoot, toViemUserOperation } from './meeQuoteWire.js';
 import { offlineNexusAccount } from './offlineSdkAccounts.js';
 
 const NODE: Address = '0x4b19129ea58431a06d01054f69ab4c5ee0b1d2ac';

@@ -21,7 +21,8 @@ import {
 } from 'viem';
 import { entryPoint07Address } from 'viem/account-abstraction';
 import { startMeeNode } from './meeNode.js';
-import { cloneMeeQuote, type MeeQuote } from './meeQuote.js';
+import { cloneMeeQuote } from './meeQuote.js';
+import type { MeeQuote } from './meeQuoteWire.js';
 
 /**
  * Drives abstractjs 1.2.3's real MEE client against a stand-in node (meeNode.ts) and a sponsor URL, with no Nexus
