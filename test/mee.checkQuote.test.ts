@@ -12,9 +12,9 @@ import {
   cloneMeeQuote,
   encodeNexusExecuteSingle,
   encodePaymentCallData,
-  type MeeQuote,
   rehashMeeQuote,
 } from './helpers/meeQuote.js';
+import type { MeeQuote } from './helpers/meeQuoteWire.js';
 
 const TANK = getAddress('0x00000000000000000000000000000000000074a1');
 const OTHER_TANK = getAddress('0x00000000000000000000000000000000000074a2');

@@ -57,8 +57,9 @@ export function registerMeeSponsorRoutes(app: FastifyInstance, deps: MeeSponsorR
         reply.headers({
           'access-control-allow-origin': origin,
           'access-control-allow-methods': 'GET, POST',
-          // abstractjs sends Content-Type on every call, and the dApp's customHeaders (its token's Authorization).
-          'access-control-allow-headers': 'content-type, authorization',
+          // abstractjs sends Content-Type on every call, and the dApp's customHeaders (its token's Authorization, and
+          // any other name the dApp chose): the names the browser asks for are allowed, the origin being the dApp's.
+          'access-control-allow-headers': allowedHeaders(req.headers['access-control-request-headers']),
           'access-control-max-age': '600',
         });
       }
@@ -81,6 +82,15 @@ export function registerMeeSponsorRoutes(app: FastifyInstance, deps: MeeSponsorR
       return deps.meeSponsor.info({ dappId: dapp.id });
     });
   });
+}
+
+/** Header names only (a browser sends a comma list); anything else falls back to what abstractjs needs. */
+function allowedHeaders(requested: string | undefined): string {
+  const base = 'content-type, authorization';
+  if (requested === undefined || !/^[A-Za-z0-9-]+(\s*,\s*[A-Za-z0-9-]+)*$/.test(requested) || requested.length > 512) {
+    return base;
+  }
+  return requested;
 }
 
 /** The dApp by its id in the URL, its caller restrictions met, CORS answered for its allowed origins. */
