@@ -14,6 +14,8 @@ import {
 import { devTokenAbi } from '../src/chain/artifacts.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
 import { opKey } from '../src/chain/opKey.js';
+import type { PendingEvent } from '../src/lifecycleEvents/eventRecorder.js';
+import { createIncludedEmitter } from '../src/lifecycleEvents/lifecycleEventEmitters.js';
 import { createSettlementFollower } from '../src/settlement/settlementFollower.js';
 import { createTankFollowers, type TankFollowers, type TankToFollow } from '../src/settlement/tankFollowers.js';
 import { alwaysHeld } from '../src/store/db/followerLease.js';
@@ -105,7 +107,9 @@ describe(`settlement of MEE gas tanks (${BACKEND})`, () => {
 
   const logger = { error: () => {}, warn: () => {}, info: () => {}, debug: () => {} };
 
-  function tankFollowers(): TankFollowers {
+  function tankFollowers(
+    over: { onIncluded?: Parameters<typeof createTankFollowers>[0]['onIncluded'] } = {},
+  ): TankFollowers {
     const fx = chain.fx;
     return createTankFollowers({
       chain: { chainId: fx.chainId, client: publicClient(), entryPoint: fx.entryPoint },
@@ -118,9 +122,11 @@ describe(`settlement of MEE gas tanks (${BACKEND})`, () => {
       maxBlockRange: 2000n,
       logger,
       now: Date.now,
-      onIncluded: async ({ event, dappIds }) => {
-        included.push(`${event.userOpHash}:${event.success}:${dappIds.join(',')}`);
-      },
+      onIncluded:
+        over.onIncluded ??
+        (async ({ event, dappIds }) => {
+          included.push(`${event.userOpHash}:${event.success}:${dappIds.join(',')}`);
+        }),
       onReorg: async () => {
         reorgs++;
       },
@@ -373,5 +379,73 @@ describe(`settlement of MEE gas tanks (${BACKEND})`, () => {
     assert.deepEqual(await counters(keysA), reserved, 'the tank’s row still open');
     assert.equal((await f.runOnce()).settled, 1);
     assert.deepEqual(await counters(keysA), settled);
+  });
+
+  /** A `sponsorship.signed` event of the op key for the dApp, as the MEE sign endpoint would record it. */
+  async function signedEvent(dappId: string, p: { hash: Hex; key: Hex }, validUntil: number, nonce: bigint) {
+    const data = {
+      chainId: chain.fx.chainId,
+      entryPoint: chain.fx.entryPoint,
+      paymaster: tank,
+      sender: tank,
+      nonce: nonce.toString(),
+      userOpHash: p.hash,
+      validUntil,
+      reserved: [{ unit: 'usd', amount: RESERVED_USD.toString() }],
+    };
+    await store.lifecycleEvents.append([
+      {
+        id: `evt_${randomUUID()}`,
+        dappId,
+        type: 'sponsorship.signed',
+        opKey: p.key,
+        payload: JSON.stringify({ type: 'sponsorship.signed', data }),
+        createdAt: Date.now(),
+        ref: reservationId(dappId, p.key),
+      },
+    ]);
+  }
+
+  test('lifecycle events: sponsorship.included for the tank’s dApp only (not another that signed the key); sponsorship.expired on a window release', async () => {
+    const recorded: PendingEvent[] = [];
+    const emitter = createIncludedEmitter({
+      recorder: { record: (e) => recorded.push(e), flush: async () => {}, dropped: () => 0, close: async () => {} },
+      events: store.lifecycleEvents,
+      nativeUsdMicros: () => PRICE_MICROS,
+      now: Date.now,
+    });
+    const f = tankFollowers({ onIncluded: emitter });
+    await f.runOnce();
+    const p = await paymentOp();
+    await reserveMee(p);
+    await signedEvent(dappA, p, chain.window.validUntil, p.op.nonce);
+    await signedEvent(dappB, p, chain.window.validUntil, p.op.nonce);
+    await handleOne(chain.fx, p.op);
+    await f.runOnce();
+    assert.deepEqual(
+      recorded.map((e) => [e.dappId, e.build().type]),
+      [[dappA, 'sponsorship.included']],
+    );
+
+    const head = await chain.fx.client.getBlock({ blockTag: 'latest' });
+    const until = Number(head.timestamp) + 30;
+    const q = await paymentOp();
+    await reserveMee(q, { unit: 'seconds', until });
+    await signedEvent(dappA, q, until, q.op.nonce);
+    await chain.fx.client.setNextBlockTimestamp({ timestamp: BigInt(until + 1) });
+    await chain.fx.client.mine({ blocks: 1 });
+    await f.runOnce();
+    const expired = (await store.lifecycleEvents.listByDapp({ dappId: dappA, limit: 10 })).filter(
+      (e) => e.type === 'sponsorship.expired',
+    );
+    assert.deepEqual(
+      expired.map((e) => e.opKey),
+      [q.key],
+    );
+    assert.equal(
+      (await store.lifecycleEvents.listByDapp({ dappId: dappB, limit: 10 })).length,
+      1,
+      'B: its signed event only',
+    );
   });
 });
