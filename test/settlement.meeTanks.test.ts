@@ -107,6 +107,17 @@ describe(`settlement of MEE gas tanks (${BACKEND})`, () => {
 
   const logger = { error: () => {}, warn: () => {}, info: () => {}, debug: () => {} };
 
+  /** What both kinds of follower are given here: this test's store, no depth, a price the tanks must not use. */
+  const followerBase = () => ({
+    cursors: store.chainCursors,
+    ledger: store.spendLedger,
+    nativeUsdMicros: () => PRICE_MICROS,
+    confirmations: 0,
+    maxBlockRange: 2000n,
+    logger,
+    now: Date.now,
+  });
+
   function tankFollowers(
     over: { onIncluded?: Parameters<typeof createTankFollowers>[0]['onIncluded'] } = {},
   ): TankFollowers {
@@ -115,13 +126,7 @@ describe(`settlement of MEE gas tanks (${BACKEND})`, () => {
       chain: { chainId: fx.chainId, client: publicClient(), entryPoint: fx.entryPoint },
       listTanks: async () => tanks,
       lease: alwaysHeld,
-      cursors: store.chainCursors,
-      ledger: store.spendLedger,
-      nativeUsdMicros: () => PRICE_MICROS,
-      confirmations: 0,
-      maxBlockRange: 2000n,
-      logger,
-      now: Date.now,
+      ...followerBase(),
       onIncluded:
         over.onIncluded ??
         (async ({ event, dappIds }) => {
@@ -142,13 +147,7 @@ describe(`settlement of MEE gas tanks (${BACKEND})`, () => {
         entryPoint: chain.fx.entryPoint,
         paymaster: chain.fx.paymaster,
       },
-      cursors: store.chainCursors,
-      ledger: store.spendLedger,
-      nativeUsdMicros: () => PRICE_MICROS,
-      confirmations: 0,
-      maxBlockRange: 2000n,
-      logger,
-      now: Date.now,
+      ...followerBase(),
     });
 
   /** The tank's payment op: a transfer of `amount` USDC to the node (more than its balance: the op reverts). */
@@ -346,7 +345,8 @@ describe(`settlement of MEE gas tanks (${BACKEND})`, () => {
     assert.deepEqual(r, { ok: true });
   }
 
-  test('a second dApp’s row of the same op key is not the tank follower’s: untouched by it, closed by its own paymaster’s follower', async () => {
+  /** Both followers started, the tank's row and another dApp's of the same op key, the op included. */
+  async function bothDappsIncluded() {
     const f = tankFollowers();
     const pm = paymasterFollower();
     await f.runOnce();
@@ -355,6 +355,11 @@ describe(`settlement of MEE gas tanks (${BACKEND})`, () => {
     await reserveMee(p);
     await reserveOtherDapp(p);
     await handleOne(chain.fx, p.op);
+    return { f, pm, p };
+  }
+
+  test('a second dApp’s row of the same op key is not the tank follower’s: untouched by it, closed by its own paymaster’s follower', async () => {
+    const { f, pm, p } = await bothDappsIncluded();
     assert.equal((await f.runOnce()).settled, 1);
     assert.deepEqual(await counters(keysA), settled);
     assert.deepEqual(await counters(keysB), reserved, 'untouched by the tank’s follower');
@@ -366,14 +371,7 @@ describe(`settlement of MEE gas tanks (${BACKEND})`, () => {
   });
 
   test('Patron’s paymaster follower, reading the tank’s op first, leaves the tank’s row to the tank’s follower', async () => {
-    const f = tankFollowers();
-    const pm = paymasterFollower();
-    await f.runOnce();
-    await pm.runOnce();
-    const p = await paymentOp();
-    await reserveMee(p);
-    await reserveOtherDapp(p);
-    await handleOne(chain.fx, p.op);
+    const { f, pm } = await bothDappsIncluded();
     await pm.runOnce();
     assert.deepEqual(await counters(keysB), released, 'its own row superseded');
     assert.deepEqual(await counters(keysA), reserved, 'the tank’s row still open');

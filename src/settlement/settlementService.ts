@@ -82,26 +82,40 @@ const MAX_BACKOFF_MS = 60_000;
 
 export function startSettlement(deps: SettlementDeps): Settlement {
   let stopped = false;
+  /** What every follower is given, a paymaster's or a tank's. */
+  const shared = {
+    cursors: deps.cursors,
+    ledger: deps.ledger,
+    nativeUsdMicros: deps.nativeUsdMicros,
+    maxBlockRange: deps.maxBlockRange,
+    logger: deps.logger,
+    now: deps.now,
+    ...(deps.onReorg === undefined ? {} : { onReorg: deps.onReorg }),
+    ...(deps.beforeClose === undefined ? {} : { beforeClose: deps.beforeClose }),
+    stopped: () => stopped,
+  };
   const followers = deps.chains.map((entry) => ({
     entry,
     follower: createSettlementFollower({
+      ...shared,
       chain: entry.chain,
       confirmations: entry.confirmations,
       ...(entry.freshChain === true ? { freshChain: true } : {}),
       ...(entry.includedSignature === undefined ? {} : { includedSignature: entry.includedSignature }),
-      cursors: deps.cursors,
-      ledger: deps.ledger,
-      nativeUsdMicros: deps.nativeUsdMicros,
-      maxBlockRange: deps.maxBlockRange,
-      logger: deps.logger,
-      now: deps.now,
       ...(deps.onIncluded === undefined ? {} : { onIncluded: deps.onIncluded }),
-      ...(deps.onReorg === undefined ? {} : { onReorg: deps.onReorg }),
       ...(deps.onTokenCharged === undefined ? {} : { onTokenCharged: deps.onTokenCharged }),
-      ...(deps.beforeClose === undefined ? {} : { beforeClose: deps.beforeClose }),
-      stopped: () => stopped,
     }),
   }));
+  /** A chain's poll loop: its rounds never overlap, and a failing RPC backs off up to a minute. */
+  const loopOf = <T>(chainId: number, tick: () => Promise<T>, failed: string): PollLoop<T> =>
+    startPollLoop({
+      intervalMs: deps.pollMs,
+      maxBackoffMs: Math.max(MAX_BACKOFF_MS, deps.pollMs),
+      // The first round is started below, right away (on a first start the cursor is set before ops are signed).
+      firstDelayMs: deps.pollMs,
+      tick,
+      onError: (err, retryInMs) => deps.logger.warn({ err, chainId, retryInMs }, failed),
+    });
   const lease = deps.lease ?? alwaysHeld;
   const status = () => followers.map(({ follower }) => follower.status());
   /** A round by the lease's holder; the others stand by. Each process logs when its part changes. */
@@ -137,42 +151,20 @@ export function startSettlement(deps: SettlementDeps): Settlement {
     };
   };
   const loops: PollLoop<RoundReport>[] = followers.map(({ follower, entry }) =>
-    startPollLoop({
-      intervalMs: deps.pollMs,
-      maxBackoffMs: Math.max(MAX_BACKOFF_MS, deps.pollMs),
-      // The first round is started below, right away (on a first start the cursor is set before ops are signed).
-      firstDelayMs: deps.pollMs,
-      tick: tickOf(follower, entry),
-      onError: (err, retryInMs) =>
-        deps.logger.warn({ err, chainId: entry.chain.chainId, retryInMs }, 'settlement round failed'),
-    }),
+    loopOf(entry.chain.chainId, tickOf(follower, entry), 'settlement round failed'),
   );
-  const tankLoops: PollLoop<TanksRoundReport>[] = (deps.tanks?.chains ?? []).map((entry) => {
-    const tanks = createTankFollowers({
+  const tanks = deps.tanks;
+  const tankLoops: PollLoop<TanksRoundReport>[] = (tanks?.chains ?? []).map((entry) => {
+    const followed = createTankFollowers({
+      ...shared,
       chain: entry.chain,
       confirmations: entry.confirmations,
       ...(entry.freshChain === true ? { freshChain: true } : {}),
-      listTanks: deps.tanks?.listTanks ?? (async () => []),
+      listTanks: tanks?.listTanks ?? (async () => []),
       lease,
-      cursors: deps.cursors,
-      ledger: deps.ledger,
-      nativeUsdMicros: deps.nativeUsdMicros,
-      maxBlockRange: deps.maxBlockRange,
-      logger: deps.logger,
-      now: deps.now,
-      ...(deps.tanks?.onIncluded === undefined ? {} : { onIncluded: deps.tanks.onIncluded }),
-      ...(deps.onReorg === undefined ? {} : { onReorg: deps.onReorg }),
-      ...(deps.beforeClose === undefined ? {} : { beforeClose: deps.beforeClose }),
-      stopped: () => stopped,
+      ...(tanks?.onIncluded === undefined ? {} : { onIncluded: tanks.onIncluded }),
     });
-    return startPollLoop({
-      intervalMs: deps.pollMs,
-      maxBackoffMs: Math.max(MAX_BACKOFF_MS, deps.pollMs),
-      firstDelayMs: deps.pollMs,
-      tick: () => tanks.runOnce(),
-      onError: (err, retryInMs) =>
-        deps.logger.warn({ err, chainId: entry.chain.chainId, retryInMs }, 'settlement round of the MEE tanks failed'),
-    });
+    return loopOf(entry.chain.chainId, () => followed.runOnce(), 'settlement round of the MEE tanks failed');
   });
   const every = [...loops, ...tankLoops];
   const firstRounds = Promise.all(every.map((l) => l.runNow().catch(() => undefined))).then(() => undefined);
