@@ -12,10 +12,13 @@ import {
   parseEther,
 } from 'viem';
 import { devTokenAbi } from '../src/chain/artifacts.js';
+import { createChainRegistry, eip1193ChainRuntime } from '../src/chain/chainRegistry.js';
 import type { DevTokenInfo } from '../src/chain/embeddedChain.js';
+import { ENTRY_POINT_ADDRESSES } from '../src/chain/entryPoints.js';
 import { opKey } from '../src/chain/opKey.js';
 import type { PendingEvent } from '../src/lifecycleEvents/eventRecorder.js';
 import { createIncludedEmitter } from '../src/lifecycleEvents/lifecycleEventEmitters.js';
+import { buildSettlement } from '../src/settlement/buildSettlement.js';
 import { createSettlementFollower } from '../src/settlement/settlementFollower.js';
 import { createTankFollowers, type TankFollowers, type TankToFollow } from '../src/settlement/tankFollowers.js';
 import { alwaysHeld } from '../src/store/db/followerLease.js';
@@ -35,7 +38,7 @@ import {
   userOpHashOf,
   useV07Chain,
 } from './helpers/patronPaymasterV07.js';
-import { BACKEND, dropTestSchema, insertBareDapp, openTestStore } from './helpers/testContext.js';
+import { BACKEND, dropTestSchema, insertBareDapp, openTestStore, testConfig } from './helpers/testContext.js';
 
 /**
  * MEE gas tanks' settlement (issue 35) on the in-process chain, EntryPoint v0.7: a tank's payment op is an op whose
@@ -445,5 +448,45 @@ describe(`settlement of MEE gas tanks (${BACKEND})`, () => {
       1,
       'B: its signed event only',
     );
+  });
+
+  test('wired by buildSettlement from store.meeTanks: a tanks’ loop per served chain on EntryPoint v0.7, run by runOnce, told to the lifecycle events only', async () => {
+    const fx = chain.fx;
+    assert.equal(fx.entryPoint, ENTRY_POINT_ADDRESSES['0.7'], 'the dev chain’s EntryPoint v0.7 is the canonical one');
+    const observed: string[] = [];
+    const settlement = await buildSettlement({
+      config: { settlement: { ...testConfig().settlement, pollMs: 600_000 } },
+      chains: createChainRegistry([
+        eip1193ChainRuntime({
+          chainId: fx.chainId,
+          request: fx.chain.request,
+          entryPoint: fx.entryPoint,
+          paymaster: fx.paymaster,
+        }),
+      ]),
+      store: { ...store, meeTanks: { list: async () => tanks } },
+      nativeUsdMicros: () => PRICE_MICROS,
+      observers: [{ onIncluded: ({ event }) => void observed.push(`observer:${event.userOpHash}`) }],
+      events: {
+        onIncluded: async ({ event, dappIds }) => void observed.push(`events:${event.userOpHash}:${dappIds.join(',')}`),
+        onReorg: async () => {},
+        onTokenCharged: async () => {},
+        recorder: { flush: async () => {} },
+      },
+      onStatus: () => {},
+      logger,
+      now: Date.now,
+    });
+    try {
+      const p = await paymentOp();
+      await reserveMee(p);
+      await handleOne(fx, p.op);
+      const reports = await settlement.runOnce();
+      assert.equal(reports.length, 1, 'the paymaster’s follower reports; the tanks’ loop runs beside it');
+      assert.deepEqual(await counters(keysA), settled);
+      assert.deepEqual(observed, [`events:${p.hash}:${dappA}`], 'not the metrics, the guard or the request log');
+    } finally {
+      await settlement.close();
+    }
   });
 });

@@ -26,7 +26,10 @@ export interface IncludedObserver {
 export async function buildSettlement(args: {
   readonly config: Pick<Config, 'settlement'>;
   readonly chains: ChainRegistry;
-  readonly store: Pick<Store, 'chainCursors' | 'spendLedger' | 'requestLog' | 'followerLease'>;
+  /** `meeTanks` (store.meeTanks, issue 35): the MEE gas tanks to follow, listed each round; none without it. */
+  readonly store: Pick<Store, 'chainCursors' | 'spendLedger' | 'requestLog' | 'followerLease'> & {
+    readonly meeTanks?: { list: ListTanks };
+  };
   readonly nativeUsdMicros: (chainId: number) => bigint | undefined;
   /** Told of each included op, one after the other in this order, before the request log's cost is written. */
   readonly observers: readonly IncludedObserver[];
@@ -37,8 +40,6 @@ export async function buildSettlement(args: {
   readonly events: Required<Pick<SettlementDeps, 'onIncluded' | 'onReorg' | 'onTokenCharged'>> & {
     readonly recorder: { flush(): Promise<void> };
   };
-  /** The MEE gas tanks to follow (store.meeTanks.list()), read each round; none when not given. */
-  readonly listTanks?: ListTanks;
   readonly onStatus: NonNullable<SettlementDeps['onStatus']>;
   readonly logger: SettlementLogger;
   readonly now: () => number;
@@ -94,11 +95,11 @@ export async function buildSettlement(args: {
     lease: store.followerLease,
     // Every served chain's MEE gas tanks, on EntryPoint v0.7 (Nexus), whether or not a paymaster of Patron's is
     // deployed for that version there (README.md, "MEE gas tanks").
-    ...(args.listTanks === undefined
+    ...(store.meeTanks === undefined
       ? {}
       : {
           tanks: {
-            listTanks: args.listTanks,
+            listTanks: () => store.meeTanks?.list() ?? Promise.resolve([]),
             chains: args.chains.list().map((chain) => ({
               chain: { chainId: chain.chainId, client: chain.client, entryPoint: ENTRY_POINT_ADDRESSES['0.7'] },
               confirmations: chain.embedded ? 0 : config.settlement.confirmations,
