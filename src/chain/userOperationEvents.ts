@@ -32,7 +32,8 @@ export interface UserOperationEventLog {
 export const DEFAULT_MAX_BLOCK_RANGE = 2000n;
 
 /**
- * The `UserOperationEvent`s of `entryPoint` whose paymaster topic is `paymaster`, over [fromBlock, toBlock], in
+ * The `UserOperationEvent`s of `entryPoint` whose paymaster topic is `paymaster` (or, with `follows: 'sender'`, whose
+ * sender topic is that address: an MEE gas tank's ops, whoever paid their gas), over [fromBlock, toBlock], in
  * block and log order. Read in slices of at most `maxBlockRange` blocks, because RPC providers refuse (or time
  * out on) wider eth_getLogs ranges.
  */
@@ -41,6 +42,7 @@ export async function readUserOperationEvents(args: {
   readonly client: PublicClient;
   readonly entryPoint: Address;
   readonly paymaster: Address;
+  readonly follows?: 'paymaster' | 'sender' | undefined;
   readonly fromBlock: bigint;
   readonly toBlock: bigint;
   readonly maxBlockRange?: bigint;
@@ -53,7 +55,7 @@ export async function readUserOperationEvents(args: {
     const logs = await args.client.getLogs({
       address: args.entryPoint,
       event: userOperationEventAbi,
-      args: { paymaster: args.paymaster },
+      args: args.follows === 'sender' ? { sender: args.paymaster } : { paymaster: args.paymaster },
       fromBlock: from,
       toBlock: to,
       // A log whose topics or data do not decode is not the EntryPoint's event: dropped, not half-read.

@@ -1,10 +1,12 @@
 import { type ChainRegistry, deploymentViews } from '../chain/chainRegistry.js';
+import { ENTRY_POINT_ADDRESSES } from '../chain/entryPoints.js';
 import type { Config } from '../config/config.js';
 import { includedOpKey } from '../store/events/requestLogRepository.js';
 import type { Store } from '../store/store.js';
 import { includedSignatureOf } from './includedSignatureOf.js';
 import type { SettlementFollowerDeps, SettlementLogger } from './settlementFollowerDeps.js';
 import { type Settlement, type SettlementDeps, settlementOff, startSettlement } from './settlementService.js';
+import type { ListTanks } from './tankFollowers.js';
 
 /** How long the start waits for every chain's first round before serving without it. */
 const FIRST_ROUNDS_WAIT_MS = 5000;
@@ -24,12 +26,18 @@ export interface IncludedObserver {
 export async function buildSettlement(args: {
   readonly config: Pick<Config, 'settlement'>;
   readonly chains: ChainRegistry;
-  readonly store: Pick<Store, 'chainCursors' | 'spendLedger' | 'requestLog' | 'followerLease'>;
+  /** `meeTanks` (store.meeTanks, issue 35): the MEE gas tanks to follow, listed each round; none without it. */
+  readonly store: Pick<Store, 'chainCursors' | 'spendLedger' | 'requestLog' | 'followerLease'> & {
+    readonly meeTanks?: { list: ListTanks };
+  };
   readonly nativeUsdMicros: (chainId: number) => bigint | undefined;
   /** Told of each included op, one after the other in this order, before the request log's cost is written. */
   readonly observers: readonly IncludedObserver[];
-  /** The lifecycle events: reorgs and token charges, and their recorder written out before a slice closes. */
-  readonly events: Required<Pick<SettlementDeps, 'onReorg' | 'onTokenCharged'>> & {
+  /**
+   * The lifecycle events: reorgs and token charges, and their recorder written out before a slice closes; their
+   * `onIncluded` (also among the observers) is all an MEE tank's included payment is told.
+   */
+  readonly events: Required<Pick<SettlementDeps, 'onIncluded' | 'onReorg' | 'onTokenCharged'>> & {
     readonly recorder: { flush(): Promise<void> };
   };
   readonly onStatus: NonNullable<SettlementDeps['onStatus']>;
@@ -85,6 +93,21 @@ export async function buildSettlement(args: {
     now,
     // Several processes on one PostgreSQL: exactly one follows each chain (store/db/followerLease.ts).
     lease: store.followerLease,
+    // Every served chain's MEE gas tanks, on EntryPoint v0.7 (Nexus), whether or not a paymaster of Patron's is
+    // deployed for that version there (README.md, "MEE gas tanks").
+    ...(store.meeTanks === undefined
+      ? {}
+      : {
+          tanks: {
+            listTanks: () => store.meeTanks?.list() ?? Promise.resolve([]),
+            chains: args.chains.list().map((chain) => ({
+              chain: { chainId: chain.chainId, client: chain.client, entryPoint: ENTRY_POINT_ADDRESSES['0.7'] },
+              confirmations: chain.embedded ? 0 : config.settlement.confirmations,
+              freshChain: chain.embedded,
+            })),
+            onIncluded: events.onIncluded,
+          },
+        }),
   });
   // A first start sets each chain's cursor before anything is signed; an RPC that does not answer must not hold
   // the start up (the rounds go on in the background).

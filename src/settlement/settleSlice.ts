@@ -58,14 +58,17 @@ export async function settleSlice({
   const before = await blockAt(chain.client, to);
   if (before === undefined) throw new ChainMovedError(`block ${to} of chain ${chain.chainId} is gone`);
   const events = await readUserOperationEvents({ ...chain, fromBlock: from, toBlock: to });
-  const foreign = await foreignOpsOfOpenSenders({ deps, from, to });
+  // A tank's follower reads every op of its sender already and closes only the tank's rows (README.md, "MEE gas tanks").
+  const tank = chain.follows === 'sender';
+  const foreign = tank ? [] : await foreignOpsOfOpenSenders({ deps, from, to });
   // The logs and the hash the cursor will carry must come from one chain: re-read it after the logs.
   const hashAfter = await hashOf({ chain, blockNumber: to });
   const mixed = [...events, ...foreign].some(
     (e) => e.blockNumber === to && e.blockHash.toLowerCase() !== hashAfter.toLowerCase(),
   );
   if (before.hash !== hashAfter || mixed) throw new ChainMovedError(`block ${to} changed while it was read`);
-  const price = deps.nativeUsdMicros(chain.chainId);
+  // A tank's payment keeps its reserved amounts: no price is read for it.
+  const price = tank ? undefined : deps.nativeUsdMicros(chain.chainId);
   const { paidByUser, tellTokenCharge } = sliceTokenCharges({ deps, events, from, to });
   if (events.length > 0 || foreign.length > 0) await deps.beforeClose?.();
   const signatureOf = deps.includedSignature;
@@ -84,6 +87,7 @@ export async function settleSlice({
       included: { txHash: e.transactionHash, success: e.success },
       // Only when several dApps signed the op key: which one's signature the op carried (README.md, "Attribution").
       includedSignature: signatureOf === undefined ? undefined : () => signatureOf(e),
+      fixedPayment: tank,
     });
     const { settled: ok, dappIds } = await closing;
     if (ok) settled++;
@@ -109,6 +113,7 @@ export async function settleSlice({
     const closed = await deps.ledger.supersedeOpKey({
       opKey: e.opKey,
       paidBy: e.paymaster,
+      sender: e.sender,
       now: deps.now(),
       block: { number: e.blockNumber, hash: e.blockHash },
       included: { txHash: e.transactionHash, success: e.success },

@@ -55,7 +55,13 @@ export interface SettlementFollower {
 
 export function createSettlementFollower(deps: SettlementFollowerDeps): SettlementFollower {
   const { chain, cursors, logger } = deps;
-  const key = { chainId: chain.chainId, entryPoint: chain.entryPoint, paymaster: chain.paymaster };
+  // A tank's cursor is its own (chainCursorRepository.ts: stored as `sender:<tank>`, never a paymaster's).
+  const key = {
+    chainId: chain.chainId,
+    entryPoint: chain.entryPoint,
+    paymaster: chain.paymaster,
+    follows: chain.follows,
+  };
   const depth = BigInt(deps.confirmations);
   let state: Omit<FollowerStatus, 'chainId' | 'confirmations' | 'lag'> = {
     cursorBlock: undefined,
@@ -80,6 +86,8 @@ export function createSettlementFollower(deps: SettlementFollowerDeps): Settleme
     const released = await deps.ledger.releaseClosed({
       chainId: chain.chainId,
       paymaster: chain.paymaster,
+      // A tank's follower read no other op: the rows with no paymaster (before migration 0011) are not its.
+      exactPaymaster: chain.follows === 'sender',
       cursorBlock: cursor,
       cursorTimestamp: timestamp,
       now: deps.now(),

@@ -15,7 +15,17 @@ export interface FollowedChain {
   readonly chainId: number;
   readonly client: PublicClient;
   readonly entryPoint: Address;
+  /**
+   * Whose ops are followed, and whose reservations (the ledger's `paymaster`) this follower closes and releases:
+   * Patron's paymaster, or an MEE gas tank when `follows` is 'sender'.
+   */
   readonly paymaster: Address;
+  /**
+   * Which topic of the UserOperationEvent `paymaster` is matched against. 'sender': an MEE gas tank (README.md, "MEE
+   * gas tanks"), whose payment ops' gas another paymaster pays: each is settled at its reserved amounts, or
+   * released when it reverted; no op of another sender, no token charge, no attribution is read. Default 'paymaster'.
+   */
+  readonly follows?: 'paymaster' | 'sender' | undefined;
 }
 
 export interface SettlementFollowerDeps {

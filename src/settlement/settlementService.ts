@@ -10,6 +10,7 @@ import {
   type SettlementFollower,
 } from './settlementFollower.js';
 import type { FollowedChain, SettlementFollowerDeps, SettlementLogger } from './settlementFollowerDeps.js';
+import { createTankFollowers, type ListTanks, type TanksRoundReport } from './tankFollowers.js';
 
 /**
  * Settlement as the service runs it: one follower per served chain, each on its own poll loop (an RPC that is
@@ -17,7 +18,10 @@ import type { FollowedChain, SettlementFollowerDeps, SettlementLogger } from './
  * cursor is past. Built by deps.ts after everything else and stopped first on close.
  */
 export interface Settlement {
-  /** One round on every chain (after any running one); rejects with the first chain's failure. Tests use it. */
+  /**
+   * One round on every chain, and over every chain's MEE gas tanks (after any running one); rejects with the first
+   * failure. Answers the paymasters' followers' reports (the tanks' rounds are logged). Tests use it.
+   */
   runOnce(): Promise<readonly RoundReport[]>;
   /** Per chain: cursor, head, lag, last error (for the dashboard and the tests; the metrics are told by onStatus). */
   status(): readonly FollowerStatus[];
@@ -57,6 +61,20 @@ export interface SettlementDeps {
    * every chain.
    */
   readonly lease?: FollowerLease;
+  /**
+   * MEE gas tanks (tankFollowers.ts): a poll loop per chain for its tanks, told of each included op by their own
+   * `onIncluded` (the lifecycle events: the metrics, the solvency guard and the request log count the ops of
+   * Patron's paymaster, which a tank's payment is not).
+   */
+  readonly tanks?: {
+    readonly listTanks: ListTanks;
+    readonly chains: readonly {
+      readonly chain: Omit<FollowedChain, 'paymaster' | 'follows'>;
+      readonly confirmations: number;
+      readonly freshChain?: boolean;
+    }[];
+    readonly onIncluded?: SettlementFollowerDeps['onIncluded'];
+  };
 }
 
 /** Failing RPCs are retried at most this far apart. */
@@ -64,26 +82,40 @@ const MAX_BACKOFF_MS = 60_000;
 
 export function startSettlement(deps: SettlementDeps): Settlement {
   let stopped = false;
+  /** What every follower is given, a paymaster's or a tank's. */
+  const shared = {
+    cursors: deps.cursors,
+    ledger: deps.ledger,
+    nativeUsdMicros: deps.nativeUsdMicros,
+    maxBlockRange: deps.maxBlockRange,
+    logger: deps.logger,
+    now: deps.now,
+    ...(deps.onReorg === undefined ? {} : { onReorg: deps.onReorg }),
+    ...(deps.beforeClose === undefined ? {} : { beforeClose: deps.beforeClose }),
+    stopped: () => stopped,
+  };
   const followers = deps.chains.map((entry) => ({
     entry,
     follower: createSettlementFollower({
+      ...shared,
       chain: entry.chain,
       confirmations: entry.confirmations,
       ...(entry.freshChain === true ? { freshChain: true } : {}),
       ...(entry.includedSignature === undefined ? {} : { includedSignature: entry.includedSignature }),
-      cursors: deps.cursors,
-      ledger: deps.ledger,
-      nativeUsdMicros: deps.nativeUsdMicros,
-      maxBlockRange: deps.maxBlockRange,
-      logger: deps.logger,
-      now: deps.now,
       ...(deps.onIncluded === undefined ? {} : { onIncluded: deps.onIncluded }),
-      ...(deps.onReorg === undefined ? {} : { onReorg: deps.onReorg }),
       ...(deps.onTokenCharged === undefined ? {} : { onTokenCharged: deps.onTokenCharged }),
-      ...(deps.beforeClose === undefined ? {} : { beforeClose: deps.beforeClose }),
-      stopped: () => stopped,
     }),
   }));
+  /** A chain's poll loop: its rounds never overlap, and a failing RPC backs off up to a minute. */
+  const loopOf = <T>(chainId: number, tick: () => Promise<T>, failed: string): PollLoop<T> =>
+    startPollLoop({
+      intervalMs: deps.pollMs,
+      maxBackoffMs: Math.max(MAX_BACKOFF_MS, deps.pollMs),
+      // The first round is started below, right away (on a first start the cursor is set before ops are signed).
+      firstDelayMs: deps.pollMs,
+      tick,
+      onError: (err, retryInMs) => deps.logger.warn({ err, chainId, retryInMs }, failed),
+    });
   const lease = deps.lease ?? alwaysHeld;
   const status = () => followers.map(({ follower }) => follower.status());
   /** A round by the lease's holder; the others stand by. Each process logs when its part changes. */
@@ -119,21 +151,30 @@ export function startSettlement(deps: SettlementDeps): Settlement {
     };
   };
   const loops: PollLoop<RoundReport>[] = followers.map(({ follower, entry }) =>
-    startPollLoop({
-      intervalMs: deps.pollMs,
-      maxBackoffMs: Math.max(MAX_BACKOFF_MS, deps.pollMs),
-      // The first round is started below, right away (on a first start the cursor is set before ops are signed).
-      firstDelayMs: deps.pollMs,
-      tick: tickOf(follower, entry),
-      onError: (err, retryInMs) =>
-        deps.logger.warn({ err, chainId: entry.chain.chainId, retryInMs }, 'settlement round failed'),
-    }),
+    loopOf(entry.chain.chainId, tickOf(follower, entry), 'settlement round failed'),
   );
-  const firstRounds = Promise.all(loops.map((l) => l.runNow().catch(() => undefined))).then(() => undefined);
+  const tanks = deps.tanks;
+  const tankLoops: PollLoop<TanksRoundReport>[] = (tanks?.chains ?? []).map((entry) => {
+    const followed = createTankFollowers({
+      ...shared,
+      chain: entry.chain,
+      confirmations: entry.confirmations,
+      ...(entry.freshChain === true ? { freshChain: true } : {}),
+      listTanks: tanks?.listTanks ?? (async () => []),
+      lease,
+      ...(tanks?.onIncluded === undefined ? {} : { onIncluded: tanks.onIncluded }),
+    });
+    return loopOf(entry.chain.chainId, () => followed.runOnce(), 'settlement round of the MEE tanks failed');
+  });
+  const every = [...loops, ...tankLoops];
+  const firstRounds = Promise.all(every.map((l) => l.runNow().catch(() => undefined))).then(() => undefined);
   return {
     async runOnce() {
-      const results = await Promise.allSettled(loops.map((l) => l.runNow()));
-      const failed = results.find((r) => r.status === 'rejected');
+      const [results, tankResults] = await Promise.all([
+        Promise.allSettled(loops.map((l) => l.runNow())),
+        Promise.allSettled(tankLoops.map((l) => l.runNow())),
+      ]);
+      const failed = [...results, ...tankResults].find((r) => r.status === 'rejected');
       if (failed !== undefined) throw failed.reason;
       return results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
     },
@@ -141,7 +182,7 @@ export function startSettlement(deps: SettlementDeps): Settlement {
     ready: () => firstRounds,
     async close() {
       stopped = true;
-      await Promise.all(loops.map((l) => l.stop()));
+      await Promise.all(every.map((l) => l.stop()));
     },
   };
 }

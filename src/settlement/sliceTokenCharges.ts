@@ -43,7 +43,8 @@ export function sliceTokenCharges({
   const paidByUser = (e: UserOperationEventLog, i: number) => async () => (await chargeOf(e, i)) !== undefined;
   /** token.charged's source (onTokenCharged): the op's TokenCharged, and its transfers from the receipt. */
   const tellTokenCharge = async (e: UserOperationEventLog, i: number, dappIds: readonly string[]) => {
-    if (deps.onTokenCharged === undefined) return;
+    // An MEE tank's ops are not paid in tokens through Patron's paymaster: there is no TokenCharged to read.
+    if (deps.onTokenCharged === undefined || chain.follows === 'sender') return;
     const log = await chargeOf(e, i);
     if (log === undefined) return;
     const moved = await tokenTransfersOfOp({

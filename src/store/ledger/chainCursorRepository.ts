@@ -10,7 +10,13 @@ import type { Database } from '../db/schema.js';
 export interface ChainCursorKey {
   readonly chainId: number;
   readonly entryPoint: string;
+  /** The paymaster followed, or the sender (an MEE gas tank) when `follows` is 'sender'. */
   readonly paymaster: string;
+  /**
+   * Which topic of the UserOperationEvent `paymaster` is (default 'paymaster'). A sender's cursor is stored under
+   * `sender:<address>`, which no address equals: it can never be a paymaster's cursor, whatever the addresses.
+   */
+  readonly follows?: 'paymaster' | 'sender' | undefined;
 }
 
 export interface ChainCursor {
@@ -35,10 +41,11 @@ export interface ChainCursorRepository {
   ): Promise<boolean>;
 }
 
+/** The row's key columns (the `follows` flag is part of the stored `paymaster`, not a column of its own). */
 const lower = (key: ChainCursorKey) => ({
   chain_id: key.chainId,
   entry_point: key.entryPoint.toLowerCase(),
-  paymaster: key.paymaster.toLowerCase(),
+  paymaster: key.follows === 'sender' ? `sender:${key.paymaster.toLowerCase()}` : key.paymaster.toLowerCase(),
 });
 
 /**

@@ -64,7 +64,7 @@ export async function close(
     from: 'reserved' | 'released';
     /** 'superseded': its op key's nonce was used by another op (settlement), so none of its signatures can be included. */
     status: 'settled' | 'released' | 'superseded';
-    actualWei?: bigint;
+    actualWei?: bigint | undefined;
     /** What the op took from the paymaster's deposit (an inclusion's actualGasCost, migration 0028). */
     depositWei?: bigint | undefined;
     /** The itemized ledger's view of the closing event (migration 0019). */

@@ -14,7 +14,8 @@ export const HOLD_KEY_PREFIX = 'hold|';
 /**
  * 'guarantee': a token-mode op whose charge is collected after execution (src/settlement/README.md); 'token': a
  * token-mode op prefunded in validation (no charges: the row records which dApp signed it and spends its token's jti);
- * 'mee': an MEE gas tank's payment op (src/mee/), its `paymaster` the tank's address.
+ * 'mee': an MEE quote's payment from a gas tank (its `paymaster` is the tank: the tank's follower settles it at the
+ * reserved amounts, src/settlement/README.md "MEE gas tanks").
  */
 export type ReservationKind = 'sponsored' | 'guarantee' | 'token' | 'mee';
 

@@ -58,13 +58,17 @@ export interface SpendLedgerRepository {
   reserve(args: ReserveArgs): Promise<ReserveResult>;
   /**
    * Replaces an open reservation by what the op really cost: each charge's reserved amount is released and its
-   * actual amount (wei: `actualWei`; usd: `actualUsdMicros`, or the reserved amount when no price is given; ops:
-   * 1) is added to `used`. A reservation already released is settled too (its cost added, nothing released
-   * again). False when it is already settled or unknown.
+   * actual amount (wei: `actualWei`, or the reserved amount when it is undefined; usd: `actualUsdMicros`, or the
+   * reserved amount when no price is given; ops: 1) is added to `used`. A reservation already released is settled
+   * too (its cost added, nothing released again). False when it is already settled or unknown.
    */
   settle(args: {
     readonly id: string;
-    readonly actualWei: bigint;
+    /**
+     * What Patron's paymaster deposit paid (the op's actualGasCost). Undefined: the deposit paid nothing and each wei
+     * charge keeps its reserved amount (an MEE tank's payment: a fixed transfer, its gas paid by the MEE node).
+     */
+    readonly actualWei: bigint | undefined;
     readonly actualUsdMicros: bigint | undefined;
     readonly now: number;
     readonly block?: ClosingBlock | undefined;
@@ -91,6 +95,11 @@ export interface SpendLedgerRepository {
   releaseClosed(args: {
     readonly chainId: number;
     readonly paymaster: string;
+    /**
+     * Only the rows of exactly `paymaster`. Default: also the rows made before migration 0011 (no paymaster), which
+     * any follower of a paymaster releases; an MEE tank's follower reads only its tank's ops, so they are not its.
+     */
+    readonly exactPaymaster?: boolean | undefined;
     readonly cursorBlock: bigint;
     readonly cursorTimestamp: bigint;
     readonly now: number;
@@ -249,7 +258,11 @@ export function createSpendLedgerRepository(
 
     async settle({ id, actualWei, actualUsdMicros, now, block, paymaster, included }) {
       const usedOf = (c: StoredCharge) =>
-        c.unit === 'wei' ? actualWei : c.unit === 'ops' ? 1n : (actualUsdMicros ?? BigInt(c.amount));
+        c.unit === 'wei'
+          ? (actualWei ?? BigInt(c.amount))
+          : c.unit === 'ops'
+            ? 1n
+            : (actualUsdMicros ?? BigInt(c.amount));
       const settle = {
         id,
         now,
@@ -279,12 +292,11 @@ export function createSpendLedgerRepository(
       });
     },
 
-    async releaseClosed({ chainId, paymaster, cursorBlock, cursorTimestamp, now }) {
+    async releaseClosed({ chainId, paymaster, exactPaymaster, cursorBlock, cursorTimestamp, now }) {
       let released = 0;
       for (let batch = 0; batch < 100; batch++) {
-        const open = await openReservationsQuery(db, { chainId, paymaster, cursorBlock, cursorTimestamp })
-          .limit(RELEASE_BATCH)
-          .execute();
+        const query = { chainId, paymaster, exactPaymaster, cursorBlock, cursorTimestamp };
+        const open = await openReservationsQuery(db, query).limit(RELEASE_BATCH).execute();
         // Released unused: `sponsorship.expired` commits with the release (store/events/lifecycleEventWrites.ts).
         for (const r of open) {
           const onClosed = (trx: Trx) => writeExpiredEvents(trx, { reservationId: r.id, now });
@@ -323,8 +335,15 @@ export function createSpendLedgerRepository(
  */
 export function openReservationsQuery(
   db: Kysely<Database>,
-  args: { chainId: number; paymaster: string; cursorBlock: bigint; cursorTimestamp: bigint },
+  args: {
+    chainId: number;
+    paymaster: string;
+    exactPaymaster?: boolean | undefined;
+    cursorBlock: bigint;
+    cursorTimestamp: bigint;
+  },
 ) {
+  const paymaster = args.paymaster.toLowerCase();
   return (
     db
       .selectFrom('spend_reservations')
@@ -332,7 +351,11 @@ export function openReservationsQuery(
       .where('chain_id', '=', args.chainId)
       // A literal, not a parameter: the partial index over open rows is used only for this very term (0021).
       .where('status', '=', sql.lit('reserved'))
-      .where((eb) => eb.or([eb('paymaster', '=', args.paymaster.toLowerCase()), eb('paymaster', 'is', null)]))
+      .where((eb) =>
+        args.exactPaymaster === true
+          ? eb('paymaster', '=', paymaster)
+          : eb.or([eb('paymaster', '=', paymaster), eb('paymaster', 'is', null)]),
+      )
       .where((eb) => eb.or([eb('valid_until', 'is not', null), eb('last_block', 'is not', null)]))
       .where((eb) => eb.or([eb('valid_until', 'is', null), eb('valid_until', '<', Number(args.cursorTimestamp))]))
       .where((eb) => eb.or([eb('last_block', 'is', null), eb('last_block', '<', Number(args.cursorBlock))]))

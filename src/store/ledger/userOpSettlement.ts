@@ -33,6 +33,13 @@ export interface SettleUserOpArgs {
    * paymaster signature the included op carries, read from its transaction; undefined when it cannot be read.
    */
   readonly includedSignature?: (() => Promise<string | undefined>) | undefined;
+  /**
+   * An MEE gas tank's op, read by the tank's follower (`paymaster` is the tank; src/settlement/README.md, "MEE gas
+   * tanks"): only the rows of the tank are closed, the op key's others being their own paymasters' to close; each
+   * is settled at its reserved amounts (the payment is a fixed transfer, its gas paid by the MEE node's paymaster,
+   * not Patron's deposit), or released when the op reverted (`included.success` false: the transfer did not happen).
+   */
+  readonly fixedPayment?: boolean | undefined;
 }
 
 /** What settling an event did: whether a reservation closed now, and the dApps whose signature the op carried. */
@@ -59,6 +66,8 @@ export interface UserOpSettlement {
     readonly opKey: string;
     /** The paymaster that paid for the op (zero address: none): its own rows are its follower's to settle. */
     readonly paidBy: string;
+    /** The op's sender: the rows whose `paymaster` it is (an MEE tank's payments) are its own follower's to settle. */
+    readonly sender: string;
     readonly now: number;
     readonly block: ClosingBlock;
     readonly included: IncludedIn;
@@ -72,6 +81,8 @@ export interface UserOpSettlement {
     readonly paymaster: string;
     readonly limit: number;
   }): Promise<string[]>;
+  /** Whether a reservation of exactly `paymaster` is open on the chain (a retired MEE tank is followed until none is). */
+  hasOpenReservations(args: { readonly chainId: number; readonly paymaster: string }): Promise<boolean>;
   /**
    * After a reorg: moves the cursor back from `from` to `to` only if it is still exactly `from`, and in the same
    * transaction reopens every reservation of `paymaster` on the chain closed by an event in a block above `to`:
@@ -112,6 +123,20 @@ export function withUserOpSettlement(
   /** The row's close for this event: released if its user paid (a guarantee or token op), else settled. */
   const closeChosen = async (row: OpKeyRow, args: SettleUserOpArgs): Promise<boolean> => {
     const { actualWei, actualUsdMicros, now, block, paymaster, included } = args;
+    if (args.fixedPayment === true) {
+      // The tank's transfer happened exactly as reserved, or (reverted) not at all.
+      return included?.success === false
+        ? ledger.release({ id: row.id, now, block, paymaster, included })
+        : ledger.settle({
+            id: row.id,
+            actualWei: undefined,
+            actualUsdMicros: undefined,
+            now,
+            block,
+            paymaster,
+            included,
+          });
+    }
     const paid =
       row.kind !== 'sponsored' &&
       row.status === 'reserved' &&
@@ -160,8 +185,11 @@ export function withUserOpSettlement(
   return {
     ...ledger,
     async settleUserOp(args) {
-      const rows = await rowsOfOpKey(args.opKey);
-      if (rows.length === 0) return settleLegacy(args);
+      const all = await rowsOfOpKey(args.opKey);
+      const tank = args.fixedPayment === true ? args.paymaster?.toLowerCase() : undefined;
+      const rows = tank === undefined ? all : all.filter((r) => r.paymaster === tank);
+      // A tank's payments were never reserved before migration 0022: no row of its is a legacy one.
+      if (rows.length === 0) return tank === undefined ? settleLegacy(args) : { settled: false, dappIds: [] };
       const txHash = args.included?.txHash.toLowerCase();
       // Read before: the rows this very event closed (a restart, a re-read) answer the same dApps.
       const earlier = rows.filter((r) => r.tx_hash !== null && r.tx_hash === txHash && r.status !== 'superseded');
@@ -191,12 +219,27 @@ export function withUserOpSettlement(
       return rows.flatMap((r) => (r.sender === null ? [] : [r.sender]));
     },
 
-    async supersedeOpKey({ opKey, paidBy, now, block, included }) {
+    async hasOpenReservations({ chainId, paymaster }) {
+      const row = await db
+        .selectFrom('spend_reservations')
+        .select('id')
+        .where('chain_id', '=', chainId)
+        // A literal, not a parameter: the partial index over open rows (migration 0021).
+        .where('status', '=', sql.lit('reserved'))
+        .where('paymaster', '=', paymaster.toLowerCase())
+        .limit(1)
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    async supersedeOpKey({ opKey, paidBy, sender, now, block, included }) {
       let closed = 0;
       const rows = await rowsOfOpKey(opKey);
       // A row of the paymaster that paid (another deployment of Patron's on the same EntryPoint) is settled by that
-      // deployment's follower, which reads the same event.
-      for (const row of openRows(rows).filter((r) => r.paymaster !== paidBy.toLowerCase())) {
+      // deployment's follower, which reads the same event; a row of the sender (an MEE tank's payment, whoever paid
+      // its gas) by the tank's follower.
+      const ownFollower = new Set([paidBy.toLowerCase(), sender.toLowerCase()]);
+      for (const row of openRows(rows).filter((r) => r.paymaster === null || !ownFollower.has(r.paymaster))) {
         if (await supersede(row, { now, block, included })) closed++;
       }
       return closed;
