@@ -50,7 +50,10 @@ export async function readTankOwner(args: {
   } catch (err) {
     if (err instanceof ValidationError) throw err;
     // The paymaster's messages name its PATRON_SIGNER_* settings; here the key is the tank's.
-    const why = err instanceof Error ? err.message.replace(/PATRON_SIGNER_[A-Z_0-9]+ ?/g, '') : String(err);
+    const why =
+      err instanceof Error
+        ? err.message.replace(/;? ?check PATRON_SIGNER_[A-Z_0-9]+/g, '').replace(/PATRON_SIGNER_[A-Z_0-9]+ ?/g, '')
+        : String(err);
     throw new ValidationError(`the tank's ${args.ref.kind} signer cannot be opened: ${why}`);
   }
   try {
