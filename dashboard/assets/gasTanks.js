@@ -65,8 +65,9 @@ export async function renderGasTanks(root, { dappId }) {
             void busy(retire, out, async () => {
               if (!confirm(`Retire gas tank ${t.address}? Patron will sign nothing more from it.`)) return;
               await api('POST', `${base}/${encodeURIComponent(t.id)}/retire`);
-              clear(out).append(notice('ok', `Gas tank ${t.address} retired.`));
+              // The table first, then the word that it is done: what the notice says is already on screen.
               await load();
+              clear(out).append(notice('ok', `Gas tank ${t.address} retired.`));
             }),
         },
         'Retire',
