@@ -51,9 +51,35 @@ export async function computeTankAddress(args: {
 }
 
 /**
- * The tank's address as recorded: the computed one when the factory is there (a given address must equal it), or
- * the given one, which is then the operator's word (docs/guides/mee-gas-tanks.md), when it is not.
+ * The tank's address as recorded, from what the chain computed (undefined: no factory there) and what the operator
+ * gave: the computed one (a given address must equal it), or the given one, which is then the operator's word
+ * (docs/guides/mee-gas-tanks.md).
  */
+export function chooseTankAddress(args: {
+  readonly computed: Address | undefined;
+  readonly given: Address | undefined;
+  readonly chainId: number;
+  readonly owner: Address;
+  readonly meeVersion: string;
+}): { readonly address: Address; readonly computed: boolean } {
+  const { computed, given } = args;
+  if (computed === undefined) {
+    if (given === undefined) {
+      throw new ValidationError(
+        `the MEE ${args.meeVersion} Nexus factory has no code on chain ${args.chainId}, so the tank's address cannot be computed: give it (--address), or run on a chain (or a fork) that has the factory`,
+      );
+    }
+    return { address: getAddress(given), computed: false };
+  }
+  if (given !== undefined && getAddress(given) !== getAddress(computed)) {
+    throw new ValidationError(
+      `the given address ${given} is not the tank of owner ${args.owner} at MEE ${args.meeVersion} on chain ${args.chainId} (that is ${computed})`,
+    );
+  }
+  return { address: getAddress(computed), computed: true };
+}
+
+/** The tank's address for the owner and version on the client's chain, checked against a given one (above). */
 export async function resolveTankAddress(args: {
   readonly client: PublicClient;
   readonly chainId: number;
@@ -61,19 +87,5 @@ export async function resolveTankAddress(args: {
   readonly meeVersion: string;
   readonly given: Address | undefined;
 }): Promise<{ readonly address: Address; readonly computed: boolean }> {
-  const computed = await computeTankAddress(args);
-  if (computed === undefined) {
-    if (args.given === undefined) {
-      throw new ValidationError(
-        `the MEE ${args.meeVersion} Nexus factory has no code on chain ${args.chainId}, so the tank's address cannot be computed: give it (--address), or run on a chain (or a fork) that has the factory`,
-      );
-    }
-    return { address: getAddress(args.given), computed: false };
-  }
-  if (args.given !== undefined && getAddress(args.given) !== computed) {
-    throw new ValidationError(
-      `the given address ${args.given} is not the tank of owner ${args.owner} at MEE ${args.meeVersion} on chain ${args.chainId} (that is ${computed})`,
-    );
-  }
-  return { address: computed, computed: true };
+  return chooseTankAddress({ ...args, computed: await computeTankAddress(args) });
 }
