@@ -166,6 +166,10 @@ describe(`patron tank (${BACKEND})`, () => {
       ],
       [{ 'mee-version': '1.0.0' }, /MEE version 1.0.0 is not one a gas tank can use/],
       [{ dapp: 'no-such-dapp' }, /No dApp no-such-dapp/],
+      [
+        { 'low-balance': '0.0000001' },
+        /--low-balance must be an amount of the token \(e\.g\. 12\.5\), at most 6 decimals/,
+      ],
     ];
     for (const [over, message] of cases) await refused(['tank', 'create', ...create(over)], message);
     fs.writeFileSync(path.join(dir, 'wrong.pass'), 'not the password');

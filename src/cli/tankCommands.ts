@@ -104,7 +104,6 @@ export const tankCommands: Record<string, (ctx: CommandContext) => Promise<void>
       warn: (m) => ctx.io.stderr(`warning: ${m}\n`),
     });
     const given = option(ctx, 'address');
-    const lowBalanceText = option(ctx, 'low-balance');
     const crypto = selectCryptoBackend().backend;
     const tank = await createGasTank({
       tanks: ctx.meeTanks,
@@ -117,18 +116,13 @@ export const tankCommands: Record<string, (ctx: CommandContext) => Promise<void>
       ownerOf: (ref) => readTankOwner({ ref, crypto }),
       meeVersion: option(ctx, 'mee-version'),
       address: given === undefined ? undefined : addressOption(ctx, 'address'),
+      lowBalance:
+        option(ctx, 'low-balance') === undefined ? undefined : (decimals) => amountOption(ctx, 'low-balance', decimals),
       now: Date.now(),
     });
-    const stored =
-      lowBalanceText === undefined
-        ? tank
-        : ((await ctx.meeTanks.setLowBalance({
-            id: tank.id,
-            lowBalance: amountOption(ctx, 'low-balance', tank.tokenDecimals),
-          })) ?? tank);
-    const view = toTankView(stored);
+    const view = toTankView(tank);
     printResult(ctx.io, ctx.json, { ...view, addressComputed: tank.addressComputed }, [
-      ...describe(stored, view),
+      ...describe(tank, view),
       tank.addressComputed
         ? '  address computed from the owner at the factory on chain'
         : '  address as given (--address): the factory is not on this chain, so Patron could not check it',

@@ -27,7 +27,8 @@ export async function createGasTank(args: {
   readonly ownerOf: (ref: TankSignerRef) => Promise<Address>;
   readonly meeVersion?: string | undefined;
   readonly address?: Address | undefined;
-  readonly lowBalance?: bigint | undefined;
+  /** The alert threshold, from the token's decimals (read here): checked before anything is stored. */
+  readonly lowBalance?: ((decimals: number) => bigint) | undefined;
   readonly now: number;
 }): Promise<MeeTank & { readonly addressComputed: boolean }> {
   const { client, chainId } = args;
@@ -38,8 +39,9 @@ export async function createGasTank(args: {
   if (actual !== chainId) throw new ValidationError(`the RPC answers chain ${actual}, not chain ${chainId}`);
   const meeVersion = args.meeVersion ?? DEFAULT_TANK_MEE_VERSION;
   tankMeeConfig(meeVersion);
-  if (args.lowBalance !== undefined && args.lowBalance < 0n) throw new ValidationError('lowBalance must be >= 0');
   const tokenDecimals = await readTankTokenDecimals({ client, token: args.token, chainId });
+  const lowBalance = args.lowBalance?.(tokenDecimals);
+  if (lowBalance !== undefined && lowBalance < 0n) throw new ValidationError('the low-balance threshold must be >= 0');
   const owner = await args.ownerOf(args.signer);
   const { address, computed } = await resolveTankAddress({
     client,
@@ -58,7 +60,7 @@ export async function createGasTank(args: {
     meeVersion,
     signer: args.signer,
     owner,
-    lowBalance: args.lowBalance,
+    lowBalance,
     createdAt: args.now,
   });
   return { ...tank, addressComputed: computed };
