@@ -4,6 +4,7 @@ import { after, before, test } from 'node:test';
 import { restRoutes } from '../src/api/restRoutes.js';
 import type { RouteDef } from '../src/api/route.js';
 import { type SignedIn, setTenantPassword, signIn, writeHeaders } from './helpers/dashboardSession.js';
+import { insertTestTank } from './helpers/meeTanks.js';
 import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
 
 /**
@@ -49,6 +50,7 @@ before(async () => {
     policyId: policy.id,
     eventId,
     memberId: a.accountId,
+    tankId: (await insertTestTank(ctx.deps.store, a.dappId)).id,
   };
   routes = restRoutes(ctx.deps);
 });

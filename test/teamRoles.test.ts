@@ -7,6 +7,7 @@ import { type RouteDef, route } from '../src/api/route.js';
 import { hasMember } from '../src/api/routeAuth.js';
 import { ROUTE_ROLES } from '../src/api/routeRoles.js';
 import { LOCAL_ORIGIN, setTenantPassword, signIn } from './helpers/dashboardSession.js';
+import { insertTestTank } from './helpers/meeTanks.js';
 import { createTenant, createTestContext, type Tenant, type TestContext } from './helpers/testContext.js';
 
 /**
@@ -81,6 +82,7 @@ before(async () => {
     policyId: policy.id,
     eventId,
     memberId: people.viewer.memberId,
+    tankId: (await insertTestTank(ctx.deps.store, a.dappId)).id,
   };
   routes = restRoutes(ctx.deps);
 });

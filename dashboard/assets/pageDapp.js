@@ -1,6 +1,7 @@
 // @ts-check
 import { api } from './api.js';
 import { busy, clear, copyButton, formatTime, h, notice, title } from './dom.js';
+import { renderGasTanks } from './gasTanks.js';
 import { renderKeyRestrictions } from './keyRestrictions.js';
 import { chainPicker, pickedChains, servedChains } from './pageDapps.js';
 import { renderEvents } from './pageEvents.js';
@@ -149,6 +150,7 @@ export async function renderDapp(main, ctx) {
   const tokens = h('div');
   const guarantees = h('div');
   const events = h('div');
+  const tanks = h('div');
   await Promise.all([
     renderEvents(events, { dappId, out }),
     renderWebhooks(hooks, { dappId, out }),
@@ -156,6 +158,7 @@ export async function renderDapp(main, ctx) {
     renderKeyRestrictions(restrictions, { dappId, out }),
     renderSponsorshipTokens(tokens, { dappId }),
     renderTokenGuarantees(guarantees, { dappId }),
+    renderGasTanks(tanks, { dappId }),
   ]);
 
   main.append(
@@ -176,6 +179,7 @@ export async function renderDapp(main, ctx) {
     restrictions,
     tokens,
     guarantees,
+    tanks,
     h(
       'section',
       { 'aria-labelledby': 'settings-h' },

@@ -5,6 +5,7 @@ import { adminDappRoutes } from './adminDapps.js';
 import { adminKeeperTopupRoutes } from './adminKeeperTopups.js';
 import { adminLedgerRoutes } from './adminLedger.js';
 import { adminLifecycleEventRoutes } from './adminLifecycleEvents.js';
+import { adminMeeTankRoutes } from './adminMeeTanks.js';
 import { adminMemberRoutes } from './adminMembers.js';
 import { adminPaymasterStatusRoutes } from './adminPaymasterStatus.js';
 import { adminPolicyRoutes } from './adminPolicies.js';
@@ -35,6 +36,7 @@ export type RestRouteDeps = RouteAuthDeps &
   Parameters<typeof adminSponsorshipTokenRoutes>[0] &
   Parameters<typeof adminTokenGuaranteeRoutes>[0] &
   Parameters<typeof adminKeeperTopupRoutes>[0] &
+  Parameters<typeof adminMeeTankRoutes>[0] &
   Parameters<typeof adminMemberRoutes>[0] &
   Parameters<typeof adminAuditLogRoutes>[0];
 
@@ -61,6 +63,7 @@ export function restRoutes(deps: RestRouteDeps): readonly RouteDef[] {
     ...adminLifecycleEventRoutes(deps),
     ...adminLedgerRoutes(deps),
     ...adminKeeperTopupRoutes(deps),
+    ...adminMeeTankRoutes(deps),
     ...adminMemberRoutes(deps),
     ...adminAuditLogRoutes(deps),
   ];

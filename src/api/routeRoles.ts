@@ -67,4 +67,11 @@ export const ROUTE_ROLES: Readonly<Record<string, MemberRole>> = {
   setMemberRole: 'owner',
   removeMember: 'owner',
   listAuditLog: 'viewer',
+  // Gas tanks (issue 35): created by the server operator with the CLI only; a team reads its dApps' tanks, and its
+  // operators set the alert threshold and retire a tank (which only stops Patron signing from it).
+  listMeeTanks: 'viewer',
+  listDappMeeTanks: 'viewer',
+  getDappMeeTank: 'viewer',
+  setDappMeeTankLowBalance: 'operator',
+  retireDappMeeTank: 'operator',
 };

@@ -8,6 +8,7 @@ import { paymasterCommands } from './paymasterCommands.js';
 import { policyCommands } from './policyCommands.js';
 import { restrictCommands } from './restrictCommands.js';
 import { signerCommands } from './signerCommands.js';
+import { tankCommands } from './tankCommands.js';
 import { tokenCommands } from './tokenCommands.js';
 
 /** A command `runCli` runs with the configuration (less the signer), the storage and the master key open. */
@@ -37,6 +38,7 @@ const STORE_MAPS: readonly Readonly<Record<string, CliCommand>>[] = [
   tokenCommands,
   guaranteeCommands,
   keeperCommands,
+  tankCommands,
 ];
 
 /**

@@ -11,6 +11,8 @@ import type { PolicyService } from '../policies/policyService.js';
 import type { DepositTopupRepository } from '../store/ledger/depositTopupRepository.js';
 import type { LedgerQueryRepository } from '../store/ledger/ledgerQueryRepository.js';
 import type { Account } from '../store/records.js';
+import type { DappRepository } from '../store/tenants/dappRepository.js';
+import type { MeeTankRepository } from '../store/tenants/meeTankRepository.js';
 import type { SealedSecretsRepository } from '../store/tenants/sealedSecretsRepository.js';
 import { type CliIo, printResult, table } from './cliOutput.js';
 import { runDemo } from './demo.js';
@@ -40,6 +42,9 @@ export interface CommandContext {
   readonly ledger: LedgerQueryRepository;
   /** The deposit keeper's top-ups (keeperCommands.ts). */
   readonly depositTopups: DepositTopupRepository;
+  /** Biconomy MEE gas tanks (tankCommands.ts), and the dApps they belong to. */
+  readonly meeTanks: MeeTankRepository;
+  readonly dapps: Pick<DappRepository, 'findById'>;
   /** The master key the command runs with (checked against the database), how it was given, and what it seals. */
   readonly masterKey: { readonly key: Buffer; readonly source: string; readonly secrets: SealedSecretsRepository };
   /** Where the running service answers (PATRON_PUBLIC_URL, else HOST:PORT), for commands that call it. */
@@ -313,6 +318,13 @@ export const USAGE = `Usage: patron <command> [options] [--json]
   ledger export   --dapp DAPP_ID [filters] [--out FILE]   the ledger as CSV (stdout without --out)
        filters: --from DATE --to DATE --policy ID --sender 0x… --user SUB --status S --chain ID
   keeper history  [--chain ID] [--paymaster 0x…] [--limit N] [--before TIME]   the deposit keeper's top-ups, newest first
+  tank create --dapp DAPP_ID --chain ID --token 0x… --signer JSON [--mee-version V] [--address 0x…] [--low-balance AMOUNT] [--rpc URL]
+       register a Biconomy MEE gas tank: {"kind":"keystore","file":"/…","passwordFile":"/…"} (or pkcs11, kms)
+  tank list [--dapp DAPP_ID]                         every gas tank, or one dApp's
+  tank show --id TANK_ID [--rpc URL]                 one tank with its token balance read on chain
+  tank fund --id TANK_ID --amount AMOUNT [--rpc URL] [key]   transfer the token to the tank (no key: prints the transfer)
+  tank alert --id TANK_ID (--low-balance AMOUNT | --clear)   the low-balance alert threshold, in whole tokens
+  tank retire --id TANK_ID                           Patron signs nothing more from it (its funds stay; withdraw them)
   master-key generate                                 prints a fresh key for PATRON_MASTER_KEY
   master-key rotate                                   re-encrypts every secret with PATRON_NEW_MASTER_KEY (stop the service first)
 

@@ -152,6 +152,8 @@ export async function runCli(args: {
       policies,
       ledger: store.ledger,
       depositTopups: store.depositTopups,
+      meeTanks: store.meeTanks,
+      dapps: store.dapps,
       masterKey: { key: masterKey, source, secrets: store.sealedSecrets },
       io,
       json,
@@ -243,6 +245,9 @@ function parse(argv: readonly string[]) {
       before: { type: 'string' },
       cursor: { type: 'string' },
       'cap-wei': { type: 'string' },
+      address: { type: 'string' },
+      'mee-version': { type: 'string' },
+      'low-balance': { type: 'string' },
       resets: { type: 'string' },
     },
   });

@@ -23,6 +23,7 @@ import { type AccountRepository, createAccountRepository } from './tenants/accou
 import { type AuditLogRepository, createAuditLogRepository } from './tenants/auditLogRepository.js';
 import { createDappRepository, type DappRepository } from './tenants/dappRepository.js';
 import { createMeeNonceLaneRepository, type MeeNonceLaneRepository } from './tenants/meeNonceLaneRepository.js';
+import { createMeeTankRepository, type MeeTankRepository } from './tenants/meeTankRepository.js';
 import { createMemberRepository, type MemberRepository } from './tenants/memberRepository.js';
 import { createPolicyRepository, type PolicyRepository } from './tenants/policyRepository.js';
 import { createSealedSecretsRepository, type SealedSecretsRepository } from './tenants/sealedSecretsRepository.js';
@@ -61,6 +62,8 @@ export interface Store {
   readonly lifecycleEvents: LifecycleEventRepository;
   /** Where each dApp's lifecycle events are posted. */
   readonly eventEndpoints: EventEndpointRepository;
+  /** Biconomy MEE gas tanks: the Nexus accounts whose owner key Patron holds, each sponsoring one dApp. */
+  readonly meeTanks: MeeTankRepository;
   /**
    * A number that moves whenever another process may have changed what the caches hold, read by the caches to see
    * outside changes: SQLite in a file, the change counter that cached tables' triggers move (migration 0014); PostgreSQL, the change feed's count of `patron_changes` notifications (changeFeed.ts).
@@ -123,6 +126,7 @@ export function createStore(handle: DatabaseHandle): Store {
     sponsorshipTokenUses: createSponsorshipTokenUseRepository(db, handle.sqlite),
     lifecycleEvents: createLifecycleEventRepository(db, handle.kind),
     eventEndpoints: createEventEndpointRepository(db),
+    meeTanks: createMeeTankRepository(db),
     pgPool: handle.pgPool,
     sqliteFile: sqlite?.name,
     followerLease,

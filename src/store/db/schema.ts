@@ -320,6 +320,28 @@ export interface MeeNonceLanesTable {
   signed_at: number | null;
 }
 
+/** Biconomy MEE gas tanks (migration 0029, store/tenants/meeTankRepository.ts). */
+export interface MeeGasTanksTable {
+  id: string;
+  dapp_id: string;
+  chain_id: number;
+  /** Lower-case 0x hex, as the token and the owner. */
+  address: string;
+  token: string;
+  token_decimals: number;
+  /** abstractjs's MEEVersion ("2.2.1"). */
+  mee_version: string;
+  /** JSON: a TankSignerRef (config/tankSignerRef.ts). */
+  signer: string;
+  owner: string;
+  /** 'active' | 'retired'. */
+  status: string;
+  /** Decimal string of the token's base units; null: no alert. */
+  low_balance_wei: string | null;
+  created_at: number;
+  retired_at: number | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   auth_tokens: AuthTokensTable;
@@ -346,4 +368,5 @@ export interface Database {
   deposit_topups: DepositTopupsTable;
   mee_nonce_counters: MeeNonceCountersTable;
   mee_nonce_lanes: MeeNonceLanesTable;
+  mee_gas_tanks: MeeGasTanksTable;
 }
