@@ -5,6 +5,7 @@ import { registerDevChainRoutes } from './api/devChainRpc.js';
 import { sendError, toHttpError } from './api/envelope.js';
 import { registerJsonBodyParser } from './api/jsonBodyParser.js';
 import { isJsonRpcUrl, jsonRpcBadUrl, jsonRpcNotFound } from './api/jsonRpcPaths.js';
+import { registerMeeSponsorRoutes } from './api/meeSponsorRoutes.js';
 import { admitPaymasterRequest } from './api/paymasterAdmission.js';
 import { isPaymasterRpcUrl, registerPaymasterRpcRoutes } from './api/paymasterRpc.js';
 import { isProbeUrl, registerProbeLog } from './api/probeLog.js';
@@ -84,6 +85,7 @@ export function createApp(deps: Deps): FastifyInstance {
   registerRestRoutes(app, deps);
   registerDashboardRoutes(app, deps);
   registerPaymasterRpcRoutes(app, deps);
+  registerMeeSponsorRoutes(app, deps);
   registerDevChainRoutes(app, deps);
   registerMetricsRoute(app, deps);
   return app;

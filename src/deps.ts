@@ -22,7 +22,9 @@ import {
   type EventDeliveryTuning,
   type LifecycleEvents,
 } from './lifecycleEvents/buildLifecycleEvents.js';
+import { buildMeeSponsor } from './mee/buildMeeSponsor.js';
 import { buildMeeTanks, type MeeTankSources, NO_MEE_TANKS } from './mee/buildMeeTanks.js';
+import type { MeeSponsorService } from './mee/meeSponsorService.js';
 import type { TankSigners } from './mee/tankSigner.js';
 import type { TankWatch } from './mee/tankWatch.js';
 import { createObservability } from './metrics/observability.js';
@@ -123,6 +125,8 @@ export interface Deps {
   readonly tankSigners: TankSigners;
   /** The MEE gas tanks' balances, runways and low-balance alerts (src/mee/tankWatch.ts); idle without tanks. */
   readonly tankWatch: TankWatch;
+  /** The MEE sponsor endpoints' service: nonce lanes, quotes checked and signed from the dApps' tanks. */
+  readonly meeSponsor: MeeSponsorService;
   /** The tenant URL rules (webhooks/webhookUrlPolicy.ts): webhook URLs, and the JWKS URLs a dApp registers. */
   readonly urlPolicy: WebhookUrlPolicy;
   readonly now: () => number;
@@ -214,7 +218,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
     // Whether Patron may sign for a paymaster at all (the signer watch and the solvency guard), before the modes that
     // ask it; on PostgreSQL several instances may sign, each within its share of the deposit (store.solvencyClaims).
     const gate = closers.own(startSigningGate({ ...background, chains, signer, fees }));
-    const { sponsorship, tokenPaymaster, bounds } = buildPaymaster({
+    const { sponsorship, tokenPaymaster, bounds, policyGate, chainReads } = buildPaymaster({
       ...ground,
       signer,
       crypto: crypto.backend,
@@ -242,9 +246,32 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
         chains,
         crypto: crypto.backend,
         alert: gate.alerts,
-        sources: overrides.meeTanks ?? NO_MEE_TANKS,
+        sources: overrides.meeTanks ?? {
+          listTanks: () => store.meeTanks.list(),
+          // The ledger keeps a tank's payments in USD, wei and ops, not token units: no runway until it does.
+          tankSpend24h: NO_MEE_TANKS.tankSpend24h,
+        },
       }),
     );
+    // The MEE sponsor endpoints (src/mee/README.md): the same policy gate and ledger as every sponsorship.
+    const meeSponsor = buildMeeSponsor({
+      tanks: store.meeTanks,
+      lanes: store.meeNonceLanes,
+      chains,
+      chainReads,
+      tokenCatalog,
+      policies: policyGate,
+      signRoot: async ({ tank, root }) => {
+        const signer = await tankSigners.signerFor(tank.signer);
+        // A key swapped under the reference would sign for a tank it does not own: nothing the validator accepts.
+        if (signer.address.toLowerCase() !== tank.owner.toLowerCase()) {
+          throw new Error(`gas tank ${tank.id}'s signer opens ${signer.address}, not its owner ${tank.owner}`);
+        }
+        return signer.signRoot(root);
+      },
+      trustedNodes: config.meeNodes,
+      now,
+    });
     // Before settlement, which tells them of included ops and of each round's lag.
     const observability = createObservability({
       ...ground,
@@ -306,6 +333,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
       keeper,
       tankSigners,
       tankWatch,
+      meeSponsor,
       signerWatch: gate.signerWatch,
       requestLog,
       lifecycleEvents,

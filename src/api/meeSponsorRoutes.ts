@@ -11,6 +11,8 @@ import {
   ValidationError,
 } from '../errors/PatronError.js';
 import type { MeeSponsorService } from '../mee/meeSponsorService.js';
+import type { CallReport, OnCall } from '../rpc/callReport.js';
+import { toRpcError } from '../rpc/rpcErrors.js';
 import type { SponsorshipGrant } from '../sponsorshipTokens/sponsorshipGrant.js';
 import type { SponsorshipTokenGate } from '../sponsorshipTokens/sponsorshipTokenGate.js';
 import type { StorageHealth } from '../store/db/storageHealth.js';
@@ -26,7 +28,12 @@ export interface MeeSponsorRouteDeps {
   readonly tokenGate: SponsorshipTokenGate;
   readonly meeSponsor: MeeSponsorService;
   readonly storageHealth: Pick<StorageHealth, 'report'>;
+  /** Told of every finished sign call (the request log, the metrics, `sponsorship.signed`): rpc/callReport.ts. */
+  readonly onCall?: OnCall | undefined;
 }
+
+/** The method name a sign call is reported under (the request log, the metrics' `method` label). */
+export const MEE_SIGN_METHOD = 'mee_sponsorshipSign';
 
 type Params = { dappId: string; chainId?: string; tank?: string };
 
@@ -73,8 +80,31 @@ export function registerMeeSponsorRoutes(app: FastifyInstance, deps: MeeSponsorR
 
     scope.post<{ Params: Params }>(`${base}/sign/:chainId/:tank`, { bodyLimit: RPC_BODY_LIMIT }, async (req, reply) => {
       const { dapp, chainId, tank, grant } = await admit(deps, req, reply, { sender: firstUserSender(req.body) });
-      const signed = await deps.meeSponsor.sign({ caller: { dappId: dapp.id, grant }, chainId, tank, body: req.body });
-      return signed.quote;
+      const at = Date.now();
+      const report = (facts: CallReport['facts'], error?: CallReport['error']) =>
+        deps.onCall?.({
+          at,
+          method: MEE_SIGN_METHOD,
+          accountId: dapp.accountId,
+          dappId: dapp.id,
+          chainId,
+          facts,
+          latencyMs: Date.now() - at,
+          ...(error === undefined ? {} : { error }),
+        });
+      try {
+        const signed = await deps.meeSponsor.sign({
+          caller: { dappId: dapp.id, grant },
+          chainId,
+          tank,
+          body: req.body,
+        });
+        report(signed.facts);
+        return signed.quote;
+      } catch (err) {
+        report([], toRpcError(err).error);
+        throw err;
+      }
     });
 
     scope.get<{ Params: Params }>(`${base}/info`, async (req, reply) => {

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { Address } from 'viem';
 import { z } from 'zod';
 import { type AlertSettings, alertEnv, alertSettingsFrom } from './alertSettings.js';
 import { boundsFromEnv } from './boundsSettings.js';
@@ -171,6 +172,8 @@ export interface Config {
   readonly keeper: KeeperSettings;
   /** The MEE gas tanks' balance watch and low-balance alerts (src/mee/README.md). */
   readonly meeTanks: MeeTankSettings;
+  /** PATRON_MEE_NODES: the MEE nodes a gas tank's payment may go to; empty: none (no quote is signed). */
+  readonly meeNodes: readonly Address[];
 }
 
 export class ConfigError extends Error {

@@ -1,7 +1,8 @@
 import { type Address, getAddress, type Hex, isAddressEqual } from 'viem';
 import { opKey } from '../chain/opKey.js';
+import type { TankSignerRef } from '../config/tankSignerRef.js';
 import { ChainNotServedError, NotFoundError, ValidationError } from '../errors/PatronError.js';
-import { signatureFingerprint } from '../paymaster/requestFacts.js';
+import { issuedSignature, type RequestFact, signatureFingerprint } from '../paymaster/requestFacts.js';
 import type { SenderAccount } from '../policies/knownAccounts.js';
 import type { PolicyGate, PolicyPass, PolicyRequest } from '../policies/policyGate.js';
 import { assertTokenCalls, type SponsorshipGrant } from '../sponsorshipTokens/sponsorshipGrant.js';
@@ -22,6 +23,9 @@ export interface SponsorTank {
   readonly tokenDecimals: number;
   readonly meeVersion: string;
   readonly status: string;
+  /** The owner key's reference and address (the K1 MEE validator's owner). */
+  readonly signer: TankSignerRef;
+  readonly owner: Address;
 }
 
 /** A token's and the native coin's USD prices on a chain (18-decimal fixed point), as the token catalog has them. */
@@ -208,6 +212,7 @@ export function createMeeSponsorService(deps: MeeSponsorDeps) {
         proof: checked.proof,
         ownerSignature,
       });
+      const fingerprint = signatureFingerprint(Buffer.from(ownerSignature.slice(2), 'hex'));
       const key = opKey({
         chainId: tank.chainId,
         entryPoint: deps.entryPoint,
@@ -220,7 +225,7 @@ export function createMeeSponsorService(deps: MeeSponsorDeps) {
         signed: {
           userOpHash: () => checked.paymentHash,
           opKey: () => key,
-          signature: signatureFingerprint(Buffer.from(ownerSignature.slice(2), 'hex')),
+          signature: fingerprint,
         },
         validUntil: payment.upperBoundTimestamp,
         window: { unit: 'seconds', until: payment.upperBoundTimestamp },
@@ -228,7 +233,27 @@ export function createMeeSponsorService(deps: MeeSponsorDeps) {
         kind: 'mee',
         grant: caller.grant,
       });
-      return { quote: withSignature(args.body, signature), decision, checked, usdE18 };
+      const facts: RequestFact[] = [
+        { kind: 'op', mode: 'SPONSORED', sender: tank.address },
+        { kind: 'policy', decision },
+        {
+          kind: 'signed',
+          mode: 'SPONSORED',
+          paymasterAndData: '0x',
+          ...issuedSignature({
+            chain: { chainId: tank.chainId, paymaster: tank.address, entryPoint: deps.entryPoint },
+            worstCaseWei,
+            validUntil: payment.upperBoundTimestamp,
+            window: { unit: 'seconds', until: payment.upperBoundTimestamp },
+            sender: tank.address,
+            nonce: payment.userOp.nonce,
+            hash: () => checked.paymentHash,
+            opKey: () => key,
+            signature: fingerprint,
+          }),
+        },
+      ];
+      return { quote: withSignature(args.body, signature), decision, checked, usdE18, facts };
     },
 
     /** `GET sponsorship/info`: the dApp's active tanks by chain, each with its token balance. */

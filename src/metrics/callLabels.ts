@@ -17,8 +17,12 @@ export interface CallLabels {
   readonly rule: string;
 }
 
-/** The methods the paymaster endpoints serve (src/rpc/registry.ts), plus what a denial at the edge reports. */
+/**
+ * The methods the paymaster endpoints serve (src/rpc/registry.ts), plus what a denial at the edge reports, and the MEE
+ * sponsor's sign call (api/meeSponsorRoutes.ts).
+ */
 export const METRIC_METHODS: ReadonlySet<string> = new Set([
+  'mee_sponsorshipSign',
   'pm_sponsorUserOperation',
   'pm_getFeeQuoteOrData',
   'pm_getPaymasterStubData',
