@@ -158,13 +158,13 @@ describe(`patron tank (${BACKEND})`, () => {
       [{ signer: '{"kind":"raw","privateKey":"0x01"}' }, /--signer: signer must be/],
       [
         { signer: JSON.stringify({ kind: 'keystore', path: 'tank.json', password: { file: passwordFile } }) },
-        /file must be an absolute path/,
+        /must be an absolute path/,
       ],
       [
         {
           signer: JSON.stringify({ kind: 'keystore', path: keystoreFile, password: { file: path.join(dir, 'none') } }),
         },
-        /password file .* cannot be read \(ENOENT\)/,
+        /cannot read the keystore password file .*ENOENT/,
       ],
       [{ 'mee-version': '1.0.0' }, /MEE version 1.0.0 is not one a gas tank can use/],
       [{ dapp: 'no-such-dapp' }, /No dApp no-such-dapp/],

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { jsonRpcComponentSchemas, jsonRpcOperationPaths } from './openApiJsonRpcPaths.js';
+import { meeOperationPaths } from './openApiMeePaths.js';
 import { componentSchemas, type JsonObject, securitySchemes } from './openApiParts.js';
 import { routePaths } from './openApiRoutes.js';
 import { type RouteDef, route } from './route.js';
@@ -23,7 +24,7 @@ export function buildOpenApiDocument(routes: readonly RouteDef[]): JsonObject {
       securitySchemes: securitySchemes(),
       schemas: { ...componentSchemas(), ...jsonRpcComponentSchemas() },
     },
-    paths: { ...routePaths(routes), ...jsonRpcOperationPaths() },
+    paths: { ...routePaths(routes), ...jsonRpcOperationPaths(), ...meeOperationPaths() },
   };
 }
 

@@ -40,5 +40,7 @@ const kmsRef = z.strictObject({
   endpoint: z.url().optional(),
 });
 
-export const tankSignerRefSchema = z.discriminatedUnion('kind', [keystoreRef, pkcs11Ref, kmsRef]);
+export const tankSignerRefSchema = z.discriminatedUnion('kind', [keystoreRef, pkcs11Ref, kmsRef], {
+  error: 'signer must be {"kind":"keystore"|"pkcs11"|"kms", …}',
+});
 export type TankSignerRef = z.infer<typeof tankSignerRefSchema>;
