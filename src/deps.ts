@@ -271,6 +271,7 @@ export async function createDeps(config: Config, logger: Logger, overrides: Deps
       },
       trustedNodes: config.meeNodes,
       now,
+      cursors: store.chainCursors,
     });
     // Before settlement, which tells them of included ops and of each round's lag.
     const observability = createObservability({

@@ -106,6 +106,11 @@ before(async () => {
     owner,
   });
   node = await startMeeNode({ chains: [chain], nodeAddress: NODE, tokenWeiPerGas: 2n });
+  // A tank is signed for only once settlement follows it (its first round sets its cursor).
+  const early = await sign(await freshQuote());
+  assert.equal(early.status, 400);
+  assert.equal(early.body.errors?.[0]?.code, 'tank_not_ready');
+  await ctx.deps.settlement.runOnce();
 });
 
 after(async () => {

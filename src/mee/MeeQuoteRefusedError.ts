@@ -15,7 +15,8 @@ export type MeeRefusal =
   | 'node_not_trusted'
   | 'window'
   | 'nonce_unknown'
-  | 'nonce_used';
+  | 'nonce_used'
+  | 'tank_not_ready';
 
 export class MeeQuoteRefusedError extends PatronError {
   override name = 'MeeQuoteRefusedError' as const;

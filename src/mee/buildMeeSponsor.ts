@@ -5,6 +5,7 @@ import type { ChainReads } from '../chain/senderCode.js';
 import { ChainNotServedError } from '../errors/PatronError.js';
 import { knownAccountsOf, resolveSenderAccount, type SenderAccount } from '../policies/knownAccounts.js';
 import type { PolicyGate } from '../policies/policyGate.js';
+import type { ChainCursorRepository } from '../store/ledger/chainCursorRepository.js';
 import type { MeeNonceLaneRepository } from '../store/tenants/meeNonceLaneRepository.js';
 import type { TokenCatalog } from '../tokens/tokenCatalog.js';
 import { createMeeSponsorService, type MeeSponsorService, type SponsorTank } from './meeSponsorService.js';
@@ -29,6 +30,8 @@ export function buildMeeSponsor(args: {
   readonly signRoot: (args: { readonly tank: SponsorTank; readonly root: Hex }) => Promise<Hex>;
   readonly trustedNodes: readonly Address[];
   readonly now: () => number;
+  /** Settlement's cursors: a tank is signed for only once its follower has read its chain (store.chainCursors). */
+  readonly cursors: Pick<ChainCursorRepository, 'get'>;
 }): MeeSponsorService {
   const served = (chainId: number) => {
     const chain = args.chains.get(chainId);
@@ -76,5 +79,8 @@ export function buildMeeSponsor(args: {
     entryPoint,
     trustedNodes: new Set(args.trustedNodes.map((a) => a.toLowerCase())),
     now: args.now,
+    tankFollowed: async (tank) =>
+      (await args.cursors.get({ chainId: tank.chainId, entryPoint, paymaster: tank.address, follows: 'sender' })) !==
+      undefined,
   });
 }

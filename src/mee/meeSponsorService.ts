@@ -71,6 +71,11 @@ export interface MeeSponsorDeps {
   /** PATRON_MEE_NODES, lower-case. */
   readonly trustedNodes: ReadonlySet<string>;
   readonly now: () => number;
+  /**
+   * Whether settlement follows the tank on its chain yet (its cursor exists): a payment signed before its follower's
+   * first round could be included unseen, and its reservation released as expired, outside the dApp's caps.
+   */
+  readonly tankFollowed: (tank: SponsorTank) => Promise<boolean>;
 }
 
 export interface SponsorCaller {
@@ -164,6 +169,12 @@ export function createMeeSponsorService(deps: MeeSponsorDeps) {
     }) {
       const { caller } = args;
       const tank = await tankFor(caller, args.chainId, args.tank);
+      if (!(await deps.tankFollowed(tank))) {
+        throw new MeeQuoteRefusedError(
+          'tank_not_ready',
+          `gas tank ${tank.address} is not followed by settlement yet: retry in a few seconds`,
+        );
+      }
       const parsed = meeQuoteSchema.safeParse(args.body);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
