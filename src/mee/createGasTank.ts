@@ -3,9 +3,9 @@ import { type Address, getAddress, type PublicClient } from 'viem';
 import type { TankSignerRef } from '../config/tankSignerRef.js';
 import { ChainNotServedError, ValidationError } from '../errors/PatronError.js';
 import type { MeeTank, MeeTankRepository } from '../store/tenants/meeTankRepository.js';
-import { DEFAULT_TANK_MEE_VERSION, tankMeeConfig } from './meeVersions.js';
 import { resolveTankAddress } from './tankAddress.js';
 import { readTankTokenDecimals } from './tankChainReads.js';
+import { DEFAULT_TANK_MEE_VERSION, tankMeeConfig } from './tankMeeConfig.js';
 
 /** A new tank's id: `tank_` and 12 random bytes. */
 export const newTankId = (): string => `tank_${randomBytes(12).toString('hex')}`;

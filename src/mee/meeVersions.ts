@@ -1,7 +1,5 @@
-import { DEFAULT_MEE_VERSION, getMEEVersion, type MEEVersion } from '@biconomy/abstractjs';
 import type { Address } from 'viem';
 import type { AccountKind } from '../config/knownAccountsSettings.js';
-import { ValidationError } from '../errors/PatronError.js';
 
 /**
  * The MEE versions a gas tank may be pinned to: each is a Nexus line (its kind in policies/accountCalls.ts decodes the
@@ -42,14 +40,3 @@ export function laneOfNonce(args: { readonly nonce: bigint; readonly validator: 
  * accounts need the validator installed explicitly, which a tank created by its address alone does not have.
  */
 export const TANK_MEE_VERSIONS: readonly string[] = Object.keys(MEE_VERSIONS).sort();
-
-/** The installed SDK's default ("2.0.0" in abstractjs 1.2.3): what `getMEEVersion(DEFAULT_MEE_VERSION)` gives a dApp. */
-export const DEFAULT_TANK_MEE_VERSION: string = DEFAULT_MEE_VERSION;
-
-/** The SDK's configuration of one version (factory, bootstrap, validator), or a ValidationError naming the choices. */
-export function tankMeeConfig(version: string): ReturnType<typeof getMEEVersion> {
-  if (!TANK_MEE_VERSIONS.includes(version)) {
-    throw new ValidationError(`MEE version ${version} is not one a gas tank can use: ${TANK_MEE_VERSIONS.join(', ')}`);
-  }
-  return getMEEVersion(version as MEEVersion);
-}

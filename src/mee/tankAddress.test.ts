@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { getAddress } from 'viem';
 import { ValidationError } from '../errors/PatronError.js';
-import { TANK_MEE_VERSIONS, tankMeeConfig } from './meeVersions.js';
+import { TANK_MEE_VERSIONS } from './meeVersions.js';
 import { chooseTankAddress } from './tankAddress.js';
+import { tankMeeConfig } from './tankMeeConfig.js';
 
 const owner = '0x00000000000000000000000000000000000000aa';
 const computed = getAddress('0x1234567890abcdef1234567890abcdef12345678');

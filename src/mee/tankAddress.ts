@@ -2,8 +2,8 @@ import { toNexusAccount } from '@biconomy/abstractjs';
 import { type Address, type Chain, custom, defineChain, getAddress, type PublicClient } from 'viem';
 import { toAccount } from 'viem/accounts';
 import { ValidationError } from '../errors/PatronError.js';
-import { tankMeeConfig } from './meeVersions.js';
 import { hasCode } from './tankChainReads.js';
+import { tankMeeConfig } from './tankMeeConfig.js';
 
 /** An account that has an address and signs nothing: enough for abstractjs to compute where the Nexus account is. */
 function addressOnly(owner: Address) {
