@@ -6,16 +6,15 @@ import { entryPoint07Address } from 'viem/account-abstraction';
 import { privateKeyToAccount, privateKeyToAddress } from 'viem/accounts';
 import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
-import { jsCryptoBackend } from '../src/crypto/cryptoBackend.js';
 import { createDeps } from '../src/deps.js';
 import { createLogger } from '../src/logger.js';
 import { checkMeeQuote } from '../src/mee/checkMeeQuote.js';
 import { newTankId } from '../src/mee/createGasTank.js';
 import { meeQuoteSchema } from '../src/mee/meeQuote.js';
 import { meeSponsorSignature } from '../src/mee/sponsorSignature.js';
-import { encryptKeystore } from '../src/paymaster/signer/keystore.js';
 import { buildMeeQuote, encodeNexusExecuteSingle } from '../test/helpers/meeQuote.js';
 import type { MeeQuote } from '../test/helpers/meeQuoteWire.js';
+import { writeTankKeystore } from '../test/helpers/meeTanks.js';
 import { createTokenIssuer } from '../test/helpers/sponsorshipTokens.js';
 import { BENCH_RATE_LIMITS } from './benchRateLimits.js';
 
@@ -55,21 +54,7 @@ await deps.accounts.setDappSponsorshipTokens({ accountId: account.id, dappId: da
 await deps.tokenCatalog.ready();
 const usdc = deps.tokenCatalog.snapshot(CHAIN)?.tokens.find((t) => t.symbol === 'USDC')?.address;
 if (usdc === undefined) throw new Error('the dev chain has no priced USDC');
-const keystoreFile = path.join(dir, 'tank.json');
-const passwordFile = path.join(dir, 'tank.pass');
-fs.writeFileSync(
-  keystoreFile,
-  JSON.stringify(
-    encryptKeystore({
-      privateKey: Buffer.from(ownerKey.slice(2), 'hex'),
-      password: 'bench',
-      address: owner.address,
-      crypto: jsCryptoBackend,
-      scryptN: 2 ** 12,
-    }),
-  ),
-);
-fs.writeFileSync(passwordFile, 'bench\n');
+const { signer } = writeTankKeystore({ dir, privateKey: ownerKey });
 const tank = await deps.store.meeTanks.create({
   id: newTankId(),
   dappId: dapp.id,
@@ -78,12 +63,14 @@ const tank = await deps.store.meeTanks.create({
   token: usdc,
   tokenDecimals: 6,
   meeVersion: '2.2.1',
-  signer: { kind: 'keystore', path: keystoreFile, password: { file: passwordFile } },
+  signer,
   owner: privateKeyToAddress(ownerKey),
   lowBalance: undefined,
   createdAt: Date.now(),
 });
 const base = `/mee/${dapp.id}/v1/sponsorship`;
+// The tank is signed for once settlement follows it (its first round sets its cursor).
+await deps.settlement.runOnce();
 
 /** One quote over a fresh lane of Patron's, and a token for it. */
 async function prepared(i: number): Promise<{ quote: MeeQuote; token: string }> {

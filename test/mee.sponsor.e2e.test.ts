@@ -18,14 +18,12 @@ import {
   stringToHex,
 } from 'viem';
 import { privateKeyToAccount, privateKeyToAddress } from 'viem/accounts';
-import { jsCryptoBackend } from '../src/crypto/cryptoBackend.js';
-import { encryptKeystore } from '../src/paymaster/signer/keystore.js';
 import type { MeeTank } from '../src/store/tenants/meeTankRepository.js';
 import { type MeeNode, startMeeNode } from './helpers/meeNode.js';
 import { cloneMeeQuote, encodePaymentCallData, rehashMeeQuote } from './helpers/meeQuote.js';
 import { decodeSponsorSignature, type MeeQuote } from './helpers/meeQuoteWire.js';
 import { meeGetQuote, referenceSponsorQuote } from './helpers/meeSdk.js';
-import { insertTestTank } from './helpers/meeTanks.js';
+import { insertTestTank, writeTankKeystore } from './helpers/meeTanks.js';
 import { createTokenIssuer, type TokenIssuer } from './helpers/sponsorshipTokens.js';
 import { createTenant, createTestContext, type Tenant, type TestContext, testConfig } from './helpers/testContext.js';
 
@@ -81,28 +79,14 @@ before(async () => {
   const found = ctx.deps.tokenCatalog.snapshot(CHAIN)?.tokens.find((t) => t.symbol === 'USDC');
   assert.ok(found, 'the dev chain prices USDC');
   usdc = found.address;
-  const keystoreFile = path.join(dir, 'tank.json');
-  const passwordFile = path.join(dir, 'tank.pass');
-  fs.writeFileSync(
-    keystoreFile,
-    JSON.stringify(
-      encryptKeystore({
-        privateKey: Buffer.from(ownerKey.slice(2), 'hex'),
-        password: 'tank password',
-        address: owner,
-        crypto: jsCryptoBackend,
-        scryptN: 2 ** 12,
-      }),
-    ),
-  );
-  fs.writeFileSync(passwordFile, 'tank password\n');
+  const { signer } = writeTankKeystore({ dir, privateKey: ownerKey });
   tank = await insertTestTank(ctx.deps.store, tenant.dappId, {
     chainId: CHAIN,
     address: TANK,
     token: usdc,
     tokenDecimals: 6,
     meeVersion: '2.2.1',
-    signer: { kind: 'keystore', path: keystoreFile, password: { file: passwordFile } },
+    signer,
     owner,
   });
   node = await startMeeNode({ chains: [chain], nodeAddress: NODE, tokenWeiPerGas: 2n });

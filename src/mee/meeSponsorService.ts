@@ -1,12 +1,12 @@
 import { type Address, getAddress, type Hex, isAddressEqual } from 'viem';
 import { opKey } from '../chain/opKey.js';
-import type { TankSignerRef } from '../config/tankSignerRef.js';
 import { ChainNotServedError, NotFoundError, ValidationError } from '../errors/PatronError.js';
 import { issuedSignature, type RequestFact, signatureFingerprint } from '../paymaster/requestFacts.js';
 import type { SenderAccount } from '../policies/knownAccounts.js';
 import type { PolicyGate, PolicyPass, PolicyRequest } from '../policies/policyGate.js';
 import { assertTokenCalls, type SponsorshipGrant } from '../sponsorshipTokens/sponsorshipGrant.js';
 import type { MeeNonceLaneRepository } from '../store/tenants/meeNonceLaneRepository.js';
+import type { MeeTank } from '../store/tenants/meeTankRepository.js';
 import { checkMeeQuote } from './checkMeeQuote.js';
 import { MeeQuoteRefusedError } from './MeeQuoteRefusedError.js';
 import { type MeeQuote, meeQuoteSchema, type QuotedOp } from './meeQuote.js';
@@ -14,19 +14,10 @@ import { isMeeVersion, MEE_VERSIONS, type MeeVersion, meeNonceKey } from './meeV
 import { meeSponsorSignature } from './sponsorSignature.js';
 
 /** A gas tank as the sponsor endpoints need it (store/tenants/meeTankRepository.ts has the record). */
-export interface SponsorTank {
-  readonly id: string;
-  readonly dappId: string;
-  readonly chainId: number;
-  readonly address: Address;
-  readonly token: Address;
-  readonly tokenDecimals: number;
-  readonly meeVersion: string;
-  readonly status: string;
-  /** The owner key's reference and address (the K1 MEE validator's owner). */
-  readonly signer: TankSignerRef;
-  readonly owner: Address;
-}
+export type SponsorTank = Pick<
+  MeeTank,
+  'id' | 'dappId' | 'chainId' | 'address' | 'token' | 'tokenDecimals' | 'meeVersion' | 'status' | 'signer' | 'owner'
+>;
 
 /** A token's and the native coin's USD prices on a chain (18-decimal fixed point), as the token catalog has them. */
 export interface TankPrices {

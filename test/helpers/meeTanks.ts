@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { Address } from 'viem';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Address, Hex } from 'viem';
+import { privateKeyToAddress } from 'viem/accounts';
+import { jsCryptoBackend } from '../../src/crypto/cryptoBackend.js';
 import { newTankId } from '../../src/mee/createGasTank.js';
+import { encryptKeystore } from '../../src/paymaster/signer/keystore.js';
 import type { Store } from '../../src/store/store.js';
 import type { MeeTank, NewMeeTank } from '../../src/store/tenants/meeTankRepository.js';
 
@@ -24,4 +29,26 @@ export async function insertTestTank(
     createdAt: Date.now(),
     ...over,
   });
+}
+
+/**
+ * A tank owner's key as an encrypted keystore in `dir` (scrypt N 2^12: a test's, not a deployment's) with its password
+ * file, and the signer reference naming them.
+ */
+export function writeTankKeystore(args: { readonly dir: string; readonly privateKey: Hex; readonly name?: string }): {
+  readonly signer: { kind: 'keystore'; path: string; password: { file: string } };
+} {
+  const name = args.name ?? 'tank';
+  const keystoreFile = path.join(args.dir, `${name}.json`);
+  const passwordFile = path.join(args.dir, `${name}.pass`);
+  const keystore = encryptKeystore({
+    privateKey: Buffer.from(args.privateKey.slice(2), 'hex'),
+    password: `${name} password`,
+    address: privateKeyToAddress(args.privateKey),
+    crypto: jsCryptoBackend,
+    scryptN: 2 ** 12,
+  });
+  fs.writeFileSync(keystoreFile, JSON.stringify(keystore));
+  fs.writeFileSync(passwordFile, `${name} password\n`);
+  return { signer: { kind: 'keystore', path: keystoreFile, password: { file: passwordFile } } };
 }
