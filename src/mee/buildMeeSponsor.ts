@@ -1,4 +1,4 @@
-import { type Address, erc20Abi, type Hex, isAddressEqual, parseAbi } from 'viem';
+import { type Address, type Hex, isAddressEqual, parseAbi } from 'viem';
 import type { ChainRegistry } from '../chain/chainRegistry.js';
 import { ENTRY_POINT_ADDRESSES } from '../chain/entryPoints.js';
 import type { ChainReads } from '../chain/senderCode.js';
@@ -9,6 +9,7 @@ import type { ChainCursorRepository } from '../store/ledger/chainCursorRepositor
 import type { MeeNonceLaneRepository } from '../store/tenants/meeNonceLaneRepository.js';
 import type { TokenCatalog } from '../tokens/tokenCatalog.js';
 import { createMeeSponsorService, type MeeSponsorService, type SponsorTank } from './meeSponsorService.js';
+import { readTankBalance } from './tankChainReads.js';
 
 const GET_NONCE = parseAbi(['function getNonce(address sender, uint192 key) view returns (uint256)']);
 
@@ -51,8 +52,7 @@ export function buildMeeSponsor(args: {
         functionName: 'getNonce',
         args: [sender, key],
       }),
-    readBalance: ({ chainId, token, holder }) =>
-      served(chainId).client.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [holder] }),
+    readBalance: ({ chainId, token, holder }) => readTankBalance({ client: served(chainId).client, token, holder }),
     signRoot: args.signRoot,
     prices: ({ chainId, token }) => {
       const snap = args.tokenCatalog.snapshot(chainId);

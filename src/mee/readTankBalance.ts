@@ -1,5 +1,6 @@
-import { type Address, erc20Abi } from 'viem';
+import type { Address } from 'viem';
 import type { ChainRegistry } from '../chain/chainRegistry.js';
+import { readTankBalance as readBalanceOn } from './tankChainReads.js';
 
 /**
  * A tank's token balance (ERC-20 balanceOf) through the chain client Patron already holds for the chain; undefined
@@ -9,11 +10,6 @@ export function readTankBalance(chains: Pick<ChainRegistry, 'get'>) {
   return async (args: { chainId: number; token: Address; holder: Address }): Promise<bigint | undefined> => {
     const chain = chains.get(args.chainId);
     if (chain === undefined) return undefined;
-    return chain.client.readContract({
-      address: args.token,
-      abi: erc20Abi,
-      functionName: 'balanceOf',
-      args: [args.holder],
-    });
+    return readBalanceOn({ client: chain.client, token: args.token, holder: args.holder });
   };
 }
